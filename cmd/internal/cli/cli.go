@@ -1,0 +1,46 @@
+// Package cli holds what the iotrace and ioreplay commands share: running a
+// cobra command with one-line errors and the exit codes users see.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// ExitError carries an exit code out of a command without printing
+// anything more (the command has printed what it needed).
+type ExitError struct{ Code int }
+
+func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// Run executes root with args and returns the process exit code. Errors are
+// printed as one line, "NAME: message", on stderr.
+func Run(root *cobra.Command, args []string) int {
+	return RunIO(root, args, os.Stdout, os.Stderr)
+}
+
+// RunIO is Run with explicit output streams, for tests.
+func RunIO(root *cobra.Command, args []string, stdout, stderr io.Writer) int {
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SilenceErrors = true
+	root.SilenceUsage = true
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%s: %w (see '%s --help')", c.CommandPath(), err, c.CommandPath())
+	})
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", root.Name(), err)
+	return 1
+}

@@ -1,0 +1,128 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// CheckReport is what Check found in one file.
+type CheckReport struct {
+	File       string
+	Size       int64
+	Meta       trace.Meta
+	Blocks     int   // intact blocks
+	Events     int64 // events in intact blocks
+	Ranks      []uint32
+	Paths      int
+	Indexed    bool   // the file has a sound index that matches its blocks
+	Truncated  string // why the file ends early, if it does
+	Damage     []Damage
+	IndexNote  string // a problem with the index, if any
+	Unreadable string // why the header could not be read, if it could not
+}
+
+// Damaged reports whether the file lost data: damaged blocks, truncation,
+// or an unreadable header.
+func (c *CheckReport) Damaged() bool {
+	return len(c.Damage) > 0 || c.Truncated != "" || c.Unreadable != ""
+}
+
+// Check reads every block of the file name, checks framing, CRCs and that
+// every events block decodes, and compares the index with the blocks.
+// Without salvage it stops at the first damaged block; with it, it goes on
+// at the next intact block.
+func Check(name string, salvage bool) (*CheckReport, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory", name)
+	}
+	return check(name, f, st.Size(), salvage), nil
+}
+
+func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
+	rep := &CheckReport{File: name, Size: size}
+	m, start, err := readHeader(name, ra, size)
+	if err != nil {
+		rep.Unreadable = err.Error()
+		return rep
+	}
+	rep.Meta = m
+	tf := &file{name: name, ra: ra, size: size, meta: m, dataStart: start}
+	indexed, hasIndex := tf.readIndex()
+	tf.scan(salvage)
+	rep.Truncated = tf.truncated
+	rep.Damage = tf.damage
+	if hasIndex {
+		rep.Indexed = sameBlocks(indexed, tf.blocks)
+		if !rep.Indexed {
+			rep.IndexNote = "the index does not match the blocks"
+		}
+	} else if tf.truncated == "" && len(tf.damage) == 0 {
+		rep.IndexNote = "no index: the writer did not finish (the blocks are complete)"
+	}
+	// Decode every events block, so damage inside a block with a right CRC
+	// (a writer bug) shows too.
+	// Damage, truncation and the index are reported above; the reader
+	// warns only about blocks whose contents do not parse.
+	quiet := *tf
+	quiet.damage, quiet.truncated, quiet.indexed = nil, "", true
+	r, err := newReader([]*file{&quiet}, ReadOptions{Salvage: true})
+	if err != nil {
+		rep.Damage = append(rep.Damage, Damage{File: name, Reason: err.Error()})
+		return rep
+	}
+	defer r.dec.Close()
+	r.opts.Salvage = false // a block that does not decode is damage to report
+	for _, w := range r.Warnings() {
+		rep.Damage = append(rep.Damage, Damage{File: name, Reason: w})
+	}
+	rep.Ranks = r.Ranks()
+	rep.Paths = r.paths.Len() - 1
+	for _, bi := range tf.blocks {
+		rep.Blocks++
+		if bi.Kind != kindEvents {
+			continue
+		}
+		s := &rankSource{r: r, s: r.streams[bi.Rank], rank: bi.Rank}
+		s.s = &rankStream{file: tf, blocks: []BlockInfo{bi}, remap: r.streams[bi.Rank].remap, remapM: r.streams[bi.Rank].remapM}
+		buf := make([]trace.Event, trace.BatchSize)
+		var n int64
+		for {
+			k, err := s.ReadEvents(buf)
+			n += int64(k)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				rep.Damage = append(rep.Damage, Damage{File: name, Offset: bi.Offset, Reason: "events do not decode: " + err.Error()})
+				break
+			}
+		}
+		rep.Events += n
+	}
+	return rep
+}
+
+func sameBlocks(a, b []BlockInfo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Offset != b[i].Offset || a[i].Length != b[i].Length || a[i].Kind != b[i].Kind || a[i].Rank != b[i].Rank || a[i].Events != b[i].Events {
+			return false
+		}
+	}
+	return true
+}
