@@ -1,0 +1,101 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/tracegen"
+)
+
+// writeGenerated writes a generated trace to path, ranks in [first, first+n).
+func writeGenerated(t testing.TB, path string, ranks []uint32, calls int) {
+	t.Helper()
+	g := tracegen.IOR(int(ranks[len(ranks)-1])+1, calls, 1)
+	w, err := format.CreateOptions(path, g.Meta(), format.Options{BlockEvents: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range ranks {
+		src, err := g.Rank(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := trace.Copy(w.Rank(r), src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckAndMergeE2E(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.iot"), filepath.Join(dir, "b.iot")
+	writeGenerated(t, a, []uint32{0, 1}, 500)
+	writeGenerated(t, b, []uint32{2, 3}, 500)
+
+	out := mustRun(t, "check", a, b)
+	if !regexp.MustCompile(`a\.iot: ok: \d+ bytes, \d+ blocks, 2008 events, 2 ranks \[0-1\]`).MatchString(out) {
+		t.Fatalf("check output:\n%s", out)
+	}
+
+	merged := filepath.Join(dir, "merged.iot")
+	_, errOut, code := run(t, "merge", "-o", merged, a, b)
+	if code != 0 || !strings.Contains(errOut, "4 ranks") {
+		t.Fatalf("merge: exit %d, %s", code, errOut)
+	}
+	out = mustRun(t, "check", merged)
+	if !strings.Contains(out, "4016 events, 4 ranks [0-3]") {
+		t.Fatalf("check of merged file:\n%s", out)
+	}
+	// A directory is one trace too; the same rank twice is refused.
+	_, errOut, code = run(t, "merge", "-o", filepath.Join(dir, "x.iot"), a, a)
+	if code != 1 || !strings.Contains(errOut, "rank 0 is in both") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Fatalf("merge of a rank twice: exit %d, stderr %q", code, errOut)
+	}
+
+	// Truncate: check says so and fails; a cut inside the header is damage too.
+	data, _ := os.ReadFile(a)
+	cut := filepath.Join(dir, "cut.iot")
+	os.WriteFile(cut, data[:len(data)*2/3], 0o644)
+	out, _, code = run(t, "check", cut)
+	if code != 1 || !strings.Contains(out, "TRUNCATED") || !strings.Contains(out, "recovered the") {
+		t.Fatalf("check of a cut file: exit %d\n%s", code, out)
+	}
+	// Damage a byte in the middle: reported with its offset.
+	bad := filepath.Join(dir, "bad.iot")
+	data2 := append([]byte(nil), data...)
+	data2[len(data2)/2] ^= 0xff
+	os.WriteFile(bad, data2, 0o644)
+	out, _, code = run(t, "check", "--salvage", bad)
+	if code != 1 || !regexp.MustCompile(`DAMAGED[^\n]*\n  damaged: offset \d+: block CRC mismatch`).MatchString(out) {
+		t.Fatalf("check of a damaged file: exit %d\n%s", code, out)
+	}
+	os.WriteFile(filepath.Join(dir, "junk.iot"), []byte("hello"), 0o644)
+	out, _, code = run(t, "check", filepath.Join(dir, "junk.iot"))
+	if code != 1 || !strings.Contains(out, "DAMAGED") {
+		t.Fatalf("check of junk: exit %d\n%s", code, out)
+	}
+	// Missing file: one line, exit 1.
+	_, errOut, code = run(t, "check", filepath.Join(dir, "nope.iot"))
+	if code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "nope.iot") {
+		t.Fatalf("missing file: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestBadFlagE2E(t *testing.T) {
+	_, errOut, code := run(t, "check", "--no-such-flag", "x")
+	if code == 0 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--no-such-flag") {
+		t.Fatalf("bad flag: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = run(t, "no-such-command")
+	if code == 0 || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("bad command: exit %d, stderr %q", code, errOut)
+	}
+}
