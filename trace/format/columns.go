@@ -305,7 +305,8 @@ func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
 			// Differences could overflow: store the values as they are.
 			o.mult, o.base = 1, 0
 		}
-		q := func(v int64) uint64 { return zigzag((v - o.base) / int64(o.mult)) }
+		base, mult := o.base, int64(o.mult)
+		q := func(v int64) uint64 { return zigzag((v - base) / mult) }
 		var best []byte
 		if !col.stream {
 			c.tmp = c.tmp[:0]
@@ -323,13 +324,23 @@ func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
 			s := colStream{b: col.buf}
 			for i := 0; i < c.n; i++ {
 				u, _ := s.next()
-				x := q(unzigzag(u))
-				c.uvals = append(c.uvals, x)
-				c.tmp = binary.AppendUvarint(c.tmp, x)
+				x := unzigzag(u) - base
+				if mult != 1 {
+					x /= mult
+				}
+				xu := zigzag(x)
+				c.uvals = append(c.uvals, xu)
+				c.tmp = binary.AppendUvarint(c.tmp, xu)
 			}
 			o.raw = len(c.tmp)
+			// Measured values (most samples distinct) do not repeat as
+			// sequences: zstd does not pay there, a dictionary does.
+			z := zenc
+			if spread(col.samples) {
+				z = nil
+			}
 			var st byte
-			st, best = c.pack(c.tmp, zenc, &c.fbuf)
+			st, best = c.pack(c.tmp, z, &c.fbuf)
 			o.enc = layoutValues<<4 | st
 			if len(best) > c.n/4 {
 				if d, ok := c.dict(); ok && len(d) < len(best) {
@@ -467,6 +478,22 @@ func (c *colEncoder) pack(in []byte, zenc *zstd.Encoder, dst *[]byte) (byte, []b
 		stage, best = stageFSE, *dst
 	}
 	return stage, best
+}
+
+// spread reports whether most of a column's sampled run values differ.
+func spread(samples []int64) bool {
+	if len(samples) < maxSamples {
+		return false
+	}
+	sorted := slices.Clone(samples)
+	slices.Sort(sorted)
+	distinct := 1
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] != sorted[i-1] {
+			distinct++
+		}
+	}
+	return distinct > len(sorted)/2
 }
 
 // base picks the median of the column's first values, which puts most
