@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+
+	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/report"
+	"github.com/spf13/cobra"
+)
+
+// scriptOpener expands pattern scripts for every command that reads a
+// trace; nil while this build has no script language.
+var scriptOpener cli.ScriptOpener
+
+func init() { commands = append(commands, newStatsCmd) }
+
+func newStatsCmd() *cobra.Command {
+	var in cli.Input
+	var by, formatName, out string
+	var opts report.Options
+	c := &cobra.Command{
+		Use:   "stats [--by op|size|rank|file|region] [--format text|csv|json|markdown] INPUT…",
+		Short: "Per-operation tables of a trace: counts, times, bytes, bandwidth, latency",
+		Long: `stats reads a trace (files, a directory of them, or a pattern script with
+--ranks) and prints one of its tables:
+
+  op      per operation family: count over all ranks, total time over all ranks,
+          time per rank (total ÷ ranks), bytes, aggregate bandwidth (bytes ÷
+          time per rank, MB = 10^6 B), latency p50/p99/max, errors (default)
+  size    size distribution per data operation: exact sizes when an operation
+          has at most 16 distinct sizes, power-of-two buckets otherwise
+  rank    time per rank in each group of calls, with stragglers flagged
+  file    per file: opens, reads, writes, bytes, time, ranks that touched it
+  region  the op table per labelled region (innermost region counts)
+
+Families gather calls: read = read/pread/readv/preadv, write likewise, open =
+open/openat/creat, seek = lseek, sync = fsync/fdatasync; --detail splits them.
+MPI-IO and communication calls keep their own rows. --format json always holds
+the op and size tables (field names in docs/FORMAT.md, "Reports").`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkChoice("--by", by, report.Views); err != nil {
+				return err
+			}
+			if err := checkChoice("--format", formatName, report.Formats); err != nil {
+				return err
+			}
+			t, err := in.Open(args, scriptOpener, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			st, err := report.Compute(t, opts)
+			if cerr := t.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if out != "" && out != "-" {
+				f, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				w = f
+			}
+			bw := bufio.NewWriter(w)
+			if err := report.Render(bw, st, by, formatName); err != nil {
+				return err
+			}
+			return bw.Flush()
+		},
+	}
+	in.AddFlags(c.Flags())
+	c.Flags().StringVar(&by, "by", "op", "table: op, size, rank, file or region")
+	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json or markdown")
+	c.Flags().BoolVar(&opts.Detail, "detail", false, "split operation families into their calls")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of standard output")
+	return c
+}
+
+func checkChoice(flag, v string, choices []string) error {
+	for _, c := range choices {
+		if v == c {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s %q: want one of %v", flag, v, choices)
+}
