@@ -36,7 +36,9 @@ func str(s string) cell { return cell{s, s} }
 
 func num(n int64) cell { s := strconv.FormatInt(n, 10); return cell{s, s} }
 
-func dur(ns int64) cell { return cell{HumanDuration(ns), strconv.FormatFloat(float64(ns)/1e9, 'g', 9, 64)} }
+func dur(ns int64) cell {
+	return cell{HumanDuration(ns), strconv.FormatFloat(float64(ns)/1e9, 'g', 9, 64)}
+}
 
 func secs(s float64) cell {
 	return cell{HumanDuration(int64(s * 1e9)), strconv.FormatFloat(s, 'g', 9, 64)}

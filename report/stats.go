@@ -169,16 +169,16 @@ func (r *RankRow) IOTime() int64 {
 
 // FileRow is what happened to one file.
 type FileRow struct {
-	Path        string
-	Opens       int64
-	Reads       int64
-	ReadBytes   int64
-	Writes      int64
-	WriteBytes  int64
-	Other       int64 // seeks, syncs, metadata calls
-	Time        int64 // ns in calls on the file
-	ranks       map[uint32]bool
-	RankCount   int
+	Path       string
+	Opens      int64
+	Reads      int64
+	ReadBytes  int64
+	Writes     int64
+	WriteBytes int64
+	Other      int64 // seeks, syncs, metadata calls
+	Time       int64 // ns in calls on the file
+	ranks      map[uint32]bool
+	RankCount  int
 }
 
 // RegionRow is one labelled region: events between a region_begin and its
