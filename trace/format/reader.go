@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/iotrace/iotrace/trace"
-	"github.com/klauspost/compress/fse"
+	"github.com/klauspost/compress/huff0"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -697,7 +697,7 @@ type rankSource struct {
 	payload []byte
 	vals    [numCols + 1][]int64
 	zeros   []int64
-	fse     *fse.Scratch
+	huff    *huff0.Scratch
 	prevEnd int64
 	predOff int64
 	err     error
@@ -857,13 +857,26 @@ func (rs *rankSource) unpack(id uint64, stage byte, stored []byte, raw uint64) (
 		}
 		rs.bufs[id] = out
 		return out, nil
-	case stageFSE:
-		if rs.fse == nil {
-			rs.fse = &fse.Scratch{}
+	case stageHuff:
+		if len(stored) < 1 || (stored[0] != 1 && stored[0] != 4) {
+			return nil, errors.New("bad Huffman stream kind")
 		}
-		rs.fse.DecompressLimit = int(raw)
-		rs.fse.Out = rs.bufs[id][:0]
-		out, err := fse.Decompress(stored, rs.fse)
+		s, rem, err := huff0.ReadTable(stored[1:], rs.huff)
+		if err != nil {
+			return nil, err
+		}
+		rs.huff = s
+		dst := rs.bufs[id]
+		if uint64(cap(dst)) < raw {
+			dst = make([]byte, raw)
+		}
+		dst = dst[:0:raw] // huff0 decodes up to cap(dst), exactly for 4X
+		var out []byte
+		if stored[0] == 1 {
+			out, err = s.Decoder().Decompress1X(dst, rem)
+		} else {
+			out, err = s.Decoder().Decompress4X(dst, rem)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -24,7 +24,14 @@ func Run(root *cobra.Command, args []string) int {
 }
 
 // RunIO is Run with explicit output streams, for tests.
-func RunIO(root *cobra.Command, args []string, stdout, stderr io.Writer) int {
+func RunIO(root *cobra.Command, args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		// A bug must still end in one line, not a stack trace.
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "%s: internal error: %v (please report it with the command line)\n", root.Name(), r)
+			code = 2
+		}
+	}()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
