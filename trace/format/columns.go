@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"errors"
 	"slices"
 
@@ -53,6 +54,16 @@ const (
 func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
 func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// oddInverse returns the inverse of the odd d modulo 2^64 (Newton's
+// iteration: each step doubles the correct low bits).
+func oddInverse(d uint64) uint64 {
+	x := d // correct to 3 bits, since d·d ≡ 1 mod 8
+	for i := 0; i < 5; i++ {
+		x *= 2 - d*x
+	}
+	return x
+}
 
 func gcd(a, b uint64) uint64 {
 	for b != 0 {
@@ -311,11 +322,12 @@ func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
 		} else {
 			c.uvals = c.uvals[:0]
 			c.tmp = c.tmp[:0]
+			// Exact division by mult = 2^k·d (d odd): shift, then multiply by
+			// the inverse of d modulo 2^64 — no divide instruction per value.
+			k := uint(bits.TrailingZeros64(uint64(mult)))
+			inv := oddInverse(uint64(mult) >> k)
 			for _, v := range col.vals {
-				x := v - base
-				if mult != 1 {
-					x /= mult
-				}
+				x := int64(uint64((v-base)>>k) * inv)
 				xu := zigzag(x)
 				c.uvals = append(c.uvals, xu)
 				c.tmp = binary.AppendUvarint(c.tmp, xu)
