@@ -391,11 +391,19 @@ func (c *colEncoder) dict() ([]byte, bool) {
 
 // dictExc is dict that also returns how many values are exceptions.
 func (c *colEncoder) dictExc() ([]byte, int, bool) {
+	// Values from 1<<16 up never enter the dictionary; a column of mostly
+	// such values does not take one.
 	var top uint64
+	large := 0
 	for _, u := range c.uvals {
 		top = max(top, u)
+		if u >= 1<<16 {
+			large++
+		}
 	}
-	// Values from 1<<16 up never enter the dictionary.
+	if large > c.n/2 {
+		return nil, large, false
+	}
 	top = min(top, 1<<16-1)
 	if uint64(len(c.freq)) <= top {
 		c.freq = make([]uint32, max(top+1, 1024))
