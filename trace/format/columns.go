@@ -131,11 +131,15 @@ func (c *column) addAll(n int, vals []int64) {
 func (c *column) note(v int64) {
 	c.lo, c.hi = min(c.lo, v), max(c.hi, v)
 	if c.g != 1 {
-		d := v - c.first
-		if d < 0 {
+		d := uint64(v - c.first)
+		if int64(d) < 0 {
 			d = -d
 		}
-		c.g = gcd(c.g, uint64(d))
+		// A power-of-two gcd (aligned offsets, sizes) is checked with a
+		// mask; Euclid's divisions run only when the gcd changes.
+		if g := c.g; g == 0 || g&(g-1) != 0 || d&(g-1) != 0 {
+			c.g = gcd(g, d)
+		}
 	}
 	if len(c.samples) < maxSamples {
 		c.samples = append(c.samples, v)
