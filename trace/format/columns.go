@@ -331,12 +331,19 @@ func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
 			k := uint(bits.TrailingZeros64(uint64(mult)))
 			inv := oddInverse(uint64(mult) >> k)
 			for _, v := range col.vals {
-				x := int64(uint64((v-base)>>k) * inv)
-				xu := zigzag(x)
-				c.uvals = append(c.uvals, xu)
-				c.tmp = binary.AppendUvarint(c.tmp, xu)
+				c.uvals = append(c.uvals, zigzag(int64(uint64((v-base)>>k)*inv)))
 			}
-			o.raw = len(c.tmp)
+			varints := func() []byte {
+				c.tmp = c.tmp[:0]
+				for _, u := range c.uvals {
+					if u < 0x80 {
+						c.tmp = append(c.tmp, byte(u))
+					} else {
+						c.tmp = binary.AppendUvarint(c.tmp, u)
+					}
+				}
+				return c.tmp
+			}
 			if spread(col.samples) {
 				// Measured values (most samples distinct) do not repeat
 				// as sequences, so zstd does not pay; a dictionary of
@@ -346,15 +353,17 @@ func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
 					o.enc, o.raw, best = layoutDict<<4, len(d), d
 				}
 				if !ok || c.lastExc > c.n/8 {
-					st, v := c.pack(c.tmp, nil, &c.fbuf)
+					raw := varints()
+					st, v := c.pack(raw, nil, &c.fbuf)
 					if !ok || len(v) < len(best) {
-						o.enc, o.raw, best = layoutValues<<4|st, len(c.tmp), v
+						o.enc, o.raw, best = layoutValues<<4|st, len(raw), v
 					}
 				}
 			} else {
+				raw := varints()
 				var st byte
-				st, best = c.pack(c.tmp, zenc, &c.fbuf)
-				o.enc = layoutValues<<4 | st
+				st, best = c.pack(raw, zenc, &c.fbuf)
+				o.enc, o.raw = layoutValues<<4|st, len(raw)
 				if len(best) > c.n/4 {
 					if d, ok := c.dict(); ok && len(d) < len(best) {
 						o.enc, o.raw, best = layoutDict<<4, len(d), d
