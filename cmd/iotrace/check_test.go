@@ -99,3 +99,25 @@ func TestBadFlagE2E(t *testing.T) {
 		t.Fatalf("bad command: exit %d, stderr %q", code, errOut)
 	}
 }
+
+func TestGenerateE2E(t *testing.T) {
+	dir := t.TempDir()
+	for _, w := range []string{"ior", "twophase", "random"} {
+		out := filepath.Join(dir, w+".iot")
+		_, errOut, code := run(t, "generate", w, "--ranks", "3", "--calls", "5", "-o", out)
+		if code != 0 || !strings.Contains(errOut, "of 3 ranks") {
+			t.Fatalf("generate %s: exit %d %q", w, code, errOut)
+		}
+		if s := mustRun(t, "stats", out); !strings.Contains(s, "3 ranks") {
+			t.Fatalf("stats of %s:\n%s", w, s)
+		}
+	}
+	a := mustRun(t, "dump", "--format", "jsonl", filepath.Join(dir, "ior.iot"))
+	mustRun(t, "generate", "ior", "--ranks", "3", "--calls", "5", "-o", filepath.Join(dir, "again.iot"))
+	if b := mustRun(t, "dump", "--format", "jsonl", filepath.Join(dir, "again.iot")); a != b {
+		t.Fatal("the same seed gave a different trace")
+	}
+	if _, _, code := run(t, "generate", "nope", "-o", filepath.Join(dir, "x.iot")); code != 1 {
+		t.Fatal("unknown workload accepted")
+	}
+}
