@@ -45,6 +45,12 @@ func TestCheckAndMergeE2E(t *testing.T) {
 		t.Fatalf("check output:\n%s", out)
 	}
 
+	// Several files, or their directory, are one trace.
+	both := mustRun(t, "stats", a, b)
+	if !strings.Contains(both, "4 ranks, 4016 events") || mustRun(t, "stats", dir) != both {
+		t.Fatalf("stats of two files / their directory:\n%s", both)
+	}
+
 	merged := filepath.Join(dir, "merged.iot")
 	_, errOut, code := run(t, "merge", "-o", merged, a, b)
 	if code != 0 || !strings.Contains(errOut, "4 ranks") {
