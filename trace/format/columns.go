@@ -83,6 +83,7 @@ type column struct {
 	g       uint64  // gcd of |v - first| over the values so far
 	lo, hi  int64   // smallest and largest value
 	samples []int64 // values that start runs, the first ones, to choose a base
+	zeros   []int64
 }
 
 const maxSamples = 63
@@ -156,15 +157,38 @@ func (c *column) toStream() {
 	c.stream = true
 }
 
+// addStream appends vals in stream mode; range and gcd are computed when
+// the block is written (finishStream).
 func (c *column) addStream(vals []int64) {
-	prev := c.vals[len(c.vals)-1]
-	for _, v := range vals {
-		if v != prev {
-			c.note(v)
+	if len(c.samples) < maxSamples {
+		prev := c.vals[len(c.vals)-1]
+		for _, v := range vals {
+			if v != prev && len(c.samples) < maxSamples {
+				c.samples = append(c.samples, v)
+			}
 			prev = v
 		}
 	}
 	c.vals = append(c.vals, vals...)
+}
+
+// finishStream computes the range and gcd of a stream column's values.
+func (c *column) finishStream() {
+	lo, hi, first := c.vals[0], c.vals[0], c.vals[0]
+	var g uint64
+	for _, v := range c.vals {
+		lo, hi = min(lo, v), max(hi, v)
+		if g != 1 {
+			d := uint64(v - first)
+			if int64(d) < 0 {
+				d = -d
+			}
+			if g == 0 || g&(g-1) != 0 || d&(g-1) != 0 {
+				g = gcd(g, d)
+			}
+		}
+	}
+	c.lo, c.hi, c.g = lo, hi, g
 }
 
 // colEncoder turns events into the columns of a block.
@@ -252,22 +276,78 @@ func (c *colEncoder) addEvents(evs []trace.Event) {
 		v[colFD][i] = int64(e.FD)
 		v[colSize][i] = e.Size
 	}
+	// The columns of flags, modes and communication are zero in most
+	// chunks: one pass tells which, and those only extend their runs.
+	var or [numCols + 1]uint64
 	for i := range evs {
 		e := &evs[i]
-		v[colFlags][i] = int64(e.Flags)
-		v[colMode][i] = int64(e.Mode)
-		v[colWhence][i] = int64(e.Whence)
-		v[colPeer][i] = int64(e.Peer)
-		v[colTag][i] = int64(e.Tag)
-		v[colComm][i] = int64(e.Comm)
-		v[colBytes][i] = e.Bytes
-		v[colCount][i] = int64(e.Count)
-		v[colStride][i] = e.Stride
+		or[colFlags] |= uint64(e.Flags)
+		or[colMode] |= uint64(e.Mode)
+		or[colWhence] |= uint64(e.Whence)
+		or[colPeer] |= uint64(e.Peer)
+		or[colTag] |= uint64(e.Tag)
+		or[colComm] |= uint64(e.Comm)
+		or[colBytes] |= uint64(e.Bytes)
+		or[colCount] |= uint64(e.Count)
+		or[colStride] |= uint64(e.Stride)
+	}
+	for id := colFlags; id <= numCols; id++ {
+		if or[id] == 0 {
+			continue
+		}
+		for i := range evs {
+			e := &evs[i]
+			var x int64
+			switch id {
+			case colFlags:
+				x = int64(e.Flags)
+			case colMode:
+				x = int64(e.Mode)
+			case colWhence:
+				x = int64(e.Whence)
+			case colPeer:
+				x = int64(e.Peer)
+			case colTag:
+				x = int64(e.Tag)
+			case colComm:
+				x = int64(e.Comm)
+			case colBytes:
+				x = e.Bytes
+			case colCount:
+				x = int64(e.Count)
+			case colStride:
+				x = e.Stride
+			}
+			v[id][i] = x
+		}
 	}
 	for id := 1; id <= numCols; id++ {
+		if id >= colFlags && or[id] == 0 {
+			c.cols[id].addZeros(c.n, len(evs))
+			continue
+		}
 		c.cols[id].addAll(c.n, v[id])
 	}
 	c.n += len(evs)
+}
+
+// addZeros appends n zeros.
+func (c *column) addZeros(have, n int) {
+	if have == 0 {
+		c.first, c.g, c.lo, c.hi, c.stream = 0, 0, 0, 0, false
+		c.samples = append(c.samples[:0], 0)
+		c.runs = append(c.runs[:0], 0, int64(n))
+		c.vals = c.vals[:0]
+		return
+	}
+	if !c.stream && c.runs[len(c.runs)-2] == 0 {
+		c.runs[len(c.runs)-1] += int64(n)
+		return
+	}
+	if cap(c.zeros) < n {
+		c.zeros = make([]int64, n)
+	}
+	c.addAll(have, c.zeros[:n])
 }
 
 // rawSize is the size of the columns' varint streams.
@@ -295,6 +375,9 @@ func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
 	for id := 1; id <= numCols; id++ {
 		col := &c.cols[id]
 		o := out{id: id, mult: 1}
+		if col.stream {
+			col.finishStream()
+		}
 		if col.g == 0 { // every value equals the first
 			if col.first == 0 {
 				continue // absent: a reader takes zeros
