@@ -2,11 +2,11 @@ package format
 
 import (
 	"bytes"
-	"syscall"
-	"time"
 	"errors"
 	"io"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/tracegen"

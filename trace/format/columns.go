@@ -2,8 +2,8 @@ package format
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"errors"
+	"math/bits"
 	"slices"
 
 	"github.com/iotrace/iotrace/trace"
