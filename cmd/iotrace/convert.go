@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/convert/csv"
 	"github.com/iotrace/iotrace/convert/jsonl"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
@@ -20,7 +21,7 @@ func newConvertCmd() *cobra.Command {
 	var in cli.Input
 	var from, to, out string
 	c := &cobra.Command{
-		Use:   "convert [--from iot|jsonl] [--to iot|jsonl|csv] -o OUT INPUT…",
+		Use:   "convert [--from iot|jsonl|csv] [--to iot|jsonl|csv] -o OUT INPUT…",
 		Short: "Convert traces between the binary format, JSON lines and CSV; expand scripts",
 		Long: `convert reads a trace (trace files or a directory, a pattern script with
 --ranks, or JSON lines) and writes it in another form. --from and --to default
@@ -35,8 +36,11 @@ come from any tool; a bad line stops the conversion with its line number.
 			}
 			if from == "" {
 				from = "iot"
-				if strings.HasSuffix(args[0], ".jsonl") {
+				switch {
+				case strings.HasSuffix(args[0], ".jsonl"):
 					from = "jsonl"
+				case strings.HasSuffix(args[0], ".csv"):
+					from = "csv"
 				}
 			}
 			if to == "" {
@@ -52,9 +56,18 @@ come from any tool; a bad line stops the conversion with its line number.
 			var src trace.Source
 			var t trace.Trace
 			switch from {
-			case "jsonl":
+			case "jsonl", "csv":
 				if len(args) != 1 {
-					return fmt.Errorf("--from jsonl reads one file (or - for standard input)")
+					return fmt.Errorf("--from %s reads one file (or - for standard input)", from)
+				}
+				if to == "iot" {
+					if out == "-" {
+						return fmt.Errorf("the binary format is not written to standard output; give -o FILE")
+					}
+					if from == "csv" {
+						return convertFromCSV(args[0], out)
+					}
+					return convertFromJSONL(args[0], out)
 				}
 				var r io.Reader = cmd.InOrStdin()
 				name := "stdin"
@@ -66,7 +79,11 @@ come from any tool; a bad line stops the conversion with its line number.
 					defer f.Close()
 					r, name = f, args[0]
 				}
-				src = jsonl.NewReader(r, name)
+				if from == "csv" {
+					src = csv.NewReader(r, name)
+				} else {
+					src = jsonl.NewReader(r, name)
+				}
 			case "iot":
 				var err error
 				t, err = in.Open(args, scriptOpener, cmd.ErrOrStderr())
@@ -75,14 +92,14 @@ come from any tool; a bad line stops the conversion with its line number.
 				}
 				defer t.Close()
 			default:
-				return fmt.Errorf("--from %q: want iot or jsonl", from)
+				return fmt.Errorf("--from %q: want iot, jsonl or csv", from)
 			}
 			switch to {
 			case "iot":
 				if out == "-" {
 					return fmt.Errorf("the binary format is not written to standard output; give -o FILE")
 				}
-				return writeBinary(out, src, t, args)
+				return writeBinary(out, t)
 			case "jsonl", "csv":
 				w := cmd.OutOrStdout()
 				if out != "-" {
@@ -106,48 +123,44 @@ come from any tool; a bad line stops the conversion with its line number.
 		},
 	}
 	in.AddFlags(c.Flags())
-	c.Flags().StringVar(&from, "from", "", "input form: iot (trace files, directories, scripts) or jsonl")
+	c.Flags().StringVar(&from, "from", "", "input form: iot (trace files, directories, scripts), jsonl or csv")
 	c.Flags().StringVar(&to, "to", "", "output form: iot, jsonl or csv")
 	c.Flags().StringVarP(&out, "output", "o", "", "file to write")
 	return c
 }
 
-// writeBinary writes a stream of mixed ranks (src) or a trace (t) to a
-// trace file, through a temporary file so that a failed conversion leaves
-// nothing behind.
-func writeBinary(out string, src trace.Source, t trace.Trace, args []string) error {
-	meta := trace.Meta{Command: append([]string{"iotrace", "convert"}, args...), Creator: "iotrace convert", Clock: "as recorded"}
-	if t != nil {
-		meta = t.Meta()
-	}
-	tmp := out + ".tmp"
-	w, err := format.Create(tmp, meta)
+// writeBinary writes the trace t to a trace file, through a temporary
+// file so that a failed conversion leaves nothing behind.
+func writeBinary(out string, t trace.Trace) error {
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
 	if err != nil {
+		return err
+	}
+	tmp.Close()
+	w, err := format.Create(tmp.Name(), t.Meta())
+	if err != nil {
+		os.Remove(tmp.Name())
 		return err
 	}
 	fail := func(err error) error {
 		w.Close()
-		os.Remove(tmp)
+		os.Remove(tmp.Name())
 		return err
 	}
-	if t != nil {
-		for _, r := range t.Ranks() {
-			rs, err := t.Rank(r)
-			if err != nil {
-				return fail(err)
-			}
-			if _, err := trace.Copy(w.Rank(r), rs); err != nil {
-				return fail(err)
-			}
+	for _, r := range t.Ranks() {
+		rs, err := t.Rank(r)
+		if err != nil {
+			return fail(err)
 		}
-	} else if _, err := trace.Copy(w, src); err != nil {
-		return fail(err)
+		if _, err := trace.Copy(w.Rank(r), rs); err != nil {
+			return fail(err)
+		}
 	}
 	if err := w.Close(); err != nil {
-		os.Remove(tmp)
+		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp, out)
+	return os.Rename(tmp.Name(), out)
 }
 
 func copyLines(lw lineWriter, src trace.Source) error {

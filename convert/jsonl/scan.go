@@ -3,234 +3,224 @@ package jsonl
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// value is one value of a flat JSON object: a string or an integer.
-type value struct {
-	str   string
-	num   int64
-	isStr bool
-}
-
-// scanObject calls fn for each member of the flat JSON object in b, whose
-// values must be strings or integers. It is a small hand-written scanner:
-// the JSON lines of a trace are flat, and encoding/json costs ten times as
-// much per line.
-func scanObject(b []byte, fn func(key string, v value) error) error {
-	p := &parser{b: b}
-	p.ws()
-	if !p.eat('{') {
-		return p.errorf("want a JSON object")
-	}
-	p.ws()
-	if p.eat('}') {
-		return p.end()
-	}
-	for {
-		p.ws()
-		if p.peek() != '"' {
-			return p.errorf("want a field name in quotes")
-		}
-		key, err := p.string()
-		if err != nil {
-			return err
-		}
-		p.ws()
-		if !p.eat(':') {
-			return p.errorf("want ':' after field %q", key)
-		}
-		p.ws()
-		var v value
-		switch c := p.peek(); {
-		case c == '"':
-			s, err := p.string()
-			if err != nil {
-				return err
-			}
-			v = value{str: s, isStr: true}
-		case c == '-' || c >= '0' && c <= '9':
-			n, err := p.number(key)
-			if err != nil {
-				return err
-			}
-			v = value{num: n}
-		case c == 0:
-			return errors.New("incomplete JSON object")
-		default:
-			return fmt.Errorf("field %q: want a string or an integer", key)
-		}
-		if err := fn(key, v); err != nil {
-			return err
-		}
-		p.ws()
-		if p.eat('}') {
-			return p.end()
-		}
-		if !p.eat(',') {
-			if p.i >= len(p.b) {
-				return errors.New("incomplete JSON object")
-			}
-			return p.errorf("want ',' or '}'")
-		}
-	}
-}
-
-type parser struct {
+// scanner walks one line of JSON.
+type scanner struct {
 	b []byte
 	i int
 }
 
-func (p *parser) errorf(format string, args ...any) error {
-	if p.i >= len(p.b) {
-		return errors.New("incomplete JSON object")
+var errIncomplete = errors.New("incomplete JSON object")
+
+// errorf reports a syntax error at the current position, or an incomplete
+// object at the end of the line.
+func (s *scanner) errorf(format string, args ...any) error { return s.errorfAt(s.i, format, args...) }
+
+func (s *scanner) errorfAt(i int, format string, args ...any) error {
+	if i >= len(s.b) {
+		return errIncomplete
 	}
-	return fmt.Errorf("column %d: %s", p.i+1, fmt.Sprintf(format, args...))
+	return fmt.Errorf("column %d: %s", i+1, fmt.Sprintf(format, args...))
 }
 
-func (p *parser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\r', '\n':
-			p.i++
-		default:
-			return
-		}
+func (s *scanner) ws() {
+	for s.i < len(s.b) && isSpace(s.b[s.i]) {
+		s.i++
 	}
 }
 
-func (p *parser) peek() byte {
-	if p.i < len(p.b) {
-		return p.b[p.i]
+func (s *scanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
 	}
 	return 0
 }
 
-func (p *parser) eat(c byte) bool {
-	if p.peek() == c {
-		p.i++
+func (s *scanner) eat(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
 		return true
 	}
 	return false
 }
 
-func (p *parser) end() error {
-	p.ws()
-	if p.i != len(p.b) {
-		return p.errorf("more than one JSON value on the line")
+func (s *scanner) done() bool { return s.i >= len(s.b) }
+
+// valueKind names the JSON value that starts at the position, for errors.
+func (s *scanner) valueKind() string {
+	switch s.peek() {
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
 	}
-	return nil
+	return "something else"
 }
 
-func (p *parser) number(key string) (int64, error) {
-	start := p.i
-	if p.peek() == '-' {
-		p.i++
+// integer reads the JSON number at the position, which must be an integer
+// within int64. It reads the whole number token first, so that "4.5" is
+// reported as a fraction rather than as "4" followed by junk.
+func (s *scanner) integer(f Field) (int64, error) {
+	start := s.i
+	neg := s.eat('-')
+	digits := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
 	}
-	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-		p.i++
+	intEnd := s.i
+	frac := false
+	if s.eat('.') {
+		frac = true
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+		}
 	}
-	if c := p.peek(); c == '.' || c == 'e' || c == 'E' {
-		return 0, fmt.Errorf("field %q: want an integer, got a fraction", key)
+	if c := s.peek(); c == 'e' || c == 'E' {
+		frac = true
+		s.i++
+		if c := s.peek(); c == '+' || c == '-' {
+			s.i++
+		}
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+		}
 	}
-	s := string(p.b[start:p.i])
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || (len(s) > 1 && s[0] == '0') || (len(s) > 2 && s[:2] == "-0") {
-		return 0, fmt.Errorf("field %q: %q is not an int64", key, s)
+	tok := s.b[start:s.i]
+	n := intEnd - digits
+	switch {
+	case n == 0 || (frac && (s.b[s.i-1] < '0' || s.b[s.i-1] > '9')):
+		return 0, s.errorfAt(start, "%q is not a JSON number", tok)
+	case frac:
+		return 0, fmt.Errorf("field %q: want an integer, got %s", f, tok)
+	case n > 1 && s.b[digits] == '0':
+		return 0, s.errorfAt(start, "%q is not a JSON number (leading zero)", tok)
 	}
-	return n, nil
+	if n > 19 { // more digits than any int64 has
+		return 0, fmt.Errorf("field %q: %s out of range", f, tok)
+	}
+	var v uint64 // 19 digits fit: 10^19-1 < 2^64
+	for _, c := range s.b[digits:intEnd] {
+		v = v*10 + uint64(c-'0')
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, fmt.Errorf("field %q: %s out of range", f, tok)
+		}
+		return -int64(v), nil // -(1<<63) wraps to itself, which is right
+	}
+	if v > 1<<63-1 {
+		return 0, fmt.Errorf("field %q: %s out of range", f, tok)
+	}
+	return int64(v), nil
 }
 
-// string reads a JSON string at p.i (which is '"').
-func (p *parser) string() (string, error) {
-	p.i++
-	start := p.i
-	// Fast path: no escapes.
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		if c == '"' {
-			s := p.b[start:p.i]
-			p.i++
-			if !utf8.Valid(s) {
-				return "", p.errorf("string is not valid UTF-8")
-			}
-			return string(s), nil
+// validUTF8 is utf8.Valid with a fast path for ASCII.
+func validUTF8(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return utf8.Valid(b)
 		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		p.i++
 	}
-	buf := append([]byte(nil), p.b[start:p.i]...)
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
+	return true
+}
+
+// unescape decodes the rest of a JSON string, from the position up to and
+// past its closing quote, appending it to dst.
+func (s *scanner) unescape(dst []byte) ([]byte, error) {
+	for {
+		start := s.i
+		for s.i < len(s.b) && s.b[s.i] != '"' && s.b[s.i] != '\\' && s.b[s.i] >= 0x20 {
+			s.i++
+		}
+		if !validUTF8(s.b[start:s.i]) {
+			return dst, s.errorfAt(start, "string is not valid UTF-8")
+		}
+		dst = append(dst, s.b[start:s.i]...)
+		if s.i >= len(s.b) {
+			return dst, errIncomplete
+		}
+		switch c := s.b[s.i]; {
 		case c == '"':
-			p.i++
-			if !utf8.Valid(buf) {
-				return "", p.errorf("string is not valid UTF-8")
-			}
-			return string(buf), nil
+			s.i++
+			return dst, nil
 		case c < 0x20:
-			return "", p.errorf("control character in a string")
-		case c != '\\':
-			buf = append(buf, c)
-			p.i++
-			continue
+			return dst, s.errorf("control character %#02x in a string (escape it)", c)
 		}
-		p.i++
-		if p.i >= len(p.b) {
-			break
+		// A backslash.
+		at := s.i
+		s.i++
+		if s.i >= len(s.b) {
+			return dst, errIncomplete
 		}
-		e := p.b[p.i]
-		p.i++
-		switch e {
+		c := s.b[s.i]
+		s.i++
+		switch c {
 		case '"', '\\', '/':
-			buf = append(buf, e)
+			dst = append(dst, c)
 		case 'b':
-			buf = append(buf, '\b')
+			dst = append(dst, '\b')
 		case 'f':
-			buf = append(buf, '\f')
+			dst = append(dst, '\f')
 		case 'n':
-			buf = append(buf, '\n')
+			dst = append(dst, '\n')
 		case 'r':
-			buf = append(buf, '\r')
+			dst = append(dst, '\r')
 		case 't':
-			buf = append(buf, '\t')
+			dst = append(dst, '\t')
 		case 'u':
-			r, ok := p.hex4()
+			r, ok := s.hex4()
 			if !ok {
-				return "", p.errorf("bad \\u escape")
+				return dst, s.errorfAt(at, `bad \u escape`)
 			}
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
-					p.i += 2
-					r2, ok = p.hex4()
-					if !ok {
-						return "", p.errorf("bad \\u escape")
+			switch {
+			case r >= 0xd800 && r < 0xdc00: // high surrogate: a pair?
+				if s.i+6 <= len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
+					save := s.i
+					s.i += 2
+					if r2, ok := s.hex4(); ok && r2 >= 0xdc00 && r2 < 0xe000 {
+						r = 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00)
+						dst = utf8.AppendRune(dst, r)
+						continue
 					}
+					s.i = save
 				}
-				r = utf16.DecodeRune(r, r2)
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			case r >= 0xdc80 && r <= 0xdcff: // a raw byte (see AppendString)
+				dst = append(dst, byte(r-0xdc00))
+			case r >= 0xdc00 && r < 0xe000:
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			default:
+				dst = utf8.AppendRune(dst, r)
 			}
-			buf = utf8.AppendRune(buf, r)
 		default:
-			return "", p.errorf("bad escape \\%c", e)
+			return dst, s.errorfAt(at, "bad escape \\%c", c)
 		}
 	}
-	return "", errors.New("incomplete JSON object")
 }
 
-func (p *parser) hex4() (rune, bool) {
-	if p.i+4 > len(p.b) {
+func (s *scanner) hex4() (rune, bool) {
+	if s.i+4 > len(s.b) {
 		return 0, false
 	}
-	v, err := strconv.ParseUint(string(p.b[p.i:p.i+4]), 16, 32)
-	if err != nil {
-		return 0, false
+	var r rune
+	for _, c := range s.b[s.i : s.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
 	}
-	p.i += 4
-	return rune(v), true
+	s.i += 4
+	return r, true
 }
