@@ -1,12 +1,17 @@
 package report
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
-// Hist counts non-negative durations (ns) in log-linear buckets: exact below
-// 256, then 128 buckets per power of two, so a percentile read from it is
-// within 0.4 % of the true value (half a bucket). It holds at most 7,424
-// counters whatever the number of samples, so percentiles of 50 million
-// calls cost no memory per call.
+// Hist counts non-negative durations (ns) in log-linear buckets, in the
+// manner of HDR histograms: exact below 256, then 128 buckets per power of
+// two, so a percentile read from it is within 0.4 % of the true value
+// (half a bucket: a bucket is at most 1/128 of its lower bound wide). It
+// holds at most 7,296 counters whatever the number of values, so the
+// percentiles of 50 million calls cost no memory per call. The zero Hist
+// is empty and ready to use.
 type Hist struct {
 	counts []uint64
 	n      uint64
@@ -15,6 +20,9 @@ type Hist struct {
 }
 
 const subBits = 7 // 128 sub-buckets per power of two
+
+// maxBuckets is the number of buckets up to that of math.MaxInt64.
+const maxBuckets = 256 + 54<<subBits + 1<<subBits
 
 func bucketOf(v int64) int {
 	if v < 256 {
@@ -42,7 +50,7 @@ func (h *Hist) Add(v int64) {
 	}
 	b := bucketOf(v)
 	if b >= len(h.counts) {
-		n := make([]uint64, b+1+b/4)
+		n := make([]uint64, min(b+1+b/4, maxBuckets))
 		copy(n, h.counts)
 		h.counts = n
 	}
@@ -87,26 +95,25 @@ func (h *Hist) Max() int64 { return h.max }
 // Min is the smallest value added (exact).
 func (h *Hist) Min() int64 { return h.min }
 
-// Quantile returns the q-quantile (0 ≤ q ≤ 1): the value below which a
-// fraction q of the values lie, within half a bucket. The extreme quantiles
-// are the exact minimum and maximum.
+// Quantile returns the q-quantile (0 ≤ q ≤ 1) by the nearest-rank
+// method: the ⌈q·n⌉-th smallest value, read as the middle of its bucket
+// (so within 0.4 %) and exact when it is the minimum or the maximum.
 func (h *Hist) Quantile(q float64) int64 {
 	if h.n == 0 {
 		return 0
 	}
-	if q <= 0 {
+	rank := uint64(math.Ceil(q * float64(h.n))) // 1-based
+	if rank <= 1 {
 		return h.min
 	}
-	if q >= 1 {
+	if rank >= h.n {
 		return h.max
 	}
-	rank := uint64(q*float64(h.n-1)) + 1 // 1-based rank of the value
 	var seen uint64
 	for i, c := range h.counts {
 		seen += c
 		if seen >= rank {
-			v := bucketMid(i)
-			return min(max(v, h.min), h.max)
+			return min(max(bucketMid(i), h.min), h.max)
 		}
 	}
 	return h.max

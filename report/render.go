@@ -2,13 +2,11 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/iotrace/iotrace/trace"
 )
 
 // Views and formats Render knows.
@@ -17,44 +15,109 @@ var (
 	Formats = []string{"text", "csv", "json", "markdown"}
 )
 
-// table is a rendered view: a title, column headers, and rows of cells
-// (each cell a human string and a raw value for CSV).
-type table struct {
-	title  string
-	header []string
-	right  []bool // right-align column
-	rows   [][]cell
-	notes  []string
+// Render writes view ("op", "size", "rank", "file", "region"; "" is
+// "op") of s in format ("text", "csv", "json", "markdown"; "" is
+// "text"). Text and Markdown start with a line "N ranks, M events,
+// duration"; CSV has one header row and raw numbers (seconds, bytes);
+// JSON is described in JSON.md.
+func Render(w io.Writer, s *Stats, view, format string) error {
+	if view == "" {
+		view = "op"
+	}
+	if !slices.Contains(Views, view) {
+		return fmt.Errorf("unknown view %q (want one of %s)", view, strings.Join(Views, ", "))
+	}
+	if format == "json" {
+		return writeJSON(w, statsJSON(s, view))
+	}
+	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, HumanDuration(s.End-s.Start))
+	return writeTables(w, s.tables(view), head, format)
 }
 
-type cell struct {
-	human string
-	raw   string
+// writeTables writes tables in a text-like format, head first.
+func writeTables(w io.Writer, ts []table, head, format string) error {
+	switch format {
+	case "text", "":
+		fmt.Fprintln(w, head)
+		for _, t := range ts {
+			fmt.Fprintln(w)
+			writeText(w, t)
+		}
+	case "markdown":
+		fmt.Fprintln(w, head)
+		for _, t := range ts {
+			fmt.Fprintln(w)
+			writeMarkdown(w, t)
+		}
+	case "csv":
+		return writeCSV(w, ts)
+	default:
+		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	}
+	return nil
 }
+
+// table is a view ready to print: columns, rows of cells, a title and
+// notes. Several tables of one view share their columns; their group
+// (a region label) becomes the first CSV column when it is set.
+type table struct {
+	title  string
+	group  string // CSV: value of the groupCol column
+	cols   []column
+	rows   [][]cell
+	notes  []string
+	header string // CSV name of the group column, "" for none
+}
+
+type column struct {
+	head  string // header in text and Markdown
+	key   string // header in CSV
+	right bool   // right-aligned
+	only  string // "text" or "csv" for a column of one kind of format
+}
+
+func lcol(head, key string) column { return column{head: head, key: key} }
+
+func rcol(head, key string) column { return column{head: head, key: key, right: true} }
+
+// shown reports whether c is printed in text and Markdown.
+func (c column) shown() bool { return c.only != "csv" }
+
+// cell is a value as people read it (text, Markdown) and as programs do (CSV).
+type cell struct{ human, raw string }
 
 func str(s string) cell { return cell{s, s} }
 
 func num(n int64) cell { s := strconv.FormatInt(n, 10); return cell{s, s} }
 
-func dur(ns int64) cell {
-	return cell{HumanDuration(ns), strconv.FormatFloat(float64(ns)/1e9, 'g', 9, 64)}
-}
+func nsCell(ns int64) cell { return cell{HumanDuration(ns), seconds(float64(ns) / 1e9)} }
 
-func secs(s float64) cell {
-	return cell{HumanDuration(int64(s * 1e9)), strconv.FormatFloat(s, 'g', 9, 64)}
-}
+func secCell(s float64) cell { return cell{HumanDuration(int64(s * 1e9)), seconds(s)} }
+
+func seconds(s float64) string { return strconv.FormatFloat(s, 'g', 9, 64) }
 
 func bytesCell(n int64) cell { return cell{HumanBytes(n), strconv.FormatInt(n, 10)} }
 
-func mbs(v float64) cell {
+func mbsCell(v float64) cell {
+	raw := strconv.FormatFloat(v, 'g', 9, 64)
 	if v == 0 {
-		return cell{"-", "0"}
+		return cell{"-", raw}
 	}
-	return cell{strconv.FormatFloat(v, 'f', 2, 64), strconv.FormatFloat(v, 'g', 9, 64)}
+	return cell{strconv.FormatFloat(v, 'f', 2, 64), raw}
+}
+
+func ratioCell(r float64, ok bool) cell {
+	if !ok {
+		return cell{"-", ""}
+	}
+	return cell{strconv.FormatFloat(r, 'f', 2, 64), strconv.FormatFloat(r, 'g', 9, 64)}
 }
 
 // HumanDuration prints ns as "812ns", "4.21µs", "3.5ms", "12.3s".
 func HumanDuration(ns int64) string {
+	if ns < 0 {
+		return "-" + HumanDuration(-ns)
+	}
 	f := float64(ns)
 	switch {
 	case ns == 0:
@@ -69,215 +132,180 @@ func HumanDuration(ns int64) string {
 	return trim(f/1e9) + "s"
 }
 
-// HumanBytes prints a byte count with binary units: "512 KiB", "1.5 MiB".
+// HumanBytes prints a byte count with binary units: "512 B", "4 KiB",
+// "1.5 MiB".
 func HumanBytes(n int64) string {
-	const k = 1024
-	f := float64(n)
-	switch {
-	case n < k:
-		return fmt.Sprintf("%d B", n)
-	case n < k*k:
-		return trim(f/k) + " KiB"
-	case n < k*k*k:
-		return trim(f/(k*k)) + " MiB"
-	case n < k*k*k*k:
-		return trim(f/(k*k*k)) + " GiB"
+	if n < 0 {
+		return "-" + HumanBytes(-n)
 	}
-	return trim(f/(k*k*k*k)) + " TiB"
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	f, u := float64(n), 0
+	for f >= 1024 && u < len(units)-1 {
+		f /= 1024
+		u++
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return trim(f) + " " + units[u]
 }
 
+// trim prints f with four significant digits at most (all of its integer
+// part), without trailing zeros.
 func trim(f float64) string {
 	s := strconv.FormatFloat(f, 'f', 3, 64)
-	if len(s) > 5 {
-		s = strconv.FormatFloat(f, 'f', max(0, 4-strings.Index(s, ".")), 64)
+	if i := strings.Index(s, "."); i > 1 {
+		s = strconv.FormatFloat(f, 'f', max(0, 4-i), 64)
 	}
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
 	return s
 }
 
-func sizeCell(r SizeRow) cell {
-	if r.Exact() {
-		return cell{HumanBytes(r.Min), strconv.FormatInt(r.Min, 10)}
-	}
-	return cell{HumanBytes(r.Min) + " – " + HumanBytes(r.Max), strconv.FormatInt(r.Min, 10) + "-" + strconv.FormatInt(r.Max, 10)}
+var opColumns = []column{
+	lcol("operation", "op"), rcol("count", "count"), rcol("total time", "total_seconds"),
+	rcol("time/rank", "avg_seconds_per_rank"), rcol("bytes", "bytes"), rcol("MB/s", "bandwidth_mb_s"),
+	rcol("min", "min_seconds"), rcol("p50", "p50_seconds"), rcol("p99", "p99_seconds"),
+	rcol("max", "max_seconds"), rcol("errors", "errors"),
 }
 
-func opTable(title string, rows []*OpRow) table {
-	t := table{
-		title:  title,
-		header: []string{"operation", "count", "total time", "time/rank", "bytes", "MB/s", "p50", "p99", "max", "errors"},
-		right:  []bool{false, true, true, true, true, true, true, true, true, true},
-	}
-	add := func(r *OpRow) {
-		t.rows = append(t.rows, []cell{str(r.Op), num(r.Count), dur(r.Total), secs(r.AvgPerRank()), bytesCell(r.Bytes),
-			mbs(r.Bandwidth()), dur(r.Lat.Quantile(0.5)), dur(r.Lat.Quantile(0.99)), dur(r.Lat.Max()), num(r.Errors)})
-	}
+func opCells(r *OpRow) []cell {
+	return []cell{str(r.Op), num(r.Count), nsCell(r.Total), secCell(r.AvgPerRank()), bytesCell(r.Bytes),
+		mbsCell(r.Bandwidth()), nsCell(r.Lat.Min()), nsCell(r.Lat.Quantile(0.5)), nsCell(r.Lat.Quantile(0.99)),
+		nsCell(r.Lat.Max()), num(r.Errors)}
+}
+
+// opTable is the per-operation table of rows, with a TOTAL line.
+func opTable(title string, rows []*OpRow, total *OpRow) table {
+	t := table{title: title, cols: opColumns}
 	for _, r := range rows {
-		add(r)
+		t.rows = append(t.rows, opCells(r))
 	}
-	if len(rows) > 1 {
-		add(Total(rows))
+	if len(rows) > 0 {
+		t.rows = append(t.rows, opCells(total))
+	} else {
+		t.notes = append(t.notes, "No calls.")
 	}
 	return t
 }
 
-func (s *Stats) tables(view string) ([]table, error) {
+func (s *Stats) tables(view string) []table {
 	switch view {
-	case "op", "":
-		t := opTable("", s.Ops)
-		return []table{t}, nil
 	case "size":
-		t := table{title: "", header: []string{"operation", "size", "count"}, right: []bool{false, true, true}}
+		t := table{cols: []column{lcol("operation", "op"), {head: "size", right: true, only: "text"}, {key: "size_min", right: true, only: "csv"},
+			{key: "size_max", right: true, only: "csv"}, rcol("count", "count")}}
 		for _, r := range s.Sizes {
-			t.rows = append(t.rows, []cell{str(r.Op), sizeCell(r), num(r.Count)})
+			human := HumanBytes(r.Min)
+			if !r.Exact() {
+				human = "[" + human + ", " + HumanBytes(r.Max+1) + ")"
+			}
+			t.rows = append(t.rows, []cell{str(r.Op), str(human), num(r.Min), num(r.Max), num(r.Count)})
 		}
-		t.notes = append(t.notes, fmt.Sprintf("Exact sizes where an operation has at most %d distinct sizes, power-of-two buckets otherwise.", maxExactSizes))
-		return []table{t}, nil
+		t.notes = append(t.notes, fmt.Sprintf("Requested sizes: exact when an operation has at most %d distinct sizes, power-of-two buckets [2^k, 2^(k+1)) otherwise.", MaxExactSizes))
+		return []table{t}
 	case "rank":
-		h := []string{"rank", "events"}
-		h = append(h, rankGroups...)
-		h = append(h, "I/O time", "bytes", "")
-		t := table{header: h, right: []bool{true, true, true, true, true, true, true, true, true, true, true, true, false}}
+		t := table{cols: []column{rcol("rank", "rank"), rcol("events", "events")}}
+		for _, c := range rankColumns {
+			t.cols = append(t.cols, rcol(c, strings.NewReplacer("/", "_", "-", "_").Replace(c)+"_seconds"))
+		}
+		t.cols = append(t.cols, rcol("I/O time", "io_seconds"), rcol("bytes", "bytes"),
+			rcol("comm bytes", "comm_bytes"), lcol("", "straggler"))
 		for _, r := range s.ByRank {
 			row := []cell{num(int64(r.Rank)), num(r.Events)}
-			for _, v := range r.Time {
-				row = append(row, dur(v))
+			for _, c := range rankColumns {
+				row = append(row, nsCell(r.Time(c)))
 			}
-			flag := ""
+			flag := cell{"", "false"}
 			if r.Straggler {
-				flag = "straggler"
+				flag = cell{"straggler", "true"}
 			}
-			row = append(row, dur(r.IOTime()), bytesCell(r.Bytes), str(flag))
+			row = append(row, nsCell(r.IOTime()), bytesCell(r.Bytes()), bytesCell(r.CommBytes()), flag)
 			t.rows = append(t.rows, row)
 		}
-		if len(s.Straggle) > 0 {
-			t.notes = append(t.notes, fmt.Sprintf("Stragglers (I/O time > %.1f × median and > median + %d × MAD): %s", stragglerFactor, stragglerMADs, rankList(s.Straggle)))
+		rule := fmt.Sprintf("I/O time > %g × median and > median + %d × MAD", stragglerFactor, stragglerMADs)
+		if len(s.Stragglers) > 0 {
+			var rs []string
+			for _, r := range s.Stragglers {
+				rs = append(rs, strconv.FormatUint(uint64(r), 10))
+			}
+			t.notes = append(t.notes, fmt.Sprintf("Stragglers (%s): %s", rule, strings.Join(rs, " ")))
 		} else {
-			t.notes = append(t.notes, "No stragglers (I/O time > 1.5 × median and > median + 3 × MAD).")
+			t.notes = append(t.notes, fmt.Sprintf("No stragglers (%s).", rule))
 		}
-		return []table{t}, nil
+		return []table{t}
 	case "file":
-		t := table{header: []string{"file", "ranks", "opens", "reads", "read bytes", "writes", "write bytes", "other", "time"},
-			right: []bool{false, true, true, true, true, true, true, true, true}}
+		t := table{cols: []column{lcol("file", "path"), rcol("ranks", "ranks"), rcol("opens", "opens"),
+			rcol("reads", "reads"), rcol("read bytes", "read_bytes"), rcol("writes", "writes"),
+			rcol("write bytes", "write_bytes"), rcol("other", "other"), rcol("errors", "errors"),
+			rcol("time", "seconds")}}
 		for _, f := range s.Files {
-			t.rows = append(t.rows, []cell{str(f.Path), num(int64(f.RankCount)), num(f.Opens), num(f.Reads), bytesCell(f.ReadBytes),
-				num(f.Writes), bytesCell(f.WriteBytes), num(f.Other), dur(f.Time)})
+			t.rows = append(t.rows, []cell{str(f.Path), num(int64(f.Ranks)), num(f.Opens()), num(f.Reads()),
+				bytesCell(f.ReadBytes()), num(f.Writes()), bytesCell(f.WriteBytes()), num(f.Other()),
+				num(f.Errors()), nsCell(f.Time())})
 		}
-		return []table{t}, nil
+		return []table{t}
 	case "region":
 		var ts []table
 		for _, reg := range s.Regions {
-			occ := "occurrences"
-			if reg.Count == 1 {
-				occ = "occurrence"
-			}
-			t := opTable(fmt.Sprintf("region %q: %d %s, %s per rank", reg.Label, reg.Count, occ, HumanDuration(int64(reg.AvgPerRank()*1e9))), reg.Ops)
+			title := fmt.Sprintf("region %q: %d %s on %d %s, %s per rank, %s on the slowest rank",
+				reg.Label, reg.Count, plural(reg.Count, "occurrence"), reg.Ranks, plural(int64(reg.Ranks), "rank"),
+				HumanDuration(int64(reg.AvgPerRank()*1e9)), HumanDuration(reg.Wall))
+			t := opTable(title, reg.Ops, Sum(reg.Ops))
+			t.group, t.header = reg.Label, "region"
 			ts = append(ts, t)
 		}
 		if len(ts) == 0 {
-			ts = append(ts, table{title: "no labelled regions in this trace"})
+			ts = append(ts, table{title: "No labelled regions in this trace.", cols: opColumns, header: "region"})
 		}
-		return ts, nil
+		return ts
 	}
-	return nil, fmt.Errorf("unknown view %q (want %s)", view, strings.Join(Views, ", "))
+	return []table{opTable("", s.Ops, s.Total)}
 }
 
-func rankList(rs []uint32) string {
-	var parts []string
-	for _, r := range rs {
-		parts = append(parts, strconv.FormatUint(uint64(r), 10))
+func plural(n int64, word string) string {
+	if n == 1 {
+		return word
 	}
-	return strings.Join(parts, " ")
-}
-
-// Render writes view ("op", "size", "rank", "file", "region") of s in
-// format ("text", "csv", "json", "markdown").
-func Render(w io.Writer, s *Stats, view, format string) error {
-	if format == "json" {
-		return renderJSON(w, s, view)
-	}
-	ts, err := s.tables(view)
-	if err != nil {
-		return err
-	}
-	switch format {
-	case "text", "":
-		fmt.Fprintf(w, "%d ranks, %d events, %s\n", s.Ranks, s.Events, HumanDuration(s.End-s.Start))
-		for _, t := range ts {
-			fmt.Fprintln(w)
-			writeText(w, t)
-		}
-		return nil
-	case "markdown":
-		fmt.Fprintf(w, "%d ranks, %d events, %s\n", s.Ranks, s.Events, HumanDuration(s.End-s.Start))
-		for _, t := range ts {
-			fmt.Fprintln(w)
-			writeMarkdown(w, t)
-		}
-		return nil
-	case "csv":
-		cw := csv.NewWriter(w)
-		for i, t := range ts {
-			h := t.header
-			if view == "region" {
-				h = append([]string{"region"}, h...)
-			}
-			if i == 0 {
-				cw.Write(h)
-			}
-			for _, r := range t.rows {
-				var rec []string
-				if view == "region" {
-					rec = append(rec, s.Regions[i].Label)
-				}
-				for _, c := range r {
-					rec = append(rec, c.raw)
-				}
-				cw.Write(rec)
-			}
-		}
-		cw.Flush()
-		return cw.Error()
-	}
-	return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+	return word + "s"
 }
 
 func writeText(w io.Writer, t table) {
 	if t.title != "" {
 		fmt.Fprintln(w, t.title)
 	}
-	if len(t.header) > 0 {
-		width := make([]int, len(t.header))
-		for i, h := range t.header {
-			width[i] = len([]rune(h))
-		}
-		for _, r := range t.rows {
-			for i, c := range r {
-				width[i] = max(width[i], len([]rune(c.human)))
+	if len(t.rows) > 0 {
+		var show []int
+		width := make([]int, len(t.cols))
+		for i, c := range t.cols {
+			if !c.shown() {
+				continue
+			}
+			show = append(show, i)
+			width[i] = len([]rune(c.head))
+			for _, r := range t.rows {
+				width[i] = max(width[i], len([]rune(r[i].human)))
 			}
 		}
-		line := func(cells []string) {
+		line := func(cell func(i int) string) {
 			var b strings.Builder
-			for i, c := range cells {
-				pad := strings.Repeat(" ", width[i]-len([]rune(c)))
-				if i > 0 {
+			for n, i := range show {
+				s := cell(i)
+				pad := strings.Repeat(" ", width[i]-len([]rune(s)))
+				if n > 0 {
 					b.WriteString("  ")
 				}
-				if t.right[i] {
-					b.WriteString(pad + c)
+				if t.cols[i].right {
+					b.WriteString(pad + s)
 				} else {
-					b.WriteString(c + pad)
+					b.WriteString(s + pad)
 				}
 			}
 			fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 		}
-		line(t.header)
+		line(func(i int) string { return t.cols[i].head })
 		for _, r := range t.rows {
-			cells := make([]string, len(r))
-			for i, c := range r {
-				cells[i] = c.human
-			}
-			line(cells)
+			line(func(i int) string { return r[i].human })
 		}
 	}
 	for _, n := range t.notes {
@@ -287,149 +315,67 @@ func writeText(w io.Writer, t table) {
 
 func writeMarkdown(w io.Writer, t table) {
 	if t.title != "" {
-		fmt.Fprintf(w, "**%s**\n\n", t.title)
+		fmt.Fprintf(w, "**%s**\n\n", mdEscape(t.title))
 	}
-	if len(t.header) > 0 {
-		fmt.Fprintf(w, "| %s |\n|", strings.Join(t.header, " | "))
-		for i := range t.header {
-			if t.right[i] {
-				fmt.Fprint(w, "---:|")
-			} else {
-				fmt.Fprint(w, "---|")
+	if len(t.rows) > 0 {
+		var heads, rules []string
+		for _, c := range t.cols {
+			if !c.shown() {
+				continue
 			}
+			heads = append(heads, mdEscape(c.head))
+			rules = append(rules, map[bool]string{false: "---", true: "--:"}[c.right])
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "| %s |\n| %s |\n", strings.Join(heads, " | "), strings.Join(rules, " | "))
 		for _, r := range t.rows {
-			cells := make([]string, len(r))
-			for i, c := range r {
-				cells[i] = strings.ReplaceAll(c.human, "|", `\|`)
+			var cells []string
+			for i, c := range t.cols {
+				if !c.shown() {
+					continue
+				}
+				cells = append(cells, mdEscape(r[i].human))
 			}
 			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 		}
 	}
 	for _, n := range t.notes {
-		fmt.Fprintf(w, "\n%s\n", n)
+		fmt.Fprintf(w, "\n%s\n", mdEscape(n))
 	}
 }
 
-// JSON shapes; the field names are stable (report/JSON.md).
-type jsonOp struct {
-	Op         string  `json:"op"`
-	Class      string  `json:"class"`
-	Count      int64   `json:"count"`
-	Bytes      int64   `json:"bytes"`
-	Errors     int64   `json:"errors"`
-	Total      float64 `json:"total_seconds"`
-	AvgPerRank float64 `json:"avg_seconds_per_rank"`
-	Bandwidth  float64 `json:"bandwidth_mb_s"`
-	P50        float64 `json:"p50_seconds"`
-	P99        float64 `json:"p99_seconds"`
-	Max        float64 `json:"max_seconds"`
+func mdEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "`", "\\`", "<", "&lt;").Replace(s)
 }
 
-type jsonSize struct {
-	Op      string `json:"op"`
-	Size    *int64 `json:"size,omitempty"`
-	SizeMin *int64 `json:"size_min,omitempty"`
-	SizeMax *int64 `json:"size_max,omitempty"`
-	Count   int64  `json:"count"`
-}
-
-type jsonRank struct {
-	Rank      uint32             `json:"rank"`
-	Events    int64              `json:"events"`
-	Seconds   map[string]float64 `json:"seconds"`
-	IOSeconds float64            `json:"io_seconds"`
-	Bytes     int64              `json:"bytes"`
-	Straggler bool               `json:"straggler"`
-}
-
-type jsonFile struct {
-	Path       string  `json:"path"`
-	Ranks      int     `json:"ranks"`
-	Opens      int64   `json:"opens"`
-	Reads      int64   `json:"reads"`
-	ReadBytes  int64   `json:"read_bytes"`
-	Writes     int64   `json:"writes"`
-	WriteBytes int64   `json:"write_bytes"`
-	Other      int64   `json:"other"`
-	Seconds    float64 `json:"seconds"`
-}
-
-type jsonRegion struct {
-	Label       string   `json:"label"`
-	Count       int64    `json:"count"`
-	SecondsRank float64  `json:"avg_seconds_per_rank"`
-	Ops         []jsonOp `json:"ops"`
-}
-
-type jsonStats struct {
-	Ranks      int          `json:"ranks"`
-	Events     int64        `json:"events"`
-	Duration   float64      `json:"duration_seconds"`
-	Ops        []jsonOp     `json:"ops"`
-	Sizes      []jsonSize   `json:"sizes"`
-	ByRank     []jsonRank   `json:"by_rank,omitempty"`
-	Stragglers []uint32     `json:"stragglers,omitempty"`
-	Files      []jsonFile   `json:"files,omitempty"`
-	Regions    []jsonRegion `json:"regions,omitempty"`
-}
-
-func jsonOps(rows []*OpRow) []jsonOp {
-	out := []jsonOp{}
-	for _, r := range rows {
-		out = append(out, jsonOp{Op: r.Op, Class: r.Class.String(), Count: r.Count, Bytes: r.Bytes, Errors: r.Errors,
-			Total: float64(r.Total) / 1e9, AvgPerRank: r.AvgPerRank(), Bandwidth: r.Bandwidth(),
-			P50: float64(r.Lat.Quantile(0.5)) / 1e9, P99: float64(r.Lat.Quantile(0.99)) / 1e9, Max: float64(r.Lat.Max()) / 1e9})
-	}
-	return out
-}
-
-func renderJSON(w io.Writer, s *Stats, view string) error {
-	if !validView(view) {
-		return fmt.Errorf("unknown view %q (want %s)", view, strings.Join(Views, ", "))
-	}
-	js := jsonStats{Ranks: s.Ranks, Events: s.Events, Duration: s.Duration(), Ops: jsonOps(s.Ops), Sizes: []jsonSize{}}
-	for _, r := range s.Sizes {
-		r := r
-		if r.Exact() {
-			js.Sizes = append(js.Sizes, jsonSize{Op: r.Op, Size: &r.Min, Count: r.Count})
-		} else {
-			js.Sizes = append(js.Sizes, jsonSize{Op: r.Op, SizeMin: &r.Min, SizeMax: &r.Max, Count: r.Count})
-		}
-	}
-	switch view {
-	case "rank":
-		for _, r := range s.ByRank {
-			jr := jsonRank{Rank: r.Rank, Events: r.Events, Seconds: map[string]float64{}, IOSeconds: float64(r.IOTime()) / 1e9, Bytes: r.Bytes, Straggler: r.Straggler}
-			for i, g := range rankGroups {
-				jr.Seconds[g] = float64(r.Time[i]) / 1e9
+// writeCSV writes the rows of every table under one header row.
+func writeCSV(w io.Writer, ts []table) error {
+	cw := csv.NewWriter(w)
+	for i, t := range ts {
+		var rec []string
+		if i == 0 {
+			if t.header != "" {
+				rec = append(rec, t.header)
 			}
-			js.ByRank = append(js.ByRank, jr)
+			for _, c := range t.cols {
+				if c.only != "text" {
+					rec = append(rec, c.key)
+				}
+			}
+			cw.Write(rec)
 		}
-		js.Stragglers = s.Straggle
-	case "file":
-		for _, f := range s.Files {
-			js.Files = append(js.Files, jsonFile{Path: f.Path, Ranks: f.RankCount, Opens: f.Opens, Reads: f.Reads, ReadBytes: f.ReadBytes,
-				Writes: f.Writes, WriteBytes: f.WriteBytes, Other: f.Other, Seconds: float64(f.Time) / 1e9})
-		}
-	case "region":
-		for _, reg := range s.Regions {
-			js.Regions = append(js.Regions, jsonRegion{Label: reg.Label, Count: reg.Count, SecondsRank: reg.AvgPerRank(), Ops: jsonOps(reg.Ops)})
-		}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(js)
-}
-
-func validView(v string) bool {
-	for _, x := range Views {
-		if v == x {
-			return true
+		for _, r := range t.rows {
+			rec = rec[:0]
+			if t.header != "" {
+				rec = append(rec, t.group)
+			}
+			for j, c := range t.cols {
+				if c.only != "text" {
+					rec = append(rec, r[j].raw)
+				}
+			}
+			cw.Write(rec)
 		}
 	}
-	return v == ""
+	cw.Flush()
+	return cw.Error()
 }
-
-var _ = trace.ClassPOSIX

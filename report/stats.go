@@ -4,61 +4,72 @@
 // Table 2), per rank with stragglers, per file and per labelled region, in
 // text, CSV, Markdown and JSON. Compare puts two traces side by side.
 //
-// Compute reads each rank once, streaming, and keeps per-row totals and
-// log-linear latency histograms (Hist), so its memory does not grow with
-// the number of events.
+// Every table is built by one mechanism: a set of op rows (count, time,
+// bytes, errors, and where wanted latency and sizes) kept for a group of
+// events — the whole trace, one rank, one file, one region. The views
+// differ only in how they print a group's rows.
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math/bits"
 	"slices"
-	"sort"
 
 	"github.com/iotrace/iotrace/trace"
 )
 
 // Options choose what Compute gathers.
 type Options struct {
-	// Detail splits the op families (read = read+pread+readv+…) into
-	// their calls.
+	// Detail splits the op families (read = read, pread, readv, preadv…)
+	// into their calls: rows are keyed by Op.Info().Name instead of
+	// Op.Info().Family.
 	Detail bool
 }
 
 // Stats is what Compute found.
 type Stats struct {
-	Ranks    int   // ranks with events
-	Events   int64 // events, markers included
-	Start    int64 // earliest start, ns from the trace epoch
-	End      int64 // latest end
-	Ops      []*OpRow
-	Sizes    []SizeRow
-	ByRank   []*RankRow
-	Files    []*FileRow
-	Regions  []*RegionRow
-	Straggle []uint32 // ranks whose I/O time is far above the median (see Stragglers)
+	Ranks      int   // ranks with events: the divisor of every per-rank average
+	Events     int64 // events, markers included
+	Start      int64 // earliest start, ns from the trace epoch
+	End        int64 // latest end (start + duration)
+	Ops        []*OpRow
+	Total      *OpRow // every row of Ops summed (see Sum)
+	Sizes      []SizeRow
+	ByRank     []*RankRow
+	Stragglers []uint32 // ranks whose IOTime is > 1.5 × the median and > median + 3 × MAD (≥ 3 ranks)
+	Files      []*FileRow
+	Regions    []*RegionRow
 }
 
-// Duration is the wall time the trace spans, in seconds.
+// Duration is the wall time the trace spans, in seconds: latest end −
+// earliest start.
 func (s *Stats) Duration() float64 { return float64(s.End-s.Start) / 1e9 }
 
-// OpRow is one row of the per-operation table.
+// OpRow is one row of an operation table: the calls of one family (or,
+// with Options.Detail, one call) within a group of events.
 type OpRow struct {
-	Op     string      // family ("read") or, with Detail, call ("pread")
-	Class  trace.Class // class of its calls
-	Count  int64       // calls over all ranks
-	Bytes  int64       // bytes moved (data) or sent (communication)
-	Errors int64       // calls that failed (negative result)
-	Total  int64       // ns, summed over all ranks
-	ranks  int         // ranks of the trace, for the per-rank average
-	Lat    Hist        // call durations
-	sizes  *sizeDist
+	Op     string      // family ("read"), call ("pread") with Detail, "TOTAL" for a sum
+	Family string      // family of the row's calls
+	Class  trace.Class // class of the row's calls
+	Dir    trace.Dir   // data direction of the row's calls
+	Count  int64       // calls, over all ranks
+	Bytes  int64       // bytes moved (data calls) or sent/received (communication)
+	Errors int64       // calls with a negative result (POSIX, metadata and MPI-IO calls)
+	Total  int64       // ns spent in the calls, summed over all ranks
+	// Lat holds the calls' durations: percentiles within 0.4 %, exact
+	// minimum and maximum. It is kept for the rows of the whole trace and
+	// of regions, not for the rows of a rank or a file (it stays empty).
+	Lat   Hist
+	ranks int // ranks of the trace: the divisor of AvgPerRank
+	sizes *sizeDist
 }
 
-// AvgPerRank is the time per rank: total time over the trace's ranks (the
-// papers' "average time per process"), in seconds.
+// AvgPerRank is the row's time per rank in seconds: the total time over
+// the number of ranks of the trace — the papers' "average time per
+// process" — whether or not every rank made such calls.
 func (r *OpRow) AvgPerRank() float64 {
 	if r.ranks == 0 {
 		return 0
@@ -66,496 +77,22 @@ func (r *OpRow) AvgPerRank() float64 {
 	return float64(r.Total) / 1e9 / float64(r.ranks)
 }
 
-// Bandwidth is the aggregate bandwidth in MB/s (10^6 bytes): total bytes
-// over the average time per rank, as Thakur et al. define it.
+// Bandwidth is the aggregate bandwidth in MB/s (MB = 10^6 bytes): total
+// bytes over the average time per rank, as Thakur et al. define it. It is
+// 0 when the row has no time.
 func (r *OpRow) Bandwidth() float64 {
 	t := r.AvgPerRank()
-	if t == 0 || r.Bytes == 0 {
+	if t == 0 {
 		return 0
 	}
 	return float64(r.Bytes) / 1e6 / t
 }
 
-// SizeRow is one row of a size distribution: a size, or (for ops with many
-// sizes) a power-of-two bucket [Min, Max].
-type SizeRow struct {
-	Op       string
-	Min, Max int64 // equal for an exact size
-	Count    int64
-}
-
-// Exact reports whether the row is one size rather than a bucket.
-func (r SizeRow) Exact() bool { return r.Min == r.Max }
-
-// sizeDist counts the sizes of one op row: exactly while they are few.
-type sizeDist struct {
-	exact map[int64]int64 // nil once there are too many sizes
-	pow2  [65]int64       // bucket k: [2^(k-1), 2^k), bucket 0: size 0
-}
-
-// maxExactSizes is how many distinct sizes a table shows before it turns to
-// power-of-two buckets.
-const maxExactSizes = 16
-
-func (d *sizeDist) add(v int64) {
-	if v < 0 {
-		v = 0
-	}
-	d.pow2[bits.Len64(uint64(v))]++
-	if d.exact != nil {
-		d.exact[v]++
-		if len(d.exact) > maxExactSizes {
-			d.exact = nil
-		}
-	}
-}
-
-// Stragglers: a rank is a straggler when its I/O time exceeds both 1.5 ×
-// the median over ranks and the median + 3 × the median absolute deviation.
-const (
-	stragglerFactor = 1.5
-	stragglerMADs   = 3
-)
-
-// Columns of the per-rank table: the time of each group of calls.
-var rankGroups = []string{"open/close", "read", "write", "seek", "sync", "meta", "mpi-io", "comm"}
-
-func rankGroup(op trace.Op) int {
-	info := op.Info()
-	switch info.Class {
-	case trace.ClassMPIIO:
-		return 6
-	case trace.ClassComm:
-		return 7
-	case trace.ClassMeta:
-		return 5
-	case trace.ClassPOSIX:
-		switch info.Family {
-		case "open", "close", "dup":
-			return 0
-		case "read":
-			return 1
-		case "write":
-			return 2
-		case "seek":
-			return 3
-		case "sync":
-			return 4
-		}
-		return 5
-	}
-	return -1
-}
-
-// RankRow is one rank's time per group of calls.
-type RankRow struct {
-	Rank      uint32
-	Events    int64
-	Time      [8]int64 // ns per rankGroups entry
-	Bytes     int64    // bytes read and written (POSIX and MPI-IO)
-	Start     int64
-	End       int64
-	Straggler bool
-}
-
-// IOTime is the rank's time in calls other than communication, ns.
-func (r *RankRow) IOTime() int64 {
-	var t int64
-	for _, v := range r.Time[:7] {
-		t += v
-	}
-	return t
-}
-
-// FileRow is what happened to one file.
-type FileRow struct {
-	Path       string
-	Opens      int64
-	Reads      int64
-	ReadBytes  int64
-	Writes     int64
-	WriteBytes int64
-	Other      int64 // seeks, syncs, metadata calls
-	Time       int64 // ns in calls on the file
-	ranks      map[uint32]bool
-	RankCount  int
-}
-
-// RegionRow is one labelled region: events between a region_begin and its
-// region_end of the same label count for the innermost open region.
-type RegionRow struct {
-	Label string
-	Count int64 // occurrences, over all ranks
-	Time  int64 // ns between begin and end, summed over ranks and occurrences
-	Ops   []*OpRow
-	ops   map[string]*OpRow
-	ranks int
-}
-
-// AvgPerRank is the region's time per rank, in seconds.
-func (r *RegionRow) AvgPerRank() float64 {
-	if r.ranks == 0 {
-		return 0
-	}
-	return float64(r.Time) / 1e9 / float64(r.ranks)
-}
-
-// Compute reads every rank of t and returns its statistics.
-func Compute(t trace.Trace, opts Options) (*Stats, error) {
-	st := &Stats{}
-	ranks := t.Ranks()
-	st.Ranks = len(ranks)
-	ops := map[string]*OpRow{}
-	files := map[string]*FileRow{}
-	regions := map[string]*RegionRow{}
-	first := true
-	buf := make([]trace.Event, trace.BatchSize)
-	for _, rk := range ranks {
-		src, err := t.Rank(rk)
-		if err != nil {
-			return nil, err
-		}
-		rr := &RankRow{Rank: rk}
-		fds := map[int32]string{}   // POSIX descriptors
-		mpifh := map[int32]string{} // MPI file handles
-		type open struct {
-			label string
-			start int64
-		}
-		var stack []open
-		for {
-			n, err := src.ReadEvents(buf)
-			for i := range buf[:n] {
-				e := &buf[i]
-				st.Events++
-				rr.Events++
-				if first || e.Start < st.Start {
-					st.Start = e.Start
-				}
-				if first || e.End() > st.End {
-					st.End = e.End()
-				}
-				if rr.Events == 1 || e.Start < rr.Start {
-					rr.Start = e.Start
-				}
-				rr.End = max(rr.End, e.End())
-				first = false
-				info := e.Op.Info()
-				if info.Class == trace.ClassMarker {
-					label := t.Path(e.Path)
-					switch e.Op {
-					case trace.OpRegionBegin:
-						stack = append(stack, open{label, e.Start})
-					case trace.OpRegionEnd:
-						for j := len(stack) - 1; j >= 0; j-- {
-							if stack[j].label == label {
-								reg := regionRow(regions, label)
-								reg.Count++
-								reg.Time += e.End() - stack[j].start
-								stack = stack[:j]
-								break
-							}
-						}
-					}
-					continue
-				}
-				key := info.Family
-				if opts.Detail {
-					key = info.Name
-				}
-				moved := bytesOf(e, info)
-				row := opRow(ops, key, info.Class)
-				row.add(e, moved, info)
-				if len(stack) > 0 {
-					reg := regionRow(regions, stack[len(stack)-1].label)
-					opRow(reg.ops, key, info.Class).add(e, moved, info)
-				}
-				if g := rankGroup(e.Op); g >= 0 {
-					rr.Time[g] += e.Dur
-				}
-				if info.Dir != trace.DirNone {
-					rr.Bytes += moved
-				}
-				// Files: by path, or by the descriptor's path.
-				path := t.Path(e.Path)
-				if info.Class == trace.ClassPOSIX {
-					switch info.Family {
-					case "open":
-						if e.Ret >= 0 && e.Op != trace.OpFopen {
-							fds[int32(e.Ret)] = path
-						}
-						if e.Op == trace.OpFopen && e.Ret >= 0 {
-							fds[e.FD] = path
-						}
-					case "close":
-						if path == "" {
-							path = fds[e.FD]
-						}
-						if e.Op == trace.OpCloseRange {
-							for fd := range fds {
-								if int64(fd) >= int64(e.FD) && int64(fd) <= e.Size {
-									delete(fds, fd)
-								}
-							}
-						} else {
-							delete(fds, e.FD)
-						}
-					case "dup":
-						if e.Ret >= 0 {
-							fds[int32(e.Ret)] = fds[e.FD]
-						}
-						path = fds[e.FD]
-					default:
-						if path == "" {
-							path = fds[e.FD]
-						}
-					}
-				}
-				if info.Class == trace.ClassMPIIO {
-					if e.Op == trace.OpMPIFileOpen && e.Ret >= 0 {
-						mpifh[e.FD] = path
-					}
-					if path == "" {
-						path = mpifh[e.FD]
-					}
-					if e.Op == trace.OpMPIFileClose {
-						delete(mpifh, e.FD)
-					}
-				}
-				if path != "" && info.Class != trace.ClassComm {
-					f := files[path]
-					if f == nil {
-						f = &FileRow{Path: path, ranks: map[uint32]bool{}}
-						files[path] = f
-					}
-					f.ranks[rk] = true
-					f.Time += e.Dur
-					switch {
-					case info.Family == "open" || e.Op == trace.OpMPIFileOpen:
-						f.Opens++
-					case info.Dir == trace.DirRead:
-						f.Reads++
-						f.ReadBytes += moved
-					case info.Dir == trace.DirWrite:
-						f.Writes++
-						f.WriteBytes += moved
-					case info.Family != "close" && e.Op != trace.OpMPIFileClose:
-						f.Other++
-					}
-				}
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				if c, ok := src.(io.Closer); ok {
-					c.Close()
-				}
-				return nil, fmt.Errorf("rank %d: %w", rk, err)
-			}
-		}
-		if c, ok := src.(io.Closer); ok {
-			c.Close()
-		}
-		st.ByRank = append(st.ByRank, rr)
-	}
-	for _, r := range ops {
-		r.ranks = st.Ranks
-		st.Ops = append(st.Ops, r)
-	}
-	sortOps(st.Ops)
-	for _, r := range st.Ops {
-		st.Sizes = append(st.Sizes, r.sizeRows()...)
-	}
-	for _, f := range files {
-		f.RankCount = len(f.ranks)
-		st.Files = append(st.Files, f)
-	}
-	sort.Slice(st.Files, func(i, j int) bool {
-		if st.Files[i].Time != st.Files[j].Time {
-			return st.Files[i].Time > st.Files[j].Time
-		}
-		return st.Files[i].Path < st.Files[j].Path
-	})
-	for _, reg := range regions {
-		reg.ranks = st.Ranks
-		for _, r := range reg.ops {
-			r.ranks = st.Ranks
-			reg.Ops = append(reg.Ops, r)
-		}
-		sortOps(reg.Ops)
-		st.Regions = append(st.Regions, reg)
-	}
-	sort.Slice(st.Regions, func(i, j int) bool { return st.Regions[i].Label < st.Regions[j].Label })
-	st.Straggle = markStragglers(st.ByRank)
-	return st, nil
-}
-
-func opRow(m map[string]*OpRow, key string, class trace.Class) *OpRow {
-	r := m[key]
-	if r == nil {
-		r = &OpRow{Op: key, Class: class}
-		m[key] = r
-	}
-	return r
-}
-
-func regionRow(m map[string]*RegionRow, label string) *RegionRow {
-	r := m[label]
-	if r == nil {
-		r = &RegionRow{Label: label, ops: map[string]*OpRow{}}
-		m[label] = r
-	}
-	return r
-}
-
-// bytesOf is the bytes an event moved: a data call's non-negative result,
-// a communication call's byte count.
-func bytesOf(e *trace.Event, info trace.OpInfo) int64 {
-	switch {
-	case info.Dir != trace.DirNone:
-		return max(e.Ret, 0)
-	case info.Class == trace.ClassComm:
-		return e.Bytes
-	}
-	return 0
-}
-
-func (r *OpRow) add(e *trace.Event, moved int64, info trace.OpInfo) {
-	r.Count++
-	r.Total += e.Dur
-	r.Bytes += moved
-	r.Lat.Add(e.Dur)
-	if e.Ret < 0 && (info.Class == trace.ClassPOSIX || info.Class == trace.ClassMeta || info.Class == trace.ClassMPIIO) {
-		r.Errors++
-	}
-	size := int64(-1)
-	switch {
-	case info.Dir != trace.DirNone:
-		size = e.Size
-	case info.Class == trace.ClassComm && e.Bytes > 0:
-		size = e.Bytes
-	}
-	if size >= 0 {
-		if r.sizes == nil {
-			r.sizes = &sizeDist{exact: map[int64]int64{}}
-		}
-		r.sizes.add(size)
-	}
-}
-
-func (r *OpRow) sizeRows() []SizeRow {
-	d := r.sizes
-	if d == nil {
-		return nil
-	}
-	var rows []SizeRow
-	if d.exact != nil {
-		for s, c := range d.exact {
-			rows = append(rows, SizeRow{Op: r.Op, Min: s, Max: s, Count: c})
-		}
-		slices.SortFunc(rows, func(a, b SizeRow) int { return int(a.Min - b.Min) })
-		return rows
-	}
-	for k, c := range d.pow2 {
-		if c == 0 {
-			continue
-		}
-		if k == 0 {
-			rows = append(rows, SizeRow{Op: r.Op, Min: 0, Max: 0, Count: c})
-			continue
-		}
-		lo := int64(1) << (k - 1)
-		hi := lo<<1 - 1
-		if k == 64 {
-			hi = 1<<63 - 1
-		}
-		rows = append(rows, SizeRow{Op: r.Op, Min: lo, Max: hi, Count: c})
-	}
-	return rows
-}
-
-// opOrder is the order of the POSIX families in tables: the order of
-// Thakur et al.'s Table 1, then the rest.
-var opOrder = map[string]int{"open": 0, "read": 1, "write": 2, "seek": 3, "close": 4, "sync": 5}
-
-// sortOps orders rows: POSIX families in the papers' order (others after,
-// by time), then metadata, MPI-IO and communication rows, each by
-// decreasing total time.
-func sortOps(rows []*OpRow) {
-	classRank := func(c trace.Class) int {
-		switch c {
-		case trace.ClassPOSIX:
-			return 0
-		case trace.ClassMeta:
-			return 1
-		case trace.ClassMPIIO:
-			return 2
-		case trace.ClassComm:
-			return 3
-		}
-		return 4
-	}
-	pos := func(r *OpRow) int {
-		if p, ok := opOrder[r.Op]; ok && r.Class == trace.ClassPOSIX {
-			return p
-		}
-		return len(opOrder)
-	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
-		if ca, cb := classRank(a.Class), classRank(b.Class); ca != cb {
-			return ca < cb
-		}
-		if pa, pb := pos(a), pos(b); pa != pb {
-			return pa < pb
-		}
-		if a.Total != b.Total {
-			return a.Total > b.Total
-		}
-		return a.Op < b.Op
-	})
-}
-
-func markStragglers(rows []*RankRow) []uint32 {
-	if len(rows) < 3 {
-		return nil
-	}
-	times := make([]int64, len(rows))
-	for i, r := range rows {
-		times[i] = r.IOTime()
-	}
-	med := median(times)
-	dev := make([]int64, len(times))
-	for i, t := range times {
-		dev[i] = max(t-med, med-t)
-	}
-	mad := median(dev)
-	var out []uint32
-	for i, r := range rows {
-		t := float64(times[i])
-		if t > stragglerFactor*float64(med) && t > float64(med)+stragglerMADs*float64(mad) {
-			r.Straggler = true
-			out = append(out, r.Rank)
-		}
-	}
-	return out
-}
-
-func median(v []int64) int64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// Total returns a row summing rows (for a TOTAL line). Its bytes are the
-// data bytes of I/O calls; communication bytes are not added to them.
-func Total(rows []*OpRow) *OpRow {
-	t := &OpRow{Op: "TOTAL"}
+// Sum returns a TOTAL row over rows: counts, times, errors and latencies
+// of all of them; bytes of the data rows only (communication bytes are a
+// different quantity and are left out).
+func Sum(rows []*OpRow) *OpRow {
+	t := &OpRow{Op: "TOTAL", Family: "TOTAL"}
 	for _, r := range rows {
 		t.Count += r.Count
 		if r.Class != trace.ClassComm {
@@ -567,4 +104,780 @@ func Total(rows []*OpRow) *OpRow {
 		t.Lat.Merge(&r.Lat)
 	}
 	return t
+}
+
+// SizeRow is one row of a size distribution: an exact size (Min == Max),
+// or a power-of-two bucket [Min, Max] = [2^k, 2^(k+1)−1].
+type SizeRow struct {
+	Op       string
+	Min, Max int64
+	Count    int64
+}
+
+// Exact reports whether the row is one size rather than a bucket.
+func (r SizeRow) Exact() bool { return r.Min == r.Max }
+
+// MaxExactSizes is how many distinct sizes an op may have for its size
+// distribution to list them exactly; beyond it, the distribution is in
+// power-of-two buckets.
+const MaxExactSizes = 16
+
+// sizeDist counts the requested sizes of one row: exactly while they are
+// few, and always in power-of-two buckets.
+type sizeDist struct {
+	exact []sizeCount // nil once there are more than MaxExactSizes sizes
+	many  bool        // there are
+	pow2  [64]int64   // bucket 0: size 0; bucket k ≥ 1: [2^(k−1), 2^k)
+}
+
+type sizeCount struct{ size, n int64 }
+
+func (d *sizeDist) add(v int64) {
+	d.pow2[bits.Len64(uint64(v))]++
+	if d.many {
+		return
+	}
+	for i := range d.exact {
+		if d.exact[i].size == v {
+			d.exact[i].n++
+			return
+		}
+	}
+	if len(d.exact) == MaxExactSizes {
+		d.exact, d.many = nil, true
+		return
+	}
+	d.exact = append(d.exact, sizeCount{v, 1})
+}
+
+func (d *sizeDist) rows(op string) []SizeRow {
+	var rows []SizeRow
+	if !d.many {
+		for _, e := range d.exact {
+			rows = append(rows, SizeRow{Op: op, Min: e.size, Max: e.size, Count: e.n})
+		}
+		slices.SortFunc(rows, func(a, b SizeRow) int { return cmp.Compare(a.Min, b.Min) })
+		return rows
+	}
+	for k, c := range d.pow2 {
+		if c == 0 {
+			continue
+		}
+		lo, hi := int64(0), int64(0)
+		if k > 0 {
+			lo = int64(1) << (k - 1)
+			hi = lo + (lo - 1) // 2^k − 1 without overflow at k = 63
+		}
+		rows = append(rows, SizeRow{Op: op, Min: lo, Max: hi, Count: c})
+	}
+	return rows
+}
+
+// RankRow is one rank's op rows (no latencies) and times.
+type RankRow struct {
+	Rank       uint32
+	Events     int64 // events of the rank, markers included
+	Start, End int64 // first start, last end
+	Ops        []*OpRow
+	Straggler  bool
+	set        rowSet
+}
+
+// FileRow is one file's op rows (no latencies). Calls name a file by
+// their path, or by a descriptor or MPI file handle that an earlier open
+// of the same rank returned. Data calls on a descriptor no open of the
+// trace explains are gathered under "<stdin>", "<stdout>", "<stderr>"
+// (descriptors 0–2) or "<unknown fd>".
+type FileRow struct {
+	Path     string
+	Ranks    int // ranks with calls on the file
+	Ops      []*OpRow
+	set      rowSet
+	lastRank int64 // last rank counted in Ranks, -1 for none
+}
+
+// RegionRow is one labelled region. A region runs from a region_begin
+// marker to the next region_end of the same label on the same rank (per
+// rank, a stack: regions nest). A region_end closes the innermost open
+// region of its label and any region opened inside it that is still
+// open; a region still open at the end of a rank's stream closes at the
+// rank's last end; a region_end with no open region of its label is
+// ignored.
+//
+// A region's op rows hold every call made while it is open, including
+// the calls inside regions nested in it (inclusive, like its time). A
+// region nested in itself (label L inside L) counts its calls and time
+// once.
+type RegionRow struct {
+	Label string
+	Count int64 // occurrences over all ranks
+	Ranks int   // ranks with at least one occurrence
+	Time  int64 // ns inside the region, summed over occurrences and ranks
+	Wall  int64 // ns inside the region on the rank that spent the most there
+	Ops   []*OpRow
+	set   rowSet
+	ranks int // ranks of the trace
+}
+
+// AvgPerRank is the region's time per rank, in seconds: Time over the
+// ranks of the trace.
+func (r *RegionRow) AvgPerRank() float64 {
+	if r.ranks == 0 {
+		return 0
+	}
+	return float64(r.Time) / 1e9 / float64(r.ranks)
+}
+
+// rowSet is the one grouping mechanism: op rows of one group of events.
+type rowSet struct {
+	byIdx []*OpRow // by opInfo.idx, for the first maxIdx keys
+	byKey map[string]*OpRow
+	lat   bool // keep latency histograms
+	sizes bool // keep size distributions
+}
+
+// maxIdx bounds rowSet.byIdx: a trace with thousands of distinct unknown
+// ops finds their rows by key.
+const maxIdx = 256
+
+func newRowSet(lat, sizes bool) rowSet {
+	return rowSet{byKey: map[string]*OpRow{}, lat: lat, sizes: sizes}
+}
+
+// call is one event as the row sets see it.
+type call struct {
+	info  *opInfo
+	dur   int64 // ns, negative durations read as 0
+	moved int64 // bytes moved
+	size  int64 // requested size, -1 for none
+	fail  bool  // counts as an error
+}
+
+func (s *rowSet) add(c *call) {
+	var r *OpRow
+	if c.info.idx < len(s.byIdx) {
+		r = s.byIdx[c.info.idx]
+	}
+	if r == nil {
+		r = s.row(c)
+	}
+	r.Count++
+	r.Total += c.dur
+	r.Bytes += c.moved
+	if c.fail {
+		r.Errors++
+	}
+	if s.lat {
+		r.Lat.Add(c.dur)
+	}
+	if s.sizes && c.size >= 0 {
+		if r.sizes == nil {
+			r.sizes = &sizeDist{}
+		}
+		r.sizes.add(c.size)
+	}
+}
+
+func (s *rowSet) row(c *call) *OpRow {
+	r := s.byKey[c.info.key]
+	if r == nil {
+		r = &OpRow{Op: c.info.key, Family: c.info.Family, Class: c.info.Class, Dir: c.info.Dir}
+		s.byKey[c.info.key] = r
+	}
+	// A family may span classes (ftruncate is POSIX, truncate metadata):
+	// the row takes the first in table order.
+	r.Class = min(r.Class, c.info.Class)
+	if i := c.info.idx; i < maxIdx {
+		if i >= len(s.byIdx) {
+			s.byIdx = append(s.byIdx, make([]*OpRow, i+1-len(s.byIdx))...)
+		}
+		s.byIdx[i] = r
+	}
+	return r
+}
+
+// sorted returns the rows in table order (see sortOps), each told the
+// number of ranks of the trace.
+func (s *rowSet) sorted(ranks int) []*OpRow {
+	rows := make([]*OpRow, 0, len(s.byKey))
+	for _, r := range s.byKey {
+		r.ranks = ranks
+		rows = append(rows, r)
+	}
+	sortOps(rows)
+	return rows
+}
+
+// familyOrder is the order of the POSIX families in tables: that of
+// Table 1 of Thakur et al. (open, close, read, write, seek), then sync.
+var familyOrder = map[string]int{"open": 0, "close": 1, "read": 2, "write": 3, "seek": 4, "sync": 5}
+
+// sortOps orders rows by class — POSIX, metadata, MPI-IO, communication,
+// unknown — and within POSIX in familyOrder (other families after it);
+// rows of the same place by decreasing total time, then by name.
+func sortOps(rows []*OpRow) {
+	pos := func(r *OpRow) int {
+		if p, ok := familyOrder[r.Family]; ok && r.Class == trace.ClassPOSIX {
+			return p
+		}
+		return len(familyOrder)
+	}
+	classRank := func(c trace.Class) int {
+		if c == trace.ClassUnknown {
+			return 99
+		}
+		return int(c)
+	}
+	slices.SortFunc(rows, func(a, b *OpRow) int {
+		return cmp.Or(
+			cmp.Compare(classRank(a.Class), classRank(b.Class)),
+			cmp.Compare(pos(a), pos(b)),
+			cmp.Compare(b.Total, a.Total),
+			cmp.Compare(a.Op, b.Op))
+	})
+}
+
+// Straggler rule: a rank is a straggler when its I/O time (IOTime) is
+// above both stragglerFactor × the median over ranks and the median +
+// stragglerMADs × the median absolute deviation. With fewer than 3 ranks
+// no rank is flagged.
+const (
+	stragglerFactor = 1.5
+	stragglerMADs   = 3
+)
+
+// isStraggler applies the straggler rule to one I/O time against the
+// median and median absolute deviation of all ranks' I/O times.
+func isStraggler(ioTime, median, mad int64) bool {
+	t := float64(ioTime)
+	return t > stragglerFactor*float64(median) && t > float64(median)+stragglerMADs*float64(mad)
+}
+
+// Compute reads every rank of t once, streaming, and returns its
+// statistics. Memory grows with the number of distinct rows, ranks,
+// files and region labels, never with the number of events: latency
+// percentiles come from Hist, a histogram of log-spaced buckets (128 per
+// power of two, at most 7,296 counters) whose percentiles are within
+// 0.4 % of the exact ones, so 50 million calls cost no more than 50.
+func Compute(t trace.Trace, opts Options) (*Stats, error) {
+	c := &computer{
+		t:         t,
+		opts:      opts,
+		all:       newRowSet(true, true),
+		files:     map[string]*FileRow{},
+		fileByID:  map[trace.PathID]*FileRow{},
+		regions:   map[string]*RegionRow{},
+		regByID:   map[trace.PathID]*RegionRow{},
+		unknownOp: map[trace.Op]*opInfo{},
+		keys:      map[string]int{},
+	}
+	st := &Stats{}
+	ranks := t.Ranks()
+	st.Ranks = len(ranks)
+	buf := make([]trace.Event, trace.BatchSize)
+	for _, r := range ranks {
+		rr, err := c.rank(r, buf)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+		if rr.Events > 0 {
+			if st.Events == 0 || rr.Start < st.Start {
+				st.Start = rr.Start
+			}
+			st.End = max(st.End, rr.End)
+		}
+		st.Events += rr.Events
+		st.ByRank = append(st.ByRank, rr)
+	}
+	st.Ops = c.all.sorted(st.Ranks)
+	st.Total = Sum(st.Ops)
+	st.Total.ranks = st.Ranks
+	for _, r := range st.Ops {
+		if r.sizes != nil {
+			st.Sizes = append(st.Sizes, r.sizes.rows(r.Op)...)
+		}
+	}
+	for _, rr := range st.ByRank {
+		rr.Ops = rr.set.sorted(st.Ranks)
+	}
+	st.Stragglers = markStragglers(st.ByRank)
+	for _, f := range c.files {
+		f.Ops = f.set.sorted(st.Ranks)
+		st.Files = append(st.Files, f)
+	}
+	slices.SortFunc(st.Files, func(a, b *FileRow) int {
+		return cmp.Or(cmp.Compare(sumTotal(b.Ops), sumTotal(a.Ops)), cmp.Compare(a.Path, b.Path))
+	})
+	for _, reg := range c.regions {
+		reg.ranks = st.Ranks
+		reg.Ops = reg.set.sorted(st.Ranks)
+		st.Regions = append(st.Regions, reg)
+	}
+	slices.SortFunc(st.Regions, func(a, b *RegionRow) int { return cmp.Compare(a.Label, b.Label) })
+	return st, nil
+}
+
+// computer holds what Compute keeps between events.
+type computer struct {
+	t         trace.Trace
+	opts      Options
+	all       rowSet
+	files     map[string]*FileRow
+	fileByID  map[trace.PathID]*FileRow
+	regions   map[string]*RegionRow
+	regByID   map[trace.PathID]*RegionRow
+	unknownOp map[trace.Op]*opInfo
+	infos     [1024]*opInfo
+	keys      map[string]int // row key → opInfo.idx
+}
+
+// opInfo is an op's description, its row key, and the index of that key
+// among the keys seen, which row sets use to find a row without a map.
+type opInfo struct {
+	trace.OpInfo
+	key string
+	idx int
+}
+
+func (c *computer) info(op trace.Op) *opInfo {
+	if int(op) < len(c.infos) && c.infos[op] != nil {
+		return c.infos[op]
+	}
+	if p := c.unknownOp[op]; p != nil {
+		return p
+	}
+	p := &opInfo{OpInfo: op.Info()}
+	p.key = p.Family
+	if c.opts.Detail {
+		p.key = p.Name
+	}
+	if i, ok := c.keys[p.key]; ok {
+		p.idx = i
+	} else {
+		p.idx = len(c.keys)
+		c.keys[p.key] = p.idx
+	}
+	if int(op) < len(c.infos) {
+		c.infos[op] = p
+	} else {
+		c.unknownOp[op] = p
+	}
+	return p
+}
+
+// openRegion is an entry of a rank's region stack.
+type openRegion struct {
+	reg   *RegionRow
+	start int64
+	dup   bool // the same region is open further down the stack
+}
+
+// rankState is what one rank's stream keeps while it is read.
+type rankState struct {
+	row     *RankRow
+	fds     fdTable // descriptor → file
+	handles fdTable // MPI file handle → file
+	stack   []openRegion
+	inReg   map[*RegionRow]int64 // ns this rank spent in each region
+}
+
+func (c *computer) rank(r uint32, buf []trace.Event) (*RankRow, error) {
+	src, err := c.t.Rank(r)
+	if err != nil {
+		return nil, err
+	}
+	if cl, ok := src.(io.Closer); ok {
+		defer cl.Close()
+	}
+	rr := &RankRow{Rank: r, set: newRowSet(false, false)}
+	rs := &rankState{row: rr, inReg: map[*RegionRow]int64{}}
+	for {
+		n, err := src.ReadEvents(buf)
+		for i := range buf[:n] {
+			c.event(rs, &buf[i])
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	c.closeRegions(rs, 0, rs.row.End)
+	for reg, ns := range rs.inReg {
+		reg.Ranks++
+		reg.Wall = max(reg.Wall, ns)
+	}
+	return rs.row, nil
+}
+
+func (c *computer) event(rs *rankState, e *trace.Event) {
+	rr := rs.row
+	dur := max(e.Dur, 0)
+	if rr.Events == 0 || e.Start < rr.Start {
+		rr.Start = e.Start
+	}
+	if rr.Events == 0 || e.Start+dur > rr.End {
+		rr.End = e.Start + dur
+	}
+	rr.Events++
+	info := c.info(e.Op)
+	if info.Class == trace.ClassMarker {
+		c.marker(rs, e, dur)
+		return
+	}
+	cl := call{info: info, dur: dur, size: -1}
+	switch {
+	case info.Dir != trace.DirNone:
+		cl.moved, cl.size = max(e.Ret, 0), max(e.Size, 0)
+	case info.Class == trace.ClassComm:
+		cl.moved = max(e.Bytes, 0)
+		if e.Bytes > 0 {
+			cl.size = e.Bytes
+		}
+	}
+	switch info.Class {
+	case trace.ClassPOSIX, trace.ClassMeta, trace.ClassMPIIO:
+		cl.fail = e.Ret < 0
+	}
+	c.all.add(&cl)
+	rr.set.add(&cl)
+	for _, o := range rs.stack {
+		if !o.dup {
+			o.reg.set.add(&cl)
+		}
+	}
+	if f := c.fileOf(rs, e, info); f != nil {
+		f.set.add(&cl)
+		if f.lastRank != int64(rr.Rank) {
+			f.lastRank = int64(rr.Rank)
+			f.Ranks++
+		}
+	}
+}
+
+// fileOf returns the file e works on, and keeps the rank's descriptor and
+// handle tables up to date: opens add the descriptor they return (the
+// stdio fopen its FD when it has one), dups copy the old descriptor's
+// file to the new one, closes remove theirs.
+func (c *computer) fileOf(rs *rankState, e *trace.Event, info *opInfo) *FileRow {
+	var f *FileRow
+	if e.Path != 0 {
+		f = c.file(e.Path)
+	}
+	switch info.Class {
+	case trace.ClassPOSIX, trace.ClassMeta:
+		if f == nil && info.Family != "open" {
+			f = rs.fds.get(int64(e.FD))
+		}
+		switch info.Family {
+		case "open":
+			if e.Ret >= 0 && f != nil {
+				fd := e.Ret
+				if e.Op == trace.OpFopen && e.FD != 0 {
+					fd = int64(e.FD)
+				}
+				rs.fds.set(fd, f)
+			}
+		case "close":
+			if e.Op == trace.OpCloseRange {
+				rs.fds.closeRange(int64(e.FD), e.Size)
+			} else {
+				rs.fds.set(int64(e.FD), nil)
+			}
+		case "dup":
+			if e.Ret >= 0 {
+				if f != nil {
+					rs.fds.set(e.Ret, f)
+				} else {
+					rs.fds.set(e.Ret, nil)
+				}
+			}
+		}
+		if f == nil && info.Dir != trace.DirNone {
+			f = c.pseudoFile(e.FD)
+		}
+	case trace.ClassMPIIO:
+		if f == nil {
+			f = rs.handles.get(int64(e.FD))
+		}
+		switch e.Op {
+		case trace.OpMPIFileOpen:
+			if e.Ret >= 0 && f != nil {
+				rs.handles.set(int64(e.FD), f)
+			}
+		case trace.OpMPIFileClose:
+			rs.handles.set(int64(e.FD), nil)
+		}
+		if f == nil && info.Dir != trace.DirNone {
+			f = c.fileNamed("<unknown file handle>")
+		}
+	}
+	return f
+}
+
+// fdTable maps descriptors (or handles) to files: small ones in a slice,
+// others in a map.
+type fdTable struct {
+	small []*FileRow
+	big   map[int64]*FileRow
+}
+
+const smallFDs = 4096
+
+func (t *fdTable) get(fd int64) *FileRow {
+	if fd >= 0 && fd < int64(len(t.small)) {
+		return t.small[fd]
+	}
+	return t.big[fd]
+}
+
+// set maps fd to f, or unmaps it when f is nil.
+func (t *fdTable) set(fd int64, f *FileRow) {
+	switch {
+	case fd >= 0 && fd < smallFDs:
+		if fd >= int64(len(t.small)) {
+			if f == nil {
+				return
+			}
+			t.small = append(t.small, make([]*FileRow, int(fd)+1-len(t.small))...)
+		}
+		t.small[fd] = f
+	case f == nil:
+		delete(t.big, fd)
+	default:
+		if t.big == nil {
+			t.big = map[int64]*FileRow{}
+		}
+		t.big[fd] = f
+	}
+}
+
+// closeRange unmaps the descriptors from first to last.
+func (t *fdTable) closeRange(first, last int64) {
+	for fd := max(first, 0); fd <= last && fd < int64(len(t.small)); fd++ {
+		t.small[fd] = nil
+	}
+	for fd := range t.big {
+		if fd >= first && fd <= last {
+			delete(t.big, fd)
+		}
+	}
+}
+
+func (c *computer) pseudoFile(fd int32) *FileRow {
+	switch fd {
+	case 0:
+		return c.fileNamed("<stdin>")
+	case 1:
+		return c.fileNamed("<stdout>")
+	case 2:
+		return c.fileNamed("<stderr>")
+	}
+	return c.fileNamed("<unknown fd>")
+}
+
+func (c *computer) file(id trace.PathID) *FileRow {
+	if f := c.fileByID[id]; f != nil {
+		return f
+	}
+	f := c.fileNamed(c.t.Path(id))
+	c.fileByID[id] = f
+	return f
+}
+
+func (c *computer) fileNamed(path string) *FileRow {
+	f := c.files[path]
+	if f == nil {
+		f = &FileRow{Path: path, set: newRowSet(false, false), lastRank: -1}
+		c.files[path] = f
+	}
+	return f
+}
+
+func (c *computer) marker(rs *rankState, e *trace.Event, dur int64) {
+	switch e.Op {
+	case trace.OpRegionBegin:
+		reg := c.regByID[e.Path]
+		if reg == nil {
+			label := c.t.Path(e.Path)
+			reg = c.regions[label]
+			if reg == nil {
+				reg = &RegionRow{Label: label, set: newRowSet(true, false)}
+				c.regions[label] = reg
+			}
+			c.regByID[e.Path] = reg
+		}
+		dup := slices.ContainsFunc(rs.stack, func(o openRegion) bool { return o.reg == reg })
+		rs.stack = append(rs.stack, openRegion{reg: reg, start: e.Start, dup: dup})
+	case trace.OpRegionEnd:
+		label := c.t.Path(e.Path)
+		for i := len(rs.stack) - 1; i >= 0; i-- {
+			if rs.stack[i].reg.Label == label {
+				c.closeRegions(rs, i, e.Start+dur)
+				break
+			}
+		}
+	}
+}
+
+// closeRegions closes the regions from stack[i] up, at end.
+func (c *computer) closeRegions(rs *rankState, i int, end int64) {
+	for j := len(rs.stack) - 1; j >= i; j-- {
+		o := rs.stack[j]
+		o.reg.Count++
+		if !o.dup {
+			d := max(end-o.start, 0)
+			o.reg.Time += d
+			rs.inReg[o.reg] += d
+		}
+	}
+	rs.stack = rs.stack[:i]
+}
+
+// rankColumns are the groups of calls of the per-rank table, in order.
+var rankColumns = []string{"open/close", "read", "write", "seek", "sync", "meta", "mpi-io", "comm"}
+
+// rankColumn returns the rank-table column of r's calls, or "" for calls of
+// unknown ops (counted in no column and not in I/O time).
+func rankColumn(r *OpRow) string {
+	switch r.Class {
+	case trace.ClassPOSIX:
+		switch r.Family {
+		case "open", "close", "dup":
+			return "open/close"
+		case "read", "write", "seek", "sync":
+			return r.Family
+		}
+		return "meta"
+	case trace.ClassMeta:
+		return "meta"
+	case trace.ClassMPIIO:
+		return "mpi-io"
+	case trace.ClassComm:
+		return "comm"
+	}
+	return ""
+}
+
+// Time returns the ns the rank spent in calls of rank-table column col
+// ("open/close", "read", "write", "seek", "sync", "meta", "mpi-io", "comm").
+func (r *RankRow) Time(col string) int64 {
+	return sumIf(r.Ops, func(o *OpRow) bool { return rankColumn(o) == col }, func(o *OpRow) int64 { return o.Total })
+}
+
+// IOTime is the rank's time in POSIX, metadata and MPI-IO calls (all but
+// communication and unknown ops), in ns. It is what the straggler rule
+// looks at.
+func (r *RankRow) IOTime() int64 {
+	return sumIf(r.Ops, func(o *OpRow) bool { c := rankColumn(o); return c != "" && c != "comm" }, func(o *OpRow) int64 { return o.Total })
+}
+
+// Bytes is the bytes the rank's data calls moved (POSIX and MPI-IO).
+func (r *RankRow) Bytes() int64 { return dataBytes(r.Ops, trace.DirNone) }
+
+// CommBytes is the bytes of the rank's communication calls.
+func (r *RankRow) CommBytes() int64 {
+	return sumIf(r.Ops, func(o *OpRow) bool { return o.Class == trace.ClassComm }, func(o *OpRow) int64 { return o.Bytes })
+}
+
+func isOpen(o *OpRow) bool {
+	return (o.Class == trace.ClassPOSIX && o.Family == "open") || o.Family == "MPI_File_open"
+}
+
+func isClose(o *OpRow) bool {
+	return (o.Class == trace.ClassPOSIX && o.Family == "close") || o.Family == "MPI_File_close"
+}
+
+func count(o *OpRow) int64 { return o.Count }
+
+// Opens is the number of open calls on the file (POSIX and MPI-IO),
+// failed ones included.
+func (f *FileRow) Opens() int64 { return sumIf(f.Ops, isOpen, count) }
+
+// Reads is the number of read calls on the file.
+func (f *FileRow) Reads() int64 {
+	return sumIf(f.Ops, func(o *OpRow) bool { return o.Dir == trace.DirRead }, count)
+}
+
+// Writes is the number of write calls on the file.
+func (f *FileRow) Writes() int64 {
+	return sumIf(f.Ops, func(o *OpRow) bool { return o.Dir == trace.DirWrite }, count)
+}
+
+// ReadBytes is the bytes read from the file.
+func (f *FileRow) ReadBytes() int64 { return dataBytes(f.Ops, trace.DirRead) }
+
+// WriteBytes is the bytes written to the file.
+func (f *FileRow) WriteBytes() int64 { return dataBytes(f.Ops, trace.DirWrite) }
+
+// Other is the number of calls on the file that neither open, close, read
+// nor write it: seeks, syncs, metadata calls, dups, set_view….
+func (f *FileRow) Other() int64 {
+	return sumIf(f.Ops, func(o *OpRow) bool { return o.Dir == trace.DirNone && !isOpen(o) && !isClose(o) }, count)
+}
+
+// Time is the ns spent in calls on the file, over all ranks.
+func (f *FileRow) Time() int64 { return sumTotal(f.Ops) }
+
+// Errors is the number of calls on the file that failed.
+func (f *FileRow) Errors() int64 {
+	return sumIf(f.Ops, func(*OpRow) bool { return true }, func(o *OpRow) int64 { return o.Errors })
+}
+
+// dataBytes sums the bytes of rows in direction dir (DirNone: both).
+func dataBytes(rows []*OpRow, dir trace.Dir) int64 {
+	return sumIf(rows, func(o *OpRow) bool {
+		return o.Dir != trace.DirNone && (dir == trace.DirNone || o.Dir == dir)
+	}, func(o *OpRow) int64 { return o.Bytes })
+}
+
+func sumTotal(rows []*OpRow) int64 {
+	return sumIf(rows, func(*OpRow) bool { return true }, func(o *OpRow) int64 { return o.Total })
+}
+
+func sumIf(rows []*OpRow, keep func(*OpRow) bool, val func(*OpRow) int64) int64 {
+	var s int64
+	for _, r := range rows {
+		if keep(r) {
+			s += val(r)
+		}
+	}
+	return s
+}
+
+// markStragglers flags the ranks the straggler rule picks.
+func markStragglers(rows []*RankRow) []uint32 {
+	if len(rows) < 3 {
+		return nil
+	}
+	times := make([]int64, len(rows))
+	for i, r := range rows {
+		times[i] = r.IOTime()
+	}
+	med := median(slices.Clone(times))
+	dev := make([]int64, len(times))
+	for i, t := range times {
+		dev[i] = max(t-med, med-t)
+	}
+	mad := median(dev)
+	var out []uint32
+	for i, r := range rows {
+		if isStraggler(times[i], med, mad) {
+			r.Straggler = true
+			out = append(out, r.Rank)
+		}
+	}
+	return out
+}
+
+// median of v (the mean of the middle two for an even count); v is
+// reordered.
+func median(v []int64) int64 {
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return v[n/2-1] + (v[n/2]-v[n/2-1])/2
 }

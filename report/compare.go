@@ -1,0 +1,183 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Comparison puts the op tables of two statistics side by side, such as
+// a trace (A) and the trace of its replay (B).
+type Comparison struct {
+	A, B  *Stats
+	Rows  []CompareRow // A's rows in A's order, then the rows only B has, in B's order
+	Total CompareRow   // the TOTAL lines
+}
+
+// CompareRow is one op in both statistics. A side without the op has an
+// empty row (count 0).
+type CompareRow struct {
+	Op   string
+	A, B *OpRow
+}
+
+// CountsMatch reports whether both sides made the same number of calls.
+func (r CompareRow) CountsMatch() bool { return r.A.Count == r.B.Count }
+
+// TimeRatio is B's total time over A's; ok is false when A's is 0.
+func (r CompareRow) TimeRatio() (ratio float64, ok bool) { return ratio64(r.B.Total, r.A.Total) }
+
+// DurationRatio is B's run time (latest end − earliest start) over A's;
+// ok is false when A's is 0.
+func (c *Comparison) DurationRatio() (ratio float64, ok bool) {
+	return ratio64(c.B.End-c.B.Start, c.A.End-c.A.Start)
+}
+
+// Mismatches lists the ops whose counts differ, in row order.
+func (c *Comparison) Mismatches() []string {
+	var out []string
+	for _, r := range c.Rows {
+		if !r.CountsMatch() {
+			out = append(out, r.Op)
+		}
+	}
+	return out
+}
+
+func ratio64(b, a int64) (float64, bool) {
+	if a == 0 {
+		return 0, false
+	}
+	return float64(b) / float64(a), true
+}
+
+// Compare matches the op rows of a and b by name. Both should come from
+// Compute with the same Options, or families and calls will not meet.
+func Compare(a, b *Stats) *Comparison {
+	c := &Comparison{A: a, B: b, Total: CompareRow{Op: "TOTAL", A: a.Total, B: b.Total}}
+	inB := map[string]*OpRow{}
+	for _, r := range b.Ops {
+		inB[r.Op] = r
+	}
+	seen := map[string]bool{}
+	for _, r := range a.Ops {
+		br := inB[r.Op]
+		if br == nil {
+			br = &OpRow{Op: r.Op, Family: r.Family, Class: r.Class, Dir: r.Dir, ranks: b.Ranks}
+		}
+		c.Rows = append(c.Rows, CompareRow{Op: r.Op, A: r, B: br})
+		seen[r.Op] = true
+	}
+	for _, r := range b.Ops {
+		if !seen[r.Op] {
+			ar := &OpRow{Op: r.Op, Family: r.Family, Class: r.Class, Dir: r.Dir, ranks: a.Ranks}
+			c.Rows = append(c.Rows, CompareRow{Op: r.Op, A: ar, B: r})
+		}
+	}
+	if c.Total.A == nil {
+		c.Total.A = Sum(a.Ops)
+	}
+	if c.Total.B == nil {
+		c.Total.B = Sum(b.Ops)
+	}
+	return c
+}
+
+var compareColumns = []column{
+	lcol("operation", "op"), rcol("count a", "count_a"), rcol("count b", "count_b"),
+	rcol("time a", "total_seconds_a"), rcol("time b", "total_seconds_b"), rcol("time b/a", "time_ratio"),
+	rcol("p50 a", "p50_seconds_a"), rcol("p50 b", "p50_seconds_b"),
+	rcol("MB/s a", "bandwidth_mb_s_a"), rcol("MB/s b", "bandwidth_mb_s_b"), lcol("", "counts_match"),
+}
+
+func compareCells(r CompareRow) []cell {
+	ratio, ok := r.TimeRatio()
+	flag := cell{"", "true"}
+	if !r.CountsMatch() {
+		flag = cell{"count mismatch", "false"}
+	}
+	return []cell{str(r.Op), num(r.A.Count), num(r.B.Count), nsCell(r.A.Total), nsCell(r.B.Total), ratioCell(ratio, ok),
+		nsCell(r.A.Lat.Quantile(0.5)), nsCell(r.B.Lat.Quantile(0.5)), mbsCell(r.A.Bandwidth()), mbsCell(r.B.Bandwidth()), flag}
+}
+
+// RenderCompare writes c in format ("text", "csv", "json", "markdown"):
+// a row per op with both counts (mismatches flagged), both total times
+// and their ratio b/a, both medians and bandwidths; a TOTAL line; and the
+// ratio of the run times.
+func RenderCompare(w io.Writer, c *Comparison, format string) error {
+	if format == "json" {
+		return writeJSON(w, compareJSON(c))
+	}
+	t := table{cols: compareColumns}
+	for _, r := range c.Rows {
+		t.rows = append(t.rows, compareCells(r))
+	}
+	t.rows = append(t.rows, compareCells(c.Total))
+	if m := c.Mismatches(); len(m) > 0 {
+		t.notes = append(t.notes, fmt.Sprintf("Counts differ in %d %s: %s", len(m), plural(int64(len(m)), "row"), strings.Join(m, " ")))
+	} else {
+		t.notes = append(t.notes, "All counts match.")
+	}
+	side := func(name string, s *Stats) string {
+		return fmt.Sprintf("%s: %d ranks, %d events, %s", name, s.Ranks, s.Events, HumanDuration(s.End-s.Start))
+	}
+	head := side("a", c.A) + "\n" + side("b", c.B)
+	if r, ok := c.DurationRatio(); ok {
+		head += fmt.Sprintf("\nrun time b/a: %.2f", r)
+	}
+	return writeTables(w, []table{t}, head, format)
+}
+
+type jsonSide struct {
+	Ranks    int     `json:"ranks"`
+	Events   int64   `json:"events"`
+	Duration float64 `json:"duration_seconds"`
+}
+
+type jsonCompareRow struct {
+	Op          string   `json:"op"`
+	CountA      int64    `json:"count_a"`
+	CountB      int64    `json:"count_b"`
+	CountsMatch bool     `json:"counts_match"`
+	TotalA      float64  `json:"total_seconds_a"`
+	TotalB      float64  `json:"total_seconds_b"`
+	TimeRatio   *float64 `json:"time_ratio"`
+	P50A        float64  `json:"p50_seconds_a"`
+	P50B        float64  `json:"p50_seconds_b"`
+	BandwidthA  float64  `json:"bandwidth_mb_s_a"`
+	BandwidthB  float64  `json:"bandwidth_mb_s_b"`
+}
+
+type jsonCompare struct {
+	A             jsonSide         `json:"a"`
+	B             jsonSide         `json:"b"`
+	DurationRatio *float64         `json:"duration_ratio"`
+	CountsMatch   bool             `json:"counts_match"`
+	Mismatches    []string         `json:"mismatches"`
+	Ops           []jsonCompareRow `json:"ops"`
+	Total         jsonCompareRow   `json:"total"`
+}
+
+func optRatio(r float64, ok bool) *float64 {
+	if !ok {
+		return nil
+	}
+	return &r
+}
+
+func compareJSON(c *Comparison) jsonCompare {
+	row := func(r CompareRow) jsonCompareRow {
+		return jsonCompareRow{Op: r.Op, CountA: r.A.Count, CountB: r.B.Count, CountsMatch: r.CountsMatch(),
+			TotalA: float64(r.A.Total) / 1e9, TotalB: float64(r.B.Total) / 1e9, TimeRatio: optRatio(r.TimeRatio()),
+			P50A: float64(r.A.Lat.Quantile(0.5)) / 1e9, P50B: float64(r.B.Lat.Quantile(0.5)) / 1e9,
+			BandwidthA: r.A.Bandwidth(), BandwidthB: r.B.Bandwidth()}
+	}
+	side := func(s *Stats) jsonSide { return jsonSide{Ranks: s.Ranks, Events: s.Events, Duration: s.Duration()} }
+	m := c.Mismatches()
+	js := jsonCompare{A: side(c.A), B: side(c.B), DurationRatio: optRatio(c.DurationRatio()),
+		CountsMatch: len(m) == 0, Mismatches: append([]string{}, m...), Ops: []jsonCompareRow{}, Total: row(c.Total)}
+	for _, r := range c.Rows {
+		js.Ops = append(js.Ops, row(r))
+	}
+	return js
+}

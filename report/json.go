@@ -1,0 +1,148 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// The JSON shapes. Field names are stable: scripts depend on them
+// (JSON.md describes every one).
+
+type jsonOp struct {
+	Op         string  `json:"op"`
+	Class      string  `json:"class"`
+	Count      int64   `json:"count"`
+	Bytes      int64   `json:"bytes"`
+	Errors     int64   `json:"errors"`
+	Total      float64 `json:"total_seconds"`
+	AvgPerRank float64 `json:"avg_seconds_per_rank"`
+	Bandwidth  float64 `json:"bandwidth_mb_s"`
+	Min        float64 `json:"min_seconds"`
+	P50        float64 `json:"p50_seconds"`
+	P99        float64 `json:"p99_seconds"`
+	Max        float64 `json:"max_seconds"`
+}
+
+type jsonSize struct {
+	Op      string `json:"op"`
+	Size    *int64 `json:"size,omitempty"`
+	SizeMin *int64 `json:"size_min,omitempty"`
+	SizeMax *int64 `json:"size_max,omitempty"`
+	Count   int64  `json:"count"`
+}
+
+type jsonRank struct {
+	Rank      uint32             `json:"rank"`
+	Events    int64              `json:"events"`
+	Start     float64            `json:"start_seconds"`
+	End       float64            `json:"end_seconds"`
+	Seconds   map[string]float64 `json:"seconds"`
+	IOSeconds float64            `json:"io_seconds"`
+	Bytes     int64              `json:"bytes"`
+	CommBytes int64              `json:"comm_bytes"`
+	Straggler bool               `json:"straggler"`
+}
+
+type jsonFile struct {
+	Path       string  `json:"path"`
+	Ranks      int     `json:"ranks"`
+	Opens      int64   `json:"opens"`
+	Reads      int64   `json:"reads"`
+	ReadBytes  int64   `json:"read_bytes"`
+	Writes     int64   `json:"writes"`
+	WriteBytes int64   `json:"write_bytes"`
+	Other      int64   `json:"other"`
+	Errors     int64   `json:"errors"`
+	Seconds    float64 `json:"seconds"`
+}
+
+type jsonRegion struct {
+	Label      string   `json:"label"`
+	Count      int64    `json:"count"`
+	Ranks      int      `json:"ranks"`
+	Seconds    float64  `json:"seconds"`
+	AvgPerRank float64  `json:"avg_seconds_per_rank"`
+	Wall       float64  `json:"wall_seconds"`
+	Ops        []jsonOp `json:"ops"`
+	Total      jsonOp   `json:"total"`
+}
+
+type jsonStats struct {
+	Ranks      int           `json:"ranks"`
+	Events     int64         `json:"events"`
+	Duration   float64       `json:"duration_seconds"`
+	Start      float64       `json:"start_seconds"`
+	End        float64       `json:"end_seconds"`
+	Ops        []jsonOp      `json:"ops"`
+	Total      jsonOp        `json:"total"`
+	Sizes      []jsonSize    `json:"sizes"`
+	ByRank     *[]jsonRank   `json:"by_rank,omitempty"`
+	Stragglers *[]uint32     `json:"stragglers,omitempty"`
+	Files      *[]jsonFile   `json:"files,omitempty"`
+	Regions    *[]jsonRegion `json:"regions,omitempty"`
+}
+
+func opJSON(r *OpRow) jsonOp {
+	return jsonOp{Op: r.Op, Class: r.Class.String(), Count: r.Count, Bytes: r.Bytes, Errors: r.Errors,
+		Total: float64(r.Total) / 1e9, AvgPerRank: r.AvgPerRank(), Bandwidth: r.Bandwidth(),
+		Min: float64(r.Lat.Min()) / 1e9, P50: float64(r.Lat.Quantile(0.5)) / 1e9,
+		P99: float64(r.Lat.Quantile(0.99)) / 1e9, Max: float64(r.Lat.Max()) / 1e9}
+}
+
+func opsJSON(rows []*OpRow) []jsonOp {
+	out := make([]jsonOp, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, opJSON(r))
+	}
+	return out
+}
+
+// statsJSON is the JSON of view: the op and size tables always, and the
+// view's own table.
+func statsJSON(s *Stats, view string) jsonStats {
+	js := jsonStats{Ranks: s.Ranks, Events: s.Events, Duration: s.Duration(), Start: float64(s.Start) / 1e9,
+		End: float64(s.End) / 1e9, Ops: opsJSON(s.Ops), Total: opJSON(s.Total), Sizes: []jsonSize{}}
+	for _, r := range s.Sizes {
+		if r.Exact() {
+			js.Sizes = append(js.Sizes, jsonSize{Op: r.Op, Size: &r.Min, Count: r.Count})
+		} else {
+			js.Sizes = append(js.Sizes, jsonSize{Op: r.Op, SizeMin: &r.Min, SizeMax: &r.Max, Count: r.Count})
+		}
+	}
+	switch view {
+	case "rank":
+		ranks, strag := []jsonRank{}, append([]uint32{}, s.Stragglers...)
+		for _, r := range s.ByRank {
+			jr := jsonRank{Rank: r.Rank, Events: r.Events, Start: float64(r.Start) / 1e9, End: float64(r.End) / 1e9,
+				Seconds: map[string]float64{}, IOSeconds: float64(r.IOTime()) / 1e9, Bytes: r.Bytes(),
+				CommBytes: r.CommBytes(), Straggler: r.Straggler}
+			for _, c := range rankColumns {
+				jr.Seconds[c] = float64(r.Time(c)) / 1e9
+			}
+			ranks = append(ranks, jr)
+		}
+		js.ByRank, js.Stragglers = &ranks, &strag
+	case "file":
+		files := []jsonFile{}
+		for _, f := range s.Files {
+			files = append(files, jsonFile{Path: f.Path, Ranks: f.Ranks, Opens: f.Opens(), Reads: f.Reads(),
+				ReadBytes: f.ReadBytes(), Writes: f.Writes(), WriteBytes: f.WriteBytes(), Other: f.Other(),
+				Errors: f.Errors(), Seconds: float64(f.Time()) / 1e9})
+		}
+		js.Files = &files
+	case "region":
+		regs := []jsonRegion{}
+		for _, r := range s.Regions {
+			regs = append(regs, jsonRegion{Label: r.Label, Count: r.Count, Ranks: r.Ranks, Seconds: float64(r.Time) / 1e9,
+				AvgPerRank: r.AvgPerRank(), Wall: float64(r.Wall) / 1e9, Ops: opsJSON(r.Ops), Total: opJSON(Sum(r.Ops))})
+		}
+		js.Regions = &regs
+	}
+	return js
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
