@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/script"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	commands = append(commands, newFmtCmd)
+	// Every command that reads a trace reads pattern scripts too.
+	scriptOpener = script.Open
+}
+
+func newFmtCmd() *cobra.Command {
+	var write, list, check bool
+	c := &cobra.Command{
+		Use:   "fmt [-w] [-l] [--check] [FILE.iop|DIR…]",
+		Short: "Format pattern scripts canonically",
+		Long: `fmt prints pattern scripts (.iop, docs/SCRIPT.md) in their canonical form:
+one statement per line, blocks indented by four spaces, one space around
+binary operators, command arguments in a fixed order, comments kept, runs of
+empty lines shortened to one. Formatting is idempotent. A directory stands for
+the .iop files under it; no argument reads standard input.
+
+  -w  write the result back to each file that changes, instead of printing it
+  -l  list the files whose formatting differs, instead of printing them
+
+With --check fmt also runs the checks a script passes before it is expanded
+(names, types, groups, handles, constant sizes) and reports every problem.
+Problems print as "file:line:col: message"; fmt exits with status 1 if any
+script has one.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				if write {
+					return fmt.Errorf("-w needs files to write")
+				}
+				src, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				return fmtOne(cmd, "<stdin>", src, false, list, check)
+			}
+			names, err := scriptFiles(args)
+			if err != nil {
+				return err
+			}
+			bad := 0
+			for _, name := range names {
+				src, err := os.ReadFile(name)
+				if err == nil {
+					err = fmtOne(cmd, name, src, write, list, check)
+				}
+				if err != nil {
+					var ee cli.ExitError
+					if !errors.As(err, &ee) {
+						fmt.Fprintln(cmd.ErrOrStderr(), err)
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				return cli.ExitError{Code: 1}
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVarP(&write, "write", "w", false, "write the result to the file instead of standard output")
+	c.Flags().BoolVarP(&list, "list", "l", false, "list the files whose formatting differs")
+	c.Flags().BoolVar(&check, "check", false, "also check names, types, groups and handles")
+	return c
+}
+
+// fmtOne formats one script. Problems in it are printed here, one line
+// each, and reported as an ExitError.
+func fmtOne(cmd *cobra.Command, name string, src []byte, write, list, check bool) error {
+	f, err := script.Parse(name, src)
+	if err == nil && check {
+		_, err = script.Check(f)
+	}
+	if err != nil {
+		var el script.ErrorList
+		if errors.As(err, &el) {
+			fmt.Fprint(cmd.ErrOrStderr(), el.Lines())
+			return cli.ExitError{Code: 1}
+		}
+		return err
+	}
+	out := script.Format(f)
+	changed := !bytes.Equal(out, src)
+	if list {
+		if changed {
+			fmt.Fprintln(cmd.OutOrStdout(), name)
+		}
+	}
+	if write {
+		if changed {
+			return writeKeepingMode(name, out)
+		}
+		return nil
+	}
+	if !list {
+		_, err = cmd.OutOrStdout().Write(out)
+	}
+	return err
+}
+
+// writeKeepingMode replaces name with data through a temporary file in the
+// same directory, so that a failure leaves the old file whole.
+func writeKeepingMode(name string, data []byte) error {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), ".fmt-*.iop")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), fi.Mode().Perm())
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), name)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", name, werr)
+	}
+	return nil
+}
+
+// scriptFiles expands directories into the .iop files under them.
+func scriptFiles(args []string) ([]string, error) {
+	var names []string
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			names = append(names, a)
+			continue
+		}
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(p, ".iop") {
+				names = append(names, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}

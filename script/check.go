@@ -1,0 +1,1172 @@
+package script
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Program is a checked script, ready to be instantiated (Instantiate) or
+// expanded (Expand). It is immutable and safe for concurrent use.
+type Program struct {
+	name     string
+	params   []*cParam
+	groups   []*cGroup
+	body     []cstmt
+	nslots   int
+	nhandles int
+	nsites   int
+}
+
+// Name returns the file name of the script.
+func (p *Program) Name() string { return p.name }
+
+// ParamInfo describes a script parameter.
+type ParamInfo struct {
+	Name    string
+	Type    Type
+	Default string // the default expression as written
+	Pos     Pos
+}
+
+// Params lists the script's parameters in declaration order.
+func (p *Program) Params() []ParamInfo {
+	var out []ParamInfo
+	for _, pa := range p.params {
+		out = append(out, ParamInfo{Name: pa.name, Type: pa.typ, Default: FormatExpr(pa.def), Pos: pa.pos})
+	}
+	return out
+}
+
+// GroupNames lists the script's groups in declaration order.
+func (p *Program) GroupNames() []string {
+	var out []string
+	for _, g := range p.groups {
+		out = append(out, g.name)
+	}
+	return out
+}
+
+type cParam struct {
+	name string
+	pos  Pos
+	typ  Type
+	def  Expr
+	x    cexpr
+	slot int
+}
+
+type cGroup struct {
+	name string
+	pos  Pos
+	size *cexpr // nil: a share of the rest
+}
+
+// Load reads, parses and checks a script file.
+func Load(path string) (*Program, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Compile(path, src)
+}
+
+// Compile parses and checks a script.
+func Compile(name string, src []byte) (*Program, error) {
+	f, err := Parse(name, src)
+	if err != nil {
+		return nil, err
+	}
+	return Check(f)
+}
+
+// Check runs the semantic checks on a parsed script — names, types,
+// groups, constant sizes, handles — and returns the program. Every problem
+// found is in the returned ErrorList, in script order.
+func Check(f *File) (*Program, error) {
+	c := &compiler{file: f.Name, prog: &Program{name: f.Name}}
+	c.scope = &scope{syms: map[string]*symbol{}}
+	c.predeclare()
+	c.scope = &scope{parent: c.scope, syms: map[string]*symbol{}}
+	c.hst = map[int]hstate{}
+	var body []Stmt
+	for _, s := range f.Stmts {
+		switch s := s.(type) {
+		case *ParamStmt:
+			c.param(s)
+		case *GroupStmt:
+			c.group(s)
+		default:
+			body = append(body, s)
+		}
+	}
+	c.prog.body = c.stmts(body)
+	c.prog.nslots = c.nslots
+	c.prog.nhandles = c.nhandles
+	c.prog.nsites = c.nsites
+	if err := c.errs.err(); err != nil {
+		return nil, err
+	}
+	return c.prog, nil
+}
+
+type symKind uint8
+
+const (
+	symConst symKind = iota
+	symBuiltin
+	symParam
+	symGroup
+	symVar
+	symLoop
+	symHandle
+)
+
+type symbol struct {
+	name  string
+	kind  symKind
+	typ   Type
+	slot  int // value slot (params, variables, loop variables); handle index
+	pos   Pos
+	cval  int64 // constants
+	which int   // builtins: which; groups: index
+}
+
+type scope struct {
+	parent *scope
+	syms   map[string]*symbol
+}
+
+func (s *scope) lookup(name string) *symbol {
+	for ; s != nil; s = s.parent {
+		if sym := s.syms[name]; sym != nil {
+			return sym
+		}
+	}
+	return nil
+}
+
+// Built-in values.
+const (
+	bRank = iota
+	bNranks
+	bGrank
+	bGsize
+)
+
+// Constants every script sees.
+var constants = func() map[string]int64 {
+	m := map[string]int64{
+		"any":      -1,
+		"O_RDONLY": trace.ORdonly, "O_WRONLY": trace.OWronly, "O_RDWR": trace.ORdwr,
+		"O_CREAT": trace.OCreat, "O_EXCL": trace.OExcl, "O_TRUNC": trace.OTrunc,
+		"O_APPEND": trace.OAppend, "O_DIRECT": trace.ODirect, "O_SYNC": trace.OSync,
+		"O_DSYNC": trace.ODsync, "O_NOATIME": 0x40000, "O_CLOEXEC": 0x80000,
+		"O_LARGEFILE": 0x8000, "O_DIRECTORY": 0x10000, "O_NOFOLLOW": 0x20000, "O_NONBLOCK": 0x800,
+		"MPI_MODE_CREATE": trace.MPIModeCreate, "MPI_MODE_RDONLY": trace.MPIModeRdonly,
+		"MPI_MODE_WRONLY": trace.MPIModeWronly, "MPI_MODE_RDWR": trace.MPIModeRdwr,
+		"MPI_MODE_DELETE_ON_CLOSE": 16, "MPI_MODE_UNIQUE_OPEN": 32,
+		"MPI_MODE_EXCL": trace.MPIModeExcl, "MPI_MODE_APPEND": trace.MPIModeAppend,
+		"MPI_MODE_SEQUENTIAL": 256,
+	}
+	return m
+}()
+
+// hstate is what the checker knows about a handle at a point of the
+// script.
+type hstate struct {
+	st  uint8 // 0 unknown, 1 open, 2 closed
+	pos Pos   // where it was opened or closed
+}
+
+const (
+	hUnknown = iota
+	hOpen
+	hClosed
+)
+
+type compiler struct {
+	file     string
+	prog     *Program
+	errs     ErrorList
+	scope    *scope
+	nslots   int
+	nhandles int
+	nsites   int
+	hst      map[int]hstate // by handle index
+	onGroup  *symbol        // group of the innermost enclosing on
+	inParam  string         // "param" or "group size" while compiling those
+}
+
+func (c *compiler) errorf(pos Pos, format string, args ...any) {
+	if len(c.errs) >= 50 {
+		return
+	}
+	c.errs = append(c.errs, &Error{File: c.file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *compiler) predeclare() {
+	add := func(s *symbol) { c.scope.syms[s.name] = s }
+	for name, v := range constants {
+		add(&symbol{name: name, kind: symConst, typ: TInt, cval: v})
+	}
+	add(&symbol{name: "true", kind: symConst, typ: TBool, cval: 1})
+	add(&symbol{name: "false", kind: symConst, typ: TBool, cval: 0})
+	for name, b := range map[string]int{"rank": bRank, "nranks": bNranks, "grank": bGrank, "gsize": bGsize} {
+		add(&symbol{name: name, kind: symBuiltin, typ: TInt, which: b})
+	}
+}
+
+// declare adds a name to the innermost scope. Names never shadow: a name
+// visible from here cannot be declared again.
+func (c *compiler) declare(id *Ident, kind symKind, typ Type) *symbol {
+	if old := c.scope.lookup(id.Name); old != nil {
+		switch old.kind {
+		case symConst, symBuiltin:
+			c.errorf(id.Pos, "%s is predeclared and cannot be declared again", id.Name)
+		default:
+			c.errorf(id.Pos, "%s is already declared (at %s); pick another name", id.Name, old.pos)
+		}
+	}
+	s := &symbol{name: id.Name, kind: kind, typ: typ, pos: id.Pos}
+	switch kind {
+	case symHandle:
+		s.slot = c.nhandles
+		c.nhandles++
+	case symGroup:
+	default:
+		s.slot = c.nslots
+		c.nslots++
+	}
+	c.scope.syms[id.Name] = s
+	return s
+}
+
+func (c *compiler) push() { c.scope = &scope{parent: c.scope, syms: map[string]*symbol{}} }
+func (c *compiler) pop()  { c.scope = c.scope.parent }
+
+func (c *compiler) param(s *ParamStmt) {
+	c.inParam = "a param default"
+	x := c.expr(s.Value)
+	c.inParam = ""
+	if x.typ == TGroup {
+		c.errorf(s.Value.Start(), "a param cannot be a group")
+	}
+	sym := c.declare(s.Name, symParam, x.typ)
+	c.prog.params = append(c.prog.params, &cParam{name: s.Name.Name, pos: s.Name.Pos, typ: x.typ, def: s.Value, x: x, slot: sym.slot})
+}
+
+func (c *compiler) group(s *GroupStmt) {
+	g := &cGroup{name: s.Name.Name, pos: s.Name.Pos}
+	if s.Size != nil {
+		c.inParam = "a group size"
+		x := c.expr(s.Size)
+		c.inParam = ""
+		c.want(x, TInt, s.Size.Start(), "a group size")
+		if x.isConst && x.ci < 0 {
+			c.errorf(s.Size.Start(), "group size must not be negative, got %d", x.ci)
+		}
+		g.size = &x
+	}
+	sym := c.declare(s.Name, symGroup, TGroup)
+	sym.which = len(c.prog.groups)
+	c.prog.groups = append(c.prog.groups, g)
+}
+
+// want reports an error unless x has type t. what names the value.
+func (c *compiler) want(x cexpr, t Type, pos Pos, what string) bool {
+	if x.typ == t || x.typ == TInvalid {
+		return x.typ == t
+	}
+	hint := ""
+	switch {
+	case t == TDuration && x.typ == TInt:
+		hint = " (write a unit: 10s, 500ms, 20us)"
+	case t == TInt && x.typ == TDuration:
+		hint = " (divide by a unit to count them: d / 1ms)"
+	case t == TBool && x.typ == TInt:
+		hint = " (compare it: x != 0)"
+	}
+	c.errorf(pos, "%s must be %s, got %s%s", what, article(t), article(x.typ), hint)
+	return false
+}
+
+func article(t Type) string {
+	switch t {
+	case TInt:
+		return "an int"
+	case TInvalid:
+		return "an invalid value"
+	case TMPIHandle:
+		return "an MPI file handle"
+	}
+	return "a " + t.String()
+}
+
+// Statements.
+
+type cstmt interface{}
+
+type cLet struct {
+	slot int
+	x    cexpr
+}
+
+type cIf struct {
+	cond      cexpr
+	then, els []cstmt
+}
+
+type cRepeat struct {
+	pos     Pos
+	forTime bool
+	count   cexpr
+	slot    int // loop variable, -1 none
+	body    []cstmt
+}
+
+type cOn struct {
+	group int
+	body  []cstmt
+}
+
+type cTime struct {
+	label cexpr
+	site  int
+	body  []cstmt
+}
+
+func (c *compiler) stmts(ss []Stmt) []cstmt {
+	var out []cstmt
+	for _, s := range ss {
+		if cs := c.stmt(s); cs != nil {
+			out = append(out, cs)
+		}
+	}
+	return out
+}
+
+func (c *compiler) block(b *Block, pre func()) []cstmt {
+	c.push()
+	defer c.pop()
+	if pre != nil {
+		pre()
+	}
+	return c.stmts(b.Stmts)
+}
+
+func copyH(m map[int]hstate) map[int]hstate {
+	n := make(map[int]hstate, len(m))
+	for k, v := range m {
+		n[k] = v
+	}
+	return n
+}
+
+// mergeH is what is known after either of two paths.
+func mergeH(a, b map[int]hstate) map[int]hstate {
+	out := map[int]hstate{}
+	for k, v := range a {
+		if w, ok := b[k]; ok && w.st == v.st {
+			out[k] = v
+		} else {
+			out[k] = hstate{}
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out[k] = hstate{}
+		}
+	}
+	return out
+}
+
+func (c *compiler) stmt(s Stmt) cstmt {
+	switch s := s.(type) {
+	case *ParamStmt, *GroupStmt:
+		c.errorf(s.info().Pos, "declarations must come first") // the parser prevents it
+		return nil
+	case *LetStmt:
+		x := c.expr(s.Value)
+		switch x.typ {
+		case THandle, TMPIHandle:
+			c.errorf(s.Value.Start(), "a file handle cannot be copied; use the name it was opened as")
+		case TGroup:
+			c.errorf(s.Value.Start(), "a group cannot be stored in a variable")
+		}
+		sym := c.declare(s.Name, symVar, x.typ)
+		return &cLet{slot: sym.slot, x: x}
+	case *AssignStmt:
+		sym := c.scope.lookup(s.Name.Name)
+		x := c.expr(s.Value)
+		if sym == nil {
+			c.errorf(s.Name.Pos, "undefined: %s (declare it with let %s = …)", s.Name.Name, s.Name.Name)
+			return nil
+		}
+		if sym.kind != symVar {
+			c.errorf(s.Name.Pos, "cannot assign to %s: it is %s (only let variables can change)", s.Name.Name, kindName(sym))
+			return nil
+		}
+		c.want(x, sym.typ, s.Value.Start(), "the value assigned to "+sym.name)
+		return &cLet{slot: sym.slot, x: x}
+	case *IfStmt:
+		return c.ifStmt(s)
+	case *RepeatStmt:
+		r := &cRepeat{pos: s.Pos, forTime: s.For, slot: -1}
+		r.count = c.expr(s.Count)
+		if s.For {
+			c.want(r.count, TDuration, s.Count.Start(), "the duration of repeat for")
+		} else {
+			c.want(r.count, TInt, s.Count.Start(), "a repeat count")
+		}
+		if r.count.isConst && r.count.ci < 0 {
+			c.errorf(s.Count.Start(), "repeat count must not be negative, got %d", r.count.ci)
+		}
+		before := copyH(c.hst)
+		r.body = c.block(s.Body, func() {
+			if s.As != nil {
+				r.slot = c.declare(s.As, symLoop, TInt).slot
+			}
+		})
+		c.hst = mergeH(before, c.hst)
+		return r
+	case *OnStmt:
+		sym := c.scope.lookup(s.Group.Name)
+		o := &cOn{}
+		switch {
+		case sym == nil:
+			c.errorf(s.Group.Pos, "undefined group %s (declare it at the top: group %s = SIZE)", s.Group.Name, s.Group.Name)
+		case sym.kind != symGroup:
+			c.errorf(s.Group.Pos, "%s is not a group, it is %s", s.Group.Name, kindName(sym))
+			sym = nil
+		case c.onGroup != nil && c.onGroup != sym:
+			c.errorf(s.Pos, "on %s inside on %s never runs: groups are disjoint", sym.name, c.onGroup.name)
+		}
+		if sym != nil {
+			o.group = sym.which
+		}
+		outer := c.onGroup
+		if sym != nil {
+			c.onGroup = sym
+		}
+		before := copyH(c.hst)
+		o.body = c.block(s.Body, nil)
+		c.hst = mergeH(before, c.hst)
+		c.onGroup = outer
+		return o
+	case *TimeStmt:
+		t := &cTime{label: c.expr(s.Label), site: c.site()}
+		c.want(t.label, TString, s.Label.Start(), "a time label")
+		t.body = c.block(s.Body, nil)
+		return t
+	case *CommandStmt:
+		return c.command(s)
+	}
+	return nil
+}
+
+func (c *compiler) ifStmt(s *IfStmt) cstmt {
+	n := &cIf{cond: c.expr(s.Cond)}
+	c.want(n.cond, TBool, s.Cond.Start(), "an if condition")
+	before := copyH(c.hst)
+	n.then = c.block(s.Then, nil)
+	afterThen := c.hst
+	c.hst = copyH(before)
+	switch {
+	case s.ElseIf != nil:
+		n.els = []cstmt{c.ifStmt(s.ElseIf)}
+	case s.Else != nil:
+		n.els = c.block(s.Else, nil)
+	}
+	c.hst = mergeH(afterThen, c.hst)
+	return n
+}
+
+func kindName(s *symbol) string {
+	switch s.kind {
+	case symConst:
+		return "a constant"
+	case symBuiltin:
+		return "a built-in value"
+	case symParam:
+		return "a param"
+	case symGroup:
+		return "a group"
+	case symLoop:
+		return "a loop variable"
+	case symHandle:
+		return "a file handle"
+	}
+	return "a variable"
+}
+
+func (c *compiler) site() int {
+	c.nsites++
+	return c.nsites - 1
+}
+
+// Commands.
+
+type cmdOp uint8
+
+const (
+	opReadPath cmdOp = iota
+	opWritePath
+	opAppend
+	opCreate
+	opDelete
+	opRename
+	opLookup
+	opStatPath
+	opMkdir
+	opRmdir
+	opTruncPath
+	opOpen
+	opReadFD
+	opWriteFD
+	opStatFD
+	opTruncFD
+	opSeekFD
+	opSyncFD
+	opDatasync
+	opCloseFD
+	opMPIOpen
+	opMPIRead
+	opMPIWrite
+	opMPISeek
+	opMPISync
+	opMPITrunc
+	opMPIClose
+	opMPIView
+	opBarrier
+	opBcast
+	opReduce
+	opGather
+	opScatter
+	opAllreduce
+	opAllgather
+	opAlltoall
+	opSend
+	opRecv
+	opSleep
+	opMark
+)
+
+type cCmd struct {
+	pos    Pos
+	name   string
+	op     cmdOp
+	path   *cexpr // path operand (or the label of mark)
+	n      *cexpr // byte count of communication; duration of sleep
+	h      int    // handle index of a handle operand or of "as"
+	hPos   Pos
+	hName  string
+	args   map[string]*cexpr
+	whence int32
+	all    bool
+	shared bool
+	order  bool
+	self   bool
+	site   int // path cache
+	site2  int // rename target cache
+}
+
+func (cm *cCmd) arg(key string) *cexpr { return cm.args[key] }
+
+var collectiveCmd = map[string]trace.Op{
+	"barrier": trace.OpMPIBarrier, "bcast": trace.OpMPIBcast, "reduce": trace.OpMPIReduce,
+	"gather": trace.OpMPIGather, "scatter": trace.OpMPIScatter, "allreduce": trace.OpMPIAllreduce,
+	"allgather": trace.OpMPIAllgather, "alltoall": trace.OpMPIAlltoall,
+}
+
+var commOps = map[string]cmdOp{
+	"barrier": opBarrier, "bcast": opBcast, "reduce": opReduce, "gather": opGather,
+	"scatter": opScatter, "allreduce": opAllreduce, "allgather": opAllgather, "alltoall": opAlltoall,
+	"send": opSend, "recv": opRecv,
+}
+
+func (c *compiler) command(s *CommandStmt) cstmt {
+	spec := commands[s.Name]
+	if spec == nil {
+		c.errorf(s.Pos, "unknown command %q", s.Name)
+		return nil
+	}
+	cm := &cCmd{pos: s.Pos, name: s.Name, h: -1, args: map[string]*cexpr{}, site: c.site(), site2: -1}
+	// The operand.
+	opType := TInvalid
+	if spec.operand != nil && s.Operand == nil {
+		c.errorf(s.Pos, "%s needs %s: %s", s.Name, spec.opWhat, spec.synopsis)
+		return nil
+	}
+	if spec.operand == nil && s.Operand != nil {
+		c.errorf(s.Operand.Start(), "%s takes no operand: %s", s.Name, spec.synopsis)
+		return nil
+	}
+	var hsym *symbol
+	if s.Operand != nil {
+		if id, ok := s.Operand.(*Ident); ok {
+			if sym := c.scope.lookup(id.Name); sym != nil && sym.kind == symHandle {
+				hsym = sym
+			}
+		}
+		if hsym != nil {
+			opType = hsym.typ
+			cm.h, cm.hPos, cm.hName = hsym.slot, s.Operand.Start(), hsym.name
+		} else {
+			x := c.expr(s.Operand)
+			opType = x.typ
+			switch x.typ {
+			case TString:
+				cm.path = &x
+			default:
+				cm.n = &x
+			}
+		}
+		ok := opType == TInvalid
+		for _, t := range spec.operand {
+			ok = ok || t == opType
+		}
+		if !ok {
+			hint := ""
+			if opType == THandle && s.Name == "view" {
+				hint = fmt.Sprintf(" (%s was opened with open; views need mpiopen)", hsym.name)
+			}
+			c.errorf(s.Operand.Start(), "%s needs %s, got %s%s", s.Name, spec.opWhat, article(opType), hint)
+			return nil
+		}
+	}
+	// Keyword arguments.
+	for _, a := range s.Args {
+		as := spec.arg(a.Key)
+		if as == nil {
+			c.errorf(a.Pos, "%s takes no '%s': %s", s.Name, a.Key, spec.synopsis)
+			continue
+		}
+		switch as.kind {
+		case argExpr:
+			if a.Value == nil {
+				c.errorf(a.Pos, "'%s' needs a value", a.Key)
+				continue
+			}
+			x := c.expr(a.Value)
+			c.want(x, as.typ, a.Value.Start(), fmt.Sprintf("the %s of %s", as.what, s.Name))
+			if x.isConst && x.ci < 0 && x.typ == TInt && nonNegative(s.Name, a.Key) {
+				c.errorf(a.Value.Start(), "%s must not be negative, got %d", as.what, x.ci)
+			}
+			cm.args[a.Key] = &x
+		case argWord:
+			switch a.Word {
+			case "start":
+				cm.whence = 0
+			case "current":
+				cm.whence = 1
+			case "end":
+				cm.whence = 2
+			}
+		case argFlag:
+			switch a.Key {
+			case "all":
+				cm.all = true
+			case "shared":
+				cm.shared = true
+			case "ordered":
+				cm.order = true
+			case "self":
+				cm.self = true
+			}
+		}
+	}
+	for _, as := range spec.args {
+		if as.required && s.Arg(as.key) == nil {
+			c.errorf(s.Pos, "%s needs '%s': %s", s.Name, as.key, spec.synopsis)
+			return nil
+		}
+	}
+	if cm.n != nil && cm.n.isConst && cm.n.ci < 0 {
+		c.errorf(s.Operand.Start(), "%s must not be negative, got %s", spec.opWhat, fmtConst(*cm.n))
+	}
+	c.selectOp(s, cm, opType, hsym)
+	return cm
+}
+
+// nonNegative reports whether a command's argument must be ≥ 0 (tags,
+// roots and peers may be any, -1; seek offsets may be negative).
+func nonNegative(cmd, key string) bool {
+	switch key {
+	case "tag", "from", "root":
+		return false
+	case "to":
+		return cmd != "seek" && cmd != "send"
+	}
+	return true
+}
+
+func fmtConst(x cexpr) string {
+	if x.typ == TDuration {
+		return FormatDuration(x.ci)
+	}
+	return fmt.Sprint(x.ci)
+}
+
+// selectOp picks the call a command makes from its operand's type, and
+// checks the combinations of arguments.
+func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol) {
+	mpiOnly := func(flags ...string) {
+		for _, f := range flags {
+			if s.Arg(f) != nil {
+				what := "a path"
+				if opType == THandle {
+					what = "a POSIX file handle"
+				}
+				c.errorf(s.Arg(f).Pos, "'%s' needs an MPI file handle (opened with mpiopen), not %s", f, what)
+			}
+		}
+	}
+	useHandle := func() {
+		if hsym == nil {
+			return
+		}
+		st := c.hst[hsym.slot]
+		if st.st == hClosed {
+			c.errorf(cm.hPos, "%s is used after it was closed (at %s)", hsym.name, st.pos)
+		}
+	}
+	switch s.Name {
+	case "read", "write":
+		read := s.Name == "read"
+		switch opType {
+		case TString:
+			mpiOnly("all", "shared", "ordered")
+			cm.op = pick(read, opReadPath, opWritePath)
+		case THandle:
+			mpiOnly("all", "shared", "ordered")
+			cm.op = pick(read, opReadFD, opWriteFD)
+			useHandle()
+		case TMPIHandle:
+			cm.op = pick(read, opMPIRead, opMPIWrite)
+			useHandle()
+			n := 0
+			for _, f := range []bool{cm.all, cm.shared, cm.order} {
+				if f {
+					n++
+				}
+			}
+			if n > 1 {
+				c.errorf(s.Pos, "%s takes one of 'all', 'shared' and 'ordered' (ordered is the collective shared-pointer call)", s.Name)
+			}
+			if (cm.shared || cm.order) && s.Arg("at") != nil {
+				c.errorf(s.Arg("at").Pos, "'at' does not go with '%s': the shared file pointer decides the offset", map[bool]string{true: "shared", false: "ordered"}[cm.shared])
+			}
+		}
+	case "append":
+		cm.op = opAppend
+	case "create":
+		cm.op = opCreate
+	case "delete":
+		cm.op = opDelete
+	case "rename":
+		cm.op = opRename
+		cm.site2 = c.site()
+	case "lookup":
+		cm.op = opLookup
+	case "stat":
+		cm.op = pick(opType == TString, opStatPath, opStatFD)
+		useHandle()
+	case "mkdir":
+		cm.op = opMkdir
+	case "rmdir":
+		cm.op = opRmdir
+	case "truncate":
+		switch opType {
+		case TString:
+			cm.op = opTruncPath
+		case THandle:
+			cm.op = opTruncFD
+		default:
+			cm.op = opMPITrunc
+		}
+		useHandle()
+	case "open", "mpiopen":
+		cm.op = pick(s.Name == "open", opOpen, opMPIOpen)
+		typ := pick(s.Name == "open", THandle, TMPIHandle)
+		a := s.Arg("as")
+		if a == nil || a.Name == nil {
+			return
+		}
+		sym := c.scope.lookup(a.Name.Name)
+		if sym != nil && sym.kind == symHandle {
+			if sym.typ != typ {
+				c.errorf(a.Name.Pos, "%s is %s (opened at %s); %s needs another name", sym.name, article(sym.typ), sym.pos, s.Name)
+				return
+			}
+			if st := c.hst[sym.slot]; st.st == hOpen {
+				c.errorf(a.Name.Pos, "%s is still open (opened at %s); close it before opening it again", sym.name, st.pos)
+			}
+		} else {
+			sym = c.declare(a.Name, symHandle, typ)
+		}
+		cm.h, cm.hPos, cm.hName = sym.slot, a.Name.Pos, sym.name
+		c.hst[sym.slot] = hstate{st: hOpen, pos: s.Pos}
+	case "close":
+		cm.op = pick(opType == THandle, opCloseFD, opMPIClose)
+		if hsym != nil {
+			if st := c.hst[hsym.slot]; st.st == hClosed {
+				c.errorf(cm.hPos, "%s is already closed (at %s)", hsym.name, st.pos)
+			}
+			c.hst[hsym.slot] = hstate{st: hClosed, pos: s.Pos}
+		}
+	case "seek":
+		if opType == THandle {
+			mpiOnly("shared")
+		}
+		cm.op = pick(opType == THandle, opSeekFD, opMPISeek)
+		useHandle()
+	case "sync":
+		cm.op = pick(opType == THandle, opSyncFD, opMPISync)
+		useHandle()
+	case "datasync":
+		cm.op = opDatasync
+		useHandle()
+	case "view":
+		cm.op = opMPIView
+		useHandle()
+		if (s.Arg("block") == nil) != (s.Arg("stride") == nil) {
+			c.errorf(s.Pos, "view takes 'block' and 'stride' together (or neither, for a contiguous view)")
+		}
+		b, st := cm.arg("block"), cm.arg("stride")
+		if b != nil && st != nil && b.isConst && st.isConst {
+			if b.ci == 0 {
+				c.errorf(s.Arg("block").Pos, "the block length of a view must be positive")
+			} else if st.ci < b.ci {
+				c.errorf(s.Arg("stride").Pos, "the stride of a view (%d) must be at least its block length (%d)", st.ci, b.ci)
+			}
+		}
+	case "sleep":
+		cm.op = opSleep
+	case "mark":
+		cm.op = opMark
+	default:
+		cm.op = commOps[s.Name]
+	}
+}
+
+func pick[T any](cond bool, a, b T) T {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// Expressions.
+
+func (c *compiler) expr(e Expr) cexpr {
+	x := c.expr1(e)
+	x.pos = e.Start()
+	if !x.isConst && x.typ != TInvalid && x.constable {
+		// Every operand is a constant: compute it now, so that errors in
+		// it (division by zero, overflow) are found before any run.
+		x = c.fold(x)
+	}
+	return x
+}
+
+func (c *compiler) fold(x cexpr) cexpr {
+	fail := func(err error) cexpr {
+		pos := x.pos
+		if e, ok := err.(*evalError); ok && e.pos.IsValid() {
+			pos = e.pos
+		}
+		c.errorf(pos, "%s", errMsg(err))
+		return cexpr{typ: TInvalid}
+	}
+	switch x.typ {
+	case TString:
+		s, err := x.fs(nil)
+		if err != nil {
+			return fail(err)
+		}
+		k := constStr(s)
+		k.pos = x.pos
+		return k
+	case TInt, TDuration, TBool:
+		v, err := x.fi(nil)
+		if err != nil {
+			return fail(err)
+		}
+		k := constInt(x.typ, v)
+		k.pos = x.pos
+		return k
+	}
+	return x
+}
+
+func (c *compiler) expr1(e Expr) cexpr {
+	switch e := e.(type) {
+	case *NumLit:
+		switch e.Unit {
+		case UnitDuration:
+			return constInt(TDuration, e.Value)
+		default:
+			return constInt(TInt, e.Value)
+		}
+	case *StringLit:
+		return c.strLit(e)
+	case *ParenExpr:
+		return c.expr(e.X)
+	case *Ident:
+		return c.ident(e)
+	case *UnaryExpr:
+		x := c.expr(e.X)
+		return c.unary(e, x)
+	case *BinaryExpr:
+		x, y := c.expr(e.X), c.expr(e.Y)
+		return c.binary(e, x, y)
+	case *CallExpr:
+		return c.call(e)
+	}
+	return cexpr{typ: TInvalid}
+}
+
+func (c *compiler) ident(e *Ident) cexpr {
+	sym := c.scope.lookup(e.Name)
+	if sym == nil {
+		if commands[e.Name] != nil || keywords[e.Name] {
+			c.errorf(e.Pos, "%s is a command, not a value", e.Name)
+		} else if strings.HasPrefix(e.Name, "O_") || strings.HasPrefix(e.Name, "MPI_MODE_") {
+			var names []string
+			for n := range constants {
+				names = append(names, n)
+			}
+			if s := suggest(e.Name, names); s != "" {
+				c.errorf(e.Pos, "undefined: %s (did you mean %s?)", e.Name, s)
+			} else {
+				c.errorf(e.Pos, "undefined: %s", e.Name)
+			}
+		} else {
+			c.errorf(e.Pos, "undefined: %s", e.Name)
+		}
+		return cexpr{typ: TInvalid}
+	}
+	switch sym.kind {
+	case symConst:
+		return constInt(sym.typ, sym.cval)
+	case symBuiltin:
+		if c.inParam != "" && sym.which != bNranks {
+			c.errorf(e.Pos, "%s cannot use %s: it is the same on every rank", c.inParam, e.Name)
+			return cexpr{typ: TInvalid}
+		}
+		return builtinExpr(sym.which)
+	case symGroup:
+		return constInt(TGroup, int64(sym.which))
+	case symHandle:
+		c.errorf(e.Pos, "%s is a file handle, not a value", e.Name)
+		return cexpr{typ: TInvalid}
+	}
+	return slotExpr(sym.typ, sym.slot)
+}
+
+func (c *compiler) strLit(e *StringLit) cexpr {
+	var parts []strPartC
+	constable := true
+	for _, p := range e.Parts {
+		if p.Expr == nil {
+			parts = append(parts, strPartC{lit: p.Lit})
+			continue
+		}
+		x := c.expr(p.Expr)
+		switch x.typ {
+		case THandle, TMPIHandle, TInvalid:
+			if x.typ != TInvalid {
+				c.errorf(p.Expr.Start(), "a file handle cannot be written into a string")
+			}
+			return cexpr{typ: TInvalid}
+		}
+		constable = constable && x.isConst && x.typ != TGroup
+		parts = append(parts, strPartC{x: &x})
+	}
+	if len(parts) == 0 {
+		return constStr("")
+	}
+	if len(parts) == 1 && parts[0].x == nil {
+		return constStr(parts[0].lit)
+	}
+	x := concatExpr(parts)
+	x.constable = constable
+	return x
+}
+
+func (c *compiler) unary(e *UnaryExpr, x cexpr) cexpr {
+	if x.typ == TInvalid {
+		return x
+	}
+	switch e.Op {
+	case "-":
+		if x.typ != TInt && x.typ != TDuration {
+			c.errorf(e.Pos, "operator - needs an int or a duration, got %s", article(x.typ))
+			return cexpr{typ: TInvalid}
+		}
+		return negExpr(x, e.Pos)
+	case "!":
+		if x.typ != TBool {
+			c.errorf(e.Pos, "operator ! needs a bool, got %s", article(x.typ))
+			return cexpr{typ: TInvalid}
+		}
+		return notExpr(x)
+	}
+	return cexpr{typ: TInvalid}
+}
+
+func (c *compiler) binary(e *BinaryExpr, x, y cexpr) cexpr {
+	if x.typ == TInvalid || y.typ == TInvalid {
+		return cexpr{typ: TInvalid}
+	}
+	op := e.Op
+	bad := func(want string) cexpr {
+		hint := ""
+		if op == "|" && x.typ == TBool {
+			hint = " (the logical or is ||)"
+		}
+		if (op == "+" || op == "-") && (x.typ == TDuration) != (y.typ == TDuration) {
+			hint = " (give both a unit: 10s + 500ms)"
+		}
+		c.errorf(e.OpPos, "operator %s needs %s, got %s and %s%s", op, want, article(x.typ), article(y.typ), hint)
+		return cexpr{typ: TInvalid}
+	}
+	var t Type
+	switch op {
+	case "+":
+		switch {
+		case x.typ == y.typ && (x.typ == TInt || x.typ == TDuration || x.typ == TString):
+			t = x.typ
+		default:
+			return bad("two ints, two durations or two strings")
+		}
+	case "-":
+		if x.typ != y.typ || (x.typ != TInt && x.typ != TDuration) {
+			return bad("two ints or two durations")
+		}
+		t = x.typ
+	case "*":
+		switch {
+		case x.typ == TInt && y.typ == TInt:
+			t = TInt
+		case x.typ == TDuration && y.typ == TInt, x.typ == TInt && y.typ == TDuration:
+			t = TDuration
+		default:
+			return bad("ints, or a duration and an int")
+		}
+	case "/":
+		switch {
+		case x.typ == TInt && y.typ == TInt, x.typ == TDuration && y.typ == TDuration:
+			t = TInt
+		case x.typ == TDuration && y.typ == TInt:
+			t = TDuration
+		default:
+			return bad("two ints, two durations, or a duration and an int")
+		}
+	case "%":
+		if x.typ != y.typ || (x.typ != TInt && x.typ != TDuration) {
+			return bad("two ints or two durations")
+		}
+		t = x.typ
+	case "^", "|":
+		if x.typ != TInt || y.typ != TInt {
+			return bad("two ints")
+		}
+		t = TInt
+	case "&&", "||":
+		if x.typ != TBool || y.typ != TBool {
+			return bad("two bools")
+		}
+		return logicExpr(op, x, y)
+	case "==", "!=":
+		if x.typ != y.typ || x.typ == THandle || x.typ == TMPIHandle {
+			return bad("two values of the same type")
+		}
+		return cmpExpr(op, x, y)
+	case "<", "<=", ">", ">=":
+		if x.typ != y.typ || (x.typ != TInt && x.typ != TDuration && x.typ != TString) {
+			return bad("two ints, two durations or two strings")
+		}
+		return cmpExpr(op, x, y)
+	}
+	return arithExpr(op, t, x, y, e.OpPos)
+}
+
+func (c *compiler) call(e *CallExpr) cexpr {
+	name := e.Fun.Name
+	args := make([]cexpr, len(e.Args))
+	for i, a := range e.Args {
+		args[i] = c.expr(a)
+		if args[i].typ == TInvalid {
+			return cexpr{typ: TInvalid}
+		}
+	}
+	nargs := func(n int, sig string) bool {
+		if len(args) != n {
+			c.errorf(e.Fun.Pos, "%s takes %d argument%s: %s", name, n, pick(n == 1, "", "s"), sig)
+			return false
+		}
+		return true
+	}
+	switch name {
+	case "min", "max":
+		if len(args) == 0 {
+			c.errorf(e.Fun.Pos, "%s needs at least one argument", name)
+			return cexpr{typ: TInvalid}
+		}
+		t := args[0].typ
+		for i, a := range args {
+			if a.typ != t || (t != TInt && t != TDuration) {
+				c.errorf(e.Args[i].Start(), "the arguments of %s must be all ints or all durations, got %s", name, article(a.typ))
+				return cexpr{typ: TInvalid}
+			}
+		}
+		return minMaxExpr(name == "max", t, args)
+	case "abs":
+		if !nargs(1, "abs(x)") {
+			return cexpr{typ: TInvalid}
+		}
+		if args[0].typ != TInt && args[0].typ != TDuration {
+			c.errorf(e.Args[0].Start(), "abs needs an int or a duration, got %s", article(args[0].typ))
+			return cexpr{typ: TInvalid}
+		}
+		return absExpr(args[0], e.Fun.Pos)
+	case "pad":
+		if !nargs(2, "pad(n, width)") {
+			return cexpr{typ: TInvalid}
+		}
+		if !c.want(args[0], TInt, e.Args[0].Start(), "the number pad writes") || !c.want(args[1], TInt, e.Args[1].Start(), "the width of pad") {
+			return cexpr{typ: TInvalid}
+		}
+		return padExpr(args[0], args[1], e.Fun.Pos)
+	case "size", "first":
+		if !nargs(1, name+"(GROUP)") {
+			return cexpr{typ: TInvalid}
+		}
+		if !c.want(args[0], TGroup, e.Args[0].Start(), "the argument of "+name) {
+			return cexpr{typ: TInvalid}
+		}
+		if c.inParam != "" {
+			c.errorf(e.Fun.Pos, "%s cannot use %s: groups are sized after params", c.inParam, name)
+			return cexpr{typ: TInvalid}
+		}
+		return groupFnExpr(name == "size", args[0])
+	}
+	names := []string{"min", "max", "abs", "pad", "size", "first"}
+	if s := suggest(name, names); s != "" {
+		c.errorf(e.Fun.Pos, "unknown function %s (did you mean %s?)", name, s)
+	} else {
+		c.errorf(e.Fun.Pos, "unknown function %s (functions: %s)", name, strings.Join(sorted(names), ", "))
+	}
+	return cexpr{typ: TInvalid}
+}
+
+func sorted(s []string) []string {
+	s = append([]string(nil), s...)
+	sort.Strings(s)
+	return s
+}

@@ -1,0 +1,213 @@
+package script
+
+import "sort"
+
+// Type is the type of a value in a script.
+type Type uint8
+
+const (
+	TInvalid   Type = iota // the type of an expression with an error
+	TInt                   // 64-bit integer; sizes are ints counting bytes
+	TDuration              // nanoseconds, written 10s, 500ms…
+	TBool                  // true or false
+	TString                // text
+	TGroup                 // a process group
+	THandle                // a POSIX file descriptor (open … as h)
+	TMPIHandle             // an MPI file handle (mpiopen … as h)
+)
+
+func (t Type) String() string {
+	switch t {
+	case TInt:
+		return "int"
+	case TDuration:
+		return "duration"
+	case TBool:
+		return "bool"
+	case TString:
+		return "string"
+	case TGroup:
+		return "group"
+	case THandle:
+		return "file handle"
+	case TMPIHandle:
+		return "MPI file handle"
+	}
+	return "invalid"
+}
+
+type argKind uint8
+
+const (
+	argExpr argKind = iota // key EXPR
+	argName                // as NAME
+	argWord                // key WORD, WORD from a fixed list
+	argFlag                // a bare word
+)
+
+type argSpec struct {
+	key      string
+	kind     argKind
+	typ      Type     // argExpr: the value's type
+	words    []string // argWord
+	required bool
+	what     string // how errors name the value: "offset", "bytes"
+}
+
+// cmdSpec describes a command: what its operand may be and which keyword
+// arguments it takes, in the order the printer writes them.
+type cmdSpec struct {
+	name     string
+	operand  []Type // types the operand may have; nil: no operand
+	opWhat   string // how errors name the operand
+	args     []argSpec
+	synopsis string
+}
+
+var (
+	aAt      = argSpec{key: "at", kind: argExpr, typ: TInt, what: "offset"}
+	aSizeReq = argSpec{key: "size", kind: argExpr, typ: TInt, required: true, what: "size"}
+	aAll     = argSpec{key: "all", kind: argFlag}
+	aShared  = argSpec{key: "shared", kind: argFlag}
+	aOrdered = argSpec{key: "ordered", kind: argFlag}
+	aMode    = argSpec{key: "mode", kind: argExpr, typ: TInt, what: "permission bits"}
+	aFlags   = argSpec{key: "flags", kind: argExpr, typ: TInt, what: "flags"}
+	aAs      = argSpec{key: "as", kind: argName, required: true}
+	aRoot    = argSpec{key: "root", kind: argExpr, typ: TInt, what: "root rank"}
+	aTag     = argSpec{key: "tag", kind: argExpr, typ: TInt, what: "tag"}
+	aToInt   = argSpec{key: "to", kind: argExpr, typ: TInt, required: true, what: "size"}
+
+	pathOrHandle = []Type{TString, THandle, TMPIHandle}
+	handles      = []Type{THandle, TMPIHandle}
+)
+
+var commandList = []cmdSpec{
+	{name: "read", operand: pathOrHandle, opWhat: "a path or a file handle", args: []argSpec{aAt, aSizeReq, aAll, aShared, aOrdered},
+		synopsis: "read PATH|HANDLE [at OFFSET] size N [all|shared|ordered]"},
+	{name: "write", operand: pathOrHandle, opWhat: "a path or a file handle", args: []argSpec{aAt, aSizeReq, aAll, aShared, aOrdered},
+		synopsis: "write PATH|HANDLE [at OFFSET] size N [all|shared|ordered]"},
+	{name: "append", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aSizeReq},
+		synopsis: "append PATH size N"},
+	{name: "create", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aMode},
+		synopsis: "create PATH [mode PERM]"},
+	{name: "delete", operand: []Type{TString}, opWhat: "a path", synopsis: "delete PATH"},
+	{name: "rename", operand: []Type{TString}, opWhat: "a path",
+		args:     []argSpec{{key: "to", kind: argExpr, typ: TString, required: true, what: "new path"}},
+		synopsis: "rename PATH to PATH"},
+	{name: "lookup", operand: []Type{TString}, opWhat: "a path", synopsis: "lookup PATH"},
+	{name: "stat", operand: []Type{TString, THandle}, opWhat: "a path or a file handle", synopsis: "stat PATH|HANDLE"},
+	{name: "mkdir", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aMode}, synopsis: "mkdir PATH [mode PERM]"},
+	{name: "rmdir", operand: []Type{TString}, opWhat: "a path", synopsis: "rmdir PATH"},
+	{name: "truncate", operand: pathOrHandle, opWhat: "a path or a file handle", args: []argSpec{aToInt},
+		synopsis: "truncate PATH|HANDLE to N"},
+	{name: "open", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aAs, aFlags, aMode},
+		synopsis: "open PATH as NAME [flags FLAGS] [mode PERM]"},
+	{name: "mpiopen", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aAs, aFlags, {key: "self", kind: argFlag}},
+		synopsis: "mpiopen PATH as NAME [flags AMODE] [self]"},
+	{name: "close", operand: handles, opWhat: "a file handle", synopsis: "close HANDLE"},
+	{name: "seek", operand: handles, opWhat: "a file handle",
+		args: []argSpec{{key: "to", kind: argExpr, typ: TInt, required: true, what: "offset"},
+			{key: "from", kind: argWord, words: []string{"start", "current", "end"}}, aShared},
+		synopsis: "seek HANDLE to OFFSET [from start|current|end] [shared]"},
+	{name: "sync", operand: handles, opWhat: "a file handle", synopsis: "sync HANDLE"},
+	{name: "datasync", operand: []Type{THandle}, opWhat: "a POSIX file handle", synopsis: "datasync HANDLE"},
+	{name: "view", operand: []Type{TMPIHandle}, opWhat: "an MPI file handle",
+		args: []argSpec{{key: "disp", kind: argExpr, typ: TInt, what: "displacement"},
+			{key: "block", kind: argExpr, typ: TInt, what: "block length"},
+			{key: "stride", kind: argExpr, typ: TInt, what: "stride"}},
+		synopsis: "view HANDLE [disp D] [block B stride S]"},
+	{name: "barrier", synopsis: "barrier"},
+	{name: "bcast", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot}, synopsis: "bcast N [root R]"},
+	{name: "reduce", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot}, synopsis: "reduce N [root R]"},
+	{name: "gather", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot}, synopsis: "gather N [root R]"},
+	{name: "scatter", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot}, synopsis: "scatter N [root R]"},
+	{name: "allreduce", operand: []Type{TInt}, opWhat: "a byte count", synopsis: "allreduce N"},
+	{name: "allgather", operand: []Type{TInt}, opWhat: "a byte count", synopsis: "allgather N"},
+	{name: "alltoall", operand: []Type{TInt}, opWhat: "a byte count", synopsis: "alltoall N"},
+	{name: "send", operand: []Type{TInt}, opWhat: "a byte count",
+		args:     []argSpec{{key: "to", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag},
+		synopsis: "send N to PEER [tag T]"},
+	{name: "recv", operand: []Type{TInt}, opWhat: "a byte count",
+		args:     []argSpec{{key: "from", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag},
+		synopsis: "recv N from PEER|any [tag T|any]"},
+	{name: "sleep", operand: []Type{TDuration}, opWhat: "a duration", synopsis: "sleep DURATION"},
+	{name: "mark", operand: []Type{TString}, opWhat: "a label", synopsis: "mark LABEL"},
+}
+
+var commands = func() map[string]*cmdSpec {
+	m := map[string]*cmdSpec{}
+	for i := range commandList {
+		m[commandList[i].name] = &commandList[i]
+	}
+	return m
+}()
+
+func (c *cmdSpec) arg(key string) *argSpec {
+	for i := range c.args {
+		if c.args[i].key == key {
+			return &c.args[i]
+		}
+	}
+	return nil
+}
+
+func (c *cmdSpec) keys() []string {
+	var ks []string
+	for _, a := range c.args {
+		ks = append(ks, a.key)
+	}
+	return ks
+}
+
+// keywords are reserved words: they cannot name variables.
+var keywords = map[string]bool{
+	"param": true, "group": true, "let": true, "if": true, "else": true, "repeat": true,
+	"for": true, "as": true, "on": true, "time": true,
+}
+
+// reserved reports whether name is a keyword or a command.
+func reserved(name string) bool { return keywords[name] || commands[name] != nil }
+
+// suggest returns the known word closest to w (edit distance at most 2),
+// or "".
+func suggest(w string, words []string) string {
+	best, bestD := "", 3
+	sort.Strings(words)
+	for _, c := range words {
+		if d := editDistance(w, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 32 || len(b) > 32 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func commandNames() []string {
+	var ns []string
+	for _, c := range commandList {
+		ns = append(ns, c.name)
+	}
+	return ns
+}

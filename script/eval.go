@@ -1,0 +1,414 @@
+package script
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// cexpr is a compiled expression: a closure per type of result. Ints,
+// durations, bools (0/1) and groups (their index) evaluate with fi,
+// strings with fs. A nil *Interp is fine for constants.
+type cexpr struct {
+	typ       Type
+	pos       Pos
+	fi        func(*Interp) (int64, error)
+	fs        func(*Interp) (string, error)
+	isConst   bool
+	ci        int64
+	cs        string
+	constable bool // every operand is a constant
+}
+
+// evalError is an error of evaluation at a position of the script.
+type evalError struct {
+	pos Pos
+	msg string
+}
+
+func (e *evalError) Error() string { return e.msg }
+
+func errMsg(err error) string {
+	if e, ok := err.(*evalError); ok {
+		return e.msg
+	}
+	return err.Error()
+}
+
+func evalErr(pos Pos, msg string) error { return &evalError{pos: pos, msg: msg} }
+
+func constInt(t Type, v int64) cexpr {
+	return cexpr{typ: t, isConst: true, ci: v, fi: func(*Interp) (int64, error) { return v, nil }}
+}
+
+func constStr(s string) cexpr {
+	return cexpr{typ: TString, isConst: true, cs: s, fs: func(*Interp) (string, error) { return s, nil }}
+}
+
+func builtinExpr(which int) cexpr {
+	var f func(*Interp) (int64, error)
+	switch which {
+	case bRank:
+		f = func(it *Interp) (int64, error) { return it.rank, nil }
+	case bNranks:
+		f = func(it *Interp) (int64, error) { return it.nranks, nil }
+	case bGrank:
+		f = func(it *Interp) (int64, error) { return it.grank, nil }
+	default:
+		f = func(it *Interp) (int64, error) { return it.gsize, nil }
+	}
+	return cexpr{typ: TInt, fi: f}
+}
+
+func slotExpr(t Type, slot int) cexpr {
+	if t == TString {
+		return cexpr{typ: t, fs: func(it *Interp) (string, error) { return it.slots[slot].s, nil }}
+	}
+	return cexpr{typ: t, fi: func(it *Interp) (int64, error) { return it.slots[slot].i, nil }}
+}
+
+type strPartC struct {
+	lit string
+	x   *cexpr
+}
+
+func formatValue(it *Interp, t Type, v int64) string {
+	switch t {
+	case TDuration:
+		return FormatDuration(v)
+	case TBool:
+		if v != 0 {
+			return "true"
+		}
+		return "false"
+	case TGroup:
+		if it != nil && int(v) < len(it.inst.groups) {
+			return it.inst.groups[v].Name
+		}
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func concatExpr(parts []strPartC) cexpr {
+	return cexpr{typ: TString, fs: func(it *Interp) (string, error) {
+		var b strings.Builder
+		for _, p := range parts {
+			switch {
+			case p.x == nil:
+				b.WriteString(p.lit)
+			case p.x.typ == TString:
+				s, err := p.x.fs(it)
+				if err != nil {
+					return "", err
+				}
+				b.WriteString(s)
+			default:
+				v, err := p.x.fi(it)
+				if err != nil {
+					return "", err
+				}
+				b.WriteString(formatValue(it, p.x.typ, v))
+			}
+		}
+		return b.String(), nil
+	}}
+}
+
+func negExpr(x cexpr, pos Pos) cexpr {
+	f := x.fi
+	return cexpr{typ: x.typ, constable: x.isConst, fi: func(it *Interp) (int64, error) {
+		v, err := f(it)
+		if err != nil {
+			return 0, err
+		}
+		if v == math.MinInt64 {
+			return 0, evalErr(pos, "integer overflow in -")
+		}
+		return -v, nil
+	}}
+}
+
+func notExpr(x cexpr) cexpr {
+	f := x.fi
+	return cexpr{typ: TBool, constable: x.isConst, fi: func(it *Interp) (int64, error) {
+		v, err := f(it)
+		return 1 - v, err
+	}}
+}
+
+func logicExpr(op string, x, y cexpr) cexpr {
+	fx, fy := x.fi, y.fi
+	and := op == "&&"
+	return cexpr{typ: TBool, constable: x.isConst && y.isConst, fi: func(it *Interp) (int64, error) {
+		v, err := fx(it)
+		if err != nil || (and && v == 0) || (!and && v != 0) {
+			return v, err
+		}
+		return fy(it)
+	}}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func cmpExpr(op string, x, y cexpr) cexpr {
+	k := x.isConst && y.isConst
+	if x.typ == TString {
+		fx, fy := x.fs, y.fs
+		return cexpr{typ: TBool, constable: k, fi: func(it *Interp) (int64, error) {
+			a, err := fx(it)
+			if err != nil {
+				return 0, err
+			}
+			b, err := fy(it)
+			if err != nil {
+				return 0, err
+			}
+			return b2i(compare(op, strings.Compare(a, b))), nil
+		}}
+	}
+	fx, fy := x.fi, y.fi
+	return cexpr{typ: TBool, constable: k, fi: func(it *Interp) (int64, error) {
+		a, err := fx(it)
+		if err != nil {
+			return 0, err
+		}
+		b, err := fy(it)
+		if err != nil {
+			return 0, err
+		}
+		c := 0
+		if a < b {
+			c = -1
+		} else if a > b {
+			c = 1
+		}
+		return b2i(compare(op, c)), nil
+	}}
+}
+
+func compare(op string, c int) bool {
+	switch op {
+	case "==":
+		return c == 0
+	case "!=":
+		return c != 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	}
+	return c >= 0
+}
+
+// Checked 64-bit arithmetic: overflow is an error, never a wrap.
+
+func addOv(a, b int64) (int64, bool) {
+	c := a + b
+	return c, (a^c)&(b^c) < 0
+}
+
+func subOv(a, b int64) (int64, bool) {
+	c := a - b
+	return c, (a^b)&(a^c) < 0
+}
+
+func mulOv(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, false
+	}
+	c := a * b
+	if (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) || c/b != a {
+		return 0, true
+	}
+	return c, false
+}
+
+func powOv(a, b int64) (int64, bool) {
+	r := int64(1)
+	for b > 0 {
+		if b&1 == 1 {
+			var ov bool
+			if r, ov = mulOv(r, a); ov {
+				return 0, true
+			}
+		}
+		b >>= 1
+		if b > 0 {
+			var ov bool
+			if a, ov = mulOv(a, a); ov {
+				return 0, true
+			}
+		}
+	}
+	return r, false
+}
+
+func arithExpr(op string, t Type, x, y cexpr, pos Pos) cexpr {
+	k := x.isConst && y.isConst
+	if t == TString {
+		fx, fy := x.fs, y.fs
+		return cexpr{typ: TString, constable: k, fs: func(it *Interp) (string, error) {
+			a, err := fx(it)
+			if err != nil {
+				return "", err
+			}
+			b, err := fy(it)
+			return a + b, err
+		}}
+	}
+	fx, fy := x.fi, y.fi
+	var f func(a, b int64) (int64, error)
+	overflow := evalErr(pos, "integer overflow in "+op)
+	switch op {
+	case "+":
+		f = func(a, b int64) (int64, error) {
+			c, ov := addOv(a, b)
+			if ov {
+				return 0, overflow
+			}
+			return c, nil
+		}
+	case "-":
+		f = func(a, b int64) (int64, error) {
+			c, ov := subOv(a, b)
+			if ov {
+				return 0, overflow
+			}
+			return c, nil
+		}
+	case "*":
+		f = func(a, b int64) (int64, error) {
+			c, ov := mulOv(a, b)
+			if ov {
+				return 0, overflow
+			}
+			return c, nil
+		}
+	case "/", "%":
+		div := op == "/"
+		f = func(a, b int64) (int64, error) {
+			if b == 0 {
+				return 0, evalErr(pos, "division by zero")
+			}
+			if b == -1 && a == math.MinInt64 {
+				return 0, overflow
+			}
+			if div {
+				return a / b, nil
+			}
+			return a % b, nil
+		}
+	case "^":
+		f = func(a, b int64) (int64, error) {
+			if b < 0 {
+				return 0, evalErr(pos, "negative exponent "+strconv.FormatInt(b, 10))
+			}
+			c, ov := powOv(a, b)
+			if ov {
+				return 0, overflow
+			}
+			return c, nil
+		}
+	case "|":
+		f = func(a, b int64) (int64, error) { return a | b, nil }
+	}
+	return cexpr{typ: t, constable: k, fi: func(it *Interp) (int64, error) {
+		a, err := fx(it)
+		if err != nil {
+			return 0, err
+		}
+		b, err := fy(it)
+		if err != nil {
+			return 0, err
+		}
+		return f(a, b)
+	}}
+}
+
+func minMaxExpr(isMax bool, t Type, args []cexpr) cexpr {
+	k := true
+	fs := make([]func(*Interp) (int64, error), len(args))
+	for i, a := range args {
+		k = k && a.isConst
+		fs[i] = a.fi
+	}
+	return cexpr{typ: t, constable: k, fi: func(it *Interp) (int64, error) {
+		var r int64
+		for i, f := range fs {
+			v, err := f(it)
+			if err != nil {
+				return 0, err
+			}
+			if i == 0 || (isMax && v > r) || (!isMax && v < r) {
+				r = v
+			}
+		}
+		return r, nil
+	}}
+}
+
+func absExpr(x cexpr, pos Pos) cexpr {
+	f := x.fi
+	return cexpr{typ: x.typ, constable: x.isConst, fi: func(it *Interp) (int64, error) {
+		v, err := f(it)
+		if err != nil {
+			return 0, err
+		}
+		if v == math.MinInt64 {
+			return 0, evalErr(pos, "integer overflow in abs")
+		}
+		if v < 0 {
+			v = -v
+		}
+		return v, nil
+	}}
+}
+
+func padExpr(n, w cexpr, pos Pos) cexpr {
+	fn, fw := n.fi, w.fi
+	return cexpr{typ: TString, constable: n.isConst && w.isConst, fs: func(it *Interp) (string, error) {
+		v, err := fn(it)
+		if err != nil {
+			return "", err
+		}
+		width, err := fw(it)
+		if err != nil {
+			return "", err
+		}
+		if width < 0 || width > 64 {
+			return "", evalErr(pos, "pad width must be 0 to 64, got "+strconv.FormatInt(width, 10))
+		}
+		s := strconv.FormatInt(v, 10)
+		neg := strings.HasPrefix(s, "-")
+		s = strings.TrimPrefix(s, "-")
+		if int64(len(s)) < width-b2i(neg) {
+			s = strings.Repeat("0", int(width-b2i(neg))-len(s)) + s
+		}
+		if neg {
+			s = "-" + s
+		}
+		return s, nil
+	}}
+}
+
+func groupFnExpr(size bool, g cexpr) cexpr {
+	f := g.fi
+	return cexpr{typ: TInt, fi: func(it *Interp) (int64, error) {
+		v, err := f(it)
+		if err != nil {
+			return 0, err
+		}
+		gr := it.inst.groups[v]
+		if size {
+			return int64(gr.Size), nil
+		}
+		return int64(gr.First), nil
+	}}
+}

@@ -1,0 +1,725 @@
+package script
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Config binds a program to a run.
+type Config struct {
+	Ranks  int               // number of ranks (nranks), at least 1
+	Params map[string]string // parameter overrides NAME → expression ("10s", "4MiB", "2*nranks"); strings as given
+	Groups map[string]string // group sizes NAME → expression
+	Model  *Model            // nominal durations; nil is DefaultModel()
+}
+
+// Group is a process group of an instance: world ranks First … First+Size-1.
+type Group struct {
+	Name  string
+	Comm  uint32 // communicator id of the group: 2 for the first group, 3 for the next…
+	First int
+	Size  int
+}
+
+// Instance is a program bound to a Config: parameters evaluated and
+// groups laid out. It is immutable and safe for concurrent use.
+type Instance struct {
+	prog   *Program
+	ranks  int
+	params []val
+	groups []Group
+	model  Model
+	cfg    Config
+	budget int64 // statements an interpreter may run, 0 unlimited (tests)
+}
+
+// Program returns the program of the instance.
+func (in *Instance) Program() *Program { return in.prog }
+
+// Ranks returns the number of ranks.
+func (in *Instance) Ranks() int { return in.ranks }
+
+// Groups returns the groups and their ranks.
+func (in *Instance) Groups() []Group { return append([]Group(nil), in.groups...) }
+
+// Param returns the value of a parameter as a script would write it.
+func (in *Instance) Param(name string) (string, bool) {
+	for i, p := range in.prog.params {
+		if p.name == name {
+			v := in.params[i]
+			if p.typ == TString {
+				return strconv.Quote(v.s), true
+			}
+			return formatValue(nil, p.typ, v.i), true
+		}
+	}
+	return "", false
+}
+
+// CommRanks returns the world ranks of a communicator id used in the
+// events: 0 is every rank, 1 (self) the calling rank alone (nil here), a
+// group's id its ranks.
+func (in *Instance) CommRanks(comm uint32) []int {
+	switch {
+	case comm == trace.CommWorld:
+		return seq(0, in.ranks)
+	case comm == trace.CommSelf:
+		return nil
+	case int(comm-2) < len(in.groups):
+		g := in.groups[comm-2]
+		return seq(g.First, g.Size)
+	}
+	return nil
+}
+
+func seq(first, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = first + i
+	}
+	return out
+}
+
+func (in *Instance) commSize(comm uint32) int {
+	switch {
+	case comm == trace.CommWorld:
+		return in.ranks
+	case comm == trace.CommSelf:
+		return 1
+	case int(comm-2) < len(in.groups):
+		return in.groups[comm-2].Size
+	}
+	return 0
+}
+
+func (in *Instance) commName(comm uint32) string {
+	switch {
+	case comm == trace.CommWorld:
+		return "all ranks"
+	case comm == trace.CommSelf:
+		return "self"
+	case int(comm-2) < len(in.groups):
+		return "group " + in.groups[comm-2].Name
+	}
+	return fmt.Sprintf("comm %d", comm)
+}
+
+// MaxRanks bounds Config.Ranks.
+const MaxRanks = 1 << 20
+
+// Instantiate evaluates the parameters (defaults, or the overrides of cfg)
+// and lays out the groups: in declaration order, each group takes the next
+// ranks; a group without a size shares the ranks the sized groups leave
+// (the first ones get one more when they do not divide evenly); ranks left
+// over belong to no group.
+func (p *Program) Instantiate(cfg Config) (*Instance, error) {
+	if cfg.Ranks < 1 || cfg.Ranks > MaxRanks {
+		return nil, fmt.Errorf("%s: the number of ranks must be 1 to %d, got %d", p.name, MaxRanks, cfg.Ranks)
+	}
+	in := &Instance{prog: p, ranks: cfg.Ranks, model: DefaultModel(), cfg: cfg}
+	if cfg.Model != nil {
+		in.model = *cfg.Model
+	}
+	for name := range cfg.Params {
+		if !slicesContains(p.params, func(pa *cParam) bool { return pa.name == name }) {
+			return nil, fmt.Errorf("--param %s: %s has no parameter %s%s", name, p.name, name, listOf(" (it has ", p.Params(), func(pi ParamInfo) string { return pi.Name }))
+		}
+	}
+	for name := range cfg.Groups {
+		if !slicesContains(p.groups, func(g *cGroup) bool { return g.name == name }) {
+			return nil, fmt.Errorf("--group %s: %s has no group %s%s", name, p.name, name, listOf(" (it has ", p.GroupNames(), func(s string) string { return s }))
+		}
+	}
+	// A throwaway interpreter evaluates params and group sizes: they may
+	// use nranks and earlier params, nothing that differs between ranks.
+	ev := &Interp{inst: in, prog: p, nranks: int64(cfg.Ranks), slots: make([]val, p.nslots)}
+	in.params = make([]val, len(p.params))
+	for i, pa := range p.params {
+		x := pa.x
+		what := "param " + pa.name
+		if s, ok := cfg.Params[pa.name]; ok {
+			what = "--param " + pa.name + "=" + s
+			if pa.typ == TString {
+				x = constStr(s)
+			} else {
+				var err error
+				if x, err = p.override(what, s, pa.typ, i); err != nil {
+					return nil, err
+				}
+			}
+		}
+		v, err := evalVal(ev, x)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %s", p.name, what, errMsg(err))
+		}
+		in.params[i] = v
+		ev.slots[pa.slot] = v
+	}
+	sizes := make([]int, len(p.groups))
+	var sized, unsized int
+	for i, g := range p.groups {
+		x := g.size
+		what := "group " + g.name
+		if s, ok := cfg.Groups[g.name]; ok {
+			what = "--group " + g.name + "=" + s
+			c, err := p.override(what, s, TInt, len(p.params))
+			if err != nil {
+				return nil, err
+			}
+			x = &c
+		}
+		if x == nil {
+			sizes[i] = -1
+			unsized++
+			continue
+		}
+		v, err := x.fi(ev)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %s", p.name, what, errMsg(err))
+		}
+		if v < 0 || v > int64(cfg.Ranks) {
+			return nil, fmt.Errorf("%s: %s: size %d out of range (the run has %d ranks)", p.name, what, v, cfg.Ranks)
+		}
+		sizes[i] = int(v)
+		sized += int(v)
+	}
+	if sized > cfg.Ranks {
+		var parts []string
+		for i, g := range p.groups {
+			if sizes[i] >= 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", g.name, sizes[i]))
+			}
+		}
+		return nil, fmt.Errorf("%s: the groups need %d ranks (%s) but the run has %d", p.name, sized, strings.Join(parts, ", "), cfg.Ranks)
+	}
+	rest, k, first := cfg.Ranks-sized, 0, 0
+	for i, g := range p.groups {
+		n := sizes[i]
+		if n < 0 {
+			n = rest / unsized
+			if k < rest%unsized {
+				n++
+			}
+			k++
+		}
+		in.groups = append(in.groups, Group{Name: g.name, Comm: uint32(2 + i), First: first, Size: n})
+		first += n
+	}
+	return in, nil
+}
+
+func slicesContains[T any](s []T, f func(T) bool) bool {
+	for _, x := range s {
+		if f(x) {
+			return true
+		}
+	}
+	return false
+}
+
+func listOf[T any](prefix string, xs []T, name func(T) string) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	var ns []string
+	for _, x := range xs {
+		ns = append(ns, name(x))
+	}
+	sort.Strings(ns)
+	return prefix + strings.Join(ns, ", ") + ")"
+}
+
+func evalVal(it *Interp, x cexpr) (val, error) {
+	if x.typ == TString {
+		s, err := x.fs(it)
+		return val{s: s}, err
+	}
+	v, err := x.fi(it)
+	return val{i: v}, err
+}
+
+// override compiles a command-line value for a parameter (or group size)
+// that sees nranks and the first nparams parameters.
+func (p *Program) override(what, src string, want Type, nparams int) (cexpr, error) {
+	e, err := ParseExpr(what, src)
+	if err != nil {
+		var el ErrorList
+		if errors.As(err, &el) && len(el) > 0 {
+			return cexpr{}, fmt.Errorf("%s: %s", what, el[0].Msg)
+		}
+		return cexpr{}, err
+	}
+	c := &compiler{file: what, prog: &Program{}}
+	c.scope = &scope{syms: map[string]*symbol{}}
+	c.predeclare()
+	c.scope = &scope{parent: c.scope, syms: map[string]*symbol{}}
+	for _, pa := range p.params[:nparams] {
+		c.scope.syms[pa.name] = &symbol{name: pa.name, kind: symParam, typ: pa.typ, slot: pa.slot, pos: pa.pos}
+	}
+	c.inParam = "a command-line value"
+	x := c.expr(e)
+	if len(c.errs) > 0 {
+		return cexpr{}, fmt.Errorf("%s: %s", what, c.errs[0].Msg)
+	}
+	if x.typ != want {
+		hint := ""
+		if want == TDuration && x.typ == TInt {
+			hint = fmt.Sprintf(" (write a unit: %ss)", strings.TrimSpace(src))
+		}
+		return cexpr{}, fmt.Errorf("%s: want %s, got %s%s", what, article(want), article(x.typ), hint)
+	}
+	return x, nil
+}
+
+// Expand binds p to cfg and returns its expansion: a trace whose rank
+// streams are made on demand, as they are read, by interpreters timed with
+// the nominal model (Model). Nothing is expanded before a stream is read
+// — Meta and Ranks are immediate — and reading a stream keeps only the
+// state of the loops its rank is in, whatever their length.
+//
+// To time collective calls and to decide time-driven loops the way every
+// rank agrees on, the stream of a rank runs the other ranks of its
+// communicators alongside, just far enough (their events are dropped):
+// at a collective call every member must arrive; a time-driven loop runs
+// another iteration while the longest time any member has spent in it
+// is below its duration. Calls that do not match between ranks (rank 0
+// in a barrier while rank 1 ended, or is in a bcast) are an error of the
+// stream.
+func Expand(p *Program, cfg Config) (*Expansion, error) {
+	in, err := p.Instantiate(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return in.Expand(), nil
+}
+
+// Expand returns the expansion of the instance (see the function Expand).
+func (in *Instance) Expand() *Expansion {
+	cmd := []string{"iotrace-script", in.prog.name, "--ranks", strconv.Itoa(in.ranks)}
+	var keys []string
+	for k := range in.cfg.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd = append(cmd, "--param", k+"="+in.cfg.Params[k])
+	}
+	keys = keys[:0]
+	for k := range in.cfg.Groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd = append(cmd, "--group", k+"="+in.cfg.Groups[k])
+	}
+	return &Expansion{inst: in, paths: trace.NewPaths(),
+		meta: trace.Meta{Command: cmd, Clock: "nominal", Ranks: in.ranks, Creator: "iotrace script"}}
+}
+
+// Expansion is an expanded script: a trace.Trace whose streams are made as
+// they are read. Streams of different ranks may be read concurrently; they
+// share one path table.
+type Expansion struct {
+	inst  *Instance
+	paths *trace.Paths
+	meta  trace.Meta
+}
+
+var _ trace.Trace = (*Expansion)(nil)
+
+// Instance returns the instance the expansion runs.
+func (e *Expansion) Instance() *Instance { return e.inst }
+
+// Meta implements trace.Trace. Clock is "nominal".
+func (e *Expansion) Meta() trace.Meta { return e.meta }
+
+// Ranks implements trace.Trace: every rank of the run, also one whose
+// stream turns out empty (a rank in no group of a script that only works
+// in groups), since telling would take expanding it.
+func (e *Expansion) Ranks() []uint32 {
+	rs := make([]uint32, e.inst.ranks)
+	for i := range rs {
+		rs[i] = uint32(i)
+	}
+	return rs
+}
+
+// Rank implements trace.Trace.
+func (e *Expansion) Rank(r uint32) (trace.Source, error) {
+	if int64(r) >= int64(e.inst.ranks) {
+		return nil, fmt.Errorf("%s: rank %d out of range: the run has %d ranks", e.inst.prog.name, r, e.inst.ranks)
+	}
+	it, err := e.inst.NewInterp(int(r), e.paths)
+	if err != nil {
+		return nil, err
+	}
+	return &rankSource{w: &world{inst: e.inst, paths: e.paths, main: int(r), it: it}}, nil
+}
+
+// Path implements trace.Trace.
+func (e *Expansion) Path(id trace.PathID) string { return e.paths.Lookup(id) }
+
+// Close implements trace.Trace.
+func (e *Expansion) Close() error { return nil }
+
+// world runs the ranks one stream needs: the stream's own (main) rank
+// and, lazily, the others as far as its collective calls and time-driven
+// loops require.
+type world struct {
+	inst  *Instance
+	paths *trace.Paths
+	main  int
+	it    *Interp   // the main rank's
+	its   []*Interp // every rank's, made at the first collective call
+	st    []wstate
+}
+
+// grow makes room for every rank, once the main rank first needs others.
+func (w *world) grow() {
+	if w.its == nil {
+		w.its = make([]*Interp, w.inst.ranks)
+		w.st = make([]wstate, w.inst.ranks)
+		w.its[w.main] = w.it
+	}
+}
+
+type wstate struct {
+	blocked bool
+	kind    StepKind // StepSync or StepDecide
+	comm    uint32
+	ev      trace.Event
+	check   LoopCheck
+	pos     Pos // where the rank is blocked
+	done    bool
+}
+
+func (w *world) interp(r int) (*Interp, error) {
+	if w.its[r] == nil {
+		it, err := w.inst.NewInterp(r, w.paths)
+		if err != nil {
+			return nil, err
+		}
+		it.quiet = true
+		w.its[r] = it
+	}
+	return w.its[r], nil
+}
+
+// run advances rank r (not the main one) until it blocks or ends.
+func (w *world) run(r int) error {
+	it, err := w.interp(r)
+	if err != nil {
+		return err
+	}
+	s := &w.st[r]
+	var ev trace.Event
+	for !s.blocked && !s.done {
+		k, err := it.Step(&ev)
+		if err != nil {
+			return err
+		}
+		switch k {
+		case StepSync:
+			s.blocked, s.kind, s.comm, s.ev, s.pos = true, StepSync, ev.Comm, ev, it.cmdPos
+		case StepDecide:
+			s.check = it.Check()
+			s.blocked, s.kind, s.comm, s.pos = true, StepDecide, s.check.Comm, s.check.Pos
+		case StepDone:
+			s.done = true
+		}
+	}
+	return nil
+}
+
+func (w *world) members(comm uint32) (first, n int) {
+	if comm == trace.CommWorld {
+		return 0, w.inst.ranks
+	}
+	g := w.inst.groups[comm-2]
+	return g.First, g.Size
+}
+
+// what describes where rank r is blocked.
+func (w *world) what(r int) string {
+	s := &w.st[r]
+	if s.kind == StepDecide {
+		return fmt.Sprintf("a time-driven loop on %s", w.inst.commName(s.comm))
+	}
+	return fmt.Sprintf("%s on %s", callDesc(&s.ev), w.inst.commName(s.comm))
+}
+
+// errAt makes an error at the place rank r is blocked.
+func (w *world) errAt(r int, format string, args ...any) error {
+	return &Error{File: w.inst.prog.name, Pos: w.st[r].pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// complete brings every member of comm to the call the main rank (or a
+// rank it waits for) is blocked in; waiting holds the communicators whose
+// completion is in progress further up.
+func (w *world) complete(comm uint32, waiting []uint32) error {
+	first, n := w.members(comm)
+	for m := first; m < first+n; m++ {
+		for {
+			s := &w.st[m]
+			if s.blocked && s.comm == comm {
+				break
+			}
+			if s.done {
+				b := w.blockedIn(comm)
+				return w.errAt(b, "rank %d waits here in %s, but rank %d ended without %s it", b, w.what(b), m, pick(w.st[b].kind == StepDecide, "reaching", "calling"))
+			}
+			if s.blocked {
+				if contains(waiting, s.comm) {
+					b := w.blockedIn(comm)
+					return w.errAt(b, "deadlock: rank %d waits here in %s while rank %d waits at %s in %s", b, w.what(b), m, w.st[m].pos, w.what(m))
+				}
+				if err := w.complete(s.comm, append(waiting, comm)); err != nil {
+					return err
+				}
+				if err := w.release(s.comm); err != nil {
+					return err
+				}
+				continue
+			}
+			if m == w.main {
+				return fmt.Errorf("%s: internal error: rank %d is not blocked", w.inst.prog.name, m)
+			}
+			if err := w.run(m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func contains(s []uint32, c uint32) bool {
+	for _, x := range s {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// blockedIn returns a rank blocked on comm, for messages.
+func (w *world) blockedIn(comm uint32) int {
+	first, n := w.members(comm)
+	if w.main >= first && w.main < first+n && w.st[w.main].blocked && w.st[w.main].comm == comm {
+		return w.main
+	}
+	for m := first; m < first+n; m++ {
+		if w.st[m].blocked && w.st[m].comm == comm {
+			return m
+		}
+	}
+	return first
+}
+
+// release finishes the call every member of comm is blocked in.
+func (w *world) release(comm uint32) error {
+	first, n := w.members(comm)
+	s0 := &w.st[first]
+	for m := first + 1; m < first+n; m++ {
+		s := &w.st[m]
+		if s.kind != s0.kind || (s.kind == StepSync && (s.ev.Op != s0.ev.Op || s.ev.Peer != s0.ev.Peer)) || s.pos != s0.pos && s.kind == StepDecide {
+			return w.errAt(first, "rank %d is here in %s while rank %d is at %s in %s: the ranks' calls do not match", first, w.what(first), m, s.pos, w.what(m))
+		}
+		if s.kind == StepDecide && s.check.Limit != s0.check.Limit {
+			return w.errAt(first, "the ranks disagree on the duration of this loop: %s on rank %d, %s on rank %d", FormatDuration(s0.check.Limit), first, FormatDuration(s.check.Limit), m)
+		}
+	}
+	if s0.kind == StepDecide {
+		var elapsed int64
+		moved := s0.check.Iter == 0 || s0.check.Limit == 0
+		for m := first; m < first+n; m++ {
+			c := &w.st[m].check
+			elapsed = max(elapsed, c.Now-c.Start)
+			moved = moved || c.Now != c.Prev
+		}
+		if !moved {
+			return w.errAt(first, "time-driven loop: %v", ErrTimeless)
+		}
+		cont := elapsed < s0.check.Limit
+		for m := first; m < first+n; m++ {
+			w.st[m].blocked = false
+			w.its[m].Decide(cont)
+		}
+		return nil
+	}
+	var arrive, dur int64
+	for m := first; m < first+n; m++ {
+		e := &w.st[m].ev
+		arrive = max(arrive, e.Start)
+		dur = max(dur, e.Dur)
+	}
+	end := arrive + dur
+	for m := first; m < first+n; m++ {
+		s := &w.st[m]
+		s.ev.Dur = end - s.ev.Start
+		s.blocked = false
+		w.its[m].Settle(end)
+	}
+	return nil
+}
+
+func callDesc(e *trace.Event) string {
+	switch e.Op {
+	case trace.OpMPIBcast, trace.OpMPIReduce, trace.OpMPIGather, trace.OpMPIScatter:
+		return fmt.Sprintf("%s with root %d", e.Op, e.Peer)
+	}
+	return e.Op.String()
+}
+
+// rankSource is the stream of the world's main rank.
+type rankSource struct {
+	w    *world
+	err  error
+	done bool
+}
+
+func (s *rankSource) Path(id trace.PathID) string { return s.w.paths.Lookup(id) }
+
+func (s *rankSource) ReadEvents(evs []trace.Event) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.done {
+		return 0, io.EOF
+	}
+	w := s.w
+	it := w.it
+	n := 0
+	for n < len(evs) {
+		k, err := it.Step(&evs[n])
+		if err == nil {
+			switch k {
+			case StepEvent:
+				n++
+				continue
+			case StepDone:
+				s.done = true
+				if n == 0 {
+					return 0, io.EOF
+				}
+				return n, nil
+			}
+			w.grow()
+			st := &w.st[w.main]
+			switch k {
+			case StepSync:
+				st.blocked, st.kind, st.comm, st.ev, st.pos = true, StepSync, evs[n].Comm, evs[n], it.cmdPos
+			case StepDecide:
+				st.check = it.Check()
+				st.blocked, st.kind, st.comm, st.pos = true, StepDecide, st.check.Comm, st.check.Pos
+			}
+			if err = w.complete(st.comm, nil); err == nil {
+				err = w.release(st.comm)
+			}
+			if err == nil {
+				if k == StepSync {
+					evs[n] = w.st[w.main].ev
+					n++
+				}
+				continue
+			}
+		}
+		s.err = err
+		if n > 0 {
+			return n, nil
+		}
+		return 0, err
+	}
+	return n, nil
+}
+
+// Source returns a stream of rank's events made by one interpreter alone,
+// as a replay runs a script: collective calls take their nominal duration
+// without waiting for other ranks, and dec answers the time-driven loops
+// (nil: NominalDecider, on the rank's own clock). Paths are interned in
+// paths (nil: a table of its own).
+func (in *Instance) Source(rank int, paths *trace.Paths, dec Decider) (trace.Source, error) {
+	if paths == nil {
+		paths = trace.NewPaths()
+	}
+	if dec == nil {
+		dec = NominalDecider{}
+	}
+	it, err := in.NewInterp(rank, paths)
+	if err != nil {
+		return nil, err
+	}
+	return &interpSource{it: it, dec: dec, paths: paths}, nil
+}
+
+type interpSource struct {
+	it    *Interp
+	dec   Decider
+	paths *trace.Paths
+	err   error
+	done  bool
+}
+
+func (s *interpSource) Path(id trace.PathID) string { return s.paths.Lookup(id) }
+
+func (s *interpSource) ReadEvents(evs []trace.Event) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.done {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(evs) {
+		k, err := s.it.Step(&evs[n])
+		if err != nil {
+			s.err = err
+			break
+		}
+		switch k {
+		case StepEvent:
+			n++
+		case StepSync:
+			e := &evs[n]
+			s.it.Settle(e.Start + e.Dur)
+			n++
+		case StepDecide:
+			cont, err := s.dec.Continue(s.it.Check())
+			if err != nil {
+				s.err = fmt.Errorf("%s: rank %d: time-driven loop at %s: %w", s.it.prog.name, s.it.rank, s.it.Check().Pos, err)
+				break
+			}
+			s.it.Decide(cont)
+		case StepDone:
+			s.done = true
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return n, nil
+		}
+		if s.err != nil {
+			break
+		}
+	}
+	if n > 0 {
+		return n, nil
+	}
+	return 0, s.err
+}
+
+// Open loads the script at path and expands it for ranks ranks, with
+// parameter and group overrides (NAME → value, as --param and --group
+// give them). Its signature is the one the commands register to read
+// scripts wherever they read traces.
+func Open(path string, ranks int, params, groups map[string]string) (trace.Trace, error) {
+	p, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return Expand(p, Config{Ranks: ranks, Params: params, Groups: groups})
+}

@@ -1,0 +1,885 @@
+package script
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// StepKind says what Interp.Step produced.
+type StepKind uint8
+
+const (
+	// StepEvent: the event is the rank's next call, timed on the rank's
+	// own nominal clock.
+	StepEvent StepKind = iota
+	// StepSync: the event is a collective call (on a communicator of more
+	// than one rank). Its Start is the rank's arrival and its Dur the
+	// call's nominal duration; the caller decides when it ends and calls
+	// Settle with that time before the next Step.
+	StepSync
+	// StepDecide: the rank is about to start an iteration of a
+	// time-driven loop (Check describes it); the caller answers with
+	// Decide before the next Step.
+	StepDecide
+	// StepDone: the script has ended for this rank.
+	StepDone
+)
+
+// LoopCheck describes the question a time-driven loop asks before each
+// iteration: run another one?
+type LoopCheck struct {
+	Rank  int    // world rank that asks
+	Pos   Pos    // position of the repeat statement
+	Limit int64  // the loop's duration, ns
+	Iter  int64  // iterations run so far (0 at the first check)
+	Comm  uint32 // communicator of the group that runs the loop: its ranks must get the same answers
+	Start int64  // the rank's nominal clock at the first check, ns
+	Prev  int64  // the rank's nominal clock at the previous check (Start at the first), ns
+	Now   int64  // the rank's nominal clock now, ns
+}
+
+// Interp runs a script for one rank. It is an iterator: Step makes the
+// next call on demand and keeps only the state of the loops it is in, so
+// a loop of a billion iterations costs no memory. An Interp is used by
+// one goroutine.
+type Interp struct {
+	inst   *Instance
+	prog   *Program
+	model  *Model
+	paths  *trace.Paths
+	quiet  bool // make events without paths (a world runs other ranks for their timing)
+	rank   int64
+	nranks int64
+	grank  int64
+	gsize  int64
+	comm   uint32
+	group  int // current group, -1 outside on blocks
+
+	slots []val
+	hs    []handle
+	fds   fdAlloc
+	mids  fdAlloc
+	sizes map[trace.PathID]int64
+	cache []siteCache
+
+	now      int64
+	stack    []frame
+	pend     [3]trace.Event
+	npend    int
+	ipend    int
+	syncWait bool
+	deciding bool
+	check    LoopCheck
+	err      error
+	budget   int64
+	cmdPos   Pos // position of the command being run
+}
+
+type val struct {
+	i int64
+	s string
+}
+
+type siteCache struct {
+	s  string
+	id trace.PathID
+	ok bool
+}
+
+type handle struct {
+	open     bool
+	fd       int32
+	path     trace.PathID
+	pos      int64 // position (POSIX) or individual file pointer (MPI)
+	append   bool
+	comm     uint32
+	openedAt Pos
+	closedAt Pos
+}
+
+type frameKind uint8
+
+const (
+	fBlock frameKind = iota
+	fRepeat
+	fRepeatFor
+	fOn
+	fTime
+)
+
+type frame struct {
+	kind    frameKind
+	body    []cstmt
+	pc      int
+	n, i    int64
+	slot    int
+	pos     Pos
+	limit   int64
+	start   int64
+	prev    int64
+	checked bool
+	label   trace.PathID
+	// saved group context of an on block
+	sGroup        int
+	sComm         uint32
+	sGrank, sSize int64
+}
+
+// fdAlloc hands out the lowest free number from base, as POSIX does.
+type fdAlloc struct {
+	base int32
+	used []bool
+}
+
+// maxOpen bounds the handles a rank may hold open at once.
+const maxOpen = 1 << 16
+
+func (a *fdAlloc) alloc() (int32, bool) {
+	for i, u := range a.used {
+		if !u {
+			a.used[i] = true
+			return a.base + int32(i), true
+		}
+	}
+	if len(a.used) >= maxOpen {
+		return 0, false
+	}
+	a.used = append(a.used, true)
+	return a.base + int32(len(a.used)-1), true
+}
+
+func (a *fdAlloc) free(fd int32) {
+	if i := int(fd - a.base); i >= 0 && i < len(a.used) {
+		a.used[i] = false
+	}
+}
+
+// maxKnownSizes bounds how many files' sizes a rank remembers.
+const maxKnownSizes = 1 << 16
+
+// NewInterp returns an interpreter for rank. Paths of its events are
+// interned in paths, which several interpreters may share.
+func (in *Instance) NewInterp(rank int, paths *trace.Paths) (*Interp, error) {
+	if rank < 0 || rank >= in.ranks {
+		return nil, fmt.Errorf("%s: rank %d out of range: the run has %d ranks", in.prog.name, rank, in.ranks)
+	}
+	p := in.prog
+	it := &Interp{
+		inst: in, prog: p, model: &in.model, paths: paths,
+		rank: int64(rank), nranks: int64(in.ranks), grank: int64(rank), gsize: int64(in.ranks), group: -1,
+		slots: make([]val, p.nslots), hs: make([]handle, p.nhandles),
+		fds: fdAlloc{base: 3}, mids: fdAlloc{base: 1},
+		sizes: map[trace.PathID]int64{}, cache: make([]siteCache, p.nsites),
+		budget: in.budget,
+	}
+	for i, pa := range p.params {
+		it.slots[pa.slot] = in.params[i]
+	}
+	if len(p.body) > 0 {
+		it.stack = append(it.stack, frame{kind: fBlock, body: p.body})
+	}
+	return it, nil
+}
+
+// Now returns the rank's nominal clock, ns.
+func (it *Interp) Now() int64 { return it.now }
+
+// Check describes the time-driven loop check after Step returned
+// StepDecide.
+func (it *Interp) Check() LoopCheck { return it.check }
+
+// Settle ends the collective call Step returned with StepSync at end: the
+// rank's clock moves there.
+func (it *Interp) Settle(end int64) {
+	if it.syncWait {
+		it.syncWait = false
+		if end > it.now {
+			it.now = end
+		}
+	}
+}
+
+// Decide answers the check after StepDecide: cont runs another iteration,
+// false leaves the loop.
+func (it *Interp) Decide(cont bool) {
+	if !it.deciding {
+		return
+	}
+	it.deciding = false
+	f := &it.stack[len(it.stack)-1]
+	if !cont {
+		it.stack = it.stack[:len(it.stack)-1]
+		return
+	}
+	f.checked = true
+	f.pc = 0
+	if f.slot >= 0 {
+		it.slots[f.slot].i = f.i
+	}
+}
+
+var errProtocol = errors.New("script: Step called before Settle or Decide")
+
+// Step makes the next call of the script. See StepKind for what the
+// caller owes after each kind. After an error every Step returns it.
+func (it *Interp) Step(ev *trace.Event) (StepKind, error) {
+	if it.err != nil {
+		return StepDone, it.err
+	}
+	if it.syncWait {
+		return StepDone, errProtocol
+	}
+	if it.deciding {
+		return StepDecide, nil
+	}
+	for {
+		if it.ipend < it.npend {
+			*ev = it.pend[it.ipend]
+			it.ipend++
+			if it.ipend == it.npend {
+				it.ipend, it.npend = 0, 0
+			}
+			return StepEvent, nil
+		}
+		n := len(it.stack)
+		if n == 0 {
+			return StepDone, nil
+		}
+		f := &it.stack[n-1]
+		if f.kind == fRepeatFor && !f.checked {
+			if it.budget > 0 {
+				if it.budget--; it.budget == 0 {
+					it.err = fmt.Errorf("%s: rank %d: step budget exhausted", it.prog.name, it.rank)
+					return StepDone, it.err
+				}
+			}
+			it.check = LoopCheck{Rank: int(it.rank), Pos: f.pos, Limit: f.limit, Iter: f.i,
+				Comm: it.comm, Start: f.start, Prev: f.prev, Now: it.now}
+			f.prev = it.now
+			it.deciding = true
+			return StepDecide, nil
+		}
+		if f.pc < len(f.body) {
+			if it.budget > 0 {
+				if it.budget--; it.budget == 0 {
+					it.err = fmt.Errorf("%s: rank %d: step budget exhausted", it.prog.name, it.rank)
+					return StepDone, it.err
+				}
+			}
+			s := f.body[f.pc]
+			f.pc++
+			if cm, ok := s.(*cCmd); ok {
+				it.cmdPos = cm.pos
+			}
+			sync, err := it.exec(s, ev)
+			if err != nil {
+				it.err = it.wrap(err)
+				return StepDone, it.err
+			}
+			if sync {
+				it.syncWait = true
+				return StepSync, nil
+			}
+			continue
+		}
+		it.endFrame()
+	}
+}
+
+func (it *Interp) wrap(err error) error {
+	var ee *evalError
+	if errors.As(err, &ee) {
+		return &Error{File: it.prog.name, Pos: ee.pos, Msg: fmt.Sprintf("rank %d: %s", it.rank, ee.msg)}
+	}
+	return err
+}
+
+func (it *Interp) endFrame() {
+	n := len(it.stack)
+	f := &it.stack[n-1]
+	switch f.kind {
+	case fRepeat:
+		f.i++
+		if f.i < f.n {
+			f.pc = 0
+			if f.slot >= 0 {
+				it.slots[f.slot].i = f.i
+			}
+			return
+		}
+	case fRepeatFor:
+		f.i++
+		f.checked = false
+		return
+	case fOn:
+		it.group, it.comm, it.grank, it.gsize = f.sGroup, f.sComm, f.sGrank, f.sSize
+	case fTime:
+		it.emit(trace.Event{Op: trace.OpRegionEnd, Path: f.label})
+	}
+	it.stack = it.stack[:n-1]
+}
+
+func (it *Interp) push(f frame) { it.stack = append(it.stack, f) }
+
+func (it *Interp) int(x *cexpr) (int64, error) { return x.fi(it) }
+
+// nonNeg evaluates x and requires it ≥ 0.
+func (it *Interp) nonNeg(x *cexpr, what string) (int64, error) {
+	v, err := x.fi(it)
+	if err == nil && v < 0 {
+		err = evalErr(x.pos, fmt.Sprintf("%s must not be negative, got %s", what, formatValue(it, x.typ, v)))
+	}
+	return v, err
+}
+
+// exec runs one statement. It reports whether ev now holds a collective
+// call the caller must settle.
+func (it *Interp) exec(s cstmt, ev *trace.Event) (bool, error) {
+	switch s := s.(type) {
+	case *cLet:
+		if s.x.typ == TString {
+			v, err := s.x.fs(it)
+			if err != nil {
+				return false, err
+			}
+			it.slots[s.slot].s = v
+			return false, nil
+		}
+		v, err := s.x.fi(it)
+		if err != nil {
+			return false, err
+		}
+		it.slots[s.slot].i = v
+	case *cIf:
+		v, err := s.cond.fi(it)
+		if err != nil {
+			return false, err
+		}
+		body := s.then
+		if v == 0 {
+			body = s.els
+		}
+		if len(body) > 0 {
+			it.push(frame{kind: fBlock, body: body})
+		}
+	case *cRepeat:
+		if s.forTime {
+			d, err := it.nonNeg(&s.count, "the duration of repeat for")
+			if err != nil {
+				return false, err
+			}
+			it.push(frame{kind: fRepeatFor, body: s.body, slot: s.slot, pos: s.pos, limit: d, start: it.now, prev: it.now})
+			return false, nil
+		}
+		n, err := it.nonNeg(&s.count, "a repeat count")
+		if err != nil || n == 0 {
+			return false, err
+		}
+		if s.slot >= 0 {
+			it.slots[s.slot].i = 0
+		}
+		it.push(frame{kind: fRepeat, body: s.body, slot: s.slot, n: n})
+	case *cOn:
+		g := it.inst.groups[s.group]
+		if it.rank < int64(g.First) || it.rank >= int64(g.First+g.Size) || len(s.body) == 0 {
+			return false, nil
+		}
+		it.push(frame{kind: fOn, body: s.body, sGroup: it.group, sComm: it.comm, sGrank: it.grank, sSize: it.gsize})
+		it.group, it.comm, it.grank, it.gsize = s.group, g.Comm, it.rank-int64(g.First), int64(g.Size)
+	case *cTime:
+		id, err := it.path(&s.label, s.site)
+		if err != nil {
+			return false, err
+		}
+		it.emit(trace.Event{Op: trace.OpRegionBegin, Path: id})
+		it.push(frame{kind: fTime, body: s.body, label: id})
+	case *cCmd:
+		return it.command(s, ev)
+	}
+	return false, nil
+}
+
+// path evaluates a path and interns it; a site remembers its last string
+// so a loop over one path interns it once. Quiet interpreters skip it.
+func (it *Interp) path(x *cexpr, site int) (trace.PathID, error) {
+	if it.quiet {
+		return 0, nil
+	}
+	c := &it.cache[site]
+	if x.isConst && c.ok {
+		return c.id, nil
+	}
+	s, err := x.fs(it)
+	if err != nil {
+		return 0, err
+	}
+	if c.ok && c.s == s {
+		return c.id, nil
+	}
+	id := it.paths.Intern(s)
+	*c = siteCache{s: s, id: id, ok: true}
+	return id, nil
+}
+
+// emit queues an event timed on the rank's clock.
+func (it *Interp) emit(e trace.Event) {
+	e.Rank = uint32(it.rank)
+	e.Start = it.now
+	e.Dur = it.model.dur(&e)
+	it.now += e.Dur
+	it.pend[it.npend] = e
+	it.npend++
+}
+
+func (it *Interp) known(p trace.PathID) int64 { return it.sizes[p] }
+
+func (it *Interp) setKnown(p trace.PathID, size int64) {
+	if p == 0 {
+		return
+	}
+	if _, ok := it.sizes[p]; !ok && len(it.sizes) >= maxKnownSizes {
+		clear(it.sizes)
+	}
+	it.sizes[p] = size
+}
+
+func (it *Interp) grow(p trace.PathID, end int64) {
+	if end > it.known(p) {
+		it.setKnown(p, end)
+	}
+}
+
+func (it *Interp) handle(cm *cCmd) (*handle, error) {
+	h := &it.hs[cm.h]
+	if !h.open {
+		if h.closedAt.IsValid() {
+			return nil, evalErr(cm.hPos, fmt.Sprintf("%s is not open (closed at %s)", cm.hName, h.closedAt))
+		}
+		return nil, evalErr(cm.hPos, fmt.Sprintf("%s is not open", cm.hName))
+	}
+	return h, nil
+}
+
+func (it *Interp) optInt(cm *cCmd, key string, def int64, what string, nonneg bool) (int64, error) {
+	x := cm.args[key]
+	if x == nil {
+		return def, nil
+	}
+	if nonneg {
+		return it.nonNeg(x, what)
+	}
+	return it.int(x)
+}
+
+// peer checks a rank of the current group (root, peer); any (-1) is
+// allowed where anyOK.
+func (it *Interp) peer(cm *cCmd, key string, what string, anyOK bool) (int32, error) {
+	x := cm.args[key]
+	if x == nil {
+		return 0, nil
+	}
+	v, err := it.int(x)
+	if err != nil {
+		return 0, err
+	}
+	if anyOK && v == -1 {
+		return -1, nil
+	}
+	if v < 0 || v >= it.gsize {
+		where := "the run"
+		if it.group >= 0 {
+			where = "group " + it.inst.groups[it.group].Name
+		}
+		return 0, evalErr(x.pos, fmt.Sprintf("%s %d out of range: %s has %d ranks (0 to %d)", what, v, where, it.gsize, it.gsize-1))
+	}
+	return int32(v), nil
+}
+
+var errTooMany = "too many open files (the limit is 65536 per rank)"
+
+func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
+	switch cm.op {
+	case opSleep:
+		d, err := it.nonNeg(cm.n, "a sleep")
+		it.now += d
+		return false, err
+	case opMark:
+		id, err := it.path(cm.path, cm.site)
+		if err == nil {
+			it.emit(trace.Event{Op: trace.OpMark, Path: id})
+		}
+		return false, err
+	case opBarrier, opBcast, opReduce, opGather, opScatter, opAllreduce, opAllgather, opAlltoall:
+		e := trace.Event{Op: collectiveCmd[cm.name], Comm: it.comm}
+		if cm.n != nil {
+			n, err := it.nonNeg(cm.n, "a byte count")
+			if err != nil {
+				return false, err
+			}
+			e.Bytes = n
+		}
+		root, err := it.peer(cm, "root", "root", false)
+		if err != nil {
+			return false, err
+		}
+		switch cm.op {
+		case opBcast, opReduce, opGather, opScatter:
+			e.Peer = root
+		}
+		return it.collective(e, ev)
+	case opSend, opRecv:
+		n, err := it.nonNeg(cm.n, "a byte count")
+		if err != nil {
+			return false, err
+		}
+		recv := cm.op == opRecv
+		key := pick(recv, "from", "to")
+		p, err := it.peer(cm, key, "peer", recv)
+		if err != nil {
+			return false, err
+		}
+		tag, err := it.optInt(cm, "tag", 0, "", false)
+		if err != nil {
+			return false, err
+		}
+		if tag < -1 || (tag == -1 && !recv) || tag > 1<<30 {
+			return false, evalErr(cm.args["tag"].pos, fmt.Sprintf("tag %d out of range (0 to 2^30%s)", tag, pick(recv, ", or any", "")))
+		}
+		it.emit(trace.Event{Op: pick(recv, trace.OpMPIRecv, trace.OpMPISend), Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm})
+		return false, nil
+	}
+	if cm.op >= opMPIOpen && cm.op <= opMPIView {
+		return it.mpiCommand(cm, ev)
+	}
+	return false, it.posixCommand(cm)
+}
+
+// collective makes a collective call: a sync unless the rank is alone.
+func (it *Interp) collective(e trace.Event, ev *trace.Event) (bool, error) {
+	if e.Comm == trace.CommSelf || it.inst.commSize(e.Comm) <= 1 {
+		it.emit(e)
+		return false, nil
+	}
+	e.Rank = uint32(it.rank)
+	e.Start = it.now
+	e.Dur = it.model.dur(&e)
+	*ev = e
+	return true, nil
+}
+
+func (it *Interp) posixCommand(cm *cCmd) error {
+	var id trace.PathID
+	var err error
+	if cm.path != nil {
+		if id, err = it.path(cm.path, cm.site); err != nil {
+			return err
+		}
+	}
+	switch cm.op {
+	case opReadPath, opWritePath, opAppend:
+		n, err := it.nonNeg(cm.args["size"], "size")
+		if err != nil {
+			return err
+		}
+		at, err := it.optInt(cm, "at", -1, "offset", true)
+		if err != nil {
+			return err
+		}
+		fd, ok := it.fds.alloc()
+		if !ok {
+			return evalErr(cm.pos, errTooMany)
+		}
+		defer it.fds.free(fd)
+		data := trace.Event{FD: fd, Path: id, Size: n, Ret: n}
+		var flags, mode uint32
+		switch cm.op {
+		case opReadPath:
+			flags = trace.ORdonly
+			data.Op = pick(at >= 0, trace.OpPread, trace.OpRead)
+		case opWritePath:
+			flags, mode = trace.OWronly|trace.OCreat, 0o644
+			data.Op = pick(at >= 0, trace.OpPwrite, trace.OpWrite)
+		default:
+			flags, mode = trace.OWronly|trace.OCreat|trace.OAppend, 0o644
+			data.Op = trace.OpWrite
+			at = it.known(id)
+		}
+		data.Offset = max(at, 0)
+		it.emit(trace.Event{Op: trace.OpOpen, Path: id, Flags: flags, Mode: mode, Ret: int64(fd)})
+		it.emit(data)
+		it.emit(trace.Event{Op: trace.OpClose, FD: fd, Path: id})
+		if cm.op != opReadPath {
+			it.grow(id, data.Offset+n)
+		}
+	case opCreate:
+		mode, err := it.optInt(cm, "mode", 0o644, "mode", true)
+		if err != nil {
+			return err
+		}
+		fd, ok := it.fds.alloc()
+		if !ok {
+			return evalErr(cm.pos, errTooMany)
+		}
+		it.fds.free(fd)
+		it.emit(trace.Event{Op: trace.OpCreat, Path: id, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Mode: uint32(mode), Ret: int64(fd)})
+		it.emit(trace.Event{Op: trace.OpClose, FD: fd, Path: id})
+		it.setKnown(id, 0)
+	case opDelete:
+		it.emit(trace.Event{Op: trace.OpUnlink, Path: id})
+		delete(it.sizes, id)
+	case opRename:
+		to, err := it.path(cm.args["to"], cm.site2)
+		if err != nil {
+			return err
+		}
+		it.emit(trace.Event{Op: trace.OpRename, Path: id, Path2: to})
+		if sz, ok := it.sizes[id]; ok {
+			delete(it.sizes, id)
+			it.setKnown(to, sz)
+		}
+	case opLookup:
+		it.emit(trace.Event{Op: trace.OpAccess, Path: id})
+	case opStatPath:
+		it.emit(trace.Event{Op: trace.OpStat, Path: id})
+	case opMkdir:
+		mode, err := it.optInt(cm, "mode", 0o755, "mode", true)
+		if err != nil {
+			return err
+		}
+		it.emit(trace.Event{Op: trace.OpMkdir, Path: id, Mode: uint32(mode)})
+	case opRmdir:
+		it.emit(trace.Event{Op: trace.OpRmdir, Path: id})
+	case opTruncPath:
+		n, err := it.nonNeg(cm.args["to"], "size")
+		if err != nil {
+			return err
+		}
+		it.emit(trace.Event{Op: trace.OpTruncate, Path: id, Size: n})
+		it.setKnown(id, n)
+	case opOpen:
+		flags, err := it.optInt(cm, "flags", trace.ORdwr|trace.OCreat, "flags", true)
+		if err != nil {
+			return err
+		}
+		mode, err := it.optInt(cm, "mode", 0o644, "mode", true)
+		if err != nil {
+			return err
+		}
+		h := &it.hs[cm.h]
+		if h.open {
+			return evalErr(cm.hPos, fmt.Sprintf("%s is still open (opened at %s); close it before opening it again", cm.hName, h.openedAt))
+		}
+		fd, ok := it.fds.alloc()
+		if !ok {
+			return evalErr(cm.pos, errTooMany)
+		}
+		if flags&trace.OCreat == 0 {
+			mode = 0
+		}
+		*h = handle{open: true, fd: fd, path: id, append: flags&trace.OAppend != 0, openedAt: cm.pos}
+		if flags&trace.OTrunc != 0 {
+			it.setKnown(id, 0)
+		}
+		it.emit(trace.Event{Op: trace.OpOpen, Path: id, Flags: uint32(flags), Mode: uint32(mode), Ret: int64(fd)})
+	default:
+		return it.fdCommand(cm)
+	}
+	return nil
+}
+
+func (it *Interp) fdCommand(cm *cCmd) error {
+	h, err := it.handle(cm)
+	if err != nil {
+		return err
+	}
+	e := trace.Event{FD: h.fd, Path: h.path}
+	switch cm.op {
+	case opReadFD, opWriteFD:
+		n, err := it.nonNeg(cm.args["size"], "size")
+		if err != nil {
+			return err
+		}
+		at, err := it.optInt(cm, "at", -1, "offset", true)
+		if err != nil {
+			return err
+		}
+		write := cm.op == opWriteFD
+		e.Size, e.Ret = n, n
+		if at >= 0 {
+			e.Op, e.Offset = pick(write, trace.OpPwrite, trace.OpPread), at
+		} else {
+			e.Op = pick(write, trace.OpWrite, trace.OpRead)
+			if write && h.append {
+				h.pos = it.known(h.path)
+			}
+			e.Offset = h.pos
+			h.pos += n
+		}
+		if write {
+			it.grow(h.path, e.Offset+n)
+		}
+	case opStatFD:
+		e.Op = trace.OpFstat
+	case opTruncFD:
+		n, err := it.nonNeg(cm.args["to"], "size")
+		if err != nil {
+			return err
+		}
+		e.Op, e.Size = trace.OpFtruncate, n
+		it.setKnown(h.path, n)
+	case opSeekFD:
+		off, err := it.int(cm.args["to"])
+		if err != nil {
+			return err
+		}
+		pos, err := it.seekTo(cm, h, off)
+		if err != nil {
+			return err
+		}
+		h.pos = pos
+		e.Op, e.Offset, e.Whence, e.Ret = trace.OpLseek, off, cm.whence, pos
+	case opSyncFD:
+		e.Op = trace.OpFsync
+	case opDatasync:
+		e.Op = trace.OpFdatasync
+	case opCloseFD:
+		e.Op = trace.OpClose
+		it.fds.free(h.fd)
+		h.open, h.closedAt = false, cm.pos
+	}
+	it.emit(e)
+	return nil
+}
+
+func (it *Interp) seekTo(cm *cCmd, h *handle, off int64) (int64, error) {
+	pos := off
+	var ov bool
+	switch cm.whence {
+	case 1:
+		pos, ov = addOv(h.pos, off)
+	case 2:
+		pos, ov = addOv(it.known(h.path), off)
+	}
+	if ov || pos < 0 {
+		return 0, evalErr(cm.args["to"].pos, fmt.Sprintf("seek of %s to a negative or too large offset", cm.hName))
+	}
+	return pos, nil
+}
+
+func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
+	if cm.op == opMPIOpen {
+		id, err := it.path(cm.path, cm.site)
+		if err != nil {
+			return false, err
+		}
+		flags, err := it.optInt(cm, "flags", trace.MPIModeRdwr|trace.MPIModeCreate, "flags", true)
+		if err != nil {
+			return false, err
+		}
+		h := &it.hs[cm.h]
+		if h.open {
+			return false, evalErr(cm.hPos, fmt.Sprintf("%s is still open (opened at %s); close it before opening it again", cm.hName, h.openedAt))
+		}
+		fid, ok := it.mids.alloc()
+		if !ok {
+			return false, evalErr(cm.pos, errTooMany)
+		}
+		comm := pick(cm.self, trace.CommSelf, it.comm)
+		*h = handle{open: true, fd: fid, path: id, comm: comm, append: flags&trace.MPIModeAppend != 0, openedAt: cm.pos}
+		return it.collective(trace.Event{Op: trace.OpMPIFileOpen, Path: id, Flags: uint32(flags), FD: fid, Comm: comm}, ev)
+	}
+	h, err := it.handle(cm)
+	if err != nil {
+		return false, err
+	}
+	e := trace.Event{FD: h.fd, Path: h.path, Comm: h.comm}
+	switch cm.op {
+	case opMPIRead, opMPIWrite:
+		n, err := it.nonNeg(cm.args["size"], "size")
+		if err != nil {
+			return false, err
+		}
+		at, err := it.optInt(cm, "at", -1, "offset", true)
+		if err != nil {
+			return false, err
+		}
+		w := cm.op == opMPIWrite
+		e.Size, e.Count, e.Ret = n, int32(min(n, 1<<31-1)), n
+		switch {
+		case cm.shared:
+			e.Op = pick(w, trace.OpMPIFileWriteShared, trace.OpMPIFileReadShared)
+		case cm.order:
+			e.Op = pick(w, trace.OpMPIFileWriteOrdered, trace.OpMPIFileReadOrdered)
+		case at >= 0:
+			e.Offset = at
+			e.Op = pick(w, pick(cm.all, trace.OpMPIFileWriteAtAll, trace.OpMPIFileWriteAt),
+				pick(cm.all, trace.OpMPIFileReadAtAll, trace.OpMPIFileReadAt))
+		default:
+			e.Offset = h.pos
+			h.pos += n
+			e.Op = pick(w, pick(cm.all, trace.OpMPIFileWriteAll, trace.OpMPIFileWrite),
+				pick(cm.all, trace.OpMPIFileReadAll, trace.OpMPIFileRead))
+		}
+		if w && !cm.shared && !cm.order {
+			it.grow(h.path, e.Offset+n)
+		}
+	case opMPISeek:
+		off, err := it.int(cm.args["to"])
+		if err != nil {
+			return false, err
+		}
+		e.Offset, e.Whence = off, cm.whence
+		if cm.shared {
+			e.Op = trace.OpMPIFileSeekShared
+		} else {
+			pos, err := it.seekTo(cm, h, off)
+			if err != nil {
+				return false, err
+			}
+			h.pos = pos
+			e.Op = trace.OpMPIFileSeek
+		}
+	case opMPISync:
+		e.Op = trace.OpMPIFileSync
+	case opMPITrunc:
+		n, err := it.nonNeg(cm.args["to"], "size")
+		if err != nil {
+			return false, err
+		}
+		e.Op, e.Size = trace.OpMPIFileSetSize, n
+		it.setKnown(h.path, n)
+	case opMPIView:
+		disp, err := it.optInt(cm, "disp", 0, "displacement", true)
+		if err != nil {
+			return false, err
+		}
+		block, err := it.optInt(cm, "block", 0, "block length", true)
+		if err != nil {
+			return false, err
+		}
+		stride, err := it.optInt(cm, "stride", 0, "stride", true)
+		if err != nil {
+			return false, err
+		}
+		if cm.args["stride"] != nil && (block == 0 || stride < block) {
+			return false, evalErr(cm.args["stride"].pos, fmt.Sprintf("a view needs 0 < block <= stride, got block %d and stride %d", block, stride))
+		}
+		e.Op, e.Offset, e.Size, e.Stride = trace.OpMPIFileSetView, disp, block, stride
+		h.pos = 0
+	case opMPIClose:
+		e.Op = trace.OpMPIFileClose
+		it.mids.free(h.fd)
+		h.open, h.closedAt = false, cm.pos
+	}
+	if e.Op.Info().Collective {
+		return it.collective(e, ev)
+	}
+	it.emit(e)
+	return false, nil
+}
+
+// Pos returns the position of the command that made the last event (or
+// the collective call awaiting Settle), for messages about it.
+func (it *Interp) Pos() Pos { return it.cmdPos }
