@@ -1,0 +1,27 @@
+// Package ptrace records the file I/O of any Linux program: it runs the
+// program under ptrace(2) with a seccomp filter that stops it only at the
+// calls it records (open, close, read, write, seek, sync, truncate, stat,
+// unlink, rename, mkdir, rmdir, dup and their variants), and follows
+// every process and thread the program starts.
+//
+// How it works: Run re-executes the running program as a small helper
+// (HelperMain), attaches to it with PTRACE_SEIZE, and lets it go on; the
+// helper installs the filter on itself and execs the target. From then
+// on, a traced call stops the program twice (at the seccomp stop, where
+// the tracer reads the arguments with PTRACE_GET_SYSCALL_INFO and
+// process_vm_readv, and at the call's exit, for the result); every other
+// call runs at full speed. One goroutine locked to its OS thread does all
+// the tracing (ptrace requires it); events go to the sink in batches from
+// another goroutine.
+//
+// The tracer keeps a descriptor table per process (copied by fork, shared
+// under CLONE_FILES, pruned of close-on-exec descriptors at exec) whose
+// entries are open file descriptions shared by dup and fork, so a read or
+// write without an explicit offset is recorded at the offset it used.
+// Descriptors the tracer did not see opened are learnt from /proc. Paths
+// are recorded absolute, resolved against the working directory or the
+// dirfd at the time of the call.
+//
+// Not seen: I/O through mmap, io_uring and Linux AIO; 32-bit (i386, x32)
+// system calls of a 64-bit kernel run untraced.
+package ptrace

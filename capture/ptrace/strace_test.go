@@ -1,0 +1,285 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// allCallsC makes every traced call at least once, from a forked child
+// and a thread too, and some of them fail.
+const allCallsC = `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct how { unsigned long long flags, mode, resolve; };
+
+static void *thread(void *arg) {
+	char buf[64] = "thread";
+	int fd = open("t.out", O_CREAT|O_WRONLY|O_TRUNC, 0644);
+	write(fd, buf, 6);
+	pwrite(fd, buf, 6, 100);
+	fsync(fd);
+	close(fd);
+	return 0;
+}
+
+int main(void) {
+	static char buf[8192];
+	struct iovec iov[2] = {{buf, 100}, {buf + 100, 200}};
+	struct stat st;
+	struct statx stx;
+	memset(buf, 'x', sizeof buf);
+
+	mkdir("d", 0755);
+	mkdirat(AT_FDCWD, "d/e", 0755);
+	int dfd = open("d", O_RDONLY|O_DIRECTORY);
+	int fd = openat(dfd, "f", O_CREAT|O_RDWR|O_TRUNC, 0644);
+	write(fd, buf, 1000);
+	pwrite(fd, buf, 100, 2000);
+	writev(fd, iov, 2);
+	pwritev(fd, iov, 2, 3000);
+	pwritev2(fd, iov, 2, -1, 0);
+	lseek(fd, 0, SEEK_SET);
+	read(fd, buf, 10);
+	pread(fd, buf, 10, 5);
+	readv(fd, iov, 2);
+	preadv(fd, iov, 2, 7);
+	preadv2(fd, iov, 2, 9, 0);
+	fsync(fd);
+	fdatasync(fd);
+	ftruncate(fd, 500);
+	int fd2 = dup(fd);
+	dup2(fd, 20);
+	dup3(fd, 21, O_CLOEXEC);
+	fcntl(fd, F_DUPFD, 30);
+	fcntl(fd, F_DUPFD_CLOEXEC, 40);
+	fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, O_APPEND);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	fstat(fd, &st);
+	fstatat(dfd, "f", &st, 0);
+	fstatat(fd, "", &st, AT_EMPTY_PATH);
+	statx(dfd, "f", 0, STATX_SIZE, &stx);
+	access("d/f", R_OK);
+	faccessat(dfd, "f", R_OK, 0);
+#ifdef SYS_faccessat2
+	syscall(SYS_faccessat2, dfd, "f", R_OK, 0);
+#endif
+#ifdef SYS_stat
+	syscall(SYS_stat, "d/f", &st);
+	syscall(SYS_lstat, "d/f", &st);
+	syscall(SYS_access, "d/f", R_OK);
+	int c = syscall(SYS_creat, "c", 0644);
+	close(c);
+	c = syscall(SYS_open, "c", O_RDONLY);
+	close(c);
+	syscall(SYS_rename, "c", "c1");
+	syscall(SYS_mkdir, "m", 0755);
+	syscall(SYS_rmdir, "m");
+	syscall(SYS_dup2, fd, 22);
+	syscall(SYS_unlink, "c1");
+#endif
+	c = creat("c", 0644);
+	close(c);
+	struct how how = {O_RDONLY, 0, 0};
+	c = syscall(SYS_openat2, AT_FDCWD, "c", &how, sizeof how);
+	close(c);
+	truncate("c", 10);
+	renameat(AT_FDCWD, "c", dfd, "c3");
+	syscall(SYS_renameat2, dfd, "c3", AT_FDCWD, "c4", 0);
+	unlinkat(AT_FDCWD, "c4", 0);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		write(fd2, buf, 50);
+		close(fd2);
+		_exit(0);
+	}
+	waitpid(pid, 0, 0);
+	pthread_t th;
+	pthread_create(&th, 0, thread, 0);
+	pthread_join(th, 0);
+
+	/* failures */
+	open("does-not-exist", O_RDONLY);
+	read(999, buf, 1);
+	close(999);
+	lseek(fd, -1, SEEK_SET);
+
+	syscall(SYS_close_range, 30, 40, 0);
+	close(fd);
+	close(fd2);
+	close(20);
+	close(21);
+	unlinkat(dfd, "f", 0);
+	unlinkat(dfd, "e", AT_REMOVEDIR);
+	close(dfd);
+	rmdir("d");
+	unlink("t.out");
+	unlink("c");
+	return 0;
+}
+`
+
+// straceNames maps each system call strace counts to the op it is
+// recorded as.
+var straceNames = map[string]trace.Op{
+	"open": trace.OpOpen, "openat": trace.OpOpenat, "openat2": trace.OpOpenat2, "creat": trace.OpCreat,
+	"close": trace.OpClose, "close_range": trace.OpCloseRange,
+	"read": trace.OpRead, "pread64": trace.OpPread, "readv": trace.OpReadv, "preadv": trace.OpPreadv, "preadv2": trace.OpPreadv2,
+	"write": trace.OpWrite, "pwrite64": trace.OpPwrite, "writev": trace.OpWritev, "pwritev": trace.OpPwritev, "pwritev2": trace.OpPwritev2,
+	"lseek": trace.OpLseek, "fsync": trace.OpFsync, "fdatasync": trace.OpFdatasync,
+	"ftruncate": trace.OpFtruncate, "truncate": trace.OpTruncate,
+	"stat": trace.OpStat, "lstat": trace.OpLstat, "fstat": trace.OpFstat, "newfstatat": trace.OpFstatat, "statx": trace.OpStatx,
+	"access": trace.OpAccess, "faccessat": trace.OpAccess, "faccessat2": trace.OpAccess,
+	"unlink": trace.OpUnlink, "unlinkat": trace.OpUnlinkat,
+	"rename": trace.OpRename, "renameat": trace.OpRenameat, "renameat2": trace.OpRenameat2,
+	"mkdir": trace.OpMkdir, "mkdirat": trace.OpMkdirat, "rmdir": trace.OpRmdir,
+	"dup": trace.OpDup, "dup2": trace.OpDup2, "dup3": trace.OpDup3,
+}
+
+// straceCounts runs argv under strace -f -c limited to the traced calls
+// and returns the calls per op. fcntl is counted from a full strace log,
+// F_DUPFD and F_DUPFD_CLOEXEC only (the other commands are not recorded).
+func straceCounts(t *testing.T, dir string, argv ...string) map[trace.Op]int {
+	t.Helper()
+	strace := needTool(t, "strace")
+	var names []string
+	for n := range straceNames {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	sum := filepath.Join(dir, "strace.sum")
+	args := append([]string{"-f", "-c", "-o", sum, "-e", "trace=" + strings.Join(names, ",")}, argv...)
+	cmd := exec.Command(strace, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("strace: %v\n%s", err, out)
+	}
+	counts := parseStraceSummary(t, sum)
+
+	log := filepath.Join(dir, "strace.log")
+	args = append([]string{"-f", "-qq", "-o", log, "-e", "trace=fcntl"}, argv...)
+	cmd = exec.Command(strace, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("strace: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "fcntl(") && strings.Contains(l, "F_DUPFD") {
+			counts[trace.OpFcntl]++
+		}
+	}
+	return counts
+}
+
+func parseStraceSummary(t *testing.T, path string) map[trace.Op]int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[trace.Op]int{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 5 {
+			continue
+		}
+		name := f[len(f)-1]
+		op, ok := straceNames[name]
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(f[3])
+		if err != nil {
+			t.Fatalf("strace summary line %q: %v", sc.Text(), err)
+		}
+		counts[op] += n
+	}
+	if len(counts) == 0 {
+		t.Fatalf("no calls in the strace summary:\n%s", b)
+	}
+	return counts
+}
+
+func countOps(evs []trace.Event) map[trace.Op]int {
+	m := map[trace.Op]int{}
+	for _, e := range evs {
+		m[e.Op]++
+	}
+	return m
+}
+
+func compareCounts(t *testing.T, got, want map[trace.Op]int) {
+	t.Helper()
+	ops := map[trace.Op]bool{}
+	for op := range got {
+		ops[op] = true
+	}
+	for op := range want {
+		ops[op] = true
+	}
+	var bad []string
+	for op := range ops {
+		if got[op] != want[op] {
+			bad = append(bad, op.String()+": iotrace "+strconv.Itoa(got[op])+", strace "+strconv.Itoa(want[op]))
+		}
+	}
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		t.Errorf("counts differ from strace -f -c:\n%s", strings.Join(bad, "\n"))
+	}
+}
+
+// TestCountsMatchStrace checks that every traced call is recorded exactly
+// as often as strace -f -c counts it, through a fork and a thread, with
+// both ways of decoding system calls.
+func TestCountsMatchStrace(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildC(t, dir, "allcalls", allCallsC, "-pthread")
+	want := straceCounts(t, dir, bin)
+	for _, regs := range []bool{false, true} {
+		name := "syscall-info"
+		if regs {
+			name = "registers"
+		}
+		t.Run(name, func(t *testing.T) {
+			res, evs, s := record(t, Config{Argv: []string{bin}, Dir: dir, All: true, decodeRegs: regs})
+			if res.Status() != 0 {
+				t.Fatalf("exit status %d", res.Status())
+			}
+			compareCounts(t, countOps(evs), want)
+			if t.Failed() {
+				t.Logf("events:\n%s", dumpEvents(evs, s))
+			}
+			if len(res.Threads) != 3 {
+				t.Errorf("threads %+v, want main, child and thread", res.Threads)
+			}
+		})
+	}
+}

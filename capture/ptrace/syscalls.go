@@ -1,0 +1,455 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"encoding/binary"
+	"path/filepath"
+
+	"github.com/iotrace/iotrace/trace"
+	"golang.org/x/sys/unix"
+)
+
+const (
+	atFDCWD     = int32(unix.AT_FDCWD)
+	atEmptyPath = unix.AT_EMPTY_PATH
+	// setflMask are the status flags F_SETFL can change (x86-64 numbering).
+	setflMask = trace.OAppend | 0x2000 /* O_ASYNC */ | trace.ODirect | 0x40000 /* O_NOATIME */ | 0x800 /* O_NONBLOCK */
+)
+
+func fdArg(v uint64) int32 { return int32(uint32(v)) }
+
+// entry decodes a traced call at its seccomp stop, does the descriptor
+// bookkeeping that needs no result, and reports whether the tracer must
+// see the call's exit (to record it, or to learn a new descriptor).
+func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
+	ev := &t.ev
+	*ev = trace.Event{Op: kindOps[k], Rank: tr.rank, Thread: t.idx, Start: start}
+	t.k, t.a, t.f, t.pe, t.rec = k, *a, nil, nil, false
+	switch k {
+	case kOpen:
+		return tr.openEntry(t, atFDCWD, a[0], a[1], a[2])
+	case kOpenat:
+		return tr.openEntry(t, fdArg(a[0]), a[1], a[2], a[3])
+	case kCreat:
+		return tr.openEntry(t, atFDCWD, a[0], unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC, a[1])
+	case kOpenat2:
+		// struct open_how { u64 flags; u64 mode; u64 resolve; }
+		var flags, mode uint64
+		if a[3] >= 16 && tr.mem.read(t.tid, a[2], tr.how[:16]) == nil {
+			flags = binary.LittleEndian.Uint64(tr.how[0:])
+			mode = binary.LittleEndian.Uint64(tr.how[8:])
+		}
+		return tr.openEntry(t, fdArg(a[0]), a[1], flags, mode)
+
+	case kClose:
+		fd := fdArg(a[0])
+		f := tr.fdFile(t, fd)
+		// close releases the descriptor even when it fails with EINTR.
+		t.fds.del(fd)
+		ev.FD = fd
+		return tr.fdCall(t, f)
+	case kCloseRange:
+		first, last, flags := uint32(a[0]), uint32(a[1]), uint32(a[2])
+		ev.FD, ev.Size, ev.Flags = int32(first), int64(last), flags
+		if flags&unix.CLOSE_RANGE_UNSHARE != 0 {
+			t.fds = t.fds.clone()
+		}
+		t.rec = tr.all
+		if flags&unix.CLOSE_RANGE_CLOEXEC == 0 {
+			if !t.rec {
+				t.rec = t.fds.anyRecorded(first, last)
+			}
+			t.fds.closeRange(first, last)
+		}
+		return t.rec
+
+	case kRead, kWrite, kFsync, kFdatasync, kFstat, kDup:
+		ev.FD = fdArg(a[0])
+		if k == kRead || k == kWrite {
+			ev.Size = int64(a[2])
+		}
+		return tr.fdCall(t, tr.fdFile(t, ev.FD))
+	case kPread, kPwrite:
+		ev.FD, ev.Size, ev.Offset = fdArg(a[0]), int64(a[2]), int64(a[3])
+		return tr.fdCall(t, tr.fdFile(t, ev.FD))
+	case kReadv, kWritev, kPreadv, kPwritev, kPreadv2, kPwritev2:
+		ev.FD, ev.Count = fdArg(a[0]), int32(a[2])
+		switch k {
+		case kPreadv, kPwritev:
+			ev.Offset = int64(a[3])
+		case kPreadv2, kPwritev2:
+			ev.Offset, ev.Flags = int64(a[3]), uint32(a[5])
+		}
+		if !tr.fdCall(t, tr.fdFile(t, ev.FD)) {
+			return false
+		}
+		ev.Size = tr.iovSize(t.tid, a[1], a[2])
+		return true
+	case kLseek:
+		ev.FD, ev.Offset, ev.Whence = fdArg(a[0]), int64(a[1]), int32(a[2])
+		return tr.fdCall(t, tr.fdFile(t, ev.FD))
+	case kFtruncate:
+		ev.FD, ev.Size = fdArg(a[0]), int64(a[1])
+		return tr.fdCall(t, tr.fdFile(t, ev.FD))
+
+	case kTruncate:
+		ev.Size = int64(a[1])
+		return tr.pathCall(t, atFDCWD, a[0], 0)
+	case kStat, kLstat, kUnlink, kRmdir:
+		return tr.pathCall(t, atFDCWD, a[0], 0)
+	case kNewfstatat:
+		ev.Flags = uint32(a[3])
+		return tr.pathCall(t, fdArg(a[0]), a[1], a[3])
+	case kStatx:
+		ev.Flags = uint32(a[2])
+		return tr.pathCall(t, fdArg(a[0]), a[1], a[2])
+	case kAccess:
+		ev.Mode = uint32(a[1])
+		return tr.pathCall(t, atFDCWD, a[0], 0)
+	case kFaccessat, kFaccessat2:
+		ev.Mode = uint32(a[2])
+		var flags uint64
+		if k == kFaccessat2 {
+			flags = a[3]
+			ev.Flags = uint32(flags)
+		}
+		return tr.pathCall(t, fdArg(a[0]), a[1], flags)
+	case kUnlinkat:
+		ev.Flags = uint32(a[2])
+		return tr.pathCall(t, fdArg(a[0]), a[1], 0)
+	case kMkdir:
+		ev.Mode = uint32(a[1])
+		return tr.pathCall(t, atFDCWD, a[0], 0)
+	case kMkdirat:
+		ev.Mode = uint32(a[2])
+		return tr.pathCall(t, fdArg(a[0]), a[1], 0)
+	case kRename:
+		return tr.renameCall(t, atFDCWD, a[0], atFDCWD, a[1])
+	case kRenameat:
+		return tr.renameCall(t, fdArg(a[0]), a[1], fdArg(a[2]), a[3])
+	case kRenameat2:
+		ev.Flags = uint32(a[4])
+		return tr.renameCall(t, fdArg(a[0]), a[1], fdArg(a[2]), a[3])
+
+	case kDup2, kDup3:
+		ev.FD = fdArg(a[0])
+		if k == kDup3 {
+			ev.Flags = uint32(a[2])
+		}
+		f := tr.fdFile(t, ev.FD)
+		if !tr.fdCall(t, f) {
+			// The new descriptor is learnt from /proc when it is used.
+			if nfd := fdArg(a[1]); nfd != ev.FD {
+				t.fds.del(nfd)
+			}
+			return false
+		}
+		return true
+	case kFcntl:
+		fd := fdArg(a[0])
+		switch a[1] {
+		case fDupfd, fDupfdCloexec:
+			ev.FD, ev.Flags = fd, uint32(a[1])
+			return tr.fdCall(t, tr.fdFile(t, fd))
+		case fSetfl:
+			if f := t.fds.get(fd); f != nil {
+				f.flags = f.flags&^setflMask | openFlags(a[2])&setflMask
+			}
+		}
+		return false
+
+	case kClone:
+		t.cloneFlags = a[cloneFlagsArg]
+		return false
+	case kClone3:
+		// struct clone_args starts with u64 flags.
+		t.cloneFlags = 0
+		if tr.mem.read(t.tid, a[0], tr.how[:8]) == nil {
+			t.cloneFlags = binary.LittleEndian.Uint64(tr.how[:8])
+		}
+		return false
+	case kFork:
+		t.cloneFlags = 0
+		return false
+	case kUnshare:
+		if a[0]&unix.CLONE_FILES != 0 {
+			t.fds = t.fds.clone()
+		}
+		return false
+	case kSendfile:
+		// sendfile(out, in, offset*, count)
+		tr.posMoved(t, fdArg(a[0]))
+		if a[2] == 0 {
+			tr.posMoved(t, fdArg(a[1]))
+		}
+		return false
+	case kSplice:
+		// splice / copy_file_range(in, off_in*, out, off_out*, …)
+		if a[1] == 0 {
+			tr.posMoved(t, fdArg(a[0]))
+		}
+		if a[3] == 0 {
+			tr.posMoved(t, fdArg(a[2]))
+		}
+		return false
+	}
+	return false
+}
+
+// posMoved marks the position of fd's file as unknown.
+func (tr *tracer) posMoved(t *task, fd int32) {
+	if f := t.fds.get(fd); f != nil {
+		f.posOK = false
+	}
+}
+
+// exit completes the event of a call at its exit stop and updates the
+// descriptor table with its result.
+func (tr *tracer) exit(t *task, ret int64) {
+	ev := &t.ev
+	switch t.k {
+	case kOpen, kOpenat, kCreat, kOpenat2:
+		if ret < 0 {
+			return
+		}
+		ev.FD = int32(ret)
+		f := &file{flags: ev.Flags, posOK: true}
+		if pe := t.pe; pe != nil {
+			f.name, f.id, f.rec = pe.name, pe.id, pe.rec
+		}
+		t.fds.set(int32(ret), f)
+	case kDup, kDup2, kDup3, kFcntl:
+		if ret >= 0 && t.f != nil {
+			t.fds.set(int32(ret), t.f)
+		}
+	case kRead, kReadv:
+		tr.individual(t, ret, false)
+	case kWrite, kWritev:
+		tr.individual(t, ret, true)
+	case kPreadv2, kPwritev2:
+		if ev.Offset == -1 {
+			tr.individual(t, ret, t.k == kPwritev2)
+		} else if t.k == kPwritev2 {
+			tr.appended(t, ret)
+		}
+	case kPwrite, kPwritev:
+		tr.appended(t, ret)
+	case kLseek:
+		if f := t.f; f != nil && ret >= 0 {
+			f.pos, f.posOK = ret, !f.lazy
+		}
+	}
+}
+
+// individual sets the offset of a read or write at the file position and
+// moves the position.
+func (tr *tracer) individual(t *task, ret int64, write bool) {
+	f := t.f
+	if f == nil {
+		return
+	}
+	moved := max(ret, 0)
+	switch {
+	case write && f.flags&trace.OAppend != 0:
+		// Appends land at the end of the file, wherever the position was.
+		if size, err := tr.proc.size(t.tid, t.ev.FD); err == nil {
+			t.ev.Offset, f.pos = size-moved, size
+			return
+		}
+		t.ev.Offset = f.pos
+	case !f.posOK:
+		if pos, _, err := tr.proc.fdinfo(t.tid, t.ev.FD); err == nil {
+			t.ev.Offset, f.pos, f.posOK = pos-moved, pos, !f.lazy
+			return
+		}
+		t.ev.Offset = f.pos
+	default:
+		t.ev.Offset = f.pos
+		f.pos += moved
+	}
+}
+
+// appended corrects the offset of a positioned write to a file opened
+// with O_APPEND: Linux appends it anyway.
+func (tr *tracer) appended(t *task, ret int64) {
+	if f := t.f; f != nil && f.flags&trace.OAppend != 0 && ret >= 0 {
+		if size, err := tr.proc.size(t.tid, t.ev.FD); err == nil {
+			t.ev.Offset = size - ret
+		}
+	}
+}
+
+// openEntry decodes an open. Opens of files that are not recorded run
+// without an exit stop: their descriptors are learnt from /proc when used.
+func (tr *tracer) openEntry(t *task, dirfd int32, pathAddr, flags, mode uint64) bool {
+	ev := &t.ev
+	ev.Flags = openFlags(flags)
+	if flags&(unix.O_CREAT|unix.O_TMPFILE) != 0 {
+		ev.Mode = uint32(mode) & 0o7777
+	}
+	pe, _ := tr.pathAt(t, dirfd, pathAddr)
+	t.pe = pe
+	t.rec = tr.all || (pe != nil && pe.rec)
+	if t.rec && pe != nil {
+		ev.Path = tr.pathID(pe)
+	}
+	return t.rec
+}
+
+// fdCall decides whether a call on file f (nil: not open) is recorded.
+func (tr *tracer) fdCall(t *task, f *file) bool {
+	t.f = f
+	t.rec = tr.all || (f != nil && f.rec)
+	if t.rec && f != nil {
+		if f.id == 0 {
+			f.id = tr.sink.Intern(f.name)
+		}
+		t.ev.Path = f.id
+	}
+	return t.rec
+}
+
+// pathCall decodes a call on the path at addr (relative to dirfd). With
+// AT_EMPTY_PATH in flags and an empty path, the call is on dirfd itself.
+func (tr *tracer) pathCall(t *task, dirfd int32, addr uint64, flags uint64) bool {
+	pe, empty := tr.pathAt(t, dirfd, addr)
+	if empty && flags&atEmptyPath != 0 {
+		t.ev.FD = dirfd
+		return tr.fdCall(t, tr.fdFile(t, dirfd))
+	}
+	t.rec = tr.all || (pe != nil && pe.rec)
+	if t.rec && pe != nil {
+		t.ev.Path = tr.pathID(pe)
+	}
+	return t.rec
+}
+
+func (tr *tracer) renameCall(t *task, olddir int32, oldAddr uint64, newdir int32, newAddr uint64) bool {
+	pe, _ := tr.pathAt(t, olddir, oldAddr)
+	pe2, _ := tr.pathAt(t, newdir, newAddr)
+	t.rec = tr.all || (pe != nil && pe.rec) || (pe2 != nil && pe2.rec)
+	if t.rec {
+		if pe != nil {
+			t.ev.Path = tr.pathID(pe)
+		}
+		if pe2 != nil {
+			t.ev.Path2 = tr.pathID(pe2)
+		}
+	}
+	return t.rec
+}
+
+func (tr *tracer) pathID(pe *pathEnt) trace.PathID {
+	if pe.id == 0 {
+		pe.id = tr.sink.Intern(pe.name)
+	}
+	return pe.id
+}
+
+// fdFile returns the file of descriptor fd of t, learning it from /proc
+// if the tracer has not seen it opened (inherited descriptors, and those
+// made by calls the tracer does not follow: pipe, socket, accept…). It
+// returns nil if fd is not open.
+func (tr *tracer) fdFile(t *task, fd int32) *file {
+	if f := t.fds.get(fd); f != nil || fd < 0 {
+		return f
+	}
+	link, err := tr.proc.readlink(t.tid, "fd", fd)
+	if err != nil {
+		return nil
+	}
+	name := string(link)
+	if len(name) > 10 && name[len(name)-10:] == " (deleted)" {
+		name = name[:len(name)-10]
+	}
+	f := &file{name: name, rec: tr.rules.Match(name), lazy: true}
+	if pos, flags, err := tr.proc.fdinfo(t.tid, fd); err == nil {
+		f.pos, f.flags = pos, openFlags(flags)
+	}
+	t.fds.set(fd, f)
+	return f
+}
+
+// pathAt reads the path at addr and makes it absolute against dirfd (or
+// the working directory). It returns nil if the path cannot be read, and
+// empty = true for an empty path. Resolved paths are cached by the bytes
+// they resolve from, so that calls on known paths allocate nothing.
+func (tr *tracer) pathAt(t *task, dirfd int32, addr uint64) (pe *pathEnt, empty bool) {
+	raw, err := tr.mem.readString(t.tid, addr)
+	if err != nil {
+		return nil, false
+	}
+	if len(raw) == 0 {
+		return nil, true
+	}
+	b := tr.abuf[:0]
+	if raw[0] != '/' {
+		if dirfd == atFDCWD {
+			cwd, err := tr.proc.cwd(t.tid)
+			if err != nil {
+				return &pathEnt{name: string(raw)}, false
+			}
+			b = append(b, cwd...)
+		} else {
+			f := tr.fdFile(t, dirfd)
+			if f == nil {
+				return &pathEnt{name: string(raw)}, false
+			}
+			b = append(b, f.name...)
+		}
+		b = append(b, '/')
+	}
+	b = append(b, raw...)
+	tr.abuf = b
+	if pe := tr.paths[string(b)]; pe != nil {
+		return pe, false
+	}
+	name := filepath.Clean(string(b))
+	pe = &pathEnt{name: name, rec: tr.rules.Match(name)}
+	if len(tr.paths) >= 1<<16 {
+		clear(tr.paths)
+	}
+	tr.paths[string(b)] = pe
+	return pe, false
+}
+
+// iovSize returns the bytes an iovec array of n entries at addr asks for.
+func (tr *tracer) iovSize(tid int, addr, n uint64) int64 {
+	const maxIov = 1024 // UIO_MAXIOV
+	if n == 0 || n > maxIov {
+		return 0
+	}
+	buf := tr.iovBuf(int(n) * 16)
+	if tr.mem.read(tid, addr, buf) != nil {
+		return 0
+	}
+	var sum int64
+	for i := 0; i < int(n); i++ {
+		sum += int64(binary.LittleEndian.Uint64(buf[16*i+8:]))
+	}
+	return sum
+}
+
+func (tr *tracer) iovBuf(n int) []byte {
+	if cap(tr.iov) < n {
+		tr.iov = make([]byte, n)
+	}
+	return tr.iov[:n]
+}
+
+// anyRecorded reports whether a descriptor in first…last names a
+// recorded file.
+func (t *fdTable) anyRecorded(first, last uint32) bool {
+	for fd := int(first); fd < len(t.low) && uint32(fd) <= last; fd++ {
+		if f := t.low[fd]; f != nil && f.rec {
+			return true
+		}
+	}
+	for fd, f := range t.high {
+		if uint32(fd) >= first && uint32(fd) <= last && f.rec {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,766 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/iotrace/iotrace/trace"
+	"golang.org/x/sys/unix"
+)
+
+// Supported reports whether this build can trace programs.
+const Supported = true
+
+// Config says what to run and where its events go.
+type Config struct {
+	// Argv is the program and its arguments. A name without a slash is
+	// looked up in PATH.
+	Argv []string
+	// Env is the program's environment; nil means the tracer's own.
+	Env []string
+	// Dir is the program's working directory; "" means the tracer's own.
+	Dir string
+	// Stdin, Stdout and Stderr are the program's standard streams; nil
+	// means the tracer's own.
+	Stdin, Stdout, Stderr *os.File
+
+	// Sink takes the events. WriteEvents is called from one goroutine
+	// (not the caller's), Intern from the tracer.
+	Sink trace.Sink
+	// Flush, if set, is called about every FlushInterval (default 1s)
+	// after the events of the interval were written, and once at the end.
+	Flush         func() error
+	FlushInterval time.Duration
+
+	// Rank is the Event.Rank of every event.
+	Rank uint32
+	// Base is time 0 of event times; the zero Time means when Run starts.
+	Base time.Time
+	// Rules choose the paths to record; nil means NewRules(nil, nil, true).
+	Rules *Rules
+	// All records every traced call, whatever its path or descriptor
+	// (pipes, sockets, terminals and descriptors that are not open too).
+	All bool
+	// Helper is the executable that runs HelperMain; "" means
+	// /proc/self/exe, the running program.
+	Helper string
+	// OnStart, if set, is called with the program's process id once it
+	// runs, before any event is written.
+	OnStart func(pid int)
+	// ForwardSignals passes SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to
+	// the tracer on to the program while Run runs (and keeps them from
+	// killing the tracer).
+	ForwardSignals bool
+
+	// decodeRegs reads system calls from the registers even where
+	// PTRACE_GET_SYSCALL_INFO works (tests).
+	decodeRegs bool
+}
+
+// Thread is one thread (or process) the tracer followed.
+type Thread struct {
+	Index  uint32 // Event.Thread of its events
+	PID    int    // process id (thread group) when it was created
+	TID    int    // thread id when it was created
+	Parent int    // Index of the thread that created it; -1 for the first
+}
+
+// Result describes a finished run.
+type Result struct {
+	PID      int            // process id of the program
+	ExitCode int            // its exit status, when it exited
+	Signal   syscall.Signal // the signal that killed it, or 0
+	Events   int64          // events written to the sink
+	// Threads lists every thread and process of the program, in the
+	// order of their thread index: 0 is the program's main thread, the
+	// others are numbered in the order the tracer saw them created.
+	Threads []Thread
+}
+
+// Status is the exit status a shell would report: the exit code, or
+// 128 + the signal number.
+func (r Result) Status() int {
+	if r.Signal != 0 {
+		return 128 + int(r.Signal)
+	}
+	return r.ExitCode
+}
+
+// syscallInfo is struct ptrace_syscall_info. At an exit stop Nr holds
+// rval and the low byte of Args[0] is_error.
+type syscallInfo struct {
+	Op      uint8
+	_       uint8
+	_       uint16
+	Arch    uint32
+	IP      uint64
+	SP      uint64
+	Nr      uint64
+	Args    [6]uint64
+	RetData uint32
+	_       uint32
+}
+
+// task is one traced thread.
+type task struct {
+	tid, tgid int
+	idx       uint32
+	started   bool // runs the program (not the helper)
+	fds       *fdTable
+
+	inCall  bool // between a seccomp stop and its exit stop
+	restart bool // the last call returned ERESTART*; ev waits for the retry
+	rec     bool // the call in flight is recorded
+	k       kind
+	a       [6]uint64
+	f       *file    // file of the call in flight
+	pe      *pathEnt // path of the open in flight
+	ev      trace.Event
+
+	cloneFlags uint64
+}
+
+// pathEnt is a resolved path.
+type pathEnt struct {
+	name string
+	id   trace.PathID
+	rec  bool
+}
+
+type tracer struct {
+	cfg   Config
+	base  time.Time
+	rank  uint32
+	rules *Rules
+	all   bool
+	sink  trace.Sink
+	b     *batcher
+
+	calls   *callTable
+	info    syscallInfo
+	regs    regs
+	useRegs bool
+	mem     *memReader
+	proc    *procfs
+	abuf    []byte
+	iov     []byte
+	how     [24]byte
+	paths   map[string]*pathEnt
+
+	tasks   map[int]*task
+	last    *task
+	early   map[int]bool // stopped before their creator's fork event
+	exited  map[int]bool // ended before their creator's fork event
+	mainPid int
+	started bool
+	status  unix.WaitStatus
+	threads []Thread
+	events  int64
+
+	procMu   sync.Mutex
+	procs    map[int]int // thread group -> live threads, for signal forwarding
+	attached bool        // the helper is a tracee (procs holds it)
+
+	sigSeen [65]atomic.Int64 // time a tracee last got each signal
+}
+
+// Run starts cfg.Argv under the tracer, records its calls until it and
+// every process it started have ended, and returns how it ended. The
+// program's exit status is in the Result, not in the error: an error
+// means the tracing itself failed.
+func Run(cfg Config) (Result, error) {
+	if len(cfg.Argv) == 0 || cfg.Argv[0] == "" {
+		return Result{}, errors.New("no program to run")
+	}
+	if cfg.Sink == nil {
+		return Result{}, errors.New("no sink for the events")
+	}
+	path, err := LookPath(cfg.Argv[0], cfg.Dir, cfg.Env)
+	if err != nil {
+		return Result{}, err
+	}
+	tr := &tracer{
+		cfg:     cfg,
+		base:    cfg.Base,
+		rank:    cfg.Rank,
+		rules:   cfg.Rules,
+		all:     cfg.All,
+		sink:    cfg.Sink,
+		calls:   newCallTable(archCalls),
+		useRegs: cfg.decodeRegs,
+		mem:     newMemReader(),
+		proc:    newProcfs(),
+		abuf:    make([]byte, 0, 2*pathMax+2),
+		paths:   map[string]*pathEnt{},
+		tasks:   map[int]*task{},
+		early:   map[int]bool{},
+		exited:  map[int]bool{},
+		procs:   map[int]int{},
+	}
+	if tr.base.IsZero() {
+		tr.base = time.Now()
+	}
+	if tr.rules == nil {
+		tr.rules, _ = NewRules(nil, nil, true)
+	}
+	interval := cfg.FlushInterval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	tr.b = newBatcher(cfg.Sink, cfg.Flush, interval)
+
+	// ptrace requests must all come from the thread that attached.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	var sigs chan os.Signal
+	stopFwd := make(chan struct{})
+	fwdDone := make(chan struct{})
+	if cfg.ForwardSignals {
+		sigs = make(chan os.Signal, 8)
+		signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
+		go tr.forward(sigs, stopFwd, fwdDone)
+	} else {
+		close(fwdDone)
+	}
+
+	defer quietStops()()
+	res, err := tr.run(path)
+	close(stopFwd)
+	<-fwdDone
+	if sigs != nil {
+		signal.Stop(sigs)
+	}
+	if berr := tr.b.close(); err == nil && berr != nil {
+		err = fmt.Errorf("writing the trace: %w", berr)
+	}
+	res.Events = tr.events
+	res.Threads = tr.threads
+	return res, err
+}
+
+// LookPath finds the program the way a shell does: a name with a slash
+// is a path (relative to dir when set), another name is searched in the
+// PATH of env (nil: the tracer's environment). Run calls it before the
+// filter is installed, so that the search is not traced.
+func LookPath(name, dir string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, errors.Unwrap(err))
+		}
+		if st.IsDir() {
+			return "", fmt.Errorf("%s: is a directory", name)
+		}
+		return name, nil
+	}
+	pathEnv, ok := os.LookupEnv("PATH")
+	if env != nil {
+		pathEnv, ok = "", false
+		for _, kv := range env {
+			if v, found := strings.CutPrefix(kv, "PATH="); found {
+				pathEnv, ok = v, true
+			}
+		}
+	}
+	if !ok {
+		pathEnv = "/usr/local/bin:/usr/bin:/bin"
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
+		}
+		p := filepath.Join(d, name)
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		st, err := os.Stat(p)
+		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("%s: command not found", name)
+}
+
+const ptraceOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACESECCOMP |
+	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACECLONE |
+	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_EXITKILL
+
+// run starts the helper, attaches to it and traces until every tracee is
+// gone. It runs on the locked thread.
+func (tr *tracer) run(path string) (Result, error) {
+	helper := tr.cfg.Helper
+	if helper == "" {
+		helper = "/proc/self/exe"
+	}
+	env := tr.cfg.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	henv := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, helperEnv+"=") {
+			henv = append(henv, kv)
+		}
+	}
+	henv = append(henv, helperEnv+"="+helperVersion)
+	argv := append([]string{"iotrace-helper", path}, tr.cfg.Argv...)
+
+	// The helper and the tracer talk over a socket pair: the helper says
+	// it runs (its own exec is over, so the only exec the tracer will see
+	// is the program's), the tracer attaches and says go.
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return Result{}, fmt.Errorf("socketpair: %w", err)
+	}
+	ours := os.NewFile(uintptr(sp[0]), "helper-socket")
+	theirs := os.NewFile(uintptr(sp[1]), "helper-socket")
+	defer ours.Close()
+	defer theirs.Close()
+	std := func(f, def *os.File) uintptr {
+		if f == nil {
+			f = def
+		}
+		return f.Fd()
+	}
+	pid, err := syscall.ForkExec(helper, argv, &syscall.ProcAttr{
+		Dir: tr.cfg.Dir,
+		Env: henv,
+		Files: []uintptr{std(tr.cfg.Stdin, os.Stdin), std(tr.cfg.Stdout, os.Stdout),
+			std(tr.cfg.Stderr, os.Stderr), theirs.Fd()},
+		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("starting %s: %w", helper, err)
+	}
+	theirs.Close()
+	tr.procMu.Lock()
+	tr.mainPid = pid
+	tr.procMu.Unlock()
+	fail := func(err error) (Result, error) {
+		unix.Kill(pid, unix.SIGKILL)
+		tr.killAll()
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, 0, nil)
+		return Result{PID: pid}, err
+	}
+	var b [1]byte
+	if n, _ := ours.Read(b[:]); n != 1 || b[0] != helperReady {
+		return fail(fmt.Errorf("the tracer's helper %s did not start (does it call ptrace.HelperMain first?)", helper))
+	}
+	if err := ptraceRaw(unix.PTRACE_SEIZE, pid, 0, ptraceOptions); err != nil {
+		return fail(fmt.Errorf("ptrace(PTRACE_SEIZE): %w (is ptrace allowed here? see /proc/sys/kernel/yama/ptrace_scope)", err))
+	}
+	tr.addTask(&task{tid: pid, tgid: pid, fds: &fdTable{}})
+	tr.procMu.Lock()
+	tr.attached = true
+	tr.procMu.Unlock()
+	if tr.cfg.OnStart != nil {
+		tr.cfg.OnStart(pid)
+	}
+	if _, err := ours.Write([]byte{helperGo}); err != nil {
+		return fail(fmt.Errorf("starting the helper: %w", err))
+	}
+	ours.Close()
+
+	err = tr.loop()
+	res := Result{PID: pid}
+	switch {
+	case tr.status.Signaled():
+		res.Signal = tr.status.Signal()
+	case tr.status.Exited():
+		res.ExitCode = tr.status.ExitStatus()
+	}
+	return res, err
+}
+
+func ptraceRaw(req int, tid int, addr, data uintptr) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(tid), addr, data, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func (tr *tracer) cont(tid int, sig int) {
+	ptraceRaw(unix.PTRACE_CONT, tid, 0, uintptr(sig))
+}
+
+func (tr *tracer) now() int64 { return int64(time.Since(tr.base)) }
+
+func (tr *tracer) addTask(t *task) {
+	tr.tasks[t.tid] = t
+	tr.procMu.Lock()
+	tr.procs[t.tgid]++
+	tr.procMu.Unlock()
+}
+
+func (tr *tracer) removeTask(t *task) {
+	delete(tr.tasks, t.tid)
+	if tr.last == t {
+		tr.last = nil
+	}
+	tr.procMu.Lock()
+	if tr.procs[t.tgid]--; tr.procs[t.tgid] <= 0 {
+		delete(tr.procs, t.tgid)
+	}
+	tr.procMu.Unlock()
+}
+
+func (tr *tracer) task(tid int) *task {
+	if t := tr.last; t != nil && t.tid == tid {
+		return t
+	}
+	t := tr.tasks[tid]
+	if t != nil {
+		tr.last = t
+	}
+	return t
+}
+
+// killAll kills every tracee and waits for them, after a failure of the
+// tracer itself: a tracee must never run on with the filter and no tracer.
+func (tr *tracer) killAll() {
+	for tid := range tr.tasks {
+		unix.Tgkill(tr.tasks[tid].tgid, tid, unix.SIGKILL)
+	}
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// loop waits for stops until no tracee is left.
+func (tr *tracer) loop() error {
+	var ws unix.WaitStatus
+	var stops uint
+	lastYield := tr.now()
+	for {
+		// The Go scheduler takes the tracer for a goroutine that runs too
+		// long (10ms on one schedule tick) and then takes its P away at
+		// every wait, waking its monitor thread every 20µs. Yielding now
+		// and then keeps it quiet.
+		if stops++; stops%256 == 0 {
+			if now := tr.now(); now-lastYield > int64(2*time.Millisecond) {
+				runtime.Gosched()
+				lastYield = now
+			}
+		}
+		tid, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if errors.Is(err, unix.ECHILD) {
+				return nil
+			}
+			tr.killAll()
+			return fmt.Errorf("wait4: %w", err)
+		}
+		t := tr.task(tid)
+		if ws.Exited() || ws.Signaled() {
+			if t != nil {
+				tr.gone(t)
+			} else {
+				delete(tr.early, tid)
+				tr.exited[tid] = true
+			}
+			if tid == tr.mainPid {
+				tr.status = ws
+			}
+			continue
+		}
+		if !ws.Stopped() {
+			continue
+		}
+		if t == nil {
+			// A new child can stop before its creator's fork event: keep it
+			// stopped until that event says what it shares.
+			tr.early[tid] = true
+			continue
+		}
+		sig := ws.StopSignal()
+		event := int(ws) >> 16 & 0xff
+		switch {
+		case sig == unix.SIGTRAP|0x80:
+			tr.onExit(t)
+		case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_SECCOMP:
+			tr.onSeccomp(t)
+		case sig == unix.SIGTRAP && (event == unix.PTRACE_EVENT_FORK || event == unix.PTRACE_EVENT_VFORK || event == unix.PTRACE_EVENT_CLONE):
+			tr.onFork(t)
+			tr.cont(tid, 0)
+		case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_EXEC:
+			tr.onExec(t)
+			tr.cont(tid, 0)
+		case event == unix.PTRACE_EVENT_STOP:
+			switch sig {
+			case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+				// A group-stop: stay stopped, but let us hear of SIGCONT.
+				ptraceRaw(unix.PTRACE_LISTEN, tid, 0, 0)
+			default:
+				tr.cont(tid, 0)
+			}
+		case event != 0:
+			tr.cont(tid, 0)
+		default:
+			// Signal-delivery-stop: deliver it.
+			if int(sig) < len(tr.sigSeen) {
+				tr.sigSeen[sig].Store(tr.now() + 1) // 0 is never
+			}
+			tr.cont(tid, int(sig))
+		}
+	}
+}
+
+// gone handles the end of a task.
+func (tr *tracer) gone(t *task) {
+	if t.restart && t.rec {
+		t.ev.Ret = -int64(unix.EINTR)
+		tr.emit(t)
+	}
+	tr.removeTask(t)
+}
+
+func (tr *tracer) onFork(t *task) {
+	msg, err := unix.PtraceGetEventMsg(t.tid)
+	flags := t.cloneFlags
+	t.cloneFlags = 0
+	if err != nil {
+		return
+	}
+	child := int(msg)
+	if tr.exited[child] {
+		// Killed before this event: nothing left to follow.
+		delete(tr.exited, child)
+		return
+	}
+	c := &task{tid: child, tgid: child, started: t.started}
+	if flags&unix.CLONE_THREAD != 0 {
+		c.tgid = t.tgid
+	}
+	if flags&unix.CLONE_FILES != 0 {
+		c.fds = t.fds
+	} else {
+		c.fds = t.fds.clone()
+	}
+	if c.started {
+		c.idx = uint32(len(tr.threads))
+		tr.threads = append(tr.threads, Thread{Index: c.idx, PID: c.tgid, TID: child, Parent: int(t.idx)})
+	}
+	tr.addTask(c)
+	if tr.early[child] {
+		delete(tr.early, child)
+		tr.cont(child, 0)
+	}
+}
+
+func (tr *tracer) onExec(t *task) {
+	tr.last = t
+	if msg, err := unix.PtraceGetEventMsg(t.tid); err == nil && int(msg) != t.tid {
+		// A thread other than the leader called execve and took over the
+		// leader's thread id; the leader is gone without a report.
+		if ot := tr.tasks[int(msg)]; ot != nil {
+			tr.removeTask(t)
+			tr.removeTask(ot)
+			ot.tid, ot.tgid = t.tid, t.tid
+			tr.addTask(ot)
+			t = ot
+			tr.last = t
+		}
+	}
+	t.inCall, t.restart = false, false
+	if !tr.started {
+		if t.tid != tr.mainPid {
+			return
+		}
+		// The helper became the program: tracing starts.
+		tr.started, t.started = true, true
+		t.idx = 0
+		t.fds = &fdTable{}
+		tr.threads = append(tr.threads, Thread{Index: 0, PID: t.tid, TID: t.tid, Parent: -1})
+		return
+	}
+	// execve gives the process its own table (if it shared one) without
+	// the close-on-exec descriptors.
+	fds := t.fds.clone()
+	if open, err := openFDs(t.tid); err == nil {
+		fds.keep(open)
+	}
+	t.fds = fds
+}
+
+// onSeccomp handles the stop the filter asked for at a traced call.
+func (tr *tracer) onSeccomp(t *task) {
+	var nr uint64
+	var args [6]uint64
+	if !tr.useRegs {
+		if err := tr.getInfo(t.tid); err == nil && tr.info.Op == unix.PTRACE_SYSCALL_INFO_SECCOMP {
+			nr, args = tr.info.Nr, tr.info.Args
+		} else if errors.Is(err, unix.EIO) || errors.Is(err, unix.EINVAL) {
+			tr.useRegs = true // a kernel before 5.3
+		} else {
+			tr.cont(t.tid, 0)
+			return
+		}
+	}
+	if tr.useRegs {
+		if err := tr.regs.entry(t.tid, &nr, &args); err != nil {
+			tr.cont(t.tid, 0)
+			return
+		}
+	}
+	k := tr.calls.kind(nr)
+	if !t.started || k == kNone {
+		tr.cont(t.tid, 0)
+		return
+	}
+	start := tr.now()
+	if t.restart {
+		t.restart = false
+		if t.k == k && t.a[0] == args[0] && t.a[1] == args[1] && t.a[2] == args[2] {
+			// The kernel restarts the call a signal interrupted: one call.
+			start = t.ev.Start
+		} else if t.rec {
+			t.ev.Ret = -int64(unix.EINTR)
+			tr.emit(t)
+		}
+	}
+	if tr.entry(t, k, &args, start) {
+		t.inCall = true
+		ptraceRaw(unix.PTRACE_SYSCALL, t.tid, 0, 0)
+		return
+	}
+	tr.cont(t.tid, 0)
+}
+
+func (tr *tracer) getInfo(tid int) error {
+	return ptraceRaw(unix.PTRACE_GET_SYSCALL_INFO, tid, unsafe.Sizeof(tr.info), uintptr(unsafe.Pointer(&tr.info)))
+}
+
+// Return values of a call the kernel will restart (or turn into EINTR).
+const (
+	errRestartSys     = 512
+	errRestartNoIntr  = 513
+	errRestartNoHand  = 514
+	errRestartBlock   = 516
+	errRestartLargest = errRestartBlock
+)
+
+// onExit handles the exit stop of a call stopped at its entry.
+func (tr *tracer) onExit(t *task) {
+	if !t.inCall {
+		tr.cont(t.tid, 0)
+		return
+	}
+	t.inCall = false
+	var ret int64
+	if tr.useRegs {
+		r, err := tr.regs.exit(t.tid)
+		if err != nil {
+			tr.cont(t.tid, 0)
+			return
+		}
+		ret = r
+	} else {
+		if err := tr.getInfo(t.tid); err != nil || tr.info.Op != unix.PTRACE_SYSCALL_INFO_EXIT {
+			tr.cont(t.tid, 0)
+			return
+		}
+		ret = int64(tr.info.Nr)
+	}
+	end := tr.now()
+	if ret <= -errRestartSys && ret >= -errRestartLargest {
+		t.restart = true
+		t.ev.Dur = end - t.ev.Start
+		tr.cont(t.tid, 0)
+		return
+	}
+	t.ev.Ret = ret
+	t.ev.Dur = end - t.ev.Start
+	tr.exit(t, ret)
+	if t.rec {
+		tr.emit(t)
+	}
+	tr.cont(t.tid, 0)
+}
+
+func (tr *tracer) emit(t *task) {
+	tr.b.add(&t.ev)
+	tr.events++
+}
+
+// forward passes the signals sent to the tracer on to the program. A
+// terminal sends SIGINT to the whole foreground process group, program
+// included; a signal the program got at about the same time is not sent
+// again.
+func (tr *tracer) forward(sigs chan os.Signal, stop, done chan struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-stop:
+			return
+		case s := <-sigs:
+			sig, ok := s.(syscall.Signal)
+			if !ok {
+				continue
+			}
+			at := tr.now()
+			seen := false
+			for i := 0; i < 10 && !seen; i++ {
+				if v := tr.sigSeen[sig].Load(); v != 0 && v >= at-int64(200*time.Millisecond) {
+					seen = true
+					break
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+			if seen {
+				continue
+			}
+			tr.procMu.Lock()
+			for i := 0; tr.mainPid == 0 && i < 200; i++ {
+				// Not started yet: it will be in a moment.
+				tr.procMu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+				tr.procMu.Lock()
+			}
+			if _, ok := tr.procs[tr.mainPid]; ok || (tr.mainPid != 0 && !tr.attached) {
+				unix.Kill(tr.mainPid, sig)
+			} else {
+				for pid := range tr.procs {
+					unix.Kill(pid, sig)
+				}
+			}
+			tr.procMu.Unlock()
+		}
+	}
+}

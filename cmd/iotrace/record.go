@@ -1,0 +1,237 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/trace"
+	"github.com/spf13/cobra"
+)
+
+func init() { commands = append(commands, newRecordCmd) }
+
+func newRecordCmd() *cobra.Command {
+	var (
+		out              string
+		rank             int
+		include, exclude []string
+		all, verbose     bool
+	)
+	c := &cobra.Command{
+		Use:   "record [-o OUT] [--rank N] [--include PREFIX]… [--exclude PREFIX]… [--all] -- CMD [ARGS…]",
+		Short: "Run a program and record its file I/O (any Linux binary; ptrace + seccomp)",
+		Long: `record runs CMD and records the file I/O of it and of every process and
+thread it starts: open/openat/openat2/creat, close/close_range, read/pread/
+readv/preadv/preadv2, write/pwrite/writev/pwritev/pwritev2, lseek, fsync,
+fdatasync, ftruncate/truncate, the stat family and access, unlink, rename,
+mkdir, rmdir and the dup family, each with its start time and duration (ns),
+descriptor, absolute path, the file offset it used (for read and write too:
+positions are followed per open file, through dup, fork and O_APPEND), the
+requested and returned sizes (or -errno), flags and mode. Only these calls
+stop the program (a seccomp filter); everything else runs at full speed.
+Not seen: I/O through mmap, io_uring and AIO.
+
+CMD's standard streams are its own, and its exit status is record's: its exit
+code, or 128+N when signal N killed it. SIGINT, SIGTERM, SIGHUP and SIGQUIT
+sent to record are passed on to CMD. The trace is written in blocks at least
+every second, so a record that is killed (CMD dies with it) leaves a trace
+readable up to its last block.
+
+Output and ranks. The rank is --rank, or comes from the MPI launcher's
+environment: OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID,
+MV2_COMM_WORLD_RANK (the first set), and the number of ranks from
+OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS or MV2_COMM_WORLD_SIZE. A run
+of one process writes OUT as a file. When there are several ranks (or the
+rank is known but their number is not), OUT is a directory and each rank
+writes OUT/rank-NNNNN.iot, so that
+
+  mpirun -np 4 iotrace record -o run.iot -- ./app
+
+leaves run.iot/rank-00000.iot … rank-00003.iot, written without any
+coordination; every command reads the directory as one trace. An existing
+directory OUT always gets OUT/rank-NNNNN.iot. Remove an old directory before
+recording a new run into it.
+
+Threads. Event.Thread is a per-rank thread index: 0 is the main thread of
+CMD, then every thread and process CMD starts gets the next index in the
+order record sees them created. -v prints the index → pid/tid table.
+
+Paths. /proc, /sys, /dev, the trace being written, and descriptors that are
+not files (pipes, sockets, terminals) are not recorded; descriptors are still
+followed through them. --exclude PREFIX leaves out more; --include PREFIX
+records only paths under the given prefixes (relative prefixes are taken
+from the current directory). The longest matching prefix
+decides, an exclusion winning a tie. --all records every traced call, with
+no exclusion at all.`,
+		Example: `  iotrace record -o app.iot -- ./app input.dat
+  iotrace record --include /scratch -o run.iot -- sh -c './solver | tee log'
+  mpirun -np 4 iotrace record -o run.iot -- ./app`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("record: no program to run (iotrace record [flags] -- CMD [ARGS…])")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rk *int
+			if cmd.Flags().Changed("rank") {
+				if rank < 0 {
+					return fmt.Errorf("--rank %d: a rank is not negative", rank)
+				}
+				rk = &rank
+			}
+			return runRecord(cmd.ErrOrStderr(), recordOptions{
+				out: out, rank: rk, include: include, exclude: exclude, all: all, verbose: verbose,
+			}, args)
+		},
+	}
+	c.Flags().SetInterspersed(false)
+	c.Flags().StringVarP(&out, "output", "o", "trace.iot", "trace file (a directory of per-rank files for a parallel run)")
+	c.Flags().IntVar(&rank, "rank", 0, "rank of this process (default: from the MPI launcher's environment, else 0)")
+	c.Flags().StringArrayVar(&include, "include", nil, "record only paths under this prefix (repeatable; relative to the current directory)")
+	c.Flags().StringArrayVar(&exclude, "exclude", nil, "do not record paths under this prefix (repeatable; relative to the current directory)")
+	c.Flags().BoolVar(&all, "all", false, "record every traced call: no path exclusions, pipes and sockets too")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print a summary and the thread table on stderr at the end")
+	return c
+}
+
+type recordOptions struct {
+	out              string
+	rank             *int
+	include, exclude []string
+	all, verbose     bool
+}
+
+func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
+	if !ptrace.Supported {
+		return errors.New("record: recording needs Linux on amd64 or arm64")
+	}
+	rk, err := capture.DetectRank(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	if o.rank != nil {
+		if rk.Size > 0 && *o.rank >= rk.Size {
+			return fmt.Errorf("record: --rank %d is not below the number of ranks %d (%s)", *o.rank, rk.Size, capture.SizeVars)
+		}
+		rk.Rank, rk.Known, rk.Source = uint32(*o.rank), true, "--rank"
+	}
+	// Check everything before the output is made: a typo must not leave
+	// an empty trace (or directory) behind.
+	for _, list := range []*[]string{&o.include, &o.exclude} {
+		abs := make([]string, len(*list))
+		for i, p := range *list {
+			if p == "" {
+				return errors.New("record: --include/--exclude: empty path prefix")
+			}
+			a, err := filepath.Abs(p)
+			if err != nil {
+				return fmt.Errorf("record: --include/--exclude %s: %w", p, err)
+			}
+			abs[i] = a
+		}
+		*list = abs
+	}
+	if _, err := ptrace.LookPath(argv[0], "", nil); err != nil {
+		fmt.Fprintf(stderr, "iotrace: record: %v\n", err)
+		return cli.ExitError{Code: 127}
+	}
+	file, dir, err := capture.OutputPath(o.out, rk)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	// The trace itself (and the other ranks' files) are not recorded.
+	excludes := append([]string(nil), o.exclude...)
+	for _, p := range []string{file, dir} {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			excludes = append(excludes, abs)
+		}
+	}
+	rules, err := ptrace.NewRules(o.include, excludes, true)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	base := time.Now()
+	host, _ := os.Hostname()
+	meta := trace.Meta{
+		Command: argv,
+		Clock:   "CLOCK_MONOTONIC",
+		Epoch:   base.UnixNano(),
+		Creator: "iotrace record",
+	}
+	w, file, err := capture.Create(o.out, rk, meta, host, 0)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	var infoErr error
+	res, runErr := ptrace.Run(ptrace.Config{
+		Argv:           argv,
+		Sink:           w.Rank(rk.Rank),
+		Flush:          w.Flush,
+		Rank:           rk.Rank,
+		Base:           base,
+		Rules:          rules,
+		All:            o.all,
+		ForwardSignals: true,
+		OnStart: func(pid int) {
+			infoErr = w.SetRankInfo(rk.Rank, meta.Epoch, host, pid)
+		},
+	})
+	closeErr := w.Close()
+	if o.verbose {
+		printRecordSummary(stderr, file, rk, res)
+	}
+	for _, err := range []error{runErr, infoErr, closeErr} {
+		if err != nil {
+			// The program ran (or not); say what went wrong with the
+			// trace, and keep its exit status if it failed.
+			fmt.Fprintf(stderr, "iotrace: record: %s: %v\n", file, err)
+			code := res.Status()
+			if code == 0 {
+				code = 1
+			}
+			return cli.ExitError{Code: code}
+		}
+	}
+	if code := res.Status(); code != 0 {
+		return cli.ExitError{Code: code}
+	}
+	return nil
+}
+
+func printRecordSummary(w io.Writer, file string, rk capture.Rank, res ptrace.Result) {
+	how := fmt.Sprintf("exit status %d", res.ExitCode)
+	if res.Signal != 0 {
+		how = fmt.Sprintf("killed by signal %d (%v)", int(res.Signal), res.Signal)
+	}
+	src := ""
+	if rk.Source != "" {
+		src = " (from " + rk.Source + ")"
+	}
+	fmt.Fprintf(w, "iotrace: record: %s: rank %d%s: %d events of %d threads; pid %d, %s\n",
+		file, rk.Rank, src, res.Events, len(res.Threads), res.PID, how)
+	if len(res.Threads) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("thread\tpid\ttid\tparent\n")
+	for _, t := range res.Threads {
+		parent := "-"
+		if t.Parent >= 0 {
+			parent = fmt.Sprint(t.Parent)
+		}
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\n", t.Index, t.PID, t.TID, parent)
+	}
+	io.WriteString(w, b.String())
+}

@@ -1,0 +1,660 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
+)
+
+// recNeedTool returns the path of an external tool; without it the test
+// is skipped, except under CI, where it fails.
+func recNeedTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI: %v", name, err)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return p
+}
+
+func recSkipUnsupported(t testing.TB) {
+	t.Helper()
+	if !ptrace.Supported {
+		t.Skip("recording needs Linux on amd64 or arm64")
+	}
+}
+
+// recBuildC compiles a C program into dir.
+func recBuildC(t testing.TB, dir, name, src string) string {
+	t.Helper()
+	recSkipUnsupported(t)
+	cc := recNeedTool(t, "cc")
+	c := filepath.Join(dir, name+".c")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if out, err := exec.Command(cc, "-O1", "-pthread", "-o", bin, c).CombinedOutput(); err != nil {
+		t.Fatalf("cc %s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// recRun runs iotrace with a deadline, in dir, with extra environment.
+func recRun(t testing.TB, dir string, env []string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, iotraceBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(recCleanEnv(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			t.Fatalf("iotrace %v was killed by %v\nstderr:\n%s", args, ws.Signal(), stderr.String())
+		}
+	} else if err != nil {
+		t.Fatalf("running iotrace %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// recCleanEnv is the environment without the launcher variables a CI
+// machine might have, so that tests choose the rank.
+func recCleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK",
+			"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "MV2_COMM_WORLD_SIZE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// readTrace reads a trace back with format.Open.
+func readTrace(t testing.TB, names ...string) (*format.Reader, []trace.Event) {
+	t.Helper()
+	r, err := format.Open(names...)
+	if err != nil {
+		t.Fatalf("format.Open %v: %v", names, err)
+	}
+	t.Cleanup(func() { r.Close() })
+	evs, err := trace.ReadAll(trace.All(r))
+	if err != nil {
+		t.Fatalf("reading %v: %v", names, err)
+	}
+	return r, evs
+}
+
+const recProgC = `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void *thread(void *arg) {
+	int fd = open("t.dat", O_CREAT|O_WRONLY|O_TRUNC, 0644);
+	pwrite(fd, "abcd", 4, 8);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv) {
+	char buf[4096];
+	memset(buf, 'x', sizeof buf);
+	FILE *p = fopen("pid", "w");
+	fprintf(p, "%d\n", getpid());
+	fclose(p);
+	int fd = open("data", O_CREAT|O_RDWR|O_TRUNC, 0644);
+	for (int i = 0; i < 10; i++) write(fd, buf, 1000);
+	lseek(fd, 100, SEEK_SET);
+	read(fd, buf, 50);
+	struct iovec iov[2] = {{buf, 10}, {buf, 20}};
+	writev(fd, iov, 2);
+	int d = dup(fd);
+	if (fork() == 0) {
+		write(d, buf, 7);
+		_exit(0);
+	}
+	wait(0);
+	pthread_t th;
+	pthread_create(&th, 0, thread, 0);
+	pthread_join(th, 0);
+	struct stat st;
+	stat("data", &st);
+	rename("data", "data2");
+	fsync(fd);
+	close(d);
+	close(fd);
+	unlink("data2");
+	mkdir("dir", 0755);
+	rmdir("dir");
+	return argc > 1 ? atoi(argv[1]) : 0;
+}
+`
+
+// TestRecordE2E records a C program with a fork and a thread through the
+// CLI and reads the trace back.
+func TestRecordE2E(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	bin := recBuildC(t, dir, "prog", recProgC)
+	out := filepath.Join(dir, "prog.iot")
+	_, stderr, code := recRun(t, dir, nil, "", "record", "-v", "-o", out, "--", bin, "5")
+	if code != 5 {
+		t.Fatalf("exit %d, want the program's 5\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "thread\tpid\ttid\tparent") {
+		t.Errorf("-v printed no thread table:\n%s", stderr)
+	}
+	r, evs := readTrace(t, out)
+	m := r.Meta()
+	if m.Creator != "iotrace record" || len(m.Command) != 2 || m.Command[0] != bin || m.Clock != "CLOCK_MONOTONIC" {
+		t.Errorf("meta %+v", m)
+	}
+	pidText, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	if s := r.Summary(); len(s) != 1 || strconv.Itoa(s[0].PID) != strings.TrimSpace(string(pidText)) {
+		t.Errorf("rank summary %+v, program pid %s", s, pidText)
+	}
+	type key struct {
+		op   trace.Op
+		path string
+	}
+	got := map[key][]trace.Event{}
+	for _, e := range evs {
+		got[key{e.Op, strings.TrimPrefix(r.Path(e.Path), dir+"/")}] = append(got[key{e.Op, strings.TrimPrefix(r.Path(e.Path), dir+"/")}], e)
+	}
+	writes := got[key{trace.OpWrite, "data"}]
+	if len(writes) != 11 {
+		t.Fatalf("%d writes to data, want 11", len(writes))
+	}
+	for i, e := range writes[:10] {
+		if e.Offset != int64(1000*i) || e.Size != 1000 || e.Ret != 1000 || e.Thread != 0 {
+			t.Errorf("write %d: %+v", i, e)
+		}
+	}
+	if c := writes[10]; c.Offset != 180 || c.Thread != 1 || c.Ret != 7 {
+		t.Errorf("the child's write: %+v (want offset 180, thread 1)", c)
+	}
+	if rd := got[key{trace.OpRead, "data"}]; len(rd) != 1 || rd[0].Offset != 100 || rd[0].Ret != 50 {
+		t.Errorf("read %+v", rd)
+	}
+	if wv := got[key{trace.OpWritev, "data"}]; len(wv) != 1 || wv[0].Offset != 150 || wv[0].Size != 30 || wv[0].Count != 2 {
+		t.Errorf("writev %+v", wv)
+	}
+	if pw := got[key{trace.OpPwrite, "t.dat"}]; len(pw) != 1 || pw[0].Thread != 2 || pw[0].Offset != 8 {
+		t.Errorf("thread's pwrite %+v", pw)
+	}
+	for _, k := range []key{{trace.OpFsync, "data"}, {trace.OpMkdir, "dir"}, {trace.OpRmdir, "dir"}, {trace.OpUnlink, "data2"}} {
+		if len(got[k]) != 1 {
+			t.Errorf("%v: %d events", k, len(got[k]))
+		}
+	}
+	// The rename names both paths; the descriptor keeps its old name.
+	var renamed bool
+	for _, e := range evs {
+		if e.Op.Info().Family == "rename" && r.Path(e.Path) == dir+"/data" && r.Path(e.Path2) == dir+"/data2" {
+			renamed = true
+		}
+		if strings.HasSuffix(r.Path(e.Path), ".iot") {
+			t.Errorf("the trace itself was recorded: %+v", e)
+		}
+		if e.Start < 0 || e.Dur <= 0 || e.Rank != 0 {
+			t.Errorf("times or rank: %+v", e)
+		}
+	}
+	if !renamed {
+		t.Error("rename missing")
+	}
+	// The other commands read it.
+	if out := mustRun(t, "stats", out); !strings.Contains(out, "write") {
+		t.Errorf("stats:\n%s", out)
+	}
+}
+
+var recStraceNames = map[string]trace.Op{
+	"open": trace.OpOpen, "openat": trace.OpOpenat, "openat2": trace.OpOpenat2, "creat": trace.OpCreat,
+	"close": trace.OpClose, "close_range": trace.OpCloseRange,
+	"read": trace.OpRead, "pread64": trace.OpPread, "readv": trace.OpReadv, "preadv": trace.OpPreadv, "preadv2": trace.OpPreadv2,
+	"write": trace.OpWrite, "pwrite64": trace.OpPwrite, "writev": trace.OpWritev, "pwritev": trace.OpPwritev, "pwritev2": trace.OpPwritev2,
+	"lseek": trace.OpLseek, "fsync": trace.OpFsync, "fdatasync": trace.OpFdatasync,
+	"ftruncate": trace.OpFtruncate, "truncate": trace.OpTruncate,
+	"stat": trace.OpStat, "lstat": trace.OpLstat, "fstat": trace.OpFstat, "newfstatat": trace.OpFstatat, "statx": trace.OpStatx,
+	"access": trace.OpAccess, "faccessat": trace.OpAccess, "faccessat2": trace.OpAccess,
+	"unlink": trace.OpUnlink, "unlinkat": trace.OpUnlinkat,
+	"rename": trace.OpRename, "renameat": trace.OpRenameat, "renameat2": trace.OpRenameat2,
+	"mkdir": trace.OpMkdir, "mkdirat": trace.OpMkdirat, "rmdir": trace.OpRmdir,
+	"dup": trace.OpDup, "dup2": trace.OpDup2, "dup3": trace.OpDup3,
+}
+
+// TestRecordCountsMatchStraceE2E: through the CLI and the trace file,
+// every traced call of a program (with a fork, a thread, a shell and
+// standard output) is counted exactly as strace -f -c counts it.
+func TestRecordCountsMatchStraceE2E(t *testing.T) {
+	dir := t.TempDir()
+	bin := recBuildC(t, dir, "prog", recProgC)
+	strace := recNeedTool(t, "strace")
+	sh := recNeedTool(t, "sh")
+	var names []string
+	for n := range recStraceNames {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	// The shell adds stdout writes, pipes and an exec to the mix.
+	argv := []string{sh, "-c", bin + " 0 | cat > out.txt; echo done; cat out.txt pid"}
+	sum := filepath.Join(dir, "strace.sum")
+	cmd := exec.Command(strace, append([]string{"-f", "-c", "-o", sum, "-e", "trace=" + strings.Join(names, ",")}, argv...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("strace: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[trace.Op]int{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 5 {
+			if op, ok := recStraceNames[f[len(f)-1]]; ok {
+				n, err := strconv.Atoi(f[3])
+				if err != nil {
+					t.Fatalf("strace line %q", sc.Text())
+				}
+				want[op] += n
+			}
+		}
+	}
+	out := filepath.Join(dir, "counts.iot")
+	if _, stderr, code := recRun(t, dir, nil, "", append([]string{"record", "--all", "-o", out, "--"}, argv...)...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	_, evs := readTrace(t, out)
+	got := map[trace.Op]int{}
+	for _, e := range evs {
+		if e.Op == trace.OpFcntl {
+			continue // strace -c counts every fcntl; only F_DUPFD* are recorded
+		}
+		got[e.Op]++
+	}
+	var bad []string
+	for _, op := range trace.Ops() {
+		if got[op] != want[op] {
+			bad = append(bad, fmt.Sprintf("%s: iotrace %d, strace %d", op, got[op], want[op]))
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("counts differ:\n%s", strings.Join(bad, "\n"))
+	}
+}
+
+// TestRecordMPIRanks: ranks started by a launcher write one file each
+// into the output directory, without coordination, and read back as one
+// trace.
+func TestRecordMPIRanks(t *testing.T) {
+	dir := t.TempDir()
+	bin := recBuildC(t, dir, "prog", recProgC)
+	out := filepath.Join(dir, "run.iot")
+	var wg sync.WaitGroup
+	errs := make([]string, 4)
+	for r := 0; r < 4; r++ {
+		rdir := filepath.Join(dir, fmt.Sprint("r", r))
+		os.Mkdir(rdir, 0o755)
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			env := []string{"OMPI_COMM_WORLD_RANK=" + fmt.Sprint(r), "OMPI_COMM_WORLD_SIZE=4"}
+			if _, stderr, code := recRun(t, rdir, env, "", "record", "-o", out, "--", bin); code != 0 {
+				errs[r] = fmt.Sprintf("rank %d: exit %d: %s", r, code, stderr)
+			}
+		}(r)
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != "" {
+			t.Fatal(e)
+		}
+	}
+	ents, _ := os.ReadDir(out)
+	if len(ents) != 4 || ents[0].Name() != "rank-00000.iot" || ents[3].Name() != "rank-00003.iot" {
+		t.Fatalf("%s holds %v", out, ents)
+	}
+	r, evs := readTrace(t, out)
+	if rs := r.Ranks(); fmt.Sprint(rs) != "[0 1 2 3]" || r.Meta().Ranks != 4 {
+		t.Fatalf("ranks %v, meta ranks %d", rs, r.Meta().Ranks)
+	}
+	perRank := map[uint32]int{}
+	for _, e := range evs {
+		if e.Op == trace.OpWrite && strings.HasSuffix(r.Path(e.Path), "/data") {
+			perRank[e.Rank]++
+			if !strings.Contains(r.Path(e.Path), fmt.Sprintf("/r%d/", e.Rank)) {
+				t.Errorf("rank %d wrote %s", e.Rank, r.Path(e.Path))
+			}
+		}
+	}
+	for rk := uint32(0); rk < 4; rk++ {
+		if perRank[rk] != 11 {
+			t.Errorf("rank %d: %d writes, want 11", rk, perRank[rk])
+		}
+	}
+	// Files named one by one read back the same.
+	if r2, _ := readTrace(t, filepath.Join(out, "rank-00001.iot"), filepath.Join(out, "rank-00002.iot")); fmt.Sprint(r2.Ranks()) != "[1 2]" {
+		t.Errorf("two files: ranks %v", r2.Ranks())
+	}
+
+	// --rank with the size from the environment; other launchers' variables.
+	out2 := filepath.Join(dir, "run2.iot")
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{[]string{"PMI_SIZE=3"}, []string{"--rank", "2"}, "rank-00002.iot"},
+		{[]string{"PMI_RANK=1", "PMI_SIZE=3"}, nil, "rank-00001.iot"},
+		{[]string{"SLURM_PROCID=0", "SLURM_NTASKS=3"}, nil, "rank-00000.iot"},
+	} {
+		args := append(append([]string{"record", "-o", out2}, c.args...), "--", "true")
+		if _, stderr, code := recRun(t, dir, c.env, "", args...); code != 0 {
+			t.Fatalf("%v: exit %d %s", c.env, code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(out2, c.want)); err != nil {
+			t.Errorf("%v %v: %v", c.env, c.args, err)
+		}
+	}
+	if r3, _ := readTrace(t, out2); fmt.Sprint(r3.Ranks()) != "[0 1 2]" || r3.Meta().Ranks != 3 {
+		t.Errorf("run2: ranks %v meta %d", r3.Ranks(), r3.Meta().Ranks)
+	}
+	// A single-rank run writes a plain file.
+	lone := filepath.Join(dir, "lone.iot")
+	if _, stderr, code := recRun(t, dir, []string{"SLURM_PROCID=0", "SLURM_NTASKS=1"}, "", "record", "-o", lone, "--", "true"); code != 0 {
+		t.Fatalf("lone: %d %s", code, stderr)
+	}
+	if st, err := os.Stat(lone); err != nil || st.IsDir() {
+		t.Errorf("lone run: %v", err)
+	}
+	// A parallel run onto that file is refused in one line.
+	_, stderr, code := recRun(t, dir, []string{"PMI_RANK=1", "PMI_SIZE=2"}, "", "record", "-o", lone, "--", "true")
+	if code == 0 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "not a directory") {
+		t.Errorf("parallel onto a file: exit %d, %q", code, stderr)
+	}
+}
+
+// TestRecordExitAndStreams: exit codes, deaths by signal and standard
+// streams pass through.
+func TestRecordExitAndStreams(t *testing.T) {
+	dir := t.TempDir()
+	recSkipUnsupported(t)
+	sh := recNeedTool(t, "sh")
+	for _, c := range []struct {
+		script string
+		code   int
+	}{
+		{"exit 0", 0}, {"exit 42", 42}, {"kill -SEGV $$", 139}, {"kill -KILL $$", 137}, {"kill -TERM $$", 143},
+	} {
+		if _, stderr, code := recRun(t, dir, nil, "", "record", "-o", filepath.Join(dir, "x.iot"), "--", sh, "-c", c.script); code != c.code {
+			t.Errorf("%q: exit %d, want %d\n%s", c.script, code, c.code, stderr)
+		}
+	}
+	stdout, stderr, code := recRun(t, dir, nil, "line one\nline two\n", "record", "-o", filepath.Join(dir, "cat.iot"), "--",
+		sh, "-c", "cat; echo to-stderr >&2")
+	if code != 0 || stdout != "line one\nline two\n" || stderr != "to-stderr\n" {
+		t.Errorf("streams: exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	_, stderr, code = recRun(t, dir, nil, "", "record", "-o", filepath.Join(dir, "nf.iot"), "--", "no-such-program-xyz")
+	if code != 127 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no-such-program-xyz") {
+		t.Errorf("missing program: exit %d %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nf.iot")); err == nil {
+		t.Error("a trace was left for a program that does not exist")
+	}
+	for _, args := range [][]string{
+		{"record", "--include", "", "--", "true"},
+		{"record", "--rank", "-1", "--", "true"},
+		{"record"},
+	} {
+		_, stderr, code := recRun(t, dir, nil, "", args...)
+		if code == 0 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || strings.Contains(stderr, "goroutine") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+const recSleeperC = `
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static volatile sig_atomic_t got;
+static void on(int s) { got++; }
+int main(int argc, char **argv) {
+	if (argc > 1 && argv[1][0] == 'h') {
+		signal(SIGTERM, on);
+		signal(SIGINT, on);
+	}
+	FILE *p = fopen("pid", "w");
+	fprintf(p, "%d\n", getpid());
+	fclose(p);
+	int fd = open("ticks", O_CREAT|O_WRONLY|O_TRUNC, 0644);
+	for (;;) {
+		write(fd, "t", 1);
+		if (got) {
+			/* Give a second delivery of the signal time to arrive. */
+			usleep(300000);
+			int g = open("got", O_CREAT|O_WRONLY|O_TRUNC, 0644);
+			for (int i = 0; i < got; i++) write(g, "x", 1);
+			close(g);
+			return 5;
+		}
+		usleep(10000);
+	}
+}
+`
+
+// startRecording starts iotrace record on the sleeper and waits until the
+// program runs; it returns the command and the program's pid.
+func startRecording(t *testing.T, dir, bin, out string, args ...string) (*exec.Cmd, *bytes.Buffer, int) {
+	t.Helper()
+	os.Remove(filepath.Join(dir, "pid"))
+	cmd := exec.Command(iotraceBin, append([]string{"record", "-o", out, "--", bin}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Dir = dir
+	cmd.Env = recCleanEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500; i++ {
+		if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return cmd, &stderr, pid
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	t.Fatalf("the program did not start: %s", stderr.String())
+	return nil, nil, 0
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("iotrace did not exit")
+	}
+	return -1
+}
+
+// TestRecordSignals: SIGTERM, SIGINT and SIGHUP sent to iotrace reach the
+// program; its handler's work is recorded and its status is iotrace's.
+func TestRecordSignals(t *testing.T) {
+	dir := t.TempDir()
+	bin := recBuildC(t, dir, "sleeper", recSleeperC)
+	for _, c := range []struct {
+		sig     syscall.Signal
+		handler bool
+		group   bool // sent to the process group, as a terminal does
+		code    int
+	}{
+		{syscall.SIGTERM, true, false, 5}, {syscall.SIGINT, true, false, 5}, {syscall.SIGINT, true, true, 5},
+		{syscall.SIGTERM, false, false, 143}, {syscall.SIGINT, false, true, 130}, {syscall.SIGHUP, false, false, 129},
+	} {
+		out := filepath.Join(dir, "sig.iot")
+		os.Remove(filepath.Join(dir, "got"))
+		arg := "-"
+		if c.handler {
+			arg = "h"
+		}
+		cmd, stderr, _ := startRecording(t, dir, bin, out, arg)
+		time.Sleep(100 * time.Millisecond)
+		if c.group {
+			syscall.Kill(-cmd.Process.Pid, c.sig)
+		} else {
+			cmd.Process.Signal(c.sig)
+		}
+		if code := waitExit(t, cmd); code != c.code {
+			t.Errorf("%v (handler %v): exit %d, want %d\n%s", c.sig, c.handler, code, c.code, stderr)
+			continue
+		}
+		r, evs := readTrace(t, out)
+		if len(r.Warnings()) > 0 {
+			t.Errorf("%v: the trace was not closed cleanly: %v", c.sig, r.Warnings())
+		}
+		var gotWrite bool
+		for _, e := range evs {
+			if e.Op == trace.OpWrite && r.Path(e.Path) == filepath.Join(dir, "got") {
+				gotWrite = true
+			}
+		}
+		if gotWrite != c.handler {
+			t.Errorf("%v: handler's write recorded %v, want %v", c.sig, gotWrite, c.handler)
+		}
+		if c.handler {
+			// Exactly one delivery, also when the terminal's signal reached
+			// the program directly.
+			if b, _ := os.ReadFile(filepath.Join(dir, "got")); string(b) != "x" {
+				t.Errorf("%v (group %v): the program got the signal %d times", c.sig, c.group, len(b))
+			}
+		}
+	}
+}
+
+// TestRecordKilled: when iotrace is killed with SIGKILL the program dies
+// too (never left running with the filter and no tracer), and the trace
+// reads back up to its last flushed block.
+func TestRecordKilled(t *testing.T) {
+	dir := t.TempDir()
+	bin := recBuildC(t, dir, "sleeper", recSleeperC)
+	out := filepath.Join(dir, "killed.iot")
+	cmd, _, pid := startRecording(t, dir, bin, out, "-")
+	time.Sleep(2500 * time.Millisecond)
+	cmd.Process.Kill()
+	cmd.Wait()
+	gone := false
+	for i := 0; i < 200 && !gone; i++ {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// Gone, or a zombie waiting for a reaper.
+		gone = err != nil || strings.Contains(string(b), ") Z ")
+		if !gone {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if !gone {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatal("the program kept running after iotrace was killed")
+	}
+	r, err := format.OpenOptions(format.ReadOptions{}, out)
+	if err != nil {
+		t.Fatalf("reading the trace of a killed record: %v", err)
+	}
+	defer r.Close()
+	evs, err := trace.ReadAll(trace.All(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticks := 0
+	for _, e := range evs {
+		if e.Op == trace.OpWrite && r.Path(e.Path) == filepath.Join(dir, "ticks") {
+			if e.Offset != int64(ticks) {
+				t.Errorf("tick %d at offset %d", ticks, e.Offset)
+			}
+			ticks++
+		}
+	}
+	// At least the first second of ticks (one every 10ms) was flushed.
+	if ticks < 50 {
+		t.Errorf("%d ticks survived (warnings %v)", ticks, r.Warnings())
+	}
+}
+
+// TestRecordIncludeExclude: relative prefixes are taken from the current
+// directory; the longest prefix decides.
+func TestRecordIncludeExclude(t *testing.T) {
+	recSkipUnsupported(t)
+	sh := recNeedTool(t, "sh")
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	out := filepath.Join(dir, "inc.iot")
+	script := "echo a > top.txt; mkdir -p sub/skip; echo b > sub/x; echo c > sub/skip/y; cat sub/x top.txt > /dev/null"
+	if _, stderr, code := recRun(t, dir, nil, "", "record", "-o", out, "--include", "sub", "--exclude", "sub/skip", "--", sh, "-c", script); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, evs := readTrace(t, out)
+	seen := map[string]bool{}
+	for _, e := range evs {
+		seen[strings.TrimPrefix(r.Path(e.Path), dir+"/")] = true
+	}
+	if !seen["sub/x"] || seen["top.txt"] || seen["sub/skip/y"] || seen["sub/skip"] {
+		t.Errorf("recorded paths %v", seen)
+	}
+}
