@@ -1,13 +1,18 @@
-// Command ioreplay replays traces and pattern scripts on a file system.
-// It is not built yet: this stub says so and exits non-zero.
+// Command ioreplay replays traces and pattern scripts on a file system:
+// every rank of the trace becomes a goroutine that issues the rank's calls
+// through POSIX in a target directory, with the original timing, the
+// recorded think time, or as fast as possible, while barriers,
+// collectives and messages keep the ranks in the order they had. It
+// prints the statistics of what it did (iotrace stats over the replay's
+// own trace). docs/REPLAY.md has the details.
 package main
 
 import (
-	"fmt"
 	"os"
+
+	"github.com/iotrace/iotrace/cmd/internal/cli"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "ioreplay: not ready yet: replay is being built (see README.md)")
-	os.Exit(2)
+	os.Exit(cli.Run(newRoot(), os.Args[1:]))
 }

@@ -1,0 +1,427 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iotrace/iotrace/report"
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/tracegen"
+)
+
+// bin is the ioreplay binary built for the end-to-end tests.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ioreplay-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "ioreplay")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building ioreplay: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs ioreplay and returns stdout, stderr and the exit code.
+func runBin(t testing.TB, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running ioreplay %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func mustRun(t testing.TB, args ...string) string {
+	t.Helper()
+	out, errOut, code := runBin(t, args...)
+	if code != 0 {
+		t.Fatalf("ioreplay %v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errOut)
+	}
+	return out
+}
+
+// writeTrace writes every rank of t to a trace file.
+func writeTrace(t testing.TB, path string, tr trace.Trace) {
+	t.Helper()
+	w, err := format.Create(path, tr.Meta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tr.Ranks() {
+		src, err := tr.Rank(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := trace.Copy(w.Rank(r), src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func stats(t testing.TB, path string) *report.Stats {
+	t.Helper()
+	r, err := format.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if w := r.Warnings(); len(w) > 0 {
+		t.Fatalf("%s: %v", path, w)
+	}
+	st, err := report.Compute(r, report.Options{Detail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestAFAPReplayKeepsCountsAndBytes replays an 8-rank astro3d-like trace
+// (two-phase strided dumps with MPI_Alltoall) as fast as possible and
+// checks that the replay's own trace has the input's calls and bytes, op
+// by op.
+func TestAFAPReplayKeepsCountsAndBytes(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "astro.iot")
+	writeTrace(t, in, tracegen.TwoPhase(8, 2, 6, 16, 4096, 7))
+	rec := filepath.Join(dir, "replay.iot")
+	out := mustRun(t, "--timing", "afap", "--record", rec, "--format", "json", "--quiet", in)
+	var js struct {
+		Ops []struct {
+			Op    string `json:"op"`
+			Count int64  `json:"count"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil || len(js.Ops) == 0 {
+		t.Fatalf("report is not the JSON of stats: %v\n%s", err, out)
+	}
+	a, b := stats(t, in), stats(t, rec)
+	if a.Ranks != 8 || b.Ranks != 8 || a.Events != b.Events {
+		t.Fatalf("ranks %d → %d, events %d → %d", a.Ranks, b.Ranks, a.Events, b.Events)
+	}
+	c := report.Compare(a, b)
+	if m := c.Mismatches(); len(m) > 0 {
+		t.Fatalf("counts differ in %v", m)
+	}
+	for _, row := range c.Rows {
+		if row.A.Bytes != row.B.Bytes || row.B.Errors != 0 {
+			t.Errorf("%s: %d bytes → %d, %d errors", row.Op, row.A.Bytes, row.B.Bytes, row.B.Errors)
+		}
+	}
+	// The same with --compare, in text.
+	out = mustRun(t, "--timing", "afap", "--compare", in)
+	if !strings.Contains(out, "All counts match.") || !strings.Contains(out, "run time b/a") {
+		t.Fatalf("--compare output:\n%s", out)
+	}
+}
+
+// TestOriginalTimingKeepsRecordedTime replays 300 calls recorded 1 ms
+// apart and checks that the replay takes the recorded time within 3 %.
+func TestOriginalTimingKeepsRecordedTime(t *testing.T) {
+	dir := t.TempDir()
+	m := trace.NewMemTrace()
+	f := m.Paths.Intern("/data/out")
+	m.Add(trace.Event{Op: trace.OpOpen, Path: f, Flags: trace.OWronly | trace.OCreat, FD: 3, Ret: 3, Dur: 20_000})
+	const n = 300
+	for i := 1; i <= n; i++ {
+		m.Add(trace.Event{Op: trace.OpPwrite, FD: 3, Offset: int64(i%16) * 4096, Size: 4096, Ret: 4096, Start: int64(i) * 1_000_000, Dur: 5_000})
+	}
+	in, rec := filepath.Join(dir, "gaps.iot"), filepath.Join(dir, "replay.iot")
+	writeTrace(t, in, m)
+	out := mustRun(t, "--timing", "original", "--record", rec, in)
+	a, b := stats(t, in), stats(t, rec)
+	ra, rb := a.End-a.Start, b.End-b.Start
+	if r := float64(rb) / float64(ra); r < 0.97 || r > 1.03 {
+		t.Fatalf("recorded %v, replayed in %v (ratio %.3f)", time.Duration(ra), time.Duration(rb), r)
+	}
+	if !strings.Contains(out, "issue lag: p50") {
+		t.Fatalf("no issue lag in the report:\n%s", out)
+	}
+}
+
+// snapshot describes every entry below dir.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s %v %d %d", strings.TrimPrefix(p, dir), fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		if fi.Mode().IsRegular() {
+			b, _ := os.ReadFile(p)
+			line += fmt.Sprintf(" %x", sha256.Sum256(b))
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			l, _ := os.Readlink(p)
+			line += " -> " + l
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// TestNothingOutsideTargetChanges feeds a trace full of escapes — "..",
+// absolute paths naming the sentinel directory, symlinks planted in the
+// target, /dev and /proc, the standard streams — and checks that the
+// sentinel directory is unchanged.
+func TestNothingOutsideTargetChanges(t *testing.T) {
+	for _, walk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("walk=%v", walk), func(t *testing.T) {
+			base := t.TempDir()
+			sentinel, target := filepath.Join(base, "sentinel"), filepath.Join(base, "target")
+			for _, d := range []string{sentinel, filepath.Join(sentinel, "sub"), target} {
+				os.Mkdir(d, 0o755)
+			}
+			victim := filepath.Join(sentinel, "victim")
+			os.WriteFile(victim, []byte("precious"), 0o644)
+			os.WriteFile(filepath.Join(sentinel, "sub", "keep"), []byte("keep"), 0o644)
+			// Traps planted in the target, named as the trace's paths map.
+			os.Symlink(sentinel, filepath.Join(target, "link"))
+			os.Symlink("../sentinel/victim", filepath.Join(target, "rel"))
+			os.Link(victim, filepath.Join(target, "hard"))
+			before := snapshot(t, sentinel)
+
+			m := trace.NewMemTrace()
+			var evs []trace.Event
+			fd := int32(10)
+			wr := uint32(trace.ORdwr | trace.OCreat | trace.OTrunc)
+			hit := func(path string) {
+				id := m.Paths.Intern(path)
+				fd++
+				evs = append(evs,
+					trace.Event{Op: trace.OpOpen, Path: id, Flags: wr, Mode: 0o644, FD: fd, Ret: int64(fd)},
+					trace.Event{Op: trace.OpWrite, FD: fd, Size: 64, Ret: 64},
+					trace.Event{Op: trace.OpFtruncate, FD: fd, Size: 1},
+					trace.Event{Op: trace.OpClose, FD: fd},
+					trace.Event{Op: trace.OpTruncate, Path: id},
+					trace.Event{Op: trace.OpMkdir, Path: m.Paths.Intern(path + "/d")},
+					trace.Event{Op: trace.OpRename, Path: id, Path2: m.Paths.Intern(path + ".moved")},
+					trace.Event{Op: trace.OpUnlink, Path: id},
+					trace.Event{Op: trace.OpRmdir, Path: id},
+				)
+			}
+			for _, p := range []string{
+				"/data/run/link/victim", "/data/run/link/sub/keep", "/data/run/link/new", "/data/run/rel", "/data/run/hard",
+				"/data/run/link", "/data/run/../../../" + victim, victim, "../../" + victim,
+				"/data/run/../../../../../../" + sentinel + "/sub/keep",
+				"/dev/null", "/dev/zero", "/proc/self/status", "/sys/kernel/x",
+			} {
+				hit(p)
+			}
+			// The standard streams.
+			evs = append(evs,
+				trace.Event{Op: trace.OpWrite, FD: 1, Size: 100, Ret: 100},
+				trace.Event{Op: trace.OpWrite, FD: 2, Size: 100, Ret: 100},
+				trace.Event{Op: trace.OpRead, FD: 0, Size: 100, Ret: 100},
+				trace.Event{Op: trace.OpFtruncate, FD: 1},
+				trace.Event{Op: trace.OpClose, FD: 2},
+			)
+			for i := range evs {
+				evs[i].Start = int64(i) * 1000
+			}
+			m.Add(evs...)
+			in := filepath.Join(base, "evil.iot")
+			writeTrace(t, in, m)
+			args := []string{"--timing", "afap", "--target", target, "--map", "/data/run=/", in}
+			if walk {
+				args = append([]string{"--no-openat2"}, args...)
+			}
+			out, errOut, code := runBin(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+			}
+			if after := snapshot(t, sentinel); after != before {
+				t.Fatalf("the sentinel changed:\nbefore:\n%s\nafter:\n%s\nreplay:\n%s", before, after, out)
+			}
+			for _, want := range []string{"standard stream", "special path", "path leads out of the target"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("summary lacks %q:\n%s", want, out)
+				}
+			}
+			if strings.ContainsRune(out, 0) {
+				t.Fatal("pattern bytes reached standard output")
+			}
+		})
+	}
+}
+
+// TestDryRunTouchesNothing checks that --dry-run prints the plan and
+// creates nothing, not even the target.
+func TestDryRunTouchesNothing(t *testing.T) {
+	dir := t.TempDir()
+	m := trace.NewMemTrace()
+	in, out := m.Paths.Intern("/proj/in/mesh.dat"), m.Paths.Intern("/proj/out/result.dat")
+	m.Add(
+		trace.Event{Rank: 0, Op: trace.OpOpen, Path: in, Flags: trace.ORdonly, FD: 3, Ret: 3},
+		trace.Event{Rank: 0, Op: trace.OpPread, FD: 3, Offset: 8192, Size: 4096, Ret: 4096, Start: 10},
+		trace.Event{Rank: 1, Op: trace.OpOpen, Path: out, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, FD: 3, Ret: 3},
+		trace.Event{Rank: 1, Op: trace.OpWrite, FD: 3, Size: 100, Ret: 100, Start: 10},
+		trace.Event{Rank: 1, Op: trace.OpMPIBarrier, Start: 20},
+	)
+	tf := filepath.Join(dir, "t.iot")
+	writeTrace(t, tf, m)
+	target := filepath.Join(dir, "target")
+	o := mustRun(t, "--dry-run", "--target", target, tf)
+	for _, want := range []string{
+		`"/proj/in/mesh.dat" -> "in/mesh.dat"`, `"/proj/out/result.dat" -> "out/result.dat"`,
+		`"in/mesh.dat" 12288 bytes`, "rank 0: 2 events: open 1, pread 1", "rank 1: 3 events: open 1, write 1, MPI_Barrier 1",
+		"common prefix /proj",
+	} {
+		if !strings.Contains(o, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, o)
+		}
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("dry run created the target: %v", err)
+	}
+	// --prepare-only makes the file the trace reads, and stops.
+	o = mustRun(t, "--prepare-only", "--target", target, tf)
+	fi, err := os.Stat(filepath.Join(target, "in", "mesh.dat"))
+	if err != nil || fi.Size() != 12288 {
+		t.Fatalf("prepared file: %v, %v\n%s", fi, err, o)
+	}
+	if _, err := os.Stat(filepath.Join(target, "out", "result.dat")); !os.IsNotExist(err) {
+		t.Fatal("prepare created a file the trace creates itself")
+	}
+}
+
+// TestInterruptLeavesReadableTrace sends SIGINT to a long replay and
+// checks the message and the partial replay trace.
+func TestInterruptLeavesReadableTrace(t *testing.T) {
+	dir := t.TempDir()
+	m := trace.NewMemTrace()
+	for r := uint32(0); r < 4; r++ {
+		for i := 0; i < 200; i++ {
+			m.Add(trace.Event{Rank: r, Op: trace.OpMark, Start: int64(i) * 50_000_000})
+		}
+	}
+	in, rec := filepath.Join(dir, "long.iot"), filepath.Join(dir, "partial.iot")
+	writeTrace(t, in, m)
+	cmd := exec.Command(bin, "--record", rec, in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	msg := stderr.String()
+	if !strings.Contains(msg, "interrupted:") || !strings.Contains(msg, "of 800 events replayed") || !strings.Contains(msg, rec) {
+		t.Fatalf("message: %s", msg)
+	}
+	st := stats(t, rec)
+	if st.Events == 0 || st.Events >= 800 || st.Ranks != 4 {
+		t.Fatalf("partial trace: %d events of %d ranks", st.Events, st.Ranks)
+	}
+}
+
+// TestUserErrorsAreOneLine checks that mistakes print one line and exit
+// non-zero.
+func TestUserErrorsAreOneLine(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "g.iot")
+	writeTrace(t, good, tracegen.IOR(1, 4, 1))
+	bad := filepath.Join(dir, "bad.iot")
+	os.WriteFile(bad, []byte("not a trace at all"), 0o644)
+	for _, args := range [][]string{
+		{filepath.Join(dir, "missing.iot")},
+		{bad},
+		{"--timing", "fast", good},
+		{"--speed", "0", good},
+		{"--map", "nothing", good},
+		{"--split", "4Q", good},
+		{"--order", "hash", good},
+		{"--layout", "mixed", good},
+		{"--rank-subset", "5", good},
+		{"--ops", "frobnicate", good},
+		{"--format", "xml", good},
+		{"--target", "/", good},
+		{"x.iop"},
+		{"--bogus", good},
+	} {
+		_, errOut, code := runBin(t, args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code == 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], "ioreplay: ") || strings.Contains(errOut, "goroutine") {
+			t.Errorf("%v: exit %d, stderr:\n%s", args, code, errOut)
+		}
+	}
+}
+
+// TestTransformsEndToEnd runs a trace through the layout and split
+// transforms and checks the replay's calls.
+func TestTransformsEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	in, rec := filepath.Join(dir, "ior.iot"), filepath.Join(dir, "r.iot")
+	writeTrace(t, in, tracegen.IOR(4, 8, 3))
+	target := filepath.Join(dir, "t")
+	mustRun(t, "--timing", "afap", "--layout", "shared", "--split", "1KiB", "--order", "hash", "--servers", "4",
+		"--target", target, "--record", rec, in)
+	// One shared file instead of four.
+	ents, _ := os.ReadDir(target)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != 1 || names[0] != "testFile.shared" {
+		t.Fatalf("target holds %v, want the one shared file", names)
+	}
+	st := stats(t, rec)
+	var writes, reads int64
+	for _, o := range st.Ops {
+		switch o.Op {
+		case "pwrite":
+			writes = o.Count
+		case "pread":
+			reads = o.Count
+		}
+	}
+	// 4 ranks × 8 writes of 4 KiB, each in 4 blocks of 1 KiB; same for reads.
+	if writes != 128 || reads != 128 {
+		t.Fatalf("%d pwrites, %d preads; want 128 each\n%+v", writes, reads, st.Ops)
+	}
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/report"
+	"github.com/spf13/cobra"
+)
+
+func init() { commands = append(commands, newCompareCmd) }
+
+func newCompareCmd() *cobra.Command {
+	var in cli.Input
+	var formatName, out string
+	var opts report.Options
+	var check bool
+	c := &cobra.Command{
+		Use:   "compare [--format text|csv|json|markdown] A B",
+		Short: "Put two traces side by side: counts per op, time ratios, run time ratio",
+		Long: `compare reads two traces — each a trace file, a directory of them, or a
+pattern script with --ranks — and prints their op tables side by side: the
+count of each op in A and in B (rows whose counts differ are flagged), the
+total time of each and the ratio B/A, the medians and the bandwidths, a TOTAL
+line, and the ratio of the run times (latest end − earliest start).
+
+The usual pair is a trace and the trace of its replay (ioreplay --record), to
+see how close the replay came. --check exits with status 1 when counts differ.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkChoice("--format", formatName, report.Formats); err != nil {
+				return err
+			}
+			var st [2]*report.Stats
+			for i, a := range args {
+				t, err := in.Open([]string{a}, scriptOpener, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				st[i], err = report.Compute(t, opts)
+				if cerr := t.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", a, err)
+				}
+			}
+			cmp := report.Compare(st[0], st[1])
+			w := cmd.OutOrStdout()
+			if out != "" && out != "-" {
+				f, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				w = f
+			}
+			bw := bufio.NewWriter(w)
+			if err := report.RenderCompare(bw, cmp, formatName); err != nil {
+				return err
+			}
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+			if m := cmp.Mismatches(); check && len(m) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "iotrace: counts differ in %s\n", strings.Join(m, ", "))
+				return cli.ExitError{Code: 1}
+			}
+			return nil
+		},
+	}
+	in.AddFlags(c.Flags())
+	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json or markdown")
+	c.Flags().BoolVar(&opts.Detail, "detail", false, "split operation families into their calls")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to this file instead of standard output")
+	c.Flags().BoolVar(&check, "check", false, "exit with status 1 when the counts of an op differ")
+	return c
+}

@@ -1,0 +1,78 @@
+package replay
+
+import (
+	"context"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Backend carries out the file I/O of a replay: POSIX (replay/posix), or
+// MPI-IO later. The engine gives it calls whose paths are already mapped
+// into the target directory; the backend keeps the rest of the safety
+// rules (no symlink leads out of the target) and the descriptor tables.
+type Backend interface {
+	// Prepare creates the directories and the files of p before the
+	// replay starts.
+	Prepare(ctx context.Context, p *Plan) error
+	// Rank returns the executor of one rank's calls. ranks is how many
+	// ranks the replay runs, so that a backend can size its buffers.
+	Rank(rank uint32, ranks int) (Executor, error)
+	// Close releases what the backend holds (not the target directory).
+	Close() error
+}
+
+// Executor carries out the calls of one rank, from one goroutine.
+type Executor interface {
+	// Do carries out c and returns the call's result (bytes moved, new
+	// offset, 0, or −errno) or a reason it skipped the call. Do does not
+	// allocate for data calls.
+	Do(c *Call) (ret int64, skip Skip)
+	// Close closes whatever the rank left open.
+	Close() error
+}
+
+// Call is one event as an executor receives it.
+type Call struct {
+	Ev *trace.Event
+	// Path and Path2 are the event's paths mapped into the target
+	// directory: clean, relative, never above it ("." is the target
+	// itself). They are empty when the op names no path.
+	Path, Path2 string
+	// PathSkip is set when Path must not be touched (/dev, /proc, /sys);
+	// an open of it marks its descriptor so that the calls on it are
+	// skipped too.
+	PathSkip Skip
+	// Seq numbers the rank's data calls: write patterns rotate with it.
+	Seq uint64
+}
+
+// Skip is why a call was not carried out.
+type Skip uint8
+
+const (
+	NotSkipped      Skip = iota
+	SkipStdStream        // a standard stream (descriptor 0–2 the trace did not open)
+	SkipSpecialPath      // a path under /dev, /proc or /sys
+	SkipSpecialFD        // a descriptor of a skipped path
+	SkipUnknownFD        // a descriptor (or MPI file handle) the trace never opened
+	SkipTargetRoot       // would remove or rename the target directory itself
+	SkipNotRegular       // the file in the target is a device, FIFO or socket
+	SkipHardLink         // writing would change a file that has other hard links
+	SkipUnsupported      // an op this backend cannot replay
+	SkipPeer             // communication with a rank that is not replayed
+	SkipEscape           // the kernel refused to resolve a path inside the target (a symlink out)
+	numSkips
+)
+
+var skipNames = [numSkips]string{
+	"", "standard stream", "special path (/dev, /proc, /sys)", "descriptor of a skipped path",
+	"descriptor the trace never opened", "would remove the target directory", "not a regular file",
+	"file has other hard links", "op not supported", "peer rank not replayed", "path leads out of the target",
+}
+
+func (s Skip) String() string {
+	if s < numSkips {
+		return skipNames[s]
+	}
+	return "skipped"
+}

@@ -1,0 +1,394 @@
+package replay_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/iotrace/iotrace/replay"
+	"github.com/iotrace/iotrace/replay/posix"
+	"github.com/iotrace/iotrace/report"
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/tracegen"
+)
+
+const ms = int64(time.Millisecond)
+
+// fakeBackend carries out nothing: each call takes delay(e) and returns
+// ret(e) (the recorded result by default).
+type fakeBackend struct {
+	delay func(e *trace.Event) time.Duration
+	ret   func(e *trace.Event) int64
+}
+
+func (f *fakeBackend) Prepare(context.Context, *replay.Plan) error { return nil }
+func (f *fakeBackend) Close() error                                { return nil }
+func (f *fakeBackend) Rank(uint32, int) (replay.Executor, error)   { return &fakeExec{f}, nil }
+
+type fakeExec struct{ f *fakeBackend }
+
+func (x *fakeExec) Do(c *replay.Call) (int64, replay.Skip) {
+	if x.f.delay != nil {
+		if d := x.f.delay(c.Ev); d > 0 {
+			time.Sleep(d)
+		}
+	}
+	if x.f.ret != nil {
+		return x.f.ret(c.Ev), replay.NotSkipped
+	}
+	return c.Ev.Ret, replay.NotSkipped
+}
+func (x *fakeExec) Close() error { return nil }
+
+// sinks records each rank's replay events.
+type sinks struct {
+	mu    sync.Mutex
+	paths *trace.Paths
+	by    map[uint32]*rankSink
+}
+
+type rankSink struct {
+	s   *sinks
+	evs []trace.Event
+}
+
+func newSinks() *sinks { return &sinks{paths: trace.NewPaths(), by: map[uint32]*rankSink{}} }
+
+func (s *sinks) out(target string) replay.Output {
+	return replay.Output{Target: target, Record: func(r uint32) trace.Sink {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		rs := &rankSink{s: s}
+		s.by[r] = rs
+		return rs
+	}}
+}
+
+func (r *rankSink) WriteEvents(evs []trace.Event) error { r.evs = append(r.evs, evs...); return nil }
+func (r *rankSink) Intern(p string) trace.PathID        { return r.s.paths.Intern(p) }
+
+// trace returns what was recorded as a trace.
+func (s *sinks) trace() *trace.MemTrace {
+	m := trace.NewMemTrace()
+	m.Paths = s.paths
+	for r, rs := range s.by {
+		for _, e := range rs.evs {
+			e.Rank = r
+			m.Add(e)
+		}
+	}
+	return m
+}
+
+func (s *sinks) rank(r uint32) []trace.Event { return s.by[r].evs }
+
+func run(t *testing.T, tr trace.Trace, opts replay.Options, b replay.Backend) (*replay.Result, *sinks) {
+	t.Helper()
+	rp, err := replay.New(tr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Prepare(context.Background(), rp.Plan()); err != nil {
+		t.Fatal(err)
+	}
+	s := newSinks()
+	res, err := rp.Run(context.Background(), b, s.out(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, s
+}
+
+// TestReplayTwoPhaseCounts replays an 8-rank astro3d-like trace through
+// POSIX as fast as possible and checks that the replay's trace has the
+// same calls and bytes per op as the input.
+func TestReplayTwoPhaseCounts(t *testing.T) {
+	in := tracegen.TwoPhase(8, 2, 3, 8, 4096, 1)
+	dir := t.TempDir()
+	be, err := posix.New(posix.Options{Target: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	res, s := run(t, in, replay.Options{Timing: replay.AFAP}, be)
+	if res.Failures() != 0 || res.Skipped() != 0 || res.Unmatched != 0 {
+		var b strings.Builder
+		res.WriteSummary(&b)
+		t.Fatalf("failures, skips or unmatched calls:\n%s", b.String())
+	}
+	a, err := report.Compute(in, report.Options{Detail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := report.Compute(s.trace(), report.Options{Detail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := report.Compare(a, b)
+	if m := c.Mismatches(); len(m) > 0 {
+		t.Fatalf("counts differ in %v", m)
+	}
+	for _, row := range c.Rows {
+		if row.A.Bytes != row.B.Bytes {
+			t.Errorf("%s: %d bytes in the trace, %d in the replay", row.Op, row.A.Bytes, row.B.Bytes)
+		}
+	}
+	if a.Events != b.Events || b.Ranks != 8 {
+		t.Fatalf("events %d → %d, ranks %d", a.Events, b.Events, b.Ranks)
+	}
+}
+
+// barrierTrace: rank 0 works (a write that takes slow) before a barrier;
+// every other rank enters the barrier at once and writes after it.
+func barrierTrace(ranks int) *trace.MemTrace {
+	m := trace.NewMemTrace()
+	f := m.Paths.Intern("/x/f")
+	for r := uint32(0); r < uint32(ranks); r++ {
+		m.Add(trace.Event{Rank: r, Op: trace.OpOpen, Path: f, Flags: trace.ORdwr | trace.OCreat, FD: 3, Ret: 3, Start: 0, Dur: 1000})
+		if r == 0 {
+			m.Add(trace.Event{Rank: r, Op: trace.OpPwrite, FD: 3, Size: 10, Ret: 10, Start: 1 * ms, Dur: 40 * ms})
+		}
+		m.Add(trace.Event{Rank: r, Op: trace.OpMPIBarrier, Start: 45 * ms, Dur: ms},
+			trace.Event{Rank: r, Op: trace.OpPwrite, FD: 3, Offset: 100, Size: 10, Ret: 10, Start: 47 * ms, Dur: 1000})
+	}
+	return m
+}
+
+// TestBarrierOrdersRanks checks, in every timing mode, that no rank
+// leaves a barrier before the slow rank has entered it.
+func TestBarrierOrdersRanks(t *testing.T) {
+	slow := &fakeBackend{delay: func(e *trace.Event) time.Duration {
+		if e.Op == trace.OpPwrite && e.Dur > ms {
+			return 30 * time.Millisecond
+		}
+		return 0
+	}}
+	for _, tm := range []replay.Timing{replay.AFAP, replay.Think, replay.Original} {
+		t.Run(tm.String(), func(t *testing.T) {
+			_, s := run(t, barrierTrace(4), replay.Options{Timing: tm}, slow)
+			r0 := s.rank(0)
+			enter := r0[2].Start // rank 0's barrier
+			for r := uint32(1); r < 4; r++ {
+				evs := s.rank(r)
+				if evs[1].Op != trace.OpMPIBarrier {
+					t.Fatalf("rank %d: event 1 is %v", r, evs[1].Op)
+				}
+				if left := evs[1].Start + evs[1].Dur; left < enter {
+					t.Fatalf("rank %d left the barrier at %d, before rank 0 entered it at %d", r, left, enter)
+				}
+				if evs[2].Start < enter {
+					t.Fatalf("rank %d wrote after the barrier at %d, before rank 0 entered it at %d", r, evs[2].Start, enter)
+				}
+			}
+		})
+	}
+}
+
+// msgTrace: rank 0 works, then sends; rank 1 receives, then writes. With
+// nonblocking calls, rank 1 posts an Irecv first and waits for it later.
+func msgTrace(nonblocking bool) *trace.MemTrace {
+	m := trace.NewMemTrace()
+	m.Add(
+		trace.Event{Rank: 0, Op: trace.OpPwrite, FD: 3, Size: 1, Ret: 1, Dur: 20 * ms},
+		trace.Event{Rank: 0, Op: trace.OpMPISend, Peer: 1, Tag: 7, Bytes: 4096, Start: 21 * ms},
+	)
+	if nonblocking {
+		m.Add(
+			trace.Event{Rank: 1, Op: trace.OpMPIIrecv, Peer: 0, Tag: 7, Bytes: 4096},
+			trace.Event{Rank: 1, Op: trace.OpMPIIsend, Peer: 0, Tag: 8, Bytes: 16, Start: 1000},
+			trace.Event{Rank: 1, Op: trace.OpMPIWaitall, Count: 2, Start: 2000},
+		)
+		m.Add(trace.Event{Rank: 0, Op: trace.OpMPIRecv, Peer: 1, Tag: 8, Start: 22 * ms})
+	} else {
+		m.Add(trace.Event{Rank: 1, Op: trace.OpMPIRecv, Peer: 0, Tag: 7, Bytes: 4096})
+	}
+	m.Add(trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 3, Size: 1, Ret: 1, Start: 22 * ms})
+	return m
+}
+
+func TestReceiveWaitsForSend(t *testing.T) {
+	slow := &fakeBackend{delay: func(e *trace.Event) time.Duration {
+		if e.Dur >= 20*ms {
+			return 20 * time.Millisecond
+		}
+		return 0
+	}}
+	for _, nb := range []bool{false, true} {
+		for _, tm := range []replay.Timing{replay.AFAP, replay.Original} {
+			res, s := run(t, msgTrace(nb), replay.Options{Timing: tm}, slow)
+			sent := s.rank(0)[1].Start
+			r1 := s.rank(1)
+			last := r1[len(r1)-1]
+			if last.Start < sent {
+				t.Fatalf("nonblocking %v, %v: rank 1 went on at %d, before rank 0 sent at %d", nb, tm, last.Start, sent)
+			}
+			if res.Unmatched != 0 {
+				t.Fatalf("unmatched calls: %+v", res.Notes)
+			}
+		}
+	}
+}
+
+// TestSubCommunicator checks that a collective on a communicator waits
+// only for the ranks that use it.
+func TestSubCommunicator(t *testing.T) {
+	m := trace.NewMemTrace()
+	m.Add(trace.Event{Rank: 0, Op: trace.OpPwrite, Size: 1, Ret: 1, Dur: 500 * ms})
+	for _, r := range []uint32{1, 2} {
+		m.Add(trace.Event{Rank: r, Op: trace.OpMPIAllreduce, Comm: 9, Bytes: 8})
+	}
+	slow := &fakeBackend{delay: func(e *trace.Event) time.Duration { return time.Duration(e.Dur) }}
+	start := time.Now()
+	res, s := run(t, m, replay.Options{Timing: replay.AFAP}, slow)
+	for _, r := range []uint32{1, 2} {
+		if end := s.rank(r)[0].Start + s.rank(r)[0].Dur; end > 300*ms {
+			t.Fatalf("rank %d waited %d ns in a collective rank 0 is not part of", r, end)
+		}
+	}
+	if res.Unmatched != 0 || time.Since(start) > 2*time.Second {
+		t.Fatalf("unmatched %d", res.Unmatched)
+	}
+}
+
+// TestUnmatchedReceive checks that a receive no rank sends to ends in a
+// count, not a hang, and fails the replay under --strict.
+func TestUnmatchedReceive(t *testing.T) {
+	m := trace.NewMemTrace()
+	m.Add(trace.Event{Rank: 0, Op: trace.OpPwrite, Size: 1, Ret: 1},
+		trace.Event{Rank: 1, Op: trace.OpMPIRecv, Peer: 0, Tag: 3},
+		trace.Event{Rank: 1, Op: trace.OpPwrite, Size: 1, Ret: 1})
+	res, s := run(t, m, replay.Options{Timing: replay.AFAP}, &fakeBackend{})
+	if res.Unmatched != 1 || len(s.rank(1)) != 2 {
+		t.Fatalf("unmatched %d, rank 1 recorded %d events", res.Unmatched, len(s.rank(1)))
+	}
+	rp, err := replay.New(m, replay.Options{Timing: replay.AFAP, Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rp.Run(context.Background(), &fakeBackend{}, replay.Output{})
+	if err == nil || !strings.Contains(err.Error(), "rank 1, event 1 (MPI_Recv") {
+		t.Fatalf("strict: got %v", err)
+	}
+}
+
+// gapTrace is one rank of n calls whose starts are gap apart, each taking
+// dur.
+func gapTrace(n int, gap, dur int64) *trace.MemTrace {
+	m := trace.NewMemTrace()
+	for i := 0; i < n; i++ {
+		m.Add(trace.Event{Op: trace.OpPwrite, FD: 3, Size: 8, Ret: 8, Start: 5*ms + int64(i)*gap, Dur: dur})
+	}
+	return m
+}
+
+func TestOriginalTiming(t *testing.T) {
+	const n = 100
+	res, s := run(t, gapTrace(n, ms, 100_000), replay.Options{Timing: replay.Original}, &fakeBackend{})
+	evs := s.rank(0)
+	span := evs[n-1].Start - evs[0].Start
+	if want := int64(n-1) * ms; span < want-want/100 || span > want+want/20 {
+		t.Fatalf("99 gaps of 1 ms took %d ns", span)
+	}
+	if res.Lag.Count() != n || res.Lag.Quantile(0.5) > ms/2 {
+		t.Fatalf("lag: %d calls, p50 %d ns", res.Lag.Count(), res.Lag.Quantile(0.5))
+	}
+	// Twice the speed, half the time.
+	_, s = run(t, gapTrace(n, ms, 100_000), replay.Options{Timing: replay.Original, Speed: 2}, &fakeBackend{})
+	evs = s.rank(0)
+	if span := evs[n-1].Start - evs[0].Start; span < 49*ms || span > 55*ms {
+		t.Fatalf("at speed 2, 99 gaps of 1 ms took %d ns", span)
+	}
+}
+
+// TestThinkTiming checks that think timing keeps the gap after each
+// call's end, whatever the call takes in the replay; original timing
+// keeps start offsets instead.
+func TestThinkTiming(t *testing.T) {
+	const n = 20
+	// Recorded: calls of 5 ms, 2 ms apart (end to start). Replayed: the
+	// calls take no time.
+	tr := gapTrace(n, 7*ms, 5*ms)
+	_, s := run(t, tr, replay.Options{Timing: replay.Think}, &fakeBackend{})
+	evs := s.rank(0)
+	if span := evs[n-1].Start - evs[0].Start; span < int64(n-1)*2*ms || span > int64(n-1)*2*ms*12/10 {
+		t.Fatalf("think: %d gaps of 2 ms took %d ns", n-1, span)
+	}
+	_, s = run(t, tr, replay.Options{Timing: replay.AFAP}, &fakeBackend{})
+	evs = s.rank(0)
+	if span := evs[n-1].Start - evs[0].Start; span > 5*ms {
+		t.Fatalf("afap: %d calls took %d ns", n, span)
+	}
+}
+
+func TestFailuresCountedAndStrict(t *testing.T) {
+	tr := gapTrace(10, 0, 0)
+	tr.Events[0][3].Ret = -5 // failed in the original too
+	be := &fakeBackend{ret: func(e *trace.Event) int64 { return -5 }}
+	res, _ := run(t, tr, replay.Options{}, be)
+	var expected, failed int64
+	for _, e := range res.Errors {
+		if e.Errno != "EIO" || e.Op != "pwrite" {
+			t.Fatalf("error %+v", e)
+		}
+		if e.Expected {
+			expected += e.Count
+		} else {
+			failed += e.Count
+		}
+	}
+	if expected != 1 || failed != 9 || res.Failures() != 9 {
+		t.Fatalf("expected %d failed %d", expected, failed)
+	}
+	rp, _ := replay.New(tr, replay.Options{Strict: true})
+	_, err := rp.Run(context.Background(), be, replay.Output{})
+	if err == nil || err.Error() != "rank 0, event 1 (pwrite fd 3 offset 0 size 8): EIO" {
+		t.Fatalf("strict: %v", err)
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	tr := gapTrace(100, 50*ms, 0)
+	rp, err := replay.New(tr, replay.Options{Timing: replay.Original})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Millisecond)
+	defer cancel()
+	s := newSinks()
+	start := time.Now()
+	res, err := rp.Run(ctx, &fakeBackend{}, s.out(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > time.Second {
+		t.Fatalf("the stop took %v", time.Since(start))
+	}
+	if !res.Interrupted {
+		t.Fatal("not marked interrupted")
+	}
+	if n := len(s.rank(0)); n < 2 || n > 4 || res.Events != int64(n) {
+		t.Fatalf("recorded %d events, result says %d", n, res.Events)
+	}
+	if !strings.Contains(res.Progress(), "of 100 events replayed") {
+		t.Fatalf("progress: %s", res.Progress())
+	}
+}
+
+// TestManyRanks runs a thousand ranks with barriers.
+func TestManyRanks(t *testing.T) {
+	m := trace.NewMemTrace()
+	for r := uint32(0); r < 1000; r++ {
+		for i := 0; i < 30; i++ {
+			if i%10 == 0 {
+				m.Add(trace.Event{Rank: r, Op: trace.OpMPIBarrier})
+			}
+			m.Add(trace.Event{Rank: r, Op: trace.OpPwrite, FD: 3, Size: 8, Ret: 8})
+		}
+	}
+	res, s := run(t, m, replay.Options{Timing: replay.AFAP}, &fakeBackend{})
+	if res.Events != 33000 || len(s.by) != 1000 || res.Unmatched != 0 {
+		t.Fatalf("events %d, ranks %d, unmatched %d", res.Events, len(s.by), res.Unmatched)
+	}
+}

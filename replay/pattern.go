@@ -1,0 +1,91 @@
+package replay
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// Pattern is the data a replay writes: a large buffer of xorshift output,
+// shared read-only by every rank. A writer takes consecutive slices of it
+// through a Cursor, so the bytes of a rank form one continuous stream.
+// The period is odd (PatternPeriod, 1 MiB + 1 byte), so an aligned file
+// block of 4 KiB (or any power of two) repeats only after PatternPeriod
+// blocks (4 GiB of a rank's stream), and no compression record of up to
+// 1 MiB holds a repeat; the content is pseudo-random, so neither
+// compression nor deduplication in the file system flatters a replay.
+// The period is short enough to stay in a core's cache, so writing
+// non-repeating data costs little more than writing one buffer again.
+type Pattern struct {
+	buf []byte // PatternPeriod + PatternChunk bytes; the tail repeats the head
+}
+
+const (
+	// PatternChunk is the most bytes one slice of the pattern holds;
+	// larger calls take several.
+	PatternChunk = 8 << 20
+	// PatternPeriod is the length of the stream before it repeats.
+	PatternPeriod = 1<<20 + 1
+	// DirectAlign is the alignment of slices for O_DIRECT.
+	DirectAlign = 4096
+)
+
+// NewPattern builds a pattern (about 9 MiB, a few milliseconds). One is
+// enough for a whole replay: it is only read.
+func NewPattern() *Pattern {
+	// Aligned for O_DIRECT: allocate extra and start at a page boundary.
+	n := PatternPeriod + PatternChunk
+	raw := make([]byte, n+DirectAlign)
+	off := 0
+	if r := int(uintptr(unsafe.Pointer(&raw[0])) % DirectAlign); r != 0 {
+		off = DirectAlign - r
+	}
+	buf := raw[off : off+n]
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := 0; i+8 <= PatternPeriod; i += 8 {
+		// xorshift64*
+		x ^= x >> 12
+		x ^= x << 25
+		x ^= x >> 27
+		binary.LittleEndian.PutUint64(buf[i:], x*0x2545f4914f6cdd1d)
+	}
+	// The last bytes of the period, then the period's head again, so that
+	// any slice up to PatternChunk long is contiguous.
+	for i := PatternPeriod &^ 7; i < PatternPeriod; i++ {
+		buf[i] = byte(i*131+7) | 1
+	}
+	for off := PatternPeriod; off < n; off += PatternPeriod {
+		copy(buf[off:], buf[:PatternPeriod])
+	}
+	return &Pattern{buf: buf}
+}
+
+// Cursor is one writer's position in the pattern.
+type Cursor struct {
+	p   *Pattern
+	pos int
+}
+
+// Cursor returns a cursor that starts at a place derived from seed, so
+// different ranks write different bytes.
+func (p *Pattern) Cursor(seed uint64) Cursor {
+	seed = (seed + 1) * 0x9e3779b97f4a7c15
+	return Cursor{p: p, pos: int(seed % PatternPeriod)}
+}
+
+// Next returns the next n bytes of the stream (n ≤ PatternChunk). With
+// align > 1 the slice starts at a multiple of align in memory (for
+// O_DIRECT); the stream then skips to that boundary.
+func (c *Cursor) Next(n int, align int) []byte {
+	if n > PatternChunk {
+		n = PatternChunk
+	}
+	start := c.pos
+	if align > 1 {
+		start &^= align - 1
+	}
+	c.pos = start + n
+	if c.pos >= PatternPeriod {
+		c.pos -= PatternPeriod
+	}
+	return c.p.buf[start : start+n : start+n]
+}

@@ -1,0 +1,431 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Plan is what a replay found in its (transformed) trace before running
+// it: where each path goes, what to prepare, which ranks communicate, and
+// how many calls each rank makes.
+type Plan struct {
+	Ranks   []uint32
+	Events  int64
+	PerRank []RankCount
+	Prefix  string      // common prefix stripped from absolute paths
+	Paths   []PathEntry // every distinct trace path, sorted
+	Dirs    []string    // directories to create, parents first
+	Files   []PrepFile  // files to create, sorted
+	// Groups holds the members of each communicator other than
+	// CommWorld and CommSelf: the ranks that used it.
+	Groups map[uint32][]uint32
+
+	mapped map[trace.PathID]mapping
+	names  map[string]trace.PathID // trace path → one of its ids
+	mapper *Mapper
+}
+
+// RankCount is one rank's calls by op.
+type RankCount struct {
+	Rank   uint32
+	Events int64
+	Ops    map[trace.Op]int64
+}
+
+// PathEntry is where one trace path goes.
+type PathEntry struct {
+	Trace  string
+	Target string // relative to the target directory; "" when skipped
+	Note   PathNote
+}
+
+// PrepFile is a file the prepare phase creates.
+type PrepFile struct {
+	Path string // relative to the target directory
+	Size int64
+}
+
+type mapping struct {
+	rel  string
+	note PathNote
+}
+
+// first-reference kinds of a path, in the order of preference.
+type refKind uint8
+
+const (
+	refNone     refKind = iota
+	refCreate           // created by the trace: O_CREAT with O_TRUNC or O_EXCL, creat, rename target
+	refMaybe            // O_CREAT without O_TRUNC/O_EXCL, MPI_MODE_CREATE: may have existed
+	refExisting         // used as an existing file
+	refAbsent           // the first use failed with ENOENT
+	refMkdir            // created by the trace with mkdir
+	refDir              // used as an existing directory
+)
+
+// pathUse is what the plan learns about one trace path id.
+type pathUse struct {
+	first      refKind
+	firstStart int64
+	extent     int64 // end of the furthest read (or SEEK_END) of existing data
+	dir        bool  // used as a directory
+}
+
+// makePlan reads every rank of t once. groups names the members of
+// communicators the events may not show (a script's groups).
+func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan, error) {
+	p := &Plan{Ranks: t.Ranks(), Groups: map[uint32][]uint32{}, mapped: map[trace.PathID]mapping{}, names: map[string]trace.PathID{}}
+	uses := map[trace.PathID]*pathUse{}
+	use := func(id trace.PathID) *pathUse {
+		u := uses[id]
+		if u == nil {
+			u = &pathUse{}
+			uses[id] = u
+		}
+		return u
+	}
+	ref := func(id trace.PathID, kind refKind, start int64) {
+		if id == 0 || kind == refNone {
+			return
+		}
+		u := use(id)
+		if u.first == refNone || start < u.firstStart {
+			u.first, u.firstStart = kind, start
+		}
+		if kind == refMkdir || kind == refDir {
+			u.dir = true
+		}
+	}
+	members := map[uint32]map[uint32]bool{}
+	for c, rs := range groups {
+		members[c] = map[uint32]bool{}
+		for _, r := range rs {
+			if _, ok := slices.BinarySearch(p.Ranks, r); ok {
+				members[c][r] = true
+			}
+		}
+	}
+	buf := make([]trace.Event, trace.BatchSize)
+	for _, r := range p.Ranks {
+		src, err := t.Rank(r)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+		rc := RankCount{Rank: r, Ops: map[trace.Op]int64{}}
+		fds := map[int32]trace.PathID{}
+		handles := map[int32]*view{}
+		for {
+			n, err := src.ReadEvents(buf)
+			for i := range buf[:n] {
+				e := &buf[i]
+				rc.Ops[e.Op]++
+				cls := e.Op.Class()
+				if cls == trace.ClassMarker {
+					continue
+				}
+				if cls == trace.ClassComm || e.Op == trace.OpMPIFileOpen {
+					if e.Comm > trace.CommSelf {
+						if members[e.Comm] == nil {
+							members[e.Comm] = map[uint32]bool{}
+						}
+						members[e.Comm][r] = true
+					}
+					if cls == trace.ClassComm {
+						continue
+					}
+				}
+				for _, id := range []trace.PathID{e.Path, e.Path2} {
+					if id != 0 {
+						if _, ok := p.mapped[id]; !ok {
+							p.mapped[id] = mapping{}
+						}
+					}
+				}
+				planEvent(e, fds, handles, ref, use)
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				closeSource(src)
+				return nil, fmt.Errorf("rank %d: %w", r, err)
+			}
+		}
+		closeSource(src)
+		for _, c := range rc.Ops {
+			rc.Events += c
+		}
+		p.Events += rc.Events
+		p.PerRank = append(p.PerRank, rc)
+	}
+	for c, set := range members {
+		var rs []uint32
+		for r := range set {
+			rs = append(rs, r)
+		}
+		slices.Sort(rs)
+		p.Groups[c] = rs
+	}
+
+	// Map the paths.
+	var all []string
+	for id := range p.mapped {
+		s := t.Path(id)
+		all = append(all, s)
+		p.names[s] = id
+	}
+	mp := NewMapper(all, rules)
+	p.mapper = mp
+	p.Prefix = mp.Prefix()
+	byRel := map[string]*pathUse{}
+	for id := range p.mapped {
+		s := t.Path(id)
+		rel, note := mp.Map(s)
+		p.mapped[id] = mapping{rel: rel, note: note}
+		if note == NoteSpecial {
+			continue
+		}
+		u := uses[id]
+		if u == nil {
+			u = &pathUse{}
+		}
+		if g := byRel[rel]; g != nil {
+			if g.first == refNone || (u.first != refNone && u.firstStart < g.firstStart) {
+				g.first, g.firstStart = u.first, u.firstStart
+			}
+			g.extent = max(g.extent, u.extent)
+			g.dir = g.dir || u.dir
+		} else {
+			c := *u
+			byRel[rel] = &c
+		}
+	}
+	seen := map[string]bool{}
+	for s, id := range p.names {
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		m := p.mapped[id]
+		p.Paths = append(p.Paths, PathEntry{Trace: s, Target: m.rel, Note: m.note})
+	}
+	slices.SortFunc(p.Paths, func(a, b PathEntry) int { return strings.Compare(a.Trace, b.Trace) })
+
+	// A path below another makes the other a directory.
+	for rel := range byRel {
+		for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+			if g := byRel[d]; g != nil {
+				g.dir = true
+			}
+		}
+	}
+	// Directories: the parents of every path, and the directories the
+	// trace uses as existing, but not what the trace creates itself.
+	dirs := map[string]bool{}
+	for rel, g := range byRel {
+		target := rel
+		if !(g.dir && (g.first == refExisting || g.first == refDir || g.first == refMaybe)) {
+			target = path.Dir(rel)
+		}
+		var chain []string
+		for d := target; d != "." && d != "/" && d != ""; d = path.Dir(d) {
+			chain = append(chain, d)
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			if g := byRel[chain[i]]; g != nil && (g.first == refMkdir || g.first == refCreate || g.first == refAbsent) {
+				break
+			}
+			dirs[chain[i]] = true
+		}
+	}
+	for d := range dirs {
+		p.Dirs = append(p.Dirs, d)
+	}
+	slices.SortFunc(p.Dirs, func(a, b string) int {
+		if c := strings.Count(a, "/") - strings.Count(b, "/"); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for rel, g := range byRel {
+		if g.dir || dirs[rel] || rel == "." {
+			continue
+		}
+		if g.first == refExisting || (g.first == refMaybe && g.extent > 0) {
+			p.Files = append(p.Files, PrepFile{Path: rel, Size: g.extent})
+		}
+	}
+	slices.SortFunc(p.Files, func(a, b PrepFile) int { return strings.Compare(a.Path, b.Path) })
+	return p, nil
+}
+
+// view is an MPI file handle's path and view, as the plan follows it.
+type view struct {
+	path                   trace.PathID
+	disp, blocklen, stride int64
+}
+
+// fileOffset maps a byte offset within the view to the file.
+func (v *view) fileOffset(off int64) int64 {
+	if v.blocklen > 0 && v.stride > v.blocklen {
+		return v.disp + off/v.blocklen*v.stride + off%v.blocklen
+	}
+	return v.disp + off
+}
+
+const (
+	enoent = 2
+	eexist = 17
+)
+
+// planEvent follows one event of a rank: descriptors, first uses, read
+// extents.
+func planEvent(e *trace.Event, fds map[int32]trace.PathID, handles map[int32]*view,
+	ref func(trace.PathID, refKind, int64), use func(trace.PathID) *pathUse) {
+	failed := func(kind refKind) refKind {
+		switch {
+		case e.Ret >= 0:
+			return kind
+		case e.Ret == -enoent:
+			return refAbsent
+		case e.Ret == -eexist:
+			return refExisting
+		}
+		return refNone
+	}
+	fdPath := func() trace.PathID {
+		if id, ok := fds[e.FD]; ok {
+			return id
+		}
+		return e.Path
+	}
+	switch e.Op {
+	case trace.OpOpen, trace.OpOpenat, trace.OpOpenat2, trace.OpCreat, trace.OpFopen:
+		kind := refExisting
+		fl := e.Flags
+		switch {
+		case e.Op == trace.OpCreat:
+			kind = refCreate
+		case fl&trace.OCreat != 0 && fl&(trace.OTrunc|trace.OExcl) != 0:
+			kind = refCreate
+		case fl&trace.OCreat != 0:
+			kind = refMaybe
+		}
+		if e.Ret == -eexist && fl&trace.OExcl != 0 {
+			kind = refExisting
+		} else {
+			kind = failed(kind)
+		}
+		if fl&0x10000 != 0 && kind == refExisting { // O_DIRECTORY
+			kind = refDir
+		}
+		ref(e.Path, kind, e.Start)
+		if e.Ret >= 0 {
+			fds[int32(e.Ret)] = e.Path
+		}
+	case trace.OpClose, trace.OpFclose:
+		delete(fds, e.FD)
+	case trace.OpCloseRange:
+		for fd := range fds {
+			if int64(fd) >= int64(e.FD) && int64(fd) <= e.Size {
+				delete(fds, fd)
+			}
+		}
+	case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl:
+		if id, ok := fds[e.FD]; ok && e.Ret >= 0 {
+			fds[int32(e.Ret)] = id
+		}
+	case trace.OpLseek, trace.OpFseek:
+		if e.Whence == 2 && e.Ret >= 0 {
+			if id := fdPath(); id != 0 {
+				u := use(id)
+				u.extent = max(u.extent, e.Ret-e.Offset)
+			}
+		}
+	case trace.OpStat, trace.OpLstat, trace.OpFstatat, trace.OpStatx, trace.OpAccess, trace.OpTruncate:
+		ref(e.Path, failed(refExisting), e.Start)
+	case trace.OpUnlink, trace.OpUnlinkat:
+		kind := refExisting
+		if e.Op == trace.OpUnlinkat && e.Flags&0x200 != 0 { // AT_REMOVEDIR
+			kind = refDir
+		}
+		ref(e.Path, failed(kind), e.Start)
+	case trace.OpRmdir:
+		ref(e.Path, failed(refDir), e.Start)
+	case trace.OpMkdir, trace.OpMkdirat:
+		kind := refMkdir
+		if e.Ret == -eexist {
+			kind = refDir
+		} else {
+			kind = failed(kind)
+		}
+		ref(e.Path, kind, e.Start)
+	case trace.OpRename, trace.OpRenameat, trace.OpRenameat2:
+		ref(e.Path, failed(refExisting), e.Start)
+		if e.Ret >= 0 {
+			ref(e.Path2, refCreate, e.Start)
+		}
+	case trace.OpMPIFileOpen:
+		kind := refExisting
+		if e.Flags&trace.MPIModeCreate != 0 {
+			kind = refMaybe
+			if e.Flags&trace.MPIModeExcl != 0 {
+				kind = refCreate
+			}
+		}
+		ref(e.Path, failed(kind), e.Start)
+		if e.Ret >= 0 {
+			handles[e.FD] = &view{path: e.Path}
+		}
+	case trace.OpMPIFileClose:
+		delete(handles, e.FD)
+	case trace.OpMPIFileSetView:
+		if v := handles[e.FD]; v != nil {
+			v.disp, v.blocklen, v.stride = e.Offset, e.Size, e.Stride
+		}
+	case trace.OpMPIFileDelete:
+		ref(e.Path, failed(refExisting), e.Start)
+	default:
+		if e.Op.Dir() != trace.DirRead || e.Ret <= 0 || e.Offset < 0 {
+			return
+		}
+		switch e.Op.Class() {
+		case trace.ClassPOSIX:
+			if id := fdPath(); id != 0 {
+				u := use(id)
+				u.extent = max(u.extent, e.Offset+e.Ret)
+			}
+		case trace.ClassMPIIO:
+			if v := handles[e.FD]; v != nil {
+				u := use(v.path)
+				u.extent = max(u.extent, v.fileOffset(e.Offset+e.Ret-1)+1)
+			}
+		}
+	}
+}
+
+// mapPath returns where the trace path s goes: a path relative to the
+// target, or a skip reason. It maps by name, so paths the plan did not
+// see (a script's) follow the same rules.
+func (p *Plan) mapPath(s string) (string, Skip) {
+	rel, note := p.mapper.Map(s)
+	if note == NoteSpecial {
+		return "", SkipSpecialPath
+	}
+	return rel, NotSkipped
+}
+
+// Bytes is the number of bytes the prepare phase writes.
+func (p *Plan) Bytes() int64 {
+	var n int64
+	for _, f := range p.Files {
+		n += f.Size
+	}
+	return n
+}

@@ -1,0 +1,382 @@
+package posix
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/iotrace/iotrace/replay"
+	"github.com/iotrace/iotrace/trace"
+	"golang.org/x/sys/unix"
+)
+
+// snapshot describes every entry below dir: type, size, mode, link
+// target, content hash, modification time.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s %v %d %d", strings.TrimPrefix(p, dir), fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			line += " -> " + l
+		case fi.Mode().IsRegular():
+			b, _ := os.ReadFile(p)
+			line += fmt.Sprintf(" %x", sha256.Sum256(b))
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// setup makes a target directory full of traps that point at a sentinel
+// directory beside it.
+func setup(t *testing.T) (target, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	target, outside = filepath.Join(base, "target"), filepath.Join(base, "outside")
+	for _, d := range []string{target, outside, filepath.Join(outside, "sub")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("do not touch"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink(outside, filepath.Join(target, "abs")))                      // absolute symlink to a directory outside
+	must(os.Symlink("../outside", filepath.Join(target, "rel")))                 // relative symlink that climbs out
+	must(os.Symlink(secret, filepath.Join(target, "file")))                      // symlink to a file outside
+	must(os.Symlink("../outside/new", filepath.Join(target, "dangling")))        // dangling, would create outside
+	must(os.Symlink("sub/../../outside/secret", filepath.Join(target, "twist"))) // climbs out through ..
+	must(os.Mkdir(filepath.Join(target, "sub"), 0o755))
+	must(os.Link(secret, filepath.Join(target, "hard"))) // same file as secret
+	must(unix.Mkfifo(filepath.Join(target, "fifo"), 0o644))
+	return target, outside
+}
+
+func newExec(t *testing.T, opts Options) (*Backend, *rankExec) {
+	t.Helper()
+	b, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	x, err := b.Rank(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return b, x.(*rankExec)
+}
+
+func do(x *rankExec, e trace.Event, path, path2 string) (int64, replay.Skip) {
+	return x.Do(&replay.Call{Ev: &e, Path: path, Path2: path2})
+}
+
+// TestNothingOutsideChanges replays calls that every trap in the target
+// would turn into changes outside, with openat2 and with the O_NOFOLLOW
+// walk, and checks that the directory outside is byte for byte the same.
+func TestNothingOutsideChanges(t *testing.T) {
+	for _, walk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("walk=%v", walk), func(t *testing.T) {
+			target, outside := setup(t)
+			before := snapshot(t, outside)
+			b, x := newExec(t, Options{Target: target, Walk: walk})
+			if !walk && !b.Beneath() {
+				t.Log("openat2 unavailable: both runs use the walk")
+			}
+			var wr uint32 = trace.OWronly | trace.OCreat | trace.OTrunc
+			fd := int64(10)
+			open := func(p string, flags uint32) (int64, replay.Skip) {
+				fd++
+				return do(x, trace.Event{Op: trace.OpOpen, Flags: flags, Mode: 0o644, Ret: fd}, p, "")
+			}
+			// A FIFO is refused, not opened (which would block).
+			if _, skip := open("fifo", trace.ORdonly); skip != replay.SkipNotRegular {
+				t.Fatalf("open of a FIFO: skip %v", skip)
+			}
+			// A file with another link is refused for writing.
+			if _, skip := open("hard", trace.OWronly); skip != replay.SkipHardLink {
+				t.Fatalf("open of a hard link for writing: skip %v", skip)
+			}
+			// The symlinks out are refused.
+			if _, skip := open("abs/secret", trace.ORdonly); skip != replay.SkipEscape {
+				t.Fatalf("open through an absolute symlink: skip %v", skip)
+			}
+			if _, skip := do(x, trace.Event{Op: trace.OpUnlink}, "rel/secret", ""); skip != replay.SkipEscape {
+				t.Fatalf("unlink through a relative symlink out: skip %v", skip)
+			}
+			for _, p := range []string{"abs/new", "abs/secret", "rel/secret", "rel/new", "file", "dangling", "twist", "abs/sub/x", "hard"} {
+				ret, skip := open(p, wr)
+				if ret >= 0 && skip == replay.NotSkipped {
+					// Opened: it must be inside. Write through it.
+					do(x, trace.Event{Op: trace.OpWrite, FD: int32(fd), Size: 100, Ret: 100}, "", "")
+				}
+				open(p, trace.ORdwr|trace.OAppend)
+				do(x, trace.Event{Op: trace.OpPwrite, FD: int32(fd), Size: 100, Ret: 100}, "", "")
+				do(x, trace.Event{Op: trace.OpFtruncate, FD: int32(fd)}, "", "")
+			}
+			for _, p := range []string{"abs/secret", "rel/secret", "file", "twist", "hard", "abs", "abs/sub"} {
+				do(x, trace.Event{Op: trace.OpTruncate}, p, "")
+				do(x, trace.Event{Op: trace.OpUnlink}, p, "")
+				do(x, trace.Event{Op: trace.OpRmdir}, p, "")
+				do(x, trace.Event{Op: trace.OpRename}, p, "moved")
+				do(x, trace.Event{Op: trace.OpRename}, "sub", p)
+				do(x, trace.Event{Op: trace.OpMkdir}, p+"/newdir", "")
+				do(x, trace.Event{Op: trace.OpStat}, p, "")
+				do(x, trace.Event{Op: trace.OpMPIFileOpen, FD: 1, Flags: trace.MPIModeCreate | trace.MPIModeWronly}, p, "")
+				do(x, trace.Event{Op: trace.OpMPIFileWriteAt, FD: 1, Size: 10}, "", "")
+				do(x, trace.Event{Op: trace.OpMPIFileSetSize, FD: 1}, "", "")
+				do(x, trace.Event{Op: trace.OpMPIFileDelete}, p, "")
+			}
+			// Removing or renaming the target itself is refused.
+			if _, skip := do(x, trace.Event{Op: trace.OpRmdir}, ".", ""); skip != replay.SkipTargetRoot {
+				t.Fatalf("rmdir of the target: skip %v", skip)
+			}
+			x.Close()
+			if after := snapshot(t, outside); after != before {
+				t.Fatalf("outside changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			if _, err := os.Stat(target); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDescriptors checks the descriptor table: positions shared by dup,
+// O_APPEND, seeks, standard streams, closes and reuse of numbers.
+func TestDescriptors(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir})
+	mustOK := func(ret int64, skip replay.Skip) int64 {
+		t.Helper()
+		if ret < 0 || skip != replay.NotSkipped {
+			t.Fatalf("ret %d skip %v", ret, skip)
+		}
+		return ret
+	}
+	if ret := mustOK(do(x, trace.Event{Op: trace.OpOpen, Flags: trace.ORdwr | trace.OCreat | trace.OTrunc, Ret: 7}, "a", "")); ret != 7 {
+		t.Fatalf("open returned %d, want the trace's descriptor 7", ret)
+	}
+	mustOK(do(x, trace.Event{Op: trace.OpWrite, FD: 7, Size: 10, Ret: 10}, "", ""))
+	mustOK(do(x, trace.Event{Op: trace.OpWrite, FD: 7, Size: 10, Ret: 10}, "", ""))
+	if off := mustOK(do(x, trace.Event{Op: trace.OpLseek, FD: 7, Offset: 5, Whence: 0}, "", "")); off != 5 {
+		t.Fatalf("lseek returned %d", off)
+	}
+	mustOK(do(x, trace.Event{Op: trace.OpDup2, FD: 7, Ret: 9}, "", ""))
+	mustOK(do(x, trace.Event{Op: trace.OpWrite, FD: 9, Size: 30, Ret: 30}, "", "")) // at 5, through the dup
+	if off := mustOK(do(x, trace.Event{Op: trace.OpLseek, FD: 7, Whence: 1}, "", "")); off != 35 {
+		t.Fatalf("position after a write through the dup: %d, want 35", off)
+	}
+	mustOK(do(x, trace.Event{Op: trace.OpClose, FD: 7}, "", ""))
+	mustOK(do(x, trace.Event{Op: trace.OpPwrite, FD: 9, Offset: 100, Size: 5, Ret: 5}, "", ""))
+	if n := len(readFile(t, filepath.Join(dir, "a"))); n != 105 {
+		t.Fatalf("file has %d bytes, want 105", n)
+	}
+	if _, skip := do(x, trace.Event{Op: trace.OpWrite, FD: 7, Size: 1}, "", ""); skip != replay.SkipUnknownFD {
+		t.Fatalf("write to a closed descriptor: skip %v", skip)
+	}
+	// O_APPEND: writes land at the end whatever the position.
+	mustOK(do(x, trace.Event{Op: trace.OpOpen, Flags: trace.OWronly | trace.OAppend, Ret: 4}, "a", ""))
+	mustOK(do(x, trace.Event{Op: trace.OpLseek, FD: 4, Offset: 0, Whence: 0}, "", ""))
+	mustOK(do(x, trace.Event{Op: trace.OpWrite, FD: 4, Size: 7, Ret: 7}, "", ""))
+	if n := len(readFile(t, filepath.Join(dir, "a"))); n != 112 {
+		t.Fatalf("after an append the file has %d bytes, want 112", n)
+	}
+	// Standard streams are skipped until the trace closes one and opens a
+	// file in its place.
+	if _, skip := do(x, trace.Event{Op: trace.OpWrite, FD: 1, Size: 5, Ret: 5}, "", ""); skip != replay.SkipStdStream {
+		t.Fatalf("write to stdout: skip %v", skip)
+	}
+	if _, skip := do(x, trace.Event{Op: trace.OpClose, FD: 1}, "", ""); skip != replay.SkipStdStream {
+		t.Fatalf("close of stdout: skip %v", skip)
+	}
+	mustOK(do(x, trace.Event{Op: trace.OpOpen, Flags: trace.OWronly | trace.OCreat, Ret: 1}, "out1", ""))
+	mustOK(do(x, trace.Event{Op: trace.OpWrite, FD: 1, Size: 5, Ret: 5}, "", ""))
+	if n := len(readFile(t, filepath.Join(dir, "out1"))); n != 5 {
+		t.Fatalf("file opened as descriptor 1 has %d bytes", n)
+	}
+	// A descriptor the trace never opened is skipped; so is one of /dev.
+	if _, skip := do(x, trace.Event{Op: trace.OpRead, FD: 50, Size: 5}, "", ""); skip != replay.SkipUnknownFD {
+		t.Fatalf("read of an unknown descriptor: skip %v", skip)
+	}
+	x.Do(&replay.Call{Ev: &trace.Event{Op: trace.OpOpen, Ret: 12}, PathSkip: replay.SkipSpecialPath})
+	if _, skip := do(x, trace.Event{Op: trace.OpRead, FD: 12, Size: 5}, "", ""); skip != replay.SkipSpecialFD {
+		t.Fatalf("read of /dev/zero's descriptor: skip %v", skip)
+	}
+	// A failed open leaves a descriptor whose calls fail with EBADF.
+	if ret, _ := do(x, trace.Event{Op: trace.OpOpen, Flags: trace.ORdonly, Ret: 13}, "missing", ""); ret != -int64(unix.ENOENT) {
+		t.Fatalf("open of a missing file: %d", ret)
+	}
+	if ret, _ := do(x, trace.Event{Op: trace.OpRead, FD: 13, Size: 5}, "", ""); ret != -int64(unix.EBADF) {
+		t.Fatalf("read after a failed open: %d", ret)
+	}
+	// close_range closes what it covers.
+	do(x, trace.Event{Op: trace.OpCloseRange, FD: 0, Size: 100}, "", "")
+	if _, skip := do(x, trace.Event{Op: trace.OpWrite, FD: 9, Size: 1}, "", ""); skip != replay.SkipUnknownFD {
+		t.Fatalf("write after close_range: skip %v", skip)
+	}
+}
+
+func TestVectorAndMetadata(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir})
+	do(x, trace.Event{Op: trace.OpMkdir, Mode: 0o755}, "d", "")
+	if ret, _ := do(x, trace.Event{Op: trace.OpOpen, Flags: trace.ORdwr | trace.OCreat, Ret: 3}, "d/v", ""); ret != 3 {
+		t.Fatalf("open: %d", ret)
+	}
+	if ret, _ := do(x, trace.Event{Op: trace.OpWritev, FD: 3, Count: 3, Size: 300}, "", ""); ret != 300 {
+		t.Fatalf("writev: %d", ret)
+	}
+	if ret, _ := do(x, trace.Event{Op: trace.OpPwritev, FD: 3, Count: 2, Offset: 1000, Size: 24}, "", ""); ret != 24 {
+		t.Fatalf("pwritev: %d", ret)
+	}
+	if ret, _ := do(x, trace.Event{Op: trace.OpPreadv, FD: 3, Count: 4, Offset: 0, Size: 2000}, "", ""); ret != 1024 {
+		t.Fatalf("preadv to the end: %d, want 1024", ret)
+	}
+	data := readFile(t, filepath.Join(dir, "d/v"))
+	if bytes.Count(data[:300], []byte{0}) > 20 {
+		t.Fatal("written data is mostly zeros")
+	}
+	for _, c := range []struct {
+		op          trace.Op
+		path, path2 string
+		want        int64
+	}{
+		{trace.OpStat, "d/v", "", 0},
+		{trace.OpAccess, "d/v", "", 0},
+		{trace.OpRename, "d/v", "d/w", 0},
+		{trace.OpStat, "d/v", "", -int64(unix.ENOENT)},
+		{trace.OpTruncate, "d/w", "", 0},
+		{trace.OpUnlink, "d/w", "", 0},
+		{trace.OpRmdir, "d", "", 0},
+		{trace.OpLstat, "d", "", -int64(unix.ENOENT)},
+	} {
+		if ret, skip := do(x, trace.Event{Op: c.op, Size: 10}, c.path, c.path2); ret != c.want || skip != replay.NotSkipped {
+			t.Fatalf("%v %s: %d %v, want %d", c.op, c.path, ret, skip, c.want)
+		}
+	}
+}
+
+// TestMPIIOView checks that MPI-IO calls go through the file view.
+func TestMPIIOView(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir})
+	do(x, trace.Event{Op: trace.OpMPIFileOpen, FD: 1, Flags: trace.MPIModeCreate | trace.MPIModeRdwr}, "m", "")
+	do(x, trace.Event{Op: trace.OpMPIFileSetView, FD: 1, Offset: 100, Size: 10, Stride: 30}, "", "")
+	if ret, _ := do(x, trace.Event{Op: trace.OpMPIFileWriteAtAll, FD: 1, Offset: 5, Size: 25}, "", ""); ret != 25 {
+		t.Fatalf("write through the view: %d", ret)
+	}
+	do(x, trace.Event{Op: trace.OpMPIFileClose, FD: 1}, "", "")
+	data := readFile(t, filepath.Join(dir, "m"))
+	// View bytes 5..29 are file bytes 105–109, 130–139, 160–169.
+	if len(data) != 170 {
+		t.Fatalf("file of %d bytes, want 170", len(data))
+	}
+	for i, b := range data {
+		in := i >= 105 && i < 110 || i >= 130 && i < 140 || i >= 160
+		if !in && b != 0 {
+			t.Fatalf("byte %d written outside the view", i)
+		}
+	}
+	if _, skip := do(x, trace.Event{Op: trace.OpMPIFileWriteAt, FD: 1, Size: 5}, "", ""); skip != replay.SkipUnknownFD {
+		t.Fatalf("write to a closed handle: skip %v", skip)
+	}
+}
+
+func TestPrepare(t *testing.T) {
+	dir := t.TempDir()
+	b, err := New(Options{Target: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	os.WriteFile(filepath.Join(dir, "big"), bytes.Repeat([]byte("x"), 5000), 0o644)
+	p := &replay.Plan{Dirs: []string{"in", "in/deep"}, Files: []replay.PrepFile{{Path: "in/deep/a", Size: 3 << 20}, {Path: "big", Size: 100}}}
+	if err := b.Prepare(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	a := readFile(t, filepath.Join(dir, "in/deep/a"))
+	if len(a) != 3<<20 || bytes.Count(a, []byte{0}) > len(a)/100 {
+		t.Fatalf("prepared file: %d bytes, %d zeros", len(a), bytes.Count(a, []byte{0}))
+	}
+	if string(readFile(t, filepath.Join(dir, "big"))[:3]) != "xxx" {
+		t.Fatal("a file already large enough was rewritten")
+	}
+	sp, _ := New(Options{Target: dir, Sparse: true})
+	defer sp.Close()
+	if err := sp.Prepare(context.Background(), &replay.Plan{Files: []replay.PrepFile{{Path: "sparse", Size: 1 << 30}}}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "sparse")); fi.Size() != 1<<30 {
+		t.Fatal("sparse file has the wrong size")
+	}
+}
+
+// TestDataCallsDoNotAllocate checks the backend's hot path.
+func TestDataCallsDoNotAllocate(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir})
+	do(x, trace.Event{Op: trace.OpOpen, Flags: trace.ORdwr | trace.OCreat, Ret: 3}, "f", "")
+	calls := []trace.Event{
+		{Op: trace.OpPwrite, FD: 3, Offset: 4096, Size: 4096},
+		{Op: trace.OpPread, FD: 3, Offset: 0, Size: 4096},
+		{Op: trace.OpWrite, FD: 3, Size: 100},
+		{Op: trace.OpRead, FD: 3, Size: 100},
+		{Op: trace.OpPwritev, FD: 3, Count: 4, Size: 4096},
+		{Op: trace.OpLseek, FD: 3, Offset: 0},
+	}
+	c := &replay.Call{}
+	for i := range calls {
+		c.Ev = &calls[i]
+		x.Do(c)
+	}
+	allocs := testing.AllocsPerRun(50, func() {
+		for i := range calls {
+			c.Ev = &calls[i]
+			if ret, skip := x.Do(c); ret < 0 || skip != replay.NotSkipped {
+				t.Fatalf("%v: %d %v", calls[i].Op, ret, skip)
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%.1f allocations per round of data calls", allocs)
+	}
+}

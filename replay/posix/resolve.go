@@ -1,0 +1,146 @@
+package posix
+
+import (
+	"errors"
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// root is the target directory and the means of resolving paths below it
+// without leaving it.
+//
+// With openat2(2) (Linux 5.6+), every path is resolved with
+// RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS: the kernel refuses any
+// resolution that would leave the directory — through "..", an absolute
+// symlink, or a relative one that climbs out — with EXDEV. Elsewhere,
+// paths are walked one component at a time with O_NOFOLLOW, so no
+// symlink is followed at all.
+type root struct {
+	fd      int
+	beneath bool
+}
+
+func openRoot(dir string, forceWalk bool) (*root, error) {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	r := &root{fd: fd}
+	if !forceWalk {
+		// Probe openat2.
+		pfd, err := unix.Openat2(fd, ".", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: resolveFlags})
+		if err == nil {
+			unix.Close(pfd)
+			r.beneath = true
+		}
+	}
+	return r, nil
+}
+
+const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS
+
+func (r *root) close() error { return unix.Close(r.fd) }
+
+// errEscape marks a path the kernel would not resolve inside the target.
+var errEscape = errors.New("path leads out of the target directory")
+
+// open opens rel (clean, relative) below the root.
+func (r *root) open(rel string, flags int, mode uint32) (int, error) {
+	flags |= unix.O_CLOEXEC
+	if flags&(unix.O_CREAT|unix.O_TMPFILE) == 0 {
+		mode = 0 // openat2 rejects a mode without O_CREAT
+	}
+	if r.beneath {
+		how := unix.OpenHow{Flags: uint64(flags), Mode: uint64(mode), Resolve: resolveFlags}
+		for try := 0; ; try++ {
+			fd, err := unix.Openat2(r.fd, rel, &how)
+			if err == unix.EAGAIN && try < 8 {
+				continue // a rename raced with the resolution
+			}
+			if err == unix.EXDEV {
+				return -1, errEscape
+			}
+			return fd, err
+		}
+	}
+	dfd, base, release, err := r.walk(rel)
+	if err != nil {
+		return -1, err
+	}
+	defer release()
+	fd, err := unix.Openat(dfd, base, flags|unix.O_NOFOLLOW, mode)
+	if err == unix.ELOOP || (err == unix.ENOTDIR && flags&unix.O_DIRECTORY != 0) {
+		if isSymlink(dfd, base) {
+			return -1, errEscape
+		}
+	}
+	return fd, err
+}
+
+// parent returns a descriptor of the directory holding rel and rel's last
+// component, for the *at calls. release closes the descriptor.
+func (r *root) parent(rel string) (dfd int, base string, release func(), err error) {
+	dir, base := path.Split(rel)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		return r.fd, base, func() {}, nil
+	}
+	if r.beneath {
+		fd, err := r.open(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return -1, "", nil, err
+		}
+		return fd, base, func() { unix.Close(fd) }, nil
+	}
+	dfd, last, release, err := r.walk(dir)
+	if err != nil {
+		return -1, "", nil, err
+	}
+	fd, err := unix.Openat(dfd, last, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	release()
+	if err != nil {
+		if isSymlink(dfd, last) {
+			return -1, "", nil, errEscape
+		}
+		return -1, "", nil, err
+	}
+	return fd, base, func() { unix.Close(fd) }, nil
+}
+
+// walk opens the directories of rel one by one without following
+// symlinks and returns the last one and rel's last component.
+func (r *root) walk(rel string) (dfd int, base string, release func(), err error) {
+	comps := strings.Split(rel, "/")
+	dfd = r.fd
+	closeCur := func() {
+		if dfd != r.fd {
+			unix.Close(dfd)
+		}
+	}
+	for _, c := range comps[:len(comps)-1] {
+		fd, err := unix.Openat(dfd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			sym := isSymlink(dfd, c)
+			closeCur()
+			if sym {
+				return -1, "", nil, errEscape
+			}
+			return -1, "", nil, err
+		}
+		closeCur()
+		dfd = fd
+	}
+	cur := dfd
+	return dfd, comps[len(comps)-1], func() {
+		if cur != r.fd {
+			unix.Close(cur)
+		}
+	}, nil
+}
+
+func isSymlink(dfd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
+}

@@ -1,0 +1,422 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/iotrace/iotrace/replay/comm"
+	"github.com/iotrace/iotrace/trace"
+)
+
+// runner replays one rank.
+type runner struct {
+	rp     *Replay
+	rank   uint32
+	idx    int
+	src    trace.Source
+	ex     Executor
+	cm     comm.Comm
+	world  World
+	rec    *recorder
+	timing Timing
+	speed  float64
+	strict bool
+	w      waiter
+	ctx    context.Context
+	stop   *atomic.Bool
+	batch  int // events per recorded batch
+	readN  int // events read at a time
+
+	handles  map[int32]uint32 // MPI file handle → communicator
+	reqs     []comm.Request   // outstanding non-blocking calls, oldest first
+	call     Call
+	pathMap  map[trace.PathID]*pathSlot // the paths of this rank so far
+	lastID   trace.PathID               // the path of the previous lookup
+	lastSlot *pathSlot
+	seq      uint64
+	events   int64 // events of this rank handled so far
+
+	// timing state
+	first       int64 // recorded start of the rank's first call
+	started     bool
+	prevOrigEnd int64
+	prevEnd     int64
+
+	res rankResult
+}
+
+// pathSlot caches where a path id goes.
+type pathSlot struct {
+	rel  string
+	skip Skip
+	rec  trace.PathID // id in the replay's trace, +1 (0: not yet interned)
+}
+
+// needsPath marks the ops whose path the backend opens or changes.
+var needsPath = func() (t [1024]bool) {
+	for _, op := range trace.Ops() {
+		switch op.Class() {
+		case trace.ClassMeta:
+			t[op] = true
+		case trace.ClassPOSIX:
+			t[op] = isOpen(op)
+		}
+	}
+	t[trace.OpMPIFileOpen], t[trace.OpMPIFileDelete] = true, true
+	return t
+}()
+
+func (rn *runner) slot(id trace.PathID) *pathSlot {
+	if rn.lastSlot != nil && rn.lastID == id {
+		return rn.lastSlot
+	}
+	if rn.pathMap == nil {
+		rn.pathMap = map[trace.PathID]*pathSlot{}
+	}
+	s := rn.pathMap[id]
+	if s == nil {
+		s = &pathSlot{}
+		s.rel, s.skip = rn.rp.plan.mapPath(rn.src.Path(id))
+		rn.pathMap[id] = s
+	}
+	rn.lastID, rn.lastSlot = id, s
+	return s
+}
+
+// recordID returns the id the replay's trace uses for path id of event e.
+func (rn *runner) recordID(e *trace.Event, id trace.PathID) trace.PathID {
+	if id == 0 {
+		return 0
+	}
+	if e.Op.Class() == trace.ClassMarker {
+		return rn.rec.sink.Intern(rn.src.Path(id))
+	}
+	s := rn.slot(id)
+	if s.rec == 0 {
+		name := rn.src.Path(id)
+		if s.skip == NotSkipped {
+			name = rn.rp.recordPath(s.rel)
+		}
+		s.rec = rn.rec.sink.Intern(name) + 1
+	}
+	return s.rec - 1
+}
+
+// run replays the rank's events until the end of its stream, a stop, or
+// a failure under Strict.
+func (rn *runner) run() (err error) {
+	defer func() {
+		if cerr := rn.ex.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("rank %d: %w", rn.rank, cerr)
+		}
+		closeSource(rn.src)
+		rn.cm.Done()
+	}()
+	var buf []trace.Event
+	fill := 0
+	flush := func() {
+		if rn.rec != nil && buf != nil {
+			rn.rec.put(buf[:fill])
+		}
+		buf, fill = nil, 0
+	}
+	defer flush()
+	var own []trace.Event
+	for {
+		if buf == nil {
+			if rn.rec != nil {
+				buf = rn.rec.get()
+			} else {
+				if own == nil {
+					own = make([]trace.Event, rn.batch)
+				}
+				buf = own
+			}
+		}
+		n, rerr := rn.src.ReadEvents(buf[fill:min(fill+rn.readN, len(buf))])
+		k, err := rn.batchRun(buf[fill : fill+n])
+		fill += k
+		rn.rp.done.Add(int64(n))
+		if fill == len(buf) || rn.rec == nil {
+			flush()
+		}
+		if err != nil {
+			return err
+		}
+		if rn.stop.Load() {
+			return nil
+		}
+		if errors.Is(rerr, io.EOF) {
+			return nil
+		}
+		if rerr != nil {
+			if rn.ctx.Err() != nil {
+				return nil // stopped while the source waited (a script's loop)
+			}
+			return fmt.Errorf("rank %d: reading the trace: %w", rn.rank, rerr)
+		}
+	}
+}
+
+// batchRun replays evs in place: the events to record are moved to the
+// front and given their measured times and results; it returns how many.
+func (rn *runner) batchRun(evs []trace.Event) (int, error) {
+	k := 0
+	for i := range evs {
+		e := &evs[i]
+		if rn.stop.Load() {
+			rn.res.events += int64(i)
+			return k, nil
+		}
+		rn.events++
+		oStart, oEnd, oRet := e.Start, e.Start+e.Dur, e.Ret
+		var start int64
+		if rn.timing != AFAP {
+			intended := rn.intended(oStart)
+			if !rn.w.until(intended) {
+				rn.res.events += int64(i)
+				return k, nil
+			}
+			start = rn.w.now()
+			rn.res.lag.Add(max(start-intended, 0))
+		} else {
+			start = rn.w.now()
+		}
+		ret, skip, err := rn.exec(e)
+		end := rn.w.now()
+		rn.prevEnd, rn.prevOrigEnd = end, oEnd
+		if err != nil {
+			rn.res.events += int64(i + 1)
+			return k, err
+		}
+		if skip != NotSkipped {
+			rn.res.skip(e.Op, skip)
+			if rn.strict {
+				rn.res.events += int64(i + 1)
+				return k, fmt.Errorf("rank %d, event %d (%s): skipped: %s", rn.rank, rn.events, rn.describe(e), skip)
+			}
+			continue
+		}
+		if ret < 0 && e.Op.Class() != trace.ClassComm {
+			expected := ret == oRet
+			rn.res.fail(e.Op, ret, expected)
+			if rn.strict && !expected {
+				rn.res.events += int64(i + 1)
+				return k, fmt.Errorf("rank %d, event %d (%s): %s", rn.rank, rn.events, rn.describe(e), errnoText(ret))
+			}
+		}
+		if rn.rec == nil {
+			continue
+		}
+		if k != i {
+			evs[k] = *e
+		}
+		r := &evs[k]
+		r.Start, r.Dur, r.Ret = start, end-start, ret
+		if r.Path != 0 {
+			r.Path = rn.recordID(r, r.Path)
+		}
+		if r.Path2 != 0 {
+			r.Path2 = rn.recordID(r, r.Path2)
+		}
+		k++
+	}
+	rn.res.events += int64(len(evs))
+	return k, nil
+}
+
+// intended returns when the call recorded at oStart should start.
+func (rn *runner) intended(oStart int64) int64 {
+	if !rn.started {
+		rn.started = true
+		rn.first = oStart
+		return 0
+	}
+	switch rn.timing {
+	case Original:
+		return rn.scale(oStart - rn.first)
+	case Think:
+		return rn.prevEnd + rn.scale(max(oStart-rn.prevOrigEnd, 0))
+	}
+	return 0
+}
+
+func (rn *runner) scale(d int64) int64 {
+	if rn.speed == 1 {
+		return d
+	}
+	return int64(float64(d) / rn.speed)
+}
+
+// exec carries out one event: communication here, I/O in the backend.
+func (rn *runner) exec(e *trace.Event) (int64, Skip, error) {
+	switch e.Op.Class() {
+	case trace.ClassMarker:
+		return 0, NotSkipped, nil
+	case trace.ClassComm:
+		return rn.commCall(e)
+	case trace.ClassMPIIO:
+		if e.Op.Info().Collective {
+			c, ok := rn.handles[e.FD]
+			if !ok || e.Op == trace.OpMPIFileOpen {
+				c = e.Comm
+			}
+			if err := rn.cm.Collective(rn.ctx, comm.KindFile, comm.DomainFile, c, -1, 0); err != nil {
+				if skip, err := rn.commErr(e, err); err != nil || skip != NotSkipped {
+					return 0, skip, err
+				}
+			}
+		}
+		switch e.Op {
+		case trace.OpMPIFileOpen:
+			rn.handles[e.FD] = e.Comm
+		case trace.OpMPIFileClose:
+			delete(rn.handles, e.FD)
+		}
+	}
+	c := &rn.call
+	c.Ev, c.Path, c.Path2, c.PathSkip = e, "", "", NotSkipped
+	if e.Op < 1024 && needsPath[e.Op] {
+		if e.Path != 0 {
+			s := rn.slot(e.Path)
+			c.Path, c.PathSkip = s.rel, s.skip
+		}
+		if e.Path2 != 0 {
+			s := rn.slot(e.Path2)
+			c.Path2 = s.rel
+			if s.skip != NotSkipped {
+				c.PathSkip = s.skip
+			}
+		}
+	}
+	if e.Op.Dir() == trace.DirWrite {
+		rn.seq++
+		c.Seq = rn.seq
+	}
+	ret, skip := rn.ex.Do(c)
+	return ret, skip, nil
+}
+
+// commErr turns an error of the communication layer into the outcome of
+// the call: an unmatched call is counted and the replay goes on (but
+// with Strict); a stop is no error.
+func (rn *runner) commErr(e *trace.Event, err error) (Skip, error) {
+	if errors.Is(err, comm.ErrUnmatched) {
+		rn.res.unmatch(err)
+		if rn.strict {
+			return NotSkipped, fmt.Errorf("rank %d, event %d (%s): %w", rn.rank, rn.events, rn.describe(e), err)
+		}
+		return NotSkipped, nil
+	}
+	if rn.ctx.Err() != nil {
+		return NotSkipped, nil
+	}
+	return NotSkipped, fmt.Errorf("rank %d, event %d (%s): %w", rn.rank, rn.events, rn.describe(e), err)
+}
+
+var collectiveKinds = map[trace.Op]comm.Kind{
+	trace.OpMPIBarrier: comm.KindBarrier, trace.OpMPIBcast: comm.KindBcast,
+	trace.OpMPIReduce: comm.KindReduce, trace.OpMPIAllreduce: comm.KindAllreduce,
+	trace.OpMPIGather: comm.KindGather, trace.OpMPIGatherv: comm.KindGather,
+	trace.OpMPIScatter: comm.KindScatter, trace.OpMPIScatterv: comm.KindScatter,
+	trace.OpMPIAllgather: comm.KindAllgather, trace.OpMPIAllgatherv: comm.KindAllgather,
+	trace.OpMPIAlltoall: comm.KindAlltoall, trace.OpMPIAlltoallv: comm.KindAlltoall,
+	trace.OpMPICommSplit: comm.KindCommCreate, trace.OpMPICommDup: comm.KindCommCreate,
+}
+
+func (rn *runner) peerOK(peer int32) bool {
+	return peer < 0 || rn.world.Has(uint32(peer))
+}
+
+// commCall carries out a communication call.
+func (rn *runner) commCall(e *trace.Event) (int64, Skip, error) {
+	ctx := rn.ctx
+	var err error
+	switch e.Op {
+	case trace.OpMPISend, trace.OpMPIIsend:
+		if !rn.peerOK(e.Peer) || e.Peer < 0 {
+			return 0, SkipPeer, nil
+		}
+		var req comm.Request
+		req, err = rn.cm.Isend(ctx, e.Comm, e.Peer, e.Tag, e.Bytes)
+		if err == nil && e.Op == trace.OpMPIIsend {
+			rn.reqs = append(rn.reqs, req)
+		}
+	case trace.OpMPIRecv, trace.OpMPIIrecv:
+		if !rn.peerOK(e.Peer) {
+			return 0, SkipPeer, nil
+		}
+		var req comm.Request
+		req, err = rn.cm.Irecv(ctx, e.Comm, e.Peer, e.Tag, e.Bytes)
+		if err == nil {
+			if e.Op == trace.OpMPIIrecv {
+				rn.reqs = append(rn.reqs, req)
+			} else {
+				err = req.Wait(ctx)
+			}
+		}
+	case trace.OpMPISendrecv:
+		if !rn.peerOK(e.Peer) || e.Peer < 0 {
+			return 0, SkipPeer, nil
+		}
+		if err = rn.cm.Send(ctx, e.Comm, e.Peer, e.Tag, e.Bytes); err == nil {
+			err = rn.cm.Recv(ctx, e.Comm, comm.AnySource, e.Tag, e.Bytes)
+		}
+	case trace.OpMPIWait, trace.OpMPIWaitall:
+		n := 1
+		if e.Op == trace.OpMPIWaitall {
+			n = len(rn.reqs)
+			if e.Count > 0 {
+				n = min(int(e.Count), n)
+			}
+		}
+		n = min(n, len(rn.reqs))
+		for _, req := range rn.reqs[:n] {
+			if werr := req.Wait(ctx); werr != nil && err == nil {
+				err = werr
+			}
+		}
+		rn.reqs = rn.reqs[:copy(rn.reqs, rn.reqs[n:])]
+	default:
+		kind, ok := collectiveKinds[e.Op]
+		if !ok {
+			return 0, SkipUnsupported, nil
+		}
+		root := int32(-1)
+		switch kind {
+		case comm.KindBcast, comm.KindReduce, comm.KindGather, comm.KindScatter:
+			root = e.Peer
+		}
+		err = rn.cm.Collective(ctx, kind, comm.DomainComm, e.Comm, root, e.Bytes)
+	}
+	if err != nil {
+		skip, err := rn.commErr(e, err)
+		return 0, skip, err
+	}
+	return 0, NotSkipped, nil
+}
+
+// describe names an event for an error message.
+func (rn *runner) describe(e *trace.Event) string {
+	s := e.Op.String()
+	switch {
+	case e.Op.Class() == trace.ClassComm:
+		return fmt.Sprintf("%s comm %d peer %d tag %d", s, e.Comm, e.Peer, e.Tag)
+	case isData(e.Op):
+		return fmt.Sprintf("%s fd %d offset %d size %d", s, e.FD, e.Offset, e.Size)
+	case e.Path != 0:
+		return fmt.Sprintf("%s %q", s, rn.src.Path(e.Path))
+	}
+	return fmt.Sprintf("%s fd %d", s, e.FD)
+}
+
+// errnoText names a negative result.
+func errnoText(ret int64) string {
+	if n := trace.Errno(ret); n != "" {
+		return n
+	}
+	return fmt.Sprint(ret)
+}

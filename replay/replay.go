@@ -1,0 +1,335 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/iotrace/iotrace/replay/comm"
+	"github.com/iotrace/iotrace/script"
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Options configure a replay.
+type Options struct {
+	Timing Timing
+	// Speed divides recorded gaps (original and think timing); 0 is 1.
+	Speed float64
+	// Map rewrites path prefixes (see Mapper).
+	Map        []MapRule
+	Transforms Transforms
+	// Strict stops the replay at the first call that fails where the
+	// original did not, at the first unmatched communication, and at the
+	// first call a safety rule skips.
+	Strict bool
+	// World makes the communication layer of ranks; nil is comm.NewLocal.
+	World func(ranks []uint32, groups map[uint32][]uint32) World
+	// Batch is the number of events a rank reads at a time; 0 chooses
+	// from the number of ranks.
+	Batch int
+}
+
+// World is the communication layer of a replay's ranks.
+type World interface {
+	Endpoint(rank uint32) comm.Comm
+	// Has reports whether rank takes part in the replay.
+	Has(rank uint32) bool
+}
+
+// Replay is a trace ready to replay.
+type Replay struct {
+	opts Options
+	t    trace.Trace
+	plan *Plan
+	done atomic.Int64
+	out  Output
+	// script is the script a replay runs live, or nil.
+	script *scriptTrace
+}
+
+// New applies the transforms to t and reads it once to plan the replay.
+// Nothing is touched on disk.
+func New(t trace.Trace, opts Options) (*Replay, error) {
+	if opts.Speed == 0 {
+		opts.Speed = 1
+	}
+	if opts.Speed < 0 {
+		return nil, fmt.Errorf("--speed %v: want a positive factor", opts.Speed)
+	}
+	x, err := opts.Transforms.Apply(t)
+	if err != nil {
+		return nil, err
+	}
+	st, _ := t.(*scriptTrace)
+	var groups map[uint32][]uint32
+	if st != nil {
+		groups = st.groups()
+	}
+	p, err := makePlan(x, opts.Map, groups)
+	if err != nil {
+		return nil, err
+	}
+	return &Replay{opts: opts, t: x, plan: p, script: st}, nil
+}
+
+// Plan returns what New found.
+func (r *Replay) Plan() *Plan { return r.plan }
+
+// Trace returns the trace the replay runs: the input seen through the
+// transforms.
+func (r *Replay) Trace() trace.Trace { return r.t }
+
+// Progress returns how many events the ranks have replayed so far, of
+// how many.
+func (r *Replay) Progress() (done, total int64) { return r.done.Load(), r.plan.Events }
+
+// Output says where a replay records what it does.
+type Output struct {
+	// Target is the directory the backend works in; the replay's trace
+	// names files by their path in it.
+	Target string
+	// Record returns the sink of a rank's replay events (measured times,
+	// results); nil records nothing. Each rank's sink is written from one
+	// goroutine.
+	Record func(rank uint32) trace.Sink
+}
+
+// Run replays every rank with backend b, recording to out, and returns
+// what happened. The backend should have prepared the plan. Run returns
+// early, with the result so far, when ctx is cancelled
+// (Result.Interrupted) or, with Strict, at the first failure (the error
+// names the event).
+func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error) {
+	r.out = out
+	ranks := r.plan.Ranks
+	if len(ranks) == 0 {
+		return &Result{Timing: r.opts.Timing}, nil
+	}
+	mk := r.opts.World
+	if mk == nil {
+		mk = func(ranks []uint32, groups map[uint32][]uint32) World { return comm.NewLocal(ranks, groups) }
+	}
+	world := mk(ranks, r.plan.Groups)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stop atomic.Bool
+	go func() {
+		<-ctx.Done()
+		stop.Store(true)
+	}()
+
+	batch := r.opts.Batch
+	if batch <= 0 {
+		batch = min(max(65536/len(ranks), 32), trace.BatchSize)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	precise := len(ranks) <= 8*procs
+	var margin int64
+	if r.opts.Timing != AFAP && precise {
+		margin = calibrate()
+	}
+	runners := make([]*runner, len(ranks))
+	closeAll := func() {
+		for _, rn := range runners {
+			if rn != nil {
+				rn.ex.Close()
+				if rn.src != nil {
+					closeSource(rn.src)
+				}
+			}
+		}
+	}
+	if r.script != nil {
+		// A script runs live: its time-driven loops ask the runner.
+		r.script.deciders = func(rank uint32) script.Decider {
+			for _, rn := range runners {
+				if rn != nil && rn.rank == rank {
+					return &loopDecider{rn: rn}
+				}
+			}
+			return nil
+		}
+		defer func() { r.script.deciders = nil }()
+	}
+	for i, rk := range ranks {
+		ex, err := b.Rank(rk, len(ranks))
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("rank %d: %w", rk, err)
+		}
+		rn := &runner{
+			rp: r, rank: rk, idx: i, ex: ex, cm: world.Endpoint(rk), world: world,
+			timing: r.opts.Timing, speed: r.opts.Speed, strict: r.opts.Strict,
+			w:       waiter{margin: margin, precise: precise, stop: &stop, ctx: ctx},
+			handles: map[int32]uint32{},
+			ctx:     ctx, stop: &stop, batch: batch, readN: batch,
+		}
+		if r.script != nil {
+			// Read one event at a time, so that a loop decides when the
+			// calls before it have run.
+			rn.readN = 1
+		}
+		runners[i] = rn
+		if rn.src, err = r.t.Rank(rk); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("rank %d: %w", rk, err)
+		}
+		rn.res.rank = rk
+		rn.res.planned = r.plan.PerRank[i].Events
+		if out.Record != nil {
+			rn.rec = newRecorder(out.Record(rk), batch, len(ranks))
+		}
+	}
+
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var fatalOnce sync.Once
+	var fatal error
+	for _, rn := range runners {
+		wg.Add(1)
+		go func(rn *runner) {
+			defer wg.Done()
+			<-start
+			if err := rn.run(); err != nil {
+				fatalOnce.Do(func() { fatal = err })
+				cancel()
+			}
+		}(rn)
+	}
+	base := time.Now()
+	for _, rn := range runners {
+		rn.w.base = base
+	}
+	close(start)
+	wg.Wait()
+	elapsed := time.Since(base)
+
+	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: r.plan.Events, Elapsed: elapsed, Epoch: base, Script: r.script != nil}
+	var recErr error
+	for _, rn := range runners {
+		res.merge(&rn.res)
+		if rn.rec != nil {
+			if err := rn.rec.close(); err != nil && recErr == nil {
+				recErr = fmt.Errorf("recording rank %d: %w", rn.rank, err)
+			}
+		}
+	}
+	res.finish()
+	res.Interrupted = ctx.Err() != nil && fatal == nil
+	if fatal == nil {
+		fatal = recErr
+	}
+	return res, fatal
+}
+
+// recordPath is the path the replay's own trace gives to a target path.
+func (r *Replay) recordPath(rel string) string {
+	if r.out.Target == "" {
+		return rel
+	}
+	return filepath.Join(r.out.Target, rel)
+}
+
+// recordBudget bounds the bytes of replay events all ranks together keep
+// in memory before their writers start encoding them: a replay that fits
+// is not slowed down by the encoding of its own trace while it runs.
+const recordBudget = 64 << 20
+
+// recorder keeps a rank's finished batches and hands them to a goroutine
+// that writes them once more than its share of recordBudget waits, and at
+// the end.
+type recorder struct {
+	sink  trace.Sink
+	batch int
+	limit int // events kept before the writer starts
+
+	mu      sync.Mutex
+	backlog [][]trace.Event
+	free    [][]trace.Event
+	n       int
+	closed  bool
+	err     error
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+func newRecorder(sink trace.Sink, batch, ranks int) *recorder {
+	const eventBytes = int(unsafe.Sizeof(trace.Event{}))
+	rc := &recorder{sink: sink, batch: batch, limit: max(recordBudget/eventBytes/max(ranks, 1), 2*batch),
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go rc.write()
+	return rc
+}
+
+func (rc *recorder) write() {
+	defer close(rc.done)
+	for {
+		<-rc.wake
+		rc.mu.Lock()
+		todo, closed := rc.backlog, rc.closed
+		rc.backlog = nil
+		rc.mu.Unlock()
+		for _, b := range todo {
+			if rc.err == nil && len(b) > 0 {
+				rc.err = rc.sink.WriteEvents(b)
+			}
+		}
+		rc.mu.Lock()
+		for _, b := range todo {
+			rc.n -= len(b)
+			rc.free = append(rc.free, b[:cap(b)])
+		}
+		rc.mu.Unlock()
+		if closed {
+			return
+		}
+	}
+}
+
+func (rc *recorder) signal() {
+	select {
+	case rc.wake <- struct{}{}:
+	default:
+	}
+}
+
+// get returns an empty batch.
+func (rc *recorder) get() []trace.Event {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if k := len(rc.free); k > 0 {
+		b := rc.free[k-1]
+		rc.free = rc.free[:k-1]
+		return b
+	}
+	return make([]trace.Event, rc.batch)
+}
+
+// put queues a finished batch.
+func (rc *recorder) put(b []trace.Event) {
+	rc.mu.Lock()
+	rc.backlog = append(rc.backlog, b)
+	rc.n += len(b)
+	full := rc.n >= rc.limit
+	rc.mu.Unlock()
+	if full {
+		rc.signal()
+	}
+}
+
+// close writes what is left and returns the first error of the sink.
+func (rc *recorder) close() error {
+	rc.mu.Lock()
+	rc.closed = true
+	rc.mu.Unlock()
+	// A pending signal, or this one, makes the writer see closed.
+	rc.signal()
+	<-rc.done
+	return rc.err
+}

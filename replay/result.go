@@ -1,0 +1,266 @@
+package replay
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/iotrace/iotrace/report"
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Result is what a replay did.
+type Result struct {
+	Timing  Timing
+	Ranks   int
+	Planned int64         // events the ranks were to replay
+	Events  int64         // events the ranks got to (replayed or skipped)
+	Elapsed time.Duration // from the common start to the last rank's end
+	Epoch   time.Time     // the common start: time 0 of the replay's trace
+	// Lag is the issue lag of every call (actual − intended start, ns)
+	// under original and think timing.
+	Lag         report.Hist
+	Errors      []ErrorCount
+	Skips       []SkipCount
+	Unmatched   int64    // communication calls no rank completed
+	Notes       []string // the first descriptions of unmatched calls
+	Interrupted bool     // stopped by the context (Ctrl-C)
+	// RankDone is each rank's share of its events replayed, 0–1, in rank
+	// order.
+	RankDone []float64
+	// Script says the replay ran a pattern script: Planned counts the
+	// events of its nominal run, whose time-driven loops may run more or
+	// fewer iterations than the replay's.
+	Script bool
+}
+
+// ErrorCount counts calls of one op that failed with one errno.
+type ErrorCount struct {
+	Op    string
+	Errno string
+	Count int64
+	// Expected says the original call failed the same way.
+	Expected bool
+}
+
+// SkipCount counts calls of one op skipped for one reason.
+type SkipCount struct {
+	Op     string
+	Reason Skip
+	Count  int64
+}
+
+type errKey struct {
+	op       trace.Op
+	ret      int64
+	expected bool
+}
+
+type skipKey struct {
+	op     trace.Op
+	reason Skip
+}
+
+// rankResult is one rank's share of a Result.
+type rankResult struct {
+	rank      uint32
+	events    int64
+	lag       report.Hist
+	errs      map[errKey]int64
+	skips     map[skipKey]int64
+	unmatched int64
+	notes     []string
+	planned   int64
+}
+
+func (r *rankResult) fail(op trace.Op, ret int64, expected bool) {
+	if r.errs == nil {
+		r.errs = map[errKey]int64{}
+	}
+	r.errs[errKey{op, ret, expected}]++
+}
+
+func (r *rankResult) skip(op trace.Op, s Skip) {
+	if r.skips == nil {
+		r.skips = map[skipKey]int64{}
+	}
+	r.skips[skipKey{op, s}]++
+}
+
+const maxNotes = 5
+
+func (r *rankResult) unmatch(err error) {
+	r.unmatched++
+	if len(r.notes) < maxNotes {
+		r.notes = append(r.notes, err.Error())
+	}
+}
+
+// merge adds one rank's result.
+func (res *Result) merge(r *rankResult) {
+	res.Events += r.events
+	res.Lag.Merge(&r.lag)
+	for k, n := range r.errs {
+		i := slices.IndexFunc(res.Errors, func(e ErrorCount) bool {
+			return e.Op == k.op.String() && e.Errno == errnoText(k.ret) && e.Expected == k.expected
+		})
+		if i < 0 {
+			res.Errors = append(res.Errors, ErrorCount{Op: k.op.String(), Errno: errnoText(k.ret), Expected: k.expected})
+			i = len(res.Errors) - 1
+		}
+		res.Errors[i].Count += n
+	}
+	for k, n := range r.skips {
+		i := slices.IndexFunc(res.Skips, func(s SkipCount) bool { return s.Op == k.op.String() && s.Reason == k.reason })
+		if i < 0 {
+			res.Skips = append(res.Skips, SkipCount{Op: k.op.String(), Reason: k.reason})
+			i = len(res.Skips) - 1
+		}
+		res.Skips[i].Count += n
+	}
+	res.Unmatched += r.unmatched
+	for _, n := range r.notes {
+		if len(res.Notes) < maxNotes {
+			res.Notes = append(res.Notes, n)
+		}
+	}
+	share := 1.0
+	if r.planned > 0 {
+		share = float64(r.events) / float64(r.planned)
+	}
+	res.RankDone = append(res.RankDone, share)
+}
+
+func (res *Result) finish() {
+	slices.SortFunc(res.Errors, func(a, b ErrorCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Op, b.Op), cmp.Compare(a.Errno, b.Errno))
+	})
+	slices.SortFunc(res.Skips, func(a, b SkipCount) int {
+		return cmp.Or(cmp.Compare(a.Reason, b.Reason), cmp.Compare(b.Count, a.Count), cmp.Compare(a.Op, b.Op))
+	})
+}
+
+// Failures returns the calls that failed where the original did not.
+func (res *Result) Failures() int64 {
+	var n int64
+	for _, e := range res.Errors {
+		if !e.Expected {
+			n += e.Count
+		}
+	}
+	return n
+}
+
+// Skipped returns the number of skipped calls.
+func (res *Result) Skipped() int64 {
+	var n int64
+	for _, s := range res.Skips {
+		n += s.Count
+	}
+	return n
+}
+
+// WriteSummary writes what the replay did beyond the statistics of its
+// trace: timing, issue lag, failed and skipped calls, unmatched
+// communication, and how far an interrupted replay got.
+func (res *Result) WriteSummary(w io.Writer) {
+	if res.Script {
+		fmt.Fprintf(w, "replay: %d ranks, %d events (%d in the script's nominal run) in %s, timing %s\n", res.Ranks, res.Events, res.Planned,
+			report.HumanDuration(res.Elapsed.Nanoseconds()), res.Timing)
+	} else {
+		fmt.Fprintf(w, "replay: %d ranks, %d of %d events in %s, timing %s\n", res.Ranks, res.Events, res.Planned,
+			report.HumanDuration(res.Elapsed.Nanoseconds()), res.Timing)
+	}
+	if res.Timing != AFAP && res.Lag.Count() > 0 {
+		fmt.Fprintf(w, "issue lag: p50 %s, p99 %s, max %s over %d calls\n",
+			report.HumanDuration(res.Lag.Quantile(0.5)), report.HumanDuration(res.Lag.Quantile(0.99)),
+			report.HumanDuration(res.Lag.Max()), res.Lag.Count())
+	}
+	if res.Interrupted {
+		fmt.Fprintf(w, "interrupted: %s\n", res.Progress())
+	}
+	for _, e := range res.Errors {
+		how := "failed"
+		if e.Expected {
+			how = "failed as in the original"
+		}
+		fmt.Fprintf(w, "%s: %d %s with %s\n", e.Op, e.Count, how, e.Errno)
+	}
+	for _, s := range res.Skips {
+		fmt.Fprintf(w, "skipped %d %s: %s\n", s.Count, s.Op, s.Reason)
+	}
+	if res.Unmatched > 0 {
+		fmt.Fprintf(w, "unmatched communication: %d calls (no rank could complete them); first: %s\n",
+			res.Unmatched, strings.Join(res.Notes, "; "))
+	}
+}
+
+// Progress says how far the replay got: events, share, and the least and
+// most advanced ranks.
+func (res *Result) Progress() string {
+	pct := 100.0
+	if res.Planned > 0 {
+		pct = 100 * float64(res.Events) / float64(res.Planned)
+	}
+	s := fmt.Sprintf("%d of %d events replayed (%.1f %%) in %s", res.Events, res.Planned, pct,
+		report.HumanDuration(res.Elapsed.Nanoseconds()))
+	if len(res.RankDone) > 1 {
+		lo, hi := slices.Min(res.RankDone), slices.Max(res.RankDone)
+		s += fmt.Sprintf("; ranks between %.1f %% and %.1f %%", 100*lo, 100*hi)
+	}
+	return s
+}
+
+// WriteJSON writes the summary as one JSON object: ranks, events,
+// planned, elapsed_seconds, timing, lag (count and p50/p99/max seconds,
+// under original and think timing), errors, skips, unmatched,
+// interrupted.
+func (res *Result) WriteJSON(w io.Writer) error {
+	type lag struct {
+		Count uint64  `json:"count"`
+		P50   float64 `json:"p50_seconds"`
+		P99   float64 `json:"p99_seconds"`
+		Max   float64 `json:"max_seconds"`
+	}
+	type errc struct {
+		Op       string `json:"op"`
+		Errno    string `json:"errno"`
+		Count    int64  `json:"count"`
+		Expected bool   `json:"expected"`
+	}
+	type skipc struct {
+		Op     string `json:"op"`
+		Reason string `json:"reason"`
+		Count  int64  `json:"count"`
+	}
+	v := struct {
+		Ranks       int     `json:"ranks"`
+		Events      int64   `json:"events"`
+		Planned     int64   `json:"planned"`
+		Elapsed     float64 `json:"elapsed_seconds"`
+		Timing      string  `json:"timing"`
+		Lag         *lag    `json:"lag,omitempty"`
+		Errors      []errc  `json:"errors"`
+		Skips       []skipc `json:"skips"`
+		Unmatched   int64   `json:"unmatched"`
+		Interrupted bool    `json:"interrupted"`
+	}{Ranks: res.Ranks, Events: res.Events, Planned: res.Planned, Elapsed: res.Elapsed.Seconds(), Timing: res.Timing.String(),
+		Errors: []errc{}, Skips: []skipc{}, Unmatched: res.Unmatched, Interrupted: res.Interrupted}
+	if res.Timing != AFAP {
+		v.Lag = &lag{Count: res.Lag.Count(), P50: float64(res.Lag.Quantile(0.5)) / 1e9,
+			P99: float64(res.Lag.Quantile(0.99)) / 1e9, Max: float64(res.Lag.Max()) / 1e9}
+	}
+	for _, e := range res.Errors {
+		v.Errors = append(v.Errors, errc{e.Op, e.Errno, e.Count, e.Expected})
+	}
+	for _, s := range res.Skips {
+		v.Skips = append(v.Skips, skipc{s.Op, s.Reason.String(), s.Count})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

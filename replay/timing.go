@@ -1,0 +1,128 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Timing is when a rank issues its calls.
+type Timing uint8
+
+const (
+	// AFAP issues each call as soon as the previous one returns.
+	AFAP Timing = iota
+	// Original issues each call at its recorded offset from the rank's
+	// first call, divided by the speed (open loop: a late call does not
+	// delay the ones after it).
+	Original
+	// Think keeps the recorded gap between the end of one call and the
+	// start of the next, divided by the speed (closed loop).
+	Think
+)
+
+var timingNames = []string{"afap", "original", "think"}
+
+func (t Timing) String() string {
+	if int(t) < len(timingNames) {
+		return timingNames[t]
+	}
+	return fmt.Sprintf("timing(%d)", uint8(t))
+}
+
+// ParseTiming reads "original", "think" or "afap".
+func ParseTiming(s string) (Timing, error) {
+	for i, n := range timingNames {
+		if s == n {
+			return Timing(i), nil
+		}
+	}
+	return 0, fmt.Errorf("--timing %q: want original, think or afap", s)
+}
+
+// coarseSlack is how much earlier than a deadline a runtime sleep
+// (time.Sleep, a timer) should end: the runtime's timers wake up to a
+// millisecond late when the process is otherwise idle.
+const coarseSlack = 1500 * time.Microsecond
+
+// waiter waits for deadlines on the replay's clock. Waits longer than
+// coarseSlack sleep on a runtime timer (interruptible); with precise
+// waits the rest sleeps in nanosleep(2) until margin before the deadline
+// and spins from there. Without precise waits (many more ranks than
+// CPUs, where spinning would starve the others) the rest sleeps on the
+// runtime timer too, at millisecond resolution.
+type waiter struct {
+	base    time.Time
+	margin  int64
+	precise bool
+	stop    *atomic.Bool
+	ctx     context.Context
+	timer   *time.Timer
+}
+
+// now returns the ns since the replay's start.
+func (w *waiter) now() int64 { return int64(time.Since(w.base)) }
+
+// until waits for target (ns on the replay's clock). It returns false if
+// the replay was stopped meanwhile.
+func (w *waiter) until(target int64) bool {
+	for {
+		d := target - w.now()
+		if d <= 0 {
+			return true
+		}
+		if w.stop.Load() {
+			return false
+		}
+		switch {
+		case d > int64(2*coarseSlack) || !w.precise && d > int64(50*time.Microsecond):
+			sl := time.Duration(d)
+			if w.precise {
+				sl -= coarseSlack
+			}
+			if w.timer == nil {
+				w.timer = time.NewTimer(sl)
+			} else {
+				w.timer.Reset(sl)
+			}
+			select {
+			case <-w.timer.C:
+			case <-w.ctx.Done():
+				w.timer.Stop()
+				return false
+			}
+		case !w.precise:
+			runtime.Gosched()
+		case d > w.margin:
+			ts := unix.NsecToTimespec(d - w.margin)
+			unix.Nanosleep(&ts, nil)
+		case d > 20_000:
+			runtime.Gosched()
+		default:
+			// The last microseconds: spin.
+		}
+	}
+}
+
+// calibrate measures how late nanosleep(2) wakes up on this machine and
+// returns the margin before a deadline at which a waiter stops sleeping
+// and spins: the 90th percentile of the overshoot plus 20 µs, within
+// [30 µs, 1 ms].
+func calibrate() int64 {
+	const n, d = 15, 200_000
+	over := make([]int64, 0, n)
+	ts := unix.NsecToTimespec(d)
+	for i := 0; i < n; i++ {
+		t := time.Now()
+		unix.Nanosleep(&ts, nil)
+		over = append(over, int64(time.Since(t))-d)
+	}
+	slices.Sort(over)
+	m := over[n*9/10] + 20_000
+	return min(max(m, 30_000), 1_000_000)
+}

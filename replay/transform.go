@@ -1,0 +1,460 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Transforms are the stages a replay applies to every rank's events
+// before it runs them, in this order: rank subset, op filter, file layout,
+// size scaling, alignment, request splitting. Each stage is a Source that
+// wraps the one before it.
+type Transforms struct {
+	// Ranks replays only these ranks (nil: all). Communication with the
+	// other ranks is skipped; collectives wait for the replayed members.
+	Ranks []uint32
+	// Ops keeps only these ops: call names ("pwrite"), families
+	// ("write"), or classes ("posix", "meta", "mpiio", "comm", "marker").
+	// The calls that manage descriptors and handles (open, close, dup,
+	// seek, MPI_File_open/close/set_view) stay unless SkipOps names them.
+	Ops []string
+	// SkipOps drops these ops (same names as Ops).
+	SkipOps []string
+	// Layout rewrites files: "shared" turns files of one rank each, whose
+	// names hold the rank number, into one shared file per name, each
+	// rank in its own region; "fpp" turns files used by several ranks
+	// into one file per rank (path.RANK), at the same offsets.
+	Layout string
+	// ScaleSize multiplies request sizes and file offsets (0 and 1 leave
+	// them).
+	ScaleSize float64
+	// Align rounds offsets down and request ends up to multiples of Align
+	// (0: no alignment), as O_DIRECT needs.
+	Align int64
+	// Split splits large requests into schedule blocks (see Split).
+	Split Split
+}
+
+// Split splits data requests larger than Size into schedule blocks of
+// Size bytes, in the manner of Isaila et al.: blocks never cross a stripe
+// boundary, the file is striped round robin over Servers servers in
+// units of Stripe bytes, and Order says in which order a rank issues a
+// request's blocks:
+//
+//   - "first": file-offset order (first-IOS);
+//   - "random": the blocks are listed per server, and the rank picks a
+//     server at random until every block is issued (random-IOS);
+//   - "hash": at step j rank i issues its next block for server
+//     (i + j) mod Servers (hash-IOS).
+type Split struct {
+	Size    int64
+	Order   string
+	Servers int
+	Stripe  int64
+	Seed    uint64
+}
+
+// overlayBase is the first path id of paths the transforms make; ids
+// below it are the input trace's.
+const overlayBase trace.PathID = 1 << 31
+
+// Validate checks the options and fills defaults.
+func (tf *Transforms) Validate() error {
+	switch tf.Layout {
+	case "", "shared", "fpp":
+	default:
+		return fmt.Errorf("--layout %q: want shared or fpp", tf.Layout)
+	}
+	if tf.ScaleSize < 0 || math.IsNaN(tf.ScaleSize) || math.IsInf(tf.ScaleSize, 0) {
+		return fmt.Errorf("--scale-size %v: want a positive factor", tf.ScaleSize)
+	}
+	if tf.Align < 0 {
+		return fmt.Errorf("--align %d: want a positive size", tf.Align)
+	}
+	for _, list := range [][]string{tf.Ops, tf.SkipOps} {
+		for _, name := range list {
+			if _, err := opMatcher(name); err != nil {
+				return err
+			}
+		}
+	}
+	s := &tf.Split
+	if s.Size < 0 {
+		return fmt.Errorf("--split %d: want a positive size", s.Size)
+	}
+	if s.Size == 0 {
+		if s.Order != "" && s.Order != "first" {
+			return fmt.Errorf("--order %s needs --split SIZE", s.Order)
+		}
+		return nil
+	}
+	switch s.Order {
+	case "":
+		s.Order = "first"
+	case "first", "random", "hash":
+	default:
+		return fmt.Errorf("--order %q: want first, random or hash", s.Order)
+	}
+	if s.Servers < 0 {
+		return fmt.Errorf("--servers %d: want at least 1", s.Servers)
+	}
+	if s.Servers == 0 {
+		s.Servers = 1
+	}
+	if s.Stripe < 0 {
+		return fmt.Errorf("--stripe %d: want a positive size", s.Stripe)
+	}
+	if s.Stripe == 0 {
+		s.Stripe = s.Size
+	}
+	return nil
+}
+
+// Active reports whether any stage changes events.
+func (tf *Transforms) Active() bool {
+	return len(tf.Ops) > 0 || len(tf.SkipOps) > 0 || tf.Layout != "" || (tf.ScaleSize != 0 && tf.ScaleSize != 1) ||
+		tf.Align > 1 || tf.Split.Size > 0
+}
+
+// ParseRanks reads a rank list such as "0-3,8,10-11".
+func ParseRanks(s string) ([]uint32, error) {
+	var out []uint32
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(lo, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("rank list %q: bad rank %q", s, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 32); err != nil || b < a {
+				return nil, fmt.Errorf("rank list %q: bad range %q", s, part)
+			}
+			if b-a > 1<<24 {
+				return nil, fmt.Errorf("rank list %q: range %q too large", s, part)
+			}
+		}
+		for r := a; r <= b; r++ {
+			out = append(out, uint32(r))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// opMatcher returns the ops a name stands for: a family ("read": read,
+// pread, readv…), a call ("pread", "MPI_File_write_at"), or a class.
+func opMatcher(name string) ([]trace.Op, error) {
+	var out []trace.Op
+	for _, op := range trace.Ops() {
+		if strings.EqualFold(op.Info().Family, name) {
+			out = append(out, op)
+		}
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	if op, ok := trace.ParseOp(name); ok {
+		return []trace.Op{op}, nil
+	}
+	for _, op := range trace.Ops() {
+		if op.Class().String() == strings.ToLower(name) {
+			out = append(out, op)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("unknown op, family or class %q", name)
+	}
+	return out, nil
+}
+
+// keepsDescriptors lists the ops an --ops filter keeps anyway.
+func keepsDescriptors(op trace.Op) bool {
+	switch op.Info().Family {
+	case "open", "close", "dup", "seek":
+		return op.Class() == trace.ClassPOSIX
+	}
+	return op == trace.OpMPIFileOpen || op == trace.OpMPIFileClose || op == trace.OpMPIFileSetView
+}
+
+// Apply returns t seen through the transforms.
+func (tf Transforms) Apply(t trace.Trace) (trace.Trace, error) {
+	if err := tf.Validate(); err != nil {
+		return nil, err
+	}
+	x := &transformed{Trace: t, extra: trace.NewPaths(), ranks: t.Ranks()}
+	if tf.Ranks != nil {
+		x.ranks = slices.DeleteFunc(x.ranks, func(r uint32) bool {
+			_, found := slices.BinarySearch(tf.Ranks, r)
+			return !found
+		})
+		if len(x.ranks) == 0 {
+			return nil, fmt.Errorf("--rank-subset: the trace has none of these ranks (it has %s)", rankRange(t.Ranks()))
+		}
+	}
+	if len(tf.Ops) > 0 || len(tf.SkipOps) > 0 {
+		var keep [1024]bool
+		if len(tf.Ops) == 0 {
+			for i := range keep {
+				keep[i] = true
+			}
+		}
+		for _, name := range tf.Ops {
+			ops, _ := opMatcher(name)
+			for _, op := range ops {
+				if op < 1024 {
+					keep[op] = true
+				}
+			}
+		}
+		if len(tf.Ops) > 0 {
+			for _, op := range trace.Ops() {
+				if keepsDescriptors(op) {
+					keep[op] = true
+				}
+			}
+		}
+		for _, name := range tf.SkipOps {
+			ops, _ := opMatcher(name)
+			for _, op := range ops {
+				if op < 1024 {
+					keep[op] = false
+				}
+			}
+		}
+		x.stages = append(x.stages, func(_ uint32, in trace.Source) trace.Source {
+			return newStage(in, x, func(e *trace.Event, out []trace.Event) []trace.Event {
+				if e.Op < 1024 && keep[e.Op] || e.Op >= 1024 && len(tf.Ops) == 0 {
+					out = append(out, *e)
+				}
+				return out
+			})
+		})
+	}
+	switch tf.Layout {
+	case "shared":
+		st, err := toShared(x)
+		if err != nil {
+			return nil, err
+		}
+		x.stages = append(x.stages, st)
+	case "fpp":
+		st, err := toFPP(x)
+		if err != nil {
+			return nil, err
+		}
+		x.stages = append(x.stages, st)
+	}
+	if f := tf.ScaleSize; f != 0 && f != 1 {
+		x.stages = append(x.stages, func(_ uint32, in trace.Source) trace.Source {
+			return newStage(in, x, func(e *trace.Event, out []trace.Event) []trace.Event {
+				scaleEvent(e, f)
+				return append(out, *e)
+			})
+		})
+	}
+	if a := tf.Align; a > 1 {
+		x.stages = append(x.stages, func(_ uint32, in trace.Source) trace.Source {
+			return newStage(in, x, func(e *trace.Event, out []trace.Event) []trace.Event {
+				alignEvent(e, a)
+				return append(out, *e)
+			})
+		})
+	}
+	if tf.Split.Size > 0 {
+		sp := tf.Split
+		x.stages = append(x.stages, func(rank uint32, in trace.Source) trace.Source {
+			s := newSplitter(sp, rank)
+			return newStage(in, x, s.split)
+		})
+	}
+	return x, nil
+}
+
+func rankRange(rs []uint32) string {
+	if len(rs) == 0 {
+		return "no ranks"
+	}
+	return fmt.Sprintf("ranks %d–%d", rs[0], rs[len(rs)-1])
+}
+
+// transformed is a trace seen through stages. Paths the stages make live
+// in extra, at ids from overlayBase.
+type transformed struct {
+	trace.Trace
+	extra  *trace.Paths
+	ranks  []uint32
+	stages []func(rank uint32, in trace.Source) trace.Source
+}
+
+func (x *transformed) Ranks() []uint32 { return slices.Clone(x.ranks) }
+
+func (x *transformed) Rank(r uint32) (trace.Source, error) {
+	if _, ok := slices.BinarySearch(x.ranks, r); !ok {
+		return nil, fmt.Errorf("no rank %d", r)
+	}
+	src, err := x.Trace.Rank(r)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range x.stages {
+		src = st(r, src)
+	}
+	return src, nil
+}
+
+func (x *transformed) Path(id trace.PathID) string {
+	if id >= overlayBase {
+		return x.extra.Lookup(id - overlayBase)
+	}
+	return x.Trace.Path(id)
+}
+
+func (x *transformed) intern(s string) trace.PathID { return x.extra.Intern(s) + overlayBase }
+
+// stage is a Source that turns each event of in into zero or more.
+type stage struct {
+	in   trace.Source
+	x    *transformed
+	fn   func(e *trace.Event, out []trace.Event) []trace.Event
+	buf  []trace.Event
+	pos  int
+	pend []trace.Event
+	ppos int
+	eof  bool
+	err  error
+}
+
+func newStage(in trace.Source, x *transformed, fn func(e *trace.Event, out []trace.Event) []trace.Event) *stage {
+	return &stage{in: in, x: x, fn: fn}
+}
+
+func (s *stage) ReadEvents(evs []trace.Event) (int, error) {
+	n := 0
+	for n < len(evs) {
+		if s.ppos < len(s.pend) {
+			k := copy(evs[n:], s.pend[s.ppos:])
+			n += k
+			s.ppos += k
+			continue
+		}
+		if s.pos == len(s.buf) {
+			if s.eof || s.err != nil {
+				break
+			}
+			if s.buf == nil {
+				s.buf = make([]trace.Event, 256)
+			}
+			k, err := s.in.ReadEvents(s.buf[:cap(s.buf)])
+			s.buf, s.pos = s.buf[:k], 0
+			if errors.Is(err, io.EOF) {
+				s.eof = true
+			} else if err != nil {
+				s.err = err
+			}
+			if k == 0 {
+				continue
+			}
+		}
+		e := &s.buf[s.pos]
+		s.pos++
+		s.pend, s.ppos = s.fn(e, s.pend[:0]), 0
+	}
+	if n > 0 {
+		return n, nil
+	}
+	if s.err != nil {
+		return 0, s.err
+	}
+	return 0, io.EOF
+}
+
+func (s *stage) Path(id trace.PathID) string { return s.x.Path(id) }
+
+func (s *stage) Close() error {
+	if c, ok := s.in.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// isData reports a read or write whose Offset and Size address a file.
+func isData(op trace.Op) bool {
+	c := op.Class()
+	return op.Dir() != trace.DirNone && (c == trace.ClassPOSIX || c == trace.ClassMPIIO)
+}
+
+func scaleInt(v int64, f float64) int64 {
+	r := math.Round(float64(v) * f)
+	if r > math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return int64(r)
+}
+
+// scaleEvent multiplies the sizes and offsets of e by f.
+func scaleEvent(e *trace.Event, f float64) {
+	switch {
+	case isData(e.Op):
+		if e.Offset > 0 {
+			e.Offset = scaleInt(e.Offset, f)
+		}
+		e.Size = scaleInt(e.Size, f)
+		if e.Ret > 0 {
+			e.Ret = scaleInt(e.Ret, f)
+		}
+	case e.Op == trace.OpLseek || e.Op == trace.OpFseek:
+		e.Offset = scaleInt(e.Offset, f)
+		if e.Ret > 0 {
+			e.Ret = scaleInt(e.Ret, f)
+		}
+	case e.Op == trace.OpFtruncate || e.Op == trace.OpTruncate || e.Op == trace.OpMPIFileSetSize || e.Op == trace.OpMPIFilePreallocate:
+		e.Size = scaleInt(e.Size, f)
+	case e.Op == trace.OpMPIFileSetView:
+		e.Offset, e.Size, e.Stride = scaleInt(e.Offset, f), scaleInt(e.Size, f), scaleInt(e.Stride, f)
+	}
+}
+
+// alignEvent rounds the offsets of e down and its ends up to multiples of a.
+func alignEvent(e *trace.Event, a int64) {
+	down := func(v int64) int64 { return v - v%a }
+	up := func(v int64) int64 {
+		if r := v % a; r != 0 {
+			return v + a - r
+		}
+		return v
+	}
+	switch {
+	case isData(e.Op):
+		if e.Offset < 0 { // preadv2/pwritev2 at the current position
+			e.Size = up(e.Size)
+			break
+		}
+		full := e.Ret == e.Size
+		end := up(e.Offset + e.Size)
+		e.Offset = down(e.Offset)
+		e.Size = end - e.Offset
+		if full {
+			e.Ret = e.Size
+		}
+	case e.Op == trace.OpLseek || e.Op == trace.OpFseek:
+		if e.Whence == 0 {
+			e.Offset = down(e.Offset)
+			if e.Ret >= 0 {
+				e.Ret = e.Offset
+			}
+		}
+	case e.Op == trace.OpFtruncate || e.Op == trace.OpTruncate:
+		e.Size = up(e.Size)
+	case e.Op == trace.OpMPIFileSetView:
+		e.Offset, e.Size, e.Stride = down(e.Offset), up(e.Size), up(e.Stride)
+	}
+}

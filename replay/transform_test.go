@@ -1,0 +1,338 @@
+package replay
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+func TestPatternNonZeroNonRepeating(t *testing.T) {
+	p := NewPattern()
+	c := p.Cursor(7)
+	// 64 MiB of one stream in calls of odd sizes: no aligned 4 KiB block
+	// repeats, and none is all zeros.
+	stream := make([]byte, 0, 64<<20)
+	for len(stream) < cap(stream) {
+		n := min(cap(stream)-len(stream), 12345+len(stream)%7777)
+		stream = append(stream, c.Next(n, 1)...)
+	}
+	seen := map[[32]byte]int{}
+	zero := make([]byte, 4096)
+	for off := 0; off+4096 <= len(stream); off += 4096 {
+		blk := stream[off : off+4096]
+		if bytes.Equal(blk, zero) {
+			t.Fatalf("block at %d is all zeros", off)
+		}
+		var key [32]byte
+		copy(key[:], blk)
+		if prev, ok := seen[key]; ok && bytes.Equal(stream[prev:prev+4096], blk) {
+			t.Fatalf("block at %d repeats the block at %d", off, prev)
+		}
+		seen[key] = off
+	}
+	// The stream continues across the period: byte i equals byte
+	// i+PatternPeriod.
+	if !bytes.Equal(stream[:1000], stream[PatternPeriod:PatternPeriod+1000]) {
+		t.Fatal("the stream is not periodic with PatternPeriod")
+	}
+	// Different ranks start at different places.
+	a, b := p.Cursor(1), p.Cursor(2)
+	if bytes.Equal(a.Next(4096, 1), b.Next(4096, 1)) {
+		t.Fatal("two cursors give the same bytes")
+	}
+	// Aligned slices for O_DIRECT.
+	d := p.Cursor(3)
+	for i := 0; i < 10; i++ {
+		s := d.Next(4096*(i+1)+100, DirectAlign)
+		if addr := sliceAddr(s); addr%DirectAlign != 0 {
+			t.Fatalf("aligned slice at %#x", addr)
+		}
+	}
+	// Large requests are cut at PatternChunk.
+	if n := len(c.Next(PatternChunk*2, 1)); n != PatternChunk {
+		t.Fatalf("slice of %d bytes, want %d", n, PatternChunk)
+	}
+}
+
+func TestSplitOrders(t *testing.T) {
+	const kb = 1024
+	e := trace.Event{Op: trace.OpPwrite, FD: 3, Offset: 10 * kb, Size: 100 * kb, Ret: 100 * kb, Start: 1000, Dur: 800}
+	for _, order := range []string{"first", "random", "hash"} {
+		for _, rank := range []uint32{0, 1, 5} {
+			sp := Split{Size: 16 * kb, Order: order, Servers: 4, Stripe: 32 * kb, Seed: 9}
+			s := newSplitter(sp, rank)
+			out := s.split(&e, nil)
+			// The blocks cover the request exactly once, never cross a
+			// block or stripe boundary, and sum to the result.
+			var cover []int64
+			var bytesOut int64
+			for _, p := range out {
+				if p.Op != trace.OpPwrite || p.Size > 16*kb {
+					t.Fatalf("%s: piece %+v", order, p)
+				}
+				if p.Offset/(16*kb) != (p.Offset+p.Size-1)/(16*kb) {
+					t.Fatalf("%s: piece at %d+%d crosses a block boundary", order, p.Offset, p.Size)
+				}
+				cover = append(cover, p.Offset)
+				bytesOut += p.Ret
+			}
+			if bytesOut != e.Ret {
+				t.Fatalf("%s: pieces move %d bytes, want %d", order, bytesOut, e.Ret)
+			}
+			sorted := slices.Clone(cover)
+			slices.Sort(sorted)
+			want := []int64{10 * kb, 16 * kb, 32 * kb, 48 * kb, 64 * kb, 80 * kb, 96 * kb}
+			if !slices.Equal(sorted, want) {
+				t.Fatalf("%s: pieces at %v, want %v", order, sorted, want)
+			}
+			server := func(off int64) int { return int(off / (32 * kb) % 4) }
+			switch order {
+			case "first":
+				if !slices.Equal(cover, want) {
+					t.Fatalf("first: order %v, want file order", cover)
+				}
+			case "hash":
+				// Step j goes to server (rank + j) mod 4, skipping servers
+				// without blocks left.
+				var srvs []int
+				for _, off := range cover {
+					srvs = append(srvs, server(off))
+				}
+				left := map[int]int{}
+				for _, off := range want {
+					left[server(off)]++
+				}
+				j := 0
+				for _, got := range srvs {
+					for left[(int(rank)+j)%4] == 0 {
+						j++
+					}
+					if exp := (int(rank) + j) % 4; got != exp {
+						t.Fatalf("hash rank %d: servers %v, step %d went to %d, want %d", rank, srvs, j, got, exp)
+					}
+					left[got]--
+					j++
+				}
+			case "random":
+				// Within one server, blocks keep file order.
+				last := map[int]int64{}
+				for _, off := range cover {
+					if prev, ok := last[server(off)]; ok && off < prev {
+						t.Fatalf("random: server %d gets %d after %d", server(off), off, prev)
+					}
+					last[server(off)] = off
+				}
+			}
+			// Pieces share the call's time.
+			if out[0].Start != e.Start || out[len(out)-1].Start >= e.End() {
+				t.Fatalf("%s: piece times %d…%d outside the call", order, out[0].Start, out[len(out)-1].Start)
+			}
+		}
+	}
+	// Random order differs between seeds (a permutation, not file order).
+	s1 := newSplitter(Split{Size: kb, Order: "random", Servers: 8, Stripe: kb, Seed: 1}, 0)
+	big := trace.Event{Op: trace.OpPwrite, Size: 64 * kb, Ret: 64 * kb}
+	var offs []int64
+	for _, p := range s1.split(&big, nil) {
+		offs = append(offs, p.Offset)
+	}
+	if slices.IsSorted(offs) {
+		t.Fatal("random order of 64 blocks over 8 servers is file order")
+	}
+	// Individual writes become pwrites followed by a seek to where the
+	// write left the position.
+	wr := trace.Event{Op: trace.OpWrite, FD: 4, Offset: 0, Size: 4 * kb, Ret: 4 * kb}
+	out := newSplitter(Split{Size: kb, Order: "hash", Servers: 2, Stripe: kb}, 1).split(&wr, nil)
+	if len(out) != 5 || out[0].Op != trace.OpPwrite || out[4].Op != trace.OpLseek || out[4].Offset != 4*kb {
+		t.Fatalf("split write: %+v", out)
+	}
+	// Small calls and failed calls pass unchanged.
+	small := trace.Event{Op: trace.OpPread, Size: 100, Ret: 100}
+	if out := newSplitter(Split{Size: kb, Order: "first", Servers: 1, Stripe: kb}, 0).split(&small, nil); len(out) != 1 || out[0] != small {
+		t.Fatalf("small call: %+v", out)
+	}
+}
+
+func sliceAddr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+func collect(t *testing.T, tr trace.Trace, r uint32) []trace.Event {
+	t.Helper()
+	src, err := tr.Rank(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := trace.ReadAll(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func TestTransformStages(t *testing.T) {
+	m := trace.NewMemTrace()
+	f0, f1, sh := m.Paths.Intern("/o/ckpt.0"), m.Paths.Intern("/o/ckpt.1"), m.Paths.Intern("/o/shared.dat")
+	for r := uint32(0); r < 2; r++ {
+		own := []trace.PathID{f0, f1}[r]
+		m.Add(
+			trace.Event{Rank: r, Op: trace.OpOpen, Path: own, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Ret: 3, FD: 3},
+			trace.Event{Rank: r, Op: trace.OpWrite, FD: 3, Offset: 0, Size: 3000, Ret: 3000},
+			trace.Event{Rank: r, Op: trace.OpWrite, FD: 3, Offset: 3000, Size: 3000, Ret: 3000},
+			trace.Event{Rank: r, Op: trace.OpClose, FD: 3},
+			trace.Event{Rank: r, Op: trace.OpMPIBarrier},
+			trace.Event{Rank: r, Op: trace.OpOpen, Path: sh, Flags: trace.ORdwr, Ret: 4, FD: 4},
+			trace.Event{Rank: r, Op: trace.OpPread, FD: 4, Offset: int64(r) * 5000, Size: 5000, Ret: 5000},
+			trace.Event{Rank: r, Op: trace.OpStat, Path: sh},
+			trace.Event{Rank: r, Op: trace.OpClose, FD: 4},
+		)
+	}
+	t.Run("subset and filter", func(t *testing.T) {
+		x, err := Transforms{Ranks: []uint32{1}, Ops: []string{"read"}, SkipOps: []string{"close"}}.Apply(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs := x.Ranks(); !slices.Equal(rs, []uint32{1}) {
+			t.Fatalf("ranks %v", rs)
+		}
+		var ops []string
+		for _, e := range collect(t, x, 1) {
+			ops = append(ops, e.Op.String())
+		}
+		if got := ops; !slices.Equal(got, []string{"open", "open", "pread"}) {
+			t.Fatalf("ops %v: want opens (descriptor calls stay) and the read, no close", got)
+		}
+		if _, err := (Transforms{Ranks: []uint32{7}}).Apply(m); err == nil {
+			t.Fatal("subset of absent ranks: no error")
+		}
+		if _, err := (Transforms{Ops: []string{"nosuchop"}}).Apply(m); err == nil {
+			t.Fatal("unknown op: no error")
+		}
+	})
+	t.Run("scale and align", func(t *testing.T) {
+		x, err := Transforms{ScaleSize: 2, Align: 4096}.Apply(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := collect(t, x, 1)
+		w := evs[2] // write at 3000, 3000 bytes → 6000+6000 → aligned 4096..12288
+		if w.Offset != 4096 || w.Size != 8192 || w.Ret != 8192 {
+			t.Fatalf("scaled, aligned write: offset %d size %d ret %d", w.Offset, w.Size, w.Ret)
+		}
+		rd := evs[6] // pread at 5000 of 5000 → 10000+10000 → 8192..20480
+		if rd.Offset != 8192 || rd.Size != 12288 {
+			t.Fatalf("scaled, aligned read: offset %d size %d", rd.Offset, rd.Size)
+		}
+	})
+	t.Run("file per process to shared", func(t *testing.T) {
+		x, err := Transforms{Layout: "shared"}.Apply(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := uint32(0); r < 2; r++ {
+			evs := collect(t, x, r)
+			if p := x.Path(evs[0].Path); p != "/o/ckpt.shared" {
+				t.Fatalf("rank %d opens %q, want /o/ckpt.shared", r, p)
+			}
+			if evs[0].Flags&trace.OTrunc != 0 {
+				t.Fatal("shared open keeps O_TRUNC")
+			}
+			shift := int64(r) * regionAlign
+			if evs[1].Op != trace.OpPwrite || evs[1].Offset != shift || evs[2].Offset != shift+3000 {
+				t.Fatalf("rank %d writes: %v at %d, %v at %d; want pwrites at %d, %d", r, evs[1].Op, evs[1].Offset, evs[2].Op, evs[2].Offset, shift, shift+3000)
+			}
+			if p := x.Path(evs[5].Path); p != "/o/shared.dat" {
+				t.Fatalf("a file both ranks use changed: %q", p)
+			}
+		}
+	})
+	t.Run("shared to file per process", func(t *testing.T) {
+		x, err := Transforms{Layout: "fpp"}.Apply(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := uint32(0); r < 2; r++ {
+			evs := collect(t, x, r)
+			want := map[uint32]string{0: "/o/shared.dat.0", 1: "/o/shared.dat.1"}[r]
+			if p := x.Path(evs[5].Path); p != want {
+				t.Fatalf("rank %d opens %q, want %q", r, p, want)
+			}
+			if p := x.Path(evs[7].Path); p != want {
+				t.Fatalf("rank %d stats %q, want %q", r, p, want)
+			}
+			if p := x.Path(evs[0].Path); p != []string{"/o/ckpt.0", "/o/ckpt.1"}[r] {
+				t.Fatalf("a file of one rank changed: %q", p)
+			}
+		}
+	})
+	t.Run("split", func(t *testing.T) {
+		x, err := Transforms{Split: Split{Size: 1000}}.Apply(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := collect(t, x, 0)
+		var writes, reads int
+		for _, e := range evs {
+			switch e.Op {
+			case trace.OpWrite:
+				writes++
+			case trace.OpPread:
+				reads++
+			}
+		}
+		// 3000 bytes at 0 → 3 blocks; 3000 at 3000 → 3000-4000-5000-6000: 3; 5000 at 0 → 5.
+		if writes != 6 || reads != 5 {
+			t.Fatalf("%d writes, %d reads after splitting; want 6, 5", writes, reads)
+		}
+	})
+}
+
+func TestPlanPrepare(t *testing.T) {
+	m := trace.NewMemTrace()
+	in, out, made, gone, dir := m.Paths.Intern("/d/in/input.dat"), m.Paths.Intern("/d/out/result"), m.Paths.Intern("/d/made"), m.Paths.Intern("/d/missing"), m.Paths.Intern("/d/newdir")
+	log, dev := m.Paths.Intern("/d/app.log"), m.Paths.Intern("/dev/null")
+	m.Add(
+		trace.Event{Op: trace.OpOpen, Path: in, Flags: trace.ORdonly, Ret: 3, Start: 10},
+		trace.Event{Op: trace.OpRead, FD: 3, Offset: 0, Size: 4096, Ret: 4096, Start: 20},
+		trace.Event{Op: trace.OpDup, FD: 3, Ret: 5, Start: 25},
+		trace.Event{Op: trace.OpPread, FD: 5, Offset: 100000, Size: 4096, Ret: 2000, Start: 30},
+		trace.Event{Op: trace.OpClose, FD: 3, Start: 40},
+		trace.Event{Op: trace.OpOpen, Path: out, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Ret: 3, Start: 50},
+		trace.Event{Op: trace.OpWrite, FD: 3, Size: 10, Ret: 10, Start: 60},
+		trace.Event{Op: trace.OpOpen, Path: made, Flags: trace.ORdwr | trace.OCreat | trace.OExcl, Ret: 6, Start: 70},
+		trace.Event{Op: trace.OpPread, FD: 6, Offset: 0, Size: 10, Ret: 10, Start: 80},
+		trace.Event{Op: trace.OpStat, Path: gone, Ret: -2, Start: 90},
+		trace.Event{Op: trace.OpMkdir, Path: dir, Ret: 0, Start: 100},
+		trace.Event{Op: trace.OpOpen, Path: log, Flags: trace.OWronly | trace.OAppend, Ret: 7, Start: 110},
+		trace.Event{Op: trace.OpLseek, FD: 7, Whence: 2, Offset: 0, Ret: 777, Start: 115},
+		trace.Event{Op: trace.OpOpen, Path: dev, Flags: trace.OWronly, Ret: 8, Start: 120},
+	)
+	m.Add(trace.Event{Rank: 1, Op: trace.OpMPIBarrier, Comm: 5})
+	p, err := makePlan(m, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PrepFile{{Path: "app.log", Size: 777}, {Path: "in/input.dat", Size: 102000}}
+	if !slices.Equal(p.Files, want) {
+		t.Fatalf("files %+v, want %+v", p.Files, want)
+	}
+	if !slices.Equal(p.Dirs, []string{"in", "out"}) {
+		t.Fatalf("dirs %v, want in, out (not newdir, which the trace makes)", p.Dirs)
+	}
+	if p.Events != 15 || len(p.PerRank) != 2 || p.PerRank[0].Ops[trace.OpOpen] != 5 {
+		t.Fatalf("counts: %d events, per rank %+v", p.Events, p.PerRank)
+	}
+	if g := p.Groups[5]; !slices.Equal(g, []uint32{1}) {
+		t.Fatalf("communicator 5: members %v", g)
+	}
+	var special bool
+	for _, e := range p.Paths {
+		if e.Trace == "/dev/null" {
+			special = e.Note == NoteSpecial && e.Target == ""
+		}
+	}
+	if !special {
+		t.Fatalf("/dev/null not marked special: %+v", p.Paths)
+	}
+}
