@@ -21,15 +21,15 @@ type Pattern struct {
 
 const (
 	// PatternChunk is the most bytes one slice of the pattern holds;
-	// larger calls take several.
-	PatternChunk = 8 << 20
+	// larger calls write several slices with one vector call.
+	PatternChunk = 1 << 20
 	// PatternPeriod is the length of the stream before it repeats.
 	PatternPeriod = 1<<20 + 1
 	// DirectAlign is the alignment of slices for O_DIRECT.
 	DirectAlign = 4096
 )
 
-// NewPattern builds a pattern (about 9 MiB, a few milliseconds). One is
+// NewPattern builds a pattern (about 2 MiB, a millisecond). One is
 // enough for a whole replay: it is only read.
 func NewPattern() *Pattern {
 	// Aligned for O_DIRECT: allocate extra and start at a page boundary.

@@ -68,16 +68,18 @@ type waiter struct {
 // now returns the ns since the replay's start.
 func (w *waiter) now() int64 { return int64(time.Since(w.base)) }
 
-// until waits for target (ns on the replay's clock). It returns false if
-// the replay was stopped meanwhile.
-func (w *waiter) until(target int64) bool {
+// until waits for target (ns on the replay's clock); now is a recent
+// reading of the clock. It returns the clock when it stopped waiting —
+// the start of the call that waited — or false if the replay was
+// stopped meanwhile.
+func (w *waiter) until(target, now int64) (int64, bool) {
 	for {
-		d := target - w.now()
+		d := target - now
 		if d <= 0 {
-			return true
+			return now, true
 		}
 		if w.stop.Load() {
-			return false
+			return now, false
 		}
 		switch {
 		case d > int64(2*coarseSlack) || !w.precise && d > int64(50*time.Microsecond):
@@ -94,7 +96,7 @@ func (w *waiter) until(target int64) bool {
 			case <-w.timer.C:
 			case <-w.ctx.Done():
 				w.timer.Stop()
-				return false
+				return now, false
 			}
 		case !w.precise:
 			runtime.Gosched()
@@ -106,6 +108,7 @@ func (w *waiter) until(target int64) bool {
 		default:
 			// The last microseconds: spin.
 		}
+		now = w.now()
 	}
 }
 
