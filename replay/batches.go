@@ -76,7 +76,7 @@ type reader struct {
 	done  chan struct{}
 }
 
-func startReader(src trace.Source, pool *batchPool, progress func(int)) *reader {
+func startReader(src trace.Source, pool *batchPool) *reader {
 	rd := &reader{ready: make(chan filled, 2), quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(rd.done)
@@ -86,7 +86,6 @@ func startReader(src trace.Source, pool *batchPool, progress func(int)) *reader 
 				return
 			}
 			n, err := src.ReadEvents(b)
-			progress(n)
 			select {
 			case rd.ready <- filled{b[:n], err}:
 			case <-rd.quit:

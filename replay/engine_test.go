@@ -12,6 +12,7 @@ import (
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/tracegen"
+	"golang.org/x/sys/unix"
 )
 
 const ms = int64(time.Millisecond)
@@ -216,7 +217,7 @@ func TestReceiveWaitsForSend(t *testing.T) {
 		return 0
 	}}
 	for _, nb := range []bool{false, true} {
-		for _, tm := range []replay.Timing{replay.AFAP, replay.Original} {
+		for _, tm := range []replay.Timing{replay.AFAP, replay.Think, replay.Original} {
 			res, s := run(t, msgTrace(nb), replay.Options{Timing: tm}, slow)
 			sent := s.rank(0)[1].Start
 			r1 := s.rank(1)
@@ -305,6 +306,27 @@ func TestOriginalTiming(t *testing.T) {
 	evs = s.rank(0)
 	if last := evs[n-1].Start; last < 49*ms+ms/2 || last > 55*ms {
 		t.Fatalf("at speed 2, 99 gaps of 1 ms took %d ns", last)
+	}
+}
+
+// TestLongWaitsSleep checks that a rank waiting for a call 300 ms ahead
+// sleeps instead of spinning: the process uses far less processor time
+// than the wait lasts, and the call still starts on time.
+func TestLongWaitsSleep(t *testing.T) {
+	m := trace.NewMemTrace()
+	m.Add(trace.Event{Op: trace.OpPwrite, FD: 3, Size: 8, Ret: 8},
+		trace.Event{Op: trace.OpPwrite, FD: 3, Size: 8, Ret: 8, Start: 300 * ms})
+	var before, after unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &before)
+	res, s := run(t, m, replay.Options{Timing: replay.Original}, &fakeBackend{})
+	unix.Getrusage(unix.RUSAGE_SELF, &after)
+	cpu := time.Duration(unix.TimevalToNsec(after.Utime)+unix.TimevalToNsec(after.Stime)) -
+		time.Duration(unix.TimevalToNsec(before.Utime)+unix.TimevalToNsec(before.Stime))
+	if cpu > 100*time.Millisecond {
+		t.Fatalf("a wait of 300 ms used %v of processor time", cpu)
+	}
+	if st := s.rank(0)[1].Start; st < 300*ms || res.Lag.Max() > 5*ms {
+		t.Fatalf("the call started at %d ns, lag max %d ns", st, res.Lag.Max())
 	}
 }
 

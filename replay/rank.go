@@ -122,9 +122,8 @@ func (rn *runner) run() (err error) {
 		closeSource(rn.src)
 		rn.cm.Done()
 	}()
-	progress := func(n int) { rn.rp.done.Add(int64(n)) }
 	if rn.prefetch {
-		rd = startReader(rn.src, rn.pool, progress)
+		rd = startReader(rn.src, rn.pool)
 		for {
 			var f filled
 			select {
@@ -133,6 +132,7 @@ func (rn *runner) run() (err error) {
 				return nil
 			}
 			k, err := rn.batchRun(f.evs)
+			rn.rp.done.Add(int64(len(f.evs)))
 			rn.keep(f.evs, k)
 			if err != nil {
 				return err
@@ -156,8 +156,8 @@ func (rn *runner) run() (err error) {
 			}
 		}
 		n, rerr := rn.src.ReadEvents(buf[fill:min(fill+rn.readN, len(buf))])
-		progress(n)
 		k, err := rn.batchRun(buf[fill : fill+n])
+		rn.rp.done.Add(int64(n))
 		fill += k
 		switch {
 		case rn.rec == nil:

@@ -20,6 +20,7 @@ import (
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/tracegen"
+	"golang.org/x/sys/unix"
 )
 
 // bin is the ioreplay binary built for the end-to-end tests.
@@ -423,5 +424,127 @@ func TestTransformsEndToEnd(t *testing.T) {
 	// 4 ranks × 8 writes of 4 KiB, each in 4 blocks of 1 KiB; same for reads.
 	if writes != 128 || reads != 128 {
 		t.Fatalf("%d pwrites, %d preads; want 128 each\n%+v", writes, reads, st.Ops)
+	}
+}
+
+// TestScriptRunsLive replays a pattern script with 4 ranks: its
+// time-driven loop runs for the real 300 ms (not the nominal iteration
+// count of an expansion), and every rank leaves it at the same
+// iteration although the ranks write different amounts.
+func TestScriptRunsLive(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "loop.iop")
+	os.WriteFile(src, []byte(`
+param t = 300ms
+open "/s/f.$rank" as f flags O_WRONLY | O_CREAT
+repeat for t as i {
+    write f at (i % 8) * 64KiB size 64KiB * (rank + 1)
+}
+close f
+barrier
+`), 0o644)
+	rec := filepath.Join(dir, "r.iot")
+	start := time.Now()
+	mustRun(t, "--ranks", "4", "--timing", "afap", "--record", rec, "--quiet", src)
+	if el := time.Since(start); el < 300*time.Millisecond || el > 5*time.Second {
+		t.Fatalf("a loop of 300 ms ran in %v", el)
+	}
+	r, err := format.Open(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var writes [4]int
+	for rk := uint32(0); rk < 4; rk++ {
+		s, err := r.Rank(rk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]trace.Event, 256)
+		for {
+			n, err := s.ReadEvents(buf)
+			for _, e := range buf[:n] {
+				if e.Op.Dir() == trace.DirWrite {
+					writes[rk]++
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	if writes[0] < 10 || writes[0] != writes[1] || writes[0] != writes[2] || writes[0] != writes[3] {
+		t.Fatalf("writes per rank: %v", writes)
+	}
+	// The dry run shows the nominal run of the script.
+	out := mustRun(t, "--ranks", "4", "--dry-run", src)
+	if !strings.Contains(out, "dry run: 4 ranks") {
+		t.Fatalf("dry run of a script:\n%s", out)
+	}
+}
+
+// openPty returns the two ends of a new pseudo-terminal.
+func openPty(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		t.Skipf("ptsname: %v", err)
+	}
+	sl, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Skipf("open the terminal: %v", err)
+	}
+	return m, sl
+}
+
+// TestProgressOnATerminal replays for about three seconds with standard
+// error on a terminal: a progress line appears after two seconds; with
+// --quiet, or off a terminal, it does not.
+func TestProgressOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	m := trace.NewMemTrace()
+	for i := 0; i < 60; i++ {
+		m.Add(trace.Event{Op: trace.OpMark, Start: int64(i) * 50_000_000})
+	}
+	in := filepath.Join(dir, "slow.iot")
+	writeTrace(t, in, m)
+	for _, quiet := range []bool{false, true} {
+		t.Run(fmt.Sprintf("quiet=%v", quiet), func(t *testing.T) {
+			t.Parallel()
+			master, slave := openPty(t)
+			args := []string{in}
+			if quiet {
+				args = append([]string{"--quiet"}, args...)
+			}
+			cmd := exec.Command(bin, args...)
+			cmd.Stderr = slave
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			slave.Close()
+			var got bytes.Buffer
+			done := make(chan struct{})
+			go func() { got.ReadFrom(master); close(done) }() // ends with EIO when the child exits
+			if err := cmd.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			master.Close()
+			<-done
+			shown := strings.Contains(got.String(), "ioreplay: ") && strings.Contains(got.String(), "% (")
+			if shown == quiet {
+				t.Errorf("terminal got %q", got.String())
+			}
+		})
 	}
 }
