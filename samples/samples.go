@@ -39,6 +39,10 @@ func (s Sample) Compile() (*script.Program, error) { return script.Compile(s.Fil
 var ranks = map[string]int{
 	"astro3d-small": 8,
 	"astro3d-large": 64,
+	// Listing 2 sizes its groups on the command line; two of each.
+	"parabench-listing2": 4,
+	// Listing 4 shows the run of listing 3 with 16 processes.
+	"parabench-listing3": 16,
 }
 
 // List returns every sample, by name.

@@ -311,3 +311,163 @@ func TestAstro3dLayout(t *testing.T) {
 		t.Errorf("%d files written, want 24 (4 dumps × 6)", len(written))
 	}
 }
+
+// regionOps returns, per region label, the count of each op row.
+func regionOps(st *report.Stats) map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	for _, r := range st.Regions {
+		m := map[string]int64{}
+		for _, o := range r.Ops {
+			m[o.Op] = o.Count
+		}
+		out[r.Label] = m
+	}
+	return out
+}
+
+// wantOps compares the op rows of st with want (op → count, and op →
+// bytes for the ops in bytes).
+func wantOps(t *testing.T, what string, st *report.Stats, want, bytes map[string]int64) {
+	t.Helper()
+	got := opCounts(st)
+	if !mapsEqual(got, want) {
+		t.Errorf("%s: ops %v\nwant %v", what, got, want)
+	}
+	for op, b := range bytes {
+		if r := opRow(st, op); r.Bytes != b {
+			t.Errorf("%s: %s moved %d bytes, want %d", what, op, r.Bytes, b)
+		}
+	}
+}
+
+// TestParabenchListing2: writers append 100 × 10 MiB to files of their own
+// and write 100 × 10 MiB each of the shared file at level 3; readers read
+// both back. The groups split the ranks (half each, or --group).
+func TestParabenchListing2(t *testing.T) {
+	const mib10 = 10 << 20
+	for _, c := range []struct {
+		ranks, writers int
+		groups         map[string]string
+	}{
+		{4, 2, nil},
+		{5, 3, nil}, // groups without a size share the ranks, the first gets one more
+		{8, 6, map[string]string{"writers": "6"}},
+	} {
+		x, err := Open("parabench-listing2", c.ranks, nil, c.groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := report.Compute(x, report.Options{Detail: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, r := int64(c.writers), int64(c.ranks-c.writers)
+		what := fmt.Sprintf("%d ranks, %d writers", c.ranks, c.writers)
+		wantOps(t, what, st, map[string]int64{
+			// append: open, write at the end, close; readers open once.
+			"open": 100*w + r, "close": 100*w + r, "write": 100 * w, "read": 100 * r,
+			"MPI_File_open": w + r, "MPI_File_set_view": w + r, "MPI_File_close": w + r,
+			"MPI_File_write_all": 100 * w, "MPI_File_read_all": 100 * r,
+			"MPI_Barrier": int64(c.ranks),
+		}, map[string]int64{
+			"write": 100 * w * mib10, "read": 100 * r * mib10,
+			"MPI_File_write_all": 100 * w * mib10, "MPI_File_read_all": 100 * r * mib10,
+		})
+		regions := regionOps(st)
+		if regions["write"]["write"] != 100*w || regions["pwrite"]["MPI_File_write_all"] != 100*w ||
+			regions["read"]["read"] != 100*r || regions["pread"]["MPI_File_read_all"] != 100*r {
+			t.Errorf("%s: regions %v", what, regions)
+		}
+	}
+	// The events of the first writer and the first reader.
+	x, _ := Open("parabench-listing2", 4, nil, nil)
+	ev := func(rank uint32) []trace.Event {
+		src, _ := x.Rank(rank)
+		evs, err := trace.ReadAll(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+	w1 := ev(1)
+	var appends, off int64
+	for _, e := range w1 {
+		if e.Op == trace.OpWrite {
+			if x.Path(e.Path) != "file.1" || e.Offset != off {
+				t.Fatalf("writer 1 appends to %s at %d, want file.1 at %d", x.Path(e.Path), e.Offset, off)
+			}
+			off += e.Size
+			appends++
+		}
+		if e.Op == trace.OpMPIFileSetView && (e.Offset != mib10 || e.Size != mib10 || e.Stride != 2*mib10) {
+			t.Errorf("writer 1 view: disp %d block %d stride %d", e.Offset, e.Size, e.Stride)
+		}
+	}
+	if appends != 100 {
+		t.Errorf("writer 1 appended %d times", appends)
+	}
+	for _, e := range ev(3) {
+		if e.Op == trace.OpOpen && (x.Path(e.Path) != "file.1" || e.Flags != trace.ORdwr) {
+			t.Errorf("reader 1 opens %s flags %#x, want file.1 read-write", x.Path(e.Path), e.Flags)
+		}
+	}
+}
+
+// TestParabenchListing3: every rank writes and reads 100 MiB per level
+// (0–3) and granularity (102400 × 1 KiB, 10 × 10 MiB), with the view and
+// the calls of each level.
+func TestParabenchListing3(t *testing.T) {
+	const ranks = 4 // the paper's client nodes
+	const mib100 = 100 << 20
+	st := stats(t, "parabench-listing3", ranks, nil)
+	perRank := int64(2 * (102400 + 10)) // two levels of each call, two granularities
+	wantOps(t, "listing 3", st, map[string]int64{
+		"MPI_File_write": ranks * perRank, "MPI_File_write_all": ranks * perRank,
+		"MPI_File_read": ranks * perRank, "MPI_File_read_all": ranks * perRank,
+		"MPI_File_open": ranks * 16, "MPI_File_set_view": ranks * 16, "MPI_File_close": ranks * 16,
+		"MPI_Barrier": ranks * 4,
+	}, map[string]int64{
+		"MPI_File_write": ranks * 4 * mib100, "MPI_File_write_all": ranks * 4 * mib100,
+		"MPI_File_read": ranks * 4 * mib100, "MPI_File_read_all": ranks * 4 * mib100,
+	})
+	regions := regionOps(st)
+	if len(regions) != 16 {
+		t.Errorf("%d regions, want 16", len(regions))
+	}
+	for _, g := range []struct {
+		name string
+		n    int64
+	}{{"102400*1k", 102400}, {"10*10m", 10}} {
+		for level := 0; level < 4; level++ {
+			call := map[bool]string{false: "", true: "_all"}[level%2 == 1]
+			w := regions[fmt.Sprintf("Write %s L%d", g.name, level)]
+			r := regions[fmt.Sprintf("Read %s L%d", g.name, level)]
+			if w["MPI_File_write"+call] != ranks*g.n || r["MPI_File_read"+call] != ranks*g.n || len(w) != 4 || len(r) != 4 {
+				t.Errorf("%s level %d: write region %v, read region %v", g.name, level, w, r)
+			}
+		}
+	}
+	// The views: contiguous levels give rank i the i-th 100 MiB of the
+	// file, non-contiguous ones every nranks-th element.
+	x, _ := Open("parabench-listing3", ranks, map[string]string{"fine": "4"}, nil)
+	src, _ := x.Rank(2)
+	evs, err := trace.ReadAll(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var views []string
+	for _, e := range evs {
+		if e.Op == trace.OpMPIFileSetView {
+			views = append(views, fmt.Sprintf("%s %d/%d/%d", x.Path(e.Path), e.Offset, e.Size, e.Stride))
+		}
+	}
+	want := []string{
+		"lvl0 8192/0/0", "lvl1 8192/0/0", "lvl2 2048/1024/4096", "lvl3 2048/1024/4096", // write, 4 × 1 KiB
+		"lvl0 8192/0/0", "lvl1 8192/0/0", "lvl2 2048/1024/4096", "lvl3 2048/1024/4096", // read
+		"lvl0 209715200/0/0", "lvl1 209715200/0/0", "lvl2 20971520/10485760/41943040", "lvl3 20971520/10485760/41943040",
+		"lvl0 209715200/0/0", "lvl1 209715200/0/0", "lvl2 20971520/10485760/41943040", "lvl3 20971520/10485760/41943040",
+	}
+	if !slices.Equal(views, want) {
+		t.Errorf("views of rank 2:\n%v\nwant\n%v", views, want)
+	}
+}
