@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/report"
+	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/tracegen"
@@ -143,6 +144,46 @@ func TestAFAPReplayKeepsCountsAndBytes(t *testing.T) {
 	out = mustRun(t, "--timing", "afap", "--compare", in)
 	if !strings.Contains(out, "All counts match.") || !strings.Contains(out, "run time b/a") {
 		t.Fatalf("--compare output:\n%s", out)
+	}
+}
+
+// TestAstro3dSampleReplays replays the astro3d-small sample (Thakur et
+// al.'s two-phase dumps: 8 ranks, 4 dumps, about 230 MB) with 8 ranks as
+// fast as possible; the replay's own trace has the script's calls and
+// bytes, op by op, and no failure.
+func TestAstro3dSampleReplays(t *testing.T) {
+	src := filepath.Join("..", "..", "samples", "astro3d-small.iop")
+	rec := filepath.Join(t.TempDir(), "replay.iot")
+	mustRun(t, "--ranks", "8", "--timing", "afap", "--record", rec, "--quiet", src)
+	prog, err := script.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := script.Expand(prog, script.Config{Ranks: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := report.Compute(exp, report.Options{Detail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := stats(t, rec)
+	if b.Ranks != 8 || a.Events != b.Events {
+		t.Fatalf("ranks %d, events %d → %d", b.Ranks, a.Events, b.Events)
+	}
+	c := report.Compare(a, b)
+	if m := c.Mismatches(); len(m) > 0 {
+		t.Fatalf("counts differ in %v", m)
+	}
+	var bytes int64
+	for _, row := range c.Rows {
+		if row.A.Bytes != row.B.Bytes || row.B.Errors != 0 {
+			t.Errorf("%s: %d bytes → %d, %d errors", row.Op, row.A.Bytes, row.B.Bytes, row.B.Errors)
+		}
+		bytes += row.B.Bytes
+	}
+	if bytes < 200<<20 {
+		t.Fatalf("the replay moved %d bytes; the sample moves about 230 MB", bytes)
 	}
 }
 
