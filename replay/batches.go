@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/iotrace/iotrace/trace"
@@ -85,7 +86,7 @@ func startReader(src trace.Source, pool *batchPool) *reader {
 			if b == nil {
 				return
 			}
-			n, err := src.ReadEvents(b)
+			n, err := readSafe(src, b)
 			select {
 			case rd.ready <- filled{b[:n], err}:
 			case <-rd.quit:
@@ -97,6 +98,17 @@ func startReader(src trace.Source, pool *batchPool) *reader {
 		}
 	}()
 	return rd
+}
+
+// readSafe is src.ReadEvents with a panic of the source turned into an
+// error.
+func readSafe(src trace.Source, b []trace.Event) (n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = 0, fmt.Errorf("internal error reading the trace: %v (please report it with the command line)", r)
+		}
+	}()
+	return src.ReadEvents(b)
 }
 
 // stop ends the reader and waits for it: the source is then free to
@@ -126,7 +138,7 @@ func (rc *recorder) write() {
 	defer close(rc.done)
 	for b := range rc.queue {
 		if rc.err == nil && len(b) > 0 {
-			rc.err = rc.sink.WriteEvents(b)
+			rc.err = writeSafe(rc.sink, b)
 		}
 		rc.pool.put(b)
 	}
@@ -141,4 +153,15 @@ func (rc *recorder) close() error {
 	close(rc.queue)
 	<-rc.done
 	return rc.err
+}
+
+// writeSafe is sink.WriteEvents with a panic of the sink turned into an
+// error.
+func writeSafe(sink trace.Sink, b []trace.Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v (please report it with the command line)", r)
+		}
+	}()
+	return sink.WriteEvents(b)
 }

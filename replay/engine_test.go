@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -286,6 +287,21 @@ func gapTrace(n int, gap, dur int64) *trace.MemTrace {
 
 func TestOriginalTiming(t *testing.T) {
 	const n = 100
+	// Lateness depends on the machine's load; a loaded machine gets a
+	// second try.
+	var why string
+	for try := 0; try < 2; try++ {
+		if why = originalTimingOnce(t, n); why == "" {
+			return
+		}
+		t.Logf("try %d: %s", try+1, why)
+	}
+	t.Fatal(why)
+}
+
+// originalTimingOnce replays n calls 1 ms apart and returns what was
+// wrong, if anything; a call that starts early fails the test at once.
+func originalTimingOnce(t *testing.T, n int) string {
 	res, s := run(t, gapTrace(n, ms, 100_000), replay.Options{Timing: replay.Original}, &fakeBackend{})
 	evs := s.rank(0)
 	// No call starts before its time (the replay's clock starts at 0 with
@@ -296,17 +312,20 @@ func TestOriginalTiming(t *testing.T) {
 		}
 	}
 	if want := int64(n-1) * ms; evs[n-1].Start > want+want/20 {
-		t.Fatalf("99 gaps of 1 ms took %d ns", evs[n-1].Start)
+		return fmt.Sprintf("99 gaps of 1 ms took %d ns", evs[n-1].Start)
 	}
-	if res.Lag.Count() != n || res.Lag.Quantile(0.5) > ms/2 {
-		t.Fatalf("lag: %d calls, p50 %d ns", res.Lag.Count(), res.Lag.Quantile(0.5))
+	if res.Lag.Count() != uint64(n) || res.Lag.Quantile(0.5) > ms/2 {
+		return fmt.Sprintf("lag: %d calls, p50 %d ns", res.Lag.Count(), res.Lag.Quantile(0.5))
 	}
 	// Twice the speed, half the time.
 	_, s = run(t, gapTrace(n, ms, 100_000), replay.Options{Timing: replay.Original, Speed: 2}, &fakeBackend{})
 	evs = s.rank(0)
-	if last := evs[n-1].Start; last < 49*ms+ms/2 || last > 55*ms {
-		t.Fatalf("at speed 2, 99 gaps of 1 ms took %d ns", last)
+	if last := evs[n-1].Start; last < 49*ms+ms/2 {
+		t.Fatalf("at speed 2, the last call started at %d ns, before its time", last)
+	} else if last > 55*ms {
+		return fmt.Sprintf("at speed 2, 99 gaps of 1 ms took %d ns", last)
 	}
+	return ""
 }
 
 // TestLongWaitsSleep checks that a rank waiting for a call 300 ms ahead

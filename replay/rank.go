@@ -108,6 +108,17 @@ func (rn *runner) recordID(e *trace.Event, id trace.PathID) (trace.PathID, bool)
 	return s.rec - 1, false
 }
 
+// safeRun is run, with a panic (a bug) turned into the replay's error
+// instead of a crash of every rank.
+func (rn *runner) safeRun() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("rank %d, event %d: internal error: %v (please report it with the command line)", rn.rank, rn.events, r)
+		}
+	}()
+	return rn.run()
+}
+
 // run replays the rank's events until the end of its stream, a stop, or
 // a failure under Strict.
 func (rn *runner) run() (err error) {

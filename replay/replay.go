@@ -205,7 +205,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		go func(rn *runner) {
 			defer wg.Done()
 			<-start
-			if err := rn.run(); err != nil {
+			if err := rn.safeRun(); err != nil {
 				fatalOnce.Do(func() { fatal = err })
 				cancel()
 			}

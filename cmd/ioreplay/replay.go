@@ -266,6 +266,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 	}
 	if err := be.Prepare(ctx, plan); err != nil {
 		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "ioreplay: interrupted while preparing the files the trace reads; nothing was replayed")
 			return cli.ExitError{Code: 130}
 		}
 		return err
