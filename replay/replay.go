@@ -130,7 +130,9 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	procs := runtime.GOMAXPROCS(0)
 	precise := len(ranks) <= 8*procs
 	// With processors to spare, a reader goroutine per rank decodes the
-	// input ahead of the calls. A script is read event by event instead,
+	// input ahead of the calls (the runner then calls the source's Path
+	// while the reader is in ReadEvents: the sources of this module look
+	// paths up in a trace.Paths, which allows that). A script is read event by event instead,
 	// so that its time-driven loops decide when the calls before them
 	// have run.
 	prefetch := r.script == nil && len(ranks) < procs
