@@ -200,14 +200,33 @@ func TestOriginalTimingKeepsRecordedTime(t *testing.T) {
 	}
 	in, rec := filepath.Join(dir, "gaps.iot"), filepath.Join(dir, "replay.iot")
 	writeTrace(t, in, m)
-	out := mustRun(t, "--timing", "original", "--record", rec, in)
-	a, b := stats(t, in), stats(t, rec)
-	ra, rb := a.End-a.Start, b.End-b.Start
-	if r := float64(rb) / float64(ra); r < 0.97 || r > 1.03 {
-		t.Fatalf("recorded %v, replayed in %v (ratio %.3f)", time.Duration(ra), time.Duration(rb), r)
-	}
-	if !strings.Contains(out, "issue lag: p50") {
-		t.Fatalf("no issue lag in the report:\n%s", out)
+	sum := filepath.Join(dir, "summary.json")
+	a := stats(t, in)
+	ra := a.End - a.Start
+	// The time from the replay's start to its last call's end; a loaded
+	// machine gets a second try.
+	for try := 1; ; try++ {
+		out := mustRun(t, "--timing", "original", "--record", rec, "--summary", sum, in)
+		if !strings.Contains(out, "issue lag: p50") {
+			t.Fatalf("no issue lag in the report:\n%s", out)
+		}
+		b := stats(t, rec)
+		rb := b.End // the replay's trace counts from its start
+		js, _ := os.ReadFile(sum)
+		var s struct {
+			Elapsed float64 `json:"elapsed_seconds"`
+		}
+		if err := json.Unmarshal(js, &s); err != nil {
+			t.Fatal(err)
+		}
+		r := float64(rb) / float64(ra)
+		if r >= 0.99 && r <= 1.03 {
+			return
+		}
+		if r < 0.99 || try == 2 {
+			t.Fatalf("recorded %v, replayed in %v (ratio %.3f; summary: %.3fs)", time.Duration(ra), time.Duration(rb), r, s.Elapsed)
+		}
+		t.Logf("try %d: ratio %.3f", try, r)
 	}
 }
 
