@@ -344,8 +344,8 @@ func TestLongWaitsSleep(t *testing.T) {
 	if cpu > 100*time.Millisecond {
 		t.Fatalf("a wait of 300 ms used %v of processor time", cpu)
 	}
-	if st := s.rank(0)[1].Start; st < 300*ms || res.Lag.Max() > 5*ms {
-		t.Fatalf("the call started at %d ns, lag max %d ns", st, res.Lag.Max())
+	if st := s.rank(0)[1].Start; st < 300*ms || res.Lag.Count() != 2 {
+		t.Fatalf("the call started at %d ns, before its time (lag counted for %d calls)", st, res.Lag.Count())
 	}
 }
 
@@ -364,12 +364,14 @@ func TestThinkTiming(t *testing.T) {
 			t.Fatalf("think: gap %d is %d ns, less than the recorded 2 ms", i, gap)
 		}
 	}
-	if span := evs[n-1].Start - evs[0].Start; span > int64(n-1)*2*ms*13/10 {
+	// Original timing would keep the 7 ms from start to start (133 ms);
+	// think keeps 2 ms gaps (38 ms), with room for a loaded machine.
+	if span := evs[n-1].Start - evs[0].Start; span > int64(n-1)*5*ms {
 		t.Fatalf("think: %d gaps of 2 ms took %d ns", n-1, span)
 	}
 	_, s = run(t, tr, replay.Options{Timing: replay.AFAP}, &fakeBackend{})
 	evs = s.rank(0)
-	if span := evs[n-1].Start - evs[0].Start; span > 5*ms {
+	if span := evs[n-1].Start - evs[0].Start; span > int64(n-1)*2*ms {
 		t.Fatalf("afap: %d calls took %d ns", n, span)
 	}
 }

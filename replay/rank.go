@@ -133,6 +133,9 @@ func (rn *runner) run() (err error) {
 		closeSource(rn.src)
 		rn.cm.Done()
 	}()
+	if rn.timing != AFAP && rn.w.own {
+		defer fineSlack()()
+	}
 	if rn.prefetch {
 		rd = startReader(rn.src, rn.pool)
 		for {
