@@ -37,6 +37,10 @@ type Options struct {
 	// Sparse prepares files by setting their size only: their holes read
 	// as zeros instead of the pattern.
 	Sparse bool
+	// FixedData makes every write take its bytes from the head of the
+	// pattern (replay.Pattern.FixedCursor) instead of the non-repeating
+	// stream.
+	FixedData bool
 	// Walk resolves paths with the O_NOFOLLOW walk even where openat2 is
 	// available (for tests).
 	Walk bool
@@ -167,6 +171,9 @@ func (b *Backend) Rank(rank uint32, ranks int) (replay.Executor, error) {
 	}
 	if b.opts.Direct {
 		x.align = replay.DirectAlign
+	}
+	if b.opts.FixedData {
+		x.cur = b.pattern().FixedCursor()
 	}
 	x.fds = make([]fdEntry, 64)
 	for i := 0; i < 3; i++ {

@@ -502,3 +502,21 @@ func TestSyncTruncateAndDirect(t *testing.T) {
 		t.Logf("an unaligned write under O_DIRECT returned %d (this file system accepts it)", ret)
 	}
 }
+
+// TestFixedData checks --data fixed: every write has the same bytes, not
+// zeros.
+func TestFixedData(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir, FixedData: true})
+	do(x, trace.Event{Op: trace.OpOpen, Flags: trace.OWronly | trace.OCreat, Ret: 3}, "f", "")
+	for i := int64(0); i < 3; i++ {
+		do(x, trace.Event{Op: trace.OpPwrite, FD: 3, Offset: i * 4096, Size: 4096}, "", "")
+	}
+	data := readFile(t, filepath.Join(dir, "f"))
+	if !bytes.Equal(data[:4096], data[4096:8192]) || !bytes.Equal(data[:4096], data[8192:]) {
+		t.Fatal("fixed data differs between writes")
+	}
+	if bytes.Count(data, []byte{0}) > len(data)/100 {
+		t.Fatal("fixed data is mostly zeros")
+	}
+}
