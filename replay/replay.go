@@ -32,6 +32,10 @@ type Options struct {
 	// Batch is the number of events a rank reads at a time; 0 chooses
 	// from the number of ranks.
 	Batch int
+	// Share is the ranks of the plan this process runs: an MPI process's
+	// share of a replay spread over several (replay/mpi). nil runs every
+	// rank. The world is still made with every rank of the plan.
+	Share []uint32
 }
 
 // World is the communication layer of a replay's ranks.
@@ -106,7 +110,7 @@ type Output struct {
 // names the event).
 func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error) {
 	r.out = out
-	ranks := r.plan.Ranks
+	ranks, planIdx := r.share()
 	if len(ranks) == 0 {
 		return &Result{Timing: r.opts.Timing}, nil
 	}
@@ -114,7 +118,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	if mk == nil {
 		mk = func(ranks []uint32, groups map[uint32][]uint32) World { return comm.NewLocal(ranks, groups) }
 	}
-	world := mk(ranks, r.plan.Groups)
+	world := mk(r.plan.Ranks, r.plan.Groups)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -181,7 +185,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			return nil, fmt.Errorf("rank %d: %w", rk, err)
 		}
 		rn.res.rank = rk
-		rn.res.planned = r.plan.PerRank[i].Events
+		rn.res.planned = r.plan.PerRank[planIdx[i]].Events
 		if out.Record != nil {
 			rn.rec = newRecorder(out.Record(rk), batch, len(ranks))
 		}
@@ -210,7 +214,14 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	wg.Wait()
 	elapsed := time.Since(base)
 
-	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: r.plan.Events, Elapsed: elapsed, Epoch: base, Script: r.script != nil}
+	planned := r.plan.Events
+	if r.opts.Share != nil {
+		planned = 0
+		for _, i := range planIdx {
+			planned += r.plan.PerRank[i].Events
+		}
+	}
+	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: planned, Elapsed: elapsed, Epoch: base, Script: r.script != nil}
 	var recErr error
 	for _, rn := range runners {
 		res.merge(&rn.res)
@@ -226,6 +237,32 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		fatal = recErr
 	}
 	return res, fatal
+}
+
+// share returns the ranks this process runs and their indexes in the
+// plan.
+func (r *Replay) share() ([]uint32, []int) {
+	all := r.plan.Ranks
+	if r.opts.Share == nil {
+		idx := make([]int, len(all))
+		for i := range idx {
+			idx[i] = i
+		}
+		return all, idx
+	}
+	mine := make(map[uint32]bool, len(r.opts.Share))
+	for _, rk := range r.opts.Share {
+		mine[rk] = true
+	}
+	var ranks []uint32
+	var idx []int
+	for i, rk := range all {
+		if mine[rk] {
+			ranks = append(ranks, rk)
+			idx = append(idx, i)
+		}
+	}
+	return ranks, idx
 }
 
 // recordPath is the path the replay's own trace gives to a target path.
