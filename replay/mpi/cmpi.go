@@ -32,9 +32,6 @@ var initOnce struct {
 // called more than once.
 func Init() error {
 	initOnce.Do(func() {
-		// A replay is often started as root in containers; Open MPI's
-		// mpirun wants these for that, and a singleton (a run without
-		// mpirun) starts its own daemon with them.
 		var provided C.int
 		if rc := C.init_thread(&provided); rc != C.MPI_SUCCESS {
 			initOnce.err = fmt.Errorf("MPI_Init_thread: %s", errorString(rc))

@@ -11,9 +11,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
-	"hash/fnv"
 	"math/bits"
 	"slices"
 
