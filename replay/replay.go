@@ -32,10 +32,15 @@ type Options struct {
 	// Batch is the number of events a rank reads at a time; 0 chooses
 	// from the number of ranks.
 	Batch int
-	// Share is the ranks of the plan this process runs: an MPI process's
-	// share of a replay spread over several (replay/mpi). nil runs every
-	// rank. The world is still made with every rank of the plan.
-	Share []uint32
+	// Share picks, from the ranks of the plan, those this process runs:
+	// an MPI process's share of a replay spread over several
+	// (replay/mpi). nil runs every rank. The world is still made with
+	// every rank of the plan.
+	Share func(ranks []uint32) []uint32
+	// Ready is called when every rank of this process is ready to run,
+	// just before their common start (an MPI replay waits there for the
+	// other processes).
+	Ready func()
 }
 
 // World is the communication layer of a replay's ranks.
@@ -191,6 +196,9 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		}
 	}
 
+	if r.opts.Ready != nil {
+		r.opts.Ready()
+	}
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	var fatalOnce sync.Once
@@ -250,8 +258,9 @@ func (r *Replay) share() ([]uint32, []int) {
 		}
 		return all, idx
 	}
-	mine := make(map[uint32]bool, len(r.opts.Share))
-	for _, rk := range r.opts.Share {
+	share := r.opts.Share(all)
+	mine := make(map[uint32]bool, len(share))
+	for _, rk := range share {
 		mine[rk] = true
 	}
 	var ranks []uint32

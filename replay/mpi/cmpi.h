@@ -121,4 +121,114 @@ static inline int ialltoallv(void *in, int *scounts, int *sdispls, void *out, in
 	return MPI_Ialltoallv(in, scounts, sdispls, t, out, rcounts, rdispls, t, c, r);
 }
 
+// ---- MPI-IO ----
+
+#include <limits.h>
+
+static inline MPI_Info info_null(void) { return MPI_INFO_NULL; }
+
+static inline int info_set(MPI_Info *info, char *k, char *v) {
+	int rc = MPI_SUCCESS;
+	if (*info == MPI_INFO_NULL) rc = MPI_Info_create(info);
+	if (rc != MPI_SUCCESS) return rc;
+	return MPI_Info_set(*info, k, v);
+}
+
+static inline int file_open(MPI_Comm c, char *name, int amode, MPI_Info info, MPI_File *fh) {
+	return MPI_File_open(c, name, amode, info, fh);
+}
+
+static inline int file_delete(char *name, MPI_Info info) { return MPI_File_delete(name, info); }
+
+// file_set_view sets a view of blocks of block bytes every stride bytes
+// from disp (the whole file from disp when block is 0 or stride <= block).
+static inline int file_set_view(MPI_File fh, long long disp, long long block, long long stride, MPI_Info info) {
+	MPI_Datatype ft = MPI_BYTE, c;
+	int rc;
+	if (block > 0 && stride > block && block <= INT_MAX) {
+		if ((rc = MPI_Type_contiguous((int)block, MPI_BYTE, &c)) != MPI_SUCCESS) return rc;
+		rc = MPI_Type_create_resized(c, 0, (MPI_Aint)stride, &ft);
+		MPI_Type_free(&c);
+		if (rc != MPI_SUCCESS) return rc;
+		if ((rc = MPI_Type_commit(&ft)) != MPI_SUCCESS) return rc;
+	}
+	rc = MPI_File_set_view(fh, (MPI_Offset)disp, MPI_BYTE, ft, "native", info);
+	if (ft != MPI_BYTE) MPI_Type_free(&ft);
+	return rc;
+}
+
+enum {
+	RW_READ_AT, RW_READ_AT_ALL, RW_WRITE_AT, RW_WRITE_AT_ALL,
+	RW_READ, RW_READ_ALL, RW_WRITE, RW_WRITE_ALL,
+	RW_READ_SHARED, RW_WRITE_SHARED, RW_READ_ORDERED, RW_WRITE_ORDERED,
+};
+
+// file_rw reads or writes n bytes of buf with the call op selects (at
+// off for the explicit-offset calls) and says in *done how many moved.
+static inline int file_rw(MPI_File fh, int op, long long off, void *buf, long long n, long long *done) {
+	MPI_Status st;
+	MPI_Datatype t = MPI_BYTE, g = MPI_DATATYPE_NULL, big = MPI_DATATYPE_NULL;
+	int count = (int)n, rc;
+	*done = 0;
+	if (n > INT_MAX) {
+		// One element of a struct: q blocks of 1 GiB, then the rest.
+		long long q = n >> 30, r = n & ((1LL << 30) - 1);
+		int bl[2] = {(int)q, (int)r};
+		MPI_Aint dp[2] = {0, (MPI_Aint)(q << 30)};
+		MPI_Datatype ty[2];
+		if ((rc = MPI_Type_contiguous(1 << 30, MPI_BYTE, &g)) != MPI_SUCCESS) return rc;
+		ty[0] = g;
+		ty[1] = MPI_BYTE;
+		rc = MPI_Type_create_struct(2, bl, dp, ty, &big);
+		MPI_Type_free(&g);
+		if (rc != MPI_SUCCESS) return rc;
+		if ((rc = MPI_Type_commit(&big)) != MPI_SUCCESS) return rc;
+		t = big;
+		count = 1;
+	}
+	switch (op) {
+	case RW_READ_AT: rc = MPI_File_read_at(fh, off, buf, count, t, &st); break;
+	case RW_READ_AT_ALL: rc = MPI_File_read_at_all(fh, off, buf, count, t, &st); break;
+	case RW_WRITE_AT: rc = MPI_File_write_at(fh, off, buf, count, t, &st); break;
+	case RW_WRITE_AT_ALL: rc = MPI_File_write_at_all(fh, off, buf, count, t, &st); break;
+	case RW_READ: rc = MPI_File_read(fh, buf, count, t, &st); break;
+	case RW_READ_ALL: rc = MPI_File_read_all(fh, buf, count, t, &st); break;
+	case RW_WRITE: rc = MPI_File_write(fh, buf, count, t, &st); break;
+	case RW_WRITE_ALL: rc = MPI_File_write_all(fh, buf, count, t, &st); break;
+	case RW_READ_SHARED: rc = MPI_File_read_shared(fh, buf, count, t, &st); break;
+	case RW_WRITE_SHARED: rc = MPI_File_write_shared(fh, buf, count, t, &st); break;
+	case RW_READ_ORDERED: rc = MPI_File_read_ordered(fh, buf, count, t, &st); break;
+	case RW_WRITE_ORDERED: rc = MPI_File_write_ordered(fh, buf, count, t, &st); break;
+	default: rc = MPI_ERR_OTHER;
+	}
+	if (rc == MPI_SUCCESS) {
+		MPI_Count c = 0;
+		MPI_Get_elements_x(&st, MPI_BYTE, &c);
+		*done = (long long)c;
+	}
+	if (big != MPI_DATATYPE_NULL) MPI_Type_free(&big);
+	return rc;
+}
+
+static inline int file_seek(MPI_File fh, long long off, int whence, int shared) {
+	int w = whence == 0 ? MPI_SEEK_SET : whence == 1 ? MPI_SEEK_CUR : MPI_SEEK_END;
+	return shared ? MPI_File_seek_shared(fh, (MPI_Offset)off, w) : MPI_File_seek(fh, (MPI_Offset)off, w);
+}
+
+static inline int file_size(MPI_File fh, long long *size) {
+	MPI_Offset s = 0;
+	int rc = MPI_File_get_size(fh, &s);
+	*size = (long long)s;
+	return rc;
+}
+
+static inline int file_set_size(MPI_File fh, long long size) { return MPI_File_set_size(fh, (MPI_Offset)size); }
+static inline int file_preallocate(MPI_File fh, long long size) { return MPI_File_preallocate(fh, (MPI_Offset)size); }
+
+static inline int error_class(int rc) {
+	int c = MPI_ERR_OTHER;
+	MPI_Error_class(rc, &c);
+	return c;
+}
+
 #endif

@@ -15,6 +15,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 
 	gompi "github.com/sbromberger/gompi"
@@ -28,12 +29,11 @@ import (
 // processes, process p runs ranks[p·n/P : (p+1)·n/P] (P may be above n:
 // the processes past the ranks run none but take part in the setup).
 type Job struct {
-	Rank, Size int      // this process in MPI_COMM_WORLD, and the number of processes
-	Ranks      []uint32 // every trace rank of the replay, sorted
-	lo         []int    // process p runs Ranks[lo[p]:lo[p+1]]
+	*Proc
+	Ranks []uint32 // every trace rank of the replay, sorted
+	lo    []int    // process p runs Ranks[lo[p]:lo[p+1]]
 
 	comms map[uint32]*commInfo
-	world *gompi.Communicator
 	ctl   C.MPI_Comm // the engine's rounds (a duplicate of MPI_COMM_WORLD)
 
 	// Messages between processes carry the sender's and the receiver's
@@ -75,22 +75,44 @@ type JobOptions struct {
 	FileSlots bool
 }
 
-// NewJob spreads the ranks of plan over the processes and makes the
-// communicators. Every process calls it with the same plan (it checks
-// that they did).
-func NewJob(plan *replay.Plan, opts JobOptions) (*Job, error) {
+// Proc is this process in the MPI job, and the blocking calls of the
+// whole job (on MPI_COMM_WORLD, through gompi): setup, agreement on
+// errors, results.
+type Proc struct {
+	Rank, Size int // this process in MPI_COMM_WORLD, and the number of processes
+	world      *gompi.Communicator
+}
+
+// Connect initialises MPI (Init) and returns this process.
+func Connect() (*Proc, error) {
 	if err := Init(); err != nil {
 		return nil, err
 	}
-	j := &Job{Rank: WorldRank(), Size: WorldSize(), Ranks: slices.Clone(plan.Ranks),
-		comms: map[uint32]*commInfo{}, world: gompi.NewCommunicator(nil), selfComms: map[uint32]C.MPI_Comm{}}
+	return &Proc{Rank: WorldRank(), Size: WorldSize(), world: gompi.NewCommunicator(nil)}, nil
+}
+
+// block returns the first index of process p's block of n ranks.
+func (p *Proc) block(q, n int) int { return q * n / p.Size }
+
+// Share returns the ranks of all that this process runs (for
+// replay.Options.Share): its block.
+func (p *Proc) Share(all []uint32) []uint32 {
+	n := len(all)
+	return all[p.block(p.Rank, n):p.block(p.Rank+1, n)]
+}
+
+// NewJob spreads the ranks of plan over the processes and makes the
+// communicators. Every process calls it with the same plan (it checks
+// that they did).
+func NewJob(p *Proc, plan *replay.Plan, opts JobOptions) (*Job, error) {
+	j := &Job{Proc: p, Ranks: slices.Clone(plan.Ranks), comms: map[uint32]*commInfo{}, selfComms: map[uint32]C.MPI_Comm{}}
 	if err := j.agreeOn(fingerprint(plan)); err != nil {
 		return nil, err
 	}
 	n := len(j.Ranks)
 	j.lo = make([]int, j.Size+1)
-	for p := 0; p <= j.Size; p++ {
-		j.lo[p] = p * n / j.Size
+	for q := 0; q <= j.Size; q++ {
+		j.lo[q] = j.block(q, n)
 	}
 	k := 0
 	for p := 0; p < j.Size; p++ {
@@ -360,7 +382,7 @@ func fingerprint(p *replay.Plan) int64 {
 }
 
 // agreeOn checks that every process has the same v.
-func (j *Job) agreeOn(v int64) error {
+func (j *Proc) agreeOn(v int64) error {
 	in := []int64{v, -v}
 	out := make([]int64, 2)
 	j.world.AllreduceInt64s(out, in, gompi.OpMax, 0)
@@ -373,7 +395,7 @@ func (j *Job) agreeOn(v int64) error {
 // Agree returns nil if every process's err is nil, and otherwise, on
 // every process, an error naming the first process that failed and its
 // message. It is how a job stops together when one process cannot go on.
-func (j *Job) Agree(err error) error {
+func (j *Proc) Agree(err error) error {
 	failed := int64(-1)
 	if err != nil {
 		failed = int64(j.Rank)
@@ -401,7 +423,7 @@ func (j *Job) Agree(err error) error {
 }
 
 // bcastBytes broadcasts b from root.
-func (j *Job) bcastBytes(b []byte, root int) []byte {
+func (j *Proc) bcastBytes(b []byte, root int) []byte {
 	n := []int64{int64(len(b))}
 	j.world.BcastInt64s(n, root)
 	if n[0] == 0 {
@@ -424,12 +446,12 @@ func (j *Job) bcastBytes(b []byte, root int) []byte {
 }
 
 // Barrier waits for every process.
-func (j *Job) Barrier() { j.world.Barrier() }
+func (j *Proc) Barrier() { j.world.Barrier() }
 
 // Gather sends b to process 0 and returns, on process 0, the bytes of
 // every process in process order (nil elsewhere). Large parts travel in
 // pieces.
-func (j *Job) Gather(b []byte) [][]byte {
+func (j *Proc) Gather(b []byte) [][]byte {
 	const tag = 7
 	const piece = 64 << 20
 	if j.Rank != 0 {
@@ -452,4 +474,98 @@ func (j *Job) Gather(b []byte) [][]byte {
 		out[p] = buf
 	}
 	return out
+}
+
+// BcastString returns root's s on every process.
+func (j *Proc) BcastString(s string, root int) string {
+	return string(j.bcastBytes([]byte(s), root))
+}
+
+// GatherFile sends the file name of every process to process 0, which
+// writes process q's bytes to create(q). Other processes get nil
+// errors from create. The files travel in pieces; none is held whole in
+// memory.
+func (j *Proc) GatherFile(name string, create func(q int) (io.WriteCloser, error)) error {
+	const tag = 8
+	const piece = 16 << 20
+	if j.Rank != 0 {
+		f, err := os.Open(name)
+		var size int64
+		if err == nil {
+			if st, serr := f.Stat(); serr == nil {
+				size = st.Size()
+			} else {
+				err = serr
+			}
+		}
+		if err != nil {
+			size = -1
+		}
+		j.world.SendInt64s([]int64{size}, 0, tag)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		buf := make([]byte, piece)
+		for off := int64(0); off < size; {
+			n, rerr := io.ReadFull(f, buf[:min(int64(piece), size-off)])
+			if rerr != nil {
+				// The length is promised: send what is missing as zeros
+				// so that process 0 does not wait forever.
+				clear(buf[n:])
+				n = int(min(int64(piece), size-off))
+				err = rerr
+			}
+			j.world.SendBytes(buf[:n], 0, tag)
+			off += int64(n)
+		}
+		return err
+	}
+	var first error
+	buf := make([]byte, piece)
+	for q := 0; q < j.Size; q++ {
+		var w io.WriteCloser
+		var err error
+		if w, err = create(q); err != nil && first == nil {
+			first = err
+		}
+		if q == 0 {
+			if err == nil {
+				err = copyFile(w, name)
+			}
+		} else {
+			size := make([]int64, 1)
+			j.world.RecvPreallocInt64s(size, q, tag)
+			if size[0] < 0 && first == nil {
+				first = fmt.Errorf("process %d could not read its part", q)
+			}
+			for off := int64(0); off < size[0]; {
+				n := int(min(int64(piece), size[0]-off))
+				j.world.RecvPreallocBytes(buf[:n], q, tag)
+				if err == nil {
+					_, err = w.Write(buf[:n])
+				}
+				off += int64(n)
+			}
+		}
+		if w != nil {
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func copyFile(w io.Writer, name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
 }

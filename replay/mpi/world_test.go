@@ -33,8 +33,12 @@ func runWorld(t *testing.T, n int, groups map[uint32][]uint32, exact bool, fn fu
 	for r := 0; r < n; r++ {
 		p.Ranks = append(p.Ranks, uint32(r))
 	}
-	j, err := NewJob(p, JobOptions{})
-	if err := j.Agree(err); err != nil {
+	proc, err := Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := NewJob(proc, p, JobOptions{})
+	if err := proc.Agree(err); err != nil {
 		t.Fatal(err)
 	}
 	for _, ci := range j.comms {
