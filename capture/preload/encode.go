@@ -302,7 +302,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, 
 		}
 		p := &procIter{sc: s.Scan(), s: s, sink: sink, rules: rules, thread: base,
 			shift: s.Header.RealStart - s.Header.MonoStart - epoch,
-			fds: map[int32]*ofile{}, handles: map[int32]*handle{}, cwd: s.Header.Cwd}
+			fds:   map[int32]*ofile{}, handles: map[int32]*handle{}, cwd: s.Header.Cwd}
 		its = append(its, p)
 		st.Processes++
 		st.Dropped += int64(s.Header.Dropped)
