@@ -66,8 +66,21 @@ func compile(t *testing.T, dir, name, src string) string {
 	return bin
 }
 
+// spoolMode is how a test records: a linear spool per process, a ring
+// drained while the program runs (as iotrace record does), or a ring that
+// nobody drains until the program has ended (a killed iotrace, recovered).
+type spoolMode int
+
+const (
+	linear spoolMode = iota
+	drained
+	recovered
+)
+
+func (m spoolMode) String() string { return [...]string{"linear", "drained ring", "recovered ring"}[m] }
+
 // record runs bin with the shim in dir and returns its spool directory.
-func record(t *testing.T, libs Libs, dir, bin string, args ...string) (string, error) {
+func record(t *testing.T, libs Libs, mode spoolMode, dir, bin string, args ...string) (string, error) {
 	t.Helper()
 	spool := filepath.Join(dir, "spool")
 	os.RemoveAll(spool)
@@ -76,10 +89,29 @@ func record(t *testing.T, libs Libs, dir, bin string, args ...string) (string, e
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LD_PRELOAD="+libs.Preload(""), "IOTRACE_SPOOL="+spool)
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+libs.Preload(""))
+	if mode == linear {
+		cmd.Env = append(cmd.Env, "IOTRACE_SPOOL="+spool)
+	} else {
+		cmd.Env = append(cmd.Env, Env(spool)...)
+	}
+	var d *Drainer
+	if mode == drained {
+		d = StartDrainer(spool)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Logf("%s: %v\n%s", bin, err, out)
+	}
+	if d != nil {
+		if derr := d.Stop(); derr != nil {
+			t.Fatal(derr)
+		}
+	}
+	if mode == recovered {
+		if rerr := Recover(spool); rerr != nil {
+			t.Fatal(rerr)
+		}
 	}
 	return spool, err
 }
@@ -183,9 +215,18 @@ func TestShimPOSIX(t *testing.T) {
 	libs := buildShim(t)
 	dir := t.TempDir()
 	bin := compile(t, dir, "posix", posixProg)
-	spool, err := record(t, libs, dir, bin)
+	for _, mode := range []spoolMode{linear, drained, recovered} {
+		t.Run(mode.String(), func(t *testing.T) { testShimPOSIX(t, libs, mode, dir, bin) })
+	}
+}
+
+func testShimPOSIX(t *testing.T, libs Libs, mode spoolMode, dir, bin string) {
+	spool, err := record(t, libs, mode, dir, bin)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(spool, "ring-*")); len(left) > 0 {
+		t.Errorf("rings left: %v", left)
 	}
 	rules, _ := ptrace.NewRules([]string{dir}, nil, true)
 	evs, paths, stats := encode(t, spool, rules)
@@ -261,6 +302,12 @@ func TestShimPOSIX(t *testing.T) {
 // TestShimCrash checks that a process killed mid-run keeps every call it
 // finished: the spool is shared memory, not a buffer.
 func TestShimCrash(t *testing.T) {
+	for _, mode := range []spoolMode{linear, drained} {
+		t.Run(mode.String(), func(t *testing.T) { testShimCrash(t, mode) })
+	}
+}
+
+func testShimCrash(t *testing.T, mode spoolMode) {
 	libs := buildShim(t)
 	dir := t.TempDir()
 	bin := compile(t, dir, "crash", `
@@ -270,12 +317,12 @@ func TestShimCrash(t *testing.T) {
 int main(void) {
 	char b[64] = {0};
 	int fd = open("crash.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	for (int i = 0; i < 10000; i++) pwrite(fd, b, 64, (off_t)i * 64);
+	for (int i = 0; i < 100000; i++) pwrite(fd, b, 64, (off_t)i * 64);
 	raise(SIGKILL);
 	return 0;
 }
 `)
-	spool, err := record(t, libs, dir, bin)
+	spool, err := record(t, libs, mode, dir, bin)
 	if err == nil {
 		t.Fatal("the program was not killed")
 	}
@@ -286,8 +333,8 @@ int main(void) {
 			n++
 		}
 	}
-	if n != 10000 || stats[0].Incomplete != 0 {
-		t.Errorf("%d of 10000 pwrites survived the crash, %d incomplete", n, stats[0].Incomplete)
+	if n != 100000 || stats[0].Incomplete != 0 {
+		t.Errorf("%d of 100000 pwrites survived the crash, %d incomplete", n, stats[0].Incomplete)
 	}
 }
 
@@ -303,7 +350,7 @@ func TestShimMPIPartLoadsWithoutMPI(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := compile(t, dir, "plain", "#include <stdio.h>\nint main(void){FILE*f=fopen(\"p.txt\",\"w\");fputs(\"x\",f);fclose(f);return 0;}\n")
-	spool, err := record(t, libs, dir, bin)
+	spool, err := record(t, libs, drained, dir, bin)
 	if err != nil {
 		t.Fatal(err)
 	}

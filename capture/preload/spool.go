@@ -20,7 +20,8 @@ const (
 	headerSize   = 4096
 	recSize      = 96
 	recCommit    = 0x52000000
-	maxPath      = 4096
+	maxPath      = 4095
+	ringMagic    = "IOTRING1"
 )
 
 // Record flags (shim.h RF_*).
@@ -61,6 +62,7 @@ type Record struct {
 	Tag    int32
 	Comm   uint32
 	Count  int32
+	Seq    uint32 // the slot number the shim gave the record (low 32 bits)
 	Path   string
 	Path2  string
 }
@@ -243,7 +245,7 @@ func (sc *Scanner) Next(rec *Record) (bool, error) {
 			return false, &SpoolError{s.Name, off, fmt.Sprintf("bad record commit word %#x", commit)}
 		}
 		slots := int64(commit & 0xffffff)
-		l1, l2 := le.Uint32(b[88:]), le.Uint32(b[92:])
+		l1, l2 := uint32(le.Uint16(b[88:])), uint32(le.Uint16(b[90:]))
 		if l1 > maxPath || l2 > maxPath {
 			return false, &SpoolError{s.Name, off, fmt.Sprintf("path of %d bytes (at most %d)", max(l1, l2), maxPath)}
 		}
@@ -255,7 +257,7 @@ func (sc *Scanner) Next(rec *Record) (bool, error) {
 			Start: int64(le.Uint64(b[16:])), Dur: int64(le.Uint64(b[24:])), Off: int64(le.Uint64(b[32:])),
 			Size: int64(le.Uint64(b[40:])), Ret: int64(le.Uint64(b[48:])), Bytes: int64(le.Uint64(b[56:])),
 			OFlags: le.Uint32(b[64:]), Mode: le.Uint32(b[68:]), Peer: int32(le.Uint32(b[72:])), Tag: int32(le.Uint32(b[76:])),
-			Comm: le.Uint32(b[80:]), Count: int32(le.Uint32(b[84:])),
+			Comm: le.Uint32(b[80:]), Count: int32(le.Uint32(b[84:])), Seq: le.Uint32(b[92:]),
 		}
 		if rec.Flags&^knownRFFlags != 0 {
 			return false, &SpoolError{s.Name, off, fmt.Sprintf("unknown record flags %#x", rec.Flags)}

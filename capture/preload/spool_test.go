@@ -45,9 +45,12 @@ func spoolBytes(h Header, recs []*Record) []byte {
 		for i, v := range []int64{r.Start, r.Dur, r.Off, r.Size, r.Ret, r.Bytes} {
 			le.PutUint64(slot[16+8*i:], uint64(v))
 		}
-		for i, v := range []uint32{r.OFlags, r.Mode, uint32(r.Peer), uint32(r.Tag), r.Comm, uint32(r.Count), uint32(len(r.Path)), uint32(len(r.Path2))} {
+		for i, v := range []uint32{r.OFlags, r.Mode, uint32(r.Peer), uint32(r.Tag), r.Comm, uint32(r.Count)} {
 			le.PutUint32(slot[64+4*i:], v)
 		}
+		le.PutUint16(slot[88:], uint16(len(r.Path)))
+		le.PutUint16(slot[90:], uint16(len(r.Path2)))
+		le.PutUint32(slot[92:], r.Seq)
 		b = append(b, slot...)
 		pb := make([]byte, (n-1)*recSize)
 		copy(pb, paths)
@@ -123,12 +126,12 @@ func TestSpoolDamage(t *testing.T) {
 		{"commit", func(b []byte) []byte { b[headerSize+recSize+3] = 0x11; return b }, "offset 4192: bad record commit word", 1},
 		{"slots", func(b []byte) []byte { b[headerSize+recSize] = 3; return b }, "offset 4192: record spans 3 slots", 1},
 		{"path", func(b []byte) []byte {
-			binary.LittleEndian.PutUint32(b[headerSize+recSize+88:], 50)
+			binary.LittleEndian.PutUint16(b[headerSize+recSize+88:], 50)
 			return b
 		}, "offset 4192: record spans 1 slots, its paths need 2", 1},
 		{"past end", func(b []byte) []byte {
 			binary.LittleEndian.PutUint32(b[headerSize+recSize:], recCommit|2)
-			binary.LittleEndian.PutUint32(b[headerSize+recSize+88:], 50)
+			binary.LittleEndian.PutUint16(b[headerSize+recSize+88:], 50)
 			return b
 		}, "offset 4288: record runs past the end", 1},
 		{"flags", func(b []byte) []byte { b[headerSize+6] = 0xff; return b }, "offset 4096: unknown record flags", 0},

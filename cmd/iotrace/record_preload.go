@@ -105,14 +105,16 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args = argv
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), "LD_PRELOAD="+libs.Preload(os.Getenv("LD_PRELOAD")), "IOTRACE_SPOOL="+spool)
+	cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload(os.Getenv("LD_PRELOAD"))), preload.Env(spool)...)
 	if o.all {
 		cmd.Env = append(cmd.Env, "IOTRACE_ALL=1")
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	drainer := preload.StartDrainer(spool)
 	if err := cmd.Start(); err != nil {
 		signal.Stop(sigs)
+		drainer.Stop()
 		return fmt.Errorf("record: %w", err)
 	}
 	go func() {
@@ -123,6 +125,9 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 	werr := cmd.Wait()
 	signal.Stop(sigs)
 	close(sigs)
+	if derr := drainer.Stop(); derr != nil {
+		fmt.Fprintf(stderr, "iotrace: record: draining the spools: %v\n", derr)
+	}
 	status := 0
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
@@ -193,6 +198,9 @@ func recordRules(o recordOptions) (*ptrace.Rules, error) {
 // encodeSpools writes the trace of the spools in dir: one rank file per
 // rank the processes recorded (or one file for a lone process).
 func encodeSpools(stderr io.Writer, o recordOptions, rk capture.Rank, rules *ptrace.Rules, dir string, argv []string, status int) error {
+	if err := preload.Recover(dir); err != nil { // rings a killed record left
+		return err
+	}
 	run, err := preload.ReadDir(dir, rk.Rank)
 	if err != nil {
 		return err

@@ -18,6 +18,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,9 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 
 #define EXPORT __attribute__((visibility("default")))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
@@ -51,12 +56,23 @@ struct header {
 	char cmdline[1024]; /* NUL-separated arguments */
 	uint32_t cwd_len;
 	char cwd[2048];
+	char pad[3200 - 3136];
+	/* Ring mode: the spool is a ring of `ring` slots that iotrace drains
+	 * while the program runs (the consumer moves tail). */
+	uint64_t head;  /* slots taken */
+	uint32_t ring;  /* slots in the ring, 0 in linear mode */
+	uint32_t consumer; /* pid of the consumer */
+	char pad2[3264 - 3216];
+	uint64_t tail;  /* slots drained, written by the consumer: a cache line of its own */
 };
 
 /* The Go reader (capture/preload/spool.go) reads these offsets. */
 _Static_assert(__builtin_offsetof(struct header, mono_start) == 40, "header layout");
 _Static_assert(__builtin_offsetof(struct header, cmdline_len) == 56, "header layout");
 _Static_assert(__builtin_offsetof(struct header, cwd_len) == 1084, "header layout");
+_Static_assert(__builtin_offsetof(struct header, head) == 3200, "header layout");
+_Static_assert(__builtin_offsetof(struct header, ring) == 3208, "header layout");
+_Static_assert(__builtin_offsetof(struct header, tail) == 3264, "header layout");
 _Static_assert(sizeof(struct header) <= SPOOL_HEADER, "header size");
 
 static struct header *hdr;
@@ -67,6 +83,9 @@ static int active;
 static int record_all;
 static uint64_t next_slot;
 static char *chunks[MAX_CHUNKS];
+static char *ring_base;   /* ring mode: the slots */
+static uint32_t ring_slots;
+static int ring_dropping; /* the consumer died: records are counted, not written */
 static pthread_mutex_t grow_mu = PTHREAD_MUTEX_INITIALIZER;
 static int generation;
 static uint32_t next_tid;
@@ -105,7 +124,9 @@ static char *map_chunk(uint64_t c) {
 		struct stat st;
 		if (syscall(SYS_fstat, spool_fd, &st) == 0 && st.st_size < need)
 			syscall(SYS_ftruncate, spool_fd, need);
-		void *m = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, spool_fd, SPOOL_HEADER + (off_t)c * CHUNK);
+		/* Populated: the pages of a spool in tmpfs come writable at once,
+		 * not one fault per page in the calls that fill them. */
+		void *m = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, spool_fd, SPOOL_HEADER + (off_t)c * CHUNK);
 		if (m != MAP_FAILED) {
 			p = m;
 			__atomic_store_n(&chunks[c], p, __ATOMIC_RELEASE);
@@ -116,6 +137,7 @@ static char *map_chunk(uint64_t c) {
 }
 
 static char *slot(uint64_t i) {
+	if (ring_base) return ring_base + (i % ring_slots) * REC_SIZE;
 	uint64_t c = i / SLOTS_PER_CHUNK;
 	if (c >= MAX_CHUNKS) return NULL;
 	char *p = map_chunk(c);
@@ -147,14 +169,45 @@ static uint32_t my_tid(void) {
 	return t_tid;
 }
 
+/* ring_wait waits until the consumer has drained the ring up to end −
+ * ring_slots; false when it died (then records are counted as dropped:
+ * nobody will drain them). */
+static int ring_wait(uint64_t end) {
+	if (end - __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) <= ring_slots) return 1;
+	for (int k = 0;; k++) {
+		if (ring_dropping) return 0;
+		if (end - __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) <= ring_slots) return 1;
+		if (k < 64) {
+			sched_yield();
+			continue;
+		}
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+		if (k % 1000 == 0 && hdr->consumer && kill((pid_t)hdr->consumer, 0) != 0 && errno == ESRCH) {
+			ring_dropping = 1;
+			return 0;
+		}
+	}
+}
+
 EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 	if (!active) return;
-	r->len = p ? (uint32_t)strnlen(p, PATH_MAX) : 0;
-	r->len2 = p2 ? (uint32_t)strnlen(p2, PATH_MAX) : 0;
+	r->len = p ? (uint16_t)strnlen(p, PATH_MAX - 1) : 0;
+	r->len2 = p2 ? (uint16_t)strnlen(p2, PATH_MAX - 1) : 0;
 	r->tid = my_tid();
 	if (t_mpiio > 0 && r->call < C_MPI_RANK) r->flags |= RF_IN_MPIIO;
 	uint32_t n = 1 + (r->len + r->len2 + REC_SIZE - 1) / REC_SIZE;
-	uint64_t i = __atomic_fetch_add(&next_slot, n, __ATOMIC_RELAXED);
+	uint64_t i;
+	if (ring_base) {
+		i = __atomic_fetch_add(&hdr->head, n, __ATOMIC_RELAXED);
+		if (!ring_wait(i + n)) {
+			__atomic_add_fetch(&hdr->dropped, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	} else {
+		i = __atomic_fetch_add(&next_slot, n, __ATOMIC_RELAXED);
+	}
+	r->seq = (uint32_t)i;
 	struct rec *d = (struct rec *)slot(i);
 	if (!d) {
 		__atomic_add_fetch(&hdr->dropped, 1, __ATOMIC_RELAXED);
@@ -163,9 +216,23 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 	uint32_t pos = 0;
 	if (r->len) copy_out(i, p, r->len, &pos);
 	if (r->len2) copy_out(i, p2, r->len2, &pos);
+	r->commit = REC_COMMIT | n;
+#if defined(__x86_64__)
+	/* Streaming stores: the spool is written once and read by another
+	 * process later, so its lines need not be read into the cache first.
+	 * The first 16 bytes, with the commit word, go last, after a fence. */
+	const __m128i *s = (const __m128i *)r;
+	__m128i *q = (__m128i *)d;
+	__m128i head = _mm_loadu_si128(s);
+	for (int k = 1; k < REC_SIZE / 16; k++) _mm_stream_si128(q + k, _mm_loadu_si128(s + k));
+	_mm_sfence();
+	_mm_stream_si128(q, head);
+#else
+	uint32_t commit = r->commit;
 	r->commit = 0;
 	memcpy((char *)d + 4, (char *)r + 4, REC_SIZE - 4);
-	__atomic_store_n(&d->commit, REC_COMMIT | n, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->commit, commit, __ATOMIC_RELEASE);
+#endif
 }
 
 EXPORT void iotrace_set_rank(int rank, int size) {
@@ -192,20 +259,32 @@ static void read_small(const char *name, char *buf, uint32_t cap, uint32_t *len)
 static void open_spool(void) {
 	const char *dir = getenv("IOTRACE_SPOOL");
 	if (!dir || !*dir) return;
+	const char *rs = getenv("IOTRACE_RING");
+	long ring = rs ? atol(rs) : 0;
+	if (ring < 0 || ring > (1L << 24)) ring = 0;
+	const char *cs = getenv("IOTRACE_CONSUMER");
+	if (!cs || atol(cs) <= 0) ring = 0; /* a ring needs its consumer */
 	char name[PATH_MAX];
-	snprintf(name, sizeof name, "%s/spool-%d-%lld.sp", dir, (int)getpid(), (long long)iotrace_now());
+	snprintf(name, sizeof name, "%s/%s-%d-%lld.sp", dir, ring ? "ring" : "spool", (int)getpid(), (long long)iotrace_now());
 	int fd = syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) return;
-	if (syscall(SYS_ftruncate, fd, (off_t)SPOOL_HEADER) != 0) {
+	size_t size = SPOOL_HEADER + (size_t)ring * REC_SIZE;
+	if (syscall(SYS_ftruncate, fd, (off_t)size) != 0) {
 		syscall(SYS_close, fd);
 		return;
 	}
-	void *m = mmap(NULL, SPOOL_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | (ring ? MAP_POPULATE : 0), fd, 0);
 	if (m == MAP_FAILED) {
 		syscall(SYS_close, fd);
 		return;
 	}
 	hdr = m;
+	if (ring) {
+		ring_base = (char *)m + SPOOL_HEADER;
+		ring_slots = (uint32_t)ring;
+		hdr->ring = (uint32_t)ring;
+		hdr->consumer = cs ? (uint32_t)atol(cs) : 0;
+	}
 	spool_fd = fd;
 	hdr->version = SPOOL_VERSION;
 	hdr->rec_size = REC_SIZE;
@@ -220,7 +299,7 @@ static void open_spool(void) {
 	if (syscall(SYS_getcwd, hdr->cwd, sizeof hdr->cwd) > 0) hdr->cwd_len = strnlen(hdr->cwd, sizeof hdr->cwd);
 	const char *all = getenv("IOTRACE_ALL");
 	record_all = all && all[0] == '1';
-	memcpy(hdr->magic, SPOOL_MAGIC, 8); /* last: a reader sees a whole header or none */
+	memcpy(hdr->magic, ring ? RING_MAGIC : SPOOL_MAGIC, 8); /* last: a reader sees a whole header or none */
 	active = 1;
 }
 
@@ -236,8 +315,11 @@ static void after_fork_child(void) {
 		munmap(chunks[c], CHUNK);
 		chunks[c] = NULL;
 	}
-	munmap(hdr, SPOOL_HEADER);
+	munmap(hdr, SPOOL_HEADER + (size_t)ring_slots * REC_SIZE);
 	hdr = NULL;
+	ring_base = NULL;
+	ring_slots = 0;
+	ring_dropping = 0;
 	syscall(SYS_close, spool_fd);
 	spool_fd = -1;
 	next_slot = 0;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #define SPOOL_MAGIC "IOTSPOOL"
+#define RING_MAGIC "IOTRING1"
 #define SPOOL_VERSION 1
 #define SPOOL_HEADER 4096
 #define REC_SIZE 96
@@ -75,8 +76,9 @@ struct rec {
 	int32_t tag;
 	uint32_t comm;   /* communicator id: 0 world, 1 self */
 	int32_t count;   /* iovec count, element count; ret2 for dup-like calls */
-	uint32_t len;    /* path bytes that follow */
-	uint32_t len2;   /* second path bytes that follow */
+	uint16_t len;    /* path bytes that follow */
+	uint16_t len2;   /* second path bytes that follow */
+	uint32_t seq;    /* the record's slot number (low 32 bits) */
 };
 
 _Static_assert(sizeof(struct rec) == REC_SIZE, "record size");
