@@ -164,10 +164,12 @@ func (r *ring) drain(final bool) (int, error) {
 	return n, r.flush(start)
 }
 
-// flush writes the copied records, then clears their slots and gives
-// them back to the writer: a record leaves the ring only once it is in
-// the linear spool.
-func (r *ring) flush(from uint64) error {
+// flush writes the copied records, then gives their slots back to the
+// writer: a record leaves the ring only once it is in the linear spool.
+// Slots are not cleared: a slot holds a record of this lap only when its
+// number (seq) says so, and the consumer only reads the ring, which keeps
+// the writer's cache lines its own.
+func (r *ring) flush(uint64) error {
 	if len(r.buf) == 0 {
 		return nil
 	}
@@ -176,9 +178,6 @@ func (r *ring) flush(from uint64) error {
 	}
 	r.outN += int64(len(r.buf))
 	r.buf = r.buf[:0]
-	for i := from; i < r.tail; i++ {
-		clear(r.slot(i))
-	}
 	atomic.StoreUint64(r.u64(offTail), r.tail)
 	return nil
 }

@@ -213,7 +213,7 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 	}
 	out := replay.Output{Target: target, Record: func(r uint32) trace.Sink { return w.Rank(r) }}
 
-	world = mpi.NewWorld(job)
+	world = mpi.NewWorld(job, mpi.WorldOptions{FilesSynchronise: f.backend == backendMPIIO})
 	var infoErr error
 	ready = func() {
 		// The common start: every process's ranks start together, and

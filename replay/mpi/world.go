@@ -49,9 +49,10 @@ import (
 //     collective can still complete, in two rounds in a row, the waiting
 //     calls fail with comm.ErrUnmatched, as comm.Local fails them.
 type World struct {
-	j   *Job
-	in  chan *op
-	own map[uint32]int // trace rank → index in j.Own()
+	j    *Job
+	opts WorldOptions
+	in   chan *op
+	own  map[uint32]int // trace rank → index in j.Own()
 
 	exited chan struct{}
 	err    error // the first MPI failure outside a call
@@ -66,9 +67,19 @@ type WorldStats struct {
 	Unreceived  int64 // messages that no receive matched
 }
 
+// WorldOptions configure a World.
+type WorldOptions struct {
+	// FilesSynchronise says the backend's collective MPI-IO calls are
+	// real MPI collectives (the MPI-IO backend), which make the ranks
+	// wait for each other themselves: the world's file-domain
+	// collectives (comm.DomainFile) then return at once instead of
+	// adding an MPI_Ibarrier to every collective file call.
+	FilesSynchronise bool
+}
+
 // NewWorld starts the communication layer of j's ranks.
-func NewWorld(j *Job) *World {
-	w := &World{j: j, in: make(chan *op, 1024), own: map[uint32]int{}, exited: make(chan struct{})}
+func NewWorld(j *Job, opts WorldOptions) *World {
+	w := &World{j: j, opts: opts, in: make(chan *op, 1024), own: map[uint32]int{}, exited: make(chan struct{})}
 	for i, r := range j.Own() {
 		w.own[r] = i
 	}
@@ -167,7 +178,7 @@ func (p *endpoint) call(ctx context.Context, o *op) (int64, error) {
 }
 
 func (p *endpoint) Collective(ctx context.Context, kind comm.Kind, d comm.Domain, c uint32, root int32, bytes int64) error {
-	if c == trace.CommSelf {
+	if c == trace.CommSelf || (d == comm.DomainFile && p.w.opts.FilesSynchronise) {
 		return nil
 	}
 	_, err := p.call(ctx, &op{kind: opColl, me: p.me, ck: kind, dom: d, comm: c, root: root, bytes: bytes})

@@ -44,7 +44,7 @@ func runWorld(t *testing.T, n int, groups map[uint32][]uint32, exact bool, fn fu
 	for _, ci := range j.comms {
 		ci.exact = exact
 	}
-	w := NewWorld(j)
+	w := NewWorld(j, WorldOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	j.Barrier()

@@ -31,9 +31,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
 
 #define EXPORT __attribute__((visibility("default")))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
@@ -217,22 +214,12 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 	if (r->len) copy_out(i, p, r->len, &pos);
 	if (r->len2) copy_out(i, p2, r->len2, &pos);
 	r->commit = REC_COMMIT | n;
-#if defined(__x86_64__)
-	/* Streaming stores: the spool is written once and read by another
-	 * process later, so its lines need not be read into the cache first.
-	 * The first 16 bytes, with the commit word, go last, after a fence. */
-	const __m128i *s = (const __m128i *)r;
-	__m128i *q = (__m128i *)d;
-	__m128i head = _mm_loadu_si128(s);
-	for (int k = 1; k < REC_SIZE / 16; k++) _mm_stream_si128(q + k, _mm_loadu_si128(s + k));
-	_mm_sfence();
-	_mm_stream_si128(q, head);
-#else
+	/* The ring is warm memory: plain stores, the commit word last (a
+	 * release store orders it after the rest). */
 	uint32_t commit = r->commit;
 	r->commit = 0;
 	memcpy((char *)d + 4, (char *)r + 4, REC_SIZE - 4);
 	__atomic_store_n(&d->commit, commit, __ATOMIC_RELEASE);
-#endif
 }
 
 EXPORT void iotrace_set_rank(int rank, int size) {
