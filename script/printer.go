@@ -125,6 +125,11 @@ func (pr *printer) stmt(s Stmt, depth int) {
 		pr.expr(s.Value)
 	case *AssignStmt:
 		pr.name(s.Name)
+		if s.Index != nil {
+			b.WriteByte('[')
+			pr.expr(s.Index)
+			b.WriteByte(']')
+		}
 		b.WriteString(" = ")
 		pr.expr(s.Value)
 	case *IfStmt:
@@ -265,6 +270,20 @@ func (pr *printer) expr(e Expr) {
 		b.WriteString(e.Op)
 		b.WriteByte(' ')
 		pr.sub(e.Y, p+1)
+	case *ListLit:
+		b.WriteByte('[')
+		for i, x := range e.Elems {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			pr.expr(x)
+		}
+		b.WriteByte(']')
+	case *IndexExpr:
+		pr.sub(e.X, precPrimary)
+		b.WriteByte('[')
+		pr.expr(e.Index)
+		b.WriteByte(']')
 	case *CallExpr:
 		pr.name(e.Fun)
 		b.WriteByte('(')
