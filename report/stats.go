@@ -42,6 +42,7 @@ type Stats struct {
 	Stragglers []uint32 // ranks whose IOTime is > 1.5 × the median and > median + 3 × MAD (≥ 3 ranks)
 	Files      []*FileRow
 	Regions    []*RegionRow
+	Detail     bool // computed with Options.Detail
 }
 
 // Duration is the wall time the trace spans, in seconds: latest end −
@@ -371,7 +372,7 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		unknownOp: map[trace.Op]*opInfo{},
 		keys:      map[string]int{},
 	}
-	st := &Stats{}
+	st := &Stats{Detail: opts.Detail}
 	ranks := t.Ranks()
 	st.Ranks = len(ranks)
 	buf := make([]trace.Event, trace.BatchSize)

@@ -43,6 +43,8 @@ var ranks = map[string]int{
 	"parabench-listing2": 4,
 	// Listing 4 shows the run of listing 3 with 16 processes.
 	"parabench-listing3": 16,
+	// The papers' runs span 2 to 512 processes; 8 is a small partition.
+	"beffio": 8,
 }
 
 // List returns every sample, by name.

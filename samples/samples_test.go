@@ -471,3 +471,273 @@ func TestParabenchListing3(t *testing.T) {
 		t.Errorf("views of rank 2:\n%v\nwant\n%v", views, want)
 	}
 }
+
+// beffPattern is a row of Table 2 of Rabenseifner and Koniges (2001):
+// pattern number, type, chunk l, memory buffer L, time units U.
+type beffPattern struct {
+	n, typ int
+	l, L   int64
+	U      int64
+}
+
+// beffTable is Table 2 with MPART = max(2 MB, 1 GiB / 128) = 8 MiB (the
+// sample's default memory of 1 GiB per process). Patterns 33 and 42 fill
+// up the segments (U = 0, size given by the run).
+func beffTable() []beffPattern {
+	const k, m, mpart = 1 << 10, 1 << 20, 8 << 20
+	t := []beffPattern{
+		{0, 0, m, m, 0}, {1, 0, mpart, mpart, 4}, {2, 0, m, 2 * m, 4}, {3, 0, m, m, 4}, {4, 0, 32 * k, m, 2},
+		{5, 0, k, m, 2}, {6, 0, 32*k + 8, m + 256, 2}, {7, 0, k + 8, m + 8*k, 2}, {8, 0, m + 8, m + 8, 2},
+	}
+	chunks := []int64{m, mpart, m, 32 * k, k, 32*k + 8, k + 8, m + 8}
+	u1 := []int64{0, 4, 2, 1, 1, 1, 1, 2}
+	u2 := []int64{0, 2, 2, 1, 1, 1, 1, 2}
+	for i, l := range chunks {
+		t = append(t, beffPattern{9 + i, 1, l, l, u1[i]})
+	}
+	for typ, first := range []int{17, 25, 34} {
+		for i, l := range chunks {
+			t = append(t, beffPattern{first + i, 2 + typ, l, l, u2[i]})
+		}
+	}
+	return t
+}
+
+const mpiModeUniqueOpen = 32 // MPI_MODE_UNIQUE_OPEN
+
+// beffRun is what one rank did in one pattern region of one access method.
+type beffRun struct {
+	calls      int64
+	sizes      map[int64]int64 // data call sizes
+	ops        map[trace.Op]int64
+	start, end int64
+	view       [3]int64 // disp, block, stride of the last set_view before or in it
+}
+
+// beffRuns expands beffio.iop and returns rank r's pattern runs by
+// "METHOD pattern N", and the open flags by "METHOD type N".
+func beffRuns(t *testing.T, x trace.Trace, r uint32) (map[string]*beffRun, map[string]uint32) {
+	t.Helper()
+	src, err := x.Rank(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]*beffRun{}
+	flags := map[string]uint32{}
+	var cur *beffRun
+	var typeLabel string
+	var view [3]int64
+	buf := make([]trace.Event, 1024)
+	for {
+		n, err := src.ReadEvents(buf)
+		for _, e := range buf[:n] {
+			switch {
+			case e.Op == trace.OpRegionBegin:
+				label := strings.TrimPrefix(src.Path(e.Path), "b_eff_io ")
+				if strings.Contains(label, " pattern ") {
+					method, num, _ := strings.Cut(label, " type ")
+					_, num, _ = strings.Cut(num, " pattern ")
+					cur = &beffRun{sizes: map[int64]int64{}, ops: map[trace.Op]int64{}, start: e.Start, view: view}
+					runs[method+" pattern "+num] = cur
+				} else {
+					typeLabel = label
+				}
+			case e.Op == trace.OpRegionEnd:
+				if cur != nil {
+					cur.end = e.Start
+				}
+				cur = nil
+			case e.Op == trace.OpMPIFileOpen:
+				flags[typeLabel] = e.Flags
+			case e.Op == trace.OpMPIFileSetView:
+				view = [3]int64{e.Offset, e.Size, e.Stride}
+				if cur != nil {
+					cur.view = view
+				}
+			case cur != nil:
+				cur.ops[e.Op]++
+				if e.Op.Dir() != trace.DirNone {
+					cur.calls++
+					cur.sizes[e.Size]++
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	return runs, flags
+}
+
+// TestBeffIOPatternTable pins beffio.iop to Table 2: the types, the chunk
+// and buffer sizes, the time units (each pattern runs for T/3 · U/ΣU of
+// the scheduled time, at least once), the calls of each type, the segments
+// of types 3 and 4, and the flags of the three access methods.
+func TestBeffIOPatternTable(t *testing.T) {
+	table := beffTable()
+	var sumU int64
+	for _, p := range table {
+		sumU += p.U
+	}
+	if sumU != 64 {
+		t.Fatalf("ΣU = %d in the test's table", sumU)
+	}
+	const ranks = 2
+	T := int64(3e9)
+	x, err := Open("beffio", ranks, map[string]string{"T": "3s"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, flags := beffRuns(t, x, 1)
+	wantOp := map[int]trace.Op{0: trace.OpMPIFileWriteAll, 1: trace.OpMPIFileWriteOrdered, 2: trace.OpMPIFileWrite,
+		3: trace.OpMPIFileWrite, 4: trace.OpMPIFileWriteAll}
+	readOp := map[trace.Op]trace.Op{trace.OpMPIFileWriteAll: trace.OpMPIFileReadAll, trace.OpMPIFileWriteOrdered: trace.OpMPIFileReadOrdered,
+		trace.OpMPIFileWrite: trace.OpMPIFileRead}
+	reps := map[int]int64{} // pattern → calls in the first write
+	for _, method := range []string{"first write", "rewrite", "read"} {
+		var done [3]int64 // bytes per rank of the earlier patterns of types 0–2
+		for _, p := range table {
+			run := runs[fmt.Sprintf("%s pattern %d", method, p.n)]
+			if run == nil {
+				t.Fatalf("%s: no region for pattern %d", method, p.n)
+			}
+			op := wantOp[p.typ]
+			if method == "read" {
+				op = readOp[op]
+			}
+			if run.ops[op] != run.calls || len(run.sizes) != 1 || run.sizes[p.L] != run.calls {
+				t.Errorf("%s pattern %d: calls %v sizes %v, want %s of %d bytes", method, p.n, run.ops, run.sizes, op, p.L)
+			}
+			if method == "first write" {
+				reps[p.n] = run.calls
+			} else if run.calls != reps[p.n] {
+				t.Errorf("%s pattern %d: %d calls, the first write made %d", method, p.n, run.calls, reps[p.n])
+			}
+			if p.typ >= 3 {
+				if run.calls != reps[p.n-8-9*(p.typ-3)] {
+					t.Errorf("%s pattern %d: %d calls, want as many as type 2's pattern %d", method, p.n, run.calls, p.n-8-9*(p.typ-3))
+				}
+				continue
+			}
+			// Time-driven: at least once; U = 0 exactly once; otherwise as
+			// long as T/3 · U/64, give or take the last iteration.
+			budget := T * p.U / 64 / 3
+			took := run.end - run.start
+			if p.U == 0 && run.calls != 1 || run.calls < 1 || p.U > 0 && (took < budget || took > budget+budget/run.calls*2+1e6) {
+				t.Errorf("%s pattern %d (U = %d): %d calls in %d ns, budget %d ns", method, p.n, p.U, run.calls, took, budget)
+			}
+			// Type 0: a view of chunks l, every nranks-th, after the
+			// earlier patterns.
+			if p.typ == 0 && run.view != [3]int64{ranks*done[0] + p.l, p.l, ranks * p.l} {
+				t.Errorf("%s pattern %d: view %v", method, p.n, run.view)
+			}
+			done[p.typ] += run.calls * p.L
+		}
+		// Types 3 and 4: one segment per rank, type 2's bytes rounded up
+		// to a MiB, filled up by patterns 33 and 42.
+		used := done[2]
+		segment := (used + 1<<20 - 1) >> 20 << 20
+		for _, fill := range []int{33, 42} {
+			run := runs[fmt.Sprintf("%s pattern %d", method, fill)]
+			if run.view != [3]int64{segment, 0, 0} || run.calls != 1 || run.sizes[segment-used] != 1 {
+				t.Errorf("%s pattern %d: view %v, sizes %v; want the segment at %d filled up by %d bytes",
+					method, fill, run.view, run.sizes, segment, segment-used)
+			}
+		}
+	}
+	for typ := 0; typ < 5; typ++ {
+		ty := fmt.Sprintf(" type %d", typ)
+		if flags["first write"+ty] != trace.MPIModeCreate|trace.MPIModeWronly|mpiModeUniqueOpen ||
+			flags["rewrite"+ty] != trace.MPIModeWronly|mpiModeUniqueOpen || flags["read"+ty] != trace.MPIModeRdonly|mpiModeUniqueOpen {
+			t.Errorf("type %d: open flags %v", typ, flags)
+		}
+	}
+	// The b_eff_io view finds every type of every access method.
+	st, err := report.Compute(x, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := st.BeffIO()
+	if err != nil || len(b.Missing) != 0 || b.Value <= 0 {
+		t.Fatalf("b_eff_io of the expansion: %v, %+v", err, b)
+	}
+}
+
+// TestBeffIOWrap runs beffio.iop with a decider that lets the rewrite and
+// the read run longer than the first write (3, 5 and 7 iterations per
+// pattern): they must go back to the start of each pattern's data and never
+// read or write past what the first write wrote.
+func TestBeffIOWrap(t *testing.T) {
+	s, _ := Get("beffio")
+	p, err := s.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := p.Instantiate(script.Config{Ranks: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loops := 0
+	dec := script.DeciderFunc(func(c script.LoopCheck) (bool, error) {
+		if c.Iter == 0 {
+			loops++
+		}
+		pass := (loops - 1) / 25 // 25 time-driven loops per access method
+		return c.Iter < []int64{3, 5, 7}[pass], nil
+	})
+	paths := trace.NewPaths()
+	src, err := in.Source(0, paths, dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := trace.ReadAll(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loops != 75 {
+		t.Fatalf("%d time-driven loops, want 75", loops)
+	}
+	// Per pattern of type 2, the data of the first write; later passes stay
+	// inside.
+	start, extent := map[string]int64{}, map[string]int64{}
+	pass := map[string]int{}
+	var region string
+	seeks := map[string]int{}
+	for _, e := range evs {
+		path := paths.Lookup(e.Path)
+		switch {
+		case e.Op == trace.OpRegionBegin:
+			region = paths.Lookup(e.Path)
+		case e.Op == trace.OpMPIFileOpen:
+			pass[path]++
+		case e.Op == trace.OpMPIFileSeek || e.Op == trace.OpMPIFileSeekShared:
+			seeks[region]++
+		case e.Op.Dir() != trace.DirNone && strings.HasPrefix(path, "beff_io.2"):
+			// The pattern's data: [start, end) of its first write.
+			_, pat, _ := strings.Cut(region, " type ")
+			end := e.Offset + e.Size
+			if pass[path] == 1 {
+				if _, ok := extent[pat]; !ok {
+					start[pat] = e.Offset
+				}
+				extent[pat] = max(extent[pat], end)
+			} else if e.Offset < start[pat] || end > extent[pat] {
+				t.Errorf("%s pass %d: %s at %d+%d outside the pattern's data [%d, %d)", region, pass[path], e.Op, e.Offset, e.Size, start[pat], extent[pat])
+			}
+		}
+	}
+	// Type 2, pattern 21 (1 KiB): the rewrite seeks to the pattern's start
+	// before it and after its 3rd iteration; the read before it and after
+	// its 3rd and 6th. Type 0 seeks only to wrap.
+	for label, want := range map[string]int{
+		"b_eff_io first write type 2 pattern 21": 0, "b_eff_io rewrite type 2 pattern 21": 2, "b_eff_io read type 2 pattern 21": 3,
+		"b_eff_io rewrite type 0 pattern 5": 1, "b_eff_io read type 0 pattern 5": 2, "b_eff_io read type 1 pattern 13": 3,
+	} {
+		if seeks[label] != want {
+			t.Errorf("%s: %d seeks, want %d", label, seeks[label], want)
+		}
+	}
+	if len(extent) != 8 || extent["2 pattern 24"] == 0 {
+		t.Errorf("type 2's patterns: %v", extent)
+	}
+}

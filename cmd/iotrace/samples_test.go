@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -75,5 +76,41 @@ func TestStatsAstro3d(t *testing.T) {
 		if fmt.Sprint(sizes) != fmt.Sprint(c.sizes) {
 			t.Errorf("%s: sizes %v, want %v", c.file, sizes, c.sizes)
 		}
+	}
+}
+
+// TestStatsBeffIO: "iotrace stats --beffio" on the b_eff_io sample gives a
+// row per access method and pattern type, the averages and the value.
+func TestStatsBeffIO(t *testing.T) {
+	beff := filepath.Join("..", "..", "samples", "beffio.iop")
+	out := mustRun(t, "stats", "--beffio", "--ranks", "2", "--param", "T=3s", beff)
+	for _, want := range []string{"first write    0 scatter, collective", "read           4 segmented, collective",
+		"rewrite        average", "b_eff_io  ", "25 % first write + 25 % rewrite + 50 % read"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stats --beffio lacks %q:\n%s", want, out)
+		}
+	}
+	out = mustRun(t, "stats", "--by", "beffio", "--format", "json", "--ranks", "2", "--param", "T=3s", beff)
+	var rep struct {
+		BeffIO struct {
+			Value   float64 `json:"value_mb_s"`
+			Methods []struct{ Types []struct{ Type int } }
+			Missing []string
+		} `json:"beffio"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.BeffIO.Value <= 0 || len(rep.BeffIO.Methods) != 3 || len(rep.BeffIO.Methods[2].Types) != 5 || len(rep.BeffIO.Missing) != 0 {
+		t.Errorf("json: %+v", rep.BeffIO)
+	}
+	_, stderr, code := run(t, "stats", "--beffio", "--by", "op", "--ranks", "2", beff)
+	if code == 0 || !strings.Contains(stderr, "--beffio is --by beffio") {
+		t.Errorf("--beffio --by op: exit %d, %s", code, stderr)
+	}
+	// A trace without b_eff_io regions says so.
+	out = mustRun(t, "stats", "--beffio", filepath.Join("..", "..", "samples", "ior-4x2048.iot"))
+	if !strings.Contains(out, "no b_eff_io regions in this trace") {
+		t.Errorf("ior sample:\n%s", out)
 	}
 }
