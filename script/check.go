@@ -572,6 +572,7 @@ const (
 	opSendrecv
 	opSleep
 	opMark
+	opFail
 )
 
 type cCmd struct {
@@ -867,6 +868,8 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 		cm.op = opSleep
 	case "mark":
 		cm.op = opMark
+	case "fail":
+		cm.op = opFail
 	default:
 		cm.op = commOps[s.Name]
 	}
@@ -1198,6 +1201,14 @@ func (c *compiler) call(e *CallExpr) cexpr {
 			return cexpr{typ: TInvalid}
 		}
 		return lenExpr(args[0])
+	case "sqrt":
+		if !nargs(1, "sqrt(n)") {
+			return cexpr{typ: TInvalid}
+		}
+		if !c.want(args[0], TInt, e.Args[0].Start(), "the argument of sqrt") {
+			return cexpr{typ: TInvalid}
+		}
+		return sqrtExpr(args[0], e.Args[0].Start())
 	case "xor":
 		if !nargs(2, "xor(a, b)") {
 			return cexpr{typ: TInvalid}
@@ -1219,7 +1230,7 @@ func (c *compiler) call(e *CallExpr) cexpr {
 		}
 		return groupFnExpr(name == "size", args[0])
 	}
-	names := []string{"min", "max", "abs", "pad", "xor", "len", "size", "first"}
+	names := []string{"min", "max", "abs", "pad", "sqrt", "xor", "len", "size", "first"}
 	if s := suggest(name, names); s != "" {
 		c.errorf(e.Fun.Pos, "unknown function %s (did you mean %s?)", name, s)
 	} else {

@@ -138,6 +138,7 @@ var commandList = []cmdSpec{
 		synopsis: "sendrecv N with PEER [tag T]"},
 	{name: "sleep", operand: []Type{TDuration}, opWhat: "a duration", synopsis: "sleep DURATION"},
 	{name: "mark", operand: []Type{TString}, opWhat: "a label", synopsis: "mark LABEL"},
+	{name: "fail", operand: []Type{TString}, opWhat: "a message", synopsis: "fail MESSAGE"},
 }
 
 var commands = func() map[string]*cmdSpec {

@@ -452,6 +452,29 @@ func formatList(l []int64) string {
 	return b.String()
 }
 
+// sqrtExpr is the integer square root of a non-negative int, rounded
+// down.
+func sqrtExpr(x cexpr, pos Pos) cexpr {
+	f := x.fi
+	return cexpr{typ: TInt, constable: x.isConst, fi: func(it *Interp) (int64, error) {
+		v, err := f(it)
+		if err != nil {
+			return 0, err
+		}
+		if v < 0 {
+			return 0, evalErr(pos, fmt.Sprintf("sqrt of a negative number (%d)", v))
+		}
+		r := min(int64(math.Sqrt(float64(v))), 3037000499)
+		for r*r > v {
+			r--
+		}
+		for r < 3037000499 && (r+1)*(r+1) <= v { // 3037000499² is the largest square in an int64
+			r++
+		}
+		return r, nil
+	}}
+}
+
 // xorExpr is the bitwise exclusive or of two ints: the partner of a
 // pairwise exchange in step i is xor(rank, i).
 func xorExpr(a, b cexpr) cexpr {

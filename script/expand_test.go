@@ -244,7 +244,7 @@ repeat len(sizes) as i {
     }
     write "f" at counts[i] size sizes[i]
 }
-mark "$counts $copy ${len([])}"
+mark "$counts $copy ${len([])} ${sqrt(8)} ${sqrt(9)} ${sqrt(9223372036854775807)} ${sqrt(0)}"
 `, Config{Ranks: 1, Params: map[string]string{"sizes": "[8, 16 + nranks]"}}, map[uint32]string{0: `
 	open f flags=O_WRONLY|O_CREAT mode=0644 ret=3
 	pwrite f fd=3 off=1 size=8 ret=8
@@ -252,7 +252,7 @@ mark "$counts $copy ${len([])}"
 	open f flags=O_WRONLY|O_CREAT mode=0644 ret=3
 	pwrite f fd=3 off=2 size=17 ret=17
 	close f fd=3
-	mark [1, 2] [0, 0] 0`})
+	mark [1, 2] [0, 0] 0 2 3 3037000499 0`})
 }
 
 // TestExpandGroups: groups take consecutive ranks; inside on, grank and

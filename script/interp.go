@@ -528,6 +528,12 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		d, err := it.nonNeg(cm.n, "a sleep")
 		it.now += d
 		return false, err
+	case opFail:
+		msg, err := cm.path.fs(it)
+		if err != nil {
+			return false, err
+		}
+		return false, evalErr(cm.pos, msg)
 	case opMark:
 		id, err := it.path(cm.path, cm.site)
 		if err == nil {
