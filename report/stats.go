@@ -379,6 +379,12 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	for _, r := range ranks {
 		rr, err := c.rank(r, buf)
 		if err != nil {
+			// An error that points at its spot (a script's file:line:col)
+			// is one line as it is.
+			var located interface{ Location() string }
+			if errors.As(err, &located) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
 		if rr.Events > 0 {

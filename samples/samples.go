@@ -45,6 +45,10 @@ var ranks = map[string]int{
 	"parabench-listing3": 16,
 	// The papers' runs span 2 to 512 processes; 8 is a small partition.
 	"beffio": 8,
+	// Isaila et al. ran BTIO on 9 compute nodes.
+	"btio-a": 9,
+	"btio-b": 9,
+	"btio-c": 9,
 }
 
 // List returns every sample, by name.

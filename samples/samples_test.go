@@ -2,6 +2,7 @@ package samples
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -217,11 +218,27 @@ func mapsEqual[K comparable](a, b map[K]int64) bool {
 }
 
 // TestAstro3dSameProgram: the large case is the small one with other
-// parameters. Everything after the parameters must be the same text.
+// parameters.
 func TestAstro3dSameProgram(t *testing.T) {
-	small, _ := Get("astro3d-small")
-	large, _ := Get("astro3d-large")
-	body := func(s Sample) (params []string, rest string) {
+	sameProgram(t, "astro3d-small", "astro3d-large")
+	// And the small program run with the large case's parameters gives
+	// the large case's counts.
+	st := stats(t, "astro3d-small", 64, map[string]string{"nx": "256", "ny": "256", "nz": "128", "pz": "4", "iterations": "5"})
+	if got := opCounts(st); got["seek"] != 3235 || commCalls(st) != 109888 {
+		t.Errorf("small program with the large parameters: seek %d, comm %d", got["seek"], commCalls(st))
+	}
+}
+
+// sameProgram checks that samples a and b are one program with other
+// parameter values: the same parameters, and everything after them the
+// same text.
+func sameProgram(t *testing.T, a, b string) {
+	t.Helper()
+	body := func(name string) (params []string, rest string) {
+		s, ok := Get(name)
+		if !ok {
+			t.Fatalf("no sample %s", name)
+		}
 		lines := strings.Split(string(s.Source), "\n")
 		last := -1
 		for i, l := range lines {
@@ -233,16 +250,10 @@ func TestAstro3dSameProgram(t *testing.T) {
 		}
 		return params, strings.Join(lines[last+1:], "\n")
 	}
-	ps, bs := body(small)
-	pl, bl := body(large)
-	if !slices.Equal(ps, pl) || bs != bl {
-		t.Errorf("astro3d-large.iop is no longer astro3d-small.iop with other parameters:\nparams %v vs %v", ps, pl)
-	}
-	// And the small program run with the large case's parameters gives
-	// the large case's counts.
-	st := stats(t, "astro3d-small", 64, map[string]string{"nx": "256", "ny": "256", "nz": "128", "pz": "4", "iterations": "5"})
-	if got := opCounts(st); got["seek"] != 3235 || commCalls(st) != 109888 {
-		t.Errorf("small program with the large parameters: seek %d, comm %d", got["seek"], commCalls(st))
+	pa, ba := body(a)
+	pb, bb := body(b)
+	if !slices.Equal(pa, pb) || ba != bb {
+		t.Errorf("%s.iop is no longer %s.iop with other parameters (params %v, %v)", b, a, pa, pb)
 	}
 }
 
@@ -740,4 +751,161 @@ func TestBeffIOWrap(t *testing.T) {
 	if len(extent) != 8 || extent["2 pattern 24"] == 0 {
 		t.Errorf("type 2's patterns: %v", extent)
 	}
+}
+
+// btioClasses are the BTIO classes of Isaila et al. §7.2: grid side, bytes
+// of one I/O step (40·N³: 5 doubles per point) and the paper's totals of 40
+// steps in MB. (The paper's text gives 42.2 MB per step for class B, which
+// its own total contradicts: 1697.93 / 40 = 42.45 MB.)
+var btioClasses = []struct {
+	name    string
+	n       int64
+	step    int64
+	totalMB float64
+}{
+	{"btio-a", 64, 10485760, 419.43},
+	{"btio-b", 102, 42448320, 1697.93},
+	{"btio-c", 162, 170061120, 6802.44},
+}
+
+// TestBTIOBytesPerStep: 40 write steps and 40 read steps of 40·N³ bytes on
+// 9 processes (the default square), the paper's 10.5 / 42.4 / 170 MB, and
+// totals of 419.43 / 1697.93 / 6802.44 MB.
+func TestBTIOBytesPerStep(t *testing.T) {
+	for i, c := range btioClasses {
+		if i > 0 {
+			sameProgram(t, btioClasses[0].name, c.name)
+		}
+		s, _ := Get(c.name)
+		if s.Ranks != 9 {
+			t.Errorf("%s: %d ranks, want 9", c.name, s.Ranks)
+		}
+		if c.step != 40*c.n*c.n*c.n || math.Abs(float64(40*c.step)/1e6-c.totalMB) > 0.005 {
+			t.Fatalf("%s: the test's numbers disagree with the paper", c.name)
+		}
+		st := stats(t, c.name, 9, nil)
+		regions := 0
+		for _, r := range st.Regions {
+			var k int
+			var dir string
+			if n, _ := fmt.Sscanf(r.Label, "%s step %d", &dir, &k); n != 2 {
+				continue
+			}
+			regions++
+			op := map[string]string{"write": "MPI_File_write_all", "read": "MPI_File_read_all"}[dir]
+			var bytes int64
+			for _, o := range r.Ops {
+				if o.Op == op {
+					bytes = o.Bytes
+				}
+			}
+			if bytes != c.step || r.Ranks != 9 {
+				t.Errorf("%s %s: %d bytes on %d ranks, want %d", c.name, r.Label, bytes, r.Ranks, c.step)
+			}
+		}
+		if regions != 80 {
+			t.Errorf("%s: %d step regions, want 40 writes and 40 reads", c.name, regions)
+		}
+		if w, r := opRow(st, "MPI_File_write_all").Bytes, opRow(st, "MPI_File_read_all").Bytes; w != 40*c.step || r != 40*c.step {
+			t.Errorf("%s: wrote %d, read %d bytes", c.name, w, r)
+		}
+	}
+}
+
+// btioBlocks maps the writes of one rank to file byte ranges through its
+// vector views, per I/O step ([2]int64{offset, length}); and returns the
+// block lengths of its views.
+func btioBlocks(t *testing.T, x trace.Trace, r uint32, step int64) (map[int64][][2]int64, map[int64]bool) {
+	t.Helper()
+	src, err := x.Rank(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := trace.ReadAll(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64][][2]int64{}
+	blocks := map[int64]bool{}
+	var disp, block, stride int64
+	for _, e := range evs {
+		switch e.Op {
+		case trace.OpMPIFileSetView:
+			disp, block, stride = e.Offset, e.Size, e.Stride
+			blocks[block] = true
+		case trace.OpMPIFileWriteAll:
+			if e.Offset%block != 0 || e.Size%block != 0 {
+				t.Fatalf("rank %d: write of %d at %d in a view of blocks of %d", r, e.Size, e.Offset, block)
+			}
+			for b := e.Offset / block; b < (e.Offset+e.Size)/block; b++ {
+				off := disp + b*stride
+				out[off/step] = append(out[off/step], [2]int64{off, block})
+			}
+		}
+	}
+	return out, blocks
+}
+
+// TestBTIOLayout: in every I/O step the cells of the ranks tile the step's
+// part of the file exactly (class A on 9 processes: 64 is not a multiple
+// of 3, so the cells are 22 and 21 points), and the rows — the access
+// granularity — are 40·N/q bytes: 3240 bytes for class C on 4 processes,
+// the paper's number.
+func TestBTIOLayout(t *testing.T) {
+	const step = 10485760
+	x, err := Open("btio-a", 9, map[string]string{"steps": "10"}, nil) // 2 I/O steps
+	if err != nil {
+		t.Fatal(err)
+	}
+	perStep := map[int64][][2]int64{}
+	for r := uint32(0); r < 9; r++ {
+		got, _ := btioBlocks(t, x, r, step)
+		for k, rs := range got {
+			perStep[k] = append(perStep[k], rs...)
+		}
+	}
+	if len(perStep) != 2 {
+		t.Fatalf("I/O steps %d, want 2", len(perStep))
+	}
+	for k, rs := range perStep {
+		slices.SortFunc(rs, func(a, b [2]int64) int { return int(a[0] - b[0]) })
+		end := k * step
+		for _, r := range rs {
+			if r[0] != end {
+				t.Fatalf("step %d: a gap or an overlap at %d (next block at %d)", k, end, r[0])
+			}
+			end += r[1]
+		}
+		if end != (k+1)*step {
+			t.Errorf("step %d ends at %d, want %d", k, end, (k+1)*step)
+		}
+	}
+	for _, c := range []struct {
+		ranks int
+		rows  []int64
+	}{{4, []int64{3240}}, {9, []int64{2160}}} {
+		x, err := Open("btio-c", c.ranks, map[string]string{"steps": "5"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, blocks := btioBlocks(t, x, 0, 170061120)
+		if len(blocks) != 1 || !blocks[c.rows[0]] {
+			t.Errorf("class C on %d ranks: rows of %v bytes, want %d", c.ranks, blocks, c.rows[0])
+		}
+	}
+	if _, err := Open("btio-c", 8, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stats1(Open("btio-c", 8, nil, nil)); err == nil || !strings.Contains(err.Error(), "btio-c.iop:") ||
+		!strings.Contains(err.Error(), "BTIO runs on a square number of processes, not 8") {
+		t.Errorf("8 ranks: %v", err)
+	}
+}
+
+// stats1 computes the report of an expansion, for its error.
+func stats1(x *script.Expansion, err error) (*report.Stats, error) {
+	if err != nil {
+		return nil, err
+	}
+	return report.Compute(x, report.Options{})
 }
