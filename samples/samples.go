@@ -49,6 +49,8 @@ var ranks = map[string]int{
 	"btio-a": 9,
 	"btio-b": 9,
 	"btio-c": 9,
+	// Isaila et al.'s synthetic benchmark: 8 compute nodes.
+	"isaila-synthetic": 8,
 }
 
 // List returns every sample, by name.

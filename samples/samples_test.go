@@ -909,3 +909,57 @@ func stats1(x *script.Expansion, err error) (*report.Stats, error) {
 	}
 	return report.Compute(x, report.Options{})
 }
+
+// TestIsailaSynthetic: 8 processes write, then read, 32 MiB each of one
+// shared file, contiguously: 256 MiB each way, the regions tiling the file.
+func TestIsailaSynthetic(t *testing.T) {
+	const mib32 = 32 << 20
+	for _, c := range []struct {
+		params map[string]string
+		calls  int64
+	}{{nil, 1}, {map[string]string{"request": "1MiB", "runs": "2"}, 64}} {
+		x, err := Open("isaila-synthetic", 8, c.params, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := c.calls / 32
+		if runs == 0 {
+			runs = 1
+		}
+		for r := uint32(0); r < 8; r++ {
+			src, _ := x.Rank(r)
+			evs, err := trace.ReadAll(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wrote, read, calls int64
+			for _, e := range evs {
+				switch e.Op {
+				case trace.OpMPIFileWriteAt, trace.OpMPIFileReadAt:
+					if x.Path(e.Path) != "synthetic.dat" || e.Offset < int64(r)*mib32 || e.Offset+e.Size > int64(r+1)*mib32 {
+						t.Fatalf("rank %d: %s at %d+%d outside its region", r, e.Op, e.Offset, e.Size)
+					}
+					calls++
+					if e.Op == trace.OpMPIFileWriteAt {
+						wrote += e.Size
+					} else {
+						read += e.Size
+					}
+				}
+			}
+			if wrote != runs*mib32 || read != runs*mib32 || calls != 2*c.calls {
+				t.Errorf("%v rank %d: wrote %d, read %d in %d calls", c.params, r, wrote, read, calls)
+			}
+		}
+	}
+	st := stats(t, "isaila-synthetic", 8, nil)
+	regions := regionOps(st)
+	if regions["write"]["MPI_File_write_at"] != 8 || regions["read"]["MPI_File_read_at"] != 8 ||
+		opRow(st, "MPI_File_write_at").Bytes != 256<<20 || opRow(st, "MPI_File_read_at").Bytes != 256<<20 {
+		t.Errorf("regions %v", regions)
+	}
+	if _, err := stats1(Open("isaila-synthetic", 8, map[string]string{"request": "5MiB"}, nil)); err == nil ||
+		!strings.Contains(err.Error(), "must be a multiple of the request size") {
+		t.Errorf("a request size that does not divide the region: %v", err)
+	}
+}
