@@ -51,6 +51,8 @@ var ranks = map[string]int{
 	"btio-c": 9,
 	// Isaila et al.'s synthetic benchmark: 8 compute nodes.
 	"isaila-synthetic": 8,
+	// Parabench's OLAP emulation ran on a single host.
+	"olap-index": 1,
 }
 
 // List returns every sample, by name.

@@ -963,3 +963,113 @@ func TestIsailaSynthetic(t *testing.T) {
 		t.Errorf("a request size that does not divide the region: %v", err)
 	}
 }
+
+// TestOLAPIndexMix: creating and deleting 100 indexes makes exactly the op
+// mix of Table 2 of the Parabench paper, and every operation is valid on a
+// real file system — the script keeps a namespace a replay can run: no
+// create of an existing file, no read, append, lookup, delete or rename of
+// a missing one, no rmdir of a directory that is not empty — and leaves no
+// file behind.
+func TestOLAPIndexMix(t *testing.T) {
+	x, err := Open("olap-index", 1, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := x.Rank(0)
+	evs, err := trace.ReadAll(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mix := map[string]int{}
+	files, dirs := map[string]bool{}, map[string]bool{}
+	parentOK := func(p string) bool {
+		i := strings.LastIndex(p, "/")
+		return i < 0 || dirs[p[:i]]
+	}
+	fds := map[int32]uint32{} // open flags by descriptor
+	fail := func(e trace.Event, why string) {
+		t.Fatalf("%s %s: %s", e.Op, x.Path(e.Path), why)
+	}
+	for _, e := range evs {
+		p := x.Path(e.Path)
+		switch e.Op {
+		case trace.OpMkdir:
+			mix["mkdir"]++
+			if dirs[p] || files[p] || !parentOK(p) {
+				fail(e, "exists, or no parent")
+			}
+			dirs[p] = true
+		case trace.OpRmdir:
+			mix["rmdir"]++
+			for q := range files {
+				if strings.HasPrefix(q, p+"/") {
+					fail(e, "not empty: "+q)
+				}
+			}
+			for q := range dirs {
+				if strings.HasPrefix(q, p+"/") {
+					fail(e, "not empty: "+q)
+				}
+			}
+			if !dirs[p] {
+				fail(e, "no such directory")
+			}
+			delete(dirs, p)
+		case trace.OpCreat:
+			mix["create"]++
+			if files[p] || !parentOK(p) {
+				fail(e, "exists, or no parent")
+			}
+			files[p] = true
+			fds[int32(e.Ret)] = e.Flags
+		case trace.OpOpen:
+			if e.Flags&trace.OCreat == 0 || e.Flags&trace.OAppend != 0 {
+				if !files[p] {
+					fail(e, "no such file")
+				}
+			} else if !parentOK(p) {
+				fail(e, "no parent")
+			}
+			files[p] = true
+			fds[int32(e.Ret)] = e.Flags
+		case trace.OpWrite, trace.OpPwrite:
+			if fds[e.FD]&trace.OAppend != 0 {
+				mix["append"]++
+			} else {
+				mix["write"]++
+			}
+		case trace.OpRead, trace.OpPread:
+			mix["read"]++
+		case trace.OpAccess:
+			mix["lookup"]++
+			if !files[p] {
+				fail(e, "no such file")
+			}
+		case trace.OpUnlink:
+			mix["delete"]++
+			if !files[p] {
+				fail(e, "no such file")
+			}
+			delete(files, p)
+		case trace.OpRename:
+			mix["rename"]++
+			to := x.Path(e.Path2)
+			if !files[p] || files[to] || !parentOK(to) {
+				fail(e, "no source, or the target exists")
+			}
+			delete(files, p)
+			files[to] = true
+		case trace.OpClose, trace.OpRegionBegin, trace.OpRegionEnd:
+		default:
+			t.Fatalf("unexpected %s", e.Op)
+		}
+	}
+	want := map[string]int{"write": 2900, "append": 1700, "read": 500, "lookup": 300, "delete": 3300,
+		"mkdir": 401, "rmdir": 200, "create": 1200, "rename": 800}
+	if fmt.Sprint(mix) != fmt.Sprint(want) {
+		t.Errorf("op mix %v\nTable 2  %v", mix, want)
+	}
+	if len(files) != 0 || len(dirs) != 201 {
+		t.Errorf("left behind: %d files, %d directories (want 0 and 201)", len(files), len(dirs))
+	}
+}
