@@ -8,8 +8,10 @@ package samples
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sort"
 	"strings"
 
@@ -79,6 +81,19 @@ func Get(name string) (Sample, bool) {
 		return Sample{}, false
 	}
 	return Sample{Name: name, Summary: summary(src), Ranks: ranks[name], Source: src}, true
+}
+
+// Arg returns the sample a command-line argument names: the name of a
+// sample, with or without ".iop", when no file or directory of that name
+// exists (samples/astro3d-small.iop is a file, astro3d-small the sample).
+func Arg(arg string) (Sample, bool) {
+	if strings.ContainsAny(arg, `/\`) {
+		return Sample{}, false
+	}
+	if _, err := os.Stat(arg); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return Sample{}, false
+	}
+	return Get(arg)
 }
 
 // Names returns the names of the samples.

@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iotrace/iotrace/samples"
 )
 
 // TestStatsAstro3d runs "iotrace stats --format json" on the astro3d
@@ -112,5 +115,61 @@ func TestStatsBeffIO(t *testing.T) {
 	out = mustRun(t, "stats", "--beffio", filepath.Join("..", "..", "samples", "ior-4x2048.iot"))
 	if !strings.Contains(out, "no b_eff_io regions in this trace") {
 		t.Errorf("ior sample:\n%s", out)
+	}
+}
+
+// TestSamplesCommand: "iotrace samples" lists every built-in sample on one
+// line; "samples show NAME" prints its script; commands take a sample by
+// name, with its paper's ranks by default, unless a file has that name.
+func TestSamplesCommand(t *testing.T) {
+	out := mustRun(t, "samples")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(samples.Names()) {
+		t.Fatalf("%d lines for %d samples:\n%s", len(lines), len(samples.Names()), out)
+	}
+	for i, s := range samples.List() {
+		f := strings.Fields(lines[i])
+		if f[0] != s.Name || f[1] != fmt.Sprint(s.Ranks) || !strings.HasSuffix(lines[i], s.Summary) {
+			t.Errorf("line %q for %s", lines[i], s.Name)
+		}
+		if s.Name == "astro3d-small" && !strings.Contains(lines[i], "8 ranks") {
+			t.Errorf("astro3d-small: %q", lines[i])
+		}
+	}
+	// show prints the script as the repository has it.
+	disk, err := os.ReadFile(filepath.Join("..", "..", "samples", "olap-index.iop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRun(t, "samples", "show", "olap-index"); got != string(disk) {
+		t.Error("samples show olap-index differs from samples/olap-index.iop")
+	}
+	if got := mustRun(t, "samples", "show", "olap-index.iop"); got != string(disk) {
+		t.Error("samples show olap-index.iop differs")
+	}
+	_, stderr, code := run(t, "samples", "show", "nosuch")
+	if code == 0 || !strings.Contains(stderr, `no sample "nosuch"`) || !strings.Contains(stderr, "astro3d-small") {
+		t.Errorf("show nosuch: exit %d, %q", code, stderr)
+	}
+
+	// By name, with the paper's ranks; the same as the file.
+	byName := mustRun(t, "stats", "--format", "json", "astro3d-small")
+	byFile := mustRun(t, "stats", "--format", "json", "--ranks", "8", filepath.Join("..", "..", "samples", "astro3d-small.iop"))
+	if byName != byFile || !strings.Contains(byName, `"ranks": 8,`) {
+		t.Error("stats astro3d-small differs from stats --ranks 8 samples/astro3d-small.iop")
+	}
+	if out := mustRun(t, "stats", "--ranks", "2", "--param", "indexes=3", "olap-index.iop"); !strings.HasPrefix(out, "2 ranks,") {
+		t.Errorf("stats --ranks 2 olap-index.iop:\n%s", out)
+	}
+	// A file of that name wins: here "beffio" is not a trace.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "beffio"), []byte("not a trace"), 0o644)
+	_, stderr, code = runIn(t, dir, "stats", "beffio")
+	if code == 0 || strings.Contains(stderr, "b_eff_io") {
+		t.Errorf("a file named beffio: exit %d, %q", code, stderr)
+	}
+	_, stderr, code = run(t, "stats", "nosuch")
+	if code == 0 || !strings.Contains(stderr, "nosuch") {
+		t.Errorf("stats nosuch: exit %d, %q", code, stderr)
 	}
 }
