@@ -173,3 +173,27 @@ func TestSamplesCommand(t *testing.T) {
 		t.Errorf("stats nosuch: exit %d, %q", code, stderr)
 	}
 }
+
+// TestScriptErrors: a script with an error makes every command that reads
+// it exit non-zero with one line "file:line:col: message", whether the
+// parser, the checks or a rank's run finds it.
+func TestScriptErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		src, want string
+	}{
+		{"repeat 3 barrier\n", ":1:10: expected '{' after repeat count, found 'barrier'"},
+		{"let a = 1\nwrite \"f\" size a + 2s\n", ":2:18: operator + needs two ints, two durations or two strings, got an int and a duration (give both a unit: 10s + 500ms)"},
+		{"let l = [1, 2]\nlet x = 10 / (rank - 1)\n", ":2:12: rank 1: division by zero"},
+		{"if rank == 0 {\n    barrier\n}\n", ":2:5: rank 0 waits here in MPI_Barrier on all ranks, but rank 1 ended without calling it"},
+	} {
+		f := filepath.Join(dir, "bad.iop")
+		os.WriteFile(f, []byte(c.src), 0o644)
+		for _, args := range [][]string{{"stats", "--ranks", "2", f}, {"dump", "--ranks", "2", f}, {"convert", "--ranks", "2", "-o", filepath.Join(dir, "x.iot"), f}} {
+			stdout, stderr, code := run(t, args...)
+			if code != 1 || stderr != f+c.want+"\n" {
+				t.Errorf("%v on %q: exit %d\nstderr %q\nwant   %q\nstdout %q", args[0], c.src, code, stderr, f+c.want+"\n", stdout)
+			}
+		}
+	}
+}
