@@ -271,14 +271,7 @@ func (pr *printer) expr(e Expr) {
 		b.WriteByte(' ')
 		pr.sub(e.Y, p+1)
 	case *ListLit:
-		b.WriteByte('[')
-		for i, x := range e.Elems {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			pr.expr(x)
-		}
-		b.WriteByte(']')
+		pr.list('[', e.Elems, ']')
 	case *IndexExpr:
 		pr.sub(e.X, precPrimary)
 		b.WriteByte('[')
@@ -286,15 +279,20 @@ func (pr *printer) expr(e Expr) {
 		b.WriteByte(']')
 	case *CallExpr:
 		pr.name(e.Fun)
-		b.WriteByte('(')
-		for i, a := range e.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			pr.expr(a)
-		}
-		b.WriteByte(')')
+		pr.list('(', e.Args, ')')
 	}
+}
+
+// list prints expressions separated by ", " between open and close.
+func (pr *printer) list(open byte, xs []Expr, close byte) {
+	pr.buf.WriteByte(open)
+	for i, x := range xs {
+		if i > 0 {
+			pr.buf.WriteString(", ")
+		}
+		pr.expr(x)
+	}
+	pr.buf.WriteByte(close)
 }
 
 func (pr *printer) str(s *StringLit) {
