@@ -30,6 +30,9 @@ type HTMLNote struct{ Title, Text string }
 // are counted in a note (iotrace stats --by VIEW lists them all).
 const maxHTMLRows = 200
 
+// maxHTMLRegions bounds the region tables of an HTML report.
+const maxHTMLRegions = 50
+
 // RenderHTML writes s as one self-contained HTML page: summary figures,
 // the per-operation table, charts of the time per operation, of request
 // sizes, of bandwidth over time and a per-rank timeline, and the size,
@@ -80,6 +83,11 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 		htmlSection{ID: "files", Title: "Files", Tables: []htmlTable{htmlTableOf("table-file", s.tables("file")[0])}})
 	regs := htmlSection{ID: "regions", Title: "Regions"}
 	for i, t := range s.tables("region") {
+		if i == maxHTMLRegions {
+			regs.Notes = append(regs.Notes, fmt.Sprintf("%s more regions not shown (iotrace stats --by region lists them all).",
+				groupDigits(int64(len(s.Regions)-maxHTMLRegions))))
+			break
+		}
 		regs.Tables = append(regs.Tables, htmlTableOf(fmt.Sprintf("table-region-%d", i), t))
 	}
 	p.Sections = append(p.Sections, regs)
@@ -786,7 +794,7 @@ func bandwidthChart(id, caption string, pts []ratePoint, span int64, top float64
 
 // maxTimelineCells bounds the cells of a timeline chart (rows × bins):
 // with many rows, pairs of bins are merged.
-const maxTimelineCells = 16384
+const maxTimelineCells = 8192
 
 // timelineLevels is the resolution of a timeline cell's height: the share
 // of each activity is rounded to quarters (a share above 0 shows as at

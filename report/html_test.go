@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"html"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -235,7 +236,36 @@ func TestHTMLBounded(t *testing.T) {
 		t.Errorf("no note of the rows left out")
 	}
 	t.Logf("%d ranks, %d events: %d bytes of HTML", s.Ranks, s.Events, len(page))
-	if len(page) > 3<<20 {
+	if len(page) > 1<<20 {
+		t.Errorf("%d bytes of HTML", len(page))
+	}
+
+	// The worst case: every bin of every rank different (calls of random
+	// kinds, lengths and gaps), and many regions.
+	m := trace.NewMemTrace()
+	r := rand.New(rand.NewPCG(5, 6))
+	ops := []trace.Op{trace.OpPread, trace.OpPwrite, trace.OpLseek, trace.OpMPIBarrier}
+	for rank := range MaxTimelineRows {
+		at := int64(0)
+		for i := range 200 {
+			if i%2 == 0 {
+				m.Add(trace.Event{Rank: uint32(rank), Op: trace.OpRegionBegin, Path: m.Paths.Intern("phase " + itoa(int64(i/2))), Start: at})
+			}
+			d := r.Int64N(100_000_000)
+			m.Add(trace.Event{Rank: uint32(rank), Op: ops[r.IntN(len(ops))], Size: 4096, Ret: 4096, Start: at, Dur: d})
+			at += d + r.Int64N(100_000_000)
+		}
+	}
+	s = compute(t, m, Options{})
+	page = renderHTML(t, s, HTMLOptions{})
+	if cells := strings.Count(browsertest.Element(t, page, "chart-timeline"), "<g>"); cells < maxTimelineCells/3 || cells > maxTimelineCells { // a stress, within the bound
+		t.Errorf("timeline: %d cells, want many, at most %d", cells, maxTimelineCells)
+	}
+	if n := strings.Count(page, `id="table-region-`); n != maxHTMLRegions || !strings.Contains(page, "50 more regions not shown") {
+		t.Errorf("%d region tables of %d", n, len(s.Regions))
+	}
+	t.Logf("worst case, %d ranks, %d events: %d bytes of HTML", s.Ranks, s.Events, len(page))
+	if len(page) > 4<<20 {
 		t.Errorf("%d bytes of HTML", len(page))
 	}
 }

@@ -2,7 +2,8 @@
 // replay, an expanded script — and renders them as tables: per operation
 // (in the manner of Table 1 of Thakur et al.), size distributions (their
 // Table 2), per rank with stragglers, per file and per labelled region, in
-// text, CSV, Markdown and JSON. Compare puts two traces side by side.
+// text, CSV, Markdown and JSON, and all of them with charts as one HTML
+// page. Compare puts two traces side by side.
 //
 // Every table is built by one mechanism: a set of op rows (count, time,
 // bytes, errors, and where wanted latency and sizes) kept for a group of
@@ -365,7 +366,9 @@ func isStraggler(ioTime, median, mad int64) bool {
 // files and region labels, never with the number of events: latency
 // percentiles come from Hist, a histogram of log-spaced buckets (128 per
 // power of two, at most 7,296 counters) whose percentiles are within
-// 0.4 % of the exact ones, so 50 million calls cost no more than 50.
+// 0.4 % of the exact ones, so 50 million calls cost no more than 50;
+// activity over time is kept in at most MaxBins bins per timeline row
+// (see Series).
 func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	c := &computer{
 		t:         t,

@@ -7,11 +7,11 @@ import "github.com/iotrace/iotrace/trace"
 type Activity int
 
 const (
-	ActRead  Activity = iota // data calls that read (POSIX and MPI-IO)
-	ActWrite                 // data calls that write
-	ActOther                 // other I/O: opens, closes, seeks, syncs, metadata, MPI-IO calls without data
-	ActComm                  // communication: barriers, collectives, messages
-	NumActivities
+	ActRead       Activity = iota // data calls that read (POSIX and MPI-IO)
+	ActWrite                      // data calls that write
+	ActOther                      // other I/O: opens, closes, seeks, syncs, metadata, MPI-IO calls without data
+	ActComm                       // communication: barriers, collectives, messages
+	NumActivities                 // a power of two: add masks an activity with NumActivities-1
 )
 
 var activityNames = [NumActivities]string{"read", "write", "other I/O", "communication"}
@@ -89,16 +89,21 @@ const seriesLimit = int64(1) << 61
 func clampTime(t int64) int64 { return min(max(t, -seriesLimit), seriesLimit) }
 
 // add counts a call of activity act from start to end (ns) that read rd
-// and wrote wr bytes.
+// and wrote wr bytes. The common case, a call inside one bin, is small
+// enough to be inlined; addSlow does the rest.
 func (s *Series) add(start, end int64, act Activity, rd, wr int64) {
-	// The common case: a call inside one bin.
-	if i := (start - s.Start) >> s.shift; start >= s.Start && end > start && i == (end-1-s.Start)>>s.shift && i < int64(len(s.Bins)) {
+	i := uint64(start-s.Start) >> s.shift
+	if end > start && start >= s.Start && i == uint64(end-1-s.Start)>>s.shift && i < uint64(len(s.Bins)) {
 		b := &s.Bins[i]
-		b.Busy[act] += float64(end - start)
+		b.Busy[act&(NumActivities-1)] += float64(end - start)
 		b.Read += float64(rd)
 		b.Written += float64(wr)
 		return
 	}
+	s.addSlow(start, end, act, rd, wr)
+}
+
+func (s *Series) addSlow(start, end int64, act Activity, rd, wr int64) {
 	start, end = clampTime(start), clampTime(end)
 	end = max(end, start)
 	last := end

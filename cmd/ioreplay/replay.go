@@ -84,7 +84,8 @@ Files the trace reads but does not create are created first with the size it
 needs (--prepare-only stops there; --dry-run only prints the plan).
 
 At the end ioreplay prints the statistics of its own trace (--record keeps it),
-as 'iotrace stats' would, and with --compare the original beside it.
+as 'iotrace stats' would, and with --compare the original beside it; --html FILE
+also writes them as one HTML page with charts and per-rank timelines.
 docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 		Args:          cobra.MinimumNArgs(1),
 		SilenceUsage:  true,
