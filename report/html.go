@@ -109,16 +109,7 @@ func RenderCompareHTML(w io.Writer, c *Comparison, o HTMLOptions) error {
 	p.Cards = compareCards(c, na, nb)
 	sides := []legendItem{{Class: "sa", Text: na}, {Class: "sb", Text: nb}}
 
-	t := table{cols: compareColumns}
-	for _, r := range c.Rows {
-		t.rows = append(t.rows, compareCells(r))
-	}
-	t.rows = append(t.rows, compareCells(c.Total))
-	if m := c.Mismatches(); len(m) > 0 {
-		t.notes = append(t.notes, fmt.Sprintf("Counts differ in %d %s: %s.", len(m), plural(int64(len(m)), "row"), strings.Join(m, " ")))
-	} else {
-		t.notes = append(t.notes, "All counts match.")
-	}
+	t := c.table()
 	ops := htmlSection{ID: "ops", Title: "Operations", Legend: sides,
 		Intro: fmt.Sprintf("Each operation in %s and %s; ratios are %s over %s.", na, nb, nb, na)}
 	ops.Tables = append(ops.Tables, sideBySide(htmlTableOf("table-compare", t), na, nb))

@@ -114,7 +114,7 @@ func TestCompareHTMLInChromium(t *testing.T) {
 	if !strings.Contains(tab, `<tr class="flag"><td>read</td><td class="num">8,192</td><td class="num">4,096</td>`) {
 		t.Errorf("read counts not flagged:\n%s", tab)
 	}
-	if !strings.Contains(dom, "Counts differ in 2 rows: read write.") {
+	if !strings.Contains(dom, "Counts differ in 2 rows: read write") {
 		t.Errorf("no mismatch note")
 	}
 	for _, id := range []string{"chart-time", "chart-bandwidth-a", "chart-bandwidth-b", "chart-timeline-a", "chart-timeline-b", "table-op-a", "table-op-b"} {
