@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iotrace/iotrace/internal/browsertest"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -189,5 +190,19 @@ func TestBeffIORender(t *testing.T) {
 		b.Methods[0].Types[0].Weight != 2 || b.Methods[0].Types[0].Seconds != 1 || b.Methods[0].Types[0].Bytes != 100e6 ||
 		b.Methods[0].Types[4].Patterns[0].Pattern != 11 || b.Missing == nil {
 		t.Errorf("json: %+v", b)
+	}
+}
+
+// TestBeffIOHTML: the HTML page of a b_eff_io run has the b_eff_io table;
+// a page of another trace has none.
+func TestBeffIOHTML(t *testing.T) {
+	page := renderHTML(t, compute(t, beffTrace(beffBW, nil), Options{}), HTMLOptions{})
+	selfContained(t, page)
+	rows := browsertest.Rows(browsertest.Element(t, page, "table-beffio"))
+	if len(rows) != 1+3*6+1 || rows[len(rows)-1][0] != "b_eff_io" || rows[len(rows)-1][5] != "188.75" {
+		t.Errorf("b_eff_io table: %q", rows)
+	}
+	if strings.Contains(renderHTML(t, compute(t, handTrace(), Options{}), HTMLOptions{}), "table-beffio") {
+		t.Error("a trace without b_eff_io regions has a b_eff_io table")
 	}
 }
