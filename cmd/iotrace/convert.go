@@ -372,7 +372,7 @@ func init() {
 						if label == "-" {
 							label = "stdin"
 						}
-						return &imported{src: lineInput("." + name)(in, label), meta: c.importMeta(trace.Meta{}), close: closeIn}, nil
+						return &imported{src: lineInput("."+name)(in, label), meta: c.importMeta(trace.Meta{}), close: closeIn}, nil
 					},
 					write: func(c *convertRun, t trace.Trace) error {
 						w, closeOut, err := c.output()
