@@ -282,11 +282,14 @@ func (r *convertRun) importTo(imp *imported, out string) (err error) {
 	}
 	if imp.notes != nil {
 		for _, n := range imp.notes() {
-			fmt.Fprintf(r.stderr, "note: %s\n", n)
+			r.note(n)
 		}
 	}
 	return os.Rename(tmp.Name(), out)
 }
+
+// note prints one line on standard error.
+func (r *convertRun) note(s string) { fmt.Fprintf(r.stderr, "note: %s\n", s) }
 
 // importMeta is the Meta of a trace made by an importer.
 func (r *convertRun) importMeta(m trace.Meta) trace.Meta {
