@@ -182,6 +182,9 @@ func Export(t trace.Trace, job string, opts ExportOptions) (s *Summary, err erro
 	}
 	base := jobBase(job)
 	dir := filepath.Dir(job)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	for _, r := range t.Ranks() {
 		name := fmt.Sprintf("%s-rank%d.iolog", base, r)
 		file := filepath.Join(dir, name)
@@ -232,6 +235,8 @@ func Export(t trace.Trace, job string, opts ExportOptions) (s *Summary, err erro
 		ex.s.Dirs = append(ex.s.Dirs, d)
 	}
 	slices.Sort(ex.s.Dirs)
+	// The directories are made now and again by the job itself (fio
+	// does not make them), so that the export runs where it is copied.
 	for _, d := range ex.s.Dirs {
 		full := d
 		if !filepath.IsAbs(d) {
@@ -241,8 +246,17 @@ func Export(t trace.Trace, job string, opts ExportOptions) (s *Summary, err erro
 			return nil, err
 		}
 	}
+	script := ""
+	if leaves := leafDirs(ex.s.Dirs); len(leaves) > 0 {
+		script = base + "-dirs.sh"
+		file := filepath.Join(dir, script)
+		created = append(created, file)
+		if err := writeDirScript(file, leaves); err != nil {
+			return nil, err
+		}
+	}
 	created = append(created, job)
-	if err := ex.writeJob(job, prep, scale); err != nil {
+	if err := ex.writeJob(job, script, prep, scale); err != nil {
 		return nil, err
 	}
 	return ex.s, nil
@@ -669,7 +683,7 @@ func writePrepare(file string, files []replay.PrepFile) error {
 	return f.Close()
 }
 
-func (ex *exporter) writeJob(job, prep string, scale int) error {
+func (ex *exporter) writeJob(job, script, prep string, scale int) error {
 	f, err := os.Create(job)
 	if err != nil {
 		return err
@@ -728,16 +742,30 @@ func (ex *exporter) writeJob(job, prep string, scale int) error {
 	} else {
 		p(";replay_no_stall=1")
 	}
+	wall := false // the next job waits for those before it
+	if script != "" {
+		p("")
+		p("; Makes the directories of the files (fio does not): sh %s.", script)
+		p("[directories]")
+		p("ioengine=null")
+		p("size=4k")
+		p("exec_prerun=sh %s", script)
+		wall = true
+	}
 	if prep != "" {
 		p("")
 		p("[prepare]")
+		if wall {
+			p("stonewall")
+		}
 		p("read_iolog=%s", prep)
 		p("replay_no_stall=1")
+		wall = true
 	}
 	for i, j := range ex.jobs {
 		p("")
 		p("[rank%d]", j.rank)
-		if i == 0 && prep != "" {
+		if i == 0 && wall {
 			p("stonewall")
 		}
 		p("read_iolog=%s", j.iolog)
@@ -758,4 +786,45 @@ func rankList(rs []uint32) string {
 		b = append(b, strconv.FormatUint(uint64(r), 10))
 	}
 	return strings.Join(b, " ")
+}
+
+// leafDirs are the directories no other one is below: mkdir -p makes
+// the rest.
+func leafDirs(dirs []string) []string {
+	var out []string
+	for i, d := range dirs {
+		leaf := true
+		for j, e := range dirs {
+			if i != j && strings.HasPrefix(e, d+"/") {
+				leaf = false
+				break
+			}
+		}
+		if leaf {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// writeDirScript writes the shell script that makes the directories.
+func writeDirScript(file string, dirs []string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	w.WriteString("#!/bin/sh\n# The directories of the files of a fio job written by iotrace convert --to fio.\nset -e\n")
+	for i := 0; i < len(dirs); i += 32 {
+		w.WriteString("mkdir -p --")
+		for _, d := range dirs[i:min(i+32, len(dirs))] {
+			w.WriteString(" '" + strings.ReplaceAll(d, "'", `'\''`) + "'")
+		}
+		w.WriteString("\n")
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
 }

@@ -251,7 +251,7 @@ func TestExportRunsInFio(t *testing.T) {
 		// Alltoalls and seeks have no iolog form; the writes stay.
 		{"twophase", tracegen.TwoPhase(3, 2, 2, 8, 4096, 3), ExportOptions{NoStall: true, Target: "out"}, false},
 		// Reads of a file nobody writes: the prepare job makes it.
-		{"reads", readsTrace(), ExportOptions{Speed: 4}, true},
+		{"reads", readsTrace(), ExportOptions{Speed: 4, Target: "it's here"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -267,12 +267,16 @@ func TestExportRunsInFio(t *testing.T) {
 			if s.Reads != want.Reads || s.Writes != want.Writes || s.ReadBytes != want.ReadBytes || s.WriteBytes != want.WriteBytes {
 				t.Errorf("summary %+v, trace %+v", s, want)
 			}
+			if c.opts.Target != "" {
+				// The job makes its directories: it runs where it is copied.
+				os.RemoveAll(filepath.Join(dir, strings.ReplaceAll(c.opts.Target, " ", "_")))
+			}
 			got := runFio(t, fio, job)
 			if got != want {
 				t.Errorf("fio issued %+v, the trace holds %+v\njob:\n%s", got, want, readFile(t, job))
 			}
 			if c.opts.Target != "" {
-				ents, _ := os.ReadDir(filepath.Join(dir, c.opts.Target))
+				ents, _ := os.ReadDir(filepath.Join(dir, strings.ReplaceAll(c.opts.Target, " ", "_")))
 				if len(ents) == 0 {
 					t.Errorf("nothing written under --target %s", c.opts.Target)
 				}
