@@ -130,6 +130,9 @@ var commandList = []cmdSpec{
 	{name: "recv", operand: []Type{TInt}, opWhat: "a byte count",
 		args:     []argSpec{{key: "from", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag},
 		synopsis: "recv N from PEER|any [tag T|any]"},
+	{name: "sendrecv", operand: []Type{TInt}, opWhat: "a byte count",
+		args:     []argSpec{{key: "with", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag},
+		synopsis: "sendrecv N with PEER [tag T]"},
 	{name: "sleep", operand: []Type{TDuration}, opWhat: "a duration", synopsis: "sleep DURATION"},
 	{name: "mark", operand: []Type{TString}, opWhat: "a label", synopsis: "mark LABEL"},
 }

@@ -529,13 +529,19 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 			e.Peer = root
 		}
 		return it.collective(e, ev)
-	case opSend, opRecv:
+	case opSend, opRecv, opSendrecv:
 		n, err := it.nonNeg(cm.n, "a byte count")
 		if err != nil {
 			return false, err
 		}
 		recv := cm.op == opRecv
-		key := pick(recv, "from", "to")
+		key, op := "to", trace.OpMPISend
+		switch cm.op {
+		case opRecv:
+			key, op = "from", trace.OpMPIRecv
+		case opSendrecv:
+			key, op = "with", trace.OpMPISendrecv
+		}
 		p, err := it.peer(cm, key, "peer", recv)
 		if err != nil {
 			return false, err
@@ -547,7 +553,7 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		if tag < -1 || (tag == -1 && !recv) || tag > 1<<30 {
 			return false, evalErr(cm.args["tag"].pos, fmt.Sprintf("tag %d out of range (0 to 2^30%s)", tag, pick(recv, ", or any", "")))
 		}
-		it.emit(trace.Event{Op: pick(recv, trace.OpMPIRecv, trace.OpMPISend), Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm})
+		it.emit(trace.Event{Op: op, Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm})
 		return false, nil
 	}
 	if cm.op >= opMPIOpen && cm.op <= opMPIView {
