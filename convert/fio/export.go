@@ -705,7 +705,7 @@ func (ex *exporter) writeJob(job, script, prep string, scale int) error {
 		where = "under " + ex.opts.Target
 	}
 	p("; The files it reads and writes are %s, placed by the replay's", where)
-	p("; rules (docs/REPLAY.md): never the trace's own absolute paths.")
+	p("; rules (docs/CONVERT.md, fio): never the trace's own absolute paths.")
 	p(";")
 	p("; Each [rankN] job replays one rank's reads, writes and syncs from its iolog")
 	p("; (fio iolog version 3: microseconds from the start of the trace), with")
