@@ -88,6 +88,29 @@ func (lr *lineReader) readLine() (string, error) {
 // to a new process; on a shared stderr it may cut a line in two.
 var attachedMsg = regexp.MustCompile(`strace: Process [0-9]+ (attached|detached|suspended|resumed)$`)
 
+// msgStart returns where strace's message that has "strace: " at i
+// starts: strace names itself as it was run ("/usr/bin/strace: Process
+// 12 attached"), so a path may come first.
+func msgStart(s string, i int) int {
+	j := i
+	for j > 0 && pathByte(s[j-1]) {
+		j--
+	}
+	k := strings.IndexByte(s[j:i], '/')
+	if k < 0 {
+		return i
+	}
+	k += j
+	for k > j && s[k-1] == '.' {
+		k-- // ./strace, ../bin/strace
+	}
+	return k
+}
+
+func pathByte(c byte) bool {
+	return c == '/' || c == '.' || c == '_' || c == '-' || c == '+' || isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
 // read returns the next record, or io.EOF.
 func (lr *lineReader) read() (*record, error) {
 	if lr.next != nil {
@@ -108,14 +131,18 @@ func (lr *lineReader) read() (*record, error) {
 		// A line cut by strace's own message goes on on the next line.
 		for {
 			loc := attachedMsg.FindStringIndex(s)
-			if loc == nil || loc[0] == 0 {
+			if loc == nil {
 				break
+			}
+			cut := msgStart(s, loc[0])
+			if cut == 0 {
+				break // a line of its own
 			}
 			more, err := lr.readLine()
 			if err != nil {
 				more = ""
 			}
-			s = s[:loc[0]] + more
+			s = s[:cut] + more
 		}
 		if strings.TrimSpace(s) == "" {
 			continue
@@ -147,7 +174,7 @@ func (lr *lineReader) peek() (*record, error) {
 func (lr *lineReader) parse(s string, line int) (*record, error) {
 	r := &record{file: lr.name, line: line, pid: lr.pid}
 	s = strings.TrimLeft(s, " ")
-	if strings.HasPrefix(s, "strace: ") || (strings.HasPrefix(s, "[ Process PID=") && strings.HasSuffix(s, "]")) {
+	if isMessage(s) || (strings.HasPrefix(s, "[ Process PID=") && strings.HasSuffix(s, "]")) {
 		r.kind = kindMessage
 		return r, nil
 	}
@@ -210,7 +237,7 @@ func (lr *lineReader) parse(s string, line int) (*record, error) {
 			r.kind, r.name, r.body = kindResumed, s[5:end], s[end+len(" resumed>"):]
 		}
 		return r, nil
-	case strings.HasPrefix(s, "strace: "):
+	case isMessage(s):
 		r.kind = kindMessage
 		return r, nil
 	}
@@ -224,6 +251,13 @@ func (lr *lineReader) parse(s string, line int) (*record, error) {
 		r.kind, r.body = kindUnfinished, strings.TrimRight(b, " ")
 	}
 	return r, nil
+}
+
+// isMessage reports whether s is one of strace's own messages:
+// "strace: …" or "/usr/bin/strace: …".
+func isMessage(s string) bool {
+	first, _, _ := strings.Cut(s, " ")
+	return strings.HasSuffix(first, "strace:")
 }
 
 func clip(s string) string {

@@ -47,7 +47,7 @@ func line(r *Reader, e trace.Event) string {
 const stderrLog = `1700000000.000000 execve("/bin/prog", ["prog", "a"], 0x7ffd /* 3 vars */) = 0 <0.000100>
 1700000000.000100 openat(AT_FDCWD</home/u>, "in put", O_RDONLY) = 3</home/u/in put> <0.000010>
 1700000000.000200 read(3</home/u/in put>, "abc"..., 4096) = 4096 <0.000020>
-1700000000.000300 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLDstrace: Process 501 attached
+1700000000.000300 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD/usr/bin/strace: Process 501 attached
  <unfinished ...>
 [pid   501] 1700000000.000400 read(3</home/u/in put>, "x", 10) = 10 <0.000010>
 [pid   500] 1700000000.000410 <... clone resumed>, child_tidptr=0x7f) = 501 <0.000200>
@@ -57,6 +57,7 @@ const stderrLog = `1700000000.000000 execve("/bin/prog", ["prog", "a"], 0x7ffd /
 [pid   501] 1700000000.000800 write(4</home/u/o\76ut>, "yy", 2) = 2 <0.000003>
 [pid   501] 1700000000.000900 +++ killed by SIGKILL +++
 [pid   500] 1700000000.001000 <... read resumed>"defg", 100) = 4 <0.000500>
+./strace: Process 999 detached
 1700000000.001100 --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_KILLED, si_pid=501, si_uid=0, si_status=SIGKILL} ---
 1700000000.001200 openat(AT_FDCWD</home/u>, "nope", O_RDONLY) = -1 ENOENT (No such file or directory) <0.000004>
 1700000000.001300 read(3</home/u/in put>, 0x7f, 8) = ? ERESTARTSYS (To be restarted if SA_RESTART is set) <0.000004>
