@@ -43,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -365,10 +366,10 @@ func (p *parser) segment(f []string) error {
 		return p.errorf("length %q", f[5])
 	}
 	var ok bool
-	if s.start, ok = seconds(f[6]); !ok {
+	if s.start, ok = textutil.Seconds(f[6]); !ok {
 		return p.errorf("start %q: want seconds", f[6])
 	}
-	if s.end, ok = seconds(f[7]); !ok {
+	if s.end, ok = textutil.Seconds(f[7]); !ok {
 		return p.errorf("end %q: want seconds", f[7])
 	}
 	if s.end < s.start {
@@ -382,27 +383,6 @@ func (p *parser) segment(f []string) error {
 	}
 	p.segs = append(p.segs, s)
 	return nil
-}
-
-// seconds reads a non-negative decimal number of seconds as ns, exactly.
-func seconds(s string) (int64, bool) {
-	sec, frac, _ := strings.Cut(s, ".")
-	v, err := strconv.ParseInt(sec, 10, 64)
-	if err != nil || v < 0 || v > 1<<62/1_000_000_000 || len(frac) > 9 {
-		return 0, false
-	}
-	var f int64
-	for i := 0; i < 9; i++ {
-		f *= 10
-		if i < len(frac) {
-			c := frac[i]
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			f += int64(c - '0')
-		}
-	}
-	return v*1_000_000_000 + f, true
 }
 
 func (p *parser) meta(name string) trace.Meta {

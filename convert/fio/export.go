@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
 )
@@ -82,7 +83,7 @@ func (s *Summary) Note() string {
 	}
 	var parts []string
 	if n > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d events have no fio iolog form and were left out (%s)", n, s.Events, countList(s.Left, 8)))
+		parts = append(parts, fmt.Sprintf("%d of %d events have no fio iolog form and were left out (%s)", n, s.Events, textutil.CountList(s.Left, 8)))
 	}
 	if len(s.NoJob) > 0 {
 		parts = append(parts, fmt.Sprintf("%d ranks have no read or write fio can replay and got no job", len(s.NoJob)))
@@ -91,37 +92,6 @@ func (s *Summary) Note() string {
 		parts = append(parts, fmt.Sprintf("%d file names were changed to suit fio's iolog reader (white space, length)", s.Renamed))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// countList renders counts as "name n, name n, …", the largest first, at
-// most limit of them.
-func countList(m map[string]int64, limit int) string {
-	type kv struct {
-		k string
-		v int64
-	}
-	var l []kv
-	for k, v := range m {
-		l = append(l, kv{k, v})
-	}
-	slices.SortFunc(l, func(a, b kv) int {
-		if a.v != b.v {
-			if a.v > b.v {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.k, b.k)
-	})
-	var parts []string
-	for i, e := range l {
-		if i == limit {
-			parts = append(parts, fmt.Sprintf("%d more kinds", len(l)-limit))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", e.k, e.v))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // Reasons an event is left out, as Summary.Left names them.
@@ -722,10 +692,10 @@ func (ex *exporter) writeJob(job, script, prep string, scale int) error {
 	}
 	if n := s.LeftOut(); n > 0 {
 		p(";")
-		p("; Left out, no iolog form (%d events): %s.", n, countList(s.Left, 20))
+		p("; Left out, no iolog form (%d events): %s.", n, textutil.CountList(s.Left, 20))
 	}
 	if len(s.Folded) > 0 {
-		p("; In the entries' offsets and opens: %s.", countList(s.Folded, 20))
+		p("; In the entries' offsets and opens: %s.", textutil.CountList(s.Folded, 20))
 	}
 	if s.Split > 0 {
 		p("; %d calls became several entries (strided MPI-IO file views, calls over 4 GiB).", s.Split)

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/iotrace/iotrace/convert/internal/textutil"
 )
 
 // lineKind is what a line of strace output says.
@@ -294,16 +296,7 @@ func callName(s string) bool {
 // than the one before starts the next day.
 func (lr *lineReader) timestamp(s string) (int64, bool) {
 	if strings.IndexByte(s, ':') < 0 {
-		sec, frac, _ := strings.Cut(s, ".")
-		v, err := strconv.ParseInt(sec, 10, 64)
-		if err != nil || v > (1<<62)/1000000000 {
-			return 0, false
-		}
-		f, ok := fraction(frac)
-		if !ok {
-			return 0, false
-		}
-		return v*1e9 + f, true
+		return textutil.Seconds(s)
 	}
 	hms, frac, _ := strings.Cut(s, ".")
 	parts := strings.Split(hms, ":")
@@ -318,7 +311,7 @@ func (lr *lineReader) timestamp(s string) (int64, bool) {
 		}
 		t = t*60 + v
 	}
-	f, ok := fraction(frac)
+	f, ok := textutil.Fraction(frac)
 	if !ok {
 		return 0, false
 	}
@@ -329,19 +322,4 @@ func (lr *lineReader) timestamp(s string) (int64, bool) {
 	}
 	lr.last = ns
 	return ns, true
-}
-
-// fraction reads the digits after a decimal point as ns.
-func fraction(s string) (int64, bool) {
-	if len(s) > 9 || !allDigits(s) && s != "" {
-		return 0, false
-	}
-	var v int64
-	for i := 0; i < 9; i++ {
-		v *= 10
-		if i < len(s) {
-			v += int64(s[i] - '0')
-		}
-	}
-	return v, true
 }

@@ -36,6 +36,7 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -422,7 +423,7 @@ func (r *Reader) Notes() []string {
 		skipped += v
 	}
 	if skipped > 0 {
-		n = append(n, fmt.Sprintf("%d calls outside the event model left out (%s)", skipped, topCounts(s.Skipped, 6)))
+		n = append(n, fmt.Sprintf("%d calls outside the event model left out (%s)", skipped, textutil.CountList(s.Skipped, 6)))
 	}
 	if s.Unchosen > 0 {
 		n = append(n, fmt.Sprintf("%d calls on pipes, sockets, /proc, /sys and /dev left out, as iotrace record does (--all keeps them)", s.Unchosen))
@@ -446,32 +447,6 @@ func (r *Reader) Notes() []string {
 		n = append(n, "the log has no timestamps (strace -ttt -T gives them): every call starts at 0")
 	}
 	return n
-}
-
-func topCounts(m map[string]int64, limit int) string {
-	type kv struct {
-		k string
-		v int64
-	}
-	var l []kv
-	for k, v := range m {
-		l = append(l, kv{k, v})
-	}
-	slices.SortFunc(l, func(a, b kv) int {
-		if a.v != b.v {
-			return int(b.v - a.v)
-		}
-		return strings.Compare(a.k, b.k)
-	})
-	var parts []string
-	for i, e := range l {
-		if i == limit {
-			parts = append(parts, "…")
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", e.k, e.v))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // resolve makes path absolute against dirfd of p: the working directory

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/iotrace/iotrace/convert/internal/textutil"
 )
 
 // call is a complete call: its arguments and result.
@@ -33,7 +35,7 @@ func parseCall(name, body string) (*call, error) {
 	// -T: the time spent in the call, last, in <seconds>.
 	if strings.HasSuffix(rest, ">") {
 		if i := strings.LastIndex(rest, " <"); i >= 0 {
-			if d, ok := seconds(rest[i+2 : len(rest)-1]); ok {
+			if d, ok := textutil.Seconds(rest[i+2 : len(rest)-1]); ok {
 				c.dur = d
 				rest = strings.TrimRight(rest[:i], " ")
 			}
@@ -84,20 +86,6 @@ func parseCall(name, body string) (*call, error) {
 		}
 	}
 	return c, nil
-}
-
-// seconds reads "0.000123" as ns.
-func seconds(s string) (int64, bool) {
-	sec, frac, _ := strings.Cut(s, ".")
-	v, err := strconv.ParseInt(sec, 10, 64)
-	if err != nil || v < 0 || v > (1<<62)/1000000000 {
-		return 0, false
-	}
-	f, ok := fraction(frac)
-	if !ok {
-		return 0, false
-	}
-	return v*1e9 + f, true
 }
 
 // arg returns argument i, or "".
