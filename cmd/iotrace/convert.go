@@ -216,6 +216,12 @@ every form, its options and its limits.`)
 // guessFrom chooses the form of an input from its content or name.
 func guessFrom(name string) string {
 	if name != "-" {
+		if _, err := os.Stat(name); err != nil {
+			// strace -ff's PREFIX: sniff its first PREFIX.PID file.
+			if ins, err := straceFiles(name); err == nil && len(ins) > 0 {
+				name = ins[0].Name
+			}
+		}
 		if f, err := os.Open(name); err == nil {
 			head := make([]byte, 4096)
 			n, _ := io.ReadFull(f, head)

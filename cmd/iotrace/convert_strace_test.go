@@ -217,7 +217,8 @@ func TestStraceImportMatchesRecord(t *testing.T) {
 			}
 			capture("strace "+c.name, errTo, append(append([]string{strace}, c.args...), bin)...)
 			out := filepath.Join(dir, c.name+".iot")
-			_, stderr, code := recRun(t, dir, nil, "", "convert", "--from", "strace", "-o", out, c.input)
+			// The form is guessed from the first line (or PREFIX.PID's).
+			_, stderr, code := recRun(t, dir, nil, "", "convert", "-o", out, c.input)
 			if code != 0 {
 				t.Fatalf("convert: exit %d\n%s", code, stderr)
 			}
