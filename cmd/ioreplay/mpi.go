@@ -357,7 +357,7 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 			fmt.Fprintf(stderr, "mpi: %d messages were sent but never received\n", ws.Unreceived)
 		}
 	}
-	return writeReport(cmd, f, t, recPath, total)
+	return writeReport(cmd, f, t, args, recPath, total)
 }
 
 // sharesText says how many ranks each process runs.
