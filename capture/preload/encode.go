@@ -655,10 +655,14 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 	return e, true
 }
 
-// FindSpools reports whether dir holds spools.
+// FindSpools counts the spools and rings in dir.
 func FindSpools(dir string) (int, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "spool-*.sp"))
-	return len(names), err
+	rings, rerr := filepath.Glob(filepath.Join(dir, "ring-*.sp"))
+	if err == nil {
+		err = rerr
+	}
+	return len(names) + len(rings), err
 }
 
 // RemoveDir removes a spool directory after its spools were encoded.
