@@ -2,6 +2,7 @@ package format
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -177,6 +178,8 @@ func (w *Writer) Flush() error {
 		rws = append(rws, rw)
 	}
 	w.rmu.Unlock()
+	// In rank order, so that the same events always make the same file.
+	slices.SortFunc(rws, func(a, b *RankWriter) int { return cmp.Compare(a.rank, b.rank) })
 	for _, rw := range rws {
 		if err := rw.Flush(); err != nil {
 			return err
