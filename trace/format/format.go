@@ -208,20 +208,6 @@ type BlockInfo struct {
 	Ops    []OpTotal
 }
 
-// eventBytes is the byte count the summaries attribute to an event.
-func eventBytes(e *trace.Event) int64 {
-	switch {
-	case e.Op.Dir() != trace.DirNone:
-		if e.Ret > 0 {
-			return e.Ret
-		}
-		return 0
-	case e.Op.Class() == trace.ClassComm:
-		return e.Bytes
-	}
-	return 0
-}
-
 func appendSummary(b []byte, rank uint32, n int64, minT, maxT int64, ops []OpTotal) []byte {
 	b = binary.AppendUvarint(b, uint64(rank))
 	b = binary.AppendUvarint(b, uint64(n))
