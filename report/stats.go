@@ -13,7 +13,6 @@ package report
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"io"
 	"math/bits"
 	"slices"
@@ -378,7 +377,7 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	for _, r := range ranks {
 		rr, err := c.rank(r, buf)
 		if err != nil {
-			return nil, fmt.Errorf("rank %d: %w", r, err)
+			return nil, err // readers' errors name the file and the place
 		}
 		if rr.Events > 0 {
 			if st.Events == 0 || rr.Start < st.Start {

@@ -71,7 +71,7 @@ func TestCheckAndMergeE2E(t *testing.T) {
 	cut := filepath.Join(dir, "cut.iot")
 	os.WriteFile(cut, data[:len(data)*2/3], 0o644)
 	out, _, code = run(t, "check", cut)
-	if code != 1 || !strings.Contains(out, "TRUNCATED") || !strings.Contains(out, "recovered the") {
+	if code != 1 || !strings.Contains(out, "TRUNCATED") || !strings.Contains(out, "truncated: the file ends inside the block at offset") {
 		t.Fatalf("check of a cut file: exit %d\n%s", code, out)
 	}
 	// Damage a byte in the middle: reported with its offset.
@@ -82,6 +82,15 @@ func TestCheckAndMergeE2E(t *testing.T) {
 	out, _, code = run(t, "check", "--salvage", bad)
 	if code != 1 || !regexp.MustCompile(`DAMAGED[^\n]*\n  damaged: offset \d+: block CRC mismatch`).MatchString(out) {
 		t.Fatalf("check of a damaged file: exit %d\n%s", code, out)
+	}
+	// The index still lists the damaged block: check says what it held.
+	if !regexp.MustCompile(`index: the index lists 1 event block not recovered: \d+ events \(\d+ of rank \d\)`).MatchString(out) {
+		t.Fatalf("check of a damaged file does not say what was lost:\n%s", out)
+	}
+	// Other commands: one line naming the file and the offset, exit 1.
+	_, errOut, code = run(t, "stats", bad)
+	if code != 1 || strings.Count(errOut, "\n") != 1 || !regexp.MustCompile(`bad\.iot: offset \d+: block CRC mismatch`).MatchString(errOut) {
+		t.Fatalf("stats of a damaged file: exit %d, stderr %q", code, errOut)
 	}
 	os.WriteFile(filepath.Join(dir, "junk.iot"), []byte("hello"), 0o644)
 	out, _, code = run(t, "check", filepath.Join(dir, "junk.iot"))
