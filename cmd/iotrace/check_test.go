@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/iotrace/iotrace/trace"
@@ -134,5 +136,55 @@ func TestGenerateE2E(t *testing.T) {
 	}
 	if _, _, code := run(t, "generate", "nope", "-o", filepath.Join(dir, "x.iot")); code != 1 {
 		t.Fatal("unknown workload accepted")
+	}
+}
+
+// TestOutputFilesE2E: the trace files commands write get a new file's
+// permissions, appear whole or not at all (no temporary file left), and
+// an output may replace one of the inputs.
+func TestOutputFilesE2E(t *testing.T) {
+	dir := t.TempDir()
+	umask := syscall.Umask(0)
+	syscall.Umask(umask)
+	want := os.FileMode(0o666 &^ umask)
+	gen := filepath.Join(dir, "g.iot")
+	mustRun(t, "generate", "ior", "--ranks", "2", "--calls", "10", "-o", gen)
+	jl := filepath.Join(dir, "g.jsonl")
+	os.WriteFile(jl, []byte(mustRun(t, "dump", "--format", "jsonl", gen)), 0o644)
+	conv := filepath.Join(dir, "c.iot")
+	mustRun(t, "convert", "--from", "jsonl", "-o", conv, jl)
+	toIot := filepath.Join(dir, "t.iot")
+	mustRun(t, "convert", "--to", "iot", "-o", toIot, gen)
+	mustRun(t, "merge", "-o", gen, gen) // in place
+	for _, f := range []string{gen, conv, toIot} {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", filepath.Base(f), st.Mode().Perm(), want)
+		}
+	}
+	if out := mustRun(t, "check", gen); !strings.Contains(out, "ok: ") || !strings.Contains(out, "48 events") {
+		t.Fatalf("merged in place:\n%s", out)
+	}
+	// A failed conversion leaves nothing.
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"rank":0,"op":"write"}`+"\n"+`{"rank":0,"op":"write","sise":1}`+"\n"), 0o644)
+	if _, errOut, code := run(t, "convert", "--from", "jsonl", "-o", filepath.Join(dir, "bad.iot"), bad); code != 1 || !strings.Contains(errOut, "bad.jsonl:2:") {
+		t.Fatalf("bad JSON lines: exit %d, %q", code, errOut)
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if fmt.Sprint(names) != "[bad.jsonl c.iot g.iot g.jsonl t.iot]" {
+		t.Fatalf("files left: %v", names)
+	}
+	// An output in a missing directory: one line naming it.
+	_, errOut, code := run(t, "merge", "-o", filepath.Join(dir, "no", "m.iot"), gen)
+	if code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no/m.iot") {
+		t.Fatalf("output in a missing directory: exit %d, %q", code, errOut)
 	}
 }

@@ -132,35 +132,30 @@ come from any tool; a bad line stops the conversion with its line number.
 // writeBinary writes the trace t to a trace file, through a temporary
 // file so that a failed conversion leaves nothing behind.
 func writeBinary(out string, t trace.Trace) error {
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	o, err := cli.CreateOutput(out)
 	if err != nil {
 		return err
 	}
-	tmp.Close()
-	w, err := format.Create(tmp.Name(), t.Meta())
+	defer o.Abort()
+	w, err := format.NewWriter(o, t.Meta())
 	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	fail := func(err error) error {
-		w.Close()
-		os.Remove(tmp.Name())
 		return err
 	}
 	for _, r := range t.Ranks() {
 		rs, err := t.Rank(r)
 		if err != nil {
-			return fail(err)
+			w.Close()
+			return err
 		}
 		if _, err := trace.Copy(w.Rank(r), rs); err != nil {
-			return fail(err)
+			w.Close()
+			return err
 		}
 	}
 	if err := w.Close(); err != nil {
-		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), out)
+	return o.Commit()
 }
 
 func copyLines(lw lineWriter, src trace.Source) error {

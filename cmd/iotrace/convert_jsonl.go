@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
+	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/convert/csv"
 	"github.com/iotrace/iotrace/convert/jsonl"
 	"github.com/iotrace/iotrace/trace"
@@ -31,7 +31,7 @@ func convertFromCSV(in, out string) error {
 	})
 }
 
-func convertLinesToTrace(in, out, from string, open func(io.Reader, string) trace.Source) (err error) {
+func convertLinesToTrace(in, out, from string, open func(io.Reader, string) trace.Source) error {
 	var r io.Reader = os.Stdin
 	name := "stdin"
 	if in != "-" {
@@ -42,24 +42,17 @@ func convertLinesToTrace(in, out, from string, open func(io.Reader, string) trac
 		defer f.Close()
 		r, name = f, in
 	}
-	// Write a temporary file next to out and rename it at the end, so that
-	// a failed conversion leaves nothing behind and a good one appears
-	// whole.
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	// A failed conversion leaves nothing behind; a good one appears whole.
+	o, err := cli.CreateOutput(out)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+	defer o.Abort()
 	meta := trace.Meta{
 		Command: []string{"iotrace", "convert", "--from", from, "-o", out, in},
 		Creator: "iotrace convert",
 	}
-	w, err := format.NewWriter(tmp, meta)
+	w, err := format.NewWriter(o, meta)
 	if err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
@@ -70,11 +63,5 @@ func convertLinesToTrace(in, out, from string, open func(io.Reader, string) trac
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", out, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), out)
+	return o.Commit()
 }
