@@ -62,6 +62,16 @@ func TestCheckAndMergeE2E(t *testing.T) {
 	if !strings.Contains(out, "4016 events, 4 ranks [0-3]") {
 		t.Fatalf("check of merged file:\n%s", out)
 	}
+	// The merged file holds the same events: dump of it, of the two files
+	// and of their directory agree.
+	d := mustRun(t, "dump", "--format", "jsonl", a, b)
+	if mustRun(t, "dump", "--format", "jsonl", merged) != d {
+		t.Fatal("the merged file's events differ from its inputs'")
+	}
+	os.Remove(merged)
+	if mustRun(t, "dump", "--format", "jsonl", dir) != d {
+		t.Fatal("dump of the directory differs from dump of its files")
+	}
 	// A directory is one trace too; the same rank twice is refused.
 	_, errOut, code = run(t, "merge", "-o", filepath.Join(dir, "x.iot"), a, a)
 	if code != 1 || !strings.Contains(errOut, "rank 0 is in both") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
