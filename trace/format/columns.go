@@ -712,20 +712,35 @@ func huffEst(h *[256]uint32, total int) int {
 		if f != 0 {
 			maxCount = max(maxCount, f)
 			maxSym = s
-			sum += float64(f) * math.Log2(float64(f))
+			sum += float64(f) * log2(f)
 		}
 	}
 	if int(maxCount) == total || maxCount == 1 || int(maxCount) < total>>7 {
 		return total // one symbol, or incompressible: huff0 declines
 	}
 	n := float64(total)
-	bits := max(n*math.Log2(n)-sum+0.03*n, n)
+	bits := max(n*log2(uint32(total))-sum+0.03*n, n)
 	size := int(bits/8) + 1 + (maxSym+1)/2
 	if total >= 1<<10 {
 		size += 6 + 3 // the jump table of four streams, their last bytes
 	}
 	return min(size, total)
 }
+
+// log2 approximates log2(x), x ≥ 1, within 0.006: the exponent from the
+// leading bit, the fraction from a table of the next 8 bits.
+func log2(x uint32) float64 {
+	e := bits.Len32(x) - 1
+	return float64(e) + log2Frac[x<<(31-e)>>23&0xff]
+}
+
+// log2Frac[i] is log2(1 + i/256).
+var log2Frac = func() (t [256]float64) {
+	for i := range t {
+		t[i] = math.Log2(1 + float64(i)/256)
+	}
+	return
+}()
 
 // The dictionary layout stores the varint stream as a dictionary of its
 // most frequent values (at most 255), one index byte per event

@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -123,5 +124,16 @@ func testColumnLayout(t *testing.T, n int, name string, dur func(int) int64, lay
 	enc := columnEncodings(t, data)[colDur]
 	if layout >= 0 && int(enc>>4) != layout || stage >= 0 && int(enc&15) != stage {
 		t.Errorf("%s, %d events: durations took encoding %#x, want layout %d stage %d", name, n, enc, layout, stage)
+	}
+}
+
+func TestLog2(t *testing.T) {
+	for x := uint32(1); x < 1<<20; x += 1 + x/1000 {
+		if d := log2(x) - math.Log2(float64(x)); d > 1e-12 || d < -0.006 {
+			t.Fatalf("log2(%d) = %v, want %v", x, log2(x), math.Log2(float64(x)))
+		}
+	}
+	if log2(1<<32-1) < 31.99 {
+		t.Fatal("log2 of the largest count")
 	}
 }
