@@ -169,11 +169,31 @@ func (c *column) toStream() {
 	c.stream = true
 }
 
-// addStream appends vals in stream mode, keeping the range and gcd of
-// the column's values while they are in cache.
+// addStream appends vals in stream mode.
 func (c *column) addStream(vals []int64) {
+	prev := c.vals[len(c.vals)-1]
+	copy(c.reserve(len(vals)), vals)
+	c.noteStream(vals, prev)
+}
+
+// reserve extends a stream-mode column by n values and returns them, to
+// be filled and then passed to noteStream.
+func (c *column) reserve(n int) []int64 {
+	if cap(c.vals)-len(c.vals) < n {
+		// Double: append grows large slices by a quarter, which copies a
+		// block's values many times on the way to its size.
+		c.vals = slices.Grow(c.vals, max(n, len(c.vals), 1024))
+	}
+	k := len(c.vals)
+	c.vals = c.vals[:k+n]
+	return c.vals[k:]
+}
+
+// noteStream takes in the values vals just added to a stream-mode column
+// (prev is the value before them): samples, range and gcd, while they are
+// in cache.
+func (c *column) noteStream(vals []int64, prev int64) {
 	if len(c.samples) < maxSamples {
-		prev := c.vals[len(c.vals)-1]
 		for _, v := range vals {
 			if v != prev && len(c.samples) < maxSamples {
 				c.samples = append(c.samples, v)
@@ -197,12 +217,6 @@ func (c *column) addStream(vals []int64) {
 		}
 	}
 	c.lo, c.hi, c.g = lo, hi, g
-	if cap(c.vals)-len(c.vals) < len(vals) {
-		// Double: append grows large slices by a quarter, which copies a
-		// block's values many times on the way to its size.
-		c.vals = slices.Grow(c.vals, max(len(vals), len(c.vals), 1024))
-	}
-	c.vals = append(c.vals, vals...)
 }
 
 // colEncoder turns events into the columns of a block.
@@ -287,7 +301,18 @@ func (c *colEncoder) addEvents(evs []trace.Event) {
 		}
 		c.vals[id] = c.vals[id][:n]
 	}
-	v := &c.vals
+	// Columns in stream mode take their values in place; the others
+	// through c.vals, to find runs.
+	var v [colFlags][]int64
+	var prev [colFlags]int64
+	for id := 1; id < colFlags; id++ {
+		if col := &c.cols[id]; c.n > 0 && col.stream {
+			prev[id] = col.vals[len(col.vals)-1]
+			v[id] = col.reserve(n)
+		} else {
+			v[id] = c.vals[id][:n]
+		}
+	}
 	vStart, vOffset, vRet := v[colStart][:n], v[colOffset][:n], v[colRet][:n]
 	vOp, vThread, vDur := v[colOp][:n], v[colThread][:n], v[colDur][:n]
 	vPath, vPath2, vFD, vSize := v[colPath][:n], v[colPath2][:n], v[colFD][:n], v[colSize][:n]
@@ -339,7 +364,11 @@ func (c *colEncoder) addEvents(evs []trace.Event) {
 	}
 	c.prevEnd, c.predOff, c.minT, c.maxT = prevEnd, predOff, minT, maxT
 	for id := 1; id < colFlags; id++ {
-		c.cols[id].addAll(c.n, v[id])
+		if col := &c.cols[id]; c.n > 0 && col.stream {
+			col.noteStream(v[id], prev[id])
+		} else {
+			col.addAll(c.n, v[id])
+		}
 	}
 	// The columns of flags, modes and communication are zero in most
 	// chunks: those only extend their runs.
@@ -352,7 +381,7 @@ func (c *colEncoder) addEvents(evs []trace.Event) {
 			c.cols[id].addZeros(c.n, n)
 			continue
 		}
-		c.cols[id].addAll(c.n, v[id])
+		c.cols[id].addAll(c.n, c.vals[id][:n])
 	}
 	c.n += n
 }
