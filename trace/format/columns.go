@@ -229,27 +229,28 @@ type colEncoder struct {
 	maxT    int64
 	vals    [numCols + 1][]int64 // per column, the values of the chunk being added
 
-	huff      huff0.Scratch
-	scratch   []byte
-	tmp       []byte
-	sorted    []int64
-	freq      []uint32
-	uvals     []uint64
-	distinct  []uint64
-	index     []byte
-	zbuf      []byte
-	fbuf      []byte
-	dbuf      []byte
-	dout      []byte
-	counts    []uint32
-	exc       []byte
-	seen      [1<<10 + 1]uint64 // dictionary: a bit per value up to 1<<16
-	kept      []uint64          // dictionary: the values kept
-	keptCount []uint32          // dictionary: how often each occurs
-	escapes   int               // dictionary: how many values are not kept
-	dhdr      []byte            // dictionary: its header
-	utop      uint64            // largest of uvals
-	ularge    int               // how many uvals are 1<<16 or more
+	huff       huff0.Scratch
+	scratch    []byte
+	tmp        []byte
+	sorted     []int64
+	freq       []uint32
+	uvals      []uint64
+	distinct   []uint64
+	index      []byte
+	zbuf       []byte
+	fbuf       []byte
+	dbuf       []byte
+	dout       []byte
+	counts     []uint32
+	exc        []byte
+	seen       [1<<10 + 1]uint64 // dictionary: a bit per value up to 1<<16
+	kept       []uint64          // dictionary: the values kept
+	keptCount  []uint32          // dictionary: how often each occurs
+	escapes    int               // dictionary: how many values are not kept
+	plainBytes bool              // dictionary: every value kept, each below 0x80
+	dhdr       []byte            // dictionary: its header
+	utop       uint64            // largest of uvals
+	ularge     int               // how many uvals are 1<<16 or more
 
 	ops      []opAcc        // the block's per-op totals
 	opIndex  [256]uint16    // 1 + index in ops of an op below 256, or 0
@@ -647,6 +648,9 @@ func (c *colEncoder) encodeStream(spread bool, zenc *zstd.Encoder) (byte, int, [
 		}
 	}
 	dictOK := c.ularge <= c.n/2 && c.dictPrepare()
+	if dictOK && c.plainBytes {
+		return values() // see dictPrepare
+	}
 	if spread && !dictOK {
 		return values()
 	}
@@ -686,11 +690,6 @@ func (c *colEncoder) encodeStream(spread bool, zenc *zstd.Encoder) (byte, int, [
 		}
 	}
 	if !dictOK {
-		return values()
-	}
-	if c.escapes == 0 && len(c.kept) > 0 && c.kept[len(c.kept)-1] < 0x80 {
-		// The varint bytes are the values, the same Huffman payload as
-		// the index without the dictionary.
 		return values()
 	}
 	if close := max(vEst, dEst)/25 + 16; vEst+close < dEst {
@@ -882,6 +881,13 @@ func (c *colEncoder) dictPrepare() bool {
 	}
 	c.dhdr = hdr
 	c.escapes = c.n - covered
+	c.plainBytes = c.escapes == 0 && kept[len(kept)-1] < 0x80
+	if c.plainBytes {
+		// Every value is in the dictionary and a one-byte varint: the
+		// varint bytes are the values, the same Huffman payload as the
+		// index, without the dictionary. No index needed.
+		return true
+	}
 	if cap(c.index) < c.n {
 		c.index = make([]byte, c.n)
 	}
@@ -961,13 +967,22 @@ func appendVarints(dst []byte, us []uint64) []byte {
 			b = slices.Grow(b[:p], max(len(us), 1024)*2)
 			b = b[:cap(b)]
 		}
-		for u >= 0x80 {
-			b[p] = byte(u) | 0x80
-			u >>= 7
+		switch {
+		case u < 1<<7:
+			b[p] = byte(u)
 			p++
+		case u < 1<<14:
+			b[p] = byte(u) | 0x80
+			b[p+1] = byte(u >> 7)
+			p += 2
+		case u < 1<<21:
+			b[p] = byte(u) | 0x80
+			b[p+1] = byte(u>>7) | 0x80
+			b[p+2] = byte(u >> 14)
+			p += 3
+		default:
+			p += binary.PutUvarint(b[p:], u)
 		}
-		b[p] = byte(u)
-		p++
 	}
 	return b[:p]
 }

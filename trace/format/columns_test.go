@@ -32,15 +32,16 @@ func TestAppendVarints(t *testing.T) {
 	}
 }
 
-// columnEncodings returns the encoding byte of each column of the first
-// events block of a file.
-func columnEncodings(t *testing.T, data []byte) map[uint64]byte {
+// columnEncodings returns the encoding byte of each column of every events
+// block of a file.
+func columnEncodings(t *testing.T, data []byte) []map[uint64]byte {
 	t.Helper()
 	rd, err := NewReader(bytes.NewReader(data), int64(len(data)), "x", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rd.Close()
+	var out []map[uint64]byte
 	for _, f := range rd.files {
 		for _, bi := range f.blocks {
 			if bi.Kind != kindEvents {
@@ -62,11 +63,10 @@ func columnEncodings(t *testing.T, data []byte) map[uint64]byte {
 				d.uvarint()
 				d.uvarint()
 			}
-			return encs
+			out = append(out, encs)
 		}
 	}
-	t.Fatal("no events block")
-	return nil
+	return out
 }
 
 // TestColumnLayouts: values of many distributions in one column (the
@@ -99,7 +99,7 @@ func TestColumnLayouts(t *testing.T) {
 	}
 	// Blocks of 16384 events count every value up to 1<<16 in an array;
 	// smaller ones mark the sparse values they see in a bitmap.
-	for _, n := range []int{16384, 3000} {
+	for _, n := range []int{2 * 16384, 6000} {
 		for _, tc := range cases {
 			testColumnLayout(t, n, tc.name, tc.dur, tc.layout, tc.stage)
 		}
@@ -110,20 +110,27 @@ func testColumnLayout(t *testing.T, n int, name string, dur func(int) int64, lay
 	t.Helper()
 	paths := trace.NewPaths()
 	p := paths.Intern("/f")
+	ops := rand.New(rand.NewPCG(uint64(n), 1))
 	evs := make([]trace.Event, n)
 	for i := range evs {
-		evs[i] = trace.Event{Op: trace.OpWrite, FD: 3, Path: p, Start: int64(i) * 1000, Dur: dur(i), Size: 4096, Ret: 4096}
+		// Two ops at random: the op column, encoded before the durations,
+		// takes its own path through the encoder.
+		op := []trace.Op{trace.OpWrite, trace.OpPwrite}[ops.IntN(2)]
+		evs[i] = trace.Event{Op: op, FD: 3, Path: p, Start: int64(i) * 1000, Dur: dur(i), Size: 4096, Ret: 4096}
 	}
-	data := writeTrace(t, Options{BlockEvents: n}, map[uint32][]trace.Event{0: evs}, paths)
+	// Two blocks: the encoder's state carries from one to the next.
+	data := writeTrace(t, Options{BlockEvents: n / 2}, map[uint32][]trace.Event{0: evs}, paths)
 	_, got := readTrace(t, data, ReadOptions{})
 	for i := range evs {
 		if got[0][i].Dur != evs[i].Dur {
 			t.Fatalf("%s, %d events: event %d: duration %d, want %d", name, n, i, got[0][i].Dur, evs[i].Dur)
 		}
 	}
-	enc := columnEncodings(t, data)[colDur]
-	if layout >= 0 && int(enc>>4) != layout || stage >= 0 && int(enc&15) != stage {
-		t.Errorf("%s, %d events: durations took encoding %#x, want layout %d stage %d", name, n, enc, layout, stage)
+	for b, encs := range columnEncodings(t, data) {
+		enc := encs[colDur]
+		if layout >= 0 && int(enc>>4) != layout || stage >= 0 && int(enc&15) != stage {
+			t.Errorf("%s, %d events: durations of block %d took encoding %#x, want layout %d stage %d", name, n, b, enc, layout, stage)
+		}
 	}
 }
 
