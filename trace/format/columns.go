@@ -112,11 +112,7 @@ func (c *column) addAll(n int, vals []int64) {
 	prev, run := c.runs[last], c.runs[last+1]
 	// Most chunks of a run-mode column continue its run: check that
 	// without a branch per value.
-	var diff int64
-	for _, v := range vals[i:] {
-		diff |= v ^ prev
-	}
-	if diff == 0 {
+	if allEqual(vals[i:], prev) {
 		c.runs[last+1] = run + int64(len(vals)-i)
 		return
 	}
@@ -138,6 +134,23 @@ func (c *column) addAll(n int, vals []int64) {
 		prev, run = v, 1
 	}
 	c.runs[last+1] = run
+}
+
+// allEqual reports whether every value of vals is v, without a branch
+// per value.
+func allEqual(vals []int64, v int64) bool {
+	var d0, d1, d2, d3 int64
+	i := 0
+	for ; i+4 <= len(vals); i += 4 {
+		d0 |= vals[i] ^ v
+		d1 |= vals[i+1] ^ v
+		d2 |= vals[i+2] ^ v
+		d3 |= vals[i+3] ^ v
+	}
+	for ; i < len(vals); i++ {
+		d0 |= vals[i] ^ v
+	}
+	return d0|d1|d2|d3 == 0
 }
 
 // note updates gcd, range and samples for a value that starts a run.
@@ -201,22 +214,31 @@ func (c *column) noteStream(vals []int64, prev int64) {
 			prev = v
 		}
 	}
-	lo, hi, g, first := c.lo, c.hi, c.g, c.first
-	for _, v := range vals {
-		lo, hi = min(lo, v), max(hi, v)
-		if g != 1 {
-			d := uint64(v - first)
-			if int64(d) < 0 {
-				d = -d
-			}
-			// A power-of-two gcd (aligned offsets, sizes) is checked with
-			// a mask; Euclid's divisions run only when the gcd changes.
-			if g == 0 || g&(g-1) != 0 || d&(g-1) != 0 {
-				g = gcd(g, d)
-			}
+	// Range: two chains of min and max, which do not wait on each other.
+	lo0, hi0, lo1, hi1 := c.lo, c.hi, c.lo, c.hi
+	i := 0
+	for ; i+2 <= len(vals); i += 2 {
+		lo0, hi0 = min(lo0, vals[i]), max(hi0, vals[i])
+		lo1, hi1 = min(lo1, vals[i+1]), max(hi1, vals[i+1])
+	}
+	for ; i < len(vals); i++ {
+		lo0, hi0 = min(lo0, vals[i]), max(hi0, vals[i])
+	}
+	c.lo, c.hi = min(lo0, lo1), max(hi0, hi1)
+	// The gcd, until it is 1 (measured values get there at once).
+	g, first := c.g, c.first
+	for j := 0; j < len(vals) && g != 1; j++ {
+		d := uint64(vals[j] - first)
+		if int64(d) < 0 {
+			d = -d
+		}
+		// A power-of-two gcd (aligned offsets, sizes) is checked with a
+		// mask; Euclid's divisions run only when the gcd changes.
+		if g == 0 || g&(g-1) != 0 || d&(g-1) != 0 {
+			g = gcd(g, d)
 		}
 	}
-	c.lo, c.hi, c.g = lo, hi, g
+	c.g = g
 }
 
 // colEncoder turns events into the columns of a block.
