@@ -88,15 +88,6 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("%s: offset %d: %s", e.File, e.Offset, e.Msg)
 }
 
-// Location is the spot the error is about, "file: offset N" (or the
-// file): it already says where, so callers need not add context.
-func (e *FormatError) Location() string {
-	if e.Offset < 0 {
-		return e.File
-	}
-	return fmt.Sprintf("%s: offset %d", e.File, e.Offset)
-}
-
 // Is makes errors.Is(err, ErrFormat) hold for every FormatError.
 func (e *FormatError) Is(target error) bool { return target == ErrFormat }
 
