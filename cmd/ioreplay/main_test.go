@@ -443,6 +443,9 @@ func TestUserErrorsAreOneLine(t *testing.T) {
 		{"--format", "xml", good},
 		{"--target", "/", good},
 		{"x.iop"},
+		{"--ranks", "2", "astro3d-small", good},
+		{"--param", "novalue", "astro3d-small"},
+		{"--group", "=3", "--ranks", "2", "astro3d-small"},
 		{"--bogus", good},
 	} {
 		_, errOut, code := runBin(t, args...)

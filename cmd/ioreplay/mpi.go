@@ -343,12 +343,7 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 		}
 	}
 	if total.Interrupted {
-		msg := "ioreplay: interrupted: " + total.Progress()
-		if !recTemp {
-			msg += "; the partial replay trace is in " + recPath
-		}
-		fmt.Fprintln(stderr, msg)
-		return cli.ExitError{Code: 130}
+		return interrupted(stderr, total, recPath, !recTemp)
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "mpi: %d processes, %d ranks (%s); between processes %d messages (%s), %d collectives, backend %s\n",

@@ -345,12 +345,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 		return runErr
 	}
 	if res.Interrupted {
-		msg := "ioreplay: interrupted: " + res.Progress()
-		if !recTemp {
-			msg += "; the partial replay trace is in " + recPath
-		}
-		fmt.Fprintln(stderr, msg)
-		return cli.ExitError{Code: 130}
+		return interrupted(stderr, res, recPath, !recTemp)
 	}
 	return writeReport(cmd, f, t, args, recPath, res)
 }
@@ -536,37 +531,21 @@ func printPlan(w io.Writer, rp *replay.Replay, f *flags, target string) error {
 // openInput opens the trace files, or the pattern script, to replay. A
 // script is not expanded: the replay runs it (replay.ScriptTrace).
 func openInput(in *cli.Input, args []string, warn io.Writer) (trace.Trace, error) {
-	isScript := func(a string) bool {
-		_, sample := samples.Arg(a)
-		return cli.IsScript(a) || sample
-	}
-	if !slices.ContainsFunc(args, isScript) {
-		return in.Open(args, nil, warn)
-	}
-	if len(args) > 1 {
-		return nil, fmt.Errorf("a script (%s) is replayed alone, not with other inputs", args[slices.IndexFunc(args, isScript)])
-	}
-	sample, isSample := samples.Arg(args[0])
-	ranks := in.Ranks
-	if ranks <= 0 && isSample {
-		ranks = sample.Ranks
-	}
-	if ranks <= 0 {
-		return nil, fmt.Errorf("%s: a script needs --ranks N", args[0])
-	}
-	params, err := keyValues("--param", in.Params)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := keyValues("--group", in.Groups)
-	if err != nil {
-		return nil, err
-	}
+	return in.Open(args, scriptInputs{}, warn)
+}
+
+// scriptInputs opens the pattern scripts ioreplay runs: a file, or the
+// built-in sample an argument names (samples.Arg), bound to its ranks and
+// parameters but not expanded, unlike iotrace's, which expands them.
+type scriptInputs struct{}
+
+func (scriptInputs) Open(path string, ranks int, params, groups map[string]string) (trace.Trace, error) {
 	var prog *script.Program
-	if isSample {
-		prog, err = sample.Compile()
+	var err error
+	if s, ok := samples.Arg(path); ok {
+		prog, err = s.Compile()
 	} else {
-		prog, err = script.Load(args[0])
+		prog, err = script.Load(path)
 	}
 	if err != nil {
 		return nil, err
@@ -578,16 +557,21 @@ func openInput(in *cli.Input, args []string, warn io.Writer) (trace.Trace, error
 	return replay.ScriptTrace(inst), nil
 }
 
-func keyValues(flag string, kvs []string) (map[string]string, error) {
-	m := map[string]string{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("%s %q: want NAME=VALUE", flag, kv)
-		}
-		m[k] = v
+func (scriptInputs) Sample(name string) (int, bool) {
+	s, ok := samples.Arg(name)
+	return s.Ranks, ok
+}
+
+// interrupted prints how far an interrupted replay got, and where its
+// partial trace is when it is kept, and returns the exit status of an
+// interruption.
+func interrupted(w io.Writer, res *replay.Result, recPath string, kept bool) error {
+	msg := "ioreplay: interrupted: " + res.Progress()
+	if kept {
+		msg += "; the partial replay trace is in " + recPath
 	}
-	return m, nil
+	fmt.Fprintln(w, msg)
+	return cli.ExitError{Code: 130}
 }
 
 func writeSummary(path string, res *replay.Result) error {
