@@ -386,6 +386,49 @@ func TestDryRunTouchesNothing(t *testing.T) {
 	}
 }
 
+// TestPrepareLeavesCreatedFilesToTheTrace: the prepare phase makes the
+// file a trace only reads, with the size it reads, and not the files the
+// trace creates itself and then reads back (O_CREAT without O_TRUNC, and
+// MPI_MODE_CREATE, as b_eff_io opens its files).
+func TestPrepareLeavesCreatedFilesToTheTrace(t *testing.T) {
+	dir := t.TempDir()
+	m := trace.NewMemTrace()
+	in, out, mf := m.Paths.Intern("/p/in.dat"), m.Paths.Intern("/p/out.dat"), m.Paths.Intern("/p/beff_io.0")
+	const MiB = 1 << 20
+	m.Add(
+		trace.Event{Rank: 0, Op: trace.OpOpen, Path: in, Flags: trace.ORdonly, Ret: 3},
+		trace.Event{Rank: 0, Op: trace.OpPread, FD: 3, Offset: MiB, Size: MiB, Ret: MiB, Start: 10},
+		trace.Event{Rank: 0, Op: trace.OpOpen, Path: out, Flags: trace.ORdwr | trace.OCreat, Ret: 4, Start: 20},
+		trace.Event{Rank: 0, Op: trace.OpPwrite, FD: 4, Offset: 0, Size: 2 * MiB, Ret: 2 * MiB, Start: 30},
+		trace.Event{Rank: 0, Op: trace.OpPread, FD: 4, Offset: 0, Size: 2 * MiB, Ret: 2 * MiB, Start: 40},
+		trace.Event{Rank: 0, Op: trace.OpMPIFileOpen, Path: mf, FD: 1, Flags: trace.MPIModeCreate | trace.MPIModeWronly, Start: 50},
+		trace.Event{Rank: 0, Op: trace.OpMPIFileWriteAt, FD: 1, Offset: 0, Size: MiB, Ret: MiB, Start: 60},
+		trace.Event{Rank: 0, Op: trace.OpMPIFileClose, FD: 1, Start: 70},
+		trace.Event{Rank: 0, Op: trace.OpMPIFileOpen, Path: mf, FD: 1, Flags: trace.MPIModeRdonly, Start: 80},
+		trace.Event{Rank: 0, Op: trace.OpMPIFileReadAt, FD: 1, Offset: 0, Size: MiB, Ret: MiB, Start: 90},
+	)
+	tf := filepath.Join(dir, "t.iot")
+	writeTrace(t, tf, m)
+	o := mustRun(t, "--dry-run", tf)
+	if !strings.Contains(o, "files to prepare: 1 (2 MiB)") || !strings.Contains(o, `"in.dat" 2097152 bytes`) {
+		t.Errorf("dry run should prepare in.dat (2 MiB) only:\n%s", o)
+	}
+	target := filepath.Join(dir, "target")
+	o = mustRun(t, "--prepare-only", "--target", target, tf)
+	ents, err := os.ReadDir(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	fi, err := os.Stat(filepath.Join(target, "in.dat"))
+	if len(names) != 1 || err != nil || fi.Size() != 2*MiB {
+		t.Fatalf("prepared %v (in.dat: %v, %v), want in.dat of 2 MiB only\n%s", names, fi, err, o)
+	}
+}
+
 // TestInterruptLeavesReadableTrace sends SIGINT to a long replay and
 // checks the message and the partial replay trace.
 func TestInterruptLeavesReadableTrace(t *testing.T) {

@@ -87,8 +87,9 @@ Everything happens inside --target DIR (default: a new temporary directory,
 removed at the end unless --keep). Trace paths lose their common prefix (or
 follow --map OLD=NEW); nothing outside DIR is created, written, truncated,
 renamed or removed; /dev, /proc, /sys and the standard streams are skipped.
-Files the trace reads but does not create are created first with the size it
-needs (--prepare-only stops there; --dry-run only prints the plan).
+Files the trace finds rather than creates are created first with the size its
+reads need of data it did not write itself (--prepare-only stops there;
+--dry-run only prints the plan).
 
 At the end ioreplay prints the statistics of its own trace (--record keeps it),
 as 'iotrace stats' would, and with --compare the original beside it; --html FILE
