@@ -335,7 +335,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		s := t.Path(id)
 		rel, note := mp.Map(s)
 		p.mapped[id] = mapping{rel: rel, note: note}
-		if note == NoteSpecial {
+		if note.Skipped() {
 			continue
 		}
 		u := uses[id]
@@ -582,8 +582,11 @@ func planEvent(e *trace.Event, w when, fds map[int32]trace.PathID, handles map[i
 // see (a script's) follow the same rules.
 func (p *Plan) mapPath(s string) (string, Skip) {
 	rel, note := p.mapper.Map(s)
-	if note == NoteSpecial {
+	switch note {
+	case NoteSpecial:
 		return "", SkipSpecialPath
+	case NoteKernel:
+		return "", SkipKernelObject
 	}
 	return rel, NotSkipped
 }

@@ -433,3 +433,38 @@ func TestMarksNeverShrink(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSkipsKernelObjects: a trace that opens and uses what its tracer
+// named a pipe, a socket or a memfd prepares no file for them, and the
+// replay skips those calls with their own reason.
+func TestPlanSkipsKernelObjects(t *testing.T) {
+	m := trace.NewMemTrace()
+	pipe, sock, memfd, data := m.Paths.Intern("pipe:[77]"), m.Paths.Intern("socket:[78]"),
+		m.Paths.Intern("/memfd:shm (deleted)"), m.Paths.Intern("/scratch/job/in.dat")
+	m.Add(
+		trace.Event{Op: trace.OpOpen, Path: pipe, Flags: trace.OWronly, Ret: 3},
+		trace.Event{Op: trace.OpWrite, FD: 3, Path: pipe, Size: 10, Ret: 10, Start: 1},
+		trace.Event{Op: trace.OpOpen, Path: sock, Flags: trace.ORdwr, Ret: 4, Start: 2},
+		trace.Event{Op: trace.OpRead, FD: 4, Path: sock, Offset: 0, Size: 10, Ret: 10, Start: 3},
+		trace.Event{Op: trace.OpOpen, Path: memfd, Flags: trace.ORdwr, Ret: 5, Start: 4},
+		trace.Event{Op: trace.OpPread, FD: 5, Offset: 0, Size: 4096, Ret: 4096, Start: 5},
+		trace.Event{Op: trace.OpStat, Path: memfd, Start: 6},
+		trace.Event{Op: trace.OpOpen, Path: data, Flags: trace.ORdonly, Ret: 6, Start: 7},
+		trace.Event{Op: trace.OpPread, FD: 6, Offset: 0, Size: 100, Ret: 100, Start: 8},
+	)
+	p, err := makePlan(m, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []PrepFile{{Path: "in.dat", Size: 100}}; !slices.Equal(p.Files, want) || len(p.Dirs) != 0 {
+		t.Fatalf("files %+v, dirs %v; want %+v and no directory", p.Files, p.Dirs, want)
+	}
+	if p.Prefix != "/scratch/job" {
+		t.Errorf("prefix %q, want /scratch/job", p.Prefix)
+	}
+	for _, s := range []string{"pipe:[77]", "socket:[78]", "/memfd:shm (deleted)"} {
+		if rel, skip := p.mapPath(s); rel != "" || skip != SkipKernelObject {
+			t.Errorf("%s: mapped to %q, skip %v", s, rel, skip)
+		}
+	}
+}

@@ -499,6 +499,8 @@ func printPlan(w io.Writer, rp *replay.Replay, f *flags, target string) error {
 		switch e.Note {
 		case replay.NoteSpecial:
 			fmt.Fprintf(bw, "  %q -> (skipped: /dev, /proc or /sys)\n", e.Trace)
+		case replay.NoteKernel:
+			fmt.Fprintf(bw, "  %q -> (skipped: pipe, socket or other kernel object)\n", e.Trace)
 		case replay.NoteClamped:
 			fmt.Fprintf(bw, "  %q -> %q (\"..\" kept inside the target)\n", e.Trace, e.Target)
 		default:
