@@ -676,3 +676,77 @@ func TestReplaySampleByName(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultTiming: without --timing a trace replays with original
+// timing and a script with think timing, which keeps the script's sleeps
+// (its only gaps) and runs its calls at the file system's speed; --help
+// and the dry run say so.
+func TestDefaultTiming(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "ior.iot")
+	writeTrace(t, tr, tracegen.IOR(1, 4, 1))
+	src := filepath.Join(dir, "sleepy.iop")
+	os.WriteFile(src, []byte(`
+open "/s/f.$rank" as f flags O_WRONLY | O_CREAT | O_TRUNC
+write f size 4KiB
+sleep 150ms
+write f size 4KiB
+close f
+`), 0o644)
+	timingOf := func(args ...string) string {
+		sum := filepath.Join(dir, "sum.json")
+		mustRun(t, append([]string{"--quiet", "--summary", sum}, args...)...)
+		var s struct{ Timing string }
+		b, err := os.ReadFile(sum)
+		if err != nil || json.Unmarshal(b, &s) != nil {
+			t.Fatalf("summary: %v\n%s", err, b)
+		}
+		return s.Timing
+	}
+	if got := timingOf(tr); got != "original" {
+		t.Errorf("a trace replayed with %s timing, want original", got)
+	}
+	rec := filepath.Join(dir, "r.iot")
+	if got := timingOf("--ranks", "2", "--record", rec, src); got != "think" {
+		t.Errorf("a script replayed with %s timing, want think", got)
+	}
+	if got := timingOf("--ranks", "2", "--timing", "afap", src); got != "afap" {
+		t.Errorf("--timing afap on a script: %s", got)
+	}
+	// The sleep is kept between the two writes of each rank.
+	r, err := format.Open(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for rk := uint32(0); rk < 2; rk++ {
+		evs, err := trace.ReadAll(mustRank(t, r, rk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w []trace.Event
+		for _, e := range evs {
+			if e.Op.Dir() == trace.DirWrite {
+				w = append(w, e)
+			}
+		}
+		if len(w) != 2 || w[1].Start-w[0].End() < int64(150*time.Millisecond) {
+			t.Errorf("rank %d: writes %+v: want 2, 150 ms apart", rk, w)
+		}
+	}
+	if out := mustRun(t, "--ranks", "2", "--dry-run", src); !strings.Contains(out, "timing think") {
+		t.Errorf("dry run of a script does not say think timing:\n%s", out)
+	}
+	if out := mustRun(t, "--help"); !strings.Contains(out, "original for a trace, think for a script") {
+		t.Errorf("--help does not give the default timing:\n%s", out)
+	}
+}
+
+func mustRank(t *testing.T, tr trace.Trace, r uint32) trace.Source {
+	t.Helper()
+	s, err := tr.Rank(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -80,6 +80,9 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 		return err
 	}
 	defer t.Close()
+	if f.timing == "" {
+		opts.Timing = replay.DefaultTiming(t)
+	}
 
 	// The target: given, or a new temporary directory named by process 0.
 	target, temp := f.target, false

@@ -81,7 +81,9 @@ collectives and messages make the ranks wait for each other as they did.
 Timing (--timing): original issues each call at its recorded offset from the
 rank's first call (open loop); think keeps the recorded gap between the end of
 one call and the start of the next (closed loop); afap issues them back to back.
---speed X divides the gaps.
+--speed X divides the gaps. The default is original for a trace and think for a
+script: a script's times come from a nominal model, so its calls then run at
+the file system's speed and only its sleeps leave gaps.
 
 Everything happens inside --target DIR (default: a new temporary directory,
 removed at the end unless --keep). Trace paths lose their common prefix (or
@@ -104,7 +106,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	}
 	fs := c.Flags()
 	f.in.AddFlags(fs)
-	fs.StringVar(&f.timing, "timing", "original", "when calls are issued: original, think or afap")
+	fs.StringVar(&f.timing, "timing", "", "when calls are issued: original, think or afap (default original for a trace, think for a script)")
 	fs.Float64Var(&f.speed, "speed", 1, "divide recorded gaps by this factor (original and think timing)")
 	fs.StringVar(&f.target, "target", "", "directory to replay in (default: a new temporary directory)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the temporary target directory")
@@ -145,8 +147,10 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 func (f *flags) options() (replay.Options, error) {
 	var o replay.Options
 	var err error
-	if o.Timing, err = replay.ParseTiming(f.timing); err != nil {
-		return o, err
+	if f.timing != "" {
+		if o.Timing, err = replay.ParseTiming(f.timing); err != nil {
+			return o, err
+		}
 	}
 	if f.speed <= 0 {
 		return o, fmt.Errorf("--speed %v: want a positive factor", f.speed)
@@ -231,6 +235,9 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 	t, err := openInput(&f.in, args, stderr)
 	if err != nil {
 		return err
+	}
+	if f.timing == "" {
+		opts.Timing = replay.DefaultTiming(t)
 	}
 	defer func() {
 		if cerr := t.Close(); err == nil && cerr != nil {
@@ -493,7 +500,7 @@ func printPlan(w io.Writer, rp *replay.Replay, f *flags, target string) error {
 	if target == "" {
 		target = "(a new temporary directory)"
 	}
-	fmt.Fprintf(bw, "dry run: %d ranks, %d events, timing %s, target %s\n", len(p.Ranks), p.Events, f.timing, target)
+	fmt.Fprintf(bw, "dry run: %d ranks, %d events, timing %s, target %s\n", len(p.Ranks), p.Events, rp.Timing(), target)
 	fmt.Fprintf(bw, "\npaths (common prefix %s):\n", p.Prefix)
 	for _, e := range p.Paths {
 		switch e.Note {
