@@ -59,9 +59,10 @@ type Config struct {
 	// OnStart, if set, is called with the program's process id once it
 	// runs, before any event is written.
 	OnStart func(pid int)
-	// ForwardSignals passes SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to
-	// the tracer on to the program while Run runs (and keeps them from
-	// killing the tracer).
+	// ForwardSignals passes SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
+	// SIGUSR2 sent to the tracer on to the program while Run runs (and
+	// keeps them from killing the tracer, which would kill the program:
+	// batch systems send SIGUSR1 or SIGUSR2 to ask a job to checkpoint).
 	ForwardSignals bool
 
 	// decodeRegs reads system calls from the registers even where
@@ -230,7 +231,7 @@ func Run(cfg Config) (Result, error) {
 	fwdDone := make(chan struct{})
 	if cfg.ForwardSignals {
 		sigs = make(chan os.Signal, 8)
-		signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
+		signal.Notify(sigs, forwarded...)
 		go tr.forward(sigs, stopFwd, fwdDone)
 	} else {
 		close(fwdDone)
@@ -301,6 +302,9 @@ func LookPath(name, dir string, env []string) (string, error) {
 	}
 	return "", fmt.Errorf("%s: command not found", name)
 }
+
+// forwarded are the signals ForwardSignals passes on.
+var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}
 
 const ptraceOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACESECCOMP |
 	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACECLONE |
