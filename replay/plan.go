@@ -25,6 +25,9 @@ type Plan struct {
 	// Groups holds the members of each communicator other than
 	// CommWorld and CommSelf: the ranks that used it.
 	Groups map[uint32][]uint32
+	// FileComms lists the communicators the trace opens MPI files on,
+	// sorted.
+	FileComms []uint32
 
 	mapped map[trace.PathID]mapping
 	names  map[string]trace.PathID // trace path → one of its ids
@@ -103,6 +106,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		}
 	}
 	members := map[uint32]map[uint32]bool{}
+	fileComms := map[uint32]bool{}
 	for c, rs := range groups {
 		members[c] = map[uint32]bool{}
 		for _, r := range rs {
@@ -118,16 +122,28 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
 		rc := RankCount{Rank: r, Ops: map[trace.Op]int64{}}
+		var counts [1024]int64 // by op, below 1024; the rest in rc.Ops
 		fds := map[int32]trace.PathID{}
 		handles := map[int32]*view{}
 		for {
 			n, err := src.ReadEvents(buf)
 			for i := range buf[:n] {
 				e := &buf[i]
-				rc.Ops[e.Op]++
+				if e.Op < 1024 {
+					counts[e.Op]++
+				} else {
+					rc.Ops[e.Op]++
+				}
+				if e.Op.Dir() != trace.DirNone && e.Op.Class() == trace.ClassPOSIX && e.Path == 0 &&
+					(e.Op.Dir() == trace.DirWrite || e.Ret <= 0) {
+					continue // a write, or a read that moved nothing: nothing to plan
+				}
 				cls := e.Op.Class()
 				if cls == trace.ClassMarker {
 					continue
+				}
+				if e.Op == trace.OpMPIFileOpen {
+					fileComms[e.Comm] = true
 				}
 				if cls == trace.ClassComm || e.Op == trace.OpMPIFileOpen {
 					if e.Comm > trace.CommSelf {
@@ -140,9 +156,9 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 						continue
 					}
 				}
-				for _, id := range []trace.PathID{e.Path, e.Path2} {
-					if id != 0 {
-						if _, ok := p.mapped[id]; !ok {
+				if e.Path != 0 || e.Path2 != 0 {
+					for _, id := range [2]trace.PathID{e.Path, e.Path2} {
+						if _, ok := p.mapped[id]; !ok && id != 0 {
 							p.mapped[id] = mapping{}
 						}
 					}
@@ -158,12 +174,21 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 			}
 		}
 		closeSource(src)
+		for op, c := range counts {
+			if c > 0 {
+				rc.Ops[trace.Op(op)] = c
+			}
+		}
 		for _, c := range rc.Ops {
 			rc.Events += c
 		}
 		p.Events += rc.Events
 		p.PerRank = append(p.PerRank, rc)
 	}
+	for c := range fileComms {
+		p.FileComms = append(p.FileComms, c)
+	}
+	slices.Sort(p.FileComms)
 	for c, set := range members {
 		var rs []uint32
 		for r := range set {

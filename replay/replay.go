@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/iotrace/iotrace/replay/comm"
 	"github.com/iotrace/iotrace/script"
@@ -32,6 +31,15 @@ type Options struct {
 	// Batch is the number of events a rank reads at a time; 0 chooses
 	// from the number of ranks.
 	Batch int
+	// Share picks, from the ranks of the plan, those this process runs:
+	// an MPI process's share of a replay spread over several
+	// (replay/mpi). nil runs every rank. The world is still made with
+	// every rank of the plan.
+	Share func(ranks []uint32) []uint32
+	// Ready is called when every rank of this process is ready to run,
+	// just before their common start (an MPI replay waits there for the
+	// other processes).
+	Ready func()
 }
 
 // World is the communication layer of a replay's ranks.
@@ -106,7 +114,7 @@ type Output struct {
 // names the event).
 func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error) {
 	r.out = out
-	ranks := r.plan.Ranks
+	ranks, planIdx := r.share()
 	if len(ranks) == 0 {
 		return &Result{Timing: r.opts.Timing}, nil
 	}
@@ -114,7 +122,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	if mk == nil {
 		mk = func(ranks []uint32, groups map[uint32][]uint32) World { return comm.NewLocal(ranks, groups) }
 	}
-	world := mk(ranks, r.plan.Groups)
+	world := mk(r.plan.Ranks, r.plan.Groups)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -130,9 +138,20 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	}
 	procs := runtime.GOMAXPROCS(0)
 	precise := len(ranks) <= 8*procs
+	// With fewer ranks than processors, each rank has a processor of its
+	// own: its waits spin instead of yielding, on a thread whose timer
+	// slack is 1 ns, and its data calls are raw system calls (posix).
+	own := len(ranks) < procs
+	// With processors to spare, a reader goroutine per rank decodes the
+	// input ahead of the calls (the runner then calls the source's Path
+	// while the reader is in ReadEvents: the sources of this module look
+	// paths up in a trace.Paths, which allows that). A script is read event by event instead,
+	// so that its time-driven loops decide when the calls before them
+	// have run.
+	prefetch := r.script == nil && len(ranks) < procs
 	var margin int64
 	if r.opts.Timing != AFAP && precise {
-		margin = calibrate()
+		margin = calibrate(own)
 	}
 	runners := make([]*runner, len(ranks))
 	closeAll := func() {
@@ -141,6 +160,9 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 				rn.ex.Close()
 				if rn.src != nil {
 					closeSource(rn.src)
+				}
+				if rn.rec != nil {
+					rn.rec.close()
 				}
 			}
 		}
@@ -166,9 +188,11 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		rn := &runner{
 			rp: r, rank: rk, idx: i, ex: ex, cm: world.Endpoint(rk), world: world,
 			timing: r.opts.Timing, speed: r.opts.Speed, strict: r.opts.Strict,
-			w:       waiter{margin: margin, precise: precise, stop: &stop, ctx: ctx},
+			w:       waiter{margin: margin, precise: precise, own: own, stop: &stop, ctx: ctx},
 			handles: map[int32]uint32{},
-			ctx:     ctx, stop: &stop, batch: batch, readN: batch,
+			ctx:     ctx, stop: &stop, readN: batch,
+			pool:     newBatchPool(batch, len(ranks)),
+			prefetch: prefetch,
 		}
 		if r.script != nil {
 			// Read one event at a time, so that a loop decides when the
@@ -181,12 +205,15 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			return nil, fmt.Errorf("rank %d: %w", rk, err)
 		}
 		rn.res.rank = rk
-		rn.res.planned = r.plan.PerRank[i].Events
+		rn.res.planned = r.plan.PerRank[planIdx[i]].Events
 		if out.Record != nil {
-			rn.rec = newRecorder(out.Record(rk), batch, len(ranks))
+			rn.rec = newRecorder(out.Record(rk), rn.pool)
 		}
 	}
 
+	if r.opts.Ready != nil {
+		r.opts.Ready()
+	}
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	var fatalOnce sync.Once
@@ -196,7 +223,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		go func(rn *runner) {
 			defer wg.Done()
 			<-start
-			if err := rn.run(); err != nil {
+			if err := rn.safeRun(); err != nil {
 				fatalOnce.Do(func() { fatal = err })
 				cancel()
 			}
@@ -210,7 +237,14 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	wg.Wait()
 	elapsed := time.Since(base)
 
-	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: r.plan.Events, Elapsed: elapsed, Epoch: base, Script: r.script != nil}
+	planned := r.plan.Events
+	if r.opts.Share != nil {
+		planned = 0
+		for _, i := range planIdx {
+			planned += r.plan.PerRank[i].Events
+		}
+	}
+	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: planned, Elapsed: elapsed, Epoch: base, Script: r.script != nil}
 	var recErr error
 	for _, rn := range runners {
 		res.merge(&rn.res)
@@ -228,108 +262,37 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	return res, fatal
 }
 
+// share returns the ranks this process runs and their indexes in the
+// plan.
+func (r *Replay) share() ([]uint32, []int) {
+	all := r.plan.Ranks
+	if r.opts.Share == nil {
+		idx := make([]int, len(all))
+		for i := range idx {
+			idx[i] = i
+		}
+		return all, idx
+	}
+	share := r.opts.Share(all)
+	mine := make(map[uint32]bool, len(share))
+	for _, rk := range share {
+		mine[rk] = true
+	}
+	var ranks []uint32
+	var idx []int
+	for i, rk := range all {
+		if mine[rk] {
+			ranks = append(ranks, rk)
+			idx = append(idx, i)
+		}
+	}
+	return ranks, idx
+}
+
 // recordPath is the path the replay's own trace gives to a target path.
 func (r *Replay) recordPath(rel string) string {
 	if r.out.Target == "" {
 		return rel
 	}
 	return filepath.Join(r.out.Target, rel)
-}
-
-// recordBudget bounds the bytes of replay events all ranks together keep
-// in memory before their writers start encoding them: a replay that fits
-// is not slowed down by the encoding of its own trace while it runs.
-const recordBudget = 64 << 20
-
-// recorder keeps a rank's finished batches and hands them to a goroutine
-// that writes them once more than its share of recordBudget waits, and at
-// the end.
-type recorder struct {
-	sink  trace.Sink
-	batch int
-	limit int // events kept before the writer starts
-
-	mu      sync.Mutex
-	backlog [][]trace.Event
-	free    [][]trace.Event
-	n       int
-	closed  bool
-	err     error
-	wake    chan struct{}
-	done    chan struct{}
-}
-
-func newRecorder(sink trace.Sink, batch, ranks int) *recorder {
-	const eventBytes = int(unsafe.Sizeof(trace.Event{}))
-	rc := &recorder{sink: sink, batch: batch, limit: max(recordBudget/eventBytes/max(ranks, 1), 2*batch),
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go rc.write()
-	return rc
-}
-
-func (rc *recorder) write() {
-	defer close(rc.done)
-	for {
-		<-rc.wake
-		rc.mu.Lock()
-		todo, closed := rc.backlog, rc.closed
-		rc.backlog = nil
-		rc.mu.Unlock()
-		for _, b := range todo {
-			if rc.err == nil && len(b) > 0 {
-				rc.err = rc.sink.WriteEvents(b)
-			}
-		}
-		rc.mu.Lock()
-		for _, b := range todo {
-			rc.n -= len(b)
-			rc.free = append(rc.free, b[:cap(b)])
-		}
-		rc.mu.Unlock()
-		if closed {
-			return
-		}
-	}
-}
-
-func (rc *recorder) signal() {
-	select {
-	case rc.wake <- struct{}{}:
-	default:
-	}
-}
-
-// get returns an empty batch.
-func (rc *recorder) get() []trace.Event {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if k := len(rc.free); k > 0 {
-		b := rc.free[k-1]
-		rc.free = rc.free[:k-1]
-		return b
-	}
-	return make([]trace.Event, rc.batch)
-}
-
-// put queues a finished batch.
-func (rc *recorder) put(b []trace.Event) {
-	rc.mu.Lock()
-	rc.backlog = append(rc.backlog, b)
-	rc.n += len(b)
-	full := rc.n >= rc.limit
-	rc.mu.Unlock()
-	if full {
-		rc.signal()
-	}
-}
-
-// close writes what is left and returns the first error of the sink.
-func (rc *recorder) close() error {
-	rc.mu.Lock()
-	rc.closed = true
-	rc.mu.Unlock()
-	// A pending signal, or this one, makes the writer see closed.
-	rc.signal()
-	<-rc.done
-	return rc.err
 }

@@ -21,6 +21,7 @@ type jsonOp struct {
 	P50        float64 `json:"p50_seconds"`
 	P99        float64 `json:"p99_seconds"`
 	Max        float64 `json:"max_seconds"`
+	InMPIIO    bool    `json:"in_mpiio,omitempty"`
 }
 
 type jsonSize struct {
@@ -80,13 +81,14 @@ type jsonStats struct {
 	Stragglers *[]uint32     `json:"stragglers,omitempty"`
 	Files      *[]jsonFile   `json:"files,omitempty"`
 	Regions    *[]jsonRegion `json:"regions,omitempty"`
+	BeffIO     *jsonBeff     `json:"beffio,omitempty"`
 }
 
 func opJSON(r *OpRow) jsonOp {
 	return jsonOp{Op: r.Op, Class: r.Class.String(), Count: r.Count, Bytes: r.Bytes, Errors: r.Errors,
 		Total: float64(r.Total) / 1e9, AvgPerRank: r.AvgPerRank(), Bandwidth: r.Bandwidth(),
 		Min: float64(r.Lat.Min()) / 1e9, P50: float64(r.Lat.Quantile(0.5)) / 1e9,
-		P99: float64(r.Lat.Quantile(0.99)) / 1e9, Max: float64(r.Lat.Max()) / 1e9}
+		P99: float64(r.Lat.Quantile(0.99)) / 1e9, Max: float64(r.Lat.Max()) / 1e9, InMPIIO: r.InMPIIO}
 }
 
 func opsJSON(rows []*OpRow) []jsonOp {
@@ -137,6 +139,8 @@ func statsJSON(s *Stats, view string) jsonStats {
 				AvgPerRank: r.AvgPerRank(), Wall: float64(r.Wall) / 1e9, Ops: opsJSON(r.Ops), Total: opJSON(Sum(r.Ops))})
 		}
 		js.Regions = &regs
+	case "beffio":
+		js.BeffIO = beffJSON(s)
 	}
 	return js
 }

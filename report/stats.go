@@ -2,7 +2,8 @@
 // replay, an expanded script — and renders them as tables: per operation
 // (in the manner of Table 1 of Thakur et al.), size distributions (their
 // Table 2), per rank with stragglers, per file and per labelled region, in
-// text, CSV, Markdown and JSON. Compare puts two traces side by side.
+// text, CSV, Markdown and JSON, and all of them with charts as one HTML
+// page. Compare puts two traces side by side.
 //
 // Every table is built by one mechanism: a set of op rows (count, time,
 // bytes, errors, and where wanted latency and sizes) kept for a group of
@@ -19,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
 )
 
 // Options choose what Compute gathers.
@@ -42,6 +44,14 @@ type Stats struct {
 	Stragglers []uint32 // ranks whose IOTime is > 1.5 × the median and > median + 3 × MAD (≥ 3 ranks)
 	Files      []*FileRow
 	Regions    []*RegionRow
+	Detail     bool // computed with Options.Detail
+	// Activity is the whole trace's calls over time: time in each
+	// activity and bytes moved, summed over ranks, in at most MaxBins bins.
+	Activity Series
+	// Timeline is the same per rank (one row per rank, or per group of
+	// consecutive ranks beyond MaxTimelineRows ranks), every row on the
+	// bins of Activity.
+	Timeline []*TimelineRow
 }
 
 // Duration is the wall time the trace spans, in seconds: latest end −
@@ -59,6 +69,11 @@ type OpRow struct {
 	Bytes  int64       // bytes moved (data calls) or sent/received (communication)
 	Errors int64       // calls with a negative result (POSIX, metadata and MPI-IO calls)
 	Total  int64       // ns spent in the calls, summed over all ranks
+	// InMPIIO says the row holds POSIX calls an MPI library made inside
+	// MPI-IO calls (trace.InMPIIO): their I/O is already in the MPI-IO
+	// rows, so they are shown apart ("write (in MPI-IO)") and left out of
+	// every sum (TOTAL, per-rank times, file bytes).
+	InMPIIO bool
 	// Lat holds the calls' durations: percentiles within 0.4 %, exact
 	// minimum and maximum. It is kept for the rows of the whole trace and
 	// of regions, not for the rows of a rank or a file (it stays empty).
@@ -94,6 +109,9 @@ func (r *OpRow) Bandwidth() float64 {
 func Sum(rows []*OpRow) *OpRow {
 	t := &OpRow{Op: "TOTAL", Family: "TOTAL"}
 	for _, r := range rows {
+		if r.InMPIIO {
+			continue
+		}
 		t.Count += r.Count
 		if r.Class != trace.ClassComm {
 			t.Bytes += r.Bytes
@@ -281,7 +299,7 @@ func (s *rowSet) add(c *call) {
 func (s *rowSet) row(c *call) *OpRow {
 	r := s.byKey[c.info.key]
 	if r == nil {
-		r = &OpRow{Op: c.info.key, Family: c.info.Family, Class: c.info.Class, Dir: c.info.Dir}
+		r = &OpRow{Op: c.info.key, Family: c.info.Family, Class: c.info.Class, Dir: c.info.Dir, InMPIIO: c.info.inMPIIO}
 		s.byKey[c.info.key] = r
 	}
 	// A family may span classes (ftruncate is POSIX, truncate metadata):
@@ -331,10 +349,22 @@ func sortOps(rows []*OpRow) {
 	slices.SortFunc(rows, func(a, b *OpRow) int {
 		return cmp.Or(
 			cmp.Compare(classRank(a.Class), classRank(b.Class)),
+			compareBool(a.InMPIIO, b.InMPIIO),
 			cmp.Compare(pos(a), pos(b)),
 			cmp.Compare(b.Total, a.Total),
 			cmp.Compare(a.Op, b.Op))
 	})
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // Straggler rule: a rank is a straggler when its I/O time (IOTime) is
@@ -358,7 +388,9 @@ func isStraggler(ioTime, median, mad int64) bool {
 // files and region labels, never with the number of events: latency
 // percentiles come from Hist, a histogram of log-spaced buckets (128 per
 // power of two, at most 7,296 counters) whose percentiles are within
-// 0.4 % of the exact ones, so 50 million calls cost no more than 50.
+// 0.4 % of the exact ones, so 50 million calls cost no more than 50;
+// activity over time is kept in at most MaxBins bins per timeline row
+// (see Series).
 func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	c := &computer{
 		t:         t,
@@ -369,17 +401,34 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		regions:   map[string]*RegionRow{},
 		regByID:   map[trace.PathID]*RegionRow{},
 		unknownOp: map[trace.Op]*opInfo{},
+		inner:     map[trace.Op]*opInfo{},
 		keys:      map[string]int{},
 	}
-	st := &Stats{}
+	st := &Stats{Detail: opts.Detail}
 	ranks := t.Ranks()
 	st.Ranks = len(ranks)
 	buf := make([]trace.Event, trace.BatchSize)
-	for _, r := range ranks {
-		rr, err := c.rank(r, buf)
+	perRow := (len(ranks) + MaxTimelineRows - 1) / MaxTimelineRows
+	var series Series
+	for i, r := range ranks {
+		series.reset()
+		rr, err := c.rank(r, buf, &series)
 		if err != nil {
+			// An error that points at its spot (a script's file:line:col,
+			// a trace file's FILE: offset N) is one line as it is.
+			var located interface{ Location() string }
+			if errors.As(err, &located) || errors.Is(err, format.ErrFormat) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
+		if i%perRow == 0 {
+			st.Timeline = append(st.Timeline, &TimelineRow{First: r})
+		}
+		row := st.Timeline[len(st.Timeline)-1]
+		row.Last = r
+		row.Ranks++
+		row.merge(&series)
 		if rr.Events > 0 {
 			if st.Events == 0 || rr.Start < st.Start {
 				st.Start = rr.Start
@@ -388,6 +437,12 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		}
 		st.Events += rr.Events
 		st.ByRank = append(st.ByRank, rr)
+	}
+	for _, row := range st.Timeline {
+		st.Activity.merge(&row.Series)
+	}
+	for _, row := range st.Timeline {
+		row.align(&st.Activity)
 	}
 	st.Ops = c.all.sorted(st.Ranks)
 	st.Total = Sum(st.Ops)
@@ -428,16 +483,22 @@ type computer struct {
 	regByID   map[trace.PathID]*RegionRow
 	unknownOp map[trace.Op]*opInfo
 	infos     [1024]*opInfo
-	keys      map[string]int // row key → opInfo.idx
+	inner     map[trace.Op]*opInfo // ops of calls made inside MPI-IO calls
+	keys      map[string]int       // row key → opInfo.idx
 }
 
 // opInfo is an op's description, its row key, and the index of that key
 // among the keys seen, which row sets use to find a row without a map.
 type opInfo struct {
 	trace.OpInfo
-	key string
-	idx int
+	key     string
+	idx     int
+	act     Activity // activityOf(OpInfo)
+	inMPIIO bool     // the POSIX calls of the op made inside MPI-IO calls
 }
+
+// inMPIIOSuffix names the rows of POSIX calls made inside MPI-IO calls.
+const inMPIIOSuffix = " (in MPI-IO)"
 
 func (c *computer) info(op trace.Op) *opInfo {
 	if int(op) < len(c.infos) && c.infos[op] != nil {
@@ -447,6 +508,7 @@ func (c *computer) info(op trace.Op) *opInfo {
 		return p
 	}
 	p := &opInfo{OpInfo: op.Info()}
+	p.act = activityOf(p.OpInfo)
 	p.key = p.Family
 	if c.opts.Detail {
 		p.key = p.Name
@@ -465,6 +527,26 @@ func (c *computer) info(op trace.Op) *opInfo {
 	return p
 }
 
+// innerInfo is info for the calls of op an MPI library made inside an
+// MPI-IO call.
+func (c *computer) innerInfo(op trace.Op) *opInfo {
+	if p := c.inner[op]; p != nil {
+		return p
+	}
+	p := *c.info(op)
+	p.inMPIIO = true
+	p.act = -1 // the MPI-IO call around it is in the timeline
+	p.key += inMPIIOSuffix
+	if i, ok := c.keys[p.key]; ok {
+		p.idx = i
+	} else {
+		p.idx = len(c.keys)
+		c.keys[p.key] = p.idx
+	}
+	c.inner[op] = &p
+	return &p
+}
+
 // openRegion is an entry of a rank's region stack.
 type openRegion struct {
 	reg   *RegionRow
@@ -479,9 +561,10 @@ type rankState struct {
 	handles fdTable // MPI file handle → file
 	stack   []openRegion
 	inReg   map[*RegionRow]int64 // ns this rank spent in each region
+	series  *Series              // the rank's activity over time
 }
 
-func (c *computer) rank(r uint32, buf []trace.Event) (*RankRow, error) {
+func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, error) {
 	src, err := c.t.Rank(r)
 	if err != nil {
 		return nil, err
@@ -490,7 +573,7 @@ func (c *computer) rank(r uint32, buf []trace.Event) (*RankRow, error) {
 		defer cl.Close()
 	}
 	rr := &RankRow{Rank: r, set: newRowSet(false, false)}
-	rs := &rankState{row: rr, inReg: map[*RegionRow]int64{}}
+	rs := &rankState{row: rr, inReg: map[*RegionRow]int64{}, series: series}
 	for {
 		n, err := src.ReadEvents(buf)
 		for i := range buf[:n] {
@@ -522,6 +605,9 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 	}
 	rr.Events++
 	info := c.info(e.Op)
+	if e.Flags&trace.InMPIIO != 0 && (info.Class == trace.ClassPOSIX || info.Class == trace.ClassMeta) {
+		info = c.innerInfo(e.Op)
+	}
 	if info.Class == trace.ClassMarker {
 		c.marker(rs, e, dur)
 		return
@@ -542,6 +628,16 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 	}
 	c.all.add(&cl)
 	rr.set.add(&cl)
+	if info.act >= 0 {
+		var rd, wr int64
+		switch info.Dir {
+		case trace.DirRead:
+			rd = cl.moved
+		case trace.DirWrite:
+			wr = cl.moved
+		}
+		rs.series.add(e.Start, e.Start+dur, info.act, rd, wr)
+	}
 	for _, o := range rs.stack {
 		if !o.dup {
 			o.reg.set.add(&cl)
@@ -836,10 +932,12 @@ func sumTotal(rows []*OpRow) int64 {
 	return sumIf(rows, func(*OpRow) bool { return true }, func(o *OpRow) int64 { return o.Total })
 }
 
+// sumIf sums val over the rows keep picks, leaving out the calls made
+// inside MPI-IO calls (their I/O is in the MPI-IO rows already).
 func sumIf(rows []*OpRow, keep func(*OpRow) bool, val func(*OpRow) int64) int64 {
 	var s int64
 	for _, r := range rows {
-		if keep(r) {
+		if !r.InMPIIO && keep(r) {
 			s += val(r)
 		}
 	}

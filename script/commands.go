@@ -14,6 +14,7 @@ const (
 	TGroup                 // a process group
 	THandle                // a POSIX file descriptor (open … as h)
 	TMPIHandle             // an MPI file handle (mpiopen … as h)
+	TList                  // a list of ints: [1KiB, 32KiB, 1MiB]
 )
 
 func (t Type) String() string {
@@ -32,6 +33,8 @@ func (t Type) String() string {
 		return "file handle"
 	case TMPIHandle:
 		return "MPI file handle"
+	case TList:
+		return "list"
 	}
 	return "invalid"
 }
@@ -130,8 +133,12 @@ var commandList = []cmdSpec{
 	{name: "recv", operand: []Type{TInt}, opWhat: "a byte count",
 		args:     []argSpec{{key: "from", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag},
 		synopsis: "recv N from PEER|any [tag T|any]"},
+	{name: "sendrecv", operand: []Type{TInt}, opWhat: "a byte count",
+		args:     []argSpec{{key: "with", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag},
+		synopsis: "sendrecv N with PEER [tag T]"},
 	{name: "sleep", operand: []Type{TDuration}, opWhat: "a duration", synopsis: "sleep DURATION"},
 	{name: "mark", operand: []Type{TString}, opWhat: "a label", synopsis: "mark LABEL"},
+	{name: "fail", operand: []Type{TString}, opWhat: "a message", synopsis: "fail MESSAGE"},
 }
 
 var commands = func() map[string]*cmdSpec {

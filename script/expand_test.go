@@ -209,6 +209,52 @@ if rank == 0 {
 	})
 }
 
+// TestExpandSendrecv: a pairwise exchange is one MPI_Sendrecv per rank,
+// with the partner of step i being xor(rank, i).
+func TestExpandSendrecv(t *testing.T) {
+	wantRanks(t, `
+repeat nranks - 1 as i {
+    sendrecv 4KiB with xor(rank, i + 1) tag 2
+}
+sendrecv 8 with rank
+`, Config{Ranks: 4}, map[uint32]string{
+		0: `
+	MPI_Sendrecv peer=1 tag=2 bytes=4096
+	MPI_Sendrecv peer=2 tag=2 bytes=4096
+	MPI_Sendrecv peer=3 tag=2 bytes=4096
+	MPI_Sendrecv bytes=8`,
+		2: `
+	MPI_Sendrecv peer=3 tag=2 bytes=4096
+	MPI_Sendrecv tag=2 bytes=4096
+	MPI_Sendrecv peer=1 tag=2 bytes=4096
+	MPI_Sendrecv peer=2 bytes=8`,
+	})
+}
+
+// TestExpandLists: list literals, indexing, len, element assignment and
+// copies: a let of a list copies it, so changing one leaves the other.
+func TestExpandLists(t *testing.T) {
+	wantRanks(t, `
+param sizes = [1KiB, 2KiB + nranks]
+let counts = [0, 0]
+let copy = counts
+repeat len(sizes) as i {
+    repeat i + 1 {
+        counts[i] = counts[i] + 1
+    }
+    write "f" at counts[i] size sizes[i]
+}
+mark "$counts $copy ${len([])} ${sqrt(8)} ${sqrt(9)} ${sqrt(9223372036854775807)} ${sqrt(0)}"
+`, Config{Ranks: 1, Params: map[string]string{"sizes": "[8, 16 + nranks]"}}, map[uint32]string{0: `
+	open f flags=O_WRONLY|O_CREAT mode=0644 ret=3
+	pwrite f fd=3 off=1 size=8 ret=8
+	close f fd=3
+	open f flags=O_WRONLY|O_CREAT mode=0644 ret=3
+	pwrite f fd=3 off=2 size=17 ret=17
+	close f fd=3
+	mark [1, 2] [0, 0] 0 2 3 3037000499 0`})
+}
+
 // TestExpandGroups: groups take consecutive ranks; inside on, grank and
 // gsize are group-relative, collectives use the group's communicator and
 // roots are group ranks; a rank in no group skips every on block.

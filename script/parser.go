@@ -326,6 +326,16 @@ func (p *parser) stmt(top bool) Stmt {
 		p.next()
 		return &AssignStmt{Name: name, Value: p.expr()}
 	}
+	if p.peek(1).kind == tOp && p.peek(1).text == "[" && commands[t.text] == nil && !keywords[t.text] {
+		// NAME[INDEX] = VALUE
+		name := p.ident("to assign to")
+		lb := p.next()
+		a := &AssignStmt{Name: name, Index: p.expr()}
+		p.expectOp("]", "to close the '[' at "+lb.pos.String())
+		p.expectOp("=", "after "+name.Name+"[…] (NAME[INDEX] = VALUE)")
+		a.Value = p.expr()
+		return a
+	}
 	if spec := commands[t.text]; spec != nil {
 		return p.command(spec)
 	}
@@ -387,6 +397,9 @@ func (p *parser) command(spec *cmdSpec) *CommandStmt {
 		if a == nil {
 			if len(spec.args) == 0 {
 				p.failf(t.pos, "unexpected %s after %s (%s takes no arguments: %s)", t, spec.name, spec.name, spec.synopsis)
+			}
+			if spec.name == "sendrecv" && (t.text == "to" || t.text == "from") {
+				p.failf(t.pos, "sendrecv sends to and receives from one partner, named by 'with': %s", spec.synopsis)
 			}
 			if t.kind == tIdent {
 				if s := suggest(t.text, spec.keys()); s != "" {
@@ -524,6 +537,17 @@ func (p *parser) unary() Expr {
 }
 
 func (p *parser) primary() Expr {
+	x := p.operand()
+	for p.isOp("[") {
+		lb := p.next()
+		ix := &IndexExpr{X: x, Lbrack: lb.pos, Index: p.expr()}
+		p.expectOp("]", "to close the '[' at "+lb.pos.String())
+		x = ix
+	}
+	return x
+}
+
+func (p *parser) operand() Expr {
 	t := p.tok()
 	switch t.kind {
 	case tNumber:
@@ -560,6 +584,21 @@ func (p *parser) primary() Expr {
 			x := p.expr()
 			p.expectOp(")", "to close the '(' at "+t.pos.String())
 			return &ParenExpr{Pos: t.pos, X: x}
+		}
+		if t.text == "[" {
+			p.next()
+			l := &ListLit{Lbrack: t.pos}
+			for !p.isOp("]") {
+				if len(l.Elems) > 0 {
+					p.expectOp(",", "between the elements of the list opened at "+t.pos.String())
+					if p.isOp("]") {
+						break // a trailing comma
+					}
+				}
+				l.Elems = append(l.Elems, p.expr())
+			}
+			p.next()
+			return l
 		}
 	}
 	p.failf(t.pos, "expected an expression, found %s", t)

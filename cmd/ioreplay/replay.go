@@ -18,6 +18,7 @@ import (
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/posix"
 	"github.com/iotrace/iotrace/report"
+	"github.com/iotrace/iotrace/samples"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
@@ -37,6 +38,7 @@ type flags struct {
 	prepareOnly bool
 	sparse      bool
 	direct      bool
+	data        string
 	strict      bool
 	record      string
 	format      string
@@ -44,6 +46,7 @@ type flags struct {
 	detail      bool
 	output      string
 	compare     bool
+	html        string
 	quiet       bool
 	walk        bool
 	summary     string
@@ -59,6 +62,10 @@ type flags struct {
 	servers    int
 	stripe     string
 	seed       uint64
+
+	mpi     bool     // spread the ranks over the processes of an MPI job
+	backend string   // posix or mpiio
+	hints   []string // MPI_Info hints of the MPI-IO backend
 }
 
 func newRoot() *cobra.Command {
@@ -67,7 +74,8 @@ func newRoot() *cobra.Command {
 		Use:   "ioreplay [flags] INPUT…",
 		Short: "Replay an I/O trace or a pattern script on a file system",
 		Long: `ioreplay replays a trace (files, or a directory of them) or a pattern script
-(.iop, with --ranks N). Every rank is a goroutine of this process; barriers,
+(.iop, with --ranks N; or a built-in sample by name, "iotrace samples" lists
+them, with its paper's ranks unless --ranks says otherwise). Every rank is a goroutine of this process; barriers,
 collectives and messages make the ranks wait for each other as they did.
 
 Timing (--timing): original issues each call at its recorded offset from the
@@ -83,7 +91,8 @@ Files the trace reads but does not create are created first with the size it
 needs (--prepare-only stops there; --dry-run only prints the plan).
 
 At the end ioreplay prints the statistics of its own trace (--record keeps it),
-as 'iotrace stats' would, and with --compare the original beside it.
+as 'iotrace stats' would, and with --compare the original beside it; --html FILE
+also writes them as one HTML page with charts and per-rank timelines.
 docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 		Args:          cobra.MinimumNArgs(1),
 		SilenceUsage:  true,
@@ -103,6 +112,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	fs.BoolVar(&f.prepareOnly, "prepare-only", false, "create the files the trace reads, then stop")
 	fs.BoolVar(&f.sparse, "sparse", false, "prepare files by setting their size only (holes read as zeros)")
 	fs.BoolVar(&f.direct, "direct", false, "open files with O_DIRECT (use --align 4096 too)")
+	fs.StringVar(&f.data, "data", "pattern", "what writes write: pattern (non-repeating) or fixed (the same bytes every call; flatters compression and dedup)")
 	fs.BoolVar(&f.strict, "strict", false, "stop at the first call that fails where the original did not, or is skipped")
 	fs.StringVar(&f.record, "record", "", "write the replay's own trace (measured times) to this file")
 	fs.StringVar(&f.format, "format", "text", "report format: text, csv, json or markdown")
@@ -110,6 +120,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	fs.BoolVar(&f.detail, "detail", false, "split operation families into their calls in the report")
 	fs.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of standard output")
 	fs.BoolVar(&f.compare, "compare", false, "put the original beside the replay: counts, time ratios per op, run time ratio")
+	fs.StringVar(&f.html, "html", "", "also write an HTML report with charts to this file (with --compare: the original beside the replay)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress or summary on standard error")
 	fs.StringVar(&f.summary, "summary", "", "write the replay's summary (issue lag, failures, skips) as JSON to this file")
 	fs.BoolVar(&f.walk, "no-openat2", false, "resolve paths by an O_NOFOLLOW walk even where openat2 exists")
@@ -125,6 +136,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	fs.StringVar(&f.stripe, "stripe", "", "stripe unit of the servers (with --split; default: the block size)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of --order random")
 	fs.MarkHidden("no-openat2")
+	addMPIFlags(fs, &f)
 	return c
 }
 
@@ -195,11 +207,20 @@ func checkChoice(flag, v string, choices []string) error {
 }
 
 func run(cmd *cobra.Command, f *flags, args []string) (err error) {
+	if err := checkMPIFlags(f); err != nil {
+		return err
+	}
+	if f.mpi || f.backend == backendMPIIO {
+		return runMPI(cmd, f, args)
+	}
 	stderr := cmd.ErrOrStderr()
 	if err := checkChoice("--format", f.format, report.Formats); err != nil {
 		return err
 	}
 	if err := checkChoice("--by", f.by, report.Views); err != nil {
+		return err
+	}
+	if err := checkChoice("--data", f.data, []string{"pattern", "fixed"}); err != nil {
 		return err
 	}
 	opts, err := f.options()
@@ -251,7 +272,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 	} else if err := os.MkdirAll(target, 0o755); err != nil {
 		return fmt.Errorf("--target: %w", err)
 	}
-	be, err := posix.New(posix.Options{Target: target, Direct: f.direct, Sparse: f.sparse, Walk: f.walk})
+	be, err := posix.New(posix.Options{Target: target, Direct: f.direct, Sparse: f.sparse, Walk: f.walk, FixedData: f.data == "fixed"})
 	if err != nil {
 		return err
 	}
@@ -266,6 +287,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 	}
 	if err := be.Prepare(ctx, plan); err != nil {
 		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "ioreplay: interrupted while preparing the files the trace reads; nothing was replayed")
 			return cli.ExitError{Code: 130}
 		}
 		return err
@@ -330,12 +352,12 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 		fmt.Fprintln(stderr, msg)
 		return cli.ExitError{Code: 130}
 	}
-	return writeReport(cmd, f, t, recPath, res)
+	return writeReport(cmd, f, t, args, recPath, res)
 }
 
 // writeReport prints the statistics of the replay's trace, the summary
 // of the replay and, with --compare, the comparison with the original.
-func writeReport(cmd *cobra.Command, f *flags, orig trace.Trace, recPath string, res *replay.Result) (err error) {
+func writeReport(cmd *cobra.Command, f *flags, orig trace.Trace, inputs []string, recPath string, res *replay.Result) (err error) {
 	rt, err := format.Open(recPath)
 	if err != nil {
 		return fmt.Errorf("reading the replay's trace: %w", err)
@@ -370,21 +392,58 @@ func writeReport(cmd *cobra.Command, f *flags, orig trace.Trace, recPath string,
 	} else if !f.quiet {
 		res.WriteSummary(cmd.ErrOrStderr())
 	}
+	var cmp *report.Comparison
 	if f.compare {
 		ost, err := report.Compute(orig, opts)
 		if err != nil {
 			return fmt.Errorf("reading the original: %w", err)
 		}
+		cmp = report.Compare(ost, st)
 		if textual {
 			fmt.Fprintln(bw)
 			fmt.Fprintln(bw, "Original (a) and replay (b):")
 			fmt.Fprintln(bw)
 		}
-		if err := report.RenderCompare(bw, report.Compare(ost, st), f.format); err != nil {
+		if err := report.RenderCompare(bw, cmp, f.format); err != nil {
 			return err
 		}
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if f.html != "" {
+		return writeHTML(f.html, st, cmp, inputs, res)
+	}
+	return nil
+}
+
+// writeHTML writes the HTML report of the replay (with cmp, beside the
+// original) and its summary to path.
+func writeHTML(path string, st *report.Stats, cmp *report.Comparison, inputs []string, res *replay.Result) error {
+	var sum strings.Builder
+	res.WriteSummary(&sum)
+	o := report.HTMLOptions{Title: "Replay report", Inputs: inputs, NameA: "original", NameB: "replay",
+		Notes: []report.HTMLNote{{Title: "Replay", Text: sum.String()}}}
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	bw := bufio.NewWriter(file)
+	if cmp != nil {
+		err = report.RenderCompareHTML(bw, cmp, o)
+	} else {
+		err = report.RenderHTML(bw, st, o)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	return nil
 }
 
 // progress prints how far the replay got, every second from the second
@@ -477,13 +536,22 @@ func printPlan(w io.Writer, rp *replay.Replay, f *flags, target string) error {
 // openInput opens the trace files, or the pattern script, to replay. A
 // script is not expanded: the replay runs it (replay.ScriptTrace).
 func openInput(in *cli.Input, args []string, warn io.Writer) (trace.Trace, error) {
-	if !slices.ContainsFunc(args, cli.IsScript) {
+	isScript := func(a string) bool {
+		_, sample := samples.Arg(a)
+		return cli.IsScript(a) || sample
+	}
+	if !slices.ContainsFunc(args, isScript) {
 		return in.Open(args, nil, warn)
 	}
 	if len(args) > 1 {
-		return nil, fmt.Errorf("a script (%s) is replayed alone, not with other inputs", args[slices.IndexFunc(args, cli.IsScript)])
+		return nil, fmt.Errorf("a script (%s) is replayed alone, not with other inputs", args[slices.IndexFunc(args, isScript)])
 	}
-	if in.Ranks <= 0 {
+	sample, isSample := samples.Arg(args[0])
+	ranks := in.Ranks
+	if ranks <= 0 && isSample {
+		ranks = sample.Ranks
+	}
+	if ranks <= 0 {
 		return nil, fmt.Errorf("%s: a script needs --ranks N", args[0])
 	}
 	params, err := keyValues("--param", in.Params)
@@ -494,11 +562,16 @@ func openInput(in *cli.Input, args []string, warn io.Writer) (trace.Trace, error
 	if err != nil {
 		return nil, err
 	}
-	prog, err := script.Load(args[0])
+	var prog *script.Program
+	if isSample {
+		prog, err = sample.Compile()
+	} else {
+		prog, err = script.Load(args[0])
+	}
 	if err != nil {
 		return nil, err
 	}
-	inst, err := prog.Instantiate(script.Config{Ranks: in.Ranks, Params: params, Groups: groups})
+	inst, err := prog.Instantiate(script.Config{Ranks: ranks, Params: params, Groups: groups})
 	if err != nil {
 		return nil, err
 	}

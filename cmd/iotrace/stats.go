@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/report"
@@ -19,9 +20,10 @@ func init() { commands = append(commands, newStatsCmd) }
 func newStatsCmd() *cobra.Command {
 	var in cli.Input
 	var by, formatName, out string
+	var beffio bool
 	var opts report.Options
 	c := &cobra.Command{
-		Use:   "stats [--by op|size|rank|file|region] [--format text|csv|json|markdown] INPUT…",
+		Use:   "stats [--by op|size|rank|file|region|beffio] [--format text|csv|json|markdown|html] INPUT…",
 		Short: "Per-operation tables of a trace: counts, times, bytes, bandwidth, latency",
 		Long: `stats reads a trace (files, a directory of them, or a pattern script with
 --ranks) and prints one of its tables:
@@ -34,17 +36,32 @@ func newStatsCmd() *cobra.Command {
   rank    time per rank in each group of calls, with stragglers flagged
   file    per file: opens, reads, writes, bytes, time, ranks that touched it
   region  the op table per labelled region (innermost region counts)
+  beffio  the b_eff_io value of a run of samples/beffio.iop (--beffio): the
+          bandwidth of each pattern type (bytes over the time from open to
+          close), of each access method (average of the types, type 0
+          twice) and of the partition (25 % first write + 25 % rewrite +
+          50 % read); --detail adds every pattern
 
 Families gather calls: read = read/pread/readv/preadv, write likewise, open =
 open/openat/creat, seek = lseek, sync = fsync/fdatasync; --detail splits them.
 MPI-IO and communication calls keep their own rows. --format json always holds
-the op and size tables (field names in docs/FORMAT.md, "Reports").`,
+the op and size tables (field names in docs/FORMAT.md, "Reports").
+
+--format html writes one self-contained page (no network, no script) with
+every table and charts: time per operation, request sizes, bandwidth over
+time and a per-rank timeline. Write it to a file with -o report.html.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if beffio {
+				if cmd.Flags().Changed("by") && by != "beffio" {
+					return fmt.Errorf("--beffio is --by beffio; it cannot go with --by %s", by)
+				}
+				by = "beffio"
+			}
 			if err := checkChoice("--by", by, report.Views); err != nil {
 				return err
 			}
-			if err := checkChoice("--format", formatName, report.Formats); err != nil {
+			if err := checkChoice("--format", formatName, htmlFormats); err != nil {
 				return err
 			}
 			t, err := in.Open(args, scriptOpener, cmd.ErrOrStderr())
@@ -68,19 +85,29 @@ the op and size tables (field names in docs/FORMAT.md, "Reports").`,
 				w = f
 			}
 			bw := bufio.NewWriter(w)
-			if err := report.Render(bw, st, by, formatName); err != nil {
+			if formatName == "html" {
+				err = report.RenderHTML(bw, st, report.HTMLOptions{Inputs: args})
+			} else {
+				err = report.Render(bw, st, by, formatName)
+			}
+			if err != nil {
 				return err
 			}
 			return bw.Flush()
 		},
 	}
 	in.AddFlags(c.Flags())
-	c.Flags().StringVar(&by, "by", "op", "table: op, size, rank, file or region")
-	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json or markdown")
+	c.Flags().StringVar(&by, "by", "op", "table: op, size, rank, file, region or beffio")
+	c.Flags().BoolVar(&beffio, "beffio", false, "the b_eff_io value of a run of samples/beffio.iop (same as --by beffio)")
+	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json, markdown or html (every table and charts)")
 	c.Flags().BoolVar(&opts.Detail, "detail", false, "split operation families into their calls")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of standard output")
 	return c
 }
+
+// htmlFormats are the formats of stats and compare: those of the tables,
+// and html, the report of every table with charts.
+var htmlFormats = append(slices.Clone(report.Formats), "html")
 
 func checkChoice(flag, v string, choices []string) error {
 	for _, c := range choices {
