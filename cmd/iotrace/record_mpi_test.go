@@ -64,7 +64,11 @@ int main(int argc, char **argv) {
 func TestRecordUnderMpirun(t *testing.T) {
 	recSkipUnsupported(t)
 	mpitest.Need(t)
-	dir := t.TempDir()
+	// The recorder resolves paths through symbolic links (a kernel cwd).
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	src := filepath.Join(dir, "app.c")
 	if err := os.WriteFile(src, []byte(recMPIProgC), 0o644); err != nil {
 		t.Fatal(err)
