@@ -385,7 +385,7 @@ func (p *parser) command(spec *cmdSpec) *CommandStmt {
 			a = spec.arg(t.text)
 		}
 		if a == nil {
-			if len(spec.args) == 0 {
+			if len(spec.keys()) == 0 {
 				p.failf(t.pos, "unexpected %s after %s (%s takes no arguments: %s)", t, spec.name, spec.name, spec.synopsis)
 			}
 			if t.kind == tIdent {
@@ -411,7 +411,7 @@ func (p *parser) command(spec *cmdSpec) *CommandStmt {
 		case argWord:
 			w := p.tok()
 			ok := w.kind == tIdent
-			if ok {
+			if ok && len(a.words) > 0 {
 				ok = false
 				for _, x := range a.words {
 					ok = ok || x == w.text
