@@ -261,3 +261,19 @@ func commandNames() []string {
 	}
 	return ns
 }
+
+// Reserved reports whether name cannot name a variable or handle: a
+// keyword, a command, or a predeclared value (rank, O_CREAT, ENOENT …).
+func Reserved(name string) bool {
+	if reserved(name) {
+		return true
+	}
+	if _, ok := constants[name]; ok {
+		return true
+	}
+	switch name {
+	case "rank", "nranks", "grank", "gsize", "true", "false", "min", "max", "abs", "pad", "size", "first":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,818 @@
+package fold
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/iotrace/iotrace/script"
+	"github.com/iotrace/iotrace/trace"
+)
+
+// emitter writes the merged program as a script syntax tree.
+type emitter struct {
+	nranks int
+	keep   float64 // gaps at least this long (ns) stay where they are
+	min    float64 // pooled think time below this (ns) is dropped
+	groups map[uint32][]int
+	used   map[int]bool // loop variables used by the expressions made
+	// onFirst is the first rank of the group of the on block being
+	// written, -1 outside on blocks.
+	onFirst int
+	dir    string       // a directory prefix written as the parameter dir
+	err    error
+}
+
+// loopVar names the variable of the loop at depth d.
+func loopVar(d int) string {
+	names := []string{"i", "j", "k", "m", "n", "p", "q", "s", "t", "u"}
+	if d < len(names) {
+		return names[d]
+	}
+	return "i" + strconv.Itoa(d)
+}
+
+func groupName(c uint32) string { return "comm" + strconv.FormatUint(uint64(c), 10) }
+
+func ident(s string) *script.Ident { return &script.Ident{Name: s} }
+
+func bin(op string, x, y script.Expr) script.Expr { return &script.BinaryExpr{Op: op, X: x, Y: y} }
+
+func neg(x script.Expr) script.Expr { return &script.UnaryExpr{Op: "-", X: x} }
+
+var errnoName = func() map[int64]string {
+	m := map[int64]string{}
+	for _, n := range trace.ErrnoNames() {
+		v, _ := trace.ParseErrno(n)
+		m[v] = n
+	}
+	return m
+}()
+
+// lit writes a constant the way its kind reads best.
+func lit(v int64, k hkind) script.Expr {
+	if v < 0 && v != math.MinInt64 {
+		switch k {
+		case kPeer:
+			if v == -1 {
+				return ident("any")
+			}
+		case kRet:
+			if n, ok := errnoName[-v]; ok {
+				return neg(ident(n))
+			}
+		}
+		if k != kOFlags && k != kAmode && k != kPerm && k != kHex {
+			return neg(lit(-v, k))
+		}
+	}
+	switch k {
+	case kSize, kRet:
+		return script.Size(v)
+	case kOFlags:
+		return flagsExpr(trace.FormatOpenFlags(uint32(v)))
+	case kAmode:
+		return flagsExpr(trace.FormatMPIMode(uint32(v)))
+	case kPerm:
+		return &script.NumLit{Raw: "0o" + strconv.FormatInt(v, 8), Value: v}
+	case kHex:
+		return &script.NumLit{Raw: "0x" + strconv.FormatInt(v, 16), Value: v}
+	}
+	return script.Int(v)
+}
+
+// flagsExpr turns "O_WRONLY|O_CREAT|0x100000" into an expression the
+// script language reads: names it knows, hex for the rest.
+func flagsExpr(s string) script.Expr {
+	var x script.Expr
+	var rest int64
+	for _, p := range strings.Split(s, "|") {
+		var e script.Expr
+		switch {
+		case strings.HasPrefix(p, "0x"):
+			v, _ := strconv.ParseInt(p[2:], 16, 64)
+			rest |= v
+			continue
+		case p == "0":
+			continue
+		case script.Reserved(p):
+			e = ident(p)
+		default:
+			v, err := trace.ParseFlags(p)
+			if err != nil {
+				continue
+			}
+			rest |= int64(v)
+			continue
+		}
+		if x == nil {
+			x = e
+		} else {
+			x = bin("|", x, e)
+		}
+	}
+	if rest != 0 {
+		h := &script.NumLit{Raw: "0x" + strconv.FormatInt(rest, 16), Value: rest}
+		if x == nil {
+			return h
+		}
+		return bin("|", x, h)
+	}
+	if x == nil {
+		return script.Int(0)
+	}
+	return x
+}
+
+// An atom is a factor of a term: a loop variable or a function of the
+// rank.
+type atom struct {
+	key  string // sorts loop variables (by depth) before rank terms
+	expr script.Expr
+}
+
+type eterm struct {
+	c     int64
+	atoms []atom
+}
+
+func (t eterm) key() string {
+	ks := make([]string, len(t.atoms))
+	for i, a := range t.atoms {
+		ks[i] = a.key
+	}
+	return strings.Join(ks, "*")
+}
+
+// expr writes a hole.
+func (em *emitter) expr(p rpoly, k hkind) script.Expr {
+	if v, ok := p.constant(); ok {
+		return lit(v, k)
+	}
+	if k == kOFlags || k == kAmode || k == kPerm || k == kHex {
+		k = kInt
+	}
+	var terms []eterm
+	for _, t := range p {
+		var vars []atom
+		for i := 0; i < len(t.m); i++ {
+			d := int(t.m[i])
+			em.used[d] = true
+			vars = append(vars, atom{key: fmt.Sprintf("a%03d", d), expr: ident(loopVar(d))})
+		}
+		with := func(a atom) []atom { return append(append([]atom{}, vars...), a) }
+		rank := atom{key: "r", expr: ident("rank")}
+		f := t.f
+		switch f.kind {
+		case rConst:
+			terms = append(terms, eterm{f.a, vars})
+		case rAffine:
+			if em.onFirst >= 0 {
+				// In an on block, grank: a + b·rank = (a + b·first) + b·grank.
+				a, ok := mulAdd(f.a, f.b, int64(em.onFirst))
+				if ok {
+					terms = append(terms, eterm{a, vars}, eterm{f.b, with(atom{key: "r", expr: ident("grank")})})
+					break
+				}
+			}
+			terms = append(terms, eterm{f.a, vars}, eterm{f.b, with(rank)})
+		case rGrid:
+			ms := script.Int(f.m)
+			terms = append(terms, eterm{f.a, vars},
+				eterm{f.b, with(atom{key: "r%" + strconv.FormatInt(f.m, 10), expr: &script.ParenExpr{X: bin("%", ident("rank"), ms)}})},
+				eterm{f.c, with(atom{key: "r/" + strconv.FormatInt(f.m, 10), expr: &script.ParenExpr{X: bin("/", ident("rank"), ms)}})})
+		case rRing:
+			n := ident("nranks")
+			var in script.Expr
+			if f.b == 1 {
+				in = ident("rank")
+				if f.a != 0 {
+					in = bin("+", in, script.Int(f.a))
+				}
+			} else {
+				in = bin("-", bin("+", script.Int(f.a), n), ident("rank"))
+			}
+			if f.m != int64(em.nranks) {
+				n = nil
+			}
+			var m script.Expr = script.Int(f.m)
+			if n != nil {
+				m = n
+			}
+			terms = append(terms, eterm{1, with(atom{key: "rr" + strconv.FormatInt(f.a, 10), expr: &script.ParenExpr{X: bin("%", in, m)}})})
+		}
+	}
+	// Gather equal terms.
+	byKey := map[string]int{}
+	var out []eterm
+	for _, t := range terms {
+		if t.c == 0 {
+			continue
+		}
+		sort.Slice(t.atoms, func(i, j int) bool { return t.atoms[i].key < t.atoms[j].key })
+		if i, ok := byKey[t.key()]; ok {
+			out[i].c += t.c
+			continue
+		}
+		byKey[t.key()] = len(out)
+		out = append(out, t)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if (len(out[i].atoms) == 0) != (len(out[j].atoms) == 0) {
+			return len(out[i].atoms) == 0
+		}
+		return out[i].key() < out[j].key()
+	})
+	var konst script.Expr
+	var out0 int64
+	if len(out) > 0 && len(out[0].atoms) == 0 {
+		if out[0].c != 0 {
+			konst, out0 = lit(out[0].c, k), out[0].c
+		}
+		out = out[1:]
+	}
+	var x script.Expr
+	// Factor out a common size: 24 + (i * 8 + rank) * 512KiB.
+	if k == kSize && len(out) >= 2 {
+		g := int64(0)
+		for _, t := range out {
+			g = gcd(g, abs64(t.c))
+		}
+		small := true
+		for _, t := range out {
+			small = small && abs64(t.c/g) <= int64(max(em.nranks, 16))
+		}
+		if g >= 1024 && g%1024 == 0 && small {
+			x = bin("*", &script.ParenExpr{X: sumTerms(out, g, kInt)}, script.Size(g))
+		}
+	}
+	if x == nil {
+		x = sumTerms(out, 1, k)
+	}
+	if konst == nil {
+		if p, ok := x.(*script.ParenExpr); ok {
+			return p.X
+		}
+		return x
+	}
+	if u, ok := x.(*script.UnaryExpr); ok && u.Op == "-" {
+		return bin("-", konst, u.X)
+	}
+	// A size reads best as base + offset (header + i * chunk); anything
+	// else as i + 1, rank - 2.
+	if c := out0; k != kSize || c < 0 {
+		if c < 0 {
+			return bin("-", x, lit(-c, k))
+		}
+		return bin("+", x, konst)
+	}
+	return bin("+", konst, x)
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// sumTerms writes terms, each coefficient divided by g.
+func sumTerms(ts []eterm, g int64, k hkind) script.Expr {
+	var x script.Expr
+	for _, t := range ts {
+		c := t.c / g
+		var e script.Expr
+		for _, a := range t.atoms {
+			if e == nil {
+				e = a.expr
+			} else {
+				e = bin("*", e, a.expr)
+			}
+		}
+		negative := c < 0
+		if negative {
+			c = -c
+		}
+		if c != 1 {
+			e = bin("*", e, lit(c, k))
+		}
+		switch {
+		case x == nil && negative:
+			x = neg(e)
+		case x == nil:
+			x = e
+		case negative:
+			x = bin("-", x, e)
+		default:
+			x = bin("+", x, e)
+		}
+	}
+	return x
+}
+
+// str writes a string template.
+func (em *emitter) str(s *strT, holes []rpoly, dirOK bool) script.Expr {
+	sl := &script.StringLit{}
+	addLit := func(t string) {
+		if t == "" {
+			return
+		}
+		if n := len(sl.Parts); n > 0 && sl.Parts[n-1].Expr == nil {
+			sl.Parts[n-1].Lit += t
+			return
+		}
+		sl.Parts = append(sl.Parts, script.StrPart{Lit: t})
+	}
+	first := s.lits[0]
+	if dirOK && em.dir != "" && strings.HasPrefix(first, em.dir+"/") {
+		sl.Parts = append(sl.Parts, script.StrPart{Expr: ident("dir")})
+		first = first[len(em.dir):]
+	}
+	addLit(first)
+	for i := 0; i < s.runs(); i++ {
+		v, w := holes[s.base+2*i], holes[s.base+2*i+1]
+		width, _ := w.constant()
+		if c, ok := v.constant(); ok {
+			txt := strconv.FormatInt(c, 10)
+			if width > 0 && len(txt) < int(width) {
+				txt = strings.Repeat("0", int(width)-len(txt)) + txt
+			}
+			addLit(txt)
+		} else {
+			x := em.expr(v, kInt)
+			if width > 0 {
+				x = &script.CallExpr{Fun: ident("pad"), Args: []script.Expr{x, script.Int(width)}}
+			}
+			sl.Parts = append(sl.Parts, script.StrPart{Expr: x})
+		}
+		addLit(s.lits[i+1])
+	}
+	return sl
+}
+
+// command writes a leaf.
+func (em *emitter) command(m *mstmt) script.Stmt {
+	l := m.t.leaf
+	c := &script.CommandStmt{Name: l.cmd}
+	switch l.operand {
+	case oPath:
+		c.Operand = em.str(l.path, m.holes, true)
+	case oLabel:
+		c.Operand = em.str(l.path, m.holes, false)
+	case oHandle:
+		c.Operand = ident(l.handle)
+	case oInt:
+		c.Operand = em.expr(m.holes[l.intHole], m.t.kinds[l.intHole])
+	}
+	if l.cmd == "open" || l.cmd == "mpiopen" {
+		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.handle)})
+	}
+	if l.path2 != nil {
+		c.Args = append(c.Args, &script.Arg{Key: "to", Value: em.str(l.path2, m.holes, true)})
+	}
+	for _, a := range l.args {
+		arg := &script.Arg{Key: a.key, Word: a.word}
+		if a.hole >= 0 {
+			if omit(l, a, m.holes) {
+				continue
+			}
+			arg.Value = em.expr(m.holes[a.hole], m.t.kinds[a.hole])
+		}
+		c.Args = append(c.Args, arg)
+	}
+	return c
+}
+
+// omit reports whether an argument of l has its default value.
+func omit(l *leafT, a argT, holes []rpoly) bool {
+	p := holes[a.hole]
+	switch {
+	case a.hasDef:
+		v, ok := p.constant()
+		return ok && v == a.def
+	case a.defHole >= 0:
+		return equalR(p, holes[a.defHole])
+	case a.defMode:
+		// The mode of an open: 0644 when it creates a file, 0 otherwise.
+		v, ok := p.constant()
+		for _, f := range l.args {
+			if f.key == "flags" {
+				fl, fok := holes[f.hole].constant()
+				creates := fl&(trace.OCreat|0x400000) != 0
+				return ok && fok && (creates && v == 0o644 || !creates && v == 0)
+			}
+		}
+	}
+	return false
+}
+
+func equalR(a, b rpoly) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// meanGap is the mean think time of a gap slot over the ranks of m, ns.
+func meanGap(m *mstmt, slot int) float64 {
+	var g gap
+	for _, s := range m.per {
+		g.add(s.gaps[slot])
+	}
+	if g.n == 0 {
+		return 0
+	}
+	return float64(g.sum) / float64(g.n)
+}
+
+// roundDur rounds a duration to three significant digits.
+func roundDur(ns float64) int64 {
+	if ns < 1000 {
+		return int64(math.Round(ns))
+	}
+	e := math.Pow(10, math.Floor(math.Log10(ns))-2)
+	return int64(math.Round(ns/e) * e)
+}
+
+type lister struct {
+	em   *emitter
+	out  []script.Stmt
+	pool float64
+}
+
+func (ls *lister) flush() {
+	if ls.pool >= ls.em.min && ls.pool >= 1 {
+		ls.out = append(ls.out, &script.CommandStmt{Name: "sleep", Operand: script.Duration(roundDur(ls.pool))})
+	}
+	ls.pool = 0
+}
+
+// think places the think time before a statement.
+func (ls *lister) think(ns float64, block bool) {
+	switch {
+	case ns >= ls.em.keep:
+		ls.flush()
+		ls.out = append(ls.out, &script.CommandStmt{Name: "sleep", Operand: script.Duration(roundDur(ns))})
+	default:
+		ls.pool += ns
+		if block {
+			ls.flush()
+		}
+	}
+}
+
+func sameRanks(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// reqs is what a statement needs of the communicator it runs on: 0 for
+// all ranks (MPI_COMM_WORLD), c >= 2 for group c.
+func reqs(m *mstmt) map[uint32]bool {
+	out := map[uint32]bool{}
+	var walk func(t *tmpl)
+	walk = func(t *tmpl) {
+		if t.kind == tLeaf {
+			if t.leaf.world {
+				out[0] = true
+			}
+			if t.leaf.comm >= 2 {
+				out[t.leaf.comm] = true
+			}
+			return
+		}
+		for _, c := range t.body {
+			walk(c)
+		}
+	}
+	for _, s := range m.per {
+		walk(s.t)
+	}
+	return out
+}
+
+func subset(a, b []int) bool {
+	i := 0
+	for _, x := range a {
+		for i < len(b) && b[i] < x {
+			i++
+		}
+		if i == len(b) || b[i] != x {
+			return false
+		}
+	}
+	return true
+}
+
+// list writes a list of statements run by the ranks parent; inOn is the
+// group of an enclosing on block, or 0.
+func (em *emitter) list(items []*mstmt, parent []int, inOn uint32, endGap float64) []script.Stmt {
+	ls := &lister{em: em}
+	for i := 0; i < len(items); {
+		m := items[i]
+		// A run of statements of group c goes in an on block.
+		if inOn == 0 {
+			if r := reqs(m); len(r) == 1 && !r[0] {
+				var c uint32
+				for c = range r {
+				}
+				members := em.groups[c]
+				j, last := i, i
+				for j < len(items) && subset(items[j].ranks, members) {
+					rj := reqs(items[j])
+					if len(rj) > 1 || len(rj) == 1 && !rj[c] {
+						break
+					}
+					if rj[c] {
+						last = j
+					}
+					j++
+				}
+				ls.flush()
+				ls.out = append(ls.out, em.on(c, items[i:last+1]))
+				i = last + 1
+				continue
+			}
+		}
+		if sameRanks(m.ranks, parent) {
+			ls.stmt(m, parent, inOn)
+			i++
+			continue
+		}
+		// Statements of some of the ranks: if blocks.
+		j := i
+		for j < len(items) && !sameRanks(items[j].ranks, parent) {
+			j++
+		}
+		ls.flush()
+		ls.out = append(ls.out, em.ifs(items[i:j], parent, inOn)...)
+		i = j
+	}
+	ls.pool += endGap
+	ls.flush()
+	return ls.out
+}
+
+func (ls *lister) stmt(m *mstmt, parent []int, inOn uint32) {
+	em := ls.em
+	switch m.kind {
+	case tLeaf:
+		ls.think(meanGap(m, 0), false)
+		ls.out = append(ls.out, em.command(m))
+	case tLoop:
+		ls.think(meanGap(m, 0), true)
+		body := em.list(m.body, m.ranks, inOn, 0)
+		r := &script.RepeatStmt{Count: em.expr(m.holes[0], kCount), Body: &script.Block{Stmts: body}}
+		if em.used[m.depth] {
+			r.As = ident(loopVar(m.depth))
+			delete(em.used, m.depth)
+		}
+		ls.out = append(ls.out, r)
+	case tRegion:
+		ls.think(meanGap(m, 0), true)
+		body := em.list(m.body, m.ranks, inOn, meanGap(m, 1))
+		ls.out = append(ls.out, &script.TimeStmt{Label: em.str(m.t.label, m.holes, false), Body: &script.Block{Stmts: body}})
+	}
+}
+
+// on writes statements of group c in an on block.
+func (em *emitter) on(c uint32, items []*mstmt) script.Stmt {
+	members := em.groups[c]
+	em.onFirst = members[0]
+	body := em.list(items, members, c, 0)
+	em.onFirst = -1
+	return &script.OnStmt{Group: ident(groupName(c)), Body: &script.Block{Stmts: body}}
+}
+
+// groupOf returns the group whose ranks are s, when statements of s can
+// run in an on block of it: they need no other communicator.
+func (em *emitter) groupOf(s []int, items []*mstmt) (uint32, bool) {
+	for c, members := range em.groups {
+		if !sameRanks(s, members) {
+			continue
+		}
+		for _, m := range items {
+			for r := range reqs(m) {
+				if r != c {
+					return 0, false
+				}
+			}
+		}
+		return c, true
+	}
+	return 0, false
+}
+
+// ifs writes statements of subsets of the ranks.
+func (em *emitter) ifs(items []*mstmt, parent []int, inOn uint32) []script.Stmt {
+	// Pairwise disjoint sets: one if/else chain, each set's statements
+	// together (no rank runs two of them, so their order across sets does
+	// not matter).
+	var sets [][]int
+	var bodies [][]*mstmt
+	disjoint := true
+	seen := map[int]int{}
+	for _, m := range items {
+		k := -1
+		for i, s := range sets {
+			if sameRanks(s, m.ranks) {
+				k = i
+			}
+		}
+		if k < 0 {
+			for _, r := range m.ranks {
+				if _, ok := seen[r]; ok {
+					disjoint = false
+				}
+				seen[r] = len(sets)
+			}
+			sets = append(sets, m.ranks)
+			bodies = append(bodies, nil)
+			k = len(sets) - 1
+		}
+		bodies[k] = append(bodies[k], m)
+	}
+	if !disjoint {
+		// Runs of equal sets, one if each.
+		var out []script.Stmt
+		for i := 0; i < len(items); {
+			j := i
+			for j < len(items) && sameRanks(items[j].ranks, items[i].ranks) {
+				j++
+			}
+			out = append(out, em.ifs(items[i:j], parent, inOn)...)
+			i = j
+		}
+		return out
+	}
+	var out []script.Stmt
+	// Sets that are groups are on blocks; the others an if chain.
+	covered := 0
+	var rest [][]int
+	var restBodies [][]*mstmt
+	for i, s := range sets {
+		if c, ok := em.groupOf(s, bodies[i]); ok && inOn == 0 {
+			em.checkBalanced(bodies[i])
+			out = append(out, em.on(c, bodies[i]))
+			continue
+		}
+		rest, restBodies = append(rest, s), append(restBodies, bodies[i])
+		covered += len(s)
+	}
+	all := covered+len(parent)-len(seen) == len(parent)
+	var head, cur *script.IfStmt
+	for i, s := range rest {
+		body := &script.Block{Stmts: em.list(restBodies[i], s, inOn, 0)}
+		em.checkBalanced(restBodies[i])
+		if i == len(rest)-1 && all && cur != nil {
+			cur.Else = body
+			break
+		}
+		n := &script.IfStmt{Cond: em.cond(s, parent), Then: body}
+		if cur == nil {
+			head = n
+		} else {
+			cur.ElseIf = n
+		}
+		cur = n
+	}
+	if head != nil {
+		out = append(out, head)
+	}
+	return out
+}
+
+// checkBalanced notes an error when the statements of an if block open a
+// handle they do not close, or close one opened outside: the handle's
+// name would not be visible where it is used.
+func (em *emitter) checkBalanced(items []*mstmt) {
+	ts := make([]*tmpl, len(items))
+	for i, m := range items {
+		ts[i] = m.per[0].t
+	}
+	if eff := seqEffect(ts); len(eff) > 0 && em.err == nil {
+		em.err = fmt.Errorf("ranks %s open or close file %s at a point where other ranks do something else, and the script language cannot declare a handle for some ranks only",
+			rankList(items[0].ranks), eff[0][1:])
+	}
+}
+
+func rankList(rs []int) string {
+	var parts []string
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(rs[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", rs[i], rs[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// cond writes a condition that holds on the ranks s among parent.
+func (em *emitter) cond(s, parent []int) script.Expr {
+	rank := func() script.Expr { return ident("rank") }
+	eq := func(op string, v int) script.Expr { return bin(op, rank(), script.Int(int64(v))) }
+	if len(s) == 1 {
+		return eq("==", s[0])
+	}
+	if len(parent)-len(s) == 1 {
+		for i, r := range parent {
+			if i >= len(s) || s[i] != r {
+				return eq("!=", r)
+			}
+		}
+	}
+	// Ranges of consecutive members of parent.
+	pos := map[int]int{}
+	for i, r := range parent {
+		pos[r] = i
+	}
+	type rng struct{ lo, hi int }
+	var rs []rng
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && pos[s[j+1]] == pos[s[j]]+1 {
+			j++
+		}
+		rs = append(rs, rng{s[i], s[j]})
+		i = j + 1
+	}
+	// An arithmetic progression: rank % step == c.
+	if len(s) > 2 && len(rs) > 2 {
+		step := s[1] - s[0]
+		ok := step > 1
+		for i := 1; i < len(s) && ok; i++ {
+			ok = s[i]-s[i-1] == step
+		}
+		if ok {
+			n := 0
+			for _, r := range parent {
+				if r >= s[0] && r <= s[len(s)-1] && (r-s[0])%step == 0 {
+					n++
+				}
+			}
+			if n == len(s) {
+				x := bin("==", bin("%", rank(), script.Int(int64(step))), script.Int(int64(s[0]%step)))
+				if s[0] >= step {
+					x = bin("&&", eq(">=", s[0]), x)
+				}
+				if last := s[len(s)-1]; last+step <= parent[len(parent)-1] {
+					x = bin("&&", x, eq("<=", last))
+				}
+				return x
+			}
+		}
+	}
+	var x script.Expr
+	for _, r := range rs {
+		var c script.Expr
+		switch {
+		case r.lo == r.hi:
+			c = eq("==", r.lo)
+		case r.lo == parent[0]:
+			c = eq("<=", r.hi)
+		case r.hi == parent[len(parent)-1]:
+			c = eq(">=", r.lo)
+		default:
+			c = bin("&&", eq(">=", r.lo), eq("<=", r.hi))
+		}
+		if x == nil {
+			x = c
+		} else {
+			if b, ok := c.(*script.BinaryExpr); ok && b.Op == "&&" {
+				c = &script.ParenExpr{X: c}
+			}
+			if b, ok := x.(*script.BinaryExpr); ok && b.Op == "&&" {
+				x = &script.ParenExpr{X: x}
+			}
+			x = bin("||", x, c)
+		}
+	}
+	return x
+}

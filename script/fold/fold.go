@@ -1,0 +1,486 @@
+package fold
+
+import (
+	"fmt"
+	"math"
+)
+
+// A folder folds one rank's stream of commands into loops, online.
+//
+// It keeps a sequence of nodes per open region (frame). After each new
+// node it looks at the end of the sequence for a repetition: the last L
+// nodes equal to the L before them (a loop of 2 with nothing changing),
+// or the last 3·L nodes three runs whose holes follow arithmetic
+// progressions (a loop of 3, each hole base + stride·i); and for a loop
+// L nodes back whose next iteration the last L nodes are (the loop grows
+// by one). Loops are nodes like the others, so loops of loops form the
+// same way. Once the last node is a loop, the incoming commands are
+// compared one by one with what its next iteration would make, so a loop
+// of a million iterations grows in constant memory and time per command;
+// at the first difference the commands held for the unfinished iteration
+// are folded the ordinary way. Only the last win nodes are ever compared,
+// so the work per command is bounded.
+type folder struct {
+	in     *interner
+	win    int
+	frames []*frame
+	err    error
+}
+
+type frame struct {
+	seq   []*node
+	label *label // nil for the top frame
+	ext   *ext
+}
+
+// ext is the extension of the last node of a frame, a loop, by its next
+// iteration.
+type ext struct {
+	x      *node
+	w      walker
+	buf    []*node
+	slots  [][2]int // gap slots in x of each node of buf: of its slot 0, of the rest
+	narrow []widthNarrow
+}
+
+type widthNarrow struct {
+	at int
+	v  int64
+}
+
+func newFolder(in *interner, win int) *folder {
+	return &folder{in: in, win: win, frames: []*frame{{}}}
+}
+
+func (f *folder) top() *frame { return f.frames[len(f.frames)-1] }
+
+func (f *folder) leaf(n *node) error {
+	f.push(f.top(), n)
+	return nil
+}
+
+func (f *folder) begin(l *label) error {
+	f.frames = append(f.frames, &frame{label: l})
+	return nil
+}
+
+func (f *folder) end(l *label) error {
+	fr := f.top()
+	if fr.label == nil {
+		return fmt.Errorf("the end of region %q, which did not begin", l.text)
+	}
+	if fr.label.text != l.text {
+		return fmt.Errorf("the end of region %q inside region %q (regions must nest)", l.text, fr.label.text)
+	}
+	f.flush(fr)
+	f.frames = f.frames[:len(f.frames)-1]
+	body := make([]*tmpl, len(fr.seq))
+	for i, n := range fr.seq {
+		body[i] = n.t
+	}
+	lb := fr.label
+	t := f.in.region(lb.s, len(lb.h), lb.kinds, body)
+	n := &node{t: t, h: make([]int64, 0, t.nh), g: make([]gap, 0, t.ng)}
+	n.h = append(n.h, lb.h...)
+	n.g = append(n.g, gap{sum: lb.gap, n: 1})
+	for _, c := range fr.seq {
+		n.h = append(n.h, c.h...)
+		n.g = append(n.g, c.g...)
+	}
+	n.g = append(n.g, gap{sum: l.gap, n: 1})
+	f.push(f.top(), n)
+	return nil
+}
+
+// finish ends the stream and returns the top sequence.
+func (f *folder) finish() ([]*node, error) {
+	if len(f.frames) > 1 {
+		return nil, fmt.Errorf("region %q has no end", f.top().label.text)
+	}
+	fr := f.top()
+	f.flush(fr)
+	return fr.seq, nil
+}
+
+// flush gives up the extension of a frame: the nodes it holds join the
+// sequence.
+func (f *folder) flush(fr *frame) {
+	if fr.ext == nil {
+		return
+	}
+	buf := fr.ext.buf
+	fr.ext = nil
+	for _, b := range buf {
+		f.append(fr, b, false)
+	}
+}
+
+func (f *folder) push(fr *frame, x *node) {
+	if e := fr.ext; e != nil {
+		if f.extStep(fr, x) {
+			return
+		}
+		buf := e.buf
+		fr.ext = nil
+		for _, b := range buf {
+			f.append(fr, b, false)
+		}
+	}
+	f.append(fr, x, true)
+}
+
+func (f *folder) append(fr *frame, x *node, extend bool) {
+	fr.seq = append(fr.seq, x)
+	for f.reduce(fr) {
+	}
+	if last := fr.seq[len(fr.seq)-1]; extend && last.t.kind == tLoop {
+		fr.ext = &ext{x: last}
+		fr.ext.w.start(last)
+	}
+}
+
+// extStep compares x with the next node of the loop's next iteration. It
+// reports false when they differ.
+func (f *folder) extStep(fr *frame, x *node) bool {
+	e := fr.ext
+	t, h, orig, slot, first, ok := e.w.next()
+	if !ok || t != x.t {
+		return false
+	}
+	for q, k := range t.kinds {
+		if k == kWidth {
+			m, ok := meetWidth(h[q], x.h[q])
+			if !ok {
+				return false
+			}
+			if m != h[q] {
+				e.narrow = append(e.narrow, widthNarrow{at: orig[q], v: m})
+			}
+		} else if h[q] != x.h[q] {
+			return false
+		}
+	}
+	e.buf = append(e.buf, x)
+	e.slots = append(e.slots, [2]int{first, slot})
+	if !e.w.done() {
+		return true
+	}
+	// The iteration is complete: the loop has one more.
+	X := e.x
+	X.h[0]++
+	for i, b := range e.buf {
+		X.g[e.slots[i][0]].add(b.g[0])
+		for s, g := range b.g[1:] {
+			X.g[e.slots[i][1]+1+s].add(g)
+		}
+	}
+	for _, n := range e.narrow {
+		if m, ok := meetWidth(X.h[n.at], n.v); ok {
+			X.h[n.at] = m
+		}
+	}
+	e.buf, e.slots, e.narrow = e.buf[:0], e.slots[:0], e.narrow[:0]
+	e.w.start(X)
+	return true
+}
+
+// reduce folds the end of the sequence once; it reports whether it did.
+func (f *folder) reduce(fr *frame) bool {
+	s := fr.seq
+	n := len(s)
+	last := s[n-1]
+	for L := 1; L <= f.win && L < n; L++ {
+		// The last L nodes are the next iteration of a loop before them.
+		if p := s[n-1-L]; p.t.kind == tLoop && len(p.t.body) == L && p.t.body[L-1] == last.t {
+			if extendNodes(p, s[n-L:]) {
+				fr.seq = s[:n-L]
+				return true
+			}
+		}
+		if 2*L > n || s[n-1-L].t != last.t {
+			continue
+		}
+		if sameRun(s[n-2*L:n-L], s[n-L:]) && balanced(s[n-L:]) {
+			fr.seq = append(s[:n-2*L], f.makeLoop(s[n-2*L:], L, 2))
+			return true
+		}
+		if 3*L <= n && s[n-1-2*L].t == last.t && affineRuns(s[n-3*L:], L) && balanced(s[n-L:]) {
+			fr.seq = append(s[:n-3*L], f.makeLoop(s[n-3*L:], L, 3))
+			return true
+		}
+	}
+	return false
+}
+
+// balanced reports whether a loop body opens and closes its own handles:
+// every handle it opens it closes, and it closes none it did not open.
+func balanced(body []*node) bool {
+	for _, n := range body {
+		if len(n.t.eff) > 0 {
+			ts := make([]*tmpl, len(body))
+			for i, b := range body {
+				ts[i] = b.t
+			}
+			return len(seqEffect(ts)) == 0
+		}
+	}
+	return true
+}
+
+// sameRun reports whether two runs of nodes are equal (the formats of
+// runs of digits need only be compatible).
+func sameRun(a, b []*node) bool {
+	for i := range a {
+		if a[i].t != b[i].t {
+			return false
+		}
+		for q, k := range a[i].t.kinds {
+			if k == kWidth {
+				if _, ok := meetWidth(a[i].h[q], b[i].h[q]); !ok {
+					return false
+				}
+			} else if a[i].h[q] != b[i].h[q] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// affineRuns reports whether three runs of L nodes have equal templates
+// and holes in arithmetic progression.
+func affineRuns(s []*node, L int) bool {
+	for i := 0; i < L; i++ {
+		a, b, c := s[i], s[L+i], s[2*L+i]
+		if a.t != b.t || a.t != c.t {
+			return false
+		}
+		for q, k := range a.t.kinds {
+			if k == kWidth {
+				m, ok := meetWidth(a.h[q], b.h[q])
+				if ok {
+					_, ok = meetWidth(m, c.h[q])
+				}
+				if !ok {
+					return false
+				}
+				continue
+			}
+			d1, ok1 := sub(b.h[q], a.h[q])
+			d2, ok2 := sub(c.h[q], b.h[q])
+			if !ok1 || !ok2 || d1 != d2 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sub(a, b int64) (int64, bool) {
+	d := a - b
+	return d, (a >= b) == (d >= 0) && !(b == math.MinInt64 && a >= 0)
+}
+
+func mulAdd(base, stride, k int64) (int64, bool) {
+	if stride == 0 || k == 0 {
+		return base, true
+	}
+	p := stride * k
+	if p/k != stride {
+		return 0, false
+	}
+	v := base + p
+	if (p > 0 && v < base) || (p < 0 && v > base) {
+		return 0, false
+	}
+	return v, true
+}
+
+// makeLoop folds k runs of L nodes into a loop.
+func (f *folder) makeLoop(s []*node, L, k int) *node {
+	body := make([]*tmpl, L)
+	for i := range body {
+		body[i] = s[i].t
+	}
+	t := f.in.loop(body)
+	x := &node{t: t, h: make([]int64, t.nh), g: make([]gap, t.ng)}
+	x.h[0] = int64(k)
+	for c, ct := range body {
+		off := 1 + 2*t.hoff[c]
+		for q, kind := range ct.kinds {
+			if kind == kWidth {
+				m := s[c].h[q]
+				for r := 1; r < k; r++ {
+					m, _ = meetWidth(m, s[r*L+c].h[q])
+				}
+				x.h[off+2*q] = m
+				continue
+			}
+			x.h[off+2*q] = s[c].h[q]
+			x.h[off+2*q+1] = s[L+c].h[q] - s[c].h[q]
+		}
+		for r := 0; r < k; r++ {
+			for sl, g := range s[r*L+c].g {
+				if r == 0 && c == 0 && sl == 0 {
+					x.g[0] = g // the think time before the loop
+					continue
+				}
+				x.g[t.goff[c]+sl].add(g)
+			}
+		}
+	}
+	return x
+}
+
+// extendNodes adds tail, a run of nodes, to loop p if it is p's next
+// iteration.
+func extendNodes(p *node, tail []*node) bool {
+	k := p.h[0]
+	var narrow []widthNarrow
+	for c, ct := range p.t.body {
+		x := tail[c]
+		if x.t != ct {
+			return false
+		}
+		off := 1 + 2*p.t.hoff[c]
+		for q, kind := range ct.kinds {
+			base, stride := p.h[off+2*q], p.h[off+2*q+1]
+			if kind == kWidth {
+				m, ok := meetWidth(base, x.h[q])
+				if !ok {
+					return false
+				}
+				if m != base {
+					narrow = append(narrow, widthNarrow{at: off + 2*q, v: m})
+				}
+				continue
+			}
+			v, ok := mulAdd(base, stride, k)
+			if !ok || v != x.h[q] {
+				return false
+			}
+		}
+	}
+	p.h[0]++
+	for _, n := range narrow {
+		p.h[n.at] = n.v
+	}
+	for c, x := range tail {
+		for sl, g := range x.g {
+			p.g[p.t.goff[c]+sl].add(g)
+		}
+	}
+	return true
+}
+
+// walker yields the nodes one iteration of a loop makes, descending into
+// the loops of its body (but not into regions, which a frame receives
+// whole).
+type walker struct {
+	stack []wframe
+}
+
+type wframe struct {
+	t     *tmpl
+	h     []int64 // holes of this loop, concrete
+	orig  []int   // where each hole's base lives in the top loop's holes
+	gbase int     // gap slot of this loop in the top loop
+	top   bool
+	child int
+	iter  int64
+	n     int64
+}
+
+func (w *walker) start(x *node) {
+	orig := make([]int, len(x.h))
+	for i := range orig {
+		orig[i] = i
+	}
+	w.stack = append(w.stack[:0], wframe{t: x.t, h: x.h, orig: orig, top: true, iter: x.h[0], n: x.h[0] + 1})
+	w.settle()
+}
+
+// settle pops finished frames and pushes the loops that come next, so
+// that the top of the stack is about to yield a leaf or a region.
+func (w *walker) settle() {
+	for len(w.stack) > 0 {
+		f := &w.stack[len(w.stack)-1]
+		if f.child == len(f.t.body) {
+			f.iter++
+			f.child = 0
+			if f.top || f.iter >= f.n {
+				w.stack = w.stack[:len(w.stack)-1]
+				if len(w.stack) > 0 {
+					w.stack[len(w.stack)-1].child++
+				}
+				continue
+			}
+		}
+		ct := f.t.body[f.child]
+		if ct.kind != tLoop {
+			return
+		}
+		h, orig, ok := f.childHoles(f.child)
+		if !ok || h[0] <= 0 {
+			f.child++
+			continue
+		}
+		w.stack = append(w.stack, wframe{t: ct, h: h, orig: orig, gbase: f.gbase + f.t.goff[f.child], n: h[0]})
+	}
+}
+
+func (w *walker) done() bool { return len(w.stack) == 0 }
+
+func (f *wframe) childHoles(c int) ([]int64, []int, bool) {
+	ct := f.t.body[c]
+	h := make([]int64, ct.nh)
+	orig := make([]int, ct.nh)
+	off := 1 + 2*f.t.hoff[c]
+	for q, kind := range ct.kinds {
+		base, stride := f.h[off+2*q], f.h[off+2*q+1]
+		orig[q] = f.orig[off+2*q]
+		if kind == kWidth {
+			h[q] = base
+			continue
+		}
+		v, ok := mulAdd(base, stride, f.iter)
+		if !ok {
+			return nil, nil, false
+		}
+		h[q] = v
+	}
+	return h, orig, true
+}
+
+// next returns the next node of the iteration: its template, holes, the
+// origins of its holes, its gap slots, and the slot its think time before
+// it goes to: its own, or when it is the first call of inner loops (in
+// their first iteration), the outermost of those loops' slot 0.
+func (w *walker) next() (*tmpl, []int64, []int, int, int, bool) {
+	if len(w.stack) == 0 {
+		return nil, nil, nil, 0, 0, false
+	}
+	top := len(w.stack) - 1
+	f := &w.stack[top]
+	c := f.child
+	h, orig, ok := f.childHoles(c)
+	if !ok {
+		w.stack = w.stack[:0]
+		return nil, nil, nil, 0, 0, false
+	}
+	t, slot := f.t.body[c], f.gbase+f.t.goff[c]
+	first := slot
+	if c == 0 && f.iter == 0 && !f.top {
+		first = f.gbase
+		for i := top - 1; i >= 0; i-- {
+			p := &w.stack[i]
+			if p.top || p.iter != 0 || p.child != 0 {
+				break
+			}
+			first = p.gbase
+		}
+	}
+	f.child++
+	w.settle()
+	return t, h, orig, slot, first, true
+}
