@@ -21,8 +21,8 @@ type emitter struct {
 	// onFirst is the first rank of the group of the on block being
 	// written, -1 outside on blocks.
 	onFirst int
-	dir    string       // a directory prefix written as the parameter dir
-	err    error
+	dir     string // a directory prefix written as the parameter dir
+	err     error
 }
 
 // loopVar names the variable of the loop at depth d.
