@@ -277,3 +277,20 @@ func Reserved(name string) bool {
 	}
 	return false
 }
+
+// ArgKeys lists the keyword arguments of every command. A name that is
+// one of them cannot be a command's operand without parentheses.
+func ArgKeys() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range commandList {
+		for _, a := range c.args {
+			if !seen[a.key] {
+				seen[a.key] = true
+				out = append(out, a.key)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -21,6 +21,7 @@ type emitter struct {
 	// onFirst is the first rank of the group of the on block being
 	// written, -1 outside on blocks.
 	onFirst int
+	level   int    // nesting of the list being written (1: the top)
 	dir     string // a directory prefix written as the parameter dir
 	err     error
 }
@@ -529,8 +530,17 @@ func subset(a, b []int) bool {
 // group of an enclosing on block, or 0.
 func (em *emitter) list(items []*mstmt, parent []int, inOn uint32, endGap float64) []script.Stmt {
 	ls := &lister{em: em}
+	em.level++
+	defer func() { em.level-- }()
+	spans := em.spans(items, parent)
 	for i := 0; i < len(items); {
 		m := items[i]
+		if hi, ok := spans[i]; ok {
+			ls.flush()
+			ls.out = append(ls.out, em.branches(items[i:hi], parent, inOn, em.level == 1 && hi == len(items))...)
+			i = hi
+			continue
+		}
 		// A run of statements of group c goes in an on block.
 		if inOn == 0 {
 			if r := reqs(m); len(r) == 1 && !r[0] {
@@ -540,14 +550,20 @@ func (em *emitter) list(items []*mstmt, parent []int, inOn uint32, endGap float6
 				members := em.groups[c]
 				j, last := i, i
 				for j < len(items) && subset(items[j].ranks, members) {
+					if _, ok := spans[j]; ok && j > i {
+						break
+					}
 					rj := reqs(items[j])
 					if len(rj) > 1 || len(rj) == 1 && !rj[c] {
 						break
 					}
-					if rj[c] {
+					if rj[c] || !balancedItems(items[i:last+1]) {
 						last = j
 					}
 					j++
+				}
+				if !balancedItems(items[i : last+1]) {
+					em.fail(fmt.Errorf("ranks %s open a file on communicator %d and use it with calls on another communicator; the script language cannot say so", rankList(items[i].ranks), c))
 				}
 				ls.flush()
 				ls.out = append(ls.out, em.on(c, items[i:last+1]))
@@ -574,6 +590,233 @@ func (em *emitter) list(items []*mstmt, parent []int, inOn uint32, endGap float6
 	return ls.out
 }
 
+func (em *emitter) fail(err error) {
+	if em.err == nil {
+		em.err = err
+	}
+}
+
+func balancedItems(items []*mstmt) bool { return len(seqEffect(templates(items))) == 0 }
+
+func templates(items []*mstmt) []*tmpl {
+	ts := make([]*tmpl, len(items))
+	for i, m := range items {
+		ts[i] = m.per[0].t
+	}
+	return ts
+}
+
+// spans finds the stretches of a list where statements of some of the
+// ranks open or close a handle that statements outside them use: an if
+// block around them would hide the handle's name. Each stretch is
+// written as one if chain with a branch for each set of ranks that run
+// the same statements in it (see branches). It returns their ends by
+// their starts.
+func (em *emitter) spans(items []*mstmt, parent []int) map[int]int {
+	out := map[int]int{}
+	for i := 0; i < len(items); {
+		if sameRanks(items[i].ranks, parent) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(items) && !sameRanks(items[j].ranks, parent) {
+			j++
+		}
+		if clusterBalanced(items[i:j], em.level == 1 && j == len(items)) {
+			i = j
+			continue
+		}
+		lo, hi := 0, len(items)
+		if len(items) <= 200 {
+		search:
+			for l := i; l >= 0; l-- {
+				for h := j; h <= len(items); h++ {
+					if spanBalanced(items[l:h], parent, em.level == 1 && h == len(items)) {
+						lo, hi = l, h
+						break search
+					}
+				}
+			}
+		}
+		// Merge with the stretches it overlaps.
+		for s, e := range out {
+			if s < hi && e > lo {
+				lo, hi = min(lo, s), max(hi, e)
+				delete(out, s)
+			}
+		}
+		out[lo] = hi
+		i = hi
+	}
+	return out
+}
+
+// clusterBalanced reports whether the statements of each set of ranks in
+// a run of statements of subsets are balanced on their own.
+func clusterBalanced(items []*mstmt, atEnd bool) bool {
+	var sets [][]int
+	for _, m := range items {
+		found := false
+		for _, s := range sets {
+			found = found || sameRanks(s, m.ranks)
+		}
+		if !found {
+			sets = append(sets, m.ranks)
+		}
+	}
+	for _, s := range sets {
+		var ts []*tmpl
+		for _, m := range items {
+			if subset(s, m.ranks) || sameRanks(s, m.ranks) {
+				ts = append(ts, m.per[0].t)
+			} else if intersects(s, m.ranks) {
+				return false
+			}
+		}
+		if !effOK(seqEffect(ts), atEnd) {
+			return false
+		}
+	}
+	return true
+}
+
+// effOK reports whether the handle effect of a block is harmless: it
+// opens and closes its own handles, or at the end of the script leaves
+// some open.
+func effOK(eff []string, atEnd bool) bool {
+	for _, e := range eff {
+		if e[0] == '-' || !atEnd {
+			return false
+		}
+	}
+	return true
+}
+
+func intersects(a, b []int) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			return true
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return false
+}
+
+// classes splits parent into the sets of ranks that run the same
+// statements of items.
+func classes(items []*mstmt, parent []int) [][]int {
+	byKey := map[string]int{}
+	var out [][]int
+	for _, r := range parent {
+		key := make([]byte, len(items))
+		for i, m := range items {
+			if _, ok := sortSearch(m.ranks, r); ok {
+				key[i] = 1
+			}
+		}
+		k := string(key)
+		if _, ok := byKey[k]; !ok {
+			byKey[k] = len(out)
+			out = append(out, nil)
+		}
+		out[byKey[k]] = append(out[byKey[k]], r)
+	}
+	return out
+}
+
+func sortSearch(rs []int, r int) (int, bool) {
+	i := sort.SearchInts(rs, r)
+	return i, i < len(rs) && rs[i] == r
+}
+
+func spanBalanced(items []*mstmt, parent []int, atEnd bool) bool {
+	for _, c := range classes(items, parent) {
+		var ts []*tmpl
+		for _, m := range items {
+			if _, ok := sortSearch(m.ranks, c[0]); ok {
+				ts = append(ts, m.per[0].t)
+			}
+		}
+		if !effOK(seqEffect(ts), atEnd) {
+			return false
+		}
+	}
+	return true
+}
+
+// restrict returns what m does on the ranks s, nil if none of them runs
+// it.
+func restrict(m *mstmt, s []int) *mstmt {
+	c := *m
+	c.ranks, c.per = nil, nil
+	for i, r := range m.ranks {
+		if _, ok := sortSearch(s, r); ok {
+			c.ranks = append(c.ranks, r)
+			c.per = append(c.per, m.per[i])
+		}
+	}
+	if len(c.ranks) == 0 {
+		return nil
+	}
+	c.body = nil
+	for _, b := range m.body {
+		if x := restrict(b, c.ranks); x != nil {
+			c.body = append(c.body, x)
+		}
+	}
+	return &c
+}
+
+// branches writes a stretch of statements as an if chain with one branch
+// per set of ranks that run the same statements.
+func (em *emitter) branches(items []*mstmt, parent []int, inOn uint32, atEnd bool) []script.Stmt {
+	var head, cur *script.IfStmt
+	cs := classes(items, parent)
+	covered := 0
+	var sets [][]int
+	var bodies [][]*mstmt
+	for _, c := range cs {
+		var its []*mstmt
+		for _, m := range items {
+			if x := restrict(m, c); x != nil {
+				its = append(its, x)
+			}
+		}
+		if len(its) == 0 {
+			continue
+		}
+		if !effOK(seqEffect(templates(its)), atEnd) {
+			em.fail(fmt.Errorf("ranks %s open file %s in a block and use it outside; the script language cannot say so", rankList(c), seqEffect([]*tmpl{its[0].per[0].t})))
+		}
+		sets, bodies = append(sets, c), append(bodies, its)
+		covered += len(c)
+	}
+	for i, s := range sets {
+		body := &script.Block{Stmts: em.list(bodies[i], s, inOn, 0)}
+		if i == len(sets)-1 && covered == len(parent) && cur != nil {
+			cur.Else = body
+			break
+		}
+		n := &script.IfStmt{Cond: em.cond(s, parent), Then: body}
+		if cur == nil {
+			head = n
+		} else {
+			cur.ElseIf = n
+		}
+		cur = n
+	}
+	if head == nil {
+		return nil
+	}
+	return []script.Stmt{head}
+}
+
 func (ls *lister) stmt(m *mstmt, parent []int, inOn uint32) {
 	em := ls.em
 	switch m.kind {
@@ -590,6 +833,10 @@ func (ls *lister) stmt(m *mstmt, parent []int, inOn uint32) {
 		}
 		ls.out = append(ls.out, r)
 	case tRegion:
+		if eff := m.per[0].t.eff; len(eff) > 0 {
+			em.fail(fmt.Errorf("ranks %s open or close file %s in region %q and use it outside the region; the script language cannot say so",
+				rankList(m.ranks), eff[0][1:], m.per[0].t.label.lits[0]))
+		}
 		ls.think(meanGap(m, 0), true)
 		body := em.list(m.body, m.ranks, inOn, meanGap(m, 1))
 		ls.out = append(ls.out, &script.TimeStmt{Label: em.str(m.t.label, m.holes, false), Body: &script.Block{Stmts: body}})
@@ -673,7 +920,6 @@ func (em *emitter) ifs(items []*mstmt, parent []int, inOn uint32) []script.Stmt 
 	var restBodies [][]*mstmt
 	for i, s := range sets {
 		if c, ok := em.groupOf(s, bodies[i]); ok && inOn == 0 {
-			em.checkBalanced(bodies[i])
 			out = append(out, em.on(c, bodies[i]))
 			continue
 		}
@@ -684,7 +930,6 @@ func (em *emitter) ifs(items []*mstmt, parent []int, inOn uint32) []script.Stmt 
 	var head, cur *script.IfStmt
 	for i, s := range rest {
 		body := &script.Block{Stmts: em.list(restBodies[i], s, inOn, 0)}
-		em.checkBalanced(restBodies[i])
 		if i == len(rest)-1 && all && cur != nil {
 			cur.Else = body
 			break
@@ -701,20 +946,6 @@ func (em *emitter) ifs(items []*mstmt, parent []int, inOn uint32) []script.Stmt 
 		out = append(out, head)
 	}
 	return out
-}
-
-// checkBalanced notes an error when the statements of an if block open a
-// handle they do not close, or close one opened outside: the handle's
-// name would not be visible where it is used.
-func (em *emitter) checkBalanced(items []*mstmt) {
-	ts := make([]*tmpl, len(items))
-	for i, m := range items {
-		ts[i] = m.per[0].t
-	}
-	if eff := seqEffect(ts); len(eff) > 0 && em.err == nil {
-		em.err = fmt.Errorf("ranks %s open or close file %s at a point where other ranks do something else, and the script language cannot declare a handle for some ranks only",
-			rankList(items[0].ranks), eff[0][1:])
-	}
 }
 
 func rankList(rs []int) string {

@@ -813,8 +813,16 @@ func (lw *lowerer) checkZero(e *trace.Event) error {
 // commands, predeclared names and the names the converter gives loop
 // variables and parameters.
 func reservedName(name string) bool {
-	if len(name) == 1 || name == "dir" {
+	if len(name) == 1 || name == "dir" || argKeys[name] {
 		return true
 	}
 	return script.Reserved(name)
 }
+
+var argKeys = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range script.ArgKeys() {
+		m[k] = true
+	}
+	return m
+}()

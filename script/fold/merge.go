@@ -72,7 +72,7 @@ func fitRank(ranks []int, vals []int64, nranks int) (rfun, bool) {
 			}
 		}
 	}
-	if n := int64(nranks); n > 1 {
+	if n := int64(nranks); n > 1 && len(ranks) > 2 {
 		for _, b := range []int64{1, -1} {
 			f := rfun{kind: rRing, a: ((v0-b*r0)%n + n) % n, b: b, m: n}
 			if f.fits(ranks, vals) {
@@ -80,7 +80,11 @@ func fitRank(ranks []int, vals []int64, nranks int) (rfun, bool) {
 			}
 		}
 	}
-	// 2-D decompositions: divisors of the rank count first.
+	// 2-D decompositions: divisors of the rank count first. Three
+	// coefficients need more than four ranks to mean anything.
+	if len(ranks) <= 4 {
+		return rfun{}, false
+	}
 	var ms []int64
 	for m := int64(2); m < int64(nranks); m++ {
 		if int64(nranks)%m == 0 {
