@@ -20,18 +20,23 @@ func init() { commands = append(commands, newConvertCmd) }
 func newConvertCmd() *cobra.Command {
 	var in cli.Input
 	var from, to, out string
+	var sopt scriptOptions
 	c := &cobra.Command{
-		Use:   "convert [--from iot|jsonl|csv] [--to iot|jsonl|csv] -o OUT INPUT…",
-		Short: "Convert traces between the binary format, JSON lines and CSV; expand scripts",
+		Use:   "convert [--from iot|jsonl|csv] [--to iot|jsonl|csv|script] -o OUT INPUT…",
+		Short: "Convert traces between the binary format, JSON lines and CSV; expand scripts; fold traces into scripts",
 		Long: `convert reads a trace (trace files or a directory, a pattern script with
 --ranks, or JSON lines) and writes it in another form. --from and --to default
 to what the file names say: .jsonl is JSON lines, .csv is CSV, .iop a script,
 anything else the binary format. JSON lines (schema in docs/FORMAT.md) may
 come from any tool; a bad line stops the conversion with its line number.
--o - writes to standard output (text forms only).`,
+-o - writes to standard output (text forms only).
+
+--to script (or -o OUT.iop) folds the trace into a pattern script that makes
+the same calls, rank by rank (docs/SCRIPT.md, "Converting traces to
+scripts"); without -o it goes to standard output.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
+			if out == "" && to != "script" {
 				return fmt.Errorf("-o OUT is required")
 			}
 			if from == "" {
@@ -49,6 +54,8 @@ come from any tool; a bad line stops the conversion with its line number.
 					to = "jsonl"
 				case ".csv":
 					to = "csv"
+				case ".iop":
+					to = "script"
 				default:
 					to = "iot"
 				}
@@ -95,6 +102,11 @@ come from any tool; a bad line stops the conversion with its line number.
 				return fmt.Errorf("--from %q: want iot, jsonl or csv", from)
 			}
 			switch to {
+			case "script":
+				if t == nil {
+					return fmt.Errorf("--to script reads a trace (binary trace files or a script), not --from %s: convert it to a trace first", from)
+				}
+				return convertToScript(cmd, t, args, out, &sopt)
 			case "iot":
 				if out == "-" {
 					return fmt.Errorf("the binary format is not written to standard output; give -o FILE")
@@ -119,12 +131,13 @@ come from any tool; a bad line stops the conversion with its line number.
 				}
 				return copyLines(lw, src)
 			}
-			return fmt.Errorf("--to %q: want iot, jsonl or csv", to)
+			return fmt.Errorf("--to %q: want iot, jsonl, csv or script", to)
 		},
 	}
 	in.AddFlags(c.Flags())
 	c.Flags().StringVar(&from, "from", "", "input form: iot (trace files, directories, scripts), jsonl or csv")
-	c.Flags().StringVar(&to, "to", "", "output form: iot, jsonl or csv")
+	c.Flags().StringVar(&to, "to", "", "output form: iot, jsonl, csv or script")
+	sopt.addFlags(c)
 	c.Flags().StringVarP(&out, "output", "o", "", "file to write")
 	return c
 }

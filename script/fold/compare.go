@@ -90,8 +90,9 @@ func compareRank(want, got trace.Trace, r uint32) error {
 	}
 	a := &stream{src: ws, buf: make([]trace.Event, 0, trace.BatchSize)}
 	b := &stream{src: gs, buf: make([]trace.Event, 0, trace.BatchSize)}
-	fds := map[int32]int32{}  // descriptor in want → in got
-	mpis := map[int32]int32{} // MPI file handle in want → in got
+	fds := map[int32]int32{}    // descriptor in want → in got
+	mpis := map[int32]int32{}   // MPI file handle in want → in got
+	files := map[int32]string{} // descriptor in want → the path it was opened with
 	for call := int64(1); ; call++ {
 		x, err := a.next()
 		if err != nil {
@@ -109,7 +110,7 @@ func compareRank(want, got trace.Trace, r uint32) error {
 		case y == nil:
 			return fmt.Errorf("rank %d: the script ends after %d calls, the trace goes on with %s", r, call-1, describe(x, want.Path))
 		}
-		if err := compareEvent(x, y, want.Path, got.Path, fds, mpis); err != nil {
+		if err := compareEvent(x, y, want.Path, got.Path, fds, mpis, files); err != nil {
 			return fmt.Errorf("rank %d, call %d (%s): %w", r, call, x.Op, err)
 		}
 	}
@@ -124,11 +125,19 @@ func (d *diff) Error() string {
 	return fmt.Sprintf("%s is %v in the trace, %v in the script", d.field, d.want, d.got)
 }
 
-func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, fds, mpis map[int32]int32) error {
+func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, fds, mpis map[int32]int32, files map[int32]string) error {
 	if x.Op != y.Op {
 		return &diff{"the call", x.Op, y.Op}
 	}
-	if a, b := wp(x.Path), gp(y.Path); a != b {
+	a := wp(x.Path)
+	if x.Path == 0 && x.Op.Class() == trace.ClassPOSIX {
+		// Some sources name the file only where it is opened: a call on
+		// a descriptor is on the file it was opened with.
+		if p, ok := files[x.FD]; ok {
+			a = p
+		}
+	}
+	if b := gp(y.Path); a != b {
 		return &diff{"the path", fmt.Sprintf("%q", a), fmt.Sprintf("%q", b)}
 	}
 	if a, b := wp(x.Path2), gp(y.Path2); a != b {
@@ -160,6 +169,7 @@ func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, fds, mpis
 		}
 		if x.Ret >= 0 {
 			fds[int32(x.Ret)] = int32(y.Ret)
+			files[int32(x.Ret)] = wp(x.Path)
 		}
 		return nil
 	case x.Op == trace.OpMPIFileOpen:
@@ -189,6 +199,7 @@ func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, fds, mpis
 	}
 	if x.Op == trace.OpClose || x.Op == trace.OpFclose {
 		delete(fds, x.FD)
+		delete(files, x.FD)
 	}
 	if x.Op == trace.OpMPIFileClose {
 		delete(mpis, x.FD)

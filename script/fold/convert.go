@@ -157,7 +157,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	mg := &merger{nranks: nranks, maxAlign: 1 << 20}
 	merged := mg.mergeList(rs, lists)
 	em := &emitter{nranks: nranks, keep: float64(opt.KeepSleep), min: float64(opt.MinSleep),
-		groups: groups, used: map[int]bool{}, onFirst: -1}
+		groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg}
 	em.dir = commonDir(lists)
 	all := make([]int, nranks)
 	for i := range all {
@@ -170,7 +170,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	res.Groups = len(distinctSigs(lists))
 	// Per-rank lines: each rank's program on its own.
 	for i := range res.PerRank {
-		one := &emitter{nranks: nranks, keep: em.keep, min: em.min, groups: groups, used: map[int]bool{}, onFirst: -1}
+		one := &emitter{nranks: nranks, keep: em.keep, min: em.min, groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg}
 		p := one.list(mg.mergeList([]int{rs[i]}, [][]*stmt{lists[i]}), []int{rs[i]}, 0, 0)
 		res.PerRank[i].Lines = countLines(script.Format(&script.File{Stmts: p}))
 	}

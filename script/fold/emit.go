@@ -21,7 +21,8 @@ type emitter struct {
 	// onFirst is the first rank of the group of the on block being
 	// written, -1 outside on blocks.
 	onFirst int
-	level   int    // nesting of the list being written (1: the top)
+	level   int // nesting of the list being written (1: the top)
+	mg      *merger
 	dir     string // a directory prefix written as the parameter dir
 	err     error
 }
@@ -250,6 +251,9 @@ func (em *emitter) expr(p rpoly, k hkind) script.Expr {
 		}
 	}
 	if x == nil {
+		if konst != nil && k == kSize && out0 > 0 {
+			return addTerms(konst, out, 1, k)
+		}
 		x = sumTerms(out, 1, k)
 	}
 	if konst == nil {
@@ -287,8 +291,10 @@ func abs64(v int64) int64 {
 }
 
 // sumTerms writes terms, each coefficient divided by g.
-func sumTerms(ts []eterm, g int64, k hkind) script.Expr {
-	var x script.Expr
+func sumTerms(ts []eterm, g int64, k hkind) script.Expr { return addTerms(nil, ts, g, k) }
+
+// addTerms adds terms to x (nil: none yet), left to right.
+func addTerms(x script.Expr, ts []eterm, g int64, k hkind) script.Expr {
 	for _, t := range ts {
 		c := t.c / g
 		var e script.Expr
@@ -752,7 +758,7 @@ func spanBalanced(items []*mstmt, parent []int, atEnd bool) bool {
 
 // restrict returns what m does on the ranks s, nil if none of them runs
 // it.
-func restrict(m *mstmt, s []int) *mstmt {
+func restrict(mg *merger, m *mstmt, s []int) *mstmt {
 	c := *m
 	c.ranks, c.per = nil, nil
 	for i, r := range m.ranks {
@@ -764,9 +770,15 @@ func restrict(m *mstmt, s []int) *mstmt {
 	if len(c.ranks) == 0 {
 		return nil
 	}
+	if len(c.ranks) < len(m.ranks) {
+		// Fewer ranks may need fewer terms (one rank: none).
+		if h, ok := mg.fit(c.ranks, c.per); ok {
+			c.holes = h
+		}
+	}
 	c.body = nil
 	for _, b := range m.body {
-		if x := restrict(b, c.ranks); x != nil {
+		if x := restrict(mg, b, c.ranks); x != nil {
 			c.body = append(c.body, x)
 		}
 	}
@@ -784,7 +796,7 @@ func (em *emitter) branches(items []*mstmt, parent []int, inOn uint32, atEnd boo
 	for _, c := range cs {
 		var its []*mstmt
 		for _, m := range items {
-			if x := restrict(m, c); x != nil {
+			if x := restrict(em.mg, m, c); x != nil {
 				its = append(its, x)
 			}
 		}

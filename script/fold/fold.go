@@ -36,7 +36,10 @@ type frame struct {
 // ext is the extension of the last node of a frame, a loop, by its next
 // iteration.
 type ext struct {
-	x      *node
+	x *node
+	// counts are the counts of the loops like x before it: when x reaches
+	// one, it may make an outer loop with them.
+	counts map[int64]bool
 	w      walker
 	buf    []*node
 	slots  [][2]int // gap slots in x of each node of buf: of its slot 0, of the rest
@@ -133,10 +136,29 @@ func (f *folder) append(fr *frame, x *node, extend bool) {
 	fr.seq = append(fr.seq, x)
 	for f.reduce(fr) {
 	}
-	if last := fr.seq[len(fr.seq)-1]; extend && last.t.kind == tLoop {
-		fr.ext = &ext{x: last}
-		fr.ext.w.start(last)
+	if extend {
+		f.startExt(fr)
 	}
+}
+
+// startExt starts extending the last node of fr if it is a loop.
+func (f *folder) startExt(fr *frame) {
+	n := len(fr.seq)
+	last := fr.seq[n-1]
+	if last.t.kind != tLoop {
+		return
+	}
+	e := &ext{x: last}
+	for i := n - 2; i >= max(0, n-1-3*f.win); i-- {
+		if fr.seq[i].t == last.t {
+			if e.counts == nil {
+				e.counts = map[int64]bool{}
+			}
+			e.counts[fr.seq[i].h[0]] = true
+		}
+	}
+	e.w.start(last)
+	fr.ext = e
 }
 
 // extStep compares x with the next node of the loop's next iteration. It
@@ -180,6 +202,17 @@ func (f *folder) extStep(fr *frame, x *node) bool {
 		}
 	}
 	e.buf, e.slots, e.narrow = e.buf[:0], e.slots[:0], e.narrow[:0]
+	if e.counts[X.h[0]] {
+		// X is now as long as a loop like it before: they may fold.
+		n := len(fr.seq)
+		for f.reduce(fr) {
+		}
+		if len(fr.seq) != n || fr.seq[len(fr.seq)-1] != X {
+			fr.ext = nil
+			f.startExt(fr)
+			return true
+		}
+	}
 	e.w.start(X)
 	return true
 }

@@ -319,6 +319,11 @@ func (lw *lowerer) fdHandle(e *trace.Event) (*hnd, error) {
 	if h == nil {
 		return nil, lw.fail(e, "descriptor %d was not opened in the trace (inherited, or opened by a call the capture left out); a script works on files it opens", e.FD)
 	}
+	if e.Path != 0 {
+		if p := lw.path(e.Path); p != h.path {
+			return nil, lw.fail(e, "the call names %s, but descriptor %d was opened as %s", p, e.FD, h.path)
+		}
+	}
 	return h, nil
 }
 

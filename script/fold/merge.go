@@ -63,6 +63,11 @@ func fitRank(ranks []int, vals []int64, nranks int) (rfun, bool) {
 	}
 	r0, v0 := int64(ranks[0]), vals[0]
 	r1, v1 := int64(ranks[1]), vals[1]
+	// Two values always lie on a line: that says something only when
+	// they are all the ranks there are.
+	if len(ranks) == 2 && nranks > 2 {
+		return rfun{}, false
+	}
 	if d, ok := sub(v1, v0); ok && d%(r1-r0) == 0 {
 		b := d / (r1 - r0)
 		if a, ok := mulAdd(v0, -b, r0); ok {
