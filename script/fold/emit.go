@@ -472,8 +472,9 @@ func (ls *lister) flush() {
 func (ls *lister) think(ns float64, block bool) {
 	switch {
 	case ns >= ls.em.keep:
+		// The pooled time joins it.
+		ls.pool += ns
 		ls.flush()
-		ls.out = append(ls.out, &script.CommandStmt{Name: "sleep", Operand: script.Duration(roundDur(ns))})
 	default:
 		ls.pool += ns
 		if block {
@@ -938,7 +939,7 @@ func (em *emitter) ifs(items []*mstmt, parent []int, inOn uint32) []script.Stmt 
 		rest, restBodies = append(rest, s), append(restBodies, bodies[i])
 		covered += len(s)
 	}
-	all := covered+len(parent)-len(seen) == len(parent)
+	all := covered == len(parent)
 	var head, cur *script.IfStmt
 	for i, s := range rest {
 		body := &script.Block{Stmts: em.list(restBodies[i], s, inOn, 0)}

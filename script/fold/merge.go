@@ -53,7 +53,7 @@ func (f rfun) fits(ranks []int, vals []int64) bool {
 }
 
 // fitRank finds an rfun that gives vals[i] on ranks[i].
-func fitRank(ranks []int, vals []int64, nranks int) (rfun, bool) {
+func fitRank(ranks []int, vals []int64, nranks int, two bool) (rfun, bool) {
 	same := true
 	for _, v := range vals[1:] {
 		same = same && v == vals[0]
@@ -64,8 +64,8 @@ func fitRank(ranks []int, vals []int64, nranks int) (rfun, bool) {
 	r0, v0 := int64(ranks[0]), vals[0]
 	r1, v1 := int64(ranks[1]), vals[1]
 	// Two values always lie on a line: that says something only when
-	// they are all the ranks there are.
-	if len(ranks) == 2 && nranks > 2 {
+	// they are all the ranks there are, or all that run a statement.
+	if len(ranks) == 2 && nranks > 2 && !two {
 		return rfun{}, false
 	}
 	if d, ok := sub(v1, v0); ok && d%(r1-r0) == 0 {
@@ -186,7 +186,7 @@ func containsByte(s string, b byte) bool {
 }
 
 // fitPolys fits the value of one hole on every rank.
-func fitPolys(ranks []int, ps []poly, kind hkind, nranks int) (rpoly, bool) {
+func fitPolys(ranks []int, ps []poly, kind hkind, nranks int, two bool) (rpoly, bool) {
 	if kind == kWidth {
 		w, _ := ps[0].constant()
 		for _, p := range ps[1:] {
@@ -220,7 +220,7 @@ func fitPolys(ranks []int, ps []poly, kind hkind, nranks int) (rpoly, bool) {
 			f = rfun{a: vals[0]}
 		} else {
 			var ok bool
-			if f, ok = fitRank(ranks, vals, nranks); !ok {
+			if f, ok = fitRank(ranks, vals, nranks, two); !ok {
 				return nil, false
 			}
 		}
@@ -252,8 +252,9 @@ type merger struct {
 }
 
 // fit fits the holes of the statements of a set of ranks. It fails when a
-// hole is no function of the rank it knows.
-func (mg *merger) fit(ranks []int, per []*stmt) ([]rpoly, bool) {
+// hole is no function of the rank it knows. two allows a line through
+// two ranks: when they are all the ranks at that point of the program.
+func (mg *merger) fit(ranks []int, per []*stmt, two ...bool) ([]rpoly, bool) {
 	s0 := per[0]
 	kinds := s0.t.kinds
 	if s0.kind == tLoop {
@@ -265,7 +266,7 @@ func (mg *merger) fit(ranks []int, per []*stmt) ([]rpoly, bool) {
 		for i, s := range per {
 			ps[i] = s.holes[q]
 		}
-		rp, ok := fitPolys(ranks, ps, kinds[q], mg.nranks)
+		rp, ok := fitPolys(ranks, ps, kinds[q], mg.nranks, len(two) > 0 && two[0])
 		if !ok {
 			return nil, false
 		}
@@ -278,7 +279,7 @@ func (mg *merger) fit(ranks []int, per []*stmt) ([]rpoly, bool) {
 // the same structure: one statement, or several for subsets of the ranks
 // when a hole is no function of the rank over all of them.
 func (mg *merger) items(ranks []int, per []*stmt) []*mstmt {
-	if h, ok := mg.fit(ranks, per); ok {
+	if h, ok := mg.fit(ranks, per, true); ok {
 		return []*mstmt{{kind: per[0].kind, t: per[0].t, ranks: ranks, per: per, holes: h, depth: per[0].depth}}
 	}
 	// Split: greedily in rank order, and with the first rank alone.
