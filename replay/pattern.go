@@ -83,9 +83,6 @@ func (c *Cursor) Next(n int, align int) []byte {
 	if align > 1 {
 		start &^= align - 1
 	}
-	c.pos = start + n
-	if c.pos >= PatternPeriod {
-		c.pos -= PatternPeriod
-	}
+	c.pos = (start + n) % PatternPeriod // n may span several periods
 	return c.p.buf[start : start+n : start+n]
 }

@@ -57,6 +57,25 @@ func TestPatternNonZeroNonRepeating(t *testing.T) {
 	}
 }
 
+// Slices longer than the period (a file prepared in PatternChunk steps)
+// keep the stream going: the cursor wraps by the whole period count.
+func TestPatternLongSlices(t *testing.T) {
+	p := NewPattern()
+	c := p.Cursor(5)
+	ref := p.Cursor(5)
+	var want []byte
+	for i := 0; i < 5; i++ {
+		got := c.Next(PatternChunk, 1)
+		for len(want) < len(got) {
+			want = append(want, ref.Next(4096, 1)...)
+		}
+		if !bytes.Equal(got, want[:len(got)]) {
+			t.Fatalf("slice %d differs from the stream", i)
+		}
+		want = want[len(got):]
+	}
+}
+
 func TestSplitOrders(t *testing.T) {
 	const kb = 1024
 	e := trace.Event{Op: trace.OpPwrite, FD: 3, Offset: 10 * kb, Size: 100 * kb, Ret: 100 * kb, Start: 1000, Dur: 800}

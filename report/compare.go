@@ -100,14 +100,9 @@ func compareCells(r CompareRow) []cell {
 		nsCell(r.A.Lat.Quantile(0.5)), nsCell(r.B.Lat.Quantile(0.5)), mbsCell(r.A.Bandwidth()), mbsCell(r.B.Bandwidth()), flag}
 }
 
-// RenderCompare writes c in format ("text", "csv", "json", "markdown"):
-// a row per op with both counts (mismatches flagged), both total times
-// and their ratio b/a, both medians and bandwidths; a TOTAL line; and the
-// ratio of the run times.
-func RenderCompare(w io.Writer, c *Comparison, format string) error {
-	if format == "json" {
-		return writeJSON(w, compareJSON(c))
-	}
+// table is the comparison table: a row per op, the TOTAL line, and a
+// note on the counts.
+func (c *Comparison) table() table {
 	t := table{cols: compareColumns}
 	for _, r := range c.Rows {
 		t.rows = append(t.rows, compareCells(r))
@@ -118,6 +113,18 @@ func RenderCompare(w io.Writer, c *Comparison, format string) error {
 	} else {
 		t.notes = append(t.notes, "All counts match.")
 	}
+	return t
+}
+
+// RenderCompare writes c in format ("text", "csv", "json", "markdown"):
+// a row per op with both counts (mismatches flagged), both total times
+// and their ratio b/a, both medians and bandwidths; a TOTAL line; and the
+// ratio of the run times.
+func RenderCompare(w io.Writer, c *Comparison, format string) error {
+	if format == "json" {
+		return writeJSON(w, compareJSON(c))
+	}
+	t := c.table()
 	side := func(name string, s *Stats) string {
 		return fmt.Sprintf("%s: %d ranks, %d events, %s", name, s.Ranks, s.Events, HumanDuration(s.End-s.Start))
 	}

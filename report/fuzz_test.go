@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/iotrace/iotrace/trace"
@@ -86,6 +87,24 @@ func FuzzCompute(f *testing.F) {
 				if err := RenderCompare(&bytes.Buffer{}, Compare(s, s), f); err != nil {
 					t.Fatalf("compare %s: %v", f, err)
 				}
+			}
+			// The activity series holds the time of every call it can
+			// place (known ops), within MaxBins bins.
+			var busy float64
+			for _, b := range s.Activity.Bins {
+				for _, v := range b.Busy {
+					busy += v
+				}
+			}
+			want := sumIf(s.Ops, func(r *OpRow) bool { return r.Class != trace.ClassUnknown }, func(r *OpRow) int64 { return r.Total })
+			if len(s.Activity.Bins) > MaxBins || math.Abs(busy-float64(want)) > 1e-9*float64(want)+1e-6 {
+				t.Fatalf("activity: %d bins, %v ns busy; calls took %d ns", len(s.Activity.Bins), busy, want)
+			}
+			if err := RenderHTML(&bytes.Buffer{}, s, HTMLOptions{}); err != nil {
+				t.Fatalf("html: %v", err)
+			}
+			if err := RenderCompareHTML(&bytes.Buffer{}, Compare(s, s), HTMLOptions{}); err != nil {
+				t.Fatalf("compare html: %v", err)
 			}
 		}
 	})

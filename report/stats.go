@@ -2,7 +2,8 @@
 // replay, an expanded script — and renders them as tables: per operation
 // (in the manner of Table 1 of Thakur et al.), size distributions (their
 // Table 2), per rank with stragglers, per file and per labelled region, in
-// text, CSV, Markdown and JSON. Compare puts two traces side by side.
+// text, CSV, Markdown and JSON, and all of them with charts as one HTML
+// page. Compare puts two traces side by side.
 //
 // Every table is built by one mechanism: a set of op rows (count, time,
 // bytes, errors, and where wanted latency and sizes) kept for a group of
@@ -42,6 +43,13 @@ type Stats struct {
 	Stragglers []uint32 // ranks whose IOTime is > 1.5 × the median and > median + 3 × MAD (≥ 3 ranks)
 	Files      []*FileRow
 	Regions    []*RegionRow
+	// Activity is the whole trace's calls over time: time in each
+	// activity and bytes moved, summed over ranks, in at most MaxBins bins.
+	Activity Series
+	// Timeline is the same per rank (one row per rank, or per group of
+	// consecutive ranks beyond MaxTimelineRows ranks), every row on the
+	// bins of Activity.
+	Timeline []*TimelineRow
 }
 
 // Duration is the wall time the trace spans, in seconds: latest end −
@@ -358,7 +366,9 @@ func isStraggler(ioTime, median, mad int64) bool {
 // files and region labels, never with the number of events: latency
 // percentiles come from Hist, a histogram of log-spaced buckets (128 per
 // power of two, at most 7,296 counters) whose percentiles are within
-// 0.4 % of the exact ones, so 50 million calls cost no more than 50.
+// 0.4 % of the exact ones, so 50 million calls cost no more than 50;
+// activity over time is kept in at most MaxBins bins per timeline row
+// (see Series).
 func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	c := &computer{
 		t:         t,
@@ -375,11 +385,21 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	ranks := t.Ranks()
 	st.Ranks = len(ranks)
 	buf := make([]trace.Event, trace.BatchSize)
-	for _, r := range ranks {
-		rr, err := c.rank(r, buf)
+	perRow := (len(ranks) + MaxTimelineRows - 1) / MaxTimelineRows
+	var series Series
+	for i, r := range ranks {
+		series.reset()
+		rr, err := c.rank(r, buf, &series)
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
+		if i%perRow == 0 {
+			st.Timeline = append(st.Timeline, &TimelineRow{First: r})
+		}
+		row := st.Timeline[len(st.Timeline)-1]
+		row.Last = r
+		row.Ranks++
+		row.merge(&series)
 		if rr.Events > 0 {
 			if st.Events == 0 || rr.Start < st.Start {
 				st.Start = rr.Start
@@ -388,6 +408,12 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		}
 		st.Events += rr.Events
 		st.ByRank = append(st.ByRank, rr)
+	}
+	for _, row := range st.Timeline {
+		st.Activity.merge(&row.Series)
+	}
+	for _, row := range st.Timeline {
+		row.align(&st.Activity)
 	}
 	st.Ops = c.all.sorted(st.Ranks)
 	st.Total = Sum(st.Ops)
@@ -437,6 +463,7 @@ type opInfo struct {
 	trace.OpInfo
 	key string
 	idx int
+	act Activity // activityOf(OpInfo)
 }
 
 func (c *computer) info(op trace.Op) *opInfo {
@@ -447,6 +474,7 @@ func (c *computer) info(op trace.Op) *opInfo {
 		return p
 	}
 	p := &opInfo{OpInfo: op.Info()}
+	p.act = activityOf(p.OpInfo)
 	p.key = p.Family
 	if c.opts.Detail {
 		p.key = p.Name
@@ -479,9 +507,10 @@ type rankState struct {
 	handles fdTable // MPI file handle → file
 	stack   []openRegion
 	inReg   map[*RegionRow]int64 // ns this rank spent in each region
+	series  *Series              // the rank's activity over time
 }
 
-func (c *computer) rank(r uint32, buf []trace.Event) (*RankRow, error) {
+func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, error) {
 	src, err := c.t.Rank(r)
 	if err != nil {
 		return nil, err
@@ -490,7 +519,7 @@ func (c *computer) rank(r uint32, buf []trace.Event) (*RankRow, error) {
 		defer cl.Close()
 	}
 	rr := &RankRow{Rank: r, set: newRowSet(false, false)}
-	rs := &rankState{row: rr, inReg: map[*RegionRow]int64{}}
+	rs := &rankState{row: rr, inReg: map[*RegionRow]int64{}, series: series}
 	for {
 		n, err := src.ReadEvents(buf)
 		for i := range buf[:n] {
@@ -542,6 +571,16 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 	}
 	c.all.add(&cl)
 	rr.set.add(&cl)
+	if info.act >= 0 {
+		var rd, wr int64
+		switch info.Dir {
+		case trace.DirRead:
+			rd = cl.moved
+		case trace.DirWrite:
+			wr = cl.moved
+		}
+		rs.series.add(e.Start, e.Start+dur, info.act, rd, wr)
+	}
 	for _, o := range rs.stack {
 		if !o.dup {
 			o.reg.set.add(&cl)

@@ -555,6 +555,7 @@ const (
 	opAlltoall
 	opSend
 	opRecv
+	opSendrecv
 	opSleep
 	opMark
 )
@@ -592,7 +593,7 @@ var collectiveCmd = map[string]trace.Op{
 var commOps = map[string]cmdOp{
 	"barrier": opBarrier, "bcast": opBcast, "reduce": opReduce, "gather": opGather,
 	"scatter": opScatter, "allreduce": opAllreduce, "allgather": opAllgather, "alltoall": opAlltoall,
-	"send": opSend, "recv": opRecv,
+	"send": opSend, "recv": opRecv, "sendrecv": opSendrecv,
 }
 
 func (c *compiler) command(s *CommandStmt) cstmt {
@@ -782,6 +783,8 @@ func (cm *cCmd) defaultOp() trace.Op {
 		return trace.OpMPISend
 	case opRecv:
 		return trace.OpMPIRecv
+	case opSendrecv:
+		return trace.OpMPISendrecv
 	}
 	if op, ok := collectiveCmd[cm.name]; ok {
 		return op
@@ -840,7 +843,7 @@ func (c *compiler) details(s *CommandStmt, cm *cCmd) {
 // roots and peers may be any, -1; seek offsets may be negative).
 func nonNegative(cmd, key string) bool {
 	switch key {
-	case "tag", "from", "root", "ret":
+	case "tag", "from", "root", "with", "ret":
 		return false
 	case "to":
 		return cmd != "seek" && cmd != "send"
@@ -1290,6 +1293,14 @@ func (c *compiler) call(e *CallExpr) cexpr {
 			return cexpr{typ: TInvalid}
 		}
 		return padExpr(args[0], args[1], e.Fun.Pos)
+	case "xor":
+		if !nargs(2, "xor(a, b)") {
+			return cexpr{typ: TInvalid}
+		}
+		if !c.want(args[0], TInt, e.Args[0].Start(), "the arguments of xor") || !c.want(args[1], TInt, e.Args[1].Start(), "the arguments of xor") {
+			return cexpr{typ: TInvalid}
+		}
+		return xorExpr(args[0], args[1])
 	case "size", "first":
 		if !nargs(1, name+"(GROUP)") {
 			return cexpr{typ: TInvalid}
@@ -1303,7 +1314,7 @@ func (c *compiler) call(e *CallExpr) cexpr {
 		}
 		return groupFnExpr(name == "size", args[0])
 	}
-	names := []string{"min", "max", "abs", "pad", "size", "first"}
+	names := []string{"min", "max", "abs", "pad", "xor", "size", "first"}
 	if s := suggest(name, names); s != "" {
 		c.errorf(e.Fun.Pos, "unknown function %s (did you mean %s?)", name, s)
 	} else {

@@ -146,6 +146,9 @@ var commandList = []cmdSpec{
 	{name: "recv", operand: []Type{TInt}, opWhat: "a byte count",
 		args:     []argSpec{{key: "from", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag, aRet},
 		synopsis: "recv N from PEER|any [tag T|any]"},
+	{name: "sendrecv", operand: []Type{TInt}, opWhat: "a byte count",
+		args:     []argSpec{{key: "with", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag, aRet},
+		synopsis: "sendrecv N with PEER [tag T]"},
 	{name: "sleep", operand: []Type{TDuration}, opWhat: "a duration", synopsis: "sleep DURATION"},
 	{name: "mark", operand: []Type{TString}, opWhat: "a label", synopsis: "mark LABEL"},
 }
@@ -272,7 +275,7 @@ func Reserved(name string) bool {
 		return true
 	}
 	switch name {
-	case "rank", "nranks", "grank", "gsize", "true", "false", "min", "max", "abs", "pad", "size", "first":
+	case "rank", "nranks", "grank", "gsize", "true", "false", "min", "max", "abs", "pad", "xor", "size", "first":
 		return true
 	}
 	return false

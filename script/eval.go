@@ -371,6 +371,23 @@ func absExpr(x cexpr, pos Pos) cexpr {
 	}}
 }
 
+// xorExpr is the bitwise exclusive or of two ints: the partner of a
+// pairwise exchange in step i is xor(rank, i).
+func xorExpr(a, b cexpr) cexpr {
+	fa, fb := a.fi, b.fi
+	return cexpr{typ: TInt, constable: a.isConst && b.isConst, fi: func(it *Interp) (int64, error) {
+		x, err := fa(it)
+		if err != nil {
+			return 0, err
+		}
+		y, err := fb(it)
+		if err != nil {
+			return 0, err
+		}
+		return x ^ y, nil
+	}}
+}
+
 func padExpr(n, w cexpr, pos Pos) cexpr {
 	fn, fw := n.fi, w.fi
 	return cexpr{typ: TString, constable: n.isConst && w.isConst, fs: func(it *Interp) (string, error) {

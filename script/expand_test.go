@@ -209,6 +209,28 @@ if rank == 0 {
 	})
 }
 
+// TestExpandSendrecv: a pairwise exchange is one MPI_Sendrecv per rank,
+// with the partner of step i being xor(rank, i).
+func TestExpandSendrecv(t *testing.T) {
+	wantRanks(t, `
+repeat nranks - 1 as i {
+    sendrecv 4KiB with xor(rank, i + 1) tag 2
+}
+sendrecv 8 with rank
+`, Config{Ranks: 4}, map[uint32]string{
+		0: `
+	MPI_Sendrecv peer=1 tag=2 bytes=4096
+	MPI_Sendrecv peer=2 tag=2 bytes=4096
+	MPI_Sendrecv peer=3 tag=2 bytes=4096
+	MPI_Sendrecv bytes=8`,
+		2: `
+	MPI_Sendrecv peer=3 tag=2 bytes=4096
+	MPI_Sendrecv tag=2 bytes=4096
+	MPI_Sendrecv peer=1 tag=2 bytes=4096
+	MPI_Sendrecv peer=2 bytes=8`,
+	})
+}
+
 // TestExpandGroups: groups take consecutive ranks; inside on, grank and
 // gsize are group-relative, collectives use the group's communicator and
 // roots are group ranks; a rank in no group skips every on block.

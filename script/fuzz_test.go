@@ -27,6 +27,7 @@ var seeds = []string{
 	"open \"f\" as fh flags O_RDWR | O_CREAT | O_TRUNC mode 0o644\nwrite fh size 10\nwrite fh at 100 size 10\nread fh size 5\nread fh at 0 size 5\nseek fh to 0\nseek fh to -1 from end\nseek fh to 4 from current\nsync fh\ndatasync fh\ntruncate fh to 10\nstat fh\nclose fh\n",
 	"mpiopen \"p\" as pf flags MPI_MODE_CREATE | MPI_MODE_RDWR\nview pf disp rank * 1MiB block 1MiB stride nranks * 1MiB\nwrite pf size 1MiB all\nwrite pf at 0 size 1 all\nwrite pf at 0 size 1\nwrite pf size 1\nread pf size 1 shared\nwrite pf size 1 ordered\nseek pf to 0\nseek pf to 0 shared\nsync pf\ntruncate pf to 0\nview pf\nclose pf\nmpiopen \"q\" as qf self\nclose qf\n",
 	"send 1KiB to (rank + 1) % nranks tag 3\nrecv 1KiB from any tag any\n",
+	"repeat nranks - 1 as i {\n    sendrecv 4B with xor(rank, i + 1) tag 1\n}\n",
 	"let m = max(1, 2, min(3, 4)) + abs(-5)\nlet p = pad(7, 3)\ngroup g\nlet z = size(g) + first(g)\n",
 	"repeat 3 { write \"x\" size 1 }; barrier; barrier\n",
 	"if true { # trailing\n    # leading\n\n    barrier # after\n    # end of block\n}\n\n\n# end of file\n",

@@ -554,13 +554,19 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 			return false, err
 		}
 		return it.collective(e, ev)
-	case opSend, opRecv:
+	case opSend, opRecv, opSendrecv:
 		n, err := it.nonNeg(cm.n, "a byte count")
 		if err != nil {
 			return false, err
 		}
 		recv := cm.op == opRecv
-		key := pick(recv, "from", "to")
+		key, op := "to", trace.OpMPISend
+		switch cm.op {
+		case opRecv:
+			key, op = "from", trace.OpMPIRecv
+		case opSendrecv:
+			key, op = "with", trace.OpMPISendrecv
+		}
 		p, err := it.peer(cm, key, "peer", recv)
 		if err != nil {
 			return false, err
@@ -576,7 +582,7 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		it.emit(trace.Event{Op: pick(recv, trace.OpMPIRecv, trace.OpMPISend), Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm, Ret: ret})
+		it.emit(trace.Event{Op: op, Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm, Ret: ret})
 		return false, nil
 	}
 	if cm.op >= opMPIOpen && cm.op <= opMPIView {

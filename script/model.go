@@ -23,7 +23,8 @@ import (
 // bcast, …, the collective MPI-IO calls) starts when the rank calls it and
 // ends, for every member of its communicator, at the latest arrival plus
 // the longest member's nominal duration — so ranks line up at collectives
-// in a timeline. Point-to-point send and recv do not wait for each other.
+// in a timeline. Point-to-point send, recv and sendrecv do not wait for
+// each other.
 type Model struct {
 	DataLatency   time.Duration
 	DataBandwidth int64 // bytes per second

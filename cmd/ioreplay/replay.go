@@ -44,6 +44,7 @@ type flags struct {
 	detail      bool
 	output      string
 	compare     bool
+	html        string
 	quiet       bool
 	walk        bool
 	summary     string
@@ -83,7 +84,8 @@ Files the trace reads but does not create are created first with the size it
 needs (--prepare-only stops there; --dry-run only prints the plan).
 
 At the end ioreplay prints the statistics of its own trace (--record keeps it),
-as 'iotrace stats' would, and with --compare the original beside it.
+as 'iotrace stats' would, and with --compare the original beside it; --html FILE
+also writes them as one HTML page with charts and per-rank timelines.
 docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 		Args:          cobra.MinimumNArgs(1),
 		SilenceUsage:  true,
@@ -110,6 +112,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	fs.BoolVar(&f.detail, "detail", false, "split operation families into their calls in the report")
 	fs.StringVarP(&f.output, "output", "o", "", "write the report to this file instead of standard output")
 	fs.BoolVar(&f.compare, "compare", false, "put the original beside the replay: counts, time ratios per op, run time ratio")
+	fs.StringVar(&f.html, "html", "", "also write an HTML report with charts to this file (with --compare: the original beside the replay)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress or summary on standard error")
 	fs.StringVar(&f.summary, "summary", "", "write the replay's summary (issue lag, failures, skips) as JSON to this file")
 	fs.BoolVar(&f.walk, "no-openat2", false, "resolve paths by an O_NOFOLLOW walk even where openat2 exists")
@@ -330,12 +333,12 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 		fmt.Fprintln(stderr, msg)
 		return cli.ExitError{Code: 130}
 	}
-	return writeReport(cmd, f, t, recPath, res)
+	return writeReport(cmd, f, t, args, recPath, res)
 }
 
 // writeReport prints the statistics of the replay's trace, the summary
 // of the replay and, with --compare, the comparison with the original.
-func writeReport(cmd *cobra.Command, f *flags, orig trace.Trace, recPath string, res *replay.Result) (err error) {
+func writeReport(cmd *cobra.Command, f *flags, orig trace.Trace, inputs []string, recPath string, res *replay.Result) (err error) {
 	rt, err := format.Open(recPath)
 	if err != nil {
 		return fmt.Errorf("reading the replay's trace: %w", err)
@@ -370,21 +373,58 @@ func writeReport(cmd *cobra.Command, f *flags, orig trace.Trace, recPath string,
 	} else if !f.quiet {
 		res.WriteSummary(cmd.ErrOrStderr())
 	}
+	var cmp *report.Comparison
 	if f.compare {
 		ost, err := report.Compute(orig, opts)
 		if err != nil {
 			return fmt.Errorf("reading the original: %w", err)
 		}
+		cmp = report.Compare(ost, st)
 		if textual {
 			fmt.Fprintln(bw)
 			fmt.Fprintln(bw, "Original (a) and replay (b):")
 			fmt.Fprintln(bw)
 		}
-		if err := report.RenderCompare(bw, report.Compare(ost, st), f.format); err != nil {
+		if err := report.RenderCompare(bw, cmp, f.format); err != nil {
 			return err
 		}
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if f.html != "" {
+		return writeHTML(f.html, st, cmp, inputs, res)
+	}
+	return nil
+}
+
+// writeHTML writes the HTML report of the replay (with cmp, beside the
+// original) and its summary to path.
+func writeHTML(path string, st *report.Stats, cmp *report.Comparison, inputs []string, res *replay.Result) error {
+	var sum strings.Builder
+	res.WriteSummary(&sum)
+	o := report.HTMLOptions{Title: "Replay report", Inputs: inputs, NameA: "original", NameB: "replay",
+		Notes: []report.HTMLNote{{Title: "Replay", Text: sum.String()}}}
+	file, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	bw := bufio.NewWriter(file)
+	if cmp != nil {
+		err = report.RenderCompareHTML(bw, cmp, o)
+	} else {
+		err = report.RenderHTML(bw, st, o)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	return nil
 }
 
 // progress prints how far the replay got, every second from the second

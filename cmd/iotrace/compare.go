@@ -19,7 +19,7 @@ func newCompareCmd() *cobra.Command {
 	var opts report.Options
 	var check bool
 	c := &cobra.Command{
-		Use:   "compare [--format text|csv|json|markdown] A B",
+		Use:   "compare [--format text|csv|json|markdown|html] A B",
 		Short: "Put two traces side by side: counts per op, time ratios, run time ratio",
 		Long: `compare reads two traces — each a trace file, a directory of them, or a
 pattern script with --ranks — and prints their op tables side by side: the
@@ -28,10 +28,12 @@ total time of each and the ratio B/A, the medians and the bandwidths, a TOTAL
 line, and the ratio of the run times (latest end − earliest start).
 
 The usual pair is a trace and the trace of its replay (ioreplay --record), to
-see how close the replay came. --check exits with status 1 when counts differ.`,
+see how close the replay came. --check exits with status 1 when counts differ.
+--format html writes one self-contained page with both sides' charts (time per
+operation, bandwidth over time and per-rank timelines on one time scale).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkChoice("--format", formatName, report.Formats); err != nil {
+			if err := checkChoice("--format", formatName, htmlFormats); err != nil {
 				return err
 			}
 			var st [2]*report.Stats
@@ -59,7 +61,14 @@ see how close the replay came. --check exits with status 1 when counts differ.`,
 				w = f
 			}
 			bw := bufio.NewWriter(w)
-			if err := report.RenderCompare(bw, cmp, formatName); err != nil {
+			var err error
+			if formatName == "html" {
+				err = report.RenderCompareHTML(bw, cmp, report.HTMLOptions{
+					Inputs: []string{"A: " + args[0], "B: " + args[1]}, NameA: "A", NameB: "B"})
+			} else {
+				err = report.RenderCompare(bw, cmp, formatName)
+			}
+			if err != nil {
 				return err
 			}
 			if err := bw.Flush(); err != nil {
@@ -73,7 +82,7 @@ see how close the replay came. --check exits with status 1 when counts differ.`,
 		},
 	}
 	in.AddFlags(c.Flags())
-	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json or markdown")
+	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json, markdown or html (with charts)")
 	c.Flags().BoolVar(&opts.Detail, "detail", false, "split operation families into their calls")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to this file instead of standard output")
 	c.Flags().BoolVar(&check, "check", false, "exit with status 1 when the counts of an op differ")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/report"
@@ -21,7 +22,7 @@ func newStatsCmd() *cobra.Command {
 	var by, formatName, out string
 	var opts report.Options
 	c := &cobra.Command{
-		Use:   "stats [--by op|size|rank|file|region] [--format text|csv|json|markdown] INPUT…",
+		Use:   "stats [--by op|size|rank|file|region] [--format text|csv|json|markdown|html] INPUT…",
 		Short: "Per-operation tables of a trace: counts, times, bytes, bandwidth, latency",
 		Long: `stats reads a trace (files, a directory of them, or a pattern script with
 --ranks) and prints one of its tables:
@@ -38,13 +39,17 @@ func newStatsCmd() *cobra.Command {
 Families gather calls: read = read/pread/readv/preadv, write likewise, open =
 open/openat/creat, seek = lseek, sync = fsync/fdatasync; --detail splits them.
 MPI-IO and communication calls keep their own rows. --format json always holds
-the op and size tables (field names in docs/FORMAT.md, "Reports").`,
+the op and size tables (field names in docs/FORMAT.md, "Reports").
+
+--format html writes one self-contained page (no network, no script) with
+every table and charts: time per operation, request sizes, bandwidth over
+time and a per-rank timeline. Write it to a file with -o report.html.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkChoice("--by", by, report.Views); err != nil {
 				return err
 			}
-			if err := checkChoice("--format", formatName, report.Formats); err != nil {
+			if err := checkChoice("--format", formatName, htmlFormats); err != nil {
 				return err
 			}
 			t, err := in.Open(args, scriptOpener, cmd.ErrOrStderr())
@@ -68,7 +73,12 @@ the op and size tables (field names in docs/FORMAT.md, "Reports").`,
 				w = f
 			}
 			bw := bufio.NewWriter(w)
-			if err := report.Render(bw, st, by, formatName); err != nil {
+			if formatName == "html" {
+				err = report.RenderHTML(bw, st, report.HTMLOptions{Inputs: args})
+			} else {
+				err = report.Render(bw, st, by, formatName)
+			}
+			if err != nil {
 				return err
 			}
 			return bw.Flush()
@@ -76,11 +86,15 @@ the op and size tables (field names in docs/FORMAT.md, "Reports").`,
 	}
 	in.AddFlags(c.Flags())
 	c.Flags().StringVar(&by, "by", "op", "table: op, size, rank, file or region")
-	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json or markdown")
+	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json, markdown or html (every table and charts)")
 	c.Flags().BoolVar(&opts.Detail, "detail", false, "split operation families into their calls")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of standard output")
 	return c
 }
+
+// htmlFormats are the formats of stats and compare: those of the tables,
+// and html, the report of every table with charts.
+var htmlFormats = append(slices.Clone(report.Formats), "html")
 
 func checkChoice(flag, v string, choices []string) error {
 	for _, c := range choices {
