@@ -57,7 +57,7 @@ var errnoName = func() map[int64]string {
 func lit(v int64, k hkind) script.Expr {
 	if v < 0 && v != math.MinInt64 {
 		switch k {
-		case kPeer:
+		case kPeer, kAny:
 			if v == -1 {
 				return ident("any")
 			}
@@ -388,7 +388,15 @@ func (em *emitter) command(m *mstmt) script.Stmt {
 	}
 	for _, a := range l.args {
 		arg := &script.Arg{Key: a.key, Word: a.word}
-		if a.hole >= 0 {
+		switch {
+		case a.maskHole > 0:
+			// A peer: its value, or xor(rank, x).
+			if mask, _ := m.holes[a.maskHole].constant(); mask&1 != 0 {
+				arg.Value = em.expr(m.holes[a.hole], kPeer)
+			} else {
+				arg.Value = &script.CallExpr{Fun: ident("xor"), Args: []script.Expr{ident("rank"), em.expr(m.holes[a.altHole], kInt)}}
+			}
+		case a.hole >= 0:
 			if omit(l, a, m.holes) {
 				continue
 			}

@@ -46,9 +46,74 @@ type ext struct {
 	narrow []widthNarrow
 }
 
+// widthNarrow narrows a hole that combines (a format of digits, a mask
+// of alternatives) to what a new iteration allows too.
 type widthNarrow struct {
-	at int
-	v  int64
+	at   int
+	v    int64
+	kind hkind
+}
+
+func (n widthNarrow) apply(h []int64) {
+	if n.kind == kAlt {
+		h[n.at] &= n.v
+	} else if m, ok := meetWidth(h[n.at], n.v); ok {
+		h[n.at] = m
+	}
+}
+
+// matchHoles reports whether the holes got continue the holes want of a
+// template: equal, but formats of digits need only be compatible, and of
+// a peer's two forms one is enough. It returns how the combining holes
+// narrow (by hole).
+func matchHoles(t *tmpl, want, got []int64) ([]widthNarrow, bool) {
+	var out []widthNarrow
+	var masks map[int]int64
+	for q, k := range t.kinds {
+		switch {
+		case k == kWidth:
+			m, ok := meetWidth(want[q], got[q])
+			if !ok {
+				return nil, false
+			}
+			if m != want[q] {
+				out = append(out, widthNarrow{at: q, v: m, kind: k})
+			}
+		case k == kAlt:
+		case t.alt[q] >= 0:
+			mi, bit := t.alt[q], altBit(k)
+			if want[mi]&got[mi]&bit == 0 || want[q] != got[q] {
+				if masks == nil {
+					masks = map[int]int64{}
+				}
+				cur, ok := masks[mi]
+				if !ok {
+					cur = want[mi] & got[mi]
+				}
+				masks[mi] = cur &^ bit
+			}
+		default:
+			if want[q] != got[q] {
+				return nil, false
+			}
+		}
+	}
+	for q, k := range t.kinds {
+		if k != kAlt {
+			continue
+		}
+		m := want[q] & got[q]
+		if v, ok := masks[q]; ok {
+			m = v
+		}
+		if m == 0 {
+			return nil, false
+		}
+		if m != want[q] {
+			out = append(out, widthNarrow{at: q, v: m, kind: k})
+		}
+	}
+	return out, true
 }
 
 func newFolder(in *interner, win int) *folder {
@@ -107,29 +172,89 @@ func (f *folder) finish() ([]*node, error) {
 
 // flush gives up the extension of a frame: the nodes it holds join the
 // sequence.
-func (f *folder) flush(fr *frame) {
-	if fr.ext == nil {
+func (f *folder) flush(fr *frame) { f.abandon(fr) }
+
+func (f *folder) push(fr *frame, x *node) {
+	if fr.ext != nil {
+		if f.extStep(fr, x) {
+			return
+		}
+		f.abandon(fr)
+	}
+	f.append(fr, x, true)
+}
+
+// abandon ends the extension of the last loop of fr. The nodes held for
+// its unfinished iteration begin that iteration: the loop rotates so that
+// they end its last one instead (a loop starts as late as it can, so that
+// ranks whose calls before it differ get the same loop), and whatever it
+// cannot take joins the sequence.
+func (f *folder) abandon(fr *frame) {
+	e := fr.ext
+	if e == nil {
 		return
 	}
-	buf := fr.ext.buf
 	fr.ext = nil
+	buf := e.buf
+	for m := len(buf); m > 0; m-- {
+		if f.rotate(fr, e.x, buf[:m]) {
+			buf = buf[m:]
+			break
+		}
+	}
 	for _, b := range buf {
 		f.append(fr, b, false)
 	}
 }
 
-func (f *folder) push(fr *frame, x *node) {
-	if e := fr.ext; e != nil {
-		if f.extStep(fr, x) {
-			return
+// rotate turns loop X, the last node of fr, followed by taken (its body's
+// first len(taken) nodes of the iteration after its last), into those
+// nodes of its first iteration followed by X with its body rotated left.
+func (f *folder) rotate(fr *frame, X *node, taken []*node) bool {
+	m := len(taken)
+	t := X.t
+	L := len(t.body)
+	if m >= L || fr.seq[len(fr.seq)-1] != X {
+		return false
+	}
+	body := append(append([]*tmpl{}, t.body[m:]...), t.body[:m]...)
+	if len(seqEffect(body)) != 0 {
+		return false
+	}
+	nt := f.in.loop(body)
+	x := &node{t: nt, h: make([]int64, nt.nh), g: make([]gap, nt.ng)}
+	x.h[0] = X.h[0]
+	var pre []*node
+	for c := 0; c < L; c++ {
+		ct := t.body[c]
+		nc := (c - m + L) % L // its place in the new body
+		off, noff := 1+2*t.hoff[c], 1+2*nt.hoff[nc]
+		for q, kind := range ct.kinds {
+			base, stride := X.h[off+2*q], X.h[off+2*q+1]
+			if c < m && !kind.meet() {
+				var ok bool
+				if base, ok = mulAdd(base, stride, 1); !ok {
+					return false
+				}
+			}
+			x.h[noff+2*q], x.h[noff+2*q+1] = base, stride
 		}
-		buf := e.buf
-		fr.ext = nil
-		for _, b := range buf {
-			f.append(fr, b, false)
+		copy(x.g[nt.goff[nc]:nt.goff[nc]+ct.ng], X.g[t.goff[c]:t.goff[c]+ct.ng])
+		if c < m {
+			n := &node{t: ct, h: make([]int64, ct.nh), g: make([]gap, ct.ng)}
+			for q := range ct.kinds {
+				n.h[q] = X.h[off+2*q]
+			}
+			for s, g := range taken[c].g {
+				x.g[nt.goff[nc]+s].add(g)
+			}
+			pre = append(pre, n)
 		}
 	}
-	f.append(fr, x, true)
+	pre[0].g[0] = X.g[0]
+	seq := append(fr.seq[:len(fr.seq)-1:len(fr.seq)-1], pre...)
+	fr.seq = append(seq, x)
+	return true
 }
 
 func (f *folder) append(fr *frame, x *node, extend bool) {
@@ -169,18 +294,12 @@ func (f *folder) extStep(fr *frame, x *node) bool {
 	if !ok || t != x.t {
 		return false
 	}
-	for q, k := range t.kinds {
-		if k == kWidth {
-			m, ok := meetWidth(h[q], x.h[q])
-			if !ok {
-				return false
-			}
-			if m != h[q] {
-				e.narrow = append(e.narrow, widthNarrow{at: orig[q], v: m})
-			}
-		} else if h[q] != x.h[q] {
-			return false
-		}
+	nar, ok := matchHoles(t, h, x.h)
+	if !ok {
+		return false
+	}
+	for _, n := range nar {
+		e.narrow = append(e.narrow, widthNarrow{at: orig[n.at], v: n.v, kind: t.kinds[n.at]})
 	}
 	e.buf = append(e.buf, x)
 	e.slots = append(e.slots, [2]int{first, slot})
@@ -197,9 +316,7 @@ func (f *folder) extStep(fr *frame, x *node) bool {
 		}
 	}
 	for _, n := range e.narrow {
-		if m, ok := meetWidth(X.h[n.at], n.v); ok {
-			X.h[n.at] = m
-		}
+		n.apply(X.h)
 	}
 	e.buf, e.slots, e.narrow = e.buf[:0], e.slots[:0], e.narrow[:0]
 	if e.counts[X.h[0]] {
@@ -233,12 +350,15 @@ func (f *folder) reduce(fr *frame) bool {
 		if 2*L > n || s[n-1-L].t != last.t {
 			continue
 		}
-		if sameRun(s[n-2*L:n-L], s[n-L:]) && balanced(s[n-L:]) {
-			fr.seq = append(s[:n-2*L], f.makeLoop(s[n-2*L:], L, 2))
+		if masks, ok := runCheck(s[n-2*L:], L, 2, false); ok && balanced(s[n-L:]) {
+			fr.seq = append(s[:n-2*L], f.makeLoop(s[n-2*L:], L, 2, masks))
 			return true
 		}
-		if 3*L <= n && s[n-1-2*L].t == last.t && affineRuns(s[n-3*L:], L) && balanced(s[n-L:]) {
-			fr.seq = append(s[:n-3*L], f.makeLoop(s[n-3*L:], L, 3))
+		if 3*L > n || s[n-1-2*L].t != last.t {
+			continue
+		}
+		if masks, ok := runCheck(s[n-3*L:], L, 3, true); ok && balanced(s[n-L:]) {
+			fr.seq = append(s[:n-3*L], f.makeLoop(s[n-3*L:], L, 3, masks))
 			return true
 		}
 	}
@@ -260,53 +380,78 @@ func balanced(body []*node) bool {
 	return true
 }
 
-// sameRun reports whether two runs of nodes are equal (the formats of
-// runs of digits need only be compatible).
-func sameRun(a, b []*node) bool {
-	for i := range a {
-		if a[i].t != b[i].t {
-			return false
-		}
-		for q, k := range a[i].t.kinds {
-			if k == kWidth {
-				if _, ok := meetWidth(a[i].h[q], b[i].h[q]); !ok {
-					return false
-				}
-			} else if a[i].h[q] != b[i].h[q] {
-				return false
+// runCheck checks k runs of L nodes: equal templates, and each hole
+// equal in every run (or, with affine, in arithmetic progression). Formats
+// of digits need only be compatible; of a peer's two forms one is enough.
+// It returns the masks of the peers' forms the loop keeps, by position and
+// hole.
+func runCheck(s []*node, L, k int, affine bool) (map[[2]int]int64, bool) {
+	var masks map[[2]int]int64
+	for c := 0; c < L; c++ {
+		t := s[c].t
+		for r := 1; r < k; r++ {
+			if s[r*L+c].t != t {
+				return nil, false
 			}
 		}
-	}
-	return true
-}
-
-// affineRuns reports whether three runs of L nodes have equal templates
-// and holes in arithmetic progression.
-func affineRuns(s []*node, L int) bool {
-	for i := 0; i < L; i++ {
-		a, b, c := s[i], s[L+i], s[2*L+i]
-		if a.t != b.t || a.t != c.t {
-			return false
-		}
-		for q, k := range a.t.kinds {
-			if k == kWidth {
-				m, ok := meetWidth(a.h[q], b.h[q])
-				if ok {
-					_, ok = meetWidth(m, c.h[q])
+		var clear map[int]int64
+		for q, kind := range t.kinds {
+			switch {
+			case kind == kWidth:
+				m := s[c].h[q]
+				for r := 1; r < k; r++ {
+					var ok bool
+					if m, ok = meetWidth(m, s[r*L+c].h[q]); !ok {
+						return nil, false
+					}
 				}
-				if !ok {
-					return false
+				continue
+			case kind == kAlt:
+				continue
+			}
+			good := true
+			d, ok := sub(s[L+c].h[q], s[c].h[q])
+			good = ok && (affine || d == 0)
+			for r := 2; r < k && good; r++ {
+				d2, ok := sub(s[r*L+c].h[q], s[(r-1)*L+c].h[q])
+				good = ok && d2 == d
+			}
+			if mi := t.alt[q]; mi >= 0 {
+				bit := altBit(kind)
+				for r := 0; r < k; r++ {
+					good = good && s[r*L+c].h[mi]&bit != 0
+				}
+				if !good {
+					if clear == nil {
+						clear = map[int]int64{}
+					}
+					clear[mi] |= bit
 				}
 				continue
 			}
-			d1, ok1 := sub(b.h[q], a.h[q])
-			d2, ok2 := sub(c.h[q], b.h[q])
-			if !ok1 || !ok2 || d1 != d2 {
-				return false
+			if !good {
+				return nil, false
 			}
 		}
+		for q, kind := range t.kinds {
+			if kind != kAlt {
+				continue
+			}
+			m := s[c].h[q]
+			for r := 1; r < k; r++ {
+				m &= s[r*L+c].h[q]
+			}
+			m &^= clear[q]
+			if m == 0 {
+				return nil, false
+			}
+			if masks == nil {
+				masks = map[[2]int]int64{}
+			}
+			masks[[2]int{c, q}] = m
+		}
 	}
-	return true
+	return masks, true
 }
 
 func sub(a, b int64) (int64, bool) {
@@ -330,7 +475,7 @@ func mulAdd(base, stride, k int64) (int64, bool) {
 }
 
 // makeLoop folds k runs of L nodes into a loop.
-func (f *folder) makeLoop(s []*node, L, k int) *node {
+func (f *folder) makeLoop(s []*node, L, k int, masks map[[2]int]int64) *node {
 	body := make([]*tmpl, L)
 	for i := range body {
 		body[i] = s[i].t
@@ -341,12 +486,16 @@ func (f *folder) makeLoop(s []*node, L, k int) *node {
 	for c, ct := range body {
 		off := 1 + 2*t.hoff[c]
 		for q, kind := range ct.kinds {
-			if kind == kWidth {
+			switch kind {
+			case kWidth:
 				m := s[c].h[q]
 				for r := 1; r < k; r++ {
 					m, _ = meetWidth(m, s[r*L+c].h[q])
 				}
 				x.h[off+2*q] = m
+				continue
+			case kAlt:
+				x.h[off+2*q] = masks[[2]int{c, q}]
 				continue
 			}
 			x.h[off+2*q] = s[c].h[q]
@@ -376,27 +525,31 @@ func extendNodes(p *node, tail []*node) bool {
 			return false
 		}
 		off := 1 + 2*p.t.hoff[c]
+		want := make([]int64, ct.nh)
 		for q, kind := range ct.kinds {
 			base, stride := p.h[off+2*q], p.h[off+2*q+1]
-			if kind == kWidth {
-				m, ok := meetWidth(base, x.h[q])
-				if !ok {
-					return false
-				}
-				if m != base {
-					narrow = append(narrow, widthNarrow{at: off + 2*q, v: m})
-				}
+			if kind.meet() {
+				want[q] = base
 				continue
 			}
 			v, ok := mulAdd(base, stride, k)
-			if !ok || v != x.h[q] {
+			if !ok {
 				return false
 			}
+			want[q] = v
+		}
+		nar, ok := matchHoles(ct, want, x.h)
+		if !ok {
+			return false
+		}
+		for _, n := range nar {
+			n.at = off + 2*n.at
+			narrow = append(narrow, n)
 		}
 	}
 	p.h[0]++
 	for _, n := range narrow {
-		p.h[n.at] = n.v
+		n.apply(p.h)
 	}
 	for c, x := range tail {
 		for sl, g := range x.g {
@@ -472,7 +625,7 @@ func (f *wframe) childHoles(c int) ([]int64, []int, bool) {
 	for q, kind := range ct.kinds {
 		base, stride := f.h[off+2*q], f.h[off+2*q+1]
 		orig[q] = f.orig[off+2*q]
-		if kind == kWidth {
+		if kind.meet() {
 			h[q] = base
 			continue
 		}

@@ -43,6 +43,11 @@ func expandScript(t testing.TB, src string, ranks int) trace.Trace {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return expandProgram(t, p, ranks)
+}
+
+func expandProgram(t testing.TB, p *script.Program, ranks int) trace.Trace {
+	t.Helper()
 	x, err := script.Expand(p, script.Config{Ranks: ranks})
 	if err != nil {
 		t.Fatal(err)

@@ -106,6 +106,14 @@ func (b *lb) arg(key string, v int64, k hkind) {
 	b.l.args = append(b.l.args, argT{key: key, hole: b.hole(v, k), defHole: -1})
 }
 
+// peer adds a peer rank, in its two forms: v, and xor(rank, x).
+func (b *lb) peer(key string, v int64, rank uint32) {
+	h := b.hole(v, kPeer)
+	x := b.hole(v^int64(rank), kPeerX)
+	m := b.hole(3, kAlt)
+	b.l.args = append(b.l.args, argT{key: key, hole: h, defHole: -1, altHole: x, maskHole: m})
+}
+
 // opt adds an argument that is left out when it has its default value.
 func (b *lb) opt(key string, v int64, k hkind, def int64) {
 	b.l.args = append(b.l.args, argT{key: key, hole: b.hole(v, k), defHole: -1, hasDef: true, def: def})
@@ -696,7 +704,7 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 		b.retSize(e.Ret, sizeHole)
 	case trace.OpMPIBarrier, trace.OpMPIBcast, trace.OpMPIReduce, trace.OpMPIGather, trace.OpMPIGatherv,
 		trace.OpMPIScatter, trace.OpMPIScatterv, trace.OpMPIAllreduce, trace.OpMPIAllgather, trace.OpMPIAllgatherv,
-		trace.OpMPIAlltoall, trace.OpMPIAlltoallv, trace.OpMPISend, trace.OpMPIRecv:
+		trace.OpMPIAlltoall, trace.OpMPIAlltoallv, trace.OpMPISend, trace.OpMPIRecv, trace.OpMPISendrecv:
 		if err := lw.comm(e, b); err != nil {
 			return err
 		}
@@ -718,8 +726,8 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 			why = "a script cannot duplicate descriptors"
 		case trace.OpCloseRange:
 			why = "a script closes its handles one by one"
-		case trace.OpMPIIsend, trace.OpMPIIrecv, trace.OpMPIWait, trace.OpMPIWaitall, trace.OpMPISendrecv:
-			why = "a script has no non-blocking or combined point-to-point calls"
+		case trace.OpMPIIsend, trace.OpMPIIrecv, trace.OpMPIWait, trace.OpMPIWaitall:
+			why = "a script has no non-blocking point-to-point calls"
 		case trace.OpMPICommSplit, trace.OpMPICommDup:
 			why = "a script's communicators are its groups, declared at the top"
 		}
@@ -766,17 +774,20 @@ func (lw *lowerer) comm(e *trace.Event, b *lb) error {
 	case trace.OpMPIBcast, trace.OpMPIReduce, trace.OpMPIGather, trace.OpMPIScatter:
 		b.opt("root", int64(e.Peer), kInt, 0)
 	case trace.OpMPISend:
-		b.arg("to", int64(e.Peer), kInt)
-		b.opt("tag", int64(e.Tag), kPeer, 0)
+		b.peer("to", int64(e.Peer), lw.rank)
+		b.opt("tag", int64(e.Tag), kInt, 0)
 	case trace.OpMPIRecv:
-		b.arg("from", int64(e.Peer), kPeer)
-		b.opt("tag", int64(e.Tag), kPeer, 0)
+		b.peer("from", int64(e.Peer), lw.rank)
+		b.opt("tag", int64(e.Tag), kAny, 0)
+	case trace.OpMPISendrecv:
+		b.peer("with", int64(e.Peer), lw.rank)
+		b.opt("tag", int64(e.Tag), kInt, 0)
 	default:
 		if e.Peer != 0 {
 			return lw.fail(e, "peer %d on a call without a root", e.Peer)
 		}
 	}
-	if def != trace.OpMPISend && def != trace.OpMPIRecv && e.Tag != 0 {
+	if def != trace.OpMPISend && def != trace.OpMPIRecv && def != trace.OpMPISendrecv && e.Tag != 0 {
 		return lw.fail(e, "tag %d on a collective call", e.Tag)
 	}
 	b.call(e.Op, def)

@@ -262,15 +262,42 @@ func (mg *merger) fit(ranks []int, per []*stmt, two ...bool) ([]rpoly, bool) {
 	}
 	out := make([]rpoly, len(s0.holes))
 	ps := make([]poly, len(per))
+	var clear map[int]int64
 	for q := range s0.holes {
+		if kinds[q] == kAlt {
+			continue
+		}
 		for i, s := range per {
 			ps[i] = s.holes[q]
 		}
 		rp, ok := fitPolys(ranks, ps, kinds[q], mg.nranks, len(two) > 0 && two[0])
 		if !ok {
+			if s0.kind == tLeaf && s0.t.alt[q] >= 0 {
+				// One of a peer's forms: the other may do.
+				if clear == nil {
+					clear = map[int]int64{}
+				}
+				clear[s0.t.alt[q]] |= altBit(kinds[q])
+				continue
+			}
 			return nil, false
 		}
 		out[q] = rp
+	}
+	for q := range s0.holes {
+		if kinds[q] != kAlt {
+			continue
+		}
+		m := int64(3)
+		for _, s := range per {
+			v, _ := s.holes[q].constant()
+			m &= v
+		}
+		m &^= clear[q]
+		if m == 0 {
+			return nil, false
+		}
+		out[q] = rpoly{{f: rfun{a: m}}}
 	}
 	return out, true
 }

@@ -17,11 +17,26 @@ const (
 	kPerm                // permission bits (octal)
 	kHex                 // other flags (hex)
 	kRet                 // a result: negative ones are errno names
-	kPeer                // a peer or tag: -1 is any
+	kPeer                // a peer: -1 is any
+	kAny                 // a tag: -1 is any
 	kDigits              // the value of a run of digits in a string
 	kWidth               // the format of a run of digits: see meetWidth
 	kCount               // a repeat count
+	kPeerX               // a peer as xor(rank, x): x (the alternative of a kPeer hole)
+	kAlt                 // which of a peer's two forms still hold: bit 1 the plain value, bit 2 the xor
 )
+
+// altBit is the bit of an alternative hole in its mask hole.
+func altBit(k hkind) int64 {
+	if k == kPeerX {
+		return 2
+	}
+	return 1
+}
+
+// meet reports whether a hole of kind k combines rather than follows a
+// progression (formats of digit runs, masks of alternatives).
+func (k hkind) meet() bool { return k == kWidth || k == kAlt }
 
 // operand kinds of a leaf command.
 type opnd uint8
@@ -63,6 +78,9 @@ type argT struct {
 	def     int64
 	defHole int
 	defMode bool
+	// A peer has two forms: the value (hole) and xor(rank, x) (altHole),
+	// with maskHole saying which still hold.
+	altHole, maskHole int
 }
 
 // leafT is the template of one command: everything but the values of its
@@ -105,6 +123,9 @@ func (l *leafT) key() string {
 		if a.defMode {
 			b.WriteString("?mode")
 		}
+		if a.maskHole > 0 {
+			b.WriteString("?alt" + strconv.Itoa(a.altHole) + "," + strconv.Itoa(a.maskHole))
+		}
 	}
 	b.WriteString("|" + strconv.FormatUint(uint64(l.comm), 10) + "|" + l.opens + "|" + l.closes)
 	if l.world {
@@ -146,6 +167,7 @@ type tmpl struct {
 	nh    int
 	ng    int
 	kinds []hkind
+	alt   []int // for each hole of an alternative (kPeer, kPeerX), its mask hole; -1 otherwise
 	key   string
 	// eff is what the node does to handles: the opens and closes that are
 	// not matched inside it, in order ("+name", "-name").
@@ -180,6 +202,15 @@ func (in *interner) leaf(l *leafT, kinds []hkind) *tmpl {
 	return in.get(key, func() *tmpl {
 		t := &tmpl{kind: tLeaf, leaf: l, nh: len(kinds), ng: 1, kinds: append([]hkind(nil), kinds...),
 			events: int64(l.events), leaves: 1}
+		t.alt = make([]int, len(kinds))
+		for i := range t.alt {
+			t.alt[i] = -1
+		}
+		for _, a := range l.args {
+			if a.maskHole > 0 {
+				t.alt[a.hole], t.alt[a.altHole] = a.maskHole, a.maskHole
+			}
+		}
 		if l.opens != "" {
 			t.eff = []string{"+" + l.opens}
 		}
@@ -213,10 +244,25 @@ func (in *interner) loop(body []*tmpl) *tmpl {
 			t.events += c.events
 			t.leaves += c.leaves
 			for _, k := range c.kinds {
-				t.kinds = append(t.kinds, k, k)
+				if k.meet() {
+					// A combining hole has no stride: its slot stays 0.
+					t.kinds = append(t.kinds, k, kInt)
+				} else {
+					t.kinds = append(t.kinds, k, k)
+				}
 			}
 		}
 		t.nh = 1 + 2*nb
+		t.alt = []int{-1}
+		for c, ct := range body {
+			for _, a := range ct.alt {
+				m := -1
+				if a >= 0 {
+					m = 1 + 2*(t.hoff[c]+a)
+				}
+				t.alt = append(t.alt, m, m)
+			}
+		}
 		t.eff = seqEffect(body)
 		return t
 	})
@@ -240,6 +286,17 @@ func (in *interner) region(label *strT, nlabel int, labelKinds []hkind, body []*
 		t.ng++
 		t.events += 2
 		t.nh = nh
+		for i := 0; i < nlabel; i++ {
+			t.alt = append(t.alt, -1)
+		}
+		for c, ct := range body {
+			for _, a := range ct.alt {
+				if a >= 0 {
+					a += t.hoff[c]
+				}
+				t.alt = append(t.alt, a)
+			}
+		}
 		t.eff = seqEffect(body)
 		return t
 	})

@@ -123,7 +123,7 @@ func build(t *tmpl, h []poly, g []gap, depth int) *stmt {
 			off := 1 + 2*t.hoff[c]
 			ch := make([]poly, ct.nh)
 			for q, k := range ct.kinds {
-				if k == kWidth {
+				if k.meet() {
 					ch[q] = h[off+2*q]
 					continue
 				}
