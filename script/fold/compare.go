@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -23,8 +25,26 @@ func Compare(want, got trace.Trace) error {
 	if err := sameRankSets(want, got, wr, gr); err != nil {
 		return err
 	}
-	for _, r := range wr {
-		if err := compareRank(want, got, r); err != nil {
+	// Ranks are compared in parallel; the error of the lowest rank wins.
+	errs := make([]error, len(wr))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = compareRank(want, got, wr[i])
+			}
+		}()
+	}
+	for i := range wr {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}

@@ -349,16 +349,40 @@ func commonDir(lists [][]*stmt) string {
 	return dir
 }
 
-// Verify expands src (the script Convert made from t) with t's ranks and
-// compares it with t.
+// Verify runs src (the script Convert made from t) with t's ranks and
+// compares what every rank does with t (Compare). Each rank runs on its
+// own, as a replay runs it: collective calls do not wait for the others,
+// which changes no call.
 func Verify(t trace.Trace, name string, src []byte, nranks int) error {
 	p, err := script.Compile(name, src)
 	if err != nil {
 		return fmt.Errorf("the script does not compile: %w", err)
 	}
-	x, err := script.Expand(p, script.Config{Ranks: nranks})
+	in, err := p.Instantiate(script.Config{Ranks: nranks})
 	if err != nil {
 		return err
 	}
-	return Compare(t, x)
+	return Compare(t, &instanceTrace{in: in, paths: trace.NewPaths()})
 }
+
+// instanceTrace is a script instance as a trace whose ranks run alone.
+type instanceTrace struct {
+	in    *script.Instance
+	paths *trace.Paths
+}
+
+func (x *instanceTrace) Meta() trace.Meta { return trace.Meta{Ranks: x.in.Ranks()} }
+
+func (x *instanceTrace) Ranks() []uint32 {
+	rs := make([]uint32, x.in.Ranks())
+	for i := range rs {
+		rs[i] = uint32(i)
+	}
+	return rs
+}
+
+func (x *instanceTrace) Rank(r uint32) (trace.Source, error) { return x.in.Source(int(r), x.paths, nil) }
+
+func (x *instanceTrace) Path(id trace.PathID) string { return x.paths.Lookup(id) }
+
+func (x *instanceTrace) Close() error { return nil }

@@ -25,6 +25,21 @@ type folder struct {
 	win    int
 	frames []*frame
 	err    error
+	free   []*node // leaves an iteration of a loop has taken, to reuse
+}
+
+// newNode returns a leaf node with nh holes and one gap slot.
+func (f *folder) newNode(nh int) *node {
+	if n := len(f.free); n > 0 {
+		x := f.free[n-1]
+		f.free = f.free[:n-1]
+		if cap(x.h) >= nh {
+			x.h = x.h[:nh]
+			x.g = x.g[:1]
+			return x
+		}
+	}
+	return &node{h: make([]int64, nh), g: make([]gap, 1)}
 }
 
 type frame struct {
@@ -43,6 +58,7 @@ type ext struct {
 	w      walker
 	buf    []*node
 	slots  [][2]int // gap slots in x of each node of buf: of its slot 0, of the rest
+	whole  int      // how many nodes of buf are whole elements of x's body (not inside its inner loops)
 	narrow []widthNarrow
 }
 
@@ -196,7 +212,7 @@ func (f *folder) abandon(fr *frame) {
 	}
 	fr.ext = nil
 	buf := e.buf
-	for m := len(buf); m > 0; m-- {
+	for m := e.whole; m > 0; m-- {
 		if f.rotate(fr, e.x, buf[:m]) {
 			buf = buf[m:]
 			break
@@ -290,6 +306,7 @@ func (f *folder) startExt(fr *frame) {
 // reports false when they differ.
 func (f *folder) extStep(fr *frame, x *node) bool {
 	e := fr.ext
+	outer := len(e.w.stack) == 1 // x would be an element of X's body itself
 	t, h, orig, slot, first, ok := e.w.next()
 	if !ok || t != x.t {
 		return false
@@ -300,6 +317,9 @@ func (f *folder) extStep(fr *frame, x *node) bool {
 	}
 	for _, n := range nar {
 		e.narrow = append(e.narrow, widthNarrow{at: orig[n.at], v: n.v, kind: t.kinds[n.at]})
+	}
+	if outer && e.whole == len(e.buf) {
+		e.whole++
 	}
 	e.buf = append(e.buf, x)
 	e.slots = append(e.slots, [2]int{first, slot})
@@ -318,7 +338,12 @@ func (f *folder) extStep(fr *frame, x *node) bool {
 	for _, n := range e.narrow {
 		n.apply(X.h)
 	}
-	e.buf, e.slots, e.narrow = e.buf[:0], e.slots[:0], e.narrow[:0]
+	for _, b := range e.buf {
+		if b.t.kind == tLeaf && len(f.free) < 1024 {
+			f.free = append(f.free, b)
+		}
+	}
+	e.buf, e.slots, e.narrow, e.whole = e.buf[:0], e.slots[:0], e.narrow[:0], 0
 	if e.counts[X.h[0]] {
 		// X is now as long as a loop like it before: they may fold.
 		n := len(fr.seq)
@@ -564,6 +589,9 @@ func extendNodes(p *node, tail []*node) bool {
 // whole).
 type walker struct {
 	stack []wframe
+	ident []int   // 0, 1, 2, …: the origins of the top loop's holes
+	h     []int64 // scratch holes of the node next returns
+	orig  []int
 }
 
 type wframe struct {
@@ -578,11 +606,10 @@ type wframe struct {
 }
 
 func (w *walker) start(x *node) {
-	orig := make([]int, len(x.h))
-	for i := range orig {
-		orig[i] = i
+	for len(w.ident) < len(x.h) {
+		w.ident = append(w.ident, len(w.ident))
 	}
-	w.stack = append(w.stack[:0], wframe{t: x.t, h: x.h, orig: orig, top: true, iter: x.h[0], n: x.h[0] + 1})
+	w.stack = append(w.stack[:0], wframe{t: x.t, h: x.h, orig: w.ident[:len(x.h)], top: true, iter: x.h[0], n: x.h[0] + 1})
 	w.settle()
 }
 
@@ -606,7 +633,7 @@ func (w *walker) settle() {
 		if ct.kind != tLoop {
 			return
 		}
-		h, orig, ok := f.childHoles(f.child)
+		h, orig, ok := f.childHoles(f.child, nil, nil)
 		if !ok || h[0] <= 0 {
 			f.child++
 			continue
@@ -617,10 +644,15 @@ func (w *walker) settle() {
 
 func (w *walker) done() bool { return len(w.stack) == 0 }
 
-func (f *wframe) childHoles(c int) ([]int64, []int, bool) {
+// childHoles computes the holes of body element c at the frame's
+// iteration, into h and orig if they are large enough.
+func (f *wframe) childHoles(c int, h []int64, orig []int) ([]int64, []int, bool) {
 	ct := f.t.body[c]
-	h := make([]int64, ct.nh)
-	orig := make([]int, ct.nh)
+	if cap(h) >= ct.nh && cap(orig) >= ct.nh {
+		h, orig = h[:ct.nh], orig[:ct.nh]
+	} else {
+		h, orig = make([]int64, ct.nh), make([]int, ct.nh)
+	}
 	off := 1 + 2*f.t.hoff[c]
 	for q, kind := range ct.kinds {
 		base, stride := f.h[off+2*q], f.h[off+2*q+1]
@@ -649,7 +681,8 @@ func (w *walker) next() (*tmpl, []int64, []int, int, int, bool) {
 	top := len(w.stack) - 1
 	f := &w.stack[top]
 	c := f.child
-	h, orig, ok := f.childHoles(c)
+	h, orig, ok := f.childHoles(c, w.h, w.orig)
+	w.h, w.orig = h, orig
 	if !ok {
 		w.stack = w.stack[:0]
 		return nil, nil, nil, 0, 0, false

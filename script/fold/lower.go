@@ -28,6 +28,10 @@ type lowerer struct {
 	kinds map[string]bool // handle name → MPI (every name this rank used)
 	comms map[uint32]bool // group communicators seen
 
+	b        lb // the command being built
+	keybuf   []byte
+	tmpls    map[string]*tmpl // templates by key
+	strs     map[strKey]*strCache
 	pend     []pending // an open that may start an implicit read/write/append
 	prevEnd  int64
 	started  bool
@@ -65,6 +69,7 @@ func (u *Unsupported) Error() string {
 // sink takes what a lowerer makes: leaf commands, and the beginnings and
 // ends of labelled regions.
 type sink interface {
+	newNode(nh int) *node // a node with nh holes and one gap slot
 	leaf(n *node) error
 	begin(l *label) error
 	end(l *label) error
@@ -82,7 +87,8 @@ type label struct {
 func newLowerer(in *interner, rank uint32, path func(trace.PathID) string, out sink) *lowerer {
 	return &lowerer{in: in, rank: rank, path: path, out: out,
 		fds: map[int32]*hnd{}, mpis: map[int32]*hnd{}, known: map[string]int64{},
-		open: map[string]bool{}, kinds: map[string]bool{}, comms: map[uint32]bool{}}
+		open: map[string]bool{}, kinds: map[string]bool{}, comms: map[uint32]bool{},
+		tmpls: map[string]*tmpl{}, strs: map[strKey]*strCache{}}
 }
 
 func (lw *lowerer) fail(e *trace.Event, format string, args ...any) error {
@@ -94,6 +100,16 @@ type lb struct {
 	l     leafT
 	h     []int64
 	kinds []hkind
+	lw    *lowerer // for its caches; nil: none
+}
+
+// newLB returns the lowerer's command builder, emptied.
+func (lw *lowerer) newLB() *lb {
+	b := &lw.b
+	args := b.l.args[:0]
+	*b = lb{h: b.h[:0], kinds: b.kinds[:0], lw: lw}
+	b.l.args = args
+	return b
 }
 
 func (b *lb) hole(v int64, k hkind) int {
@@ -129,7 +145,41 @@ func (b *lb) word(key, w string) {
 }
 
 // str splits s into literal text and runs of digits, each run two holes.
+// The split is cached by string and place.
 func (b *lb) str(s string) *strT {
+	if b.lw == nil {
+		return b.parse(s)
+	}
+	k := strKey{s, len(b.h)}
+	c := b.lw.strs[k]
+	if c == nil {
+		if len(b.lw.strs) >= 1<<16 {
+			clear(b.lw.strs)
+		}
+		var tmp lb
+		t := tmp.parse(s)
+		t.base = len(b.h)
+		t.key()
+		c = &strCache{t: t, h: tmp.h}
+		b.lw.strs[k] = c
+	}
+	for i, v := range c.h {
+		b.hole(v, kDigits+hkind(i%2))
+	}
+	return c.t
+}
+
+type strKey struct {
+	s    string
+	base int
+}
+
+type strCache struct {
+	t *strT
+	h []int64 // the values of its holes
+}
+
+func (b *lb) parse(s string) *strT {
 	t := &strT{base: len(b.h)}
 	lit := 0
 	for i := 0; i < len(s); {
@@ -167,8 +217,19 @@ func (lw *lowerer) emit(b *lb, g int64, events int) error {
 		events = 1
 	}
 	b.l.events = events
-	t := lw.in.leaf(&b.l, b.kinds)
-	return lw.out.leaf(&node{t: t, h: b.h, g: []gap{{sum: g, n: 1}}})
+	lw.keybuf = b.l.appendKey(lw.keybuf[:0], b.kinds)
+	t := lw.tmpls[string(lw.keybuf)]
+	if t == nil {
+		l := b.l
+		l.args = append([]argT(nil), b.l.args...)
+		t = lw.in.leaf(&l, b.kinds)
+		lw.tmpls[string(lw.keybuf)] = t
+	}
+	n := lw.out.newNode(len(b.h))
+	n.t = t
+	copy(n.h, b.h)
+	n.g[0] = gap{sum: g, n: 1}
+	return lw.out.leaf(n)
 }
 
 // event lowers the next event of the rank.
@@ -215,7 +276,7 @@ func (lw *lowerer) implicit(e *trace.Event, g int64) (bool, error) {
 			return false, lw.flush()
 		}
 		p := lw.path(open.Path)
-		b := &lb{}
+		b := lw.newLB()
 		b.l.cmd, b.l.operand, b.l.path = "create", oPath, b.str(p)
 		b.opt("mode", int64(open.Mode), kPerm, 0o644)
 		lw.known[p] = 0
@@ -242,7 +303,7 @@ func (lw *lowerer) implicit(e *trace.Event, g int64) (bool, error) {
 	} else if ok && len(lw.pend) == 2 && e.Op == trace.OpClose && e.Ret == 0 {
 		data := &lw.pend[1].e
 		p := lw.path(open.Path)
-		b := &lb{}
+		b := lw.newLB()
 		switch {
 		case open.Flags&trace.OAppend != 0:
 			b.l.cmd = "append"
@@ -372,7 +433,7 @@ func seekPos(pos, known, off int64, whence int32) (int64, bool) {
 var whenceWords = []string{"start", "current", "end"}
 
 func (lw *lowerer) explicit(e *trace.Event, g int64) error {
-	b := &lb{}
+	b := lw.newLB()
 	info := e.Op.Info()
 	if (info.Class == trace.ClassPOSIX || info.Class == trace.ClassMeta) && e.Comm != 0 {
 		return lw.fail(e, "a POSIX call with communicator %d", e.Comm)
@@ -714,7 +775,7 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 	case trace.OpRegionBegin, trace.OpRegionEnd:
 		text := lw.path(e.Path)
 		l := &label{text: text, s: b.str(text), gap: g}
-		l.h, l.kinds = b.h, b.kinds
+		l.h, l.kinds = append([]int64(nil), b.h...), append([]hkind(nil), b.kinds...)
 		if e.Op == trace.OpRegionBegin {
 			return lw.out.begin(l)
 		}

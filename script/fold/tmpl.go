@@ -55,6 +55,7 @@ const (
 type strT struct {
 	lits []string // len(lits) == runs+1
 	base int
+	k    string // key(), made once
 }
 
 func (s *strT) runs() int { return len(s.lits) - 1 }
@@ -63,7 +64,10 @@ func (s *strT) key() string {
 	if s == nil {
 		return "-"
 	}
-	return strconv.Itoa(s.base) + ":" + strings.Join(s.lits, "\x00")
+	if s.k == "" {
+		s.k = strconv.Itoa(s.base) + ":" + strings.Join(s.lits, "\x00")
+	}
+	return s.k
 }
 
 // argT is a keyword argument of a leaf command.
@@ -101,40 +105,62 @@ type leafT struct {
 	events  int    // events the command makes
 }
 
-func (l *leafT) key() string {
-	var b strings.Builder
-	b.WriteString(l.cmd)
-	b.WriteByte('|')
-	b.WriteByte(byte('0' + l.operand))
-	b.WriteString(l.path.key())
-	b.WriteByte('|')
-	b.WriteString(l.handle)
-	b.WriteByte('|')
-	b.WriteString(strconv.Itoa(l.intHole))
-	b.WriteString(l.path2.key())
+func (l *leafT) key() string { return string(l.appendKey(nil, nil)) }
+
+// appendKey appends the key of l, and of the kinds of its holes, to b.
+func (l *leafT) appendKey(b []byte, kinds []hkind) []byte {
+	b = append(b, l.cmd...)
+	b = append(b, '|', byte('0'+l.operand))
+	b = append(b, l.path.key()...)
+	b = append(b, '|')
+	b = append(b, l.handle...)
+	b = append(b, '|')
+	b = strconv.AppendInt(b, int64(l.intHole), 10)
+	b = append(b, l.path2.key()...)
 	for _, a := range l.args {
-		b.WriteString("|" + a.key + "=" + strconv.Itoa(a.hole) + ":" + a.word)
+		b = append(b, '|')
+		b = append(b, a.key...)
+		b = append(b, '=')
+		b = strconv.AppendInt(b, int64(a.hole), 10)
+		b = append(b, ':')
+		b = append(b, a.word...)
 		if a.hasDef {
-			b.WriteString("?" + strconv.FormatInt(a.def, 10))
+			b = append(b, '?')
+			b = strconv.AppendInt(b, a.def, 10)
 		}
 		if a.defHole >= 0 {
-			b.WriteString("?h" + strconv.Itoa(a.defHole))
+			b = append(b, "?h"...)
+			b = strconv.AppendInt(b, int64(a.defHole), 10)
 		}
 		if a.defMode {
-			b.WriteString("?mode")
+			b = append(b, "?mode"...)
 		}
 		if a.maskHole > 0 {
-			b.WriteString("?alt" + strconv.Itoa(a.altHole) + "," + strconv.Itoa(a.maskHole))
+			b = append(b, "?alt"...)
+			b = strconv.AppendInt(b, int64(a.altHole), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(a.maskHole), 10)
 		}
 	}
-	b.WriteString("|" + strconv.FormatUint(uint64(l.comm), 10) + "|" + l.opens + "|" + l.closes)
+	b = append(b, '|')
+	b = strconv.AppendUint(b, uint64(l.comm), 10)
+	b = append(b, '|')
+	b = append(b, l.opens...)
+	b = append(b, '|')
+	b = append(b, l.closes...)
 	if l.world {
-		b.WriteString("|world")
+		b = append(b, "|world"...)
 	}
 	if l.mpi {
-		b.WriteString("|mpi")
+		b = append(b, "|mpi"...)
 	}
-	return b.String()
+	b = append(b, '|')
+	b = strconv.AppendInt(b, int64(l.events), 10)
+	b = append(b, '|')
+	for _, k := range kinds {
+		b = append(b, byte('a'+k))
+	}
+	return b
 }
 
 type tkind uint8
@@ -198,7 +224,7 @@ func (in *interner) get(key string, mk func() *tmpl) *tmpl {
 }
 
 func (in *interner) leaf(l *leafT, kinds []hkind) *tmpl {
-	key := "l" + l.key()
+	key := "l" + string(l.appendKey(nil, kinds))
 	return in.get(key, func() *tmpl {
 		t := &tmpl{kind: tLeaf, leaf: l, nh: len(kinds), ng: 1, kinds: append([]hkind(nil), kinds...),
 			events: int64(l.events), leaves: 1}
