@@ -91,6 +91,11 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 		regs.Tables = append(regs.Tables, htmlTableOf(fmt.Sprintf("table-region-%d", i), t))
 	}
 	p.Sections = append(p.Sections, regs)
+	if _, err := s.BeffIO(); err == nil {
+		// A run of samples/beffio.iop: its value (stats --beffio).
+		t := s.beffTable(s.Detail)
+		p.Sections = append(p.Sections, htmlSection{ID: "beffio", Title: "b_eff_io", Tables: []htmlTable{htmlTableOf("table-beffio", t)}})
+	}
 	p.notes(o.Notes)
 	return htmlTemplate.Execute(w, p)
 }

@@ -80,6 +80,7 @@ type jsonStats struct {
 	Stragglers *[]uint32     `json:"stragglers,omitempty"`
 	Files      *[]jsonFile   `json:"files,omitempty"`
 	Regions    *[]jsonRegion `json:"regions,omitempty"`
+	BeffIO     *jsonBeff     `json:"beffio,omitempty"`
 }
 
 func opJSON(r *OpRow) jsonOp {
@@ -137,6 +138,8 @@ func statsJSON(s *Stats, view string) jsonStats {
 				AvgPerRank: r.AvgPerRank(), Wall: float64(r.Wall) / 1e9, Ops: opsJSON(r.Ops), Total: opJSON(Sum(r.Ops))})
 		}
 		js.Regions = &regs
+	case "beffio":
+		js.BeffIO = beffJSON(s)
 	}
 	return js
 }

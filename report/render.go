@@ -11,12 +11,12 @@ import (
 
 // Views and formats Render knows.
 var (
-	Views   = []string{"op", "size", "rank", "file", "region"}
+	Views   = []string{"op", "size", "rank", "file", "region", "beffio"}
 	Formats = []string{"text", "csv", "json", "markdown"}
 )
 
-// Render writes view ("op", "size", "rank", "file", "region"; "" is
-// "op") of s in format ("text", "csv", "json", "markdown"; "" is
+// Render writes view ("op", "size", "rank", "file", "region", "beffio";
+// "" is "op") of s in format ("text", "csv", "json", "markdown"; "" is
 // "text"). Text and Markdown start with a line "N ranks, M events,
 // duration"; CSV has one header row and raw numbers (seconds, bytes);
 // JSON is described in JSON.md.
@@ -244,6 +244,10 @@ func (s *Stats) tables(view string) []table {
 				bytesCell(f.ReadBytes()), num(f.Writes()), bytesCell(f.WriteBytes()), num(f.Other()),
 				num(f.Errors()), nsCell(f.Time())})
 		}
+		return []table{t}
+	case "beffio":
+		t := s.beffTable(s.Detail)
+		t.title = "b_eff_io"
 		return []table{t}
 	case "region":
 		var ts []table

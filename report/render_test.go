@@ -60,9 +60,17 @@ func bucketTrace() *trace.MemTrace {
 func TestGolden(t *testing.T) {
 	s := compute(t, handTrace(), Options{})
 	for _, v := range Views {
+		if v == "beffio" {
+			continue // below, on a trace that has b_eff_io regions
+		}
 		golden(t, v+".txt", render(t, s, v, "text"))
 		golden(t, v+".csv", render(t, s, v, "csv"))
 	}
+	beff := compute(t, beffTrace(beffBW, nil), Options{Detail: true})
+	golden(t, "beffio.txt", render(t, beff, "beffio", "text"))
+	golden(t, "beffio.csv", render(t, beff, "beffio", "csv"))
+	golden(t, "beffio.json", render(t, compute(t, beffTrace(beffBW, func(m, ty int) bool { return m > 0 }), Options{}), "beffio", "json"))
+	golden(t, "nobeffio.txt", render(t, s, "beffio", "text"))
 	golden(t, "op.md", render(t, s, "op", "markdown"))
 	golden(t, "rank.md", render(t, s, "rank", "markdown"))
 	for _, v := range []string{"op", "rank", "file", "region"} {
@@ -155,7 +163,7 @@ func TestJSONShape(t *testing.T) {
 			t.Errorf("op view has %q", k)
 		}
 	}
-	for view, key := range map[string]string{"rank": "by_rank", "file": "files", "region": "regions"} {
+	for view, key := range map[string]string{"rank": "by_rank", "file": "files", "region": "regions", "beffio": "beffio"} {
 		var v map[string]any
 		if err := json.Unmarshal(render(t, s, view, "json"), &v); err != nil {
 			t.Fatal(err)
@@ -171,6 +179,10 @@ func TestJSONShape(t *testing.T) {
 func TestCSV(t *testing.T) {
 	s := compute(t, handTrace(), Options{})
 	for _, v := range Views {
+		s := s
+		if v == "beffio" {
+			s = compute(t, beffTrace(beffBW, nil), Options{})
+		}
 		recs, err := csv.NewReader(bytes.NewReader(render(t, s, v, "csv"))).ReadAll()
 		if err != nil {
 			t.Fatalf("%s: %v", v, err)

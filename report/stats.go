@@ -43,6 +43,7 @@ type Stats struct {
 	Stragglers []uint32 // ranks whose IOTime is > 1.5 × the median and > median + 3 × MAD (≥ 3 ranks)
 	Files      []*FileRow
 	Regions    []*RegionRow
+	Detail     bool // computed with Options.Detail
 	// Activity is the whole trace's calls over time: time in each
 	// activity and bytes moved, summed over ranks, in at most MaxBins bins.
 	Activity Series
@@ -381,7 +382,7 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		unknownOp: map[trace.Op]*opInfo{},
 		keys:      map[string]int{},
 	}
-	st := &Stats{}
+	st := &Stats{Detail: opts.Detail}
 	ranks := t.Ranks()
 	st.Ranks = len(ranks)
 	buf := make([]trace.Event, trace.BatchSize)
@@ -391,6 +392,12 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		series.reset()
 		rr, err := c.rank(r, buf, &series)
 		if err != nil {
+			// An error that points at its spot (a script's file:line:col)
+			// is one line as it is.
+			var located interface{ Location() string }
+			if errors.As(err, &located) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
 		if i%perRow == 0 {

@@ -8,8 +8,10 @@ package samples
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sort"
 	"strings"
 
@@ -43,6 +45,16 @@ var ranks = map[string]int{
 	"parabench-listing2": 4,
 	// Listing 4 shows the run of listing 3 with 16 processes.
 	"parabench-listing3": 16,
+	// The papers' runs span 2 to 512 processes; 8 is a small partition.
+	"beffio": 8,
+	// Isaila et al. ran BTIO on 9 compute nodes.
+	"btio-a": 9,
+	"btio-b": 9,
+	"btio-c": 9,
+	// Isaila et al.'s synthetic benchmark: 8 compute nodes.
+	"isaila-synthetic": 8,
+	// Parabench's OLAP emulation ran on a single host.
+	"olap-index": 1,
 }
 
 // List returns every sample, by name.
@@ -69,6 +81,19 @@ func Get(name string) (Sample, bool) {
 		return Sample{}, false
 	}
 	return Sample{Name: name, Summary: summary(src), Ranks: ranks[name], Source: src}, true
+}
+
+// Arg returns the sample a command-line argument names: the name of a
+// sample, with or without ".iop", when no file or directory of that name
+// exists (samples/astro3d-small.iop is a file, astro3d-small the sample).
+func Arg(arg string) (Sample, bool) {
+	if strings.ContainsAny(arg, `/\`) {
+		return Sample{}, false
+	}
+	if _, err := os.Stat(arg); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return Sample{}, false
+	}
+	return Get(arg)
 }
 
 // Names returns the names of the samples.

@@ -83,10 +83,12 @@ type LetStmt struct {
 	Value Expr
 }
 
-// AssignStmt is "NAME = EXPR" for a variable declared with let.
+// AssignStmt is "NAME = EXPR" for a variable declared with let, or
+// "NAME[INDEX] = EXPR" for an element of a list variable.
 type AssignStmt struct {
 	StmtInfo
 	Name  *Ident
+	Index Expr // nil unless an element is assigned
 	Value Expr
 }
 
@@ -153,7 +155,7 @@ func (c *CommandStmt) Arg(key string) *Arg {
 }
 
 // Expr is an expression: one of *Ident, *NumLit, *StringLit, *UnaryExpr,
-// *BinaryExpr, *ParenExpr, *CallExpr.
+// *BinaryExpr, *ParenExpr, *CallExpr, *ListLit, *IndexExpr.
 type Expr interface {
 	Start() Pos
 }
@@ -215,6 +217,21 @@ type CallExpr struct {
 	Args []Expr
 }
 
+// ListLit is a list of ints: "[1KiB, 32KiB, 1MiB]".
+type ListLit struct {
+	Lbrack Pos
+	Elems  []Expr
+}
+
+// IndexExpr is an element of a list: "sizes[i]".
+type IndexExpr struct {
+	X      Expr
+	Lbrack Pos
+	Index  Expr
+}
+
+func (e *ListLit) Start() Pos    { return e.Lbrack }
+func (e *IndexExpr) Start() Pos  { return e.X.Start() }
 func (e *Ident) Start() Pos      { return e.Pos }
 func (e *NumLit) Start() Pos     { return e.Pos }
 func (e *StringLit) Start() Pos  { return e.Pos }

@@ -319,6 +319,14 @@ type cLet struct {
 	x    cexpr
 }
 
+// cSetElem is "NAME[INDEX] = VALUE" on a list variable.
+type cSetElem struct {
+	pos   Pos // of the index
+	slot  int
+	index cexpr
+	x     cexpr
+}
+
 type cIf struct {
 	cond      cexpr
 	then, els []cstmt
@@ -413,6 +421,16 @@ func (c *compiler) stmt(s Stmt) cstmt {
 		if sym.kind != symVar {
 			c.errorf(s.Name.Pos, "cannot assign to %s: it is %s (only let variables can change)", s.Name.Name, kindName(sym))
 			return nil
+		}
+		if s.Index != nil {
+			if sym.typ != TList {
+				c.errorf(s.Index.Start(), "%s is %s, not a list: only list elements are assigned with [ ]", sym.name, article(sym.typ))
+				return nil
+			}
+			ix := c.expr(s.Index)
+			c.want(ix, TInt, s.Index.Start(), "a list index")
+			c.want(x, TInt, s.Value.Start(), "an element of "+sym.name)
+			return &cSetElem{pos: s.Index.Start(), slot: sym.slot, index: ix, x: x}
 		}
 		c.want(x, sym.typ, s.Value.Start(), "the value assigned to "+sym.name)
 		return &cLet{slot: sym.slot, x: x}
@@ -558,6 +576,7 @@ const (
 	opSendrecv
 	opSleep
 	opMark
+	opFail
 )
 
 type cCmd struct {
@@ -998,6 +1017,8 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 		cm.op = opSleep
 	case "mark":
 		cm.op = opMark
+	case "fail":
+		cm.op = opFail
 	default:
 		cm.op = commOps[s.Name]
 	}
@@ -1076,6 +1097,30 @@ func (c *compiler) expr1(e Expr) cexpr {
 		return c.binary(e, x, y)
 	case *CallExpr:
 		return c.call(e)
+	case *ListLit:
+		elems := make([]cexpr, len(e.Elems))
+		ok := true
+		for i, el := range e.Elems {
+			elems[i] = c.expr(el)
+			ok = c.want(elems[i], TInt, el.Start(), "a list element") && ok
+		}
+		if !ok {
+			return cexpr{typ: TInvalid}
+		}
+		return listExpr(elems)
+	case *IndexExpr:
+		x, i := c.expr(e.X), c.expr(e.Index)
+		if x.typ == TInvalid || i.typ == TInvalid {
+			return cexpr{typ: TInvalid}
+		}
+		if x.typ != TList {
+			c.errorf(e.Lbrack, "only lists can be indexed, got %s", article(x.typ))
+			return cexpr{typ: TInvalid}
+		}
+		if !c.want(i, TInt, e.Index.Start(), "a list index") {
+			return cexpr{typ: TInvalid}
+		}
+		return indexExpr(x, i, e.Index.Start())
 	}
 	return cexpr{typ: TInvalid}
 }
@@ -1233,6 +1278,10 @@ func (c *compiler) binary(e *BinaryExpr, x, y cexpr) cexpr {
 		}
 		return logicExpr(op, x, y)
 	case "==", "!=":
+		if x.typ == TList || y.typ == TList {
+			c.errorf(e.OpPos, "lists cannot be compared; compare their elements")
+			return cexpr{typ: TInvalid}
+		}
 		if x.typ != y.typ || x.typ == THandle || x.typ == TMPIHandle {
 			return bad("two values of the same type")
 		}
@@ -1293,6 +1342,22 @@ func (c *compiler) call(e *CallExpr) cexpr {
 			return cexpr{typ: TInvalid}
 		}
 		return padExpr(args[0], args[1], e.Fun.Pos)
+	case "len":
+		if !nargs(1, "len(list)") {
+			return cexpr{typ: TInvalid}
+		}
+		if !c.want(args[0], TList, e.Args[0].Start(), "the argument of len") {
+			return cexpr{typ: TInvalid}
+		}
+		return lenExpr(args[0])
+	case "sqrt":
+		if !nargs(1, "sqrt(n)") {
+			return cexpr{typ: TInvalid}
+		}
+		if !c.want(args[0], TInt, e.Args[0].Start(), "the argument of sqrt") {
+			return cexpr{typ: TInvalid}
+		}
+		return sqrtExpr(args[0], e.Args[0].Start())
 	case "xor":
 		if !nargs(2, "xor(a, b)") {
 			return cexpr{typ: TInvalid}
@@ -1314,7 +1379,7 @@ func (c *compiler) call(e *CallExpr) cexpr {
 		}
 		return groupFnExpr(name == "size", args[0])
 	}
-	names := []string{"min", "max", "abs", "pad", "xor", "size", "first"}
+	names := []string{"min", "max", "abs", "pad", "sqrt", "xor", "len", "size", "first"}
 	if s := suggest(name, names); s != "" {
 		c.errorf(e.Fun.Pos, "unknown function %s (did you mean %s?)", name, s)
 	} else {

@@ -18,6 +18,7 @@ const (
 	TGroup                 // a process group
 	THandle                // a POSIX file descriptor (open … as h)
 	TMPIHandle             // an MPI file handle (mpiopen … as h)
+	TList                  // a list of ints: [1KiB, 32KiB, 1MiB]
 )
 
 func (t Type) String() string {
@@ -36,6 +37,8 @@ func (t Type) String() string {
 		return "file handle"
 	case TMPIHandle:
 		return "MPI file handle"
+	case TList:
+		return "list"
 	}
 	return "invalid"
 }
@@ -151,6 +154,7 @@ var commandList = []cmdSpec{
 		synopsis: "sendrecv N with PEER [tag T]"},
 	{name: "sleep", operand: []Type{TDuration}, opWhat: "a duration", synopsis: "sleep DURATION"},
 	{name: "mark", operand: []Type{TString}, opWhat: "a label", synopsis: "mark LABEL"},
+	{name: "fail", operand: []Type{TString}, opWhat: "a message", synopsis: "fail MESSAGE"},
 }
 
 // callVariants lists, for a call a command makes, the other calls of the

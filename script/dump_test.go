@@ -54,7 +54,7 @@ func dumpStmt(b *strings.Builder, s Stmt) {
 	case *LetStmt:
 		fmt.Fprintf(b, "(let %s %s)", s.Name.Name, dumpExpr(s.Value))
 	case *AssignStmt:
-		fmt.Fprintf(b, "(set %s %s)", s.Name.Name, dumpExpr(s.Value))
+		fmt.Fprintf(b, "(set %s %s %s)", s.Name.Name, dumpExpr(s.Index), dumpExpr(s.Value))
 	case *IfStmt:
 		fmt.Fprintf(b, "(if %s ", dumpExpr(s.Cond))
 		dumpBlock(b, s.Then)
@@ -132,6 +132,14 @@ func dumpExpr(e Expr) string {
 			args = append(args, dumpExpr(a))
 		}
 		return "(call " + e.Fun.Name + " " + strings.Join(args, " ") + ")"
+	case *ListLit:
+		var els []string
+		for _, x := range e.Elems {
+			els = append(els, dumpExpr(x))
+		}
+		return "(list " + strings.Join(els, " ") + ")"
+	case *IndexExpr:
+		return "(index " + dumpExpr(e.X) + " " + dumpExpr(e.Index) + ")"
 	}
 	return fmt.Sprintf("(? %T)", e)
 }

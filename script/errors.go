@@ -21,6 +21,16 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Pos.Line, e.Pos.Col, e.Msg)
 }
 
+// Location is where the problem is, "file:line:col" (or "file"): callers
+// that add context to errors leave errors that have a Location alone, as
+// they already point at the spot.
+func (e *Error) Location() string {
+	if !e.Pos.IsValid() {
+		return e.File
+	}
+	return fmt.Sprintf("%s:%d:%d", e.File, e.Pos.Line, e.Pos.Col)
+}
+
 // ErrorList is every problem a pass found, in the order of the script.
 type ErrorList []*Error
 
@@ -33,6 +43,14 @@ func (l ErrorList) Error() string {
 		return l[0].Error()
 	}
 	return fmt.Sprintf("%s (and %d more errors)", l[0].Error(), len(l)-1)
+}
+
+// Location is the location of the first problem.
+func (l ErrorList) Location() string {
+	if len(l) == 0 {
+		return ""
+	}
+	return l[0].Location()
 }
 
 // Lines returns one line per problem.

@@ -1,6 +1,7 @@
 package script
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ type cexpr struct {
 	pos       Pos
 	fi        func(*Interp) (int64, error)
 	fs        func(*Interp) (string, error)
+	fl        func(*Interp) ([]int64, error) // lists; the slice is the caller's to keep, never to change
 	isConst   bool
 	ci        int64
 	cs        string
@@ -61,6 +63,9 @@ func builtinExpr(which int) cexpr {
 }
 
 func slotExpr(t Type, slot int) cexpr {
+	if t == TList {
+		return cexpr{typ: t, fl: func(it *Interp) ([]int64, error) { return it.slots[slot].l, nil }}
+	}
 	if t == TString {
 		return cexpr{typ: t, fs: func(it *Interp) (string, error) { return it.slots[slot].s, nil }}
 	}
@@ -102,6 +107,12 @@ func concatExpr(parts []strPartC) cexpr {
 					return "", err
 				}
 				b.WriteString(s)
+			case p.x.typ == TList:
+				l, err := p.x.fl(it)
+				if err != nil {
+					return "", err
+				}
+				b.WriteString(formatList(l))
 			default:
 				v, err := p.x.fi(it)
 				if err != nil {
@@ -368,6 +379,99 @@ func absExpr(x cexpr, pos Pos) cexpr {
 			v = -v
 		}
 		return v, nil
+	}}
+}
+
+// listExpr makes a new list of its elements (ints) each time it runs.
+func listExpr(elems []cexpr) cexpr {
+	fs := make([]func(*Interp) (int64, error), len(elems))
+	for i, e := range elems {
+		fs[i] = e.fi
+	}
+	return cexpr{typ: TList, fl: func(it *Interp) ([]int64, error) {
+		out := make([]int64, len(fs))
+		for i, f := range fs {
+			v, err := f(it)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	}}
+}
+
+// checkIndex is the error of an index outside a list of n elements.
+func checkIndex(pos Pos, i int64, n int) error {
+	if i < 0 || i >= int64(n) {
+		if n == 0 {
+			return evalErr(pos, fmt.Sprintf("index %d out of range: the list is empty", i))
+		}
+		return evalErr(pos, fmt.Sprintf("index %d out of range: the list has %d element%s (0 to %d)", i, n, pick(n == 1, "", "s"), n-1))
+	}
+	return nil
+}
+
+func indexExpr(x, i cexpr, pos Pos) cexpr {
+	fl, fi := x.fl, i.fi
+	return cexpr{typ: TInt, fi: func(it *Interp) (int64, error) {
+		l, err := fl(it)
+		if err != nil {
+			return 0, err
+		}
+		k, err := fi(it)
+		if err != nil {
+			return 0, err
+		}
+		if err := checkIndex(pos, k, len(l)); err != nil {
+			return 0, err
+		}
+		return l[k], nil
+	}}
+}
+
+func lenExpr(x cexpr) cexpr {
+	fl := x.fl
+	return cexpr{typ: TInt, fi: func(it *Interp) (int64, error) {
+		l, err := fl(it)
+		return int64(len(l)), err
+	}}
+}
+
+// formatList writes a list as a script does: [1, 2, 3].
+func formatList(l []int64) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, v := range l {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.FormatInt(v, 10))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// sqrtExpr is the integer square root of a non-negative int, rounded
+// down.
+func sqrtExpr(x cexpr, pos Pos) cexpr {
+	f := x.fi
+	return cexpr{typ: TInt, constable: x.isConst, fi: func(it *Interp) (int64, error) {
+		v, err := f(it)
+		if err != nil {
+			return 0, err
+		}
+		if v < 0 {
+			return 0, evalErr(pos, fmt.Sprintf("sqrt of a negative number (%d)", v))
+		}
+		r := min(int64(math.Sqrt(float64(v))), 3037000499)
+		for r*r > v {
+			r--
+		}
+		for r < 3037000499 && (r+1)*(r+1) <= v { // 3037000499² is the largest square in an int64
+			r++
+		}
+		return r, nil
 	}}
 }
 

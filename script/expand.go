@@ -56,6 +56,9 @@ func (in *Instance) Param(name string) (string, bool) {
 			if p.typ == TString {
 				return strconv.Quote(v.s), true
 			}
+			if p.typ == TList {
+				return formatList(v.l), true
+			}
 			return formatValue(nil, p.typ, v.i), true
 		}
 	}
@@ -236,6 +239,10 @@ func listOf[T any](prefix string, xs []T, name func(T) string) string {
 }
 
 func evalVal(it *Interp, x cexpr) (val, error) {
+	if x.typ == TList {
+		l, err := x.fl(it)
+		return val{l: l}, err
+	}
 	if x.typ == TString {
 		s, err := x.fs(it)
 		return val{s: s}, err

@@ -231,6 +231,30 @@ sendrecv 8 with rank
 	})
 }
 
+// TestExpandLists: list literals, indexing, len, element assignment and
+// copies: a let of a list copies it, so changing one leaves the other.
+func TestExpandLists(t *testing.T) {
+	wantRanks(t, `
+param sizes = [1KiB, 2KiB + nranks]
+let counts = [0, 0]
+let copy = counts
+repeat len(sizes) as i {
+    repeat i + 1 {
+        counts[i] = counts[i] + 1
+    }
+    write "f" at counts[i] size sizes[i]
+}
+mark "$counts $copy ${len([])} ${sqrt(8)} ${sqrt(9)} ${sqrt(9223372036854775807)} ${sqrt(0)}"
+`, Config{Ranks: 1, Params: map[string]string{"sizes": "[8, 16 + nranks]"}}, map[uint32]string{0: `
+	open f flags=O_WRONLY|O_CREAT mode=0644 ret=3
+	pwrite f fd=3 off=1 size=8 ret=8
+	close f fd=3
+	open f flags=O_WRONLY|O_CREAT mode=0644 ret=3
+	pwrite f fd=3 off=2 size=17 ret=17
+	close f fd=3
+	mark [1, 2] [0, 0] 0 2 3 3037000499 0`})
+}
+
 // TestExpandGroups: groups take consecutive ranks; inside on, grank and
 // gsize are group-relative, collectives use the group's communicator and
 // roots are group ranks; a rank in no group skips every on block.

@@ -80,6 +80,7 @@ type Interp struct {
 type val struct {
 	i int64
 	s string
+	l []int64 // a list; a slot owns its slice (let and assignment copy)
 }
 
 type siteCache struct {
@@ -338,7 +339,29 @@ func (it *Interp) nonNeg(x *cexpr, what string) (int64, error) {
 // call the caller must settle.
 func (it *Interp) exec(s cstmt, ev *trace.Event) (bool, error) {
 	switch s := s.(type) {
+	case *cSetElem:
+		k, err := s.index.fi(it)
+		if err != nil {
+			return false, err
+		}
+		v, err := s.x.fi(it)
+		if err != nil {
+			return false, err
+		}
+		l := it.slots[s.slot].l
+		if err := checkIndex(s.pos, k, len(l)); err != nil {
+			return false, err
+		}
+		l[k] = v
 	case *cLet:
+		if s.x.typ == TList {
+			l, err := s.x.fl(it)
+			if err != nil {
+				return false, err
+			}
+			it.slots[s.slot].l = append([]int64(nil), l...)
+			return false, nil
+		}
 		if s.x.typ == TString {
 			v, err := s.x.fs(it)
 			if err != nil {
@@ -526,6 +549,12 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		d, err := it.nonNeg(cm.n, "a sleep")
 		it.now += d
 		return false, err
+	case opFail:
+		msg, err := cm.path.fs(it)
+		if err != nil {
+			return false, err
+		}
+		return false, evalErr(cm.pos, msg)
 	case opMark:
 		id, err := it.path(cm.path, cm.site)
 		if err == nil {

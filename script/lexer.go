@@ -101,7 +101,7 @@ func (lx *lexer) endsStmt() bool {
 	case tIdent, tNumber, tString:
 		return true
 	case tOp:
-		return t.text == ")" || t.text == "}"
+		return t.text == ")" || t.text == "]" || t.text == "}"
 	}
 	return false
 }
@@ -162,7 +162,7 @@ func (lx *lexer) run() *Error {
 				}
 			}
 			if text == "" {
-				if !strings.ContainsRune("+-*/%^|()<>{}=,!", rune(c)) {
+				if !strings.ContainsRune("+-*/%^|()[]<>{}=,!", rune(c)) {
 					r, _ := utf8.DecodeRuneInString(src[lx.off:])
 					if r == utf8.RuneError {
 						return lx.errAt(start, "invalid UTF-8 byte 0x%02x", c)
@@ -178,9 +178,9 @@ func (lx *lexer) run() *Error {
 				text = src[lx.off : lx.off+1]
 			}
 			switch text {
-			case "(":
+			case "(", "[":
 				lx.parens++
-			case ")":
+			case ")", "]":
 				if lx.parens > 0 {
 					lx.parens--
 				}

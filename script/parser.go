@@ -326,6 +326,16 @@ func (p *parser) stmt(top bool) Stmt {
 		p.next()
 		return &AssignStmt{Name: name, Value: p.expr()}
 	}
+	if p.peek(1).kind == tOp && p.peek(1).text == "[" && commands[t.text] == nil && !keywords[t.text] {
+		// NAME[INDEX] = VALUE
+		name := p.ident("to assign to")
+		lb := p.next()
+		a := &AssignStmt{Name: name, Index: p.expr()}
+		p.expectOp("]", "to close the '[' at "+lb.pos.String())
+		p.expectOp("=", "after "+name.Name+"[…] (NAME[INDEX] = VALUE)")
+		a.Value = p.expr()
+		return a
+	}
 	if spec := commands[t.text]; spec != nil {
 		return p.command(spec)
 	}
@@ -527,6 +537,17 @@ func (p *parser) unary() Expr {
 }
 
 func (p *parser) primary() Expr {
+	x := p.operand()
+	for p.isOp("[") {
+		lb := p.next()
+		ix := &IndexExpr{X: x, Lbrack: lb.pos, Index: p.expr()}
+		p.expectOp("]", "to close the '[' at "+lb.pos.String())
+		x = ix
+	}
+	return x
+}
+
+func (p *parser) operand() Expr {
 	t := p.tok()
 	switch t.kind {
 	case tNumber:
@@ -563,6 +584,21 @@ func (p *parser) primary() Expr {
 			x := p.expr()
 			p.expectOp(")", "to close the '(' at "+t.pos.String())
 			return &ParenExpr{Pos: t.pos, X: x}
+		}
+		if t.text == "[" {
+			p.next()
+			l := &ListLit{Lbrack: t.pos}
+			for !p.isOp("]") {
+				if len(l.Elems) > 0 {
+					p.expectOp(",", "between the elements of the list opened at "+t.pos.String())
+					if p.isOp("]") {
+						break // a trailing comma
+					}
+				}
+				l.Elems = append(l.Elems, p.expr())
+			}
+			p.next()
+			return l
 		}
 	}
 	p.failf(t.pos, "expected an expression, found %s", t)

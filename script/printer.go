@@ -125,6 +125,11 @@ func (pr *printer) stmt(s Stmt, depth int) {
 		pr.expr(s.Value)
 	case *AssignStmt:
 		pr.name(s.Name)
+		if s.Index != nil {
+			b.WriteByte('[')
+			pr.expr(s.Index)
+			b.WriteByte(']')
+		}
 		b.WriteString(" = ")
 		pr.expr(s.Value)
 	case *IfStmt:
@@ -265,17 +270,29 @@ func (pr *printer) expr(e Expr) {
 		b.WriteString(e.Op)
 		b.WriteByte(' ')
 		pr.sub(e.Y, p+1)
+	case *ListLit:
+		pr.list('[', e.Elems, ']')
+	case *IndexExpr:
+		pr.sub(e.X, precPrimary)
+		b.WriteByte('[')
+		pr.expr(e.Index)
+		b.WriteByte(']')
 	case *CallExpr:
 		pr.name(e.Fun)
-		b.WriteByte('(')
-		for i, a := range e.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			pr.expr(a)
-		}
-		b.WriteByte(')')
+		pr.list('(', e.Args, ')')
 	}
+}
+
+// list prints expressions separated by ", " between open and close.
+func (pr *printer) list(open byte, xs []Expr, close byte) {
+	pr.buf.WriteByte(open)
+	for i, x := range xs {
+		if i > 0 {
+			pr.buf.WriteString(", ")
+		}
+		pr.expr(x)
+	}
+	pr.buf.WriteByte(close)
 }
 
 func (pr *printer) str(s *StringLit) {

@@ -425,3 +425,25 @@ func TestTransformsEndToEnd(t *testing.T) {
 		t.Fatalf("%d pwrites, %d preads; want 128 each\n%+v", writes, reads, st.Ops)
 	}
 }
+
+// TestReplaySampleByName replays a built-in sample named on the command
+// line, with its paper's ranks, and records it: the recording has the
+// sample's op mix (the OLAP index workload, 3 indexes).
+func TestReplaySampleByName(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "olap.iot")
+	mustRun(t, "--quiet", "--timing", "afap", "--param", "indexes=3", "--target", filepath.Join(dir, "target"), "--record", rec, "olap-index")
+	st := stats(t, rec)
+	counts := map[string]int64{}
+	for _, r := range st.Ops {
+		counts[r.Op] = r.Count
+	}
+	if st.Ranks != 1 || counts["mkdir"] != 13 || counts["rmdir"] != 6 || counts["rename"] != 24 || counts["access"] != 9 {
+		t.Errorf("replay of olap-index: %d ranks, %v", st.Ranks, counts)
+	}
+	for _, r := range st.Ops {
+		if r.Errors != 0 {
+			t.Errorf("%s: %d errors", r.Op, r.Errors)
+		}
+	}
+}

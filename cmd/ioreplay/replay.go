@@ -18,6 +18,7 @@ import (
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/posix"
 	"github.com/iotrace/iotrace/report"
+	"github.com/iotrace/iotrace/samples"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
@@ -68,7 +69,8 @@ func newRoot() *cobra.Command {
 		Use:   "ioreplay [flags] INPUT…",
 		Short: "Replay an I/O trace or a pattern script on a file system",
 		Long: `ioreplay replays a trace (files, or a directory of them) or a pattern script
-(.iop, with --ranks N). Every rank is a goroutine of this process; barriers,
+(.iop, with --ranks N; or a built-in sample by name, "iotrace samples" lists
+them, with its paper's ranks unless --ranks says otherwise). Every rank is a goroutine of this process; barriers,
 collectives and messages make the ranks wait for each other as they did.
 
 Timing (--timing): original issues each call at its recorded offset from the
@@ -517,13 +519,22 @@ func printPlan(w io.Writer, rp *replay.Replay, f *flags, target string) error {
 // openInput opens the trace files, or the pattern script, to replay. A
 // script is not expanded: the replay runs it (replay.ScriptTrace).
 func openInput(in *cli.Input, args []string, warn io.Writer) (trace.Trace, error) {
-	if !slices.ContainsFunc(args, cli.IsScript) {
+	isScript := func(a string) bool {
+		_, sample := samples.Arg(a)
+		return cli.IsScript(a) || sample
+	}
+	if !slices.ContainsFunc(args, isScript) {
 		return in.Open(args, nil, warn)
 	}
 	if len(args) > 1 {
-		return nil, fmt.Errorf("a script (%s) is replayed alone, not with other inputs", args[slices.IndexFunc(args, cli.IsScript)])
+		return nil, fmt.Errorf("a script (%s) is replayed alone, not with other inputs", args[slices.IndexFunc(args, isScript)])
 	}
-	if in.Ranks <= 0 {
+	sample, isSample := samples.Arg(args[0])
+	ranks := in.Ranks
+	if ranks <= 0 && isSample {
+		ranks = sample.Ranks
+	}
+	if ranks <= 0 {
 		return nil, fmt.Errorf("%s: a script needs --ranks N", args[0])
 	}
 	params, err := keyValues("--param", in.Params)
@@ -534,11 +545,16 @@ func openInput(in *cli.Input, args []string, warn io.Writer) (trace.Trace, error
 	if err != nil {
 		return nil, err
 	}
-	prog, err := script.Load(args[0])
+	var prog *script.Program
+	if isSample {
+		prog, err = sample.Compile()
+	} else {
+		prog, err = script.Load(args[0])
+	}
 	if err != nil {
 		return nil, err
 	}
-	inst, err := prog.Instantiate(script.Config{Ranks: in.Ranks, Params: params, Groups: groups})
+	inst, err := prog.Instantiate(script.Config{Ranks: ranks, Params: params, Groups: groups})
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,27 @@ import (
 	"github.com/iotrace/iotrace/script/fold"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
+
+// The pattern-script form: a trace folded into a script.
+func init() {
+	registerFormat(&convertFormat{
+		name: "script",
+		to:   "a pattern script that makes the same calls, rank by rank, folded into loops (docs/SCRIPT.md, \"Converting traces to scripts\"); without -o, to standard output",
+		exts: []string{".iop"},
+		bind: func(fs *pflag.FlagSet) convertIO {
+			o := &scriptOptions{}
+			o.addFlags(fs)
+			return convertIO{
+				write: func(c *convertRun, t trace.Trace) error {
+					return convertToScript(c.cmd, t, c.args, c.out, o)
+				},
+				stdout: true,
+			}
+		},
+	})
+}
 
 // scriptOptions are the flags of convert --to script.
 type scriptOptions struct {
@@ -23,8 +43,7 @@ type scriptOptions struct {
 	minSleep  time.Duration
 }
 
-func (o *scriptOptions) addFlags(c *cobra.Command) {
-	f := c.Flags()
+func (o *scriptOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.explain, "explain", false, "--to script: print what was folded: per rank, and the calls each line of the script makes")
 	f.BoolVar(&o.noVerify, "no-verify", false, "--to script: do not run the script to check it makes the trace's calls")
 	f.IntVar(&o.window, "window", 0, "--to script: longest loop body (in commands or loops) to look for (default 256)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,7 +94,7 @@ func TestDumpE2E(t *testing.T) {
 		t.Fatal("dump of the CSV differs from dump of the trace")
 	}
 	back := filepath.Join(dir, "back.iot")
-	if err := convertFromJSONL(jl, back); err != nil {
+	if err := convertFile(t, jl, back); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustRun(t, "dump", "--format", "jsonl", back); got != js {
@@ -140,7 +141,7 @@ func TestConvertFromJSONL(t *testing.T) {
 {"rank":0,"op":"MPI_Barrier","start_ns":19,"dur_ns":4}
 `), 0o644)
 	out := filepath.Join(dir, "out.iot")
-	if err := convertFromJSONL(in, out); err != nil {
+	if err := convertFile(t, in, out); err != nil {
 		t.Fatal(err)
 	}
 	r, err := format.Open(out)
@@ -148,7 +149,7 @@ func TestConvertFromJSONL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if m := r.Meta(); m.Creator != "iotrace convert" {
+	if m := r.Meta(); m.Creator != "iotrace convert --from jsonl" {
 		t.Fatalf("meta %+v", m)
 	}
 	if rs := r.Ranks(); len(rs) != 2 || rs[0] != 0 || rs[1] != 1 {
@@ -180,7 +181,7 @@ func TestConvertFromJSONL(t *testing.T) {
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte(`{"rank":0,"op":"open"}`+"\n\n"+`{"rank":0,"op":"write","size":-4}`+"\n"), 0o644)
 	badOut := filepath.Join(dir, "bad.iot")
-	err = convertFromJSONL(bad, badOut)
+	err = convertFile(t, bad, badOut)
 	if err == nil || err.Error() != bad+`:3: field "size": negative (-4)` {
 		t.Fatalf("err = %v", err)
 	}
@@ -190,7 +191,7 @@ func TestConvertFromJSONL(t *testing.T) {
 			t.Errorf("left behind: %s", name)
 		}
 	}
-	if err := convertFromJSONL(filepath.Join(dir, "missing.jsonl"), badOut); err == nil {
+	if err := convertFile(t, filepath.Join(dir, "missing.jsonl"), badOut); err == nil {
 		t.Fatal("no error for a missing input")
 	}
 
@@ -198,10 +199,20 @@ func TestConvertFromJSONL(t *testing.T) {
 	csvIn := filepath.Join(dir, "in.csv")
 	os.WriteFile(csvIn, []byte("rank,op,path,size,ret\n2,write,/w,8,8\n"), 0o644)
 	csvOut := filepath.Join(dir, "csv.iot")
-	if err := convertFromCSV(csvIn, csvOut); err != nil {
+	if err := convertFile(t, csvIn, csvOut); err != nil {
 		t.Fatal(err)
 	}
 	if out := mustRun(t, "dump", csvOut); !strings.HasPrefix(out, "rank 2 ") || !strings.Contains(out, "write        fd=0 /w off=0 size=8 = 8") {
 		t.Fatalf("csv: %q", out)
 	}
+}
+
+// convertFile runs iotrace convert -o out in and returns its error line.
+func convertFile(t *testing.T, in, out string) error {
+	t.Helper()
+	_, stderr, code := run(t, "convert", "-o", out, in)
+	if code != 0 {
+		return errors.New(strings.TrimPrefix(strings.TrimSpace(stderr), "iotrace: "))
+	}
+	return nil
 }

@@ -17,8 +17,9 @@ import (
 
 func init() {
 	commands = append(commands, newFmtCmd)
-	// Every command that reads a trace reads pattern scripts too.
-	scriptOpener = script.Open
+	// Every command that reads a trace reads pattern scripts too, and
+	// the built-in samples by name.
+	scriptOpener = scriptInputs{}
 }
 
 func newFmtCmd() *cobra.Command {

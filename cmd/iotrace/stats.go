@@ -20,9 +20,10 @@ func init() { commands = append(commands, newStatsCmd) }
 func newStatsCmd() *cobra.Command {
 	var in cli.Input
 	var by, formatName, out string
+	var beffio bool
 	var opts report.Options
 	c := &cobra.Command{
-		Use:   "stats [--by op|size|rank|file|region] [--format text|csv|json|markdown|html] INPUT…",
+		Use:   "stats [--by op|size|rank|file|region|beffio] [--format text|csv|json|markdown|html] INPUT…",
 		Short: "Per-operation tables of a trace: counts, times, bytes, bandwidth, latency",
 		Long: `stats reads a trace (files, a directory of them, or a pattern script with
 --ranks) and prints one of its tables:
@@ -35,6 +36,11 @@ func newStatsCmd() *cobra.Command {
   rank    time per rank in each group of calls, with stragglers flagged
   file    per file: opens, reads, writes, bytes, time, ranks that touched it
   region  the op table per labelled region (innermost region counts)
+  beffio  the b_eff_io value of a run of samples/beffio.iop (--beffio): the
+          bandwidth of each pattern type (bytes over the time from open to
+          close), of each access method (average of the types, type 0
+          twice) and of the partition (25 % first write + 25 % rewrite +
+          50 % read); --detail adds every pattern
 
 Families gather calls: read = read/pread/readv/preadv, write likewise, open =
 open/openat/creat, seek = lseek, sync = fsync/fdatasync; --detail splits them.
@@ -46,6 +52,12 @@ every table and charts: time per operation, request sizes, bandwidth over
 time and a per-rank timeline. Write it to a file with -o report.html.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if beffio {
+				if cmd.Flags().Changed("by") && by != "beffio" {
+					return fmt.Errorf("--beffio is --by beffio; it cannot go with --by %s", by)
+				}
+				by = "beffio"
+			}
 			if err := checkChoice("--by", by, report.Views); err != nil {
 				return err
 			}
@@ -85,7 +97,8 @@ time and a per-rank timeline. Write it to a file with -o report.html.`,
 		},
 	}
 	in.AddFlags(c.Flags())
-	c.Flags().StringVar(&by, "by", "op", "table: op, size, rank, file or region")
+	c.Flags().StringVar(&by, "by", "op", "table: op, size, rank, file, region or beffio")
+	c.Flags().BoolVar(&beffio, "beffio", false, "the b_eff_io value of a run of samples/beffio.iop (same as --by beffio)")
 	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json, markdown or html (every table and charts)")
 	c.Flags().BoolVar(&opts.Detail, "detail", false, "split operation families into their calls")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of standard output")

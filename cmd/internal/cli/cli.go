@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -47,6 +48,13 @@ func RunIO(root *cobra.Command, args []string, stdout, stderr io.Writer) (code i
 	var ee ExitError
 	if errors.As(err, &ee) {
 		return ee.Code
+	}
+	// An error that points at its spot (a script's file:line:col) is
+	// printed as compilers print theirs; others say which program failed.
+	var located interface{ Location() string }
+	if errors.As(err, &located) && located.Location() != "" && strings.HasPrefix(err.Error(), located.Location()) {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", root.Name(), err)
 	return 1

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/iotrace/iotrace/trace"
@@ -27,34 +28,63 @@ func (in *Input) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&in.Groups, "group", nil, "script group size NAME=N (repeatable)")
 }
 
-// ScriptOpener expands a pattern script into a trace. The script package
-// registers it (see cmd/iotrace); it is a variable so that this package does
-// not depend on the script language.
-type ScriptOpener func(path string, ranks int, params, groups map[string]string) (trace.Trace, error)
+// ScriptOpener expands pattern scripts into traces: script files, and the
+// built-in samples by name. cmd/iotrace sets one up (package script and
+// package samples); it is an interface so that this package does not depend
+// on the script language.
+type ScriptOpener interface {
+	// Open expands the script at path, or the sample called path.
+	Open(path string, ranks int, params, groups map[string]string) (trace.Trace, error)
+	// Sample reports whether name, which is no file, names a built-in
+	// sample ("astro3d-small" or "astro3d-small.iop"), and the number of
+	// ranks it is meant for: the default of --ranks.
+	Sample(name string) (ranks int, ok bool)
+}
 
 // IsScript reports whether name is a pattern script.
 func IsScript(name string) bool { return strings.HasSuffix(name, ".iop") }
 
+// isScript reports whether the argument a is a script: a file named
+// *.iop, or a built-in sample named by a name that is no file.
+func isScript(a string, scripts ScriptOpener) bool {
+	if IsScript(a) {
+		return true
+	}
+	if scripts == nil {
+		return false
+	}
+	if _, err := os.Stat(a); err == nil {
+		return false
+	}
+	_, ok := scripts.Sample(a)
+	return ok
+}
+
 // Open opens args as one trace: trace files and directories of them, or a
-// single pattern script. Warnings about recovered damage go to warn.
-func (in *Input) Open(args []string, openScript ScriptOpener, warn io.Writer) (trace.Trace, error) {
+// single pattern script (a file, or a built-in sample by name). Warnings
+// about recovered damage go to warn.
+func (in *Input) Open(args []string, scripts ScriptOpener, warn io.Writer) (trace.Trace, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("no input: give trace files, a directory of them, or a script (.iop)")
 	}
-	var scripts []string
+	var found []string
 	for _, a := range args {
-		if IsScript(a) {
-			scripts = append(scripts, a)
+		if isScript(a, scripts) {
+			found = append(found, a)
 		}
 	}
-	if len(scripts) > 0 {
+	if len(found) > 0 {
 		if len(args) > 1 {
-			return nil, fmt.Errorf("a script (%s) is read alone, not with other inputs", scripts[0])
+			return nil, fmt.Errorf("a script (%s) is read alone, not with other inputs", found[0])
 		}
-		if openScript == nil {
+		if scripts == nil {
 			return nil, fmt.Errorf("%s: this build cannot read pattern scripts", args[0])
 		}
-		if in.Ranks <= 0 {
+		ranks := in.Ranks
+		if n, ok := scripts.Sample(args[0]); ok && ranks <= 0 {
+			ranks = n
+		}
+		if ranks <= 0 {
 			return nil, fmt.Errorf("%s: a script needs --ranks N", args[0])
 		}
 		params, err := keyValues("--param", in.Params)
@@ -65,7 +95,7 @@ func (in *Input) Open(args []string, openScript ScriptOpener, warn io.Writer) (t
 		if err != nil {
 			return nil, err
 		}
-		return openScript(args[0], in.Ranks, params, groups)
+		return scripts.Open(args[0], ranks, params, groups)
 	}
 	r, err := format.OpenOptions(format.ReadOptions{Salvage: in.Salvage}, args...)
 	if err != nil {

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/iotrace/iotrace/samples"
+	"github.com/iotrace/iotrace/script"
+	"github.com/iotrace/iotrace/trace"
+	"github.com/spf13/cobra"
+)
+
+func init() { commands = append(commands, newSamplesCmd) }
+
+// scriptInputs opens pattern scripts for the commands that read traces: a
+// file, or the built-in sample an argument names (samples.Arg).
+type scriptInputs struct{}
+
+func (scriptInputs) Open(path string, ranks int, params, groups map[string]string) (trace.Trace, error) {
+	if s, ok := samples.Arg(path); ok {
+		return samples.Open(s.Name, ranks, params, groups)
+	}
+	return script.Open(path, ranks, params, groups)
+}
+
+func (scriptInputs) Sample(name string) (int, bool) {
+	s, ok := samples.Arg(name)
+	return s.Ranks, ok
+}
+
+func newSamplesCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "samples [show NAME]",
+		Short: "List the built-in sample workloads, or print one",
+		Long: `samples lists the workloads built into iotrace — pattern scripts of the
+classic studies (docs/SCRIPT.md, "Samples") — one per line: name, the number
+of ranks of its paper's run, and what it is. "samples show NAME" prints a
+sample's script; redirect it to a file to change it.
+
+Every command that reads a trace, and ioreplay, takes a sample by name where no
+file of that name exists, with the ranks of its paper unless --ranks says
+otherwise:
+
+  iotrace stats astro3d-small
+  iotrace stats --ranks 16 --by region parabench-listing2
+  ioreplay --timing afap --param T=1m beffio
+  iotrace samples show beffio > mybeff.iop`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
+			for _, s := range samples.List() {
+				fmt.Fprintf(w, "%s\t%d %s\t%s\n", s.Name, s.Ranks, plural(s.Ranks, "rank"), s.Summary)
+			}
+			return w.Flush()
+		},
+	}
+	c.AddCommand(&cobra.Command{
+		Use:   "show NAME",
+		Short: "Print a built-in sample's script",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, ok := samples.Get(args[0])
+			if !ok {
+				return fmt.Errorf("no sample %q (iotrace samples lists them: %s)", args[0], strings.Join(samples.Names(), ", "))
+			}
+			_, err := cmd.OutOrStdout().Write(s.Source)
+			return err
+		},
+	})
+	return c
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

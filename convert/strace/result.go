@@ -1,0 +1,97 @@
+package strace
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/iotrace/iotrace/convert/internal/textutil"
+)
+
+// call is a complete call: its arguments and result.
+type call struct {
+	name      string
+	args      []string
+	ret       int64 // the result, -errno for an error
+	known     bool  // false for "= ?"
+	retPath   string
+	decorated bool // the result carried a -y <path>
+	dur       int64
+}
+
+// parseCall reads "ARGS) = RET [ERRNO (text)] [<DUR>]": body is what
+// follows "NAME(".
+func parseCall(name, body string) (*call, error) {
+	args, rest, err := splitArgs(body)
+	if err != nil {
+		return nil, err
+	}
+	c := &call{name: name, args: args}
+	rest = strings.TrimLeft(rest, " ")
+	if !strings.HasPrefix(rest, "=") {
+		return nil, errors.New(`no " = RESULT" after the arguments`)
+	}
+	rest = strings.TrimLeft(rest[1:], " ")
+	// -T: the time spent in the call, last, in <seconds>.
+	if strings.HasSuffix(rest, ">") {
+		if i := strings.LastIndex(rest, " <"); i >= 0 {
+			if d, ok := textutil.Seconds(rest[i+2 : len(rest)-1]); ok {
+				c.dur = d
+				rest = strings.TrimRight(rest[:i], " ")
+			}
+		}
+	}
+	// The result: a number, maybe decorated (3</path>), or ?.
+	var tok string
+	j := 0
+	for j < len(rest) && isDigit(rest[j]) {
+		j++
+	}
+	if j > 0 && j < len(rest) && rest[j] == '<' {
+		k := strings.IndexByte(rest[j:], '>')
+		if k < 0 {
+			return nil, errors.New("unterminated <…> decoration of the result")
+		}
+		p, ok := unescape(rest[j+1 : j+k])
+		if !ok {
+			return nil, errors.New("bad escape in the result's decoration")
+		}
+		c.retPath, c.decorated = p, true
+		tok, rest = rest[:j], rest[j+k+1:]
+	} else {
+		tok = rest
+		if i := strings.IndexByte(rest, ' '); i >= 0 {
+			tok = rest[:i]
+		}
+		rest = rest[len(tok):]
+	}
+	rest = strings.TrimLeft(rest, " ")
+	if tok != "?" {
+		v, ok := intArg(tok)
+		if !ok {
+			return nil, errors.New("result " + strconv.Quote(tok) + " is not a number")
+		}
+		c.ret, c.known = v, true
+	}
+	// An error: -1 ENOENT (No such file or directory), ? ERESTARTSYS (…).
+	if rest != "" && rest[0] == 'E' {
+		name := rest
+		if i := strings.IndexByte(rest, ' '); i >= 0 {
+			name = rest[:i]
+		}
+		if e, ok := errnos[name]; ok {
+			c.ret, c.known = -e, true
+		} else if c.ret == -1 {
+			return nil, errors.New("unknown errno " + strconv.Quote(name))
+		}
+	}
+	return c, nil
+}
+
+// arg returns argument i, or "".
+func (c *call) arg(i int) string {
+	if i < len(c.args) {
+		return c.args[i]
+	}
+	return ""
+}

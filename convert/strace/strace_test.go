@@ -1,0 +1,258 @@
+package strace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+func read(t *testing.T, opts Options, ins ...Input) (*Reader, []trace.Event, error) {
+	t.Helper()
+	r := NewReader(ins, opts)
+	evs, err := trace.ReadAll(r)
+	return r, evs, err
+}
+
+func text(name, s string) Input { return Input{Name: name, R: strings.NewReader(s)} }
+
+// line renders an event compactly for comparisons.
+func line(r *Reader, e trace.Event) string {
+	s := fmt.Sprintf("t%d %s", e.Thread, e.Op)
+	if e.Path != 0 {
+		s += " " + r.Path(e.Path)
+	}
+	if e.Path2 != 0 {
+		s += " -> " + r.Path(e.Path2)
+	}
+	if e.FD != 0 {
+		s += fmt.Sprintf(" fd=%d", e.FD)
+	}
+	if e.Op.Dir() != trace.DirNone || e.Op == trace.OpLseek {
+		s += fmt.Sprintf(" off=%d size=%d", e.Offset, e.Size)
+	}
+	return s + fmt.Sprintf(" = %d", e.Ret)
+}
+
+// A stderr capture of strace -f -ttt -T -y by hand: [pid N] prefixes
+// once a second process exists, a child that runs before its clone
+// returns, strace's message cutting a line, unfinished and resumed
+// halves, signals, exits, errors, escaped decorations.
+const stderrLog = `1700000000.000000 execve("/bin/prog", ["prog", "a"], 0x7ffd /* 3 vars */) = 0 <0.000100>
+1700000000.000100 openat(AT_FDCWD</home/u>, "in put", O_RDONLY) = 3</home/u/in put> <0.000010>
+1700000000.000200 read(3</home/u/in put>, "abc"..., 4096) = 4096 <0.000020>
+1700000000.000300 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD/usr/bin/strace: Process 501 attached
+ <unfinished ...>
+[pid   501] 1700000000.000400 read(3</home/u/in put>, "x", 10) = 10 <0.000010>
+[pid   500] 1700000000.000410 <... clone resumed>, child_tidptr=0x7f) = 501 <0.000200>
+[pid   500] 1700000000.000500 read(3</home/u/in put>,  <unfinished ...>
+[pid   501] 1700000000.000600 write(1</dev/pts/0>, "hi\n", 3) = 3 <0.000005>
+[pid   501] 1700000000.000700 openat(AT_FDCWD</home/u>, "o>ut", O_WRONLY|O_CREAT|O_APPEND, 0600) = 4</home/u/o\76ut> <0.000010>
+[pid   501] 1700000000.000800 write(4</home/u/o\76ut>, "yy", 2) = 2 <0.000003>
+[pid   501] 1700000000.000900 +++ killed by SIGKILL +++
+[pid   500] 1700000000.001000 <... read resumed>"defg", 100) = 4 <0.000500>
+./strace: Process 999 detached
+1700000000.001100 --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_KILLED, si_pid=501, si_uid=0, si_status=SIGKILL} ---
+1700000000.001200 openat(AT_FDCWD</home/u>, "nope", O_RDONLY) = -1 ENOENT (No such file or directory) <0.000004>
+1700000000.001300 read(3</home/u/in put>, 0x7f, 8) = ? ERESTARTSYS (To be restarted if SA_RESTART is set) <0.000004>
+1700000000.001400 lseek(3</home/u/in put>, 0, SEEK_CUR) = 4110 <0.000002>
+1700000000.001500 exit_group(0)                = ?
+1700000000.001600 +++ exited with 0 +++
+`
+
+func TestStderrLog(t *testing.T) {
+	r, evs, err := read(t, Options{}, text("err.txt", stderrLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, line(r, e))
+	}
+	want := []string{
+		"t0 openat /home/u/in put fd=3 = 3",
+		"t0 read /home/u/in put fd=3 off=0 size=4096 = 4096",
+		"t1 read /home/u/in put fd=3 off=4096 size=10 = 10", // the child shares the description
+		"t1 openat /home/u/o>ut fd=4 = 4",
+		"t1 write /home/u/o>ut fd=4 off=0 size=2 = 2",
+		"t0 read /home/u/in put fd=3 off=4106 size=100 = 4",
+		"t0 openat /home/u/nope = -2",
+		"t0 read /home/u/in put fd=3 off=4110 size=8 = -512",
+		"t0 lseek /home/u/in put fd=3 off=0 size=0 = 4110",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The resumed read starts at its first half and lasts what -T says.
+	if e := evs[5]; e.Start != 500e3 || e.Dur != 500e3 {
+		t.Errorf("resumed read: start %d dur %d", e.Start, e.Dur)
+	}
+	st := r.Stats()
+	if st.Signals != 1 || st.Exits != 2 || st.Killed != 1 || st.Unchosen != 1 || st.Processes != 2 {
+		t.Errorf("stats %+v", st)
+	}
+	m := r.Meta()
+	if m.Epoch != 1700000000e9 || fmt.Sprint(m.Command) != "[prog a]" || !strings.Contains(m.Clock, "-ttt") {
+		t.Errorf("meta %+v", m)
+	}
+	notes := strings.Join(r.Notes(), "\n")
+	for _, want := range []string{"calls outside the event model left out (", "pipes, sockets", "O_APPEND writes"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}
+
+// TestFFMerge: strace -ff files merge in time order, and give what the
+// single stderr capture of the same program gives.
+func TestFFMerge(t *testing.T) {
+	open := func(name string, pid int) Input {
+		f, err := os.Open(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return Input{Name: name, R: f, PID: pid}
+	}
+	rf, ff, err := read(t, Options{}, open("allcalls-ff.21715", 21715), open("allcalls-ff.21716", 21716), open("allcalls-ff.21717", 21717))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, se, err := read(t, Options{}, open("allcalls-stderr.txt", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	strip := func(r *Reader, evs []trace.Event) []string {
+		var out []string
+		for _, e := range evs {
+			out = append(out, line(r, e))
+		}
+		return out
+	}
+	a, b := strip(rf, ff), strip(rs, se)
+	if strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Errorf("-ff:\n%s\n\nstderr:\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+	ops := map[trace.Op]int{}
+	threads := map[uint32]bool{}
+	for _, e := range ff {
+		ops[e.Op]++
+		threads[e.Thread] = true
+	}
+	// Every call of the program's list, from three threads.
+	for _, op := range []trace.Op{trace.OpPwritev2, trace.OpPreadv2, trace.OpOpenat2, trace.OpCloseRange, trace.OpStatx, trace.OpRenameat2, trace.OpDup3, trace.OpFcntl, trace.OpCreat, trace.OpMkdirat, trace.OpUnlinkat, trace.OpTruncate} {
+		if ops[op] == 0 {
+			t.Errorf("no %s", op)
+		}
+	}
+	if len(threads) != 3 {
+		t.Errorf("threads %v", threads)
+	}
+}
+
+func TestAll(t *testing.T) {
+	_, evs, err := read(t, Options{All: true}, text("x", stderrLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 10 { // the write to the terminal too
+		t.Errorf("%d events with All", len(evs))
+	}
+}
+
+func TestFormats(t *testing.T) {
+	// -tt times of day across midnight, a PID column, no -y, -T absent.
+	log := `100 23:59:59.900000 openat(AT_FDCWD, "/d/f", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 3
+100 00:00:00.100000 write(3, "x", 1) = 1
+100 00:00:00.200000 chdir("/d/sub") = 0
+100 00:00:00.300000 mkdir("rel", 0777) = 0
+`
+	r, evs, err := read(t, Options{}, text("x", log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 3 || evs[1].Start-evs[0].Start != 200e6 || r.Path(evs[2].Path) != "/d/sub/rel" || evs[2].Mode != 0o777 {
+		t.Errorf("%+v", evs)
+	}
+	if m := r.Meta(); !strings.Contains(m.Clock, "time of day") || m.Epoch != 0 {
+		t.Errorf("meta %+v", m)
+	}
+	// No times, no PIDs, relative paths with the directory unknown.
+	r, evs, err = read(t, Options{}, text("x", `open("rel/f", O_RDONLY) = 3`+"\n"+`read(3, "", 10) = 0`+"\n"))
+	if err != nil || len(evs) != 2 || r.Path(evs[1].Path) != "rel/f" || r.Stats().Relative != 1 {
+		t.Errorf("%v %+v", err, evs)
+	}
+	if n := strings.Join(r.Notes(), "\n"); !strings.Contains(n, "no timestamps") || !strings.Contains(n, "relative") {
+		t.Errorf("notes %q", n)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"hello world\n", `x.txt:1: not a line of strace output: "hello world"`},
+		{"1700000000.0 openat(AT_FDCWD, \"a\", O_RDONLY\n", "x.txt:1: openat: no closing parenthesis"},
+		{"1.0 x() = 0\n1.1 read(3, \"a\", 1) = zz\n", `x.txt:2: read: result "zz" is not a number`},
+		{"1.0 openat(AT_FDCWD, \"a, O_RDONLY) = 3\n", "x.txt:1: openat: unterminated string"},
+		{"1.0 read(3</a, \"a\", 1) = 1\n", "x.txt:1: read: unterminated <…> decoration"},
+		{"1.0 read(3, \"a\", 1) = -1 EWHAT (?)\n", `x.txt:1: read: unknown errno "EWHAT"`},
+		{"[pid x] 1.0 read(3, \"a\", 1) = 1\n", "x.txt:1: bad [pid N] prefix"},
+		{"99:99:99 read(3, \"a\", 1) = 1\n", `x.txt:1: bad timestamp "99:99:99"`},
+		{"1.0 +++ frobbed +++\n", "x.txt:1: unknown +++ line"},
+		{"1.0 read(x, \"a\", 1) = 1\n", `x.txt:1: read: descriptor "x"`},
+		{"1.0 open(0x1234, O_RDONLY) = 3\n", `x.txt:1: open: path argument "0x1234" is not a string`},
+		{"1.0 lseek(3, 0, SEEK_NOWHERE) = 0\n", `x.txt:1: lseek: whence "SEEK_NOWHERE"`},
+	} {
+		_, _, err := read(t, Options{}, text("x.txt", c.in))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+var oneLine = regexp.MustCompile(`^[^\n]+:[0-9]+: [^\n]+$`)
+
+// FuzzReader: any input reads to its end or stops with one error line
+// naming the file and line; never a panic.
+func FuzzReader(f *testing.F) {
+	f.Add(stderrLog)
+	for _, name := range []string{"prog-o.txt", "allcalls-ff.21715", "allcalls-stderr.txt"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		// Seeds of a few hundred lines at most keep the fuzzer quick.
+		lines := strings.SplitAfter(string(b), "\n")
+		for i := 0; i < len(lines); i += 40 {
+			f.Add(strings.Join(lines[i:min(i+40, len(lines))], ""))
+		}
+	}
+	f.Add("1.0 close_range(3, ~0U, CLOSE_RANGE_UNSHARE) = 0\n")
+	f.Add("1 1.0 clone3({flags=CLONE_VM|CLONE_FILES, exit_signal=0} => {parent_tid=[2]}, 88) = 2\n2 1.1 read(3</x>, \"\", 1) = 0\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		r := NewReader([]Input{{Name: "f.txt", R: strings.NewReader(in)}}, Options{All: true})
+		buf := make([]trace.Event, 7)
+		for {
+			n, err := r.ReadEvents(buf)
+			for _, e := range buf[:n] {
+				if !e.Op.Known() {
+					t.Fatalf("unknown op %v", e.Op)
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				if !oneLine.MatchString(err.Error()) {
+					t.Fatalf("error %q is not one line naming file and line", err)
+				}
+				return
+			}
+		}
+	})
+}
