@@ -381,7 +381,9 @@ func (x *instanceTrace) Ranks() []uint32 {
 	return rs
 }
 
-func (x *instanceTrace) Rank(r uint32) (trace.Source, error) { return x.in.Source(int(r), x.paths, nil) }
+func (x *instanceTrace) Rank(r uint32) (trace.Source, error) {
+	return x.in.Source(int(r), x.paths, nil)
+}
 
 func (x *instanceTrace) Path(id trace.PathID) string { return x.paths.Lookup(id) }
 
