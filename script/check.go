@@ -555,6 +555,7 @@ const (
 	opSyncFD
 	opDatasync
 	opCloseFD
+	opDup
 	opMPIOpen
 	opMPIRead
 	opMPIWrite
@@ -599,6 +600,10 @@ type cCmd struct {
 	// Call details (docs/SCRIPT.md, "Call details").
 	callOp trace.Op // call NAME: the op to record instead of the default; 0 none
 	ret    *cexpr   // ret R
+	// dup: the new handle
+	h2     int
+	h2Pos  Pos
+	h2Name string
 }
 
 func (cm *cCmd) arg(key string) *cexpr { return cm.args[key] }
@@ -762,6 +767,8 @@ func (cm *cCmd) defaultOp() trace.Op {
 		return trace.OpOpen
 	case opCloseFD:
 		return trace.OpClose
+	case opDup:
+		return trace.OpDup
 	case opSeekFD:
 		return trace.OpLseek
 	case opSyncFD:
@@ -829,6 +836,9 @@ func (c *compiler) details(s *CommandStmt, cm *cCmd) {
 	}
 	fd := cm.op == opReadFD || cm.op == opWriteFD
 	only("iov", fd, "needs a POSIX file handle: it makes readv/writev")
+	if cm.op == opDup && cm.ret != nil && cm.ret.isConst && cm.ret.ci >= 0 {
+		c.errorf(s.Arg("ret").Pos, "the ret of dup must be negative (a failed dup, e.g. -EBADF): a successful dup returns the handle the script allocates")
+	}
 	only("elements", cm.op == opMPIRead || cm.op == opMPIWrite, "needs an MPI file handle")
 	if s.Name == "read" || s.Name == "write" {
 		only("flags", fd, "of read and write needs a POSIX file handle (the RWF_ flags of preadv2/pwritev2)")
@@ -955,6 +965,30 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 			cm.op = opMPITrunc
 		}
 		useHandle()
+	case "dup":
+		cm.op = opDup
+		useHandle()
+		a := s.Arg("as")
+		if a == nil || a.Name == nil {
+			return
+		}
+		sym := c.scope.lookup(a.Name.Name)
+		if sym != nil && sym.kind == symHandle {
+			if sym.typ != THandle {
+				c.errorf(a.Name.Pos, "%s is %s (opened at %s); dup needs another name", sym.name, article(sym.typ), sym.pos)
+				return
+			}
+			if st := c.hst[sym.slot]; st.st == hOpen {
+				c.errorf(a.Name.Pos, "%s is still open (opened at %s); close it before using its name again", sym.name, st.pos)
+			}
+		} else {
+			sym = c.declare(a.Name, symHandle, THandle)
+		}
+		cm.h2, cm.h2Pos, cm.h2Name = sym.slot, a.Name.Pos, sym.name
+		c.hst[sym.slot] = hstate{st: hOpen, pos: s.Pos}
+		if s.Arg("ret") != nil {
+			c.hst[sym.slot] = hstate{}
+		}
 	case "open", "mpiopen":
 		cm.op = pick(s.Name == "open", opOpen, opMPIOpen)
 		typ := pick(s.Name == "open", THandle, TMPIHandle)

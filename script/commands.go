@@ -124,6 +124,8 @@ var commandList = []cmdSpec{
 	{name: "mpiopen", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aAs, aFlags, {key: "self", kind: argFlag}, aRet},
 		synopsis: "mpiopen PATH as NAME [flags AMODE] [self]"},
 	{name: "close", operand: handles, opWhat: "a file handle", args: []argSpec{aCall, aRet}, synopsis: "close HANDLE"},
+	{name: "dup", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{aAs, dFlags, aCall, aRet},
+		synopsis: "dup HANDLE as NAME"},
 	{name: "seek", operand: handles, opWhat: "a file handle",
 		args: []argSpec{{key: "to", kind: argExpr, typ: TInt, required: true, what: "offset"},
 			{key: "from", kind: argWord, words: []string{"start", "current", "end"}}, aShared, aCall, aRet},
@@ -164,6 +166,7 @@ var commandList = []cmdSpec{
 var callVariants = map[trace.Op][]trace.Op{
 	trace.OpOpen:           {trace.OpOpenat, trace.OpOpenat2, trace.OpCreat, trace.OpFopen},
 	trace.OpClose:          {trace.OpFclose},
+	trace.OpDup:            {trace.OpDup2, trace.OpDup3, trace.OpFcntl},
 	trace.OpRead:           {trace.OpFread},
 	trace.OpWrite:          {trace.OpFwrite},
 	trace.OpPreadv:         {trace.OpPreadv2},
@@ -171,6 +174,7 @@ var callVariants = map[trace.Op][]trace.Op{
 	trace.OpLseek:          {trace.OpFseek},
 	trace.OpFsync:          {trace.OpFflush},
 	trace.OpStat:           {trace.OpLstat, trace.OpFstatat, trace.OpStatx},
+	trace.OpFstat:          {trace.OpFstatat, trace.OpStatx}, // glibc's fstat is fstatat(fd, "", AT_EMPTY_PATH)
 	trace.OpUnlink:         {trace.OpUnlinkat, trace.OpMPIFileDelete},
 	trace.OpRename:         {trace.OpRenameat, trace.OpRenameat2},
 	trace.OpMkdir:          {trace.OpMkdirat},

@@ -119,3 +119,43 @@ func TestCallDetailErrors(t *testing.T) {
 		t.Errorf("close after a failed open: %v", err)
 	}
 }
+
+// TestDup checks dup: a new handle on the same open file, sharing its
+// position, numbered as an open would be.
+func TestDup(t *testing.T) {
+	wantRanks(t, `
+open "a" as f flags O_RDWR
+write f size 100
+dup f as g
+write g size 10
+write f size 5
+dup f as h call dup3 flags O_CLOEXEC
+close f
+read h size 1
+dup h as k ret -EMFILE
+close g
+close h
+`, Config{Ranks: 1}, map[uint32]string{0: `
+	open a flags=O_RDWR ret=3
+	write a fd=3 size=100 ret=100
+	dup a fd=3 ret=4
+	write a fd=4 off=100 size=10 ret=10
+	write a fd=3 off=110 size=5 ret=5
+	dup3 a fd=3 flags=0x80000 ret=5
+	close a fd=3
+	read a fd=5 off=115 size=1 ret=1
+	dup a fd=5 ret=-24
+	close a fd=4
+	close a fd=5
+`})
+	for _, c := range []struct{ src, want string }{
+		{"open \"f\" as h\ndup h as h", "h is still open"},
+		{"open \"f\" as h\ndup h as g ret 3", "the ret of dup must be negative"},
+		{"mpiopen \"f\" as h\ndup h as g", "dup needs a POSIX file handle"},
+	} {
+		_, err := Compile("t.iop", []byte(c.src))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want an error containing %q", c.src, err, c.want)
+		}
+	}
+}

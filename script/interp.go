@@ -93,11 +93,17 @@ type handle struct {
 	open     bool
 	fd       int32
 	path     trace.PathID
-	pos      int64 // position (POSIX) or individual file pointer (MPI)
-	append   bool
+	*fdesc   // shared by the handles dup makes
 	comm     uint32
 	openedAt Pos
 	closedAt Pos
+}
+
+// fdesc is an open file description: what descriptors duplicated with dup
+// share.
+type fdesc struct {
+	pos    int64 // position (POSIX) or individual file pointer (MPI)
+	append bool
 }
 
 type frameKind uint8
@@ -795,7 +801,7 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		if !ok {
 			return evalErr(cm.pos, errTooMany)
 		}
-		*h = handle{open: true, fd: fd, path: id, append: flags&trace.OAppend != 0, openedAt: cm.pos}
+		*h = handle{open: true, fd: fd, path: id, fdesc: &fdesc{append: flags&trace.OAppend != 0}, openedAt: cm.pos}
 		if flags&trace.OTrunc != 0 {
 			it.setKnown(id, 0)
 		}
@@ -904,6 +910,31 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		}
 		it.fds.free(h.fd)
 		h.open, h.closedAt = false, cm.pos
+	case opDup:
+		h2 := &it.hs[cm.h2]
+		if h2.open {
+			return evalErr(cm.h2Pos, fmt.Sprintf("%s is still open (opened at %s); close it before using its name again", cm.h2Name, h2.openedAt))
+		}
+		if cm.ret != nil {
+			// A failed dup: no new handle.
+			failed, err := it.details(cm, &e, 0)
+			if err != nil {
+				return err
+			}
+			if !failed {
+				return evalErr(cm.ret.pos, fmt.Sprintf("the ret of dup must be negative (a failed dup), got %d", e.Ret))
+			}
+			break
+		}
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
+		fd, ok := it.fds.alloc()
+		if !ok {
+			return evalErr(cm.pos, errTooMany)
+		}
+		*h2 = handle{open: true, fd: fd, path: h.path, fdesc: h.fdesc, openedAt: cm.pos}
+		e.Ret = int64(fd)
 	}
 	it.emit(e)
 	return nil
@@ -968,7 +999,7 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 			it.mids.free(fid)
 			e.FD = 0
 		} else {
-			*h = handle{open: true, fd: fid, path: id, comm: comm, append: flags&trace.MPIModeAppend != 0, openedAt: cm.pos}
+			*h = handle{open: true, fd: fid, path: id, comm: comm, fdesc: &fdesc{append: flags&trace.MPIModeAppend != 0}, openedAt: cm.pos}
 		}
 		return it.collective(e, ev)
 	}

@@ -380,8 +380,11 @@ func (em *emitter) command(m *mstmt) script.Stmt {
 	case oInt:
 		c.Operand = em.expr(m.holes[l.intHole], m.t.kinds[l.intHole])
 	}
-	if l.cmd == "open" || l.cmd == "mpiopen" {
+	switch l.cmd {
+	case "open", "mpiopen":
 		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.handle)})
+	case "dup":
+		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.dupAs)})
 	}
 	if l.path2 != nil {
 		c.Args = append(c.Args, &script.Arg{Key: "to", Value: em.str(l.path2, m.holes, true)})

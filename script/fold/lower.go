@@ -40,12 +40,17 @@ type lowerer struct {
 }
 
 type hnd struct {
-	name   string
-	path   string
+	name string
+	path string
+	*desc
+	comm uint32
+	mpi  bool
+}
+
+// desc is an open file description, which dup shares.
+type desc struct {
 	pos    int64
 	append bool
-	comm   uint32
-	mpi    bool
 }
 
 type pending struct {
@@ -438,7 +443,11 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 	if (info.Class == trace.ClassPOSIX || info.Class == trace.ClassMeta) && e.Comm != 0 {
 		return lw.fail(e, "a POSIX call with communicator %d", e.Comm)
 	}
-	switch e.Op {
+	op := e.Op
+	if (op == trace.OpFstatat || op == trace.OpStatx) && e.FD != 0 {
+		op = trace.OpFstat // fstat as glibc makes it: fstatat(fd, "", AT_EMPTY_PATH)
+	}
+	switch op {
 	case trace.OpOpen, trace.OpOpenat, trace.OpOpenat2, trace.OpCreat, trace.OpFopen:
 		p := lw.path(e.Path)
 		b.l.cmd, b.l.operand, b.l.path = "open", oPath, b.str(p)
@@ -450,7 +459,7 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 			b.l.handle = lw.handleName(p, false)
 			delete(lw.open, b.l.handle)
 		} else {
-			h := &hnd{path: p, append: e.Flags&trace.OAppend != 0}
+			h := &hnd{path: p, desc: &desc{append: e.Flags&trace.OAppend != 0}}
 			h.name = lw.handleName(p, false)
 			b.l.handle, b.l.opens = h.name, h.name
 			lw.fds[int32(e.Ret)] = h
@@ -464,6 +473,27 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 		if e.Ret < 0 {
 			b.arg("ret", e.Ret, kRet)
 		}
+	case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl:
+		h, err := lw.fdHandle(e)
+		if err != nil {
+			return err
+		}
+		b.l.cmd, b.l.operand, b.l.handle = "dup", oHandle, h.name
+		name := lw.handleName(h.path, false)
+		b.l.opens = name
+		b.l.dupAs = name
+		b.opt("flags", int64(e.Flags), kHex, 0)
+		b.call(e.Op, trace.OpDup)
+		if e.Ret < 0 {
+			delete(lw.open, name)
+			b.l.opens = ""
+			b.arg("ret", e.Ret, kRet)
+			break
+		}
+		if old := lw.fds[int32(e.Ret)]; old != nil {
+			return lw.fail(e, "the new descriptor %d is open already (dup2 closes it): a script closes its handles itself", e.Ret)
+		}
+		lw.fds[int32(e.Ret)] = &hnd{name: name, path: h.path, desc: h.desc}
 	case trace.OpClose, trace.OpFclose:
 		h, err := lw.fdHandle(e)
 		if err != nil {
@@ -548,7 +578,7 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 			return err
 		}
 		b.l.operand, b.l.handle = oHandle, h.name
-		switch e.Op {
+		switch op {
 		case trace.OpFsync, trace.OpFflush:
 			b.l.cmd = "sync"
 			b.call(e.Op, trace.OpFsync)
@@ -557,6 +587,7 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 		case trace.OpFstat:
 			b.l.cmd = "stat"
 			b.opt("flags", int64(e.Flags), kHex, 0)
+			b.call(e.Op, trace.OpFstat)
 		case trace.OpFtruncate:
 			b.l.cmd = "truncate"
 			b.arg("to", e.Size, kSize)
@@ -630,7 +661,7 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 			if lw.mpis[e.FD] != nil {
 				return lw.fail(e, "MPI file handle %d is already open", e.FD)
 			}
-			lw.mpis[e.FD] = &hnd{name: name, path: p, comm: e.Comm, mpi: true, append: e.Flags&trace.MPIModeAppend != 0}
+			lw.mpis[e.FD] = &hnd{name: name, path: p, comm: e.Comm, mpi: true, desc: &desc{append: e.Flags&trace.MPIModeAppend != 0}}
 		}
 		b.arg("flags", int64(e.Flags), kAmode)
 		switch {
@@ -783,8 +814,6 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 	default:
 		why := "the script language has no such call"
 		switch e.Op {
-		case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl:
-			why = "a script cannot duplicate descriptors"
 		case trace.OpCloseRange:
 			why = "a script closes its handles one by one"
 		case trace.OpMPIIsend, trace.OpMPIIrecv, trace.OpMPIWait, trace.OpMPIWaitall:

@@ -99,7 +99,8 @@ type leafT struct {
 	args    []argT
 	comm    uint32 // the group communicator the command runs in (>= 2), or 0
 	world   bool   // the command runs on all ranks' communicator (outside any on block)
-	opens   string // the handle a successful open binds
+	opens   string // the handle a successful open (or dup) binds
+	dupAs   string // dup: the name of the new handle
 	closes  string // the handle a close releases
 	mpi     bool   // the handle is an MPI file handle
 	events  int    // events the command makes
@@ -148,6 +149,8 @@ func (l *leafT) appendKey(b []byte, kinds []hkind) []byte {
 	b = append(b, l.opens...)
 	b = append(b, '|')
 	b = append(b, l.closes...)
+	b = append(b, '|')
+	b = append(b, l.dupAs...)
 	if l.world {
 		b = append(b, "|world"...)
 	}
