@@ -331,6 +331,9 @@ func (f *folder) extStep(fr *frame, x *node) bool {
 	X.h[0]++
 	for i, b := range e.buf {
 		X.g[e.slots[i][0]].add(b.g[0])
+		if e.slots[i][0] != e.slots[i][1] {
+			X.g[e.slots[i][1]].n += b.g[0].n // the run counts where the sleep would be
+		}
 		for s, g := range b.g[1:] {
 			X.g[e.slots[i][1]+1+s].add(g)
 		}
@@ -529,7 +532,11 @@ func (f *folder) makeLoop(s []*node, L, k int, masks map[[2]int]int64) *node {
 		for r := 0; r < k; r++ {
 			for sl, g := range s[r*L+c].g {
 				if r == 0 && c == 0 && sl == 0 {
-					x.g[0] = g // the think time before the loop
+					// The think time before the loop; the body's first
+					// slot still counts the run (a sleep there runs every
+					// iteration: its mean is over the iterations).
+					x.g[0] = g
+					x.g[t.goff[c]].n += g.n
 					continue
 				}
 				x.g[t.goff[c]+sl].add(g)
