@@ -60,13 +60,15 @@ type Result struct {
 	// Groups is the number of distinct folded programs (ranks whose
 	// programs differ only in rank-dependent values count as one).
 	Groups int
+	// rankLines returns the lines of rank PerRank[i]'s program alone.
+	rankLines func(i int) int
 }
 
 // RankStats describes the folding of one rank.
 type RankStats struct {
 	Rank   uint32
 	Events int64
-	Lines  int // lines of its folded program alone
+	Lines  int // lines of its folded program alone (set by Explain)
 	Loops  int // loops in it
 	Depth  int // deepest loop nesting
 }
@@ -168,11 +170,11 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		return nil, em.err
 	}
 	res.Groups = len(distinctSigs(lists))
-	// Per-rank lines: each rank's program on its own.
-	for i := range res.PerRank {
+	// Each rank's program on its own, for Explain.
+	res.rankLines = func(i int) int {
 		one := &emitter{nranks: nranks, keep: em.keep, min: em.min, groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg}
 		p := one.list(mg.mergeList([]int{rs[i]}, [][]*stmt{lists[i]}), []int{rs[i]}, 0, 0)
-		res.PerRank[i].Lines = countLines(script.Format(&script.File{Stmts: p}))
+		return countLines(script.Format(&script.File{Stmts: p}))
 	}
 	var stmts []script.Stmt
 	if em.dir != "" {

@@ -63,7 +63,11 @@ func Explain(w io.Writer, res *Result, name string, src []byte) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tcalls\tlines alone\tloops\tdeepest\t")
-	for _, r := range res.PerRank {
+	for i := range res.PerRank {
+		r := &res.PerRank[i]
+		if res.rankLines != nil {
+			r.Lines = res.rankLines(i)
+		}
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t\n", r.Rank, r.Events, r.Lines, r.Loops, r.Depth)
 	}
 	tw.Flush()
