@@ -157,7 +157,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		return nil, err
 	}
 	mg := &merger{nranks: nranks, maxAlign: 1 << 20}
-	merged := mg.mergeList(rs, lists)
+	merged := mg.mergeList(rs, lists, 0)
 	em := &emitter{nranks: nranks, keep: float64(opt.KeepSleep), min: float64(opt.MinSleep),
 		groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg}
 	em.dir = commonDir(lists)
@@ -173,7 +173,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	// Each rank's program on its own, for Explain.
 	res.rankLines = func(i int) int {
 		one := &emitter{nranks: nranks, keep: em.keep, min: em.min, groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg}
-		p := one.list(mg.mergeList([]int{rs[i]}, [][]*stmt{lists[i]}), []int{rs[i]}, 0, 0)
+		p := one.list(mg.mergeList([]int{rs[i]}, [][]*stmt{lists[i]}, 0), []int{rs[i]}, 0, 0)
 		return countLines(script.Format(&script.File{Stmts: p}))
 	}
 	var stmts []script.Stmt

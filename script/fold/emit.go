@@ -166,6 +166,10 @@ func (em *emitter) expr(p rpoly, k hkind) script.Expr {
 		}
 		with := func(a atom) []atom { return append(append([]atom{}, vars...), a) }
 		rank := atom{key: "r", expr: ident("rank")}
+		if t.mix != nil {
+			terms = append(terms, em.mixTerms(t.mix, vars)...)
+			continue
+		}
 		f := t.f
 		switch f.kind {
 		case rConst:
@@ -274,6 +278,49 @@ func (em *emitter) expr(p rpoly, k hkind) script.Expr {
 		return bin("+", x, konst)
 	}
 	return bin("+", konst, x)
+}
+
+// mixTerms writes a mix (sibling folding) as terms.
+func (em *emitter) mixTerms(x *mix, vars []atom) []eterm {
+	v := func() script.Expr {
+		em.used[x.d] = true
+		return ident(loopVar(x.d))
+	}
+	q, nq := script.Int(x.q), script.Int(int64(em.nranks)/max(x.q, 1))
+	paren := func(e script.Expr) script.Expr { return &script.ParenExpr{X: e} }
+	rmod := func() script.Expr { return bin("%", ident("rank"), q) }
+	rdiv := func() script.Expr { return bin("/", ident("rank"), q) }
+	var out []eterm
+	for f, c := range x.coefs {
+		if c == 0 {
+			continue
+		}
+		var a *atom
+		switch f {
+		case fV:
+			a = &atom{key: fmt.Sprintf("a%03d", x.d), expr: v()}
+		case fRank:
+			a = &atom{key: "r", expr: ident("rank")}
+		case fRmod:
+			a = &atom{key: "r1", expr: paren(rmod())}
+		case fRdiv:
+			a = &atom{key: "r2", expr: paren(rdiv())}
+		case fRmodPV:
+			a = &atom{key: "r3", expr: paren(bin("%", bin("+", rmod(), v()), q))}
+		case fRmodMV:
+			a = &atom{key: "r4", expr: paren(bin("%", bin("-", bin("+", rmod(), q), v()), q))}
+		case fRdivPV:
+			a = &atom{key: "r5", expr: paren(bin("%", bin("+", rdiv(), v()), nq))}
+		case fRdivMV:
+			a = &atom{key: "r6", expr: paren(bin("%", bin("-", bin("+", rdiv(), nq), v()), nq))}
+		}
+		atoms := append([]atom{}, vars...)
+		if a != nil {
+			atoms = append(atoms, *a)
+		}
+		out = append(out, eterm{c, atoms})
+	}
+	return out
 }
 
 func gcd(a, b int64) int64 {

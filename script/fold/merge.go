@@ -151,8 +151,9 @@ func fitGrid(ranks []int, vals []int64, m int64) (rfun, bool) {
 type rpoly []rterm
 
 type rterm struct {
-	m string
-	f rfun
+	m   string
+	f   rfun
+	mix *mix // instead of f: a function of the rank and a loop variable (sibling folding)
 }
 
 func (p rpoly) constant() (int64, bool) {
@@ -160,7 +161,7 @@ func (p rpoly) constant() (int64, bool) {
 	case 0:
 		return 0, true
 	case 1:
-		if p[0].m == "" && p[0].f.kind == rConst {
+		if p[0].m == "" && p[0].f.kind == rConst && p[0].mix == nil {
 			return p[0].f.a, true
 		}
 	}
@@ -169,7 +170,7 @@ func (p rpoly) constant() (int64, bool) {
 
 func (p rpoly) uses(v int) bool {
 	for _, t := range p {
-		if containsByte(t.m, byte(v)) {
+		if containsByte(t.m, byte(v)) || t.mix != nil && t.mix.d == v {
 			return true
 		}
 	}
@@ -200,13 +201,24 @@ func fitPolys(ranks []int, ps []poly, kind hkind, nranks int, two bool) (rpoly, 
 	}
 	var ms []string
 	seen := map[string]bool{}
+	tabVar := -1
 	for _, p := range ps {
 		for _, t := range p {
+			if t.tab != nil {
+				if tabVar >= 0 && tabVar != t.tab.d {
+					return nil, false
+				}
+				tabVar = t.tab.d
+				continue
+			}
 			if !seen[t.m] {
 				seen[t.m] = true
 				ms = append(ms, t.m)
 			}
 		}
+	}
+	if tabVar >= 0 {
+		return fitTables(ranks, ps, tabVar, nranks, two)
 	}
 	sort.Strings(ms)
 	out := make(rpoly, 0, len(ms))
@@ -230,6 +242,101 @@ func fitPolys(ranks []int, ps []poly, kind hkind, nranks int, two bool) (rpoly, 
 		out = append(out, rterm{m: m, f: f})
 	}
 	return out, true
+}
+
+// fitTables fits a hole whose value, on some ranks, is a table over the
+// iterations of the loop of depth d (sibling folding): for each monomial
+// of the other variables, its coefficient over (iteration, rank) is either
+// a line in the iteration with coefficients functions of the rank, or a
+// mix.
+func fitTables(ranks []int, ps []poly, d, nranks int, two bool) (rpoly, bool) {
+	k := 0
+	for _, p := range ps {
+		for _, t := range p {
+			if t.tab != nil {
+				k = len(t.tab.vals)
+			}
+		}
+	}
+	// The monomials without d, and the values of each on every rank and
+	// iteration.
+	vals := map[string][][]int64{}
+	var bases []string
+	for i, p := range ps {
+		for _, t := range p {
+			base, pow := t.m, 0
+			for containsByte(base, byte(d)) {
+				j := 0
+				for base[j] != byte(d) {
+					j++
+				}
+				base, pow = base[:j]+base[j+1:], pow+1
+			}
+			if vals[base] == nil {
+				vals[base] = make([][]int64, len(ps))
+				for r := range vals[base] {
+					vals[base][r] = make([]int64, k)
+				}
+				bases = append(bases, base)
+			}
+			for c := 0; c < k; c++ {
+				if t.tab != nil {
+					vals[base][i][c] += t.tab.vals[c]
+					continue
+				}
+				x := t.c
+				for e := 0; e < pow; e++ {
+					x *= int64(c)
+				}
+				vals[base][i][c] += x
+			}
+		}
+	}
+	sort.Strings(bases)
+	var out rpoly
+	for _, base := range bases {
+		v := vals[base]
+		// A line in the iteration on every rank?
+		line := true
+		as, bs := make([]int64, len(v)), make([]int64, len(v))
+		for i, row := range v {
+			as[i] = row[0]
+			if k > 1 {
+				bs[i] = row[1] - row[0]
+			}
+			for c := 2; c < k && line; c++ {
+				line = row[c]-row[c-1] == bs[i]
+			}
+		}
+		if line {
+			fa, ok1 := fitRankOrConst(ranks, as, nranks, two)
+			fb, ok2 := fitRankOrConst(ranks, bs, nranks, two)
+			if ok1 && ok2 {
+				if !(fa.kind == rConst && fa.a == 0) {
+					out = append(out, rterm{m: base, f: fa})
+				}
+				if !(fb.kind == rConst && fb.a == 0) {
+					m := []byte(base + string(rune(d)))
+					sort.Slice(m, func(x, y int) bool { return m[x] < m[y] })
+					out = append(out, rterm{m: string(m), f: fb})
+				}
+				continue
+			}
+		}
+		x, ok := fitMix(ranks, v, d, nranks)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, rterm{m: base, mix: x})
+	}
+	return out, true
+}
+
+func fitRankOrConst(ranks []int, vals []int64, nranks int, two bool) (rfun, bool) {
+	if len(ranks) == 1 {
+		return rfun{a: vals[0]}, true
+	}
+	return fitRank(ranks, vals, nranks, two)
 }
 
 // mstmt is a statement of the merged program: what a set of ranks do, with
@@ -349,24 +456,44 @@ func (mg *merger) items(ranks []int, per []*stmt) []*mstmt {
 }
 
 // mergeList merges the lists of statements of a set of ranks into one.
-func (mg *merger) mergeList(ranks []int, lists [][]*stmt) []*mstmt {
+func (mg *merger) mergeList(ranks []int, lists [][]*stmt, depth int) []*mstmt {
 	// Group the ranks by the structure of their lists.
 	type group struct {
 		ranks []int
 		lists [][]*stmt
 	}
-	var groups []*group
-	bySig := map[string]*group{}
-	for i, r := range ranks {
-		k := sig(lists[i])
-		g := bySig[k]
-		if g == nil {
-			g = &group{}
-			bySig[k] = g
-			groups = append(groups, g)
+	grouping := func(lists [][]*stmt) []*group {
+		var groups []*group
+		bySig := map[string]*group{}
+		for i, r := range ranks {
+			k := sig(lists[i])
+			g := bySig[k]
+			if g == nil {
+				g = &group{}
+				bySig[k] = g
+				groups = append(groups, g)
+			}
+			g.ranks = append(g.ranks, r)
+			g.lists = append(g.lists, lists[i])
 		}
-		g.ranks = append(g.ranks, r)
-		g.lists = append(g.lists, lists[i])
+		return groups
+	}
+	groups := grouping(lists)
+	if len(groups) > 1 {
+		// Ranks may have folded a small loop differently: unrolled, they
+		// may agree.
+		un := make([][]*stmt, len(lists))
+		for i, l := range lists {
+			un[i] = unrollList(l)
+		}
+		if g2 := grouping(un); len(g2) < len(groups) {
+			groups = g2
+		}
+	}
+	for _, g := range groups {
+		if len(g.ranks) >= 3 {
+			g.lists = mg.siblingFold(g.ranks, g.lists, depth)
+		}
 	}
 	var merged []*mstmt
 	for gi, g := range groups {
@@ -392,7 +519,11 @@ func (mg *merger) mergeList(ranks []int, lists [][]*stmt) []*mstmt {
 		for i, s := range m.per {
 			bodies[i] = s.body
 		}
-		m.body = mg.mergeList(m.ranks, bodies)
+		d := m.depth
+		if m.kind == tLoop {
+			d++
+		}
+		m.body = mg.mergeList(m.ranks, bodies, d)
 	}
 	return merged
 }

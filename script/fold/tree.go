@@ -13,8 +13,9 @@ import (
 type poly []term
 
 type term struct {
-	m string
-	c int64
+	m   string
+	c   int64
+	tab *table // the value varies with a loop variable as no progression does (sibling folding); c unused
 }
 
 func constPoly(c int64) poly {
@@ -29,7 +30,7 @@ func (p poly) constant() (int64, bool) {
 	case 0:
 		return 0, true
 	case 1:
-		if p[0].m == "" {
+		if p[0].m == "" && p[0].tab == nil {
 			return p[0].c, true
 		}
 	}
@@ -38,7 +39,7 @@ func (p poly) constant() (int64, bool) {
 
 func (p poly) coef(m string) int64 {
 	for _, t := range p {
-		if t.m == m {
+		if t.m == m && t.tab == nil {
 			return t.c
 		}
 	}
@@ -81,7 +82,7 @@ func mulVar(p poly, v int) poly {
 
 func (p poly) uses(v int) bool {
 	for _, t := range p {
-		if strings.IndexByte(t.m, byte(v)) >= 0 {
+		if strings.IndexByte(t.m, byte(v)) >= 0 || t.tab != nil && t.tab.d == v {
 			return true
 		}
 	}
