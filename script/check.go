@@ -968,50 +968,13 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 	case "dup":
 		cm.op = opDup
 		useHandle()
-		a := s.Arg("as")
-		if a == nil || a.Name == nil {
-			return
-		}
-		sym := c.scope.lookup(a.Name.Name)
-		if sym != nil && sym.kind == symHandle {
-			if sym.typ != THandle {
-				c.errorf(a.Name.Pos, "%s is %s (opened at %s); dup needs another name", sym.name, article(sym.typ), sym.pos)
-				return
-			}
-			if st := c.hst[sym.slot]; st.st == hOpen {
-				c.errorf(a.Name.Pos, "%s is still open (opened at %s); close it before using its name again", sym.name, st.pos)
-			}
-		} else {
-			sym = c.declare(a.Name, symHandle, THandle)
-		}
-		cm.h2, cm.h2Pos, cm.h2Name = sym.slot, a.Name.Pos, sym.name
-		c.hst[sym.slot] = hstate{st: hOpen, pos: s.Pos}
-		if s.Arg("ret") != nil {
-			c.hst[sym.slot] = hstate{}
+		if sym := c.bindAs(s, THandle, "using its name"); sym != nil {
+			cm.h2, cm.h2Pos, cm.h2Name = sym.slot, s.Arg("as").Name.Pos, sym.name
 		}
 	case "open", "mpiopen":
 		cm.op = pick(s.Name == "open", opOpen, opMPIOpen)
-		typ := pick(s.Name == "open", THandle, TMPIHandle)
-		a := s.Arg("as")
-		if a == nil || a.Name == nil {
-			return
-		}
-		sym := c.scope.lookup(a.Name.Name)
-		if sym != nil && sym.kind == symHandle {
-			if sym.typ != typ {
-				c.errorf(a.Name.Pos, "%s is %s (opened at %s); %s needs another name", sym.name, article(sym.typ), sym.pos, s.Name)
-				return
-			}
-			if st := c.hst[sym.slot]; st.st == hOpen {
-				c.errorf(a.Name.Pos, "%s is still open (opened at %s); close it before opening it again", sym.name, st.pos)
-			}
-		} else {
-			sym = c.declare(a.Name, symHandle, typ)
-		}
-		cm.h, cm.hPos, cm.hName = sym.slot, a.Name.Pos, sym.name
-		c.hst[sym.slot] = hstate{st: hOpen, pos: s.Pos}
-		if s.Arg("ret") != nil {
-			c.hst[sym.slot] = hstate{} // a failed open leaves the handle closed
+		if sym := c.bindAs(s, pick(s.Name == "open", THandle, TMPIHandle), "opening it"); sym != nil {
+			cm.h, cm.hPos, cm.hName = sym.slot, s.Arg("as").Name.Pos, sym.name
 		}
 	case "close":
 		cm.op = pick(opType == THandle, opCloseFD, opMPIClose)
@@ -1056,6 +1019,33 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 	default:
 		cm.op = commOps[s.Name]
 	}
+}
+
+// bindAs declares (or reuses, if it is closed) the handle "as NAME" of an
+// open, mpiopen or dup, and marks it open — unknown after a failed call
+// (ret).
+func (c *compiler) bindAs(s *CommandStmt, typ Type, again string) *symbol {
+	a := s.Arg("as")
+	if a == nil || a.Name == nil {
+		return nil
+	}
+	sym := c.scope.lookup(a.Name.Name)
+	if sym != nil && sym.kind == symHandle {
+		if sym.typ != typ {
+			c.errorf(a.Name.Pos, "%s is %s (opened at %s); %s needs another name", sym.name, article(sym.typ), sym.pos, s.Name)
+			return nil
+		}
+		if st := c.hst[sym.slot]; st.st == hOpen {
+			c.errorf(a.Name.Pos, "%s is still open (opened at %s); close it before %s again", sym.name, st.pos, again)
+		}
+	} else {
+		sym = c.declare(a.Name, symHandle, typ)
+	}
+	c.hst[sym.slot] = hstate{st: hOpen, pos: s.Pos}
+	if s.Arg("ret") != nil {
+		c.hst[sym.slot] = hstate{} // a failed call leaves the handle closed
+	}
+	return sym
 }
 
 func pick[T any](cond bool, a, b T) T {

@@ -3,6 +3,7 @@ package fold
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -480,17 +481,7 @@ func omit(l *leafT, a argT, holes []rpoly) bool {
 	return false
 }
 
-func equalR(a, b rpoly) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func equalR(a, b rpoly) bool { return slices.Equal(a, b) }
 
 // meanGap is the mean think time of a gap slot over the ranks of m, ns.
 func meanGap(m *mstmt, slot int) float64 {
@@ -541,17 +532,7 @@ func (ls *lister) think(ns float64, block bool) {
 	}
 }
 
-func sameRanks(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func sameRanks(a, b []int) bool { return slices.Equal(a, b) }
 
 // reqs is what a statement needs of the communicator it runs on: 0 for
 // all ranks (MPI_COMM_WORLD), c >= 2 for group c.
@@ -847,7 +828,6 @@ func restrict(mg *merger, m *mstmt, s []int) *mstmt {
 // branches writes a stretch of statements as an if chain with one branch
 // per set of ranks that run the same statements.
 func (em *emitter) branches(items []*mstmt, parent []int, inOn uint32, atEnd bool) []script.Stmt {
-	var head, cur *script.IfStmt
 	cs := classes(items, parent)
 	covered := 0
 	var sets [][]int
@@ -868,24 +848,10 @@ func (em *emitter) branches(items []*mstmt, parent []int, inOn uint32, atEnd boo
 		sets, bodies = append(sets, c), append(bodies, its)
 		covered += len(c)
 	}
-	for i, s := range sets {
-		body := &script.Block{Stmts: em.list(bodies[i], s, inOn, 0)}
-		if i == len(sets)-1 && covered == len(parent) && cur != nil {
-			cur.Else = body
-			break
-		}
-		n := &script.IfStmt{Cond: em.cond(s, parent), Then: body}
-		if cur == nil {
-			head = n
-		} else {
-			cur.ElseIf = n
-		}
-		cur = n
+	if head := em.chain(sets, bodies, parent, inOn, covered == len(parent)); head != nil {
+		return []script.Stmt{head}
 	}
-	if head == nil {
-		return nil
-	}
-	return []script.Stmt{head}
+	return nil
 }
 
 func (ls *lister) stmt(m *mstmt, parent []int, inOn uint32) {
@@ -997,11 +963,19 @@ func (em *emitter) ifs(items []*mstmt, parent []int, inOn uint32) []script.Stmt 
 		rest, restBodies = append(rest, s), append(restBodies, bodies[i])
 		covered += len(s)
 	}
-	all := covered == len(parent)
+	if head := em.chain(rest, restBodies, parent, inOn, covered == len(parent)); head != nil {
+		out = append(out, head)
+	}
+	return out
+}
+
+// chain writes statements of disjoint sets of ranks as one if chain, the
+// last an else when the sets cover parent. nil when there are none.
+func (em *emitter) chain(sets [][]int, bodies [][]*mstmt, parent []int, inOn uint32, all bool) script.Stmt {
 	var head, cur *script.IfStmt
-	for i, s := range rest {
-		body := &script.Block{Stmts: em.list(restBodies[i], s, inOn, 0)}
-		if i == len(rest)-1 && all && cur != nil {
+	for i, s := range sets {
+		body := &script.Block{Stmts: em.list(bodies[i], s, inOn, 0)}
+		if i == len(sets)-1 && all && cur != nil {
 			cur.Else = body
 			break
 		}
@@ -1013,10 +987,10 @@ func (em *emitter) ifs(items []*mstmt, parent []int, inOn uint32) []script.Stmt 
 		}
 		cur = n
 	}
-	if head != nil {
-		out = append(out, head)
+	if head == nil {
+		return nil
 	}
-	return out
+	return head
 }
 
 func rankList(rs []int) string {

@@ -445,53 +445,17 @@ func templatesOf(ss []*stmt) []*tmpl {
 }
 
 // combine makes one statement list of k instances of equal structure:
-// each value a line in the new loop variable d, or a table.
+// each value a line in the new loop variable d, or a table. The instances'
+// loops from depth d on move one deeper first.
 func combine(inst [][]*stmt, d int) ([]*stmt, bool) {
-	out := make([]*stmt, len(inst[0]))
-	for j, s0 := range inst[0] {
-		ss := make([]*stmt, len(inst))
-		for c := range inst {
-			ss[c] = mapStmt(inst[c][j], d, 1, func(p poly) poly { return shiftPoly(p, d, 1) })
+	shifted := make([][]*stmt, len(inst))
+	for c, l := range inst {
+		shifted[c] = make([]*stmt, len(l))
+		for j, s := range l {
+			shifted[c][j] = mapStmt(s, d, 1, func(p poly) poly { return shiftPoly(p, d, 1) })
 		}
-		n := *ss[0]
-		kinds := n.t.kinds
-		if n.kind == tLoop {
-			kinds = []hkind{kCount}
-		}
-		n.holes = make([]poly, len(s0.holes))
-		for q := range s0.holes {
-			ps := make([]poly, len(ss))
-			for c := range ss {
-				ps[c] = ss[c].holes[q]
-			}
-			p, ok := combinePolys(ps, d, kinds[q])
-			if !ok {
-				return nil, false
-			}
-			n.holes[q] = p
-		}
-		n.gaps = make([]gap, len(s0.gaps))
-		for c := range ss {
-			for g := range n.gaps {
-				n.gaps[g].add(ss[c].gaps[g])
-			}
-		}
-		if len(s0.body) > 0 {
-			sub := make([][]*stmt, len(inst))
-			for c := range inst {
-				sub[c] = ss[c].body
-			}
-			// The bodies are shifted already: combine them without
-			// shifting again.
-			b, ok := combineShifted(sub, d)
-			if !ok {
-				return nil, false
-			}
-			n.body = b
-		}
-		out[j] = &n
 	}
-	return out, true
+	return combineShifted(shifted, d)
 }
 
 // combineShifted is combine of statements whose variables are renumbered
