@@ -144,7 +144,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		for c := range o.comms {
 			comms[c] = append(comms[c], int(ranks[i]))
 		}
-		lists[i] = tree(o.nodes, 0)
+		lists[i] = tableFold(tree(o.nodes, 0), 0)
 		rs[i] = int(ranks[i])
 		loops, depth := loopStats(lists[i], 0)
 		res.PerRank = append(res.PerRank, RankStats{Rank: ranks[i], Events: o.events, Loops: loops, Depth: depth})

@@ -23,6 +23,7 @@ type emitter struct {
 	// written, -1 outside on blocks.
 	onFirst int
 	level   int // nesting of the list being written (1: the top)
+	nvars   int // string variables made
 	mg      *merger
 	dir     string // a directory prefix written as the parameter dir
 	err     error
@@ -169,6 +170,17 @@ func (em *emitter) expr(p rpoly, k hkind) script.Expr {
 		rank := atom{key: "r", expr: ident("rank")}
 		if t.mix != nil {
 			terms = append(terms, em.mixTerms(t.mix, vars)...)
+			continue
+		}
+		if t.list != nil {
+			// A table: [e0, e1, …][v].
+			l := &script.ListLit{}
+			for _, f := range t.list {
+				l.Elems = append(l.Elems, em.expr(rpoly{{f: f}}, k))
+			}
+			em.used[t.listVar] = true
+			x := &script.IndexExpr{X: l, Index: ident(loopVar(t.listVar))}
+			terms = append(terms, eterm{1, append(append([]atom{}, vars...), atom{key: "t" + strconv.Itoa(len(terms)), expr: x})})
 			continue
 		}
 		f := t.f
@@ -414,6 +426,112 @@ func (em *emitter) str(s *strT, holes []rpoly, dirOK bool) script.Expr {
 	return sl
 }
 
+// pathVar writes the path of a leaf of table folding, chosen by the
+// iteration: a string variable and the if chain that sets it. It returns
+// the variable's name and the statements.
+func (em *emitter) pathVar(m *mstmt) (string, []script.Stmt) {
+	d := m.per[0].pathVar
+	// Group the iterations whose paths are one template with values in a
+	// progression over them.
+	type group struct {
+		iters []int
+		expr  script.Expr
+	}
+	var groups []*group
+	pathExpr := func(iters []int) (script.Expr, bool) {
+		a := m.paths[iters[0]]
+		holes := make([]rpoly, len(a.holes))
+		for q := range a.holes {
+			var vals []int64
+			for _, c := range iters {
+				alt := m.paths[c]
+				if alt.s.key() != a.s.key() {
+					return nil, false
+				}
+				v, ok := alt.holes[q].constant()
+				if !ok {
+					if len(iters) > 1 && !equalR(alt.holes[q], a.holes[q]) {
+						return nil, false
+					}
+				}
+				vals = append(vals, v)
+			}
+			holes[q] = a.holes[q]
+			if _, ok := a.holes[q].constant(); !ok || len(iters) == 1 || q%2 == 1 {
+				continue
+			}
+			// A line over the iterations: v0 + stride·(j - iters[0]).
+			stride := int64(0)
+			if len(vals) > 1 {
+				stride = (vals[1] - vals[0]) / int64(iters[1]-iters[0])
+			}
+			for i, c := range iters {
+				if vals[i] != vals[0]+stride*int64(c-iters[0]) {
+					return nil, false
+				}
+			}
+			base := vals[0] - stride*int64(iters[0])
+			holes[q] = rpoly{{f: rfun{a: base}}}
+			if base == 0 {
+				holes[q] = nil
+			}
+			if stride != 0 {
+				holes[q] = append(holes[q], rterm{m: string(rune(d)), f: rfun{a: stride}})
+			}
+		}
+		return em.str(a.s, holes, true), true
+	}
+	for c := range m.paths {
+		placed := false
+		for _, g := range groups {
+			if x, ok := pathExpr(append(append([]int{}, g.iters...), c)); ok {
+				g.iters = append(g.iters, c)
+				g.expr = x
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			x, _ := pathExpr([]int{c})
+			groups = append(groups, &group{iters: []int{c}, expr: x})
+		}
+	}
+	def := 0
+	for i, g := range groups {
+		if len(g.iters) > len(groups[def].iters) {
+			def = i
+		}
+	}
+	em.nvars++
+	name := "file"
+	if em.nvars > 1 {
+		name += strconv.Itoa(em.nvars)
+	}
+	out := []script.Stmt{&script.LetStmt{Name: ident(name), Value: groups[def].expr}}
+	all := make([]int, len(m.paths))
+	for i := range all {
+		all[i] = i
+	}
+	var head, cur *script.IfStmt
+	for i, g := range groups {
+		if i == def {
+			continue
+		}
+		n := &script.IfStmt{Cond: condOn(ident(loopVar(d)), g.iters, all),
+			Then: &script.Block{Stmts: []script.Stmt{&script.AssignStmt{Name: ident(name), Value: g.expr}}}}
+		if cur == nil {
+			head = n
+		} else {
+			cur.ElseIf = n
+		}
+		cur = n
+	}
+	if head != nil {
+		out = append(out, head)
+	}
+	return name, out
+}
+
 // command writes a leaf.
 func (em *emitter) command(m *mstmt) script.Stmt {
 	l := m.t.leaf
@@ -481,7 +599,11 @@ func omit(l *leafT, a argT, holes []rpoly) bool {
 	return false
 }
 
-func equalR(a, b rpoly) bool { return slices.Equal(a, b) }
+func equalR(a, b rpoly) bool {
+	return slices.EqualFunc(a, b, func(x, y rterm) bool {
+		return x.m == y.m && x.f == y.f && x.mix == y.mix && x.listVar == y.listVar && slices.Equal(x.list, y.list)
+	})
+}
 
 // meanGap is the mean think time of a gap slot over the ranks of m, ns.
 func meanGap(m *mstmt, slot int) float64 {
@@ -814,6 +936,7 @@ func restrict(mg *merger, m *mstmt, s []int) *mstmt {
 		// Fewer ranks may need fewer terms (one rank: none).
 		if h, ok := mg.fit(c.ranks, c.per); ok {
 			c.holes = h
+			c.paths, _ = mg.fitPaths(c.ranks, c.per)
 		}
 	}
 	c.body = nil
@@ -859,6 +982,14 @@ func (ls *lister) stmt(m *mstmt, parent []int, inOn uint32) {
 	switch m.kind {
 	case tLeaf:
 		ls.think(meanGap(m, 0), false)
+		if m.paths != nil {
+			name, pre := em.pathVar(m)
+			ls.out = append(ls.out, pre...)
+			c := em.command(m).(*script.CommandStmt)
+			c.Operand = ident(name)
+			ls.out = append(ls.out, c)
+			break
+		}
 		ls.out = append(ls.out, em.command(m))
 	case tLoop:
 		ls.think(meanGap(m, 0), true)
@@ -1011,8 +1142,12 @@ func rankList(rs []int) string {
 }
 
 // cond writes a condition that holds on the ranks s among parent.
-func (em *emitter) cond(s, parent []int) script.Expr {
-	rank := func() script.Expr { return ident("rank") }
+func (em *emitter) cond(s, parent []int) script.Expr { return condOn(ident("rank"), s, parent) }
+
+// condOn writes a condition on x (rank, a loop variable) that holds for
+// the values s among parent.
+func condOn(v script.Expr, s, parent []int) script.Expr {
+	rank := func() script.Expr { return v }
 	eq := func(op string, v int) script.Expr { return bin(op, rank(), script.Int(int64(v))) }
 	if len(s) == 1 {
 		return eq("==", s[0])

@@ -154,6 +154,10 @@ type rterm struct {
 	m   string
 	f   rfun
 	mix *mix // instead of f: a function of the rank and a loop variable (sibling folding)
+	// list, instead of f: the value in each iteration of the loop of
+	// depth listVar, each a function of the rank (a table).
+	list    []rfun
+	listVar int
 }
 
 func (p rpoly) constant() (int64, bool) {
@@ -161,7 +165,7 @@ func (p rpoly) constant() (int64, bool) {
 	case 0:
 		return 0, true
 	case 1:
-		if p[0].m == "" && p[0].f.kind == rConst && p[0].mix == nil {
+		if p[0].m == "" && p[0].f.kind == rConst && p[0].mix == nil && p[0].list == nil {
 			return p[0].f.a, true
 		}
 	}
@@ -170,7 +174,7 @@ func (p rpoly) constant() (int64, bool) {
 
 func (p rpoly) uses(v int) bool {
 	for _, t := range p {
-		if containsByte(t.m, byte(v)) || t.mix != nil && t.mix.d == v {
+		if containsByte(t.m, byte(v)) || t.mix != nil && t.mix.d == v || t.list != nil && t.listVar == v {
 			return true
 		}
 	}
@@ -323,11 +327,24 @@ func fitTables(ranks []int, ps []poly, d, nranks int, two bool) (rpoly, bool) {
 				continue
 			}
 		}
-		x, ok := fitMix(ranks, v, d, nranks)
-		if !ok {
-			return nil, false
+		if x, ok := fitMix(ranks, v, d, nranks); ok {
+			out = append(out, rterm{m: base, mix: x})
+			continue
 		}
-		out = append(out, rterm{m: base, mix: x})
+		// A table: in each iteration, a function of the rank.
+		fs := make([]rfun, k)
+		col := make([]int64, len(v))
+		for c := 0; c < k; c++ {
+			for i := range v {
+				col[i] = v[i][c]
+			}
+			f, ok := fitRankOrConst(ranks, col, nranks, two)
+			if !ok {
+				return nil, false
+			}
+			fs[c] = f
+		}
+		out = append(out, rterm{m: base, list: fs, listVar: d})
 	}
 	return out, true
 }
@@ -349,6 +366,38 @@ type mstmt struct {
 	holes []rpoly // leaf holes, region label holes, or [count]
 	depth int
 	body  []*mstmt
+	paths []pathAltR // a leaf's path by iteration (table folding), nil otherwise
+}
+
+// pathAltR is a path with the values of its holes as functions of the
+// rank.
+type pathAltR struct {
+	s     *strT
+	holes []rpoly
+}
+
+// fitPaths fits the paths by iteration of a leaf of table folding.
+func (mg *merger) fitPaths(ranks []int, per []*stmt) ([]pathAltR, bool) {
+	if per[0].paths == nil {
+		return nil, true
+	}
+	out := make([]pathAltR, len(per[0].paths))
+	ps := make([]poly, len(per))
+	for c, alt := range per[0].paths {
+		out[c].s = alt.s
+		out[c].holes = make([]rpoly, len(alt.holes))
+		for q := range alt.holes {
+			for i, s := range per {
+				ps[i] = s.paths[c].holes[q]
+			}
+			rp, ok := fitPolys(ranks, ps, kDigits+hkind(q%2), mg.nranks, true)
+			if !ok {
+				return nil, false
+			}
+			out[c].holes[q] = rp
+		}
+	}
+	return out, true
 }
 
 type merger struct {
@@ -406,6 +455,9 @@ func (mg *merger) fit(ranks []int, per []*stmt, two ...bool) ([]rpoly, bool) {
 		}
 		out[q] = rpoly{{f: rfun{a: m}}}
 	}
+	if _, ok := mg.fitPaths(ranks, per); !ok {
+		return nil, false
+	}
 	return out, true
 }
 
@@ -414,7 +466,9 @@ func (mg *merger) fit(ranks []int, per []*stmt, two ...bool) ([]rpoly, bool) {
 // when a hole is no function of the rank over all of them.
 func (mg *merger) items(ranks []int, per []*stmt) []*mstmt {
 	if h, ok := mg.fit(ranks, per, true); ok {
-		return []*mstmt{{kind: per[0].kind, t: per[0].t, ranks: ranks, per: per, holes: h, depth: per[0].depth}}
+		if paths, ok := mg.fitPaths(ranks, per); ok {
+			return []*mstmt{{kind: per[0].kind, t: per[0].t, ranks: ranks, per: per, holes: h, depth: per[0].depth, paths: paths}}
+		}
 	}
 	// Split: greedily in rank order, and with the first rank alone.
 	try := func(first bool) [][]int {
@@ -450,7 +504,8 @@ func (mg *merger) items(ranks []int, per []*stmt) []*mstmt {
 			ps[i] = per[idx[r]]
 		}
 		h, _ := mg.fit(part, ps)
-		out = append(out, &mstmt{kind: ps[0].kind, t: ps[0].t, ranks: part, per: ps, holes: h, depth: ps[0].depth})
+		paths, _ := mg.fitPaths(part, ps)
+		out = append(out, &mstmt{kind: ps[0].kind, t: ps[0].t, ranks: part, per: ps, holes: h, depth: ps[0].depth, paths: paths})
 	}
 	return out
 }
@@ -565,7 +620,8 @@ func (mg *merger) union(a, b *mstmt) (*mstmt, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &mstmt{kind: a.kind, t: a.t, ranks: ranks, per: per, holes: h, depth: a.depth}, true
+	paths, _ := mg.fitPaths(ranks, per)
+	return &mstmt{kind: a.kind, t: a.t, ranks: ranks, per: per, holes: h, depth: a.depth, paths: paths}, true
 }
 
 func (m *mstmt) weight() int {

@@ -97,6 +97,17 @@ type stmt struct {
 	depth int    // loop: its variable
 	body  []*stmt
 	gaps  []gap // leaf: before it; region: before it and at its end
+	// paths: the path of the leaf in each iteration of the loop of depth
+	// pathVar, when it is no template with values (table folding: dump
+	// files named analysis, viz1 … restart); nil otherwise.
+	paths   []pathAlt
+	pathVar int
+}
+
+// pathAlt is a path: a template and the values of its holes.
+type pathAlt struct {
+	s     *strT
+	holes []poly
 }
 
 func (s *stmt) count() poly { return s.holes[0] }
@@ -152,6 +163,12 @@ func sig(ss []*stmt) string {
 			case tLeaf:
 				b.WriteString("l")
 				b.WriteString(itoa(s.t.id))
+				if s.paths != nil {
+					b.WriteString("P" + itoa(s.pathVar))
+					for _, p := range s.paths {
+						b.WriteString("|" + p.s.key())
+					}
+				}
 			case tLoop:
 				b.WriteString("L(")
 				walk(s.body)
