@@ -155,6 +155,7 @@ func (em *emitter) expr(p rpoly, k hkind) script.Expr {
 	if v, ok := p.constant(); ok {
 		return lit(v, k)
 	}
+	elemKind := k // elements of tables are constants: written as their kind reads
 	if k == kOFlags || k == kAmode || k == kPerm || k == kHex {
 		k = kInt
 	}
@@ -176,7 +177,7 @@ func (em *emitter) expr(p rpoly, k hkind) script.Expr {
 			// A table: [e0, e1, …][v].
 			l := &script.ListLit{}
 			for _, f := range t.list {
-				l.Elems = append(l.Elems, em.expr(rpoly{{f: f}}, k))
+				l.Elems = append(l.Elems, em.expr(rpoly{{f: f}}, elemKind))
 			}
 			em.used[t.listVar] = true
 			x := &script.IndexExpr{X: l, Index: ident(loopVar(t.listVar))}
@@ -440,6 +441,11 @@ func (em *emitter) pathVar(m *mstmt) (string, []script.Stmt) {
 	var groups []*group
 	pathExpr := func(iters []int) (script.Expr, bool) {
 		a := m.paths[iters[0]]
+		for _, c := range iters {
+			if m.paths[c].s.key() != a.s.key() {
+				return nil, false
+			}
+		}
 		holes := make([]rpoly, len(a.holes))
 		for q := range a.holes {
 			var vals []int64

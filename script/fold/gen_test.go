@@ -79,7 +79,7 @@ func (gn gen) trace() *trace.MemTrace {
 	shared := rand.New(rand.NewPCG(gn.seed, 0))
 	depth := 0
 	for ph := 0; ph < gn.phases; ph++ {
-		kind := shared.IntN(12)
+		kind := shared.IntN(13)
 		irregular := shared.Float64() < gn.irreg
 		n := 1 + shared.IntN(30)
 		bs := int64(1+shared.IntN(8)) * 1024
@@ -220,6 +220,16 @@ func (gn gen) trace() *trace.MemTrace {
 				}
 			case 11: // think time alone
 				g.now += 1_000_000
+			case 12: // the same block on files of other names, sizes and counts
+				for f, name := range []string{"alpha", "beta", "gamma", "delta"}[:1+n%4] {
+					p := fmt.Sprintf("/scratch/run/%s.%d", name, g.r)
+					fd := g.open(p, opOpen, trace.OWronly|trace.OCreat|trace.OTrunc)
+					size := bs * int64(1+f%2)
+					for i := 0; i < 1+(f*3)%4; i++ {
+						g.call(trace.Event{Op: trace.OpPwrite, FD: fd, Path: g.paths.Intern(p), Offset: int64(i) * size, Size: size, Ret: size}, 2000)
+					}
+					g.call(trace.Event{Op: trace.OpClose, FD: fd, Path: g.paths.Intern(p)}, 1000)
+				}
 			}
 		}
 		if kind == 4 && !begin && depth > 0 {

@@ -379,7 +379,22 @@ type pathAltR struct {
 // fitPaths fits the paths by iteration of a leaf of table folding.
 func (mg *merger) fitPaths(ranks []int, per []*stmt) ([]pathAltR, bool) {
 	if per[0].paths == nil {
+		for _, s := range per {
+			if s.paths != nil {
+				return nil, false
+			}
+		}
 		return nil, true
+	}
+	for _, s := range per {
+		if len(s.paths) != len(per[0].paths) || s.pathVar != per[0].pathVar {
+			return nil, false
+		}
+		for c, alt := range s.paths {
+			if alt.s.key() != per[0].paths[c].s.key() {
+				return nil, false
+			}
+		}
 	}
 	out := make([]pathAltR, len(per[0].paths))
 	ps := make([]poly, len(per))
