@@ -431,7 +431,11 @@ func (p *parser) command(spec *cmdSpec) *CommandStmt {
 				}
 			}
 			if !ok {
-				p.failf(w.pos, "expected %s after '%s', found %s", orList(a.words), a.key, w)
+				want := "a name"
+				if len(a.words) > 0 {
+					want = orList(a.words)
+				}
+				p.failf(w.pos, "expected %s after '%s', found %s", want, a.key, w)
 			}
 			p.next()
 			arg.Word = w.text
