@@ -37,11 +37,15 @@ func BenchmarkConvertTwoPhase(b *testing.B) {
 // reads, to subtract.
 func BenchmarkReadIOR(b *testing.B) {
 	tr := tracegen.IOR(4, 250_000, 1)
+	buf := make([]trace.Event, trace.BatchSize)
 	for i := 0; i < b.N; i++ {
 		for _, r := range tr.Ranks() {
 			s, _ := tr.Rank(r)
-			if _, err := trace.ReadAll(s); err != nil {
-				b.Fatal(err)
+			for {
+				n, err := s.ReadEvents(buf)
+				if n == 0 || err != nil {
+					break
+				}
 			}
 		}
 	}
