@@ -61,6 +61,7 @@ const (
 	SkipUnsupported      // an op this backend cannot replay
 	SkipPeer             // communication with a rank that is not replayed
 	SkipEscape           // the kernel refused to resolve a path inside the target (a symlink out)
+	SkipInMPIIO          // a POSIX call the MPI library made inside an MPI-IO call: the replay's MPI-IO call makes its own
 	numSkips
 )
 
@@ -68,6 +69,7 @@ var skipNames = [numSkips]string{
 	"", "standard stream", "special path (/dev, /proc, /sys)", "descriptor of a skipped path",
 	"descriptor the trace never opened", "would remove the target directory", "not a regular file",
 	"file has other hard links", "op not supported", "peer rank not replayed", "path leads out of the target",
+	"made by the MPI library inside an MPI-IO call (replayed by that call)",
 }
 
 func (s Skip) String() string {

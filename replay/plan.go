@@ -25,6 +25,9 @@ type Plan struct {
 	// Groups holds the members of each communicator other than
 	// CommWorld and CommSelf: the ranks that used it.
 	Groups map[uint32][]uint32
+	// FileComms lists the communicators the trace opens MPI files on,
+	// sorted.
+	FileComms []uint32
 
 	mapped map[trace.PathID]mapping
 	names  map[string]trace.PathID // trace path → one of its ids
@@ -103,6 +106,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		}
 	}
 	members := map[uint32]map[uint32]bool{}
+	fileComms := map[uint32]bool{}
 	for c, rs := range groups {
 		members[c] = map[uint32]bool{}
 		for _, r := range rs {
@@ -128,6 +132,9 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 				cls := e.Op.Class()
 				if cls == trace.ClassMarker {
 					continue
+				}
+				if e.Op == trace.OpMPIFileOpen {
+					fileComms[e.Comm] = true
 				}
 				if cls == trace.ClassComm || e.Op == trace.OpMPIFileOpen {
 					if e.Comm > trace.CommSelf {
@@ -164,6 +171,10 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		p.Events += rc.Events
 		p.PerRank = append(p.PerRank, rc)
 	}
+	for c := range fileComms {
+		p.FileComms = append(p.FileComms, c)
+	}
+	slices.Sort(p.FileComms)
 	for c, set := range members {
 		var rs []uint32
 		for r := range set {

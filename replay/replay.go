@@ -32,6 +32,15 @@ type Options struct {
 	// Batch is the number of events a rank reads at a time; 0 chooses
 	// from the number of ranks.
 	Batch int
+	// Share picks, from the ranks of the plan, those this process runs:
+	// an MPI process's share of a replay spread over several
+	// (replay/mpi). nil runs every rank. The world is still made with
+	// every rank of the plan.
+	Share func(ranks []uint32) []uint32
+	// Ready is called when every rank of this process is ready to run,
+	// just before their common start (an MPI replay waits there for the
+	// other processes).
+	Ready func()
 }
 
 // World is the communication layer of a replay's ranks.
@@ -106,7 +115,7 @@ type Output struct {
 // names the event).
 func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error) {
 	r.out = out
-	ranks := r.plan.Ranks
+	ranks, planIdx := r.share()
 	if len(ranks) == 0 {
 		return &Result{Timing: r.opts.Timing}, nil
 	}
@@ -114,7 +123,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	if mk == nil {
 		mk = func(ranks []uint32, groups map[uint32][]uint32) World { return comm.NewLocal(ranks, groups) }
 	}
-	world := mk(ranks, r.plan.Groups)
+	world := mk(r.plan.Ranks, r.plan.Groups)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -181,12 +190,15 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			return nil, fmt.Errorf("rank %d: %w", rk, err)
 		}
 		rn.res.rank = rk
-		rn.res.planned = r.plan.PerRank[i].Events
+		rn.res.planned = r.plan.PerRank[planIdx[i]].Events
 		if out.Record != nil {
 			rn.rec = newRecorder(out.Record(rk), batch, len(ranks))
 		}
 	}
 
+	if r.opts.Ready != nil {
+		r.opts.Ready()
+	}
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	var fatalOnce sync.Once
@@ -210,7 +222,14 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	wg.Wait()
 	elapsed := time.Since(base)
 
-	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: r.plan.Events, Elapsed: elapsed, Epoch: base, Script: r.script != nil}
+	planned := r.plan.Events
+	if r.opts.Share != nil {
+		planned = 0
+		for _, i := range planIdx {
+			planned += r.plan.PerRank[i].Events
+		}
+	}
+	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: planned, Elapsed: elapsed, Epoch: base, Script: r.script != nil}
 	var recErr error
 	for _, rn := range runners {
 		res.merge(&rn.res)
@@ -226,6 +245,33 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		fatal = recErr
 	}
 	return res, fatal
+}
+
+// share returns the ranks this process runs and their indexes in the
+// plan.
+func (r *Replay) share() ([]uint32, []int) {
+	all := r.plan.Ranks
+	if r.opts.Share == nil {
+		idx := make([]int, len(all))
+		for i := range idx {
+			idx[i] = i
+		}
+		return all, idx
+	}
+	share := r.opts.Share(all)
+	mine := make(map[uint32]bool, len(share))
+	for _, rk := range share {
+		mine[rk] = true
+	}
+	var ranks []uint32
+	var idx []int
+	for i, rk := range all {
+		if mine[rk] {
+			ranks = append(ranks, rk)
+			idx = append(idx, i)
+		}
+	}
+	return ranks, idx
 }
 
 // recordPath is the path the replay's own trace gives to a target path.

@@ -21,6 +21,7 @@ type jsonOp struct {
 	P50        float64 `json:"p50_seconds"`
 	P99        float64 `json:"p99_seconds"`
 	Max        float64 `json:"max_seconds"`
+	InMPIIO    bool    `json:"in_mpiio,omitempty"`
 }
 
 type jsonSize struct {
@@ -87,7 +88,7 @@ func opJSON(r *OpRow) jsonOp {
 	return jsonOp{Op: r.Op, Class: r.Class.String(), Count: r.Count, Bytes: r.Bytes, Errors: r.Errors,
 		Total: float64(r.Total) / 1e9, AvgPerRank: r.AvgPerRank(), Bandwidth: r.Bandwidth(),
 		Min: float64(r.Lat.Min()) / 1e9, P50: float64(r.Lat.Quantile(0.5)) / 1e9,
-		P99: float64(r.Lat.Quantile(0.99)) / 1e9, Max: float64(r.Lat.Max()) / 1e9}
+		P99: float64(r.Lat.Quantile(0.99)) / 1e9, Max: float64(r.Lat.Max()) / 1e9, InMPIIO: r.InMPIIO}
 }
 
 func opsJSON(rows []*OpRow) []jsonOp {

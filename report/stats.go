@@ -68,6 +68,11 @@ type OpRow struct {
 	Bytes  int64       // bytes moved (data calls) or sent/received (communication)
 	Errors int64       // calls with a negative result (POSIX, metadata and MPI-IO calls)
 	Total  int64       // ns spent in the calls, summed over all ranks
+	// InMPIIO says the row holds POSIX calls an MPI library made inside
+	// MPI-IO calls (trace.InMPIIO): their I/O is already in the MPI-IO
+	// rows, so they are shown apart ("write (in MPI-IO)") and left out of
+	// every sum (TOTAL, per-rank times, file bytes).
+	InMPIIO bool
 	// Lat holds the calls' durations: percentiles within 0.4 %, exact
 	// minimum and maximum. It is kept for the rows of the whole trace and
 	// of regions, not for the rows of a rank or a file (it stays empty).
@@ -103,6 +108,9 @@ func (r *OpRow) Bandwidth() float64 {
 func Sum(rows []*OpRow) *OpRow {
 	t := &OpRow{Op: "TOTAL", Family: "TOTAL"}
 	for _, r := range rows {
+		if r.InMPIIO {
+			continue
+		}
 		t.Count += r.Count
 		if r.Class != trace.ClassComm {
 			t.Bytes += r.Bytes
@@ -290,7 +298,7 @@ func (s *rowSet) add(c *call) {
 func (s *rowSet) row(c *call) *OpRow {
 	r := s.byKey[c.info.key]
 	if r == nil {
-		r = &OpRow{Op: c.info.key, Family: c.info.Family, Class: c.info.Class, Dir: c.info.Dir}
+		r = &OpRow{Op: c.info.key, Family: c.info.Family, Class: c.info.Class, Dir: c.info.Dir, InMPIIO: c.info.inMPIIO}
 		s.byKey[c.info.key] = r
 	}
 	// A family may span classes (ftruncate is POSIX, truncate metadata):
@@ -340,10 +348,22 @@ func sortOps(rows []*OpRow) {
 	slices.SortFunc(rows, func(a, b *OpRow) int {
 		return cmp.Or(
 			cmp.Compare(classRank(a.Class), classRank(b.Class)),
+			compareBool(a.InMPIIO, b.InMPIIO),
 			cmp.Compare(pos(a), pos(b)),
 			cmp.Compare(b.Total, a.Total),
 			cmp.Compare(a.Op, b.Op))
 	})
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // Straggler rule: a rank is a straggler when its I/O time (IOTime) is
@@ -380,6 +400,7 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		regions:   map[string]*RegionRow{},
 		regByID:   map[trace.PathID]*RegionRow{},
 		unknownOp: map[trace.Op]*opInfo{},
+		inner:     map[trace.Op]*opInfo{},
 		keys:      map[string]int{},
 	}
 	st := &Stats{Detail: opts.Detail}
@@ -461,17 +482,22 @@ type computer struct {
 	regByID   map[trace.PathID]*RegionRow
 	unknownOp map[trace.Op]*opInfo
 	infos     [1024]*opInfo
-	keys      map[string]int // row key → opInfo.idx
+	inner     map[trace.Op]*opInfo // ops of calls made inside MPI-IO calls
+	keys      map[string]int       // row key → opInfo.idx
 }
 
 // opInfo is an op's description, its row key, and the index of that key
 // among the keys seen, which row sets use to find a row without a map.
 type opInfo struct {
 	trace.OpInfo
-	key string
-	idx int
-	act Activity // activityOf(OpInfo)
+	key     string
+	idx     int
+	act     Activity // activityOf(OpInfo)
+	inMPIIO bool     // the POSIX calls of the op made inside MPI-IO calls
 }
+
+// inMPIIOSuffix names the rows of POSIX calls made inside MPI-IO calls.
+const inMPIIOSuffix = " (in MPI-IO)"
 
 func (c *computer) info(op trace.Op) *opInfo {
 	if int(op) < len(c.infos) && c.infos[op] != nil {
@@ -498,6 +524,26 @@ func (c *computer) info(op trace.Op) *opInfo {
 		c.unknownOp[op] = p
 	}
 	return p
+}
+
+// innerInfo is info for the calls of op an MPI library made inside an
+// MPI-IO call.
+func (c *computer) innerInfo(op trace.Op) *opInfo {
+	if p := c.inner[op]; p != nil {
+		return p
+	}
+	p := *c.info(op)
+	p.inMPIIO = true
+	p.act = -1 // the MPI-IO call around it is in the timeline
+	p.key += inMPIIOSuffix
+	if i, ok := c.keys[p.key]; ok {
+		p.idx = i
+	} else {
+		p.idx = len(c.keys)
+		c.keys[p.key] = p.idx
+	}
+	c.inner[op] = &p
+	return &p
 }
 
 // openRegion is an entry of a rank's region stack.
@@ -558,6 +604,9 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 	}
 	rr.Events++
 	info := c.info(e.Op)
+	if e.Flags&trace.InMPIIO != 0 && (info.Class == trace.ClassPOSIX || info.Class == trace.ClassMeta) {
+		info = c.innerInfo(e.Op)
+	}
 	if info.Class == trace.ClassMarker {
 		c.marker(rs, e, dur)
 		return
@@ -882,10 +931,12 @@ func sumTotal(rows []*OpRow) int64 {
 	return sumIf(rows, func(*OpRow) bool { return true }, func(o *OpRow) int64 { return o.Total })
 }
 
+// sumIf sums val over the rows keep picks, leaving out the calls made
+// inside MPI-IO calls (their I/O is in the MPI-IO rows already).
 func sumIf(rows []*OpRow, keep func(*OpRow) bool, val func(*OpRow) int64) int64 {
 	var s int64
 	for _, r := range rows {
-		if keep(r) {
+		if !r.InMPIIO && keep(r) {
 			s += val(r)
 		}
 	}

@@ -111,8 +111,23 @@ func FormatMPIMode(f uint32) string {
 	return strings.Join(parts, "|")
 }
 
+// InMPIIO marks, in Flags, a POSIX call an MPI library made inside an
+// MPI-IO call (the preload shim records both): reports show such calls
+// in rows of their own and leave them out of totals, and a replay does
+// not replay them, as its MPI-IO call makes its own.
+const InMPIIO uint32 = 1 << 31
+
+// inMPIIOName is InMPIIO's name in FormatFlags and ParseFlags.
+const inMPIIOName = "IN_MPIIO"
+
 // FormatFlags renders the flags of an event the way its op reads them.
 func FormatFlags(op Op, f uint32) string {
+	if c := op.Class(); f&InMPIIO != 0 && (c == ClassPOSIX || c == ClassMeta) {
+		if rest := f &^ InMPIIO; rest != 0 || op.Info().Family == "open" {
+			return FormatFlags(op, rest) + "|" + inMPIIOName
+		}
+		return inMPIIOName
+	}
 	if op.Info().Class == ClassMPIIO {
 		return FormatMPIMode(f)
 	}
@@ -141,6 +156,9 @@ func ParseFlags(s string) (uint32, error) {
 			continue
 		}
 		switch part {
+		case inMPIIOName:
+			f |= InMPIIO
+			continue
 		case "O_RDONLY":
 			continue
 		case "O_WRONLY":

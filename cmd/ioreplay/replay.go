@@ -61,6 +61,10 @@ type flags struct {
 	servers    int
 	stripe     string
 	seed       uint64
+
+	mpi     bool     // spread the ranks over the processes of an MPI job
+	backend string   // posix or mpiio
+	hints   []string // MPI_Info hints of the MPI-IO backend
 }
 
 func newRoot() *cobra.Command {
@@ -130,6 +134,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	fs.StringVar(&f.stripe, "stripe", "", "stripe unit of the servers (with --split; default: the block size)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of --order random")
 	fs.MarkHidden("no-openat2")
+	addMPIFlags(fs, &f)
 	return c
 }
 
@@ -200,6 +205,12 @@ func checkChoice(flag, v string, choices []string) error {
 }
 
 func run(cmd *cobra.Command, f *flags, args []string) (err error) {
+	if err := checkMPIFlags(f); err != nil {
+		return err
+	}
+	if f.mpi || f.backend == backendMPIIO {
+		return runMPI(cmd, f, args)
+	}
 	stderr := cmd.ErrOrStderr()
 	if err := checkChoice("--format", f.format, report.Formats); err != nil {
 		return err

@@ -24,6 +24,7 @@ func newRecordCmd() *cobra.Command {
 		rank             int
 		include, exclude []string
 		all, verbose     bool
+		pre              preloadFlags
 	)
 	c := &cobra.Command{
 		Use:   "record [-o OUT] [--rank N] [--include PREFIX]… [--exclude PREFIX]… [--all] -- CMD [ARGS…]",
@@ -75,7 +76,7 @@ no exclusion at all.`,
   iotrace record --include /scratch -o run.iot -- sh -c './solver | tee log'
   mpirun -np 4 iotrace record -o run.iot -- ./app`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			if len(args) == 0 && pre.fromSpool == "" {
 				return errors.New("record: no program to run (iotrace record [flags] -- CMD [ARGS…])")
 			}
 			return nil
@@ -88,9 +89,14 @@ no exclusion at all.`,
 				}
 				rk = &rank
 			}
-			return runRecord(cmd.ErrOrStderr(), recordOptions{
-				out: out, rank: rk, include: include, exclude: exclude, all: all, verbose: verbose,
-			}, args)
+			o := recordOptions{out: out, rank: rk, include: include, exclude: exclude, all: all, verbose: verbose}
+			if pre.on || pre.fromSpool != "" {
+				return runPreload(cmd.ErrOrStderr(), o, pre, args)
+			}
+			if pre.spool != "" {
+				return errors.New("record: --spool is for --preload")
+			}
+			return runRecord(cmd.ErrOrStderr(), o, args)
 		},
 	}
 	c.Flags().SetInterspersed(false)
@@ -100,6 +106,7 @@ no exclusion at all.`,
 	c.Flags().StringArrayVar(&exclude, "exclude", nil, "do not record paths under this prefix (repeatable; relative to the current directory)")
 	c.Flags().BoolVar(&all, "all", false, "record every traced call: no path exclusions, pipes and sockets too")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print a summary and the thread table on stderr at the end")
+	addPreloadFlags(c, &pre)
 	return c
 }
 

@@ -51,9 +51,10 @@ type Options struct {
 // Backend replays calls through POSIX system calls. It implements
 // replay.Backend.
 type Backend struct {
-	opts Options
-	root *root
-	pat  *replay.Pattern
+	opts  Options
+	root  *root
+	pat   *replay.Pattern
+	names byName // for Name
 }
 
 // New opens the target directory.

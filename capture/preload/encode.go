@@ -1,0 +1,683 @@
+package preload
+
+import (
+	"cmp"
+	"container/heap"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Call ids of the shim (shim.h).
+const (
+	cNone = iota
+	cOpen
+	cOpenat
+	cCreat
+	cClose
+	cRead
+	cPread
+	cReadv
+	cPreadv
+	cPreadv2
+	cWrite
+	cPwrite
+	cWritev
+	cPwritev
+	cPwritev2
+	cLseek
+	cFsync
+	cFdatasync
+	cFtruncate
+	cTruncate
+	cDup
+	cDup2
+	cDup3
+	cStat
+	cLstat
+	cFstat
+	cFstatat
+	cStatx
+	cAccess
+	cUnlink
+	cUnlinkat
+	cRename
+	cRenameat
+	cRenameat2
+	cMkdir
+	cMkdirat
+	cRmdir
+	cFopen
+	cFclose
+	cFread
+	cFwrite
+	cFseek
+	cFflush
+)
+
+const (
+	cMPIRank = 100 + iota
+	cMPIFinalize
+	cMPISend
+	cMPIRecv
+	cMPIIsend
+	cMPIIrecv
+	cMPIWait
+	cMPIWaitall
+	cMPISendrecv
+	cMPIBarrier
+	cMPIBcast
+	cMPIReduce
+	cMPIAllreduce
+	cMPIGather
+	cMPIGatherv
+	cMPIScatter
+	cMPIScatterv
+	cMPIAllgather
+	cMPIAllgatherv
+	cMPIAlltoall
+	cMPIAlltoallv
+	cMPICommSplit
+	cMPICommDup
+)
+
+const (
+	cMPIFileOpen = 200 + iota
+	cMPIFileClose
+	cMPIFileReadAt
+	cMPIFileReadAtAll
+	cMPIFileWriteAt
+	cMPIFileWriteAtAll
+	cMPIFileRead
+	cMPIFileReadAll
+	cMPIFileWrite
+	cMPIFileWriteAll
+	cMPIFileReadShared
+	cMPIFileWriteShared
+	cMPIFileReadOrdered
+	cMPIFileWriteOrdered
+	cMPIFileSetView
+	cMPIFileSync
+	cMPIFileSeek
+	cMPIFileSeekShared
+	cMPIFileSetSize
+	cMPIFilePreallocate
+	cMPIFileDelete
+	cMPIFileIreadAt
+	cMPIFileIwriteAt
+	cMPIFileIread
+	cMPIFileIwrite
+)
+
+// ops maps the shim's call ids to trace ops.
+var ops = map[uint16]trace.Op{
+	cOpen: trace.OpOpen, cOpenat: trace.OpOpenat, cCreat: trace.OpCreat, cClose: trace.OpClose,
+	cRead: trace.OpRead, cPread: trace.OpPread, cReadv: trace.OpReadv, cPreadv: trace.OpPreadv, cPreadv2: trace.OpPreadv2,
+	cWrite: trace.OpWrite, cPwrite: trace.OpPwrite, cWritev: trace.OpWritev, cPwritev: trace.OpPwritev, cPwritev2: trace.OpPwritev2,
+	cLseek: trace.OpLseek, cFsync: trace.OpFsync, cFdatasync: trace.OpFdatasync, cFtruncate: trace.OpFtruncate,
+	cTruncate: trace.OpTruncate, cDup: trace.OpDup, cDup2: trace.OpDup2, cDup3: trace.OpDup3,
+	cStat: trace.OpStat, cLstat: trace.OpLstat, cFstat: trace.OpFstat, cFstatat: trace.OpFstatat, cStatx: trace.OpStatx,
+	cAccess: trace.OpAccess, cUnlink: trace.OpUnlink, cUnlinkat: trace.OpUnlinkat, cRename: trace.OpRename,
+	cRenameat: trace.OpRenameat, cRenameat2: trace.OpRenameat2, cMkdir: trace.OpMkdir, cMkdirat: trace.OpMkdirat,
+	cRmdir: trace.OpRmdir, cFopen: trace.OpFopen, cFclose: trace.OpFclose, cFread: trace.OpFread,
+	cFwrite: trace.OpFwrite, cFseek: trace.OpFseek, cFflush: trace.OpFflush,
+
+	cMPISend: trace.OpMPISend, cMPIRecv: trace.OpMPIRecv, cMPIIsend: trace.OpMPIIsend, cMPIIrecv: trace.OpMPIIrecv,
+	cMPIWait: trace.OpMPIWait, cMPIWaitall: trace.OpMPIWaitall, cMPISendrecv: trace.OpMPISendrecv,
+	cMPIBarrier: trace.OpMPIBarrier, cMPIBcast: trace.OpMPIBcast, cMPIReduce: trace.OpMPIReduce,
+	cMPIAllreduce: trace.OpMPIAllreduce, cMPIGather: trace.OpMPIGather, cMPIGatherv: trace.OpMPIGatherv,
+	cMPIScatter: trace.OpMPIScatter, cMPIScatterv: trace.OpMPIScatterv, cMPIAllgather: trace.OpMPIAllgather,
+	cMPIAllgatherv: trace.OpMPIAllgatherv, cMPIAlltoall: trace.OpMPIAlltoall, cMPIAlltoallv: trace.OpMPIAlltoallv,
+	cMPICommSplit: trace.OpMPICommSplit, cMPICommDup: trace.OpMPICommDup,
+
+	cMPIFileOpen: trace.OpMPIFileOpen, cMPIFileClose: trace.OpMPIFileClose,
+	cMPIFileReadAt: trace.OpMPIFileReadAt, cMPIFileReadAtAll: trace.OpMPIFileReadAtAll,
+	cMPIFileWriteAt: trace.OpMPIFileWriteAt, cMPIFileWriteAtAll: trace.OpMPIFileWriteAtAll,
+	cMPIFileRead: trace.OpMPIFileRead, cMPIFileReadAll: trace.OpMPIFileReadAll,
+	cMPIFileWrite: trace.OpMPIFileWrite, cMPIFileWriteAll: trace.OpMPIFileWriteAll,
+	cMPIFileReadShared: trace.OpMPIFileReadShared, cMPIFileWriteShared: trace.OpMPIFileWriteShared,
+	cMPIFileReadOrdered: trace.OpMPIFileReadOrdered, cMPIFileWriteOrdered: trace.OpMPIFileWriteOrdered,
+	cMPIFileSetView: trace.OpMPIFileSetView, cMPIFileSync: trace.OpMPIFileSync, cMPIFileSeek: trace.OpMPIFileSeek,
+	cMPIFileSeekShared: trace.OpMPIFileSeekShared, cMPIFileSetSize: trace.OpMPIFileSetSize,
+	cMPIFilePreallocate: trace.OpMPIFilePreallocate, cMPIFileDelete: trace.OpMPIFileDelete,
+	cMPIFileIreadAt: trace.OpMPIFileIreadAt, cMPIFileIwriteAt: trace.OpMPIFileIwriteAt,
+	cMPIFileIread: trace.OpMPIFileIread, cMPIFileIwrite: trace.OpMPIFileIwrite,
+}
+
+// Event flags of communication calls: a receive posted with a wildcard
+// (its Peer and Tag are those of the message it matched).
+const (
+	FlagAnySource = 1
+	FlagAnyTag    = 2
+)
+
+const (
+	oAppend  = 0x400
+	atFDCWD  = -100
+	seekSet  = 0
+	seekCurr = 1
+)
+
+// Run is the spools of one recorded run, each process given a rank.
+type Run struct {
+	Spools []*Spool // by start time
+	rank   map[*Spool]uint32
+	ranks  []uint32
+	size   int
+	// Warnings name the spools that could not be read.
+	Warnings []string
+}
+
+// ReadDir opens the spools in dir. A process takes the MPI rank it
+// recorded (MPI_Init), or that of its nearest ancestor that has one, or
+// def. A spool without a header (a process that died as it started) is
+// skipped with a warning.
+func ReadDir(dir string, def uint32) (*Run, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "spool-*.sp"))
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{rank: map[*Spool]uint32{}}
+	for _, n := range names {
+		s, err := OpenSpool(n)
+		if err != nil {
+			var se *SpoolError
+			if errors.As(err, &se) {
+				r.Warnings = append(r.Warnings, err.Error())
+				continue
+			}
+			r.Close()
+			return nil, err
+		}
+		r.Spools = append(r.Spools, s)
+	}
+	slices.SortFunc(r.Spools, func(a, b *Spool) int {
+		return cmp.Or(cmp.Compare(a.Header.MonoStart, b.Header.MonoStart), cmp.Compare(a.Name, b.Name))
+	})
+	// A process's rank: its own, or an ancestor's.
+	byPID := map[uint32]int32{}
+	parent := map[uint32]uint32{}
+	for _, s := range r.Spools {
+		if _, ok := parent[s.Header.PID]; !ok {
+			parent[s.Header.PID] = s.Header.PPID
+		}
+		if s.Header.Rank >= 0 {
+			byPID[s.Header.PID] = s.Header.Rank
+			r.size = max(r.size, int(s.Header.Size))
+		}
+	}
+	seen := map[uint32]bool{}
+	for _, s := range r.Spools {
+		rk := int64(-1)
+		for pid, hops := s.Header.PID, 0; hops < 64; hops++ {
+			if v, ok := byPID[pid]; ok {
+				rk = int64(v)
+				break
+			}
+			p, ok := parent[pid]
+			if !ok || p == pid {
+				break
+			}
+			pid = p
+		}
+		if rk < 0 {
+			rk = int64(def)
+		}
+		r.rank[s] = uint32(rk)
+		if !seen[uint32(rk)] {
+			seen[uint32(rk)] = true
+			r.ranks = append(r.ranks, uint32(rk))
+		}
+	}
+	slices.Sort(r.ranks)
+	return r, nil
+}
+
+// Close closes the spools.
+func (r *Run) Close() {
+	for _, s := range r.Spools {
+		s.Close()
+	}
+}
+
+// Ranks lists the ranks of the run's processes.
+func (r *Run) Ranks() []uint32 { return r.ranks }
+
+// Size is the number of ranks MPI reported (0 without MPI).
+func (r *Run) Size() int { return r.size }
+
+// Epoch is the wall-clock time (ns since the Unix epoch) of the earliest
+// spool: time 0 of the encoded events.
+func (r *Run) Epoch() int64 {
+	var e int64
+	for i, s := range r.Spools {
+		if i == 0 || s.Header.RealStart < e {
+			e = s.Header.RealStart
+		}
+	}
+	return e
+}
+
+// MainPID returns the pid of rank's first process.
+func (r *Run) MainPID(rank uint32) int {
+	for _, s := range r.Spools {
+		if r.rank[s] == rank {
+			return int(s.Header.PID)
+		}
+	}
+	return 0
+}
+
+// Stats says what Encode did for one rank.
+type Stats struct {
+	Processes  int
+	Threads    int
+	Records    int64
+	Events     int64
+	Incomplete int64 // calls in progress when a process died
+	Dropped    int64 // records the shim could not write
+}
+
+// Encode writes the events of rank's processes to sink, in call order,
+// with times from the run's epoch. rules picks the recorded paths (nil:
+// every path). Thread indexes: the first process's threads from 0, then
+// each further process's after them, in the order the processes started.
+// A damaged spool ends its process's events with an error naming file
+// and offset, after the events before it were written.
+func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, error) {
+	var st Stats
+	epoch := r.Epoch()
+	var its []*procIter
+	var base uint32
+	for _, s := range r.Spools {
+		if r.rank[s] != rank {
+			continue
+		}
+		p := &procIter{sc: s.Scan(), s: s, sink: sink, rules: rules, thread: base,
+			shift: s.Header.RealStart - s.Header.MonoStart - epoch,
+			fds:   map[int32]*ofile{}, handles: map[int32]*handle{}, cwd: s.Header.Cwd}
+		its = append(its, p)
+		st.Processes++
+		st.Dropped += int64(s.Header.Dropped)
+		// The next process's threads come after this one's.
+		n, err := maxTid(s)
+		if err != nil {
+			return st, err
+		}
+		base += n + 1
+	}
+	st.Threads = int(base)
+	h := &iterHeap{}
+	var firstErr error
+	for _, p := range its {
+		if p.next() {
+			heap.Push(h, p)
+		} else if p.err != nil && firstErr == nil {
+			firstErr = p.err
+		}
+	}
+	out := make([]trace.Event, 0, trace.BatchSize)
+	flush := func() error {
+		if len(out) == 0 {
+			return nil
+		}
+		err := sink.WriteEvents(out)
+		st.Events += int64(len(out))
+		out = out[:0]
+		return err
+	}
+	for h.Len() > 0 {
+		p := (*h)[0]
+		out = append(out, p.cur)
+		if len(out) == cap(out) {
+			if err := flush(); err != nil {
+				return st, err
+			}
+		}
+		if p.next() {
+			heap.Fix(h, 0)
+		} else {
+			heap.Pop(h)
+			if p.err != nil && firstErr == nil {
+				firstErr = p.err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return st, err
+	}
+	for _, p := range its {
+		st.Records += p.sc.Stats.Records
+		st.Incomplete += p.sc.Stats.Incomplete
+	}
+	return st, firstErr
+}
+
+// maxTid scans a spool for its largest thread index.
+func maxTid(s *Spool) (uint32, error) {
+	var m uint32
+	_, err := s.Records(func(r *Record) error {
+		m = max(m, r.Tid)
+		return nil
+	})
+	if err != nil {
+		var se *SpoolError
+		if errors.As(err, &se) {
+			return m, nil // Encode reports it
+		}
+		return 0, err
+	}
+	return m, nil
+}
+
+type iterHeap []*procIter
+
+func (h iterHeap) Len() int           { return len(h) }
+func (h iterHeap) Less(i, j int) bool { return h[i].cur.Start < h[j].cur.Start }
+func (h iterHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *iterHeap) Push(x any)        { *h = append(*h, x.(*procIter)) }
+func (h *iterHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// ofile is an open file description of a process.
+type ofile struct {
+	name string
+	id   trace.PathID
+	keep bool
+	pos  int64 // -1: unknown
+	app  bool
+}
+
+type handle struct {
+	id   trace.PathID
+	keep bool
+}
+
+// procIter turns one spool's records into events, sorted by start within
+// chunks (a spool is in the order calls ended; threads overlap).
+type procIter struct {
+	sc      *Scanner
+	s       *Spool
+	sink    trace.Sink
+	rules   *ptrace.Rules
+	thread  uint32
+	shift   int64
+	fds     map[int32]*ofile
+	handles map[int32]*handle
+	cwd     string
+
+	chunk []trace.Event
+	pos   int
+	cur   trace.Event
+	done  bool
+	err   error
+}
+
+const chunkEvents = 4096
+
+func (p *procIter) next() bool {
+	if p.pos >= len(p.chunk) {
+		if p.done {
+			return false
+		}
+		p.chunk, p.pos = p.chunk[:0], 0
+		var rec Record
+		for len(p.chunk) < chunkEvents {
+			ok, err := p.sc.Next(&rec)
+			if err != nil {
+				p.err, p.done = err, true
+				break
+			}
+			if !ok {
+				p.done = true
+				break
+			}
+			if e, ok := p.event(&rec); ok {
+				p.chunk = append(p.chunk, e)
+			}
+		}
+		slices.SortStableFunc(p.chunk, func(a, b trace.Event) int { return cmp.Compare(a.Start, b.Start) })
+		if len(p.chunk) == 0 {
+			return false
+		}
+	}
+	p.cur = p.chunk[p.pos]
+	p.pos++
+	return true
+}
+
+// resolve makes a recorded path absolute: one relative to a directory
+// descriptor (RF_PATH_AT) joins that directory's name.
+func (p *procIter) resolve(r *Record, name string) string {
+	if name == "" || strings.HasPrefix(name, "/") {
+		return path.Clean(name)
+	}
+	dir := p.cwd
+	if r.Flags&rfPathAt != 0 {
+		if f := p.fds[r.FD]; f != nil {
+			dir = f.name
+		}
+	}
+	return path.Join(dir, name)
+}
+
+func (p *procIter) match(name string) bool {
+	return p.rules == nil || p.rules.Match(name)
+}
+
+func (p *procIter) intern(name string) trace.PathID {
+	if name == "" {
+		return 0
+	}
+	return p.sink.Intern(name)
+}
+
+// event converts a record; false when it gives no event (not recorded
+// path, bookkeeping record).
+func (p *procIter) event(r *Record) (trace.Event, bool) {
+	e := trace.Event{Thread: p.thread + r.Tid, Start: r.Start + p.shift, Dur: r.Dur, Ret: r.Ret}
+	if r.Flags&rfInMPIIO != 0 {
+		e.Flags = trace.InMPIIO
+	}
+	switch r.Call {
+	case cNone:
+		// A descriptor the shim did not see opened: its name and position.
+		if r.FD >= 0 {
+			name := p.resolve(r, r.Path)
+			pos := r.Off
+			if pos < 0 {
+				pos = -1
+			}
+			p.fds[r.FD] = &ofile{name: name, id: p.intern(name), keep: p.match(name), pos: pos, app: r.OFlags&oAppend != 0}
+		}
+		return e, false
+	case cMPIRank, cMPIFinalize:
+		return e, false
+	}
+	op, ok := ops[r.Call]
+	if !ok {
+		return e, false // a call of a newer shim
+	}
+	e.Op = op
+	switch r.Call {
+	case cOpen, cOpenat, cCreat, cFopen:
+		name := p.resolve(r, r.Path)
+		keep := p.match(name)
+		f := &ofile{name: name, keep: keep, app: r.OFlags&oAppend != 0}
+		if keep {
+			f.id = p.intern(name)
+		}
+		if r.Ret >= 0 {
+			p.fds[int32(r.Ret)] = f
+			e.FD = int32(r.Ret)
+		} else {
+			e.FD = atFDCWD
+		}
+		e.Path, e.Flags, e.Mode = f.id, e.Flags|r.OFlags, r.Mode
+		return e, keep
+	case cClose, cFclose:
+		f := p.fds[r.FD]
+		delete(p.fds, r.FD)
+		e.FD = r.FD
+		return e, f != nil && f.keep
+	case cDup, cDup2, cDup3:
+		f := p.fds[r.FD]
+		if r.Ret >= 0 && f != nil {
+			p.fds[int32(r.Ret)] = f
+		}
+		e.FD = r.FD
+		return e, f != nil && f.keep
+	case cStat, cLstat, cFstatat, cStatx, cAccess, cUnlink, cUnlinkat, cMkdir, cMkdirat, cRmdir, cTruncate,
+		cRename, cRenameat, cRenameat2:
+		name := p.resolve(r, r.Path)
+		keep := p.match(name)
+		if r.Path2 != "" {
+			name2 := p.resolve(&Record{}, r.Path2)
+			if p.match(name2) {
+				keep = true
+			}
+			e.Path2 = p.intern(name2)
+		}
+		e.Path, e.Flags, e.Mode, e.Size = p.intern(name), e.Flags|r.OFlags, r.Mode, r.Size
+		if r.Flags&rfPathAt != 0 {
+			e.FD = r.FD
+		} else {
+			e.FD = atFDCWD
+		}
+		return e, keep
+	}
+	if op.Class() == trace.ClassComm {
+		e.Peer, e.Tag, e.Comm, e.Bytes, e.Count = r.Peer, r.Tag, r.Comm, r.Bytes, r.Count
+		e.Flags = 0
+		if r.Flags&rfAnySource != 0 {
+			e.Flags |= FlagAnySource
+		}
+		if r.Flags&rfAnyTag != 0 {
+			e.Flags |= FlagAnyTag
+		}
+		switch r.Call {
+		case cMPIBarrier, cMPIAllreduce, cMPIAllgather, cMPIAllgatherv, cMPIAlltoall, cMPIAlltoallv,
+			cMPICommSplit, cMPICommDup, cMPIWait, cMPIWaitall:
+			e.Peer = 0
+		}
+		return e, true
+	}
+	if op.Class() == trace.ClassMPIIO {
+		e.FD, e.Comm, e.Offset, e.Size, e.Count = r.FD, r.Comm, r.Off, r.Size, r.Count
+		switch r.Call {
+		case cMPIFileOpen:
+			name := p.resolve(r, r.Path)
+			h := &handle{keep: p.match(name)}
+			if h.keep {
+				h.id = p.intern(name)
+			}
+			if r.Ret >= 0 && r.FD > 0 {
+				p.handles[r.FD] = h
+			}
+			e.Path, e.Flags, e.Offset = h.id, r.OFlags, 0
+			return e, h.keep
+		case cMPIFileDelete:
+			name := p.resolve(r, r.Path)
+			e.Path, e.FD = p.intern(name), 0
+			return e, p.match(name)
+		case cMPIFileSetView:
+			e.Stride = r.Bytes
+		case cMPIFileSeek, cMPIFileSeekShared:
+			e.Whence = int32(r.OFlags)
+		}
+		h := p.handles[r.FD]
+		if r.Call == cMPIFileClose {
+			delete(p.handles, r.FD)
+		}
+		if h == nil {
+			return e, true // a handle opened before the shim: kept, without a path
+		}
+		e.Path = h.id
+		return e, h.keep
+	}
+	// Descriptor calls.
+	f := p.fds[r.FD]
+	if f == nil || !f.keep {
+		return e, false
+	}
+	e.FD = r.FD
+	info := op.Info()
+	switch {
+	case info.Dir != trace.DirNone:
+		e.Size, e.Count = r.Size, r.Count
+		if info.Addr == trace.AddrExplicit {
+			e.Offset = r.Off
+			if op == trace.OpPreadv2 || op == trace.OpPwritev2 {
+				e.Flags |= r.OFlags
+			}
+		} else {
+			off := r.Off // the shim knows it for appends and stdio streams
+			if off < 0 {
+				off = f.pos
+			}
+			e.Offset = off
+			if off >= 0 && r.Ret >= 0 {
+				f.pos = off + r.Ret
+			} else if r.Ret >= 0 {
+				f.pos = -1
+			}
+		}
+	case op == trace.OpLseek:
+		e.Offset, e.Whence = r.Off, int32(r.OFlags)
+		if r.Ret >= 0 {
+			f.pos = r.Ret
+		}
+	case op == trace.OpFseek:
+		e.Offset, e.Whence = r.Off, int32(r.OFlags)
+		switch {
+		case r.Ret < 0:
+		case r.OFlags == seekSet:
+			f.pos = r.Off
+		case r.OFlags == seekCurr && f.pos >= 0:
+			f.pos += r.Off
+		default:
+			f.pos = -1
+		}
+	case op == trace.OpFtruncate:
+		e.Size = r.Size
+	}
+	return e, true
+}
+
+// FindSpools counts the spools and rings in dir.
+func FindSpools(dir string) (int, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "spool-*.sp"))
+	rings, rerr := filepath.Glob(filepath.Join(dir, "ring-*.sp"))
+	if err == nil {
+		err = rerr
+	}
+	return len(names) + len(rings), err
+}
+
+// RemoveDir removes a spool directory after its spools were encoded.
+func RemoveDir(dir string) error {
+	names, err := filepath.Glob(filepath.Join(dir, "spool-*.sp"))
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := os.Remove(n); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the spool directory: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,361 @@
+package preload
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/trace"
+)
+
+// needCC skips t without a C compiler (fails under CI, which has one).
+func needCC(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("cc is required under CI")
+		}
+		t.Skip("no C compiler (cc)")
+	}
+}
+
+var shim struct {
+	sync.Once
+	libs Libs
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	cache, err := os.MkdirTemp("", "iotrace-shim-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("IOTRACE_CACHE", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
+}
+
+// buildShim builds the shim into a fresh cache, once for the tests.
+func buildShim(t *testing.T) Libs {
+	t.Helper()
+	needCC(t)
+	shim.Do(func() { shim.libs, shim.err = Build() })
+	if shim.err != nil {
+		t.Fatal(shim.err)
+	}
+	return shim.libs
+}
+
+func compile(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	c := filepath.Join(dir, name+".c")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if out, err := exec.Command("cc", "-O1", "-pthread", "-o", bin, c).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// spoolMode is how a test records: a linear spool per process, a ring
+// drained while the program runs (as iotrace record does), or a ring that
+// nobody drains until the program has ended (a killed iotrace, recovered).
+type spoolMode int
+
+const (
+	linear spoolMode = iota
+	drained
+	recovered
+)
+
+func (m spoolMode) String() string { return [...]string{"linear", "drained ring", "recovered ring"}[m] }
+
+// record runs bin with the shim in dir and returns its spool directory.
+func record(t *testing.T, libs Libs, mode spoolMode, dir, bin string, args ...string) (string, error) {
+	t.Helper()
+	spool := filepath.Join(dir, "spool")
+	os.RemoveAll(spool)
+	if err := os.Mkdir(spool, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+libs.Preload(""))
+	if mode == linear {
+		cmd.Env = append(cmd.Env, "IOTRACE_SPOOL="+spool)
+	} else {
+		cmd.Env = append(cmd.Env, Env(spool)...)
+	}
+	var d *Drainer
+	if mode == drained {
+		d = StartDrainer(spool)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Logf("%s: %v\n%s", bin, err, out)
+	}
+	if d != nil {
+		if derr := d.Stop(); derr != nil {
+			t.Fatal(derr)
+		}
+	}
+	if mode == recovered {
+		if rerr := Recover(spool); rerr != nil {
+			t.Fatal(rerr)
+		}
+	}
+	return spool, err
+}
+
+// encode reads the spools of dir and returns each rank's events.
+func encode(t *testing.T, spool string, rules *ptrace.Rules) (map[uint32][]trace.Event, *trace.Paths, []Stats) {
+	t.Helper()
+	run, err := ReadDir(spool, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if len(run.Warnings) > 0 {
+		t.Errorf("warnings: %v", run.Warnings)
+	}
+	sink := trace.NewSliceSink()
+	out := map[uint32][]trace.Event{}
+	var stats []Stats
+	for _, r := range run.Ranks() {
+		sink.Events = nil
+		st, err := run.Encode(r, sink, rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[r] = append([]trace.Event(nil), sink.Events...)
+		stats = append(stats, st)
+	}
+	return out, sink.Paths, stats
+}
+
+const posixProg = `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void *worker(void *arg) {
+	int fd = open("thread.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char b[100] = {0};
+	for (int i = 0; i < 5; i++) write(fd, b, 100);
+	close(fd);
+	return arg;
+}
+
+int main(void) {
+	char buf[4096] = {0};
+	mkdir("sub", 0755);
+	int d = open("sub", O_RDONLY | O_DIRECTORY);
+	int fd = openat(d, "data.dat", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	for (int i = 0; i < 4; i++) pwrite(fd, buf, 4096, i * 4096);
+	write(fd, buf, 100);           /* at 0 */
+	lseek(fd, 8192, SEEK_SET);
+	read(fd, buf, 1000);           /* at 8192 */
+	struct iovec iov[2] = {{buf, 10}, {buf, 20}};
+	writev(fd, iov, 2);            /* at 9192 */
+	fsync(fd);
+	ftruncate(fd, 20000);
+	int fd2 = dup(fd);
+	write(fd2, buf, 8);            /* at 9222 */
+	close(fd);
+	close(fd2);
+	close(d);
+	FILE *f = fopen("log.txt", "w");
+	fwrite(buf, 1, 50, f);
+	fseek(f, 10, SEEK_SET);
+	fwrite(buf, 2, 5, f);
+	fclose(f);
+	f = fopen("log.txt", "r");
+	fread(buf, 1, 60, f);
+	fclose(f);
+	struct stat st;
+	stat("sub/data.dat", &st);
+	access("log.txt", R_OK);
+	rename("log.txt", "log2.txt");
+	unlink("log2.txt");
+	pthread_t th;
+	pthread_create(&th, NULL, worker, NULL);
+	pthread_join(th, NULL);
+	pid_t p = fork();
+	if (p == 0) {
+		int c = open("child.dat", O_WRONLY | O_CREAT, 0644);
+		pwrite(c, buf, 77, 0);
+		close(c);
+		_exit(0);
+	}
+	waitpid(p, NULL, 0);
+	write(1, "x", 1); /* a terminal or pipe: not a file */
+	return 0;
+}
+`
+
+// TestShimPOSIX records a program doing every kind of POSIX and stdio
+// call, with a thread and a child process, and checks the events.
+func TestShimPOSIX(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	bin := compile(t, dir, "posix", posixProg)
+	for _, mode := range []spoolMode{linear, drained, recovered} {
+		t.Run(mode.String(), func(t *testing.T) { testShimPOSIX(t, libs, mode, dir, bin) })
+	}
+}
+
+func testShimPOSIX(t *testing.T, libs Libs, mode spoolMode, dir, bin string) {
+	spool, err := record(t, libs, mode, dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(spool, "ring-*")); len(left) > 0 {
+		t.Errorf("rings left: %v", left)
+	}
+	rules, _ := ptrace.NewRules([]string{dir}, nil, true)
+	evs, paths, stats := encode(t, spool, rules)
+	if len(evs) != 1 {
+		t.Fatalf("ranks %v, want rank 0 only", len(evs))
+	}
+	if stats[0].Processes != 2 || stats[0].Threads < 3 {
+		t.Errorf("stats %+v: want 2 processes and 3 threads", stats[0])
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	var lines []string
+	threads := map[uint32]bool{}
+	for _, e := range evs[0] {
+		name := paths.Lookup(e.Path)
+		name = strings.TrimPrefix(strings.TrimPrefix(name, real), dir)
+		threads[e.Thread] = true
+		s := fmt.Sprintf("%s %s", e.Op, name)
+		if e.Op.Dir() != trace.DirNone {
+			s += fmt.Sprintf(" off=%d size=%d ret=%d", e.Offset, e.Size, e.Ret)
+		}
+		lines = append(lines, s)
+	}
+	got := strings.Join(lines, "\n")
+	for _, want := range []string{
+		"mkdir /sub",
+		"open /sub",
+		"openat /sub/data.dat",
+		"pwrite  off=12288 size=4096 ret=4096",
+		"write  off=0 size=100 ret=100",
+		"lseek ",
+		"read  off=8192 size=1000 ret=1000",
+		"writev  off=9192 size=30 ret=30",
+		"fsync ",
+		"ftruncate ",
+		"dup ",
+		"write  off=9222 size=8 ret=8",
+		"fopen /log.txt",
+		"fwrite  off=0 size=50 ret=50",
+		"fseek ",
+		"fwrite  off=10 size=10 ret=10",
+		"fread  off=0 size=60 ret=50",
+		"fclose ",
+		"stat /sub/data.dat",
+		"access /log.txt",
+		"rename /log.txt",
+		"unlink /log2.txt",
+		"open /thread.dat",
+		"open /child.dat",
+		"pwrite  off=0 size=77 ret=77",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in the events:\n%s", want, got)
+		}
+	}
+	count := map[trace.Op]int{}
+	for _, e := range evs[0] {
+		count[e.Op]++
+	}
+	if count[trace.OpWrite] != 2+5 || count[trace.OpPwrite] != 4+1 || count[trace.OpFwrite] != 2 || count[trace.OpClose] != 3+1+1 {
+		t.Errorf("write %d, pwrite %d, fwrite %d, close %d; want 7, 5, 2, 5\n%s",
+			count[trace.OpWrite], count[trace.OpPwrite], count[trace.OpFwrite], count[trace.OpClose], got)
+	}
+	if len(threads) != 3 {
+		t.Errorf("threads %v, want the main thread, the worker and the child", threads)
+	}
+	for i := 1; i < len(evs[0]); i++ {
+		if evs[0][i].Start < evs[0][i-1].Start {
+			t.Fatalf("events not in start order at %d", i)
+		}
+	}
+}
+
+// TestShimCrash checks that a process killed mid-run keeps every call it
+// finished: the spool is shared memory, not a buffer.
+func TestShimCrash(t *testing.T) {
+	for _, mode := range []spoolMode{linear, drained} {
+		t.Run(mode.String(), func(t *testing.T) { testShimCrash(t, mode) })
+	}
+}
+
+func testShimCrash(t *testing.T, mode spoolMode) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	bin := compile(t, dir, "crash", `
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+int main(void) {
+	char b[64] = {0};
+	int fd = open("crash.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	for (int i = 0; i < 100000; i++) pwrite(fd, b, 64, (off_t)i * 64);
+	raise(SIGKILL);
+	return 0;
+}
+`)
+	spool, err := record(t, libs, mode, dir, bin)
+	if err == nil {
+		t.Fatal("the program was not killed")
+	}
+	evs, _, stats := encode(t, spool, nil)
+	n := 0
+	for _, e := range evs[0] {
+		if e.Op == trace.OpPwrite && e.Ret == 64 {
+			n++
+		}
+	}
+	if n != 100000 || stats[0].Incomplete != 0 {
+		t.Errorf("%d of 100000 pwrites survived the crash, %d incomplete", n, stats[0].Incomplete)
+	}
+}
+
+// TestShimMPIPartLoadsWithoutMPI checks that the MPI part, preloaded into
+// a program without MPI, lets it run (it finds the library at run time).
+func TestShimMPIPartLoadsWithoutMPI(t *testing.T) {
+	libs := buildShim(t)
+	if libs.MPI == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the MPI part was not built under CI: %v", libs.MPIErr)
+		}
+		t.Skipf("MPI part not built: %v", libs.MPIErr)
+	}
+	dir := t.TempDir()
+	bin := compile(t, dir, "plain", "#include <stdio.h>\nint main(void){FILE*f=fopen(\"p.txt\",\"w\");fputs(\"x\",f);fclose(f);return 0;}\n")
+	spool, err := record(t, libs, drained, dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _, _ := encode(t, spool, nil)
+	if len(evs[0]) < 2 {
+		t.Errorf("events %v", evs[0])
+	}
+}

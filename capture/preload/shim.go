@@ -1,0 +1,193 @@
+// Package preload records a program's I/O and MPI calls with a small C
+// library loaded into it (LD_PRELOAD): the shim (shim/) intercepts the
+// POSIX and stdio file calls of libc and, through the MPI profiling
+// interface, the MPI-IO and communication calls, and appends one raw
+// fixed-size record per call to a spool file per process. This package
+// builds the shim, reads spools (even those of a process that crashed)
+// and encodes them into a trace.
+//
+// The shim is C source embedded in iotrace and compiled on first use
+// with the system's C compiler into a cache directory (Build): the POSIX
+// part needs only libc; the MPI part needs mpi.h, and is built when an MPI
+// compiler wrapper (mpicc) or IOTRACE_MPI_CFLAGS says where it is.
+package preload
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+//go:embed shim/shim.h shim/shim.c shim/mpi.c
+var sources embed.FS
+
+// Libs are the built shim libraries.
+type Libs struct {
+	POSIX string // libiotrace.so: always
+	MPI   string // libiotrace-mpi.so: "" when it could not be built
+	// MPIErr says why MPI is empty.
+	MPIErr error
+}
+
+// Preload is the value for LD_PRELOAD: the shim's libraries, then those
+// of old (the caller's LD_PRELOAD).
+func (l Libs) Preload(old string) string {
+	parts := []string{l.POSIX}
+	if l.MPI != "" {
+		parts = append(parts, l.MPI)
+	}
+	if old != "" {
+		parts = append(parts, old)
+	}
+	return strings.Join(parts, ":")
+}
+
+// CacheDir is where built shims are kept: $IOTRACE_CACHE, else the user's
+// cache directory (~/.cache/iotrace/preload).
+func CacheDir() (string, error) {
+	if d := os.Getenv("IOTRACE_CACHE"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for the preload shim (set IOTRACE_CACHE): %w", err)
+	}
+	return filepath.Join(d, "iotrace", "preload"), nil
+}
+
+// Build compiles the shim into the cache directory, once per version of
+// its sources and compiler: $CC (default cc) for the POSIX part; for the
+// MPI part the include directories of mpicc (or $MPICC), or
+// $IOTRACE_MPI_CFLAGS. Concurrent builds (the processes of an MPI job)
+// are safe: each builds aside and the first to finish installs.
+func Build() (Libs, error) {
+	var libs Libs
+	if runtime.GOOS != "linux" {
+		return libs, errors.New("the preload shim needs Linux")
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	ccPath, err := exec.LookPath(cc)
+	if err != nil {
+		return libs, fmt.Errorf("the preload shim is C and needs a C compiler: %s not found (install gcc, or set CC)", cc)
+	}
+	mpiFlags, mpiErr := mpiCFlags()
+	src := map[string][]byte{}
+	h := sha256.New()
+	for _, n := range []string{"shim.h", "shim.c", "mpi.c"} {
+		b, _ := sources.ReadFile("shim/" + n)
+		src[n] = b
+		h.Write(b)
+	}
+	fmt.Fprintf(h, "%s|%s|%s", ccPath, strings.Join(mpiFlags, " "), runtime.GOARCH)
+	key := hex.EncodeToString(h.Sum(nil))[:16]
+	base, err := CacheDir()
+	if err != nil {
+		return libs, err
+	}
+	dir := filepath.Join(base, key)
+	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace-mpi.so"), MPIErr: mpiErr}
+	if _, err := os.Stat(libs.POSIX); err == nil {
+		return finish(libs), nil
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return libs, err
+	}
+	tmp, err := os.MkdirTemp(base, "build-")
+	if err != nil {
+		return libs, err
+	}
+	defer os.RemoveAll(tmp)
+	for n, b := range src {
+		if err := os.WriteFile(filepath.Join(tmp, n), b, 0o644); err != nil {
+			return libs, err
+		}
+	}
+	common := []string{"-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-Wno-nonnull-compare"}
+	run := func(args ...string) error {
+		cmd := exec.Command(ccPath, args...)
+		cmd.Dir = tmp
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, bytes.TrimSpace(out))
+		}
+		return nil
+	}
+	if err := run(append(common, "-o", "libiotrace.so", "shim.c", "-ldl", "-lpthread")...); err != nil {
+		return libs, fmt.Errorf("building the preload shim: %w", err)
+	}
+	if mpiErr == nil {
+		args := append(append(common, mpiFlags...), "-o", "libiotrace-mpi.so", "mpi.c", "-ldl", "-lpthread")
+		if err := run(args...); err != nil {
+			os.Remove(filepath.Join(tmp, "libiotrace-mpi.so"))
+			// Keep the POSIX part; say why MPI is missing (in the cache
+			// too, so that the next run says it without building).
+			os.WriteFile(filepath.Join(tmp, "mpi-error.txt"), []byte(err.Error()), 0o644)
+		}
+	} else {
+		os.WriteFile(filepath.Join(tmp, "mpi-error.txt"), []byte(mpiErr.Error()), 0o644)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(libs.POSIX); serr != nil {
+			return libs, fmt.Errorf("installing the preload shim in %s: %w", dir, err)
+		}
+		// Another process installed it first.
+	}
+	return finish(libs), nil
+}
+
+// finish notes a missing MPI part.
+func finish(l Libs) Libs {
+	if _, err := os.Stat(l.MPI); err != nil {
+		if b, rerr := os.ReadFile(filepath.Join(filepath.Dir(l.POSIX), "mpi-error.txt")); rerr == nil {
+			l.MPIErr = errors.New(strings.TrimSpace(string(b)))
+		} else if l.MPIErr == nil {
+			l.MPIErr = err
+		}
+		l.MPI = ""
+	}
+	return l
+}
+
+// mpiCFlags returns the compiler flags that find mpi.h.
+func mpiCFlags() ([]string, error) {
+	if f := os.Getenv("IOTRACE_MPI_CFLAGS"); f != "" {
+		return strings.Fields(f), nil
+	}
+	mpicc := os.Getenv("MPICC")
+	if mpicc == "" {
+		mpicc = "mpicc"
+	}
+	if _, err := exec.LookPath(mpicc); err != nil {
+		return nil, fmt.Errorf("MPI calls are not recorded: %s not found (install libopenmpi-dev, or set MPICC or IOTRACE_MPI_CFLAGS)", mpicc)
+	}
+	// Open MPI: --showme:incdirs; MPICH and Intel MPI: -show.
+	if out, err := exec.Command(mpicc, "--showme:incdirs").Output(); err == nil {
+		var flags []string
+		for _, d := range strings.Fields(string(out)) {
+			flags = append(flags, "-I"+d)
+		}
+		return flags, nil
+	}
+	out, err := exec.Command(mpicc, "-show").Output()
+	if err != nil {
+		return nil, fmt.Errorf("MPI calls are not recorded: %s tells no include directories: %v", mpicc, err)
+	}
+	var flags []string
+	for _, f := range strings.Fields(string(out)) {
+		if strings.HasPrefix(f, "-I") {
+			flags = append(flags, f)
+		}
+	}
+	return flags, nil
+}

@@ -1,0 +1,96 @@
+/*
+ * iotrace preload shim: shared declarations of the POSIX part (shim.c,
+ * libc only) and the MPI part (mpi.c, PMPI wrappers).
+ *
+ * The shim writes no trace format: it appends fixed-size raw records to a
+ * per-process spool file that iotrace encodes when the program ends. The
+ * spool layout is docs/FORMAT.md "Preload spool"; the Go reader is
+ * capture/preload/spool.go. Keep both in step.
+ */
+#ifndef IOTRACE_SHIM_H
+#define IOTRACE_SHIM_H
+
+#include <stdint.h>
+
+#define SPOOL_MAGIC "IOTSPOOL"
+#define RING_MAGIC "IOTRING1"
+#define SPOOL_VERSION 1
+#define SPOOL_HEADER 4096
+#define REC_SIZE 96
+/* A record's commit word: REC_COMMIT | number of slots it spans. */
+#define REC_COMMIT 0x52000000u
+
+/* Record flags. */
+#define RF_IN_MPIIO 1u      /* a POSIX call made inside an MPI-IO call */
+#define RF_ANY_SOURCE 2u    /* a receive posted with MPI_ANY_SOURCE */
+#define RF_ANY_TAG 4u       /* a receive posted with MPI_ANY_TAG */
+#define RF_PATH_AT 8u       /* the path is relative to the descriptor in fd */
+
+/* Call ids: the shim's own numbering, mapped to trace ops by the Go side. */
+enum {
+	C_NONE,
+	C_OPEN, C_OPENAT, C_CREAT, C_CLOSE,
+	C_READ, C_PREAD, C_READV, C_PREADV, C_PREADV2,
+	C_WRITE, C_PWRITE, C_WRITEV, C_PWRITEV, C_PWRITEV2,
+	C_LSEEK, C_FSYNC, C_FDATASYNC, C_FTRUNCATE, C_TRUNCATE,
+	C_DUP, C_DUP2, C_DUP3,
+	C_STAT, C_LSTAT, C_FSTAT, C_FSTATAT, C_STATX, C_ACCESS,
+	C_UNLINK, C_UNLINKAT, C_RENAME, C_RENAMEAT, C_RENAMEAT2,
+	C_MKDIR, C_MKDIRAT, C_RMDIR,
+	C_FOPEN, C_FCLOSE, C_FREAD, C_FWRITE, C_FSEEK, C_FFLUSH,
+
+	C_MPI_RANK = 100, /* peer = world rank, count = world size */
+	C_MPI_FINALIZE,
+	C_MPI_SEND, C_MPI_RECV, C_MPI_ISEND, C_MPI_IRECV, C_MPI_WAIT, C_MPI_WAITALL,
+	C_MPI_SENDRECV, C_MPI_BARRIER, C_MPI_BCAST, C_MPI_REDUCE, C_MPI_ALLREDUCE,
+	C_MPI_GATHER, C_MPI_GATHERV, C_MPI_SCATTER, C_MPI_SCATTERV,
+	C_MPI_ALLGATHER, C_MPI_ALLGATHERV, C_MPI_ALLTOALL, C_MPI_ALLTOALLV,
+	C_MPI_COMM_SPLIT, C_MPI_COMM_DUP,
+
+	C_MPI_FILE_OPEN = 200, C_MPI_FILE_CLOSE,
+	C_MPI_FILE_READ_AT, C_MPI_FILE_READ_AT_ALL, C_MPI_FILE_WRITE_AT, C_MPI_FILE_WRITE_AT_ALL,
+	C_MPI_FILE_READ, C_MPI_FILE_READ_ALL, C_MPI_FILE_WRITE, C_MPI_FILE_WRITE_ALL,
+	C_MPI_FILE_READ_SHARED, C_MPI_FILE_WRITE_SHARED, C_MPI_FILE_READ_ORDERED, C_MPI_FILE_WRITE_ORDERED,
+	C_MPI_FILE_SET_VIEW, C_MPI_FILE_SYNC, C_MPI_FILE_SEEK, C_MPI_FILE_SEEK_SHARED,
+	C_MPI_FILE_SET_SIZE, C_MPI_FILE_PREALLOCATE, C_MPI_FILE_DELETE,
+	C_MPI_FILE_IREAD_AT, C_MPI_FILE_IWRITE_AT, C_MPI_FILE_IREAD, C_MPI_FILE_IWRITE,
+};
+
+/* One record: 96 bytes, little-endian as the machine writes it. Paths
+ * follow in the next slots (len + len2 bytes, not terminated). */
+struct rec {
+	uint32_t commit; /* written last */
+	uint16_t call;
+	uint16_t flags;
+	uint32_t tid;    /* thread index in the process, 0 for the main thread */
+	int32_t fd;      /* descriptor, MPI file handle id, or directory descriptor (RF_PATH_AT) */
+	int64_t start;   /* CLOCK_MONOTONIC ns */
+	int64_t dur;
+	int64_t off;     /* offset; view displacement */
+	int64_t size;    /* requested bytes; view block length */
+	int64_t ret;     /* result, or -errno */
+	int64_t bytes;   /* communication bytes; view stride */
+	uint32_t oflags; /* open flags, MPI amode, *at flags, whence */
+	uint32_t mode;
+	int32_t peer;    /* world rank of peer or root */
+	int32_t tag;
+	uint32_t comm;   /* communicator id: 0 world, 1 self */
+	int32_t count;   /* iovec count, element count; ret2 for dup-like calls */
+	uint16_t len;    /* path bytes that follow */
+	uint16_t len2;   /* second path bytes that follow */
+	uint32_t seq;    /* the record's slot number (low 32 bits) */
+};
+
+_Static_assert(sizeof(struct rec) == REC_SIZE, "record size");
+
+/* The POSIX part's interface to the MPI part. */
+int64_t iotrace_now(void);
+/* iotrace_emit writes r (commit and tid are set here) with paths p, p2. */
+void iotrace_emit(struct rec *r, const char *p, const char *p2);
+int iotrace_active(void);
+/* Depth of MPI calls of this thread (outermost records), and of MPI-IO. */
+int *iotrace_mpi_depth(void);
+int *iotrace_mpiio_depth(void);
+void iotrace_set_rank(int rank, int size);
+
+#endif

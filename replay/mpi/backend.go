@@ -1,0 +1,616 @@
+//go:build mpi
+
+package mpi
+
+/*
+#include "cmpi.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/iotrace/iotrace/replay"
+	"github.com/iotrace/iotrace/replay/posix"
+	"github.com/iotrace/iotrace/trace"
+	"golang.org/x/sys/unix"
+)
+
+// Backend is the MPI-IO backend (ioreplay --backend mpiio): every file
+// access goes through MPI_File_* calls of the MPI library.
+//
+//   - MPI_File_open of the trace opens on the communicator of the ranks
+//     that opened together. A rank is one of several of its process, so
+//     each process opens the file once per slot — the i-th of its ranks
+//     in that communicator — on the slot's own communicator (made by the
+//     Job); a process with fewer ranks there than another makes the
+//     collective calls of its missing slots with zero bytes (a ghost), so
+//     every slot is an MPI job of one rank per process. Opens on
+//     MPI_COMM_SELF, and communicators whose ranks all run in one process,
+//     open on a duplicate of MPI_COMM_SELF per rank.
+//   - Reads and writes are the recorded calls — explicit offset,
+//     individual or shared file pointer, independent or collective —
+//     through the recorded view (MPI_File_set_view with blocks of the
+//     recorded length every stride bytes, etype MPI_BYTE, "native").
+//     Non-blocking MPI-IO calls are replayed as their blocking forms.
+//   - POSIX opens of regular files become MPI_File_open on MPI_COMM_SELF,
+//     and their reads and writes MPI_File_read_at/MPI_File_write_at at the
+//     recorded offsets (the trace follows the file position); lseek,
+//     fsync, ftruncate and close their MPI counterparts. Metadata calls,
+//     directories and everything else go to the POSIX backend.
+//
+// Every path is checked as the POSIX backend checks it (posix.Backend.Name)
+// before the MPI library opens or deletes it by name.
+type Backend struct {
+	j    *Job
+	px   *posix.Backend
+	info C.MPI_Info
+	pat  *replay.Pattern
+
+	mu     sync.Mutex
+	ghosts map[ghostKey]*ghostWorker
+}
+
+type ghostKey struct {
+	comm uint32
+	slot int
+}
+
+// NewBackend returns the MPI-IO backend of job, with hints (key, value)
+// for every file it opens; px does the metadata calls and prepares the
+// files.
+func NewBackend(j *Job, px *posix.Backend, hints [][2]string) (*Backend, error) {
+	b := &Backend{j: j, px: px, info: C.info_null(), pat: replay.NewPattern(), ghosts: map[ghostKey]*ghostWorker{}}
+	for _, h := range hints {
+		k, v := C.CString(h[0]), C.CString(h[1])
+		rc := C.info_set(&b.info, k, v)
+		C.free(unsafe.Pointer(k))
+		C.free(unsafe.Pointer(v))
+		if rc != C.MPI_SUCCESS {
+			return nil, fmt.Errorf("--hint %s=%s: %s", h[0], h[1], errorString(rc))
+		}
+	}
+	return b, nil
+}
+
+// Prepare implements replay.Backend.
+func (b *Backend) Prepare(ctx context.Context, p *replay.Plan) error { return b.px.Prepare(ctx, p) }
+
+// Close implements replay.Backend.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	for _, g := range b.ghosts {
+		close(g.ch)
+		<-g.done
+	}
+	b.ghosts = map[ghostKey]*ghostWorker{}
+	b.mu.Unlock()
+	if b.info != C.info_null() {
+		C.MPI_Info_free(&b.info)
+	}
+	return b.px.Close()
+}
+
+// Rank implements replay.Backend.
+func (b *Backend) Rank(rank uint32, ranks int) (replay.Executor, error) {
+	px, err := b.px.Rank(rank, ranks)
+	if err != nil {
+		return nil, err
+	}
+	self, ok := b.j.selfComms[rank]
+	if !ok {
+		return nil, fmt.Errorf("rank %d does not run in process %d", rank, b.j.Rank)
+	}
+	return &exec{b: b, rank: rank, px: px, self: self, files: map[int32]*file{}, fds: map[int32]*file{},
+		cur: b.pat.Cursor(uint64(rank))}, nil
+}
+
+// file is an MPI file of a rank: a handle of the trace, or a POSIX
+// descriptor replayed through MPI-IO.
+type file struct {
+	fh     C.MPI_File
+	ghosts *ghostWorker // slots of this file's communicator without a rank here, driven by slot 0
+	gfile  int          // this file's number in the ghosts' table
+	name   string
+	refs   int   // descriptors (dup) that share it
+	pos    int64 // a POSIX descriptor's position
+	append bool
+	shared bool // opened on a communicator of several processes
+}
+
+type exec struct {
+	b     *Backend
+	rank  uint32
+	px    replay.Executor
+	self  C.MPI_Comm
+	files map[int32]*file // MPI file handles of the trace
+	fds   map[int32]*file // POSIX descriptors replayed through MPI-IO
+	cur   replay.Cursor
+	wbuf  []byte
+	rbuf  []byte
+	seq   int
+}
+
+// Close implements replay.Executor: it closes what the rank left open —
+// but the files opened together with other processes, whose close is
+// collective: their ranks may have ended without closing them (a trace
+// cut short), and waiting for them would never end.
+func (x *exec) Close() error {
+	for h, f := range x.files {
+		if !f.shared {
+			x.closeFile(f)
+		}
+		delete(x.files, h)
+	}
+	for fd, f := range x.fds {
+		if f.refs--; f.refs <= 0 {
+			C.MPI_File_close(&f.fh)
+		}
+		delete(x.fds, fd)
+	}
+	return x.px.Close()
+}
+
+// ret turns an MPI error into a negative errno.
+func ret(rc C.int) int64 {
+	switch C.error_class(rc) {
+	case C.MPI_ERR_NO_SUCH_FILE:
+		return -int64(unix.ENOENT)
+	case C.MPI_ERR_FILE_EXISTS:
+		return -int64(unix.EEXIST)
+	case C.MPI_ERR_ACCESS, C.MPI_ERR_READ_ONLY:
+		return -int64(unix.EACCES)
+	case C.MPI_ERR_NO_SPACE:
+		return -int64(unix.ENOSPC)
+	case C.MPI_ERR_QUOTA:
+		return -int64(unix.EDQUOT)
+	case C.MPI_ERR_BAD_FILE:
+		return -int64(unix.EINVAL)
+	case C.MPI_ERR_AMODE:
+		return -int64(unix.EINVAL)
+	case C.MPI_ERR_FILE_IN_USE:
+		return -int64(unix.EBUSY)
+	}
+	return -int64(unix.EIO)
+}
+
+// Do implements replay.Executor.
+func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
+	e := c.Ev
+	if e.Op.Class() == trace.ClassMPIIO {
+		return x.mpiio(c)
+	}
+	switch e.Op {
+	case trace.OpOpen, trace.OpOpenat, trace.OpCreat, trace.OpFopen:
+		return x.open(c)
+	}
+	f := x.fds[e.FD]
+	if f == nil {
+		return x.px.Do(c)
+	}
+	switch e.Op {
+	case trace.OpRead, trace.OpPread, trace.OpReadv, trace.OpPreadv, trace.OpPreadv2, trace.OpFread,
+		trace.OpWrite, trace.OpPwrite, trace.OpWritev, trace.OpPwritev, trace.OpPwritev2, trace.OpFwrite:
+		write := e.Op.Dir() == trace.DirWrite
+		explicit := e.Op.Info().Addr == trace.AddrExplicit
+		off := e.Offset
+		switch {
+		case write && f.append:
+			var size C.longlong
+			if rc := C.file_size(f.fh, &size); rc != C.MPI_SUCCESS {
+				return ret(rc), replay.NotSkipped
+			}
+			off = int64(size)
+		case !explicit && off < 0:
+			off = f.pos
+		}
+		op := C.int(C.RW_READ_AT)
+		if write {
+			op = C.RW_WRITE_AT
+		}
+		n, rc := x.rw(f.fh, op, off, max(e.Size, 0))
+		if rc != C.MPI_SUCCESS {
+			return ret(rc), replay.NotSkipped
+		}
+		if !explicit {
+			f.pos = off + n
+		}
+		return n, replay.NotSkipped
+	case trace.OpLseek, trace.OpFseek:
+		pos := e.Offset
+		switch e.Whence {
+		case 1:
+			pos += f.pos
+		case 2:
+			var size C.longlong
+			if rc := C.file_size(f.fh, &size); rc != C.MPI_SUCCESS {
+				return ret(rc), replay.NotSkipped
+			}
+			pos += int64(size)
+		case 0:
+		default:
+			return -int64(unix.EINVAL), replay.NotSkipped
+		}
+		if pos < 0 {
+			return -int64(unix.EINVAL), replay.NotSkipped
+		}
+		f.pos = pos
+		if e.Op == trace.OpFseek {
+			return 0, replay.NotSkipped
+		}
+		return pos, replay.NotSkipped
+	case trace.OpFsync, trace.OpFdatasync:
+		return callResult(C.MPI_File_sync(f.fh))
+	case trace.OpFflush, trace.OpFstat:
+		return 0, replay.NotSkipped
+	case trace.OpFtruncate:
+		return callResult(C.file_set_size(f.fh, C.longlong(max(e.Size, 0))))
+	case trace.OpClose, trace.OpFclose:
+		delete(x.fds, e.FD)
+		if f.refs--; f.refs > 0 {
+			return 0, replay.NotSkipped
+		}
+		return callResult(C.MPI_File_close(&f.fh))
+	case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl:
+		if e.Ret < 0 {
+			return e.Ret, replay.NotSkipped
+		}
+		nfd := int32(e.Ret)
+		if nfd == e.FD {
+			return e.Ret, replay.NotSkipped
+		}
+		if old := x.fds[nfd]; old != nil {
+			if old.refs--; old.refs <= 0 {
+				C.MPI_File_close(&old.fh)
+			}
+		}
+		f.refs++
+		x.fds[nfd] = f
+		return e.Ret, replay.NotSkipped
+	}
+	return 0, replay.SkipUnsupported
+}
+
+func callResult(rc C.int) (int64, replay.Skip) {
+	if rc != C.MPI_SUCCESS {
+		return ret(rc), replay.NotSkipped
+	}
+	return 0, replay.NotSkipped
+}
+
+// open replays a POSIX open of a regular file as MPI_File_open on
+// MPI_COMM_SELF; directories, failed originals and skipped paths go to the
+// POSIX backend.
+func (x *exec) open(c *replay.Call) (int64, replay.Skip) {
+	e := c.Ev
+	flags := e.Flags
+	if e.Op == trace.OpCreat {
+		flags = trace.OCreat | trace.OWronly | trace.OTrunc
+	}
+	const oDirectory, oPath = 0x10000, 0x200000
+	if c.PathSkip != replay.NotSkipped || c.Path == "" || e.Ret < 0 || flags&(oDirectory|oPath) != 0 {
+		return x.px.Do(c)
+	}
+	write := flags&trace.OAccMode != trace.ORdonly || flags&trace.OTrunc != 0
+	name, r, skip := x.b.px.Name(c.Path, write)
+	if skip == replay.SkipNotRegular {
+		return x.px.Do(c) // a directory, a device: the POSIX backend knows
+	}
+	if skip != replay.NotSkipped || r < 0 {
+		return r, skip
+	}
+	amode := C.int(0)
+	switch flags & trace.OAccMode {
+	case trace.OWronly:
+		amode = C.MPI_MODE_WRONLY
+	case trace.ORdwr:
+		amode = C.MPI_MODE_RDWR
+	default:
+		amode = C.MPI_MODE_RDONLY
+	}
+	if flags&trace.OCreat != 0 {
+		amode |= C.MPI_MODE_CREATE
+	}
+	if flags&trace.OExcl != 0 {
+		amode |= C.MPI_MODE_EXCL
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var fh C.MPI_File
+	if rc := C.file_open(x.self, cname, amode, x.b.info, &fh); rc != C.MPI_SUCCESS {
+		return ret(rc), replay.NotSkipped
+	}
+	if flags&trace.OTrunc != 0 && amode&C.MPI_MODE_RDONLY == 0 {
+		if rc := C.file_set_size(fh, 0); rc != C.MPI_SUCCESS {
+			C.MPI_File_close(&fh)
+			return ret(rc), replay.NotSkipped
+		}
+	}
+	tfd := int32(e.Ret)
+	if old := x.fds[tfd]; old != nil {
+		if old.refs--; old.refs <= 0 {
+			C.MPI_File_close(&old.fh)
+		}
+	}
+	x.fds[tfd] = &file{fh: fh, name: name, refs: 1, append: flags&trace.OAppend != 0}
+	return int64(tfd), replay.NotSkipped
+}
+
+// rw makes one data call of n bytes.
+func (x *exec) rw(fh C.MPI_File, op C.int, off, n int64) (int64, C.int) {
+	var buf []byte
+	if writeOp(op) {
+		buf = x.writeBuf(n)
+	} else {
+		buf = x.readBuf(n)
+	}
+	var p unsafe.Pointer
+	if len(buf) > 0 {
+		p = unsafe.Pointer(&buf[0])
+	}
+	var done C.longlong
+	rc := C.file_rw(fh, op, C.longlong(off), p, C.longlong(n), &done)
+	return int64(done), rc
+}
+
+func writeOp(op C.int) bool {
+	switch op {
+	case C.RW_WRITE_AT, C.RW_WRITE_AT_ALL, C.RW_WRITE, C.RW_WRITE_ALL, C.RW_WRITE_SHARED, C.RW_WRITE_ORDERED:
+		return true
+	}
+	return false
+}
+
+// writeBuf returns n bytes of the rank's pattern stream.
+func (x *exec) writeBuf(n int64) []byte {
+	if n <= replay.PatternChunk {
+		return x.cur.Next(int(n), 1)
+	}
+	if int64(cap(x.wbuf)) < n {
+		x.wbuf = make([]byte, n)
+	}
+	b := x.wbuf[:n]
+	for off := int64(0); off < n; {
+		k := copy(b[off:], x.cur.Next(int(min(n-off, replay.PatternChunk)), 1))
+		off += int64(k)
+	}
+	return b
+}
+
+func (x *exec) readBuf(n int64) []byte {
+	if int64(cap(x.rbuf)) < n {
+		x.rbuf = make([]byte, max(n, 64<<10))
+	}
+	return x.rbuf[:n]
+}
+
+var dataOps = map[trace.Op]C.int{
+	trace.OpMPIFileReadAt: C.RW_READ_AT, trace.OpMPIFileReadAtAll: C.RW_READ_AT_ALL,
+	trace.OpMPIFileWriteAt: C.RW_WRITE_AT, trace.OpMPIFileWriteAtAll: C.RW_WRITE_AT_ALL,
+	trace.OpMPIFileRead: C.RW_READ, trace.OpMPIFileReadAll: C.RW_READ_ALL,
+	trace.OpMPIFileWrite: C.RW_WRITE, trace.OpMPIFileWriteAll: C.RW_WRITE_ALL,
+	trace.OpMPIFileReadShared: C.RW_READ_SHARED, trace.OpMPIFileWriteShared: C.RW_WRITE_SHARED,
+	trace.OpMPIFileReadOrdered: C.RW_READ_ORDERED, trace.OpMPIFileWriteOrdered: C.RW_WRITE_ORDERED,
+	// Non-blocking calls are replayed blocking.
+	trace.OpMPIFileIreadAt: C.RW_READ_AT, trace.OpMPIFileIwriteAt: C.RW_WRITE_AT,
+	trace.OpMPIFileIread: C.RW_READ, trace.OpMPIFileIwrite: C.RW_WRITE,
+}
+
+// mpiio replays an MPI-IO call.
+func (x *exec) mpiio(c *replay.Call) (int64, replay.Skip) {
+	e := c.Ev
+	switch e.Op {
+	case trace.OpMPIFileOpen:
+		return x.openFile(c)
+	case trace.OpMPIFileDelete:
+		if c.PathSkip != replay.NotSkipped {
+			return 0, c.PathSkip
+		}
+		name, r, skip := x.b.px.Name(c.Path, true)
+		if skip != replay.NotSkipped || r < 0 {
+			return r, skip
+		}
+		cname := C.CString(name)
+		defer C.free(unsafe.Pointer(cname))
+		return callResult(C.file_delete(cname, x.b.info))
+	}
+	f := x.files[e.FD]
+	if f == nil {
+		return 0, replay.SkipUnknownFD
+	}
+	if e.Op.Info().Collective && f.ghosts != nil {
+		f.ghosts.send(ghostOp{file: f.gfile, op: e.Op, off: e.Offset, size: e.Size, stride: e.Stride, whence: e.Whence})
+	}
+	switch e.Op {
+	case trace.OpMPIFileClose:
+		delete(x.files, e.FD)
+		return callResult(x.closeFile(f))
+	case trace.OpMPIFileSetView:
+		return callResult(C.file_set_view(f.fh, C.longlong(e.Offset), C.longlong(e.Size), C.longlong(e.Stride), x.b.info))
+	case trace.OpMPIFileSync:
+		return callResult(C.MPI_File_sync(f.fh))
+	case trace.OpMPIFileSetSize:
+		return callResult(C.file_set_size(f.fh, C.longlong(max(e.Size, 0))))
+	case trace.OpMPIFilePreallocate:
+		return callResult(C.file_preallocate(f.fh, C.longlong(max(e.Size, 0))))
+	case trace.OpMPIFileSeek, trace.OpMPIFileSeekShared:
+		shared := C.int(0)
+		if e.Op == trace.OpMPIFileSeekShared {
+			shared = 1
+		}
+		return callResult(C.file_seek(f.fh, C.longlong(e.Offset), C.int(e.Whence), shared))
+	}
+	op, ok := dataOps[e.Op]
+	if !ok {
+		return 0, replay.SkipUnsupported
+	}
+	n, rc := x.rw(f.fh, op, max(e.Offset, 0), max(e.Size, 0))
+	if rc != C.MPI_SUCCESS {
+		return ret(rc), replay.NotSkipped
+	}
+	return n, replay.NotSkipped
+}
+
+// openFile replays MPI_File_open: on the slot communicator of the ranks
+// that opened together, or on the rank's own MPI_COMM_SELF.
+func (x *exec) openFile(c *replay.Call) (int64, replay.Skip) {
+	e := c.Ev
+	if c.PathSkip != replay.NotSkipped {
+		return 0, c.PathSkip
+	}
+	if old := x.files[e.FD]; old != nil {
+		x.closeFile(old)
+		delete(x.files, e.FD)
+	}
+	write := e.Flags&(trace.MPIModeWronly|trace.MPIModeRdwr|trace.MPIModeCreate) != 0
+	name, r, skip := x.b.px.Name(c.Path, write)
+	if skip != replay.NotSkipped || r < 0 {
+		return r, skip
+	}
+	cm := x.self
+	var g *ghostWorker
+	shared := false
+	slot := 0
+	if ci := x.b.j.comm(e.Comm); e.Comm != trace.CommSelf && ci.slots != nil {
+		slot = slices.Index(ci.local, x.rank)
+		if slot < 0 {
+			// Not a member as the plan saw it: open alone.
+			slot = 0
+		} else {
+			cm = ci.slots[slot]
+			shared = true
+			if slot == 0 && len(ci.local) < ci.kmax {
+				g = x.b.ghostsOf(ci)
+			}
+		}
+	}
+	amode := C.int(e.Flags)
+	f := &file{name: name, ghosts: g, shared: shared}
+	if g != nil {
+		x.seq++
+		f.gfile = int(x.rank)<<20 | x.seq
+		g.send(ghostOp{file: f.gfile, op: trace.OpMPIFileOpen, name: name, amode: amode})
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	if rc := C.file_open(cm, cname, amode, x.b.info, &f.fh); rc != C.MPI_SUCCESS {
+		if g != nil {
+			g.send(ghostOp{file: f.gfile, op: trace.OpMPIFileClose})
+		}
+		return ret(rc), replay.NotSkipped
+	}
+	x.files[e.FD] = f
+	return 0, replay.NotSkipped
+}
+
+func (x *exec) closeFile(f *file) C.int {
+	if f.ghosts != nil {
+		f.ghosts.send(ghostOp{file: f.gfile, op: trace.OpMPIFileClose})
+	}
+	return C.MPI_File_close(&f.fh)
+}
+
+// ---- ghosts ----
+
+// ghostOp is a collective call a ghost slot makes with zero bytes.
+type ghostOp struct {
+	file              int
+	op                trace.Op
+	off, size, stride int64
+	whence            int32
+	name              string
+	amode             C.int
+}
+
+// ghostWorker makes the collective MPI-IO calls of the slots of one
+// communicator that have no rank in this process, in the order slot 0's
+// rank makes them.
+type ghostWorker struct {
+	ch   chan ghostOp
+	done chan struct{}
+}
+
+func (g *ghostWorker) send(o ghostOp) { g.ch <- o }
+
+func (b *Backend) ghostsOf(ci *commInfo) *ghostWorker {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := ghostKey{ci.id, 0}
+	if g := b.ghosts[k]; g != nil {
+		return g
+	}
+	g := &ghostWorker{ch: make(chan ghostOp, 1024), done: make(chan struct{})}
+	b.ghosts[k] = g
+	var workers []chan ghostOp
+	var wg sync.WaitGroup
+	for s := len(ci.local); s < ci.kmax; s++ {
+		ch := make(chan ghostOp, 1024)
+		workers = append(workers, ch)
+		wg.Add(1)
+		go func(cm C.MPI_Comm) {
+			defer wg.Done()
+			b.ghost(cm, ch)
+		}(ci.slots[s])
+	}
+	// One feeder hands every op to every ghost slot, in order.
+	go func() {
+		for o := range g.ch {
+			for _, w := range workers {
+				w <- o
+			}
+		}
+		for _, w := range workers {
+			close(w)
+		}
+		wg.Wait()
+		close(g.done)
+	}()
+	return g
+}
+
+// ghost makes a ghost slot's calls on communicator cm.
+func (b *Backend) ghost(cm C.MPI_Comm, ch chan ghostOp) {
+	files := map[int]C.MPI_File{}
+	for o := range ch {
+		if o.op == trace.OpMPIFileOpen {
+			cname := C.CString(o.name)
+			var fh C.MPI_File
+			if C.file_open(cm, cname, o.amode, b.info, &fh) == C.MPI_SUCCESS {
+				files[o.file] = fh
+			}
+			C.free(unsafe.Pointer(cname))
+			continue
+		}
+		fh, ok := files[o.file]
+		if !ok {
+			continue
+		}
+		var done C.longlong
+		switch o.op {
+		case trace.OpMPIFileClose:
+			C.MPI_File_close(&fh)
+			delete(files, o.file)
+		case trace.OpMPIFileSetView:
+			C.file_set_view(fh, 0, 0, 0, b.info)
+		case trace.OpMPIFileSync:
+			C.MPI_File_sync(fh)
+		case trace.OpMPIFileSetSize:
+			C.file_set_size(fh, C.longlong(max(o.size, 0)))
+		case trace.OpMPIFilePreallocate:
+			C.file_preallocate(fh, C.longlong(max(o.size, 0)))
+		case trace.OpMPIFileSeekShared:
+			C.file_seek(fh, C.longlong(o.off), C.int(o.whence), 1)
+		default:
+			if op, ok := dataOps[o.op]; ok {
+				C.file_rw(fh, op, 0, nil, 0, &done)
+			}
+		}
+	}
+	for _, fh := range files {
+		C.MPI_File_close(&fh)
+	}
+}
