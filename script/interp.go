@@ -936,19 +936,30 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		*h2 = handle{open: true, fd: fd, path: h.path, fdesc: h.fdesc, openedAt: cm.pos}
 		e.Ret = int64(fd)
 	}
+	if err := it.flagsDetail(cm, &e); err != nil {
+		return err
+	}
 	it.emit(e)
+	return nil
+}
+
+// flagsDetail sets the flags detail of a call, where it has one.
+func (it *Interp) flagsDetail(cm *cCmd, e *trace.Event) error {
+	if x := cm.args["flags"]; x != nil && cm.op != opOpen && cm.op != opMPIOpen {
+		v, err := it.nonNeg(x, "flags")
+		if err != nil {
+			return err
+		}
+		e.Flags = uint32(v)
+	}
 	return nil
 }
 
 // details sets the ret of a call (def without one) and reports whether
 // it failed.
 func (it *Interp) details(cm *cCmd, e *trace.Event, def int64) (bool, error) {
-	if x := cm.args["flags"]; x != nil && cm.op != opOpen && cm.op != opMPIOpen {
-		v, err := it.nonNeg(x, "flags")
-		if err != nil {
-			return false, err
-		}
-		e.Flags = uint32(v)
+	if err := it.flagsDetail(cm, e); err != nil {
+		return false, err
 	}
 	ret, failed, err := it.result(cm, def)
 	e.Ret = ret
@@ -1104,6 +1115,9 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 		}
 		it.mids.free(h.fd)
 		h.open, h.closedAt = false, cm.pos
+	}
+	if err := it.flagsDetail(cm, &e); err != nil {
+		return false, err
 	}
 	if e.Op.Info().Collective {
 		return it.collective(e, ev)

@@ -79,7 +79,7 @@ func (gn gen) trace() *trace.MemTrace {
 	shared := rand.New(rand.NewPCG(gn.seed, 0))
 	depth := 0
 	for ph := 0; ph < gn.phases; ph++ {
-		kind := shared.IntN(13)
+		kind := shared.IntN(14)
 		irregular := shared.Float64() < gn.irreg
 		n := 1 + shared.IntN(30)
 		bs := int64(1+shared.IntN(8)) * 1024
@@ -220,6 +220,19 @@ func (gn gen) trace() *trace.MemTrace {
 				}
 			case 11: // think time alone
 				g.now += 1_000_000
+			case 13: // POSIX calls an MPI library made inside MPI-IO calls
+				p := fmt.Sprintf("/scratch/run/mpiio.%d", g.r)
+				id := g.paths.Intern(p)
+				in := trace.InMPIIO
+				fd := g.open(p, trace.OpOpenat, trace.ORdwr|trace.OCreat|in)
+				for i := 0; i < rn; i++ {
+					g.call(trace.Event{Op: trace.OpPwrite, FD: fd, Path: id, Offset: int64(i) * bs, Size: bs, Ret: bs, Flags: in}, 2000)
+				}
+				g.call(trace.Event{Op: trace.OpLseek, FD: fd, Path: id, Whence: 2, Ret: int64(rn) * bs, Flags: in}, 500)
+				g.call(trace.Event{Op: trace.OpFsync, FD: fd, Path: id, Flags: in}, 2000)
+				g.call(trace.Event{Op: trace.OpClose, FD: fd, Path: id, Flags: in}, 1000)
+				g.call(trace.Event{Op: trace.OpStat, Path: id, Flags: in}, 1000)
+				g.call(trace.Event{Op: trace.OpUnlink, Path: id, Flags: in}, 1000)
 			case 12: // the same block on files of other names, sizes and counts
 				for f, name := range []string{"alpha", "beta", "gamma", "delta"}[:1+n%4] {
 					p := fmt.Sprintf("/scratch/run/%s.%d", name, g.r)

@@ -502,6 +502,7 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 		delete(lw.fds, e.FD)
 		delete(lw.open, h.name)
 		b.l.cmd, b.l.operand, b.l.handle, b.l.closes = "close", oHandle, h.name, h.name
+		b.opt("flags", int64(e.Flags), kHex, 0)
 		b.call(e.Op, trace.OpClose)
 		b.ret(e.Ret, 0)
 	case trace.OpRead, trace.OpFread, trace.OpReadv, trace.OpWrite, trace.OpFwrite, trace.OpWritev,
@@ -565,6 +566,7 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 		if e.Whence != 0 {
 			b.word("from", whenceWords[e.Whence])
 		}
+		b.opt("flags", int64(e.Flags), kHex, 0)
 		b.call(e.Op, trace.OpLseek)
 		if p, ok := seekPos(h.pos, lw.known[h.path], e.Offset, e.Whence); !ok || p != e.Ret {
 			b.arg("ret", e.Ret, kRet)
@@ -581,9 +583,11 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 		switch op {
 		case trace.OpFsync, trace.OpFflush:
 			b.l.cmd = "sync"
+			b.opt("flags", int64(e.Flags), kHex, 0)
 			b.call(e.Op, trace.OpFsync)
 		case trace.OpFdatasync:
 			b.l.cmd = "datasync"
+			b.opt("flags", int64(e.Flags), kHex, 0)
 		case trace.OpFstat:
 			b.l.cmd = "stat"
 			b.opt("flags", int64(e.Flags), kHex, 0)
@@ -591,6 +595,7 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 		case trace.OpFtruncate:
 			b.l.cmd = "truncate"
 			b.arg("to", e.Size, kSize)
+			b.opt("flags", int64(e.Flags), kHex, 0)
 			if e.Ret >= 0 {
 				lw.known[h.path] = e.Size
 			}
@@ -605,7 +610,6 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 		p := lw.path(e.Path)
 		b.l.operand, b.l.path = oPath, b.str(p)
 		ok := e.Ret >= 0
-		flags := true
 		def := e.Op
 		switch e.Op {
 		case trace.OpStat, trace.OpLstat, trace.OpFstatat, trace.OpStatx:
@@ -621,13 +625,13 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 				delete(lw.known, p)
 			}
 		case trace.OpRmdir:
-			b.l.cmd, flags = "rmdir", false
+			b.l.cmd = "rmdir"
 		case trace.OpMkdir, trace.OpMkdirat:
-			b.l.cmd, flags = "mkdir", false
+			b.l.cmd = "mkdir"
 			b.opt("mode", int64(e.Mode), kPerm, 0o755)
 			def = trace.OpMkdir
 		case trace.OpTruncate:
-			b.l.cmd, flags = "truncate", false
+			b.l.cmd = "truncate"
 			b.arg("to", e.Size, kSize)
 			if ok {
 				lw.known[p] = e.Size
@@ -642,11 +646,7 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 			}
 			def = trace.OpRename
 		}
-		if flags {
-			b.opt("flags", int64(e.Flags), kHex, 0)
-		} else if e.Flags != 0 {
-			return lw.fail(e, "flags %#x on a call that a script makes without flags", e.Flags)
-		}
+		b.opt("flags", int64(e.Flags), kHex, 0)
 		b.call(e.Op, def)
 		b.ret(e.Ret, 0)
 	case trace.OpMPIFileOpen:

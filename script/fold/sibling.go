@@ -2,6 +2,7 @@ package fold
 
 import (
 	"math/big"
+	"slices"
 	"sort"
 )
 
@@ -285,11 +286,35 @@ func mapStmt(s *stmt, from, by int, f func(poly) poly) *stmt {
 	if c.kind == tRegion && c.depth >= from {
 		c.depth += by
 	}
+	if s.paths != nil {
+		c.paths = make([]pathAlt, len(s.paths))
+		for i, a := range s.paths {
+			hs := make([]poly, len(a.holes))
+			for q, p := range a.holes {
+				hs[q] = f(p)
+			}
+			c.paths[i] = pathAlt{s: a.s, holes: hs}
+		}
+		if c.pathVar >= from {
+			c.pathVar += by
+		}
+	}
 	c.body = make([]*stmt, len(s.body))
 	for i, b := range s.body {
 		c.body[i] = mapStmt(b, from, by, f)
 	}
 	return &c
+}
+
+// choosesPath reports whether a statement of ss picks its path by the
+// variable of depth d: such a loop cannot be unrolled.
+func choosesPath(ss []*stmt, d int) bool {
+	for _, s := range ss {
+		if s.paths != nil && s.pathVar == d || choosesPath(s.body, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxUnroll is the largest count of a loop unrolled so that the ranks
@@ -306,7 +331,7 @@ func unrollList(list []*stmt) []*stmt {
 			continue
 		}
 		k, ok := s.count().constant()
-		if !ok || k < 1 || k > maxUnroll {
+		if !ok || k < 1 || k > maxUnroll || choosesPath(s.body, s.depth) {
 			out = append(out, s)
 			continue
 		}
@@ -463,6 +488,11 @@ func combine(inst [][]*stmt, d int) ([]*stmt, bool) {
 func combineShifted(inst [][]*stmt, d int) ([]*stmt, bool) {
 	out := make([]*stmt, len(inst[0]))
 	for j, s0 := range inst[0] {
+		for c := range inst {
+			if !samePaths(inst[c][j], s0) {
+				return nil, false // paths by iteration that differ: not folded
+			}
+		}
 		n := *s0
 		kinds := n.t.kinds
 		if n.kind == tLoop {
@@ -565,4 +595,23 @@ func constPoly0(m string, c int64) poly {
 		return nil
 	}
 	return poly{{m: m, c: c}}
+}
+
+// samePaths reports whether two statements choose the same paths by
+// iteration (or none).
+func samePaths(a, b *stmt) bool {
+	if len(a.paths) != len(b.paths) || a.pathVar != b.pathVar {
+		return false
+	}
+	for i := range a.paths {
+		if a.paths[i].s.key() != b.paths[i].s.key() {
+			return false
+		}
+		for q := range a.paths[i].holes {
+			if !slices.Equal(a.paths[i].holes[q], b.paths[i].holes[q]) {
+				return false
+			}
+		}
+	}
+	return true
 }

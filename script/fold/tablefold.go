@@ -72,7 +72,7 @@ func collect(a, list []*stmt, j int) ([][]*stmt, int) {
 		}
 		s := list[j]
 		if s.kind == tLoop {
-			if k, ok := s.count().constant(); ok && k >= 1 && k <= maxUnroll {
+			if k, ok := s.count().constant(); ok && k >= 1 && k <= maxUnroll && !choosesPath(s.body, s.depth) {
 				var bs [][]*stmt
 				for c := int64(0); c < k; c++ {
 					it := unrollIteration(s, c)
