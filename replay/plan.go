@@ -122,13 +122,22 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
 		rc := RankCount{Rank: r, Ops: map[trace.Op]int64{}}
+		var counts [1024]int64 // by op, below 1024; the rest in rc.Ops
 		fds := map[int32]trace.PathID{}
 		handles := map[int32]*view{}
 		for {
 			n, err := src.ReadEvents(buf)
 			for i := range buf[:n] {
 				e := &buf[i]
-				rc.Ops[e.Op]++
+				if e.Op < 1024 {
+					counts[e.Op]++
+				} else {
+					rc.Ops[e.Op]++
+				}
+				if e.Op.Dir() != trace.DirNone && e.Op.Class() == trace.ClassPOSIX && e.Path == 0 &&
+					(e.Op.Dir() == trace.DirWrite || e.Ret <= 0) {
+					continue // a write, or a read that moved nothing: nothing to plan
+				}
 				cls := e.Op.Class()
 				if cls == trace.ClassMarker {
 					continue
@@ -147,9 +156,9 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 						continue
 					}
 				}
-				for _, id := range []trace.PathID{e.Path, e.Path2} {
-					if id != 0 {
-						if _, ok := p.mapped[id]; !ok {
+				if e.Path != 0 || e.Path2 != 0 {
+					for _, id := range [2]trace.PathID{e.Path, e.Path2} {
+						if _, ok := p.mapped[id]; !ok && id != 0 {
 							p.mapped[id] = mapping{}
 						}
 					}
@@ -165,6 +174,11 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 			}
 		}
 		closeSource(src)
+		for op, c := range counts {
+			if c > 0 {
+				rc.Ops[trace.Op(op)] = c
+			}
+		}
 		for _, c := range rc.Ops {
 			rc.Events += c
 		}

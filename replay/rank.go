@@ -13,22 +13,23 @@ import (
 
 // runner replays one rank.
 type runner struct {
-	rp     *Replay
-	rank   uint32
-	idx    int
-	src    trace.Source
-	ex     Executor
-	cm     comm.Comm
-	world  World
-	rec    *recorder
-	timing Timing
-	speed  float64
-	strict bool
-	w      waiter
-	ctx    context.Context
-	stop   *atomic.Bool
-	batch  int // events per recorded batch
-	readN  int // events read at a time
+	rp       *Replay
+	rank     uint32
+	idx      int
+	src      trace.Source
+	ex       Executor
+	cm       comm.Comm
+	world    World
+	rec      *recorder
+	timing   Timing
+	speed    float64
+	strict   bool
+	w        waiter
+	ctx      context.Context
+	stop     *atomic.Bool
+	pool     *batchPool // the rank's event batches
+	prefetch bool       // a reader goroutine reads ahead
+	readN    int        // events read at a time (inline)
 
 	handles  map[int32]uint32 // MPI file handle → communicator
 	reqs     []comm.Request   // outstanding non-blocking calls, oldest first
@@ -86,13 +87,14 @@ func (rn *runner) slot(id trace.PathID) *pathSlot {
 	return s
 }
 
-// recordID returns the id the replay's trace uses for path id of event e.
-func (rn *runner) recordID(e *trace.Event, id trace.PathID) trace.PathID {
+// recordID returns the id the replay's trace uses for path id of event
+// e, and whether it had to intern the path (a slow path).
+func (rn *runner) recordID(e *trace.Event, id trace.PathID) (trace.PathID, bool) {
 	if id == 0 {
-		return 0
+		return 0, false
 	}
 	if e.Op.Class() == trace.ClassMarker {
-		return rn.rec.sink.Intern(rn.src.Path(id))
+		return rn.rec.sink.Intern(rn.src.Path(id)), true
 	}
 	s := rn.slot(id)
 	if s.rec == 0 {
@@ -101,70 +103,129 @@ func (rn *runner) recordID(e *trace.Event, id trace.PathID) trace.PathID {
 			name = rn.rp.recordPath(s.rel)
 		}
 		s.rec = rn.rec.sink.Intern(name) + 1
+		return s.rec - 1, true
 	}
-	return s.rec - 1
+	return s.rec - 1, false
+}
+
+// safeRun is run, with a panic (a bug) turned into the replay's error
+// instead of a crash of every rank.
+func (rn *runner) safeRun() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("rank %d, event %d: internal error: %v (please report it with the command line)", rn.rank, rn.events, r)
+		}
+	}()
+	return rn.run()
 }
 
 // run replays the rank's events until the end of its stream, a stop, or
 // a failure under Strict.
 func (rn *runner) run() (err error) {
+	var rd *reader
 	defer func() {
+		if rd != nil {
+			rd.stop()
+		}
 		if cerr := rn.ex.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("rank %d: %w", rn.rank, cerr)
 		}
 		closeSource(rn.src)
 		rn.cm.Done()
 	}()
+	if rn.timing != AFAP && rn.w.own {
+		defer fineSlack()()
+	}
+	if rn.prefetch {
+		rd = startReader(rn.src, rn.pool)
+		for {
+			var f filled
+			select {
+			case f = <-rd.ready:
+			case <-rn.ctx.Done():
+				return nil
+			}
+			k, err := rn.batchRun(f.evs)
+			rn.rp.done.Add(int64(len(f.evs)))
+			rn.keep(f.evs, k)
+			if err != nil {
+				return err
+			}
+			if stop, err := rn.after(f.err); stop {
+				return err
+			}
+		}
+	}
 	var buf []trace.Event
 	fill := 0
-	flush := func() {
-		if rn.rec != nil && buf != nil {
-			rn.rec.put(buf[:fill])
+	defer func() {
+		if buf != nil {
+			rn.keep(buf, fill)
 		}
-		buf, fill = nil, 0
-	}
-	defer flush()
-	var own []trace.Event
+	}()
 	for {
 		if buf == nil {
-			if rn.rec != nil {
-				buf = rn.rec.get()
-			} else {
-				if own == nil {
-					own = make([]trace.Event, rn.batch)
-				}
-				buf = own
+			if buf = rn.pool.get(rn.ctx.Done()); buf == nil {
+				return nil
 			}
 		}
 		n, rerr := rn.src.ReadEvents(buf[fill:min(fill+rn.readN, len(buf))])
 		k, err := rn.batchRun(buf[fill : fill+n])
-		fill += k
 		rn.rp.done.Add(int64(n))
-		if fill == len(buf) || rn.rec == nil {
-			flush()
+		fill += k
+		switch {
+		case rn.rec == nil:
+			fill = 0
+		case fill == len(buf):
+			rn.keep(buf, fill)
+			buf, fill = nil, 0
 		}
 		if err != nil {
 			return err
 		}
-		if rn.stop.Load() {
-			return nil
-		}
-		if errors.Is(rerr, io.EOF) {
-			return nil
-		}
-		if rerr != nil {
-			if rn.ctx.Err() != nil {
-				return nil // stopped while the source waited (a script's loop)
-			}
-			return fmt.Errorf("rank %d: reading the trace: %w", rn.rank, rerr)
+		if stop, err := rn.after(rerr); stop {
+			return err
 		}
 	}
 }
 
+// keep hands the first k events of the batch b, replayed, to the
+// recorder, or b back to the pool.
+func (rn *runner) keep(b []trace.Event, k int) {
+	if rn.rec != nil {
+		rn.rec.put(b[:k])
+	} else {
+		rn.pool.put(b)
+	}
+}
+
+// after says whether the rank stops after a batch whose read returned
+// rerr, and with what error.
+func (rn *runner) after(rerr error) (bool, error) {
+	switch {
+	case rn.stop.Load(), errors.Is(rerr, io.EOF):
+		return true, nil
+	case rerr == nil:
+		return false, nil
+	case rn.ctx.Err() != nil:
+		return true, nil // stopped while the source waited (a script's loop)
+	}
+	return true, fmt.Errorf("rank %d: reading the trace: %w", rn.rank, rerr)
+}
+
 // batchRun replays evs in place: the events to record are moved to the
 // front and given their measured times and results; it returns how many.
+//
+// The clock is read once per call, when the call returns: that reading
+// is also the start of the next call, unless something that takes time
+// comes between them (a wait for the call's intended start, which reads
+// the clock itself, or a slow path: a skip, a failure, a new path). So a
+// recorded duration holds the call and the few nanoseconds of the
+// engine's own work before it — less than a second clock read would add
+// to every call.
 func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 	k := 0
+	now := rn.w.now()
 	for i := range evs {
 		e := &evs[i]
 		if rn.stop.Load() {
@@ -173,20 +234,19 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		}
 		rn.events++
 		oStart, oEnd, oRet := e.Start, e.Start+e.Dur, e.Ret
-		var start int64
+		start := now
 		if rn.timing != AFAP {
 			intended := rn.intended(oStart)
-			if !rn.w.until(intended) {
+			var ok bool
+			if start, ok = rn.w.until(intended, now); !ok {
 				rn.res.events += int64(i)
 				return k, nil
 			}
-			start = rn.w.now()
 			rn.res.lag.Add(max(start-intended, 0))
-		} else {
-			start = rn.w.now()
 		}
 		ret, skip, err := rn.exec(e)
 		end := rn.w.now()
+		now = end
 		rn.prevEnd, rn.prevOrigEnd = end, oEnd
 		if err != nil {
 			rn.res.events += int64(i + 1)
@@ -198,6 +258,7 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 				rn.res.events += int64(i + 1)
 				return k, fmt.Errorf("rank %d, event %d (%s): skipped: %s", rn.rank, rn.events, rn.describe(e), skip)
 			}
+			now = rn.w.now()
 			continue
 		}
 		if ret < 0 && e.Op.Class() != trace.ClassComm {
@@ -207,6 +268,7 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 				rn.res.events += int64(i + 1)
 				return k, fmt.Errorf("rank %d, event %d (%s): %s", rn.rank, rn.events, rn.describe(e), errnoText(ret))
 			}
+			now = rn.w.now()
 		}
 		if rn.rec == nil {
 			continue
@@ -216,11 +278,10 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		}
 		r := &evs[k]
 		r.Start, r.Dur, r.Ret = start, end-start, ret
-		if r.Path != 0 {
-			r.Path = rn.recordID(r, r.Path)
-		}
-		if r.Path2 != 0 {
-			r.Path2 = rn.recordID(r, r.Path2)
+		if r.Path != 0 || r.Path2 != 0 {
+			if rn.recordPaths(r) {
+				now = rn.w.now()
+			}
 		}
 		k++
 	}
@@ -228,12 +289,25 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 	return k, nil
 }
 
+// recordPaths gives r the path ids of the replay's trace, and reports
+// whether that took a slow path (a path new to the trace).
+func (rn *runner) recordPaths(r *trace.Event) (slow bool) {
+	var s1, s2 bool
+	if r.Path != 0 {
+		r.Path, s1 = rn.recordID(r, r.Path)
+	}
+	if r.Path2 != 0 {
+		r.Path2, s2 = rn.recordID(r, r.Path2)
+	}
+	return s1 || s2
+}
+
 // intended returns when the call recorded at oStart should start.
 func (rn *runner) intended(oStart int64) int64 {
 	if !rn.started {
 		rn.started = true
 		rn.first = oStart
-		return 0
+		return 0 // the common start of the ranks
 	}
 	switch rn.timing {
 	case Original:

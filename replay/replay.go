@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/iotrace/iotrace/replay/comm"
 	"github.com/iotrace/iotrace/script"
@@ -139,9 +138,20 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	}
 	procs := runtime.GOMAXPROCS(0)
 	precise := len(ranks) <= 8*procs
+	// With fewer ranks than processors, each rank has a processor of its
+	// own: its waits spin instead of yielding, on a thread whose timer
+	// slack is 1 ns, and its data calls are raw system calls (posix).
+	own := len(ranks) < procs
+	// With processors to spare, a reader goroutine per rank decodes the
+	// input ahead of the calls (the runner then calls the source's Path
+	// while the reader is in ReadEvents: the sources of this module look
+	// paths up in a trace.Paths, which allows that). A script is read event by event instead,
+	// so that its time-driven loops decide when the calls before them
+	// have run.
+	prefetch := r.script == nil && len(ranks) < procs
 	var margin int64
 	if r.opts.Timing != AFAP && precise {
-		margin = calibrate()
+		margin = calibrate(own)
 	}
 	runners := make([]*runner, len(ranks))
 	closeAll := func() {
@@ -150,6 +160,9 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 				rn.ex.Close()
 				if rn.src != nil {
 					closeSource(rn.src)
+				}
+				if rn.rec != nil {
+					rn.rec.close()
 				}
 			}
 		}
@@ -175,9 +188,11 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		rn := &runner{
 			rp: r, rank: rk, idx: i, ex: ex, cm: world.Endpoint(rk), world: world,
 			timing: r.opts.Timing, speed: r.opts.Speed, strict: r.opts.Strict,
-			w:       waiter{margin: margin, precise: precise, stop: &stop, ctx: ctx},
+			w:       waiter{margin: margin, precise: precise, own: own, stop: &stop, ctx: ctx},
 			handles: map[int32]uint32{},
-			ctx:     ctx, stop: &stop, batch: batch, readN: batch,
+			ctx:     ctx, stop: &stop, readN: batch,
+			pool:     newBatchPool(batch, len(ranks)),
+			prefetch: prefetch,
 		}
 		if r.script != nil {
 			// Read one event at a time, so that a loop decides when the
@@ -192,7 +207,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		rn.res.rank = rk
 		rn.res.planned = r.plan.PerRank[planIdx[i]].Events
 		if out.Record != nil {
-			rn.rec = newRecorder(out.Record(rk), batch, len(ranks))
+			rn.rec = newRecorder(out.Record(rk), rn.pool)
 		}
 	}
 
@@ -208,7 +223,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		go func(rn *runner) {
 			defer wg.Done()
 			<-start
-			if err := rn.run(); err != nil {
+			if err := rn.safeRun(); err != nil {
 				fatalOnce.Do(func() { fatal = err })
 				cancel()
 			}
@@ -280,102 +295,4 @@ func (r *Replay) recordPath(rel string) string {
 		return rel
 	}
 	return filepath.Join(r.out.Target, rel)
-}
-
-// recordBudget bounds the bytes of replay events all ranks together keep
-// in memory before their writers start encoding them: a replay that fits
-// is not slowed down by the encoding of its own trace while it runs.
-const recordBudget = 64 << 20
-
-// recorder keeps a rank's finished batches and hands them to a goroutine
-// that writes them once more than its share of recordBudget waits, and at
-// the end.
-type recorder struct {
-	sink  trace.Sink
-	batch int
-	limit int // events kept before the writer starts
-
-	mu      sync.Mutex
-	backlog [][]trace.Event
-	free    [][]trace.Event
-	n       int
-	closed  bool
-	err     error
-	wake    chan struct{}
-	done    chan struct{}
-}
-
-func newRecorder(sink trace.Sink, batch, ranks int) *recorder {
-	const eventBytes = int(unsafe.Sizeof(trace.Event{}))
-	rc := &recorder{sink: sink, batch: batch, limit: max(recordBudget/eventBytes/max(ranks, 1), 2*batch),
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go rc.write()
-	return rc
-}
-
-func (rc *recorder) write() {
-	defer close(rc.done)
-	for {
-		<-rc.wake
-		rc.mu.Lock()
-		todo, closed := rc.backlog, rc.closed
-		rc.backlog = nil
-		rc.mu.Unlock()
-		for _, b := range todo {
-			if rc.err == nil && len(b) > 0 {
-				rc.err = rc.sink.WriteEvents(b)
-			}
-		}
-		rc.mu.Lock()
-		for _, b := range todo {
-			rc.n -= len(b)
-			rc.free = append(rc.free, b[:cap(b)])
-		}
-		rc.mu.Unlock()
-		if closed {
-			return
-		}
-	}
-}
-
-func (rc *recorder) signal() {
-	select {
-	case rc.wake <- struct{}{}:
-	default:
-	}
-}
-
-// get returns an empty batch.
-func (rc *recorder) get() []trace.Event {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if k := len(rc.free); k > 0 {
-		b := rc.free[k-1]
-		rc.free = rc.free[:k-1]
-		return b
-	}
-	return make([]trace.Event, rc.batch)
-}
-
-// put queues a finished batch.
-func (rc *recorder) put(b []trace.Event) {
-	rc.mu.Lock()
-	rc.backlog = append(rc.backlog, b)
-	rc.n += len(b)
-	full := rc.n >= rc.limit
-	rc.mu.Unlock()
-	if full {
-		rc.signal()
-	}
-}
-
-// close writes what is left and returns the first error of the sink.
-func (rc *recorder) close() error {
-	rc.mu.Lock()
-	rc.closed = true
-	rc.mu.Unlock()
-	// A pending signal, or this one, makes the writer see closed.
-	rc.signal()
-	<-rc.done
-	return rc.err
 }

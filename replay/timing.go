@@ -60,6 +60,7 @@ type waiter struct {
 	base    time.Time
 	margin  int64
 	precise bool
+	own     bool // the rank has a processor of its own: spin, never yield
 	stop    *atomic.Bool
 	ctx     context.Context
 	timer   *time.Timer
@@ -68,16 +69,18 @@ type waiter struct {
 // now returns the ns since the replay's start.
 func (w *waiter) now() int64 { return int64(time.Since(w.base)) }
 
-// until waits for target (ns on the replay's clock). It returns false if
-// the replay was stopped meanwhile.
-func (w *waiter) until(target int64) bool {
+// until waits for target (ns on the replay's clock); now is a recent
+// reading of the clock. It returns the clock when it stopped waiting —
+// the start of the call that waited — or false if the replay was
+// stopped meanwhile.
+func (w *waiter) until(target, now int64) (int64, bool) {
 	for {
-		d := target - w.now()
+		d := target - now
 		if d <= 0 {
-			return true
+			return now, true
 		}
 		if w.stop.Load() {
-			return false
+			return now, false
 		}
 		switch {
 		case d > int64(2*coarseSlack) || !w.precise && d > int64(50*time.Microsecond):
@@ -94,26 +97,31 @@ func (w *waiter) until(target int64) bool {
 			case <-w.timer.C:
 			case <-w.ctx.Done():
 				w.timer.Stop()
-				return false
+				return now, false
 			}
 		case !w.precise:
 			runtime.Gosched()
 		case d > w.margin:
 			ts := unix.NsecToTimespec(d - w.margin)
 			unix.Nanosleep(&ts, nil)
-		case d > 20_000:
+		case d > 20_000 && !w.own:
 			runtime.Gosched()
 		default:
 			// The last microseconds: spin.
 		}
+		now = w.now()
 	}
 }
 
 // calibrate measures how late nanosleep(2) wakes up on this machine and
 // returns the margin before a deadline at which a waiter stops sleeping
 // and spins: the 90th percentile of the overshoot plus 20 µs, within
-// [30 µs, 1 ms].
-func calibrate() int64 {
+// [30 µs, 1 ms]. With fine, it measures as a rank with a processor of its
+// own sleeps (see fineSlack).
+func calibrate(fine bool) int64 {
+	if fine {
+		defer fineSlack()()
+	}
 	const n, d = 15, 200_000
 	over := make([]int64, 0, n)
 	ts := unix.NsecToTimespec(d)
@@ -125,4 +133,20 @@ func calibrate() int64 {
 	slices.Sort(over)
 	m := over[n*9/10] + 20_000
 	return min(max(m, 30_000), 1_000_000)
+}
+
+// fineSlack locks the calling goroutine to its thread and sets the
+// thread's timer slack to 1 ns, so that nanosleep(2) wakes it when asked
+// rather than up to 50 µs later (the default slack); it returns the
+// function that undoes both.
+func fineSlack() (undo func()) {
+	runtime.LockOSThread()
+	old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err != nil || unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) != nil {
+		return runtime.UnlockOSThread
+	}
+	return func() {
+		unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0)
+		runtime.UnlockOSThread()
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
 )
 
 // Options choose what Compute gathers.
@@ -413,10 +414,10 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		series.reset()
 		rr, err := c.rank(r, buf, &series)
 		if err != nil {
-			// An error that points at its spot (a script's file:line:col)
-			// is one line as it is.
+			// An error that points at its spot (a script's file:line:col,
+			// a trace file's FILE: offset N) is one line as it is.
 			var located interface{ Location() string }
-			if errors.As(err, &located) {
+			if errors.As(err, &located) || errors.Is(err, format.ErrFormat) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("rank %d: %w", r, err)

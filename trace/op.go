@@ -280,6 +280,9 @@ var opTable = map[Op]OpInfo{
 
 var opByName = map[string]Op{}
 
+// mpiOpByLower finds MPI calls by their lower-case names.
+var mpiOpByLower = map[string]Op{}
+
 // opInfos is opTable as an array, for lookups on hot paths.
 const opLimit = 1024
 
@@ -295,6 +298,9 @@ func init() {
 			opTable[op] = info
 		}
 		opByName[info.Name] = op
+		if strings.HasPrefix(info.Name, "MPI_") {
+			mpiOpByLower[strings.ToLower(info.Name)] = op
+		}
 		opInfos[op].info, opInfos[op].known = info, true
 	}
 	// Spellings other tools print for the same calls.
@@ -348,12 +354,8 @@ func ParseOp(name string) (Op, bool) {
 	if op, ok := opByName[name]; ok {
 		return op, true
 	}
-	if strings.HasPrefix(strings.ToLower(name), "mpi_") {
-		for n, op := range opByName {
-			if strings.EqualFold(n, name) {
-				return op, true
-			}
-		}
+	if op, ok := mpiOpByLower[strings.ToLower(name)]; ok {
+		return op, true
 	}
 	var n uint16
 	if _, err := fmt.Sscanf(name, "op#%d", &n); err == nil && fmt.Sprintf("op#%d", n) == name {

@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
-# Benchmarks of ioreplay, each measured side by side in one run; writes
-# bench/replay/RESULTS.md (a Markdown table per benchmark):
+# Replay benchmarks of docs/BENCHMARKS.md, each measured side by side in one
+# run; prints the Markdown of the "Replay" section on standard output
+# (progress on standard error):
 #
 #   1. overhead: one rank, N (200,000) × 4 KiB pwrite to a file in /dev/shm,
-#      replayed with --timing afap, against a C loop issuing the same
-#      pwrites (bench/replay/pwrite.c) in three forms: one hot buffer
-#      (plain), the same kind of non-repeating data ioreplay writes
-#      (pattern), and that data with the clock read around every call
-#      (timed), as a replayer that measures each call must. Loop time is
-#      the replay phase (ioreplay's elapsed_seconds: first call to last) or
-#      the C loop; wall time is the whole command. Goal: ≤ 1.10.
+#      replayed with --timing afap, against a C loop issuing the same pwrites
+#      (bench/replay/pwrite.c, built with cc) in three forms: one hot 4 KiB
+#      buffer (plain: the loop the issue names), the same kind of
+#      non-repeating data ioreplay writes (pattern), and that data with the
+#      clock read around every call (timed), as a replayer that measures each
+#      call must; and ioreplay with --data fixed, which writes one buffer
+#      again and again as the plain loop does. Loop time: ioreplay's replay phase (elapsed_seconds of
+#      --summary: first call to last) or the C loop; wall and CPU time: the
+#      whole process. The four runs of a repetition are interleaved (their
+#      order rotates) and ratios are taken within a repetition, then the
+#      median over REPS (11). Goal: loop time ≤ 1.10 × the C loop.
 #   2. timing fidelity: G (20,000) calls recorded 500 µs apart, replayed
-#      with --timing original. Goals: issue lag p50 ≤ 20 µs, p99 ≤ 200 µs,
-#      run time within 2 % of the recording.
-#   3. scale: R (1,024) ranks × C (1,000) calls, a barrier every 100
-#      calls, --timing afap: wall time and peak RSS.
+#      with --timing original, TREPS (3) times. Goals: issue lag p50 ≤ 20 µs,
+#      p99 ≤ 200 µs, replayed duration within 2 % of the recorded one.
+#   3. scale: R (1,024) ranks × C (1,000) calls each, a barrier every 100
+#      calls, --timing afap: wall time and peak RSS, best of 2.
 #
-# REPS (5) runs of benchmark 1, interleaved, give medians; benchmark 2 runs
-# TREPS (3) times. Needs go, cc and /dev/shm.
+# Needs go, cc, /usr/bin/time and /dev/shm. About two minutes.
 #
-#   bench/replay/run.sh      # about a minute
+#   bench/replay/run.sh > /tmp/replay.md
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -27,11 +31,10 @@ N=${N:-200000}
 G=${G:-20000}
 R=${R:-1024}
 C=${C:-1000}
-REPS=${REPS:-5}
+REPS=${REPS:-11}
 TREPS=${TREPS:-3}
-OUT=bench/replay/RESULTS.md
 
-for tool in go cc; do
+for tool in go cc /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "run.sh: $tool is required" >&2; exit 1; }
 done
 [ -d /dev/shm ] || { echo "run.sh: /dev/shm is required" >&2; exit 1; }
@@ -44,127 +47,142 @@ go build -o "$tmp/iotrace" ./cmd/iotrace
 go build -o "$tmp/gentrace" ./bench/replay/gentrace
 cc -O2 -o "$tmp/pwrite" bench/replay/pwrite.c
 
-now() { date +%s%N; }
-median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-med() { tr ' ' '\n' <<<"$1" | grep . | median; }
 jnum() { # jnum FILE KEY: the first number after "KEY":
 	grep -o "\"$2\": *[-0-9.e+]*" "$1" | head -1 | sed 's/.*: *//'
 }
+now() { date +%s%N; }
+
+# timed CMD…: runs CMD (stdout to $tmp/out) and appends "wall_ns cpu_ns" of
+# the whole process to $tmp/tw (CPU from /usr/bin/time: user + system).
+timed() {
+	local s e
+	s=$(now)
+	/usr/bin/time -f "%U %S" -o "$tmp/rusage" "$@" >"$tmp/out"
+	e=$(now)
+	read -r u sy <"$tmp/rusage"
+	awk -v w="$((e - s))" -v u="$u" -v s="$sy" 'BEGIN {printf "%d %d\n", w, (u + s) * 1e9}'
+}
 
 # 1. overhead
+echo "run.sh: 1. overhead, $REPS repetitions" >&2
 "$tmp/gentrace" pwrite -o "$tmp/pwrite.iot" -calls "$N" -path /bench/replay.dat
-declare -A loop wall
+kinds=(plain pattern timed replay fixed)
+: >"$tmp/one.txt" # rep kind loop_ns wall_ns cpu_ns
 for rep in $(seq "$REPS"); do
-	for mode in plain pattern timed; do
-		s=$(now)
-		l=$("$tmp/pwrite" "$shm/c.dat" "$N" "$mode")
-		e=$(now)
-		loop[$mode]+="$l "
-		wall[$mode]+="$((e - s)) "
+	for k in 0 1 2 3 4; do
+		kind=${kinds[$(((k + rep) % 5))]}
+		case $kind in
+		replay | fixed)
+			data=pattern
+			[ "$kind" = fixed ] && data=fixed
+			tw=$(timed "$tmp/ioreplay" --timing afap --data "$data" --quiet --target "$shm/target" --summary "$tmp/s.json" "$tmp/pwrite.iot")
+			loop=$(awk -v s="$(jnum "$tmp/s.json" elapsed_seconds)" 'BEGIN {printf "%d", s * 1e9}')
+			rm -rf "$shm/target"
+			;;
+		*)
+			tw=$(timed "$tmp/pwrite" "$shm/c.dat" "$N" "$kind")
+			loop=$(cat "$tmp/out")
+			rm -f "$shm/c.dat"
+			;;
+		esac
+		echo "$rep $kind $loop $tw" >>"$tmp/one.txt"
 	done
-	rm -f "$shm/c.dat"
-	s=$(now)
-	"$tmp/ioreplay" --timing afap --quiet --target "$shm/target" --summary "$tmp/s.json" "$tmp/pwrite.iot" >/dev/null
-	e=$(now)
-	l=$(awk -v s="$(jnum "$tmp/s.json" elapsed_seconds)" 'BEGIN {printf "%d", s * 1e9}')
-	loop[replay]+="$l "
-	wall[replay]+="$((e - s)) "
 done
 
-{
-	echo "# ioreplay benchmarks"
-	echo
-	echo "Output of \`bench/replay/run.sh\` on $(nproc) CPUs ($(uname -r), $(go version | cut -d' ' -f3)), $(date -u +%Y-%m-%d)."
-	echo "Machines of this kind are shared and noisy: ratios come from runs interleaved in one go."
-	echo
-	echo "### 1. Overhead: $N × 4 KiB pwrite to /dev/shm, --timing afap"
-	echo
-	echo "Medians of $REPS runs. Loop: the replay phase (first call to last) or the C loop; wall: the whole command"
-	echo "(for ioreplay: reading and planning the trace, the replay, writing and reading its own trace, the report)."
-	echo
-	echo "| run | loop (s) | wall (s) | ns per call (loop) | ioreplay loop ÷ this loop | ioreplay wall ÷ this wall |"
-	echo "|---|---:|---:|---:|---:|---:|"
-	rl=$(med "${loop[replay]}")
-	rw=$(med "${wall[replay]}")
-	for mode in plain pattern timed replay; do
-		l=$(med "${loop[$mode]}")
-		w=$(med "${wall[$mode]}")
-		label="C loop, $mode"
-		case $mode in
-		plain) label="C loop, one hot 4 KiB buffer" ;;
-		pattern) label="C loop, non-repeating data as ioreplay writes" ;;
-		timed) label="C loop, that data and the clock read around each call" ;;
-		replay) label="**ioreplay --timing afap**" ;;
-		esac
-		awk -v label="$label" -v l="$l" -v w="$w" -v n="$N" -v rl="$rl" -v rw="$rw" 'BEGIN {
-			printf "| %s | %.3f | %.3f | %.0f | %.2f | %.2f |\n", label, l/1e9, w/1e9, l/n, rl/l, rw/w
-		}'
-	done
-	echo
-	for mode in plain timed; do
-		awk -v mode="$mode" -v rl="$rl" -v l="$(med "${loop[$mode]}")" -v rw="$rw" -v w="$(med "${wall[$mode]}")" 'BEGIN {
-			v = (rl / l <= 1.10) ? "PASS" : "FAIL"
-			printf "Goal loop time ≤ 1.10 × the C loop (%s): %.2f, **%s**; whole command ÷ C command: %.2f.\n", mode, rl/l, v, rw/w
-		}'
-		echo
-	done
-} >"$OUT.tmp"
-
 # 2. timing fidelity
+echo "run.sh: 2. timing fidelity, $TREPS runs" >&2
 "$tmp/gentrace" gaps -o "$tmp/gaps.iot" -calls "$G" -gap 500us -path /bench/gaps.dat
 "$tmp/iotrace" stats --format json "$tmp/gaps.iot" >"$tmp/orig.json"
 orig=$(jnum "$tmp/orig.json" duration_seconds)
-{
-	echo "### 2. Timing fidelity: $G calls recorded 500 µs apart, --timing original"
-	echo
-	echo "| run | issue lag p50 (µs) | p99 (µs) | max (µs) | recorded (s) | replayed (s) | replayed ÷ recorded |"
-	echo "|---|---:|---:|---:|---:|---:|---:|"
-} >>"$OUT.tmp"
-verdict=PASS
+: >"$tmp/two.txt" # run p50 p99 max recorded replayed
 for rep in $(seq "$TREPS"); do
 	"$tmp/ioreplay" --timing original --quiet --target "$shm/target" --summary "$tmp/t.json" --record "$tmp/rec.iot" "$tmp/gaps.iot" >/dev/null
 	"$tmp/iotrace" stats --format json "$tmp/rec.iot" >"$tmp/rec.json"
-	p50=$(jnum "$tmp/t.json" p50_seconds)
-	p99=$(jnum "$tmp/t.json" p99_seconds)
-	mx=$(jnum "$tmp/t.json" max_seconds)
-	got=$(jnum "$tmp/rec.json" duration_seconds)
-	awk -v r="$rep" -v p50="$p50" -v p99="$p99" -v mx="$mx" -v o="$orig" -v g="$got" 'BEGIN {
-		printf "| %d | %.1f | %.1f | %.0f | %.4f | %.4f | %.4f |\n", r, p50*1e6, p99*1e6, mx*1e6, o, g, g/o
-	}' >>"$OUT.tmp"
-	awk -v p50="$p50" -v p99="$p99" -v o="$orig" -v g="$got" 'BEGIN {
-		r = g / o; exit !(p50 <= 20e-6 && p99 <= 200e-6 && r >= 0.98 && r <= 1.02)
-	}' || verdict=FAIL
+	echo "$rep $(jnum "$tmp/t.json" p50_seconds) $(jnum "$tmp/t.json" p99_seconds) $(jnum "$tmp/t.json" max_seconds) $orig $(jnum "$tmp/t.json" elapsed_seconds)" >>"$tmp/two.txt"
+	rm -rf "$shm/target"
 done
-{
-	echo
-	echo "Goals p50 ≤ 20 µs, p99 ≤ 200 µs, run time within 2 %, in every run: **$verdict**."
-	echo
-} >>"$OUT.tmp"
 
 # 3. scale
+echo "run.sh: 3. scale, $R ranks" >&2
 "$tmp/gentrace" barrier -o "$tmp/scale.iot" -ranks "$R" -calls "$C" -every 100 -path /bench/rank
-events=$((R * (C + 2 + (C - 1) / 100)))
-best_w="" best_m=""
+: >"$tmp/three.txt" # wall_s maxrss_kib replay_s events
 for rep in 1 2; do
 	/usr/bin/time -f "%e %M" -o "$tmp/time.txt" "$tmp/ioreplay" --timing afap --quiet --target "$shm/scale" \
 		--summary "$tmp/x.json" "$tmp/scale.iot" >/dev/null
-	read -r w m <"$tmp/time.txt"
-	el=$(jnum "$tmp/x.json" elapsed_seconds)
-	if [ -z "$best_w" ] || awk -v a="$w" -v b="$best_w" 'BEGIN {exit !(a < b)}'; then
-		best_w=$w best_m=$m best_el=$el
-	fi
+	echo "$(cat "$tmp/time.txt") $(jnum "$tmp/x.json" elapsed_seconds) $(jnum "$tmp/x.json" events)" >>"$tmp/three.txt"
 	rm -rf "$shm/scale"
 done
+
+# The Markdown.
+echo "## Replay ($(date -u +%F), $(nproc) cores, $(go version | cut -d' ' -f3), $(uname -r))"
+echo
+echo "### 1. Overhead: one rank, $N × 4 KiB pwrite to /dev/shm, --timing afap"
+echo
+awk -v reps="$REPS" -v n="$N" '
+function median(a, k,   i, j, t) {
+	for (i = 2; i <= k; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
+	return (k % 2) ? a[(k+1)/2] : (a[k/2] + a[k/2+1]) / 2
+}
+# ratio(x, y, what): the median over repetitions of x / y
+function ratio(x, y, what,   r, v) {
+	for (r = 1; r <= reps; r++) v[r] = (what == "loop" ? loop[r, x] / loop[r, y] : wall[r, x] / wall[r, y])
+	return median(v, reps)
+}
+{ loop[$1, $2] = $3; wall[$1, $2] = $4; cpu[$1, $2] = $5 }
+END {
+	split("plain pattern timed replay fixed", kinds, " ")
+	label["plain"] = "C loop, one hot 4 KiB buffer (the issue'"'"'s peer)"
+	label["pattern"] = "C loop, non-repeating data as ioreplay writes"
+	label["timed"] = "C loop, that data and two clock reads per call"
+	label["replay"] = "**ioreplay --timing afap** (non-repeating data, the default)"
+	label["fixed"] = "ioreplay --timing afap --data fixed (one buffer, as the plain loop)"
+	print "| run | loop (s) | ns per call | wall (s) | CPU (s) |"
+	print "|---|---:|---:|---:|---:|"
+	for (q = 1; q <= 5; q++) {
+		k = kinds[q]
+		for (r = 1; r <= reps; r++) { l[r] = loop[r, k]; w[r] = wall[r, k]; c[r] = cpu[r, k] }
+		ml = median(l, reps)
+		printf "| %s | %.3f | %.0f | %.3f | %.3f |\n", label[k], ml/1e9, ml/n, median(w, reps)/1e9, median(c, reps)/1e9
+	}
+	print ""
+	print "| ratio (median of the ratios within each repetition) | loop | whole command |"
+	print "|---|---:|---:|"
+	printf "| ioreplay ÷ C loop, one hot buffer — **the issue'"'"'s goal ≤ 1.10** | %.2f | %.2f |\n", ratio("replay", "plain", "loop"), ratio("replay", "plain", "wall")
+	printf "| ioreplay ÷ C loop writing the same non-repeating data | %.2f | %.2f |\n", ratio("replay", "pattern", "loop"), ratio("replay", "pattern", "wall")
+	printf "| ioreplay ÷ C loop with that data and two clock reads per call | %.2f | %.2f |\n", ratio("replay", "timed", "loop"), ratio("replay", "timed", "wall")
+	printf "| ioreplay --data fixed ÷ C loop, one hot buffer (the same data) | %.2f | %.2f |\n", ratio("fixed", "plain", "loop"), ratio("fixed", "plain", "wall")
+	print ""
+	printf "Medians of %d repetitions; the five runs of a repetition are interleaved, in an order that rotates.\n", reps
+	print "Loop: the C loop, or ioreplay'"'"'s replay phase (first call to last); wall and CPU: the whole process (for"
+	print "ioreplay also reading and planning the trace, preparing the target, writing its own trace and the report)."
+	g = ratio("replay", "plain", "loop")
+	printf "\nGoal, loop time ≤ 1.10 × the C loop the issue names: %.2f, %s.\n", g, g <= 1.10 ? "met" : "**not met**"
+}' "$tmp/one.txt"
+echo
+echo "### 2. Timing fidelity: $G calls recorded 500 µs apart, --timing original"
+echo
+awk '
+BEGIN {
+	print "| run | issue lag p50 (µs) | p99 (µs) | max (µs) | recorded (s) | replayed (s) | replayed ÷ recorded |"
+	print "|---|---:|---:|---:|---:|---:|---:|"
+	ok = 1
+}
 {
-	echo "### 3. Scale: $R ranks × $C calls, a barrier every 100 calls, --timing afap"
-	echo
-	echo "Best of 2 runs."
-	echo
-	echo "| ranks | events | replay phase (s) | wall (s) | events/s (replay phase) | peak RSS (MiB) |"
-	echo "|---:|---:|---:|---:|---:|---:|"
-	awk -v r="$R" -v e="$events" -v el="$best_el" -v w="$best_w" -v m="$best_m" 'BEGIN {
-		printf "| %d | %d | %.2f | %.2f | %.0f | %.1f |\n", r, e, el, w, e/el, m/1024
-	}'
-} >>"$OUT.tmp"
-mv "$OUT.tmp" "$OUT"
-cat "$OUT"
+	r = $6 / $5
+	printf "| %d | %.1f | %.1f | %.0f | %.4f | %.4f | %.4f |\n", $1, $2*1e6, $3*1e6, $4*1e6, $5, $6, r
+	if (!($2 <= 20e-6 && $3 <= 200e-6 && r >= 0.98 && r <= 1.02)) ok = 0
+}
+END {
+	print ""
+	printf "Goals p50 ≤ 20 µs, p99 ≤ 200 µs, replayed duration within 2 %% of the recorded one, in every run: %s.\n", ok ? "met" : "**not met**"
+}' "$tmp/two.txt"
+echo
+echo "### 3. Scale: $R ranks × $C calls, a barrier every 100 calls, --timing afap"
+echo
+sort -g "$tmp/three.txt" | head -1 | awk -v r="$R" '{
+	print "| ranks | events | replay phase (s) | wall (s) | events/s (replay phase) | peak RSS (MiB) |"
+	print "|---:|---:|---:|---:|---:|---:|"
+	printf "| %d | %d | %.2f | %.2f | %.0f | %.1f |\n", r, $4, $3, $1, $4/$3, $2/1024
+	print ""
+	print "Best of 2 runs (by wall time). Peak RSS is the maximum resident set of the whole process."
+}'

@@ -17,9 +17,11 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/report"
+	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/tracegen"
+	"golang.org/x/sys/unix"
 )
 
 // bin is the ioreplay binary built for the end-to-end tests.
@@ -145,6 +147,46 @@ func TestAFAPReplayKeepsCountsAndBytes(t *testing.T) {
 	}
 }
 
+// TestAstro3dSampleReplays replays the astro3d-small sample (Thakur et
+// al.'s two-phase dumps: 8 ranks, 4 dumps, about 230 MB) with 8 ranks as
+// fast as possible; the replay's own trace has the script's calls and
+// bytes, op by op, and no failure.
+func TestAstro3dSampleReplays(t *testing.T) {
+	src := filepath.Join("..", "..", "samples", "astro3d-small.iop")
+	rec := filepath.Join(t.TempDir(), "replay.iot")
+	mustRun(t, "--ranks", "8", "--timing", "afap", "--record", rec, "--quiet", src)
+	prog, err := script.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := script.Expand(prog, script.Config{Ranks: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := report.Compute(exp, report.Options{Detail: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := stats(t, rec)
+	if b.Ranks != 8 || a.Events != b.Events {
+		t.Fatalf("ranks %d, events %d → %d", b.Ranks, a.Events, b.Events)
+	}
+	c := report.Compare(a, b)
+	if m := c.Mismatches(); len(m) > 0 {
+		t.Fatalf("counts differ in %v", m)
+	}
+	var bytes int64
+	for _, row := range c.Rows {
+		if row.A.Bytes != row.B.Bytes || row.B.Errors != 0 {
+			t.Errorf("%s: %d bytes → %d, %d errors", row.Op, row.A.Bytes, row.B.Bytes, row.B.Errors)
+		}
+		bytes += row.B.Bytes
+	}
+	if bytes < 200<<20 {
+		t.Fatalf("the replay moved %d bytes; the sample moves about 230 MB", bytes)
+	}
+}
+
 // TestOriginalTimingKeepsRecordedTime replays 300 calls recorded 1 ms
 // apart and checks that the replay takes the recorded time within 3 %.
 func TestOriginalTimingKeepsRecordedTime(t *testing.T) {
@@ -158,14 +200,33 @@ func TestOriginalTimingKeepsRecordedTime(t *testing.T) {
 	}
 	in, rec := filepath.Join(dir, "gaps.iot"), filepath.Join(dir, "replay.iot")
 	writeTrace(t, in, m)
-	out := mustRun(t, "--timing", "original", "--record", rec, in)
-	a, b := stats(t, in), stats(t, rec)
-	ra, rb := a.End-a.Start, b.End-b.Start
-	if r := float64(rb) / float64(ra); r < 0.97 || r > 1.03 {
-		t.Fatalf("recorded %v, replayed in %v (ratio %.3f)", time.Duration(ra), time.Duration(rb), r)
-	}
-	if !strings.Contains(out, "issue lag: p50") {
-		t.Fatalf("no issue lag in the report:\n%s", out)
+	sum := filepath.Join(dir, "summary.json")
+	a := stats(t, in)
+	ra := a.End - a.Start
+	// The time from the replay's start to its last call's end; a loaded
+	// machine gets a second try.
+	for try := 1; ; try++ {
+		out := mustRun(t, "--timing", "original", "--record", rec, "--summary", sum, in)
+		if !strings.Contains(out, "issue lag: p50") {
+			t.Fatalf("no issue lag in the report:\n%s", out)
+		}
+		b := stats(t, rec)
+		rb := b.End // the replay's trace counts from its start
+		js, _ := os.ReadFile(sum)
+		var s struct {
+			Elapsed float64 `json:"elapsed_seconds"`
+		}
+		if err := json.Unmarshal(js, &s); err != nil {
+			t.Fatal(err)
+		}
+		r := float64(rb) / float64(ra)
+		if r >= 0.99 && r <= 1.03 {
+			return
+		}
+		if r < 0.99 || try == 2 {
+			t.Fatalf("recorded %v, replayed in %v (ratio %.3f; summary: %.3fs)", time.Duration(ra), time.Duration(rb), r, s.Elapsed)
+		}
+		t.Logf("try %d: ratio %.3f", try, r)
 	}
 }
 
@@ -423,6 +484,128 @@ func TestTransformsEndToEnd(t *testing.T) {
 	// 4 ranks × 8 writes of 4 KiB, each in 4 blocks of 1 KiB; same for reads.
 	if writes != 128 || reads != 128 {
 		t.Fatalf("%d pwrites, %d preads; want 128 each\n%+v", writes, reads, st.Ops)
+	}
+}
+
+// TestScriptRunsLive replays a pattern script with 4 ranks: its
+// time-driven loop runs for the real 300 ms (not the nominal iteration
+// count of an expansion), and every rank leaves it at the same
+// iteration although the ranks write different amounts.
+func TestScriptRunsLive(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "loop.iop")
+	os.WriteFile(src, []byte(`
+param t = 300ms
+open "/s/f.$rank" as f flags O_WRONLY | O_CREAT
+repeat for t as i {
+    write f at (i % 8) * 64KiB size 64KiB * (rank + 1)
+}
+close f
+barrier
+`), 0o644)
+	rec := filepath.Join(dir, "r.iot")
+	start := time.Now()
+	mustRun(t, "--ranks", "4", "--timing", "afap", "--record", rec, "--quiet", src)
+	if el := time.Since(start); el < 300*time.Millisecond || el > 5*time.Second {
+		t.Fatalf("a loop of 300 ms ran in %v", el)
+	}
+	r, err := format.Open(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var writes [4]int
+	for rk := uint32(0); rk < 4; rk++ {
+		s, err := r.Rank(rk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]trace.Event, 256)
+		for {
+			n, err := s.ReadEvents(buf)
+			for _, e := range buf[:n] {
+				if e.Op.Dir() == trace.DirWrite {
+					writes[rk]++
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	if writes[0] < 10 || writes[0] != writes[1] || writes[0] != writes[2] || writes[0] != writes[3] {
+		t.Fatalf("writes per rank: %v", writes)
+	}
+	// The dry run shows the nominal run of the script.
+	out := mustRun(t, "--ranks", "4", "--dry-run", src)
+	if !strings.Contains(out, "dry run: 4 ranks") {
+		t.Fatalf("dry run of a script:\n%s", out)
+	}
+}
+
+// openPty returns the two ends of a new pseudo-terminal.
+func openPty(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		t.Skipf("ptsname: %v", err)
+	}
+	sl, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Skipf("open the terminal: %v", err)
+	}
+	return m, sl
+}
+
+// TestProgressOnATerminal replays for about three seconds with standard
+// error on a terminal: a progress line appears after two seconds; with
+// --quiet, or off a terminal, it does not.
+func TestProgressOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	m := trace.NewMemTrace()
+	for i := 0; i < 60; i++ {
+		m.Add(trace.Event{Op: trace.OpMark, Start: int64(i) * 50_000_000})
+	}
+	in := filepath.Join(dir, "slow.iot")
+	writeTrace(t, in, m)
+	for _, quiet := range []bool{false, true} {
+		t.Run(fmt.Sprintf("quiet=%v", quiet), func(t *testing.T) {
+			t.Parallel()
+			master, slave := openPty(t)
+			args := []string{in}
+			if quiet {
+				args = append([]string{"--quiet"}, args...)
+			}
+			cmd := exec.Command(bin, args...)
+			cmd.Stderr = slave
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			slave.Close()
+			var got bytes.Buffer
+			done := make(chan struct{})
+			go func() { got.ReadFrom(master); close(done) }() // ends with EIO when the child exits
+			if err := cmd.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			master.Close()
+			<-done
+			shown := strings.Contains(got.String(), "ioreplay: ") && strings.Contains(got.String(), "% (")
+			if shown == quiet {
+				t.Errorf("terminal got %q", got.String())
+			}
+		})
 	}
 }
 

@@ -38,6 +38,7 @@ type flags struct {
 	prepareOnly bool
 	sparse      bool
 	direct      bool
+	data        string
 	strict      bool
 	record      string
 	format      string
@@ -111,6 +112,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	fs.BoolVar(&f.prepareOnly, "prepare-only", false, "create the files the trace reads, then stop")
 	fs.BoolVar(&f.sparse, "sparse", false, "prepare files by setting their size only (holes read as zeros)")
 	fs.BoolVar(&f.direct, "direct", false, "open files with O_DIRECT (use --align 4096 too)")
+	fs.StringVar(&f.data, "data", "pattern", "what writes write: pattern (non-repeating) or fixed (the same bytes every call; flatters compression and dedup)")
 	fs.BoolVar(&f.strict, "strict", false, "stop at the first call that fails where the original did not, or is skipped")
 	fs.StringVar(&f.record, "record", "", "write the replay's own trace (measured times) to this file")
 	fs.StringVar(&f.format, "format", "text", "report format: text, csv, json or markdown")
@@ -218,6 +220,9 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 	if err := checkChoice("--by", f.by, report.Views); err != nil {
 		return err
 	}
+	if err := checkChoice("--data", f.data, []string{"pattern", "fixed"}); err != nil {
+		return err
+	}
 	opts, err := f.options()
 	if err != nil {
 		return err
@@ -267,7 +272,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 	} else if err := os.MkdirAll(target, 0o755); err != nil {
 		return fmt.Errorf("--target: %w", err)
 	}
-	be, err := posix.New(posix.Options{Target: target, Direct: f.direct, Sparse: f.sparse, Walk: f.walk})
+	be, err := posix.New(posix.Options{Target: target, Direct: f.direct, Sparse: f.sparse, Walk: f.walk, FixedData: f.data == "fixed"})
 	if err != nil {
 		return err
 	}
@@ -282,6 +287,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 	}
 	if err := be.Prepare(ctx, plan); err != nil {
 		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "ioreplay: interrupted while preparing the files the trace reads; nothing was replayed")
 			return cli.ExitError{Code: 130}
 		}
 		return err

@@ -50,10 +50,11 @@ at the next intact block, as readers given --salvage do.`,
 				case rep.IndexNote != "":
 					status = "ok (no index)"
 				}
-				fmt.Fprintf(out, "%s: %s: %d bytes, %d blocks, %d events, %d ranks %s, %d paths\n",
-					n, status, rep.Size, rep.Blocks, rep.Events, len(rep.Ranks), rankList(rep.Ranks), rep.Paths)
+				fmt.Fprintf(out, "%s: %s: %s, %s, %s, %s %s, %s\n", n, status, count(rep.Size, "byte"),
+					count(int64(rep.Blocks), "block"), count(rep.Events, "event"), count(int64(len(rep.Ranks)), "rank"),
+					rankList(rep.Ranks), count(int64(rep.Paths), "path"))
 				if rep.Truncated != "" {
-					fmt.Fprintf(out, "  truncated: %s; recovered the %d complete blocks before it\n", rep.Truncated, rep.Blocks)
+					fmt.Fprintf(out, "  truncated: %s\n", rep.Truncated)
 				}
 				for _, d := range rep.Damage {
 					fmt.Fprintf(out, "  damaged: offset %d: %s\n", d.Offset, d.Reason)
@@ -74,6 +75,14 @@ at the next intact block, as readers given --salvage do.`,
 	}
 	c.Flags().BoolVar(&salvage, "salvage", false, "go on past damaged blocks to find every intact block")
 	return c
+}
+
+// count is "1 block", "2 blocks".
+func count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // rankList prints ranks compactly: "[0-3 7]".

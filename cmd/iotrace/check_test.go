@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/iotrace/iotrace/trace"
@@ -60,6 +62,16 @@ func TestCheckAndMergeE2E(t *testing.T) {
 	if !strings.Contains(out, "4016 events, 4 ranks [0-3]") {
 		t.Fatalf("check of merged file:\n%s", out)
 	}
+	// The merged file holds the same events: dump of it, of the two files
+	// and of their directory agree.
+	d := mustRun(t, "dump", "--format", "jsonl", a, b)
+	if mustRun(t, "dump", "--format", "jsonl", merged) != d {
+		t.Fatal("the merged file's events differ from its inputs'")
+	}
+	os.Remove(merged)
+	if mustRun(t, "dump", "--format", "jsonl", dir) != d {
+		t.Fatal("dump of the directory differs from dump of its files")
+	}
 	// A directory is one trace too; the same rank twice is refused.
 	_, errOut, code = run(t, "merge", "-o", filepath.Join(dir, "x.iot"), a, a)
 	if code != 1 || !strings.Contains(errOut, "rank 0 is in both") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
@@ -71,7 +83,7 @@ func TestCheckAndMergeE2E(t *testing.T) {
 	cut := filepath.Join(dir, "cut.iot")
 	os.WriteFile(cut, data[:len(data)*2/3], 0o644)
 	out, _, code = run(t, "check", cut)
-	if code != 1 || !strings.Contains(out, "TRUNCATED") || !strings.Contains(out, "recovered the") {
+	if code != 1 || !strings.Contains(out, "TRUNCATED") || !strings.Contains(out, "truncated: the file ends inside the block at offset") {
 		t.Fatalf("check of a cut file: exit %d\n%s", code, out)
 	}
 	// Damage a byte in the middle: reported with its offset.
@@ -82,6 +94,15 @@ func TestCheckAndMergeE2E(t *testing.T) {
 	out, _, code = run(t, "check", "--salvage", bad)
 	if code != 1 || !regexp.MustCompile(`DAMAGED[^\n]*\n  damaged: offset \d+: block CRC mismatch`).MatchString(out) {
 		t.Fatalf("check of a damaged file: exit %d\n%s", code, out)
+	}
+	// The index still lists the damaged block: check says what it held.
+	if !regexp.MustCompile(`index: the index lists 1 event block not recovered: \d+ events \(\d+ of rank \d\)`).MatchString(out) {
+		t.Fatalf("check of a damaged file does not say what was lost:\n%s", out)
+	}
+	// Other commands: one line naming the file and the offset, exit 1.
+	_, errOut, code = run(t, "stats", bad)
+	if code != 1 || strings.Count(errOut, "\n") != 1 || !regexp.MustCompile(`bad\.iot: offset \d+: block CRC mismatch`).MatchString(errOut) {
+		t.Fatalf("stats of a damaged file: exit %d, stderr %q", code, errOut)
 	}
 	os.WriteFile(filepath.Join(dir, "junk.iot"), []byte("hello"), 0o644)
 	out, _, code = run(t, "check", filepath.Join(dir, "junk.iot"))
@@ -125,5 +146,55 @@ func TestGenerateE2E(t *testing.T) {
 	}
 	if _, _, code := run(t, "generate", "nope", "-o", filepath.Join(dir, "x.iot")); code != 1 {
 		t.Fatal("unknown workload accepted")
+	}
+}
+
+// TestOutputFilesE2E: the trace files commands write get a new file's
+// permissions, appear whole or not at all (no temporary file left), and
+// an output may replace one of the inputs.
+func TestOutputFilesE2E(t *testing.T) {
+	dir := t.TempDir()
+	umask := syscall.Umask(0)
+	syscall.Umask(umask)
+	want := os.FileMode(0o666 &^ umask)
+	gen := filepath.Join(dir, "g.iot")
+	mustRun(t, "generate", "ior", "--ranks", "2", "--calls", "10", "-o", gen)
+	jl := filepath.Join(dir, "g.jsonl")
+	os.WriteFile(jl, []byte(mustRun(t, "dump", "--format", "jsonl", gen)), 0o644)
+	conv := filepath.Join(dir, "c.iot")
+	mustRun(t, "convert", "--from", "jsonl", "-o", conv, jl)
+	toIot := filepath.Join(dir, "t.iot")
+	mustRun(t, "convert", "--to", "iot", "-o", toIot, gen)
+	mustRun(t, "merge", "-o", gen, gen) // in place
+	for _, f := range []string{gen, conv, toIot} {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", filepath.Base(f), st.Mode().Perm(), want)
+		}
+	}
+	if out := mustRun(t, "check", gen); !strings.Contains(out, "ok: ") || !strings.Contains(out, "48 events") {
+		t.Fatalf("merged in place:\n%s", out)
+	}
+	// A failed conversion leaves nothing.
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"rank":0,"op":"write"}`+"\n"+`{"rank":0,"op":"write","sise":1}`+"\n"), 0o644)
+	if _, errOut, code := run(t, "convert", "--from", "jsonl", "-o", filepath.Join(dir, "bad.iot"), bad); code != 1 || !strings.Contains(errOut, "bad.jsonl:2:") {
+		t.Fatalf("bad JSON lines: exit %d, %q", code, errOut)
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if fmt.Sprint(names) != "[bad.jsonl c.iot g.iot g.jsonl t.iot]" {
+		t.Fatalf("files left: %v", names)
+	}
+	// An output in a missing directory: one line naming it.
+	_, errOut, code := run(t, "merge", "-o", filepath.Join(dir, "no", "m.iot"), gen)
+	if code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no/m.iot") {
+		t.Fatalf("output in a missing directory: exit %d, %q", code, errOut)
 	}
 }

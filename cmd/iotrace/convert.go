@@ -261,18 +261,13 @@ func guessTo(out string) string {
 // importTo writes the events of imp to the trace file out, through a
 // temporary file next to it, so that a failed conversion leaves nothing
 // behind; then it prints the importer's notes.
-func (r *convertRun) importTo(imp *imported, out string) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+func (r *convertRun) importTo(imp *imported, out string) error {
+	o, err := cli.CreateOutput(out)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	w, err := format.NewWriter(tmp, imp.meta)
+	defer o.Abort()
+	w, err := format.NewWriter(o, imp.meta)
 	if err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
@@ -283,10 +278,7 @@ func (r *convertRun) importTo(imp *imported, out string) (err error) {
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", out, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	if err := o.Commit(); err != nil {
 		return err
 	}
 	if imp.notes != nil {
@@ -294,7 +286,7 @@ func (r *convertRun) importTo(imp *imported, out string) (err error) {
 			r.note(n)
 		}
 	}
-	return os.Rename(tmp.Name(), out)
+	return nil
 }
 
 // note prints one line on standard error.
@@ -411,35 +403,30 @@ func init() {
 // writeBinary writes the trace t to a trace file, through a temporary
 // file so that a failed conversion leaves nothing behind.
 func writeBinary(out string, t trace.Trace) error {
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	o, err := cli.CreateOutput(out)
 	if err != nil {
 		return err
 	}
-	tmp.Close()
-	w, err := format.Create(tmp.Name(), t.Meta())
+	defer o.Abort()
+	w, err := format.NewWriter(o, t.Meta())
 	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	fail := func(err error) error {
-		w.Close()
-		os.Remove(tmp.Name())
 		return err
 	}
 	for _, r := range t.Ranks() {
 		rs, err := t.Rank(r)
 		if err != nil {
-			return fail(err)
+			w.Close()
+			return err
 		}
 		if _, err := trace.Copy(w.Rank(r), rs); err != nil {
-			return fail(err)
+			w.Close()
+			return err
 		}
 	}
 	if err := w.Close(); err != nil {
-		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), out)
+	return o.Commit()
 }
 
 // hasPrefixLine reports whether head starts with prefix, after a

@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/script/fold"
 	"github.com/iotrace/iotrace/trace"
@@ -89,25 +89,16 @@ func convertToScript(cmd *cobra.Command, t trace.Trace, args []string, out strin
 	return nil
 }
 
-// writeFileAtomic writes data to name through a temporary file, so that a
+// writeFileAtomic writes data to name through cli.Output, so that a
 // failure leaves nothing half written.
 func writeFileAtomic(name string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	o, err := cli.CreateOutput(name)
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	defer o.Abort()
+	if _, err := o.Write(data); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
+	return o.Commit()
 }

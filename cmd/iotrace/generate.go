@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/tracegen"
@@ -48,7 +49,12 @@ The same arguments and --seed give the same trace.`,
 			default:
 				return fmt.Errorf("unknown workload %q (want ior, twophase or random)", args[0])
 			}
-			w, err := format.Create(out, g.Meta())
+			o, err := cli.CreateOutput(out)
+			if err != nil {
+				return err
+			}
+			defer o.Abort()
+			w, err := format.NewWriter(o, g.Meta())
 			if err != nil {
 				return err
 			}
@@ -63,6 +69,9 @@ The same arguments and --seed give the same trace.`,
 				n += k
 			}
 			if err := w.Close(); err != nil {
+				return err
+			}
+			if err := o.Commit(); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d events of %d ranks to %s\n", n, ranks, out)

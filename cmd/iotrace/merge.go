@@ -2,9 +2,8 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/spf13/cobra"
 )
@@ -27,19 +26,16 @@ epoch. With --salvage, damaged blocks of the inputs are left out (and named).`,
 			if out == "" {
 				return fmt.Errorf("-o OUT is required")
 			}
-			tmp, err := os.CreateTemp(filepath.Dir(out), ".iotrace-merge-*.tmp")
+			o, err := cli.CreateOutput(out)
 			if err != nil {
 				return err
 			}
-			defer os.Remove(tmp.Name())
-			st, err := format.Merge(tmp, format.ReadOptions{Salvage: salvage}, args...)
-			if cerr := tmp.Close(); err == nil {
-				err = cerr
-			}
+			defer o.Abort()
+			st, err := format.Merge(o, format.ReadOptions{Salvage: salvage}, args...)
 			if err != nil {
 				return err
 			}
-			if err := os.Rename(tmp.Name(), out); err != nil {
+			if err := o.Commit(); err != nil {
 				return err
 			}
 			for _, w := range st.Warnings {

@@ -37,6 +37,10 @@ type Options struct {
 	// Sparse prepares files by setting their size only: their holes read
 	// as zeros instead of the pattern.
 	Sparse bool
+	// FixedData makes every write take its bytes from the head of the
+	// pattern (replay.Pattern.FixedCursor) instead of the non-repeating
+	// stream.
+	FixedData bool
 	// Walk resolves paths with the O_NOFOLLOW walk even where openat2 is
 	// available (for tests).
 	Walk bool
@@ -154,19 +158,23 @@ func (b *Backend) prepareFile(ctx context.Context, f replay.PrepFile, cur *repla
 
 // Rank implements replay.Backend.
 func (b *Backend) Rank(rank uint32, ranks int) (replay.Executor, error) {
-	chunk := (256 << 20) / max(ranks, 1)
-	chunk = min(max(chunk, 64<<10), replay.PatternChunk) &^ (replay.DirectAlign - 1)
+	// The read buffer: 256 MiB over all ranks, 64 KiB to 1 MiB each.
+	rchunk := (256 << 20) / max(ranks, 1)
+	rchunk = min(max(rchunk, 64<<10), replay.PatternChunk) &^ (replay.DirectAlign - 1)
 	x := &rankExec{
-		b:     b,
-		rank:  rank,
-		cur:   b.pattern().Cursor(uint64(rank)),
-		chunk: chunk,
-		raw:   !b.opts.NoRawSyscalls && ranks < runtime.GOMAXPROCS(0),
-		align: 1,
-		files: map[int32]*mpiFile{},
+		b:      b,
+		rank:   rank,
+		cur:    b.pattern().Cursor(uint64(rank)),
+		rchunk: rchunk,
+		raw:    !b.opts.NoRawSyscalls && ranks < runtime.GOMAXPROCS(0),
+		align:  1,
+		files:  map[int32]*mpiFile{},
 	}
 	if b.opts.Direct {
 		x.align = replay.DirectAlign
+	}
+	if b.opts.FixedData {
+		x.cur = b.pattern().FixedCursor()
 	}
 	x.fds = make([]fdEntry, 64)
 	for i := 0; i < 3; i++ {
@@ -203,16 +211,16 @@ type mpiFile struct {
 
 // rankExec is one rank's executor.
 type rankExec struct {
-	b     *Backend
-	rank  uint32
-	fds   []fdEntry // by trace descriptor
-	files map[int32]*mpiFile
-	cur   replay.Cursor
-	rbuf  []byte
-	chunk int
-	raw   bool
-	align int
-	iov   []unix.Iovec
+	b      *Backend
+	rank   uint32
+	fds    []fdEntry // by trace descriptor
+	files  map[int32]*mpiFile
+	cur    replay.Cursor
+	rbuf   []byte
+	rchunk int // size of the read buffer at most
+	raw    bool
+	align  int
+	iov    []unix.Iovec
 }
 
 func (x *rankExec) fd(tfd int32) *fdEntry {
@@ -370,10 +378,10 @@ func (x *rankExec) sys(trap uintptr, fd int, p []byte, a3, a4, a5 uintptr) (int,
 	return int(r), en
 }
 
-// readBuf returns a buffer of n bytes (n ≤ chunk) to read into.
+// readBuf returns a buffer of n bytes (n ≤ rchunk) to read into.
 func (x *rankExec) readBuf(n int) []byte {
 	if cap(x.rbuf) < n {
-		size := min(max(n, 64<<10), x.chunk)
+		size := min(max(n, 64<<10), x.rchunk)
 		raw := make([]byte, size+replay.DirectAlign)
 		off := 0
 		if r := int(uintptr(unsafe.Pointer(&raw[0])) % replay.DirectAlign); r != 0 {
@@ -384,112 +392,167 @@ func (x *rankExec) readBuf(n int) []byte {
 	return x.rbuf[:n]
 }
 
+// maxIov is the most buffers one vector call takes (IOV_MAX).
+const maxIov = 1024
+
 // rw reads or writes size bytes, at off if explicit, else at the file
-// position, in pieces of at most chunk bytes. It returns the bytes moved,
-// or −errno if nothing moved.
+// position, with one system call as the trace did: a plain one when the
+// bytes fit one buffer (PatternChunk bytes of the pattern, or the read
+// buffer), else a vector call over several — writes take consecutive
+// slices of the pattern, reads land in the read buffer again and again.
+// Only a request larger than maxIov buffers takes more than one call. It
+// returns the bytes moved, or −errno if nothing moved.
 func (x *rankExec) rw(fd int, write, explicit bool, off, size int64) int64 {
 	size = max(size, 0)
+	piece := int64(replay.PatternChunk)
+	if !write {
+		piece = int64(x.rchunk)
+	}
 	var done int64
 	for {
-		n := int(min(size-done, int64(x.chunk)))
-		var p []byte
-		if write {
-			p = x.cur.Next(n, x.align)
-		} else {
-			p = x.readBuf(n)
-		}
+		n := min(size-done, piece*maxIov)
 		var r int
 		var en unix.Errno
-		switch {
-		case explicit && write:
-			r, en = x.sys(unix.SYS_PWRITE64, fd, p, uintptr(off+done), 0, 0)
-		case explicit:
-			r, en = x.sys(unix.SYS_PREAD64, fd, p, uintptr(off+done), 0, 0)
-		case write:
-			r, en = x.sys(unix.SYS_WRITE, fd, p, 0, 0, 0)
-		default:
-			r, en = x.sys(unix.SYS_READ, fd, p, 0, 0, 0)
+		if n <= piece {
+			var p []byte
+			if write {
+				p = x.cur.Next(int(n), x.align)
+			} else {
+				p = x.readBuf(int(n))
+			}
+			switch {
+			case explicit && write:
+				r, en = x.sys(unix.SYS_PWRITE64, fd, p, uintptr(off+done), 0, 0)
+			case explicit:
+				r, en = x.sys(unix.SYS_PREAD64, fd, p, uintptr(off+done), 0, 0)
+			case write:
+				r, en = x.sys(unix.SYS_WRITE, fd, p, 0, 0, 0)
+			default:
+				r, en = x.sys(unix.SYS_READ, fd, p, 0, 0, 0)
+			}
+		} else {
+			x.iov = x.iov[:0]
+			for left := n; left > 0; left -= piece {
+				k := int(min(left, piece))
+				if write {
+					x.addIov(x.cur.Next(k, x.align))
+				} else {
+					x.addIov(x.readBuf(int(piece))[:k])
+				}
+			}
+			trap := uintptr(unix.SYS_READV)
+			switch {
+			case explicit && write:
+				trap = unix.SYS_PWRITEV
+			case explicit:
+				trap = unix.SYS_PREADV
+			case write:
+				trap = unix.SYS_WRITEV
+			}
+			var a3, a4 uintptr
+			if explicit {
+				a3, a4 = posLo(off+done), posHi(off+done)
+			}
+			r, en = x.sysv(trap, fd, a3, a4, 0)
+		}
+		if en == unix.EINTR {
+			continue
 		}
 		if en != 0 {
-			if en == unix.EINTR {
-				continue
-			}
 			if done > 0 {
 				return done
 			}
 			return -int64(en)
 		}
 		done += int64(r)
-		if r == 0 || done >= size {
+		if int64(r) < n || done >= size {
 			return done
 		}
 	}
 }
 
+func (x *rankExec) addIov(b []byte) {
+	var v unix.Iovec
+	if len(b) > 0 {
+		v.Base = &b[0]
+	}
+	v.SetLen(len(b))
+	x.iov = append(x.iov, v)
+}
+
+// sysv issues a vector system call over x.iov, raw when the executor
+// may.
+func (x *rankExec) sysv(trap uintptr, fd int, a3, a4, a5 uintptr) (int, unix.Errno) {
+	iov := uintptr(unsafe.Pointer(unsafe.SliceData(x.iov)))
+	var r uintptr
+	var en unix.Errno
+	if x.raw {
+		r, _, en = unix.RawSyscall6(trap, uintptr(fd), iov, uintptr(len(x.iov)), a3, a4, a5)
+	} else {
+		r, _, en = unix.Syscall6(trap, uintptr(fd), iov, uintptr(len(x.iov)), a3, a4, a5)
+	}
+	runtime.KeepAlive(x.iov)
+	runtime.KeepAlive(x.rbuf)
+	return int(r), en
+}
+
+// posLo and posHi split a file offset into the two arguments of
+// preadv(2) and its kin.
+func posLo(off int64) uintptr { return uintptr(off) }
+func posHi(off int64) uintptr { return uintptr(uint64(off) >> (longBits / 2) >> (longBits / 2)) }
+
 // vector replays a vector call: Count buffers (1–1024) of equal length
-// summing to Size. Calls larger than the executor's chunk are issued as
-// plain calls of chunk bytes.
+// summing to Size (the last takes the remainder). Calls whose buffers
+// are larger than a slice of the pattern (or the read buffer) go to rw,
+// which cuts them into slices, in one vector call still.
 func (x *rankExec) vector(fd int, e *trace.Event) int64 {
 	write := e.Op.Dir() == trace.DirWrite
-	explicit := e.Op != trace.OpReadv && e.Op != trace.OpWritev
+	explicit := e.Op != trace.OpReadv && e.Op != trace.OpWritev && e.Offset >= 0
 	size := max(e.Size, 0)
-	if size > int64(x.chunk) {
-		if e.Offset < 0 {
-			explicit = false
-		}
+	cnt := int64(min(max(e.Count, 1), maxIov))
+	cnt = max(min(cnt, size), 1)
+	per := size / cnt
+	piece := int64(replay.PatternChunk)
+	if !write {
+		piece = int64(x.rchunk)
+	}
+	last := size - per*(cnt-1) // the last buffer takes the remainder
+	if last > piece {
 		return x.rw(fd, write, explicit, e.Offset, size)
 	}
-	cnt := int(min(max(e.Count, 1), 1024))
-	cnt = max(min(cnt, int(size)), 1)
-	var p []byte
-	if write {
-		p = x.cur.Next(int(size), x.align)
-	} else {
-		p = x.readBuf(int(size))
+	var rb []byte
+	if !write {
+		rb = x.readBuf(int(last))
 	}
 	x.iov = x.iov[:0]
-	per := int(size) / cnt
-	for i := 0; i < cnt; i++ {
-		b := p[i*per:]
+	for i := int64(0); i < cnt; i++ {
 		n := per
 		if i == cnt-1 {
-			n = len(b)
+			n = last
 		}
-		var v unix.Iovec
-		if n > 0 {
-			v.Base = &b[0]
+		if write {
+			x.addIov(x.cur.Next(int(n), x.align))
+		} else {
+			x.addIov(rb[:n])
 		}
-		v.SetLen(n)
-		x.iov = append(x.iov, v)
 	}
-	iov := uintptr(unsafe.Pointer(&x.iov[0]))
-	lo, hi := uintptr(e.Offset), uintptr(uint64(e.Offset)>>(longBits/2)>>(longBits/2))
-	var trap uintptr
-	var a3, a4, a5 uintptr
+	var trap, a3, a4, a5 uintptr
 	switch e.Op {
 	case trace.OpReadv:
 		trap = unix.SYS_READV
 	case trace.OpWritev:
 		trap = unix.SYS_WRITEV
 	case trace.OpPreadv:
-		trap, a3, a4 = unix.SYS_PREADV, lo, hi
+		trap, a3, a4 = unix.SYS_PREADV, posLo(e.Offset), posHi(e.Offset)
 	case trace.OpPwritev:
-		trap, a3, a4 = unix.SYS_PWRITEV, lo, hi
+		trap, a3, a4 = unix.SYS_PWRITEV, posLo(e.Offset), posHi(e.Offset)
 	case trace.OpPreadv2:
-		trap, a3, a4, a5 = unix.SYS_PREADV2, lo, hi, uintptr(e.Flags)
+		trap, a3, a4, a5 = unix.SYS_PREADV2, posLo(e.Offset), posHi(e.Offset), uintptr(e.Flags)
 	case trace.OpPwritev2:
-		trap, a3, a4, a5 = unix.SYS_PWRITEV2, lo, hi, uintptr(e.Flags)
+		trap, a3, a4, a5 = unix.SYS_PWRITEV2, posLo(e.Offset), posHi(e.Offset), uintptr(e.Flags)
 	}
 	for {
-		var r uintptr
-		var en unix.Errno
-		if x.raw {
-			r, _, en = unix.RawSyscall6(trap, uintptr(fd), iov, uintptr(len(x.iov)), a3, a4, a5)
-		} else {
-			r, _, en = unix.Syscall6(trap, uintptr(fd), iov, uintptr(len(x.iov)), a3, a4, a5)
-		}
-		runtime.KeepAlive(p)
-		runtime.KeepAlive(x.iov)
+		r, en := x.sysv(trap, fd, a3, a4, a5)
 		if en == unix.EINTR {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -378,5 +379,144 @@ func TestDataCallsDoNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%.1f allocations per round of data calls", allocs)
+	}
+}
+
+// threadSyscalls returns the read and write system calls of this thread
+// so far (/proc/thread-self/io), less those of reading the file itself.
+func threadSyscalls(t *testing.T) (r, w int64) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/thread-self/io")
+	if err != nil {
+		t.Skipf("no per-thread I/O counts: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var v int64
+		if _, err := fmt.Sscanf(line, "syscr: %d", &v); err == nil {
+			r = v
+		}
+		if _, err := fmt.Sscanf(line, "syscw: %d", &v); err == nil {
+			w = v
+		}
+	}
+	return r, w
+}
+
+// TestLargeCallsAreOneSystemCall checks that a read or write larger than
+// a slice of the pattern is still one system call (a vector call over
+// several slices), at the recorded offset or the file position, and
+// that the data it writes does not repeat block for block.
+func TestLargeCallsAreOneSystemCall(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir})
+	do(x, trace.Event{Op: trace.OpOpen, Flags: trace.ORdwr | trace.OCreat, Ret: 3}, "big", "")
+	r0, w0 := threadSyscalls(t)
+	r1, w1 := threadSyscalls(t)
+	dr, dw := r1-r0, w1-w0 // what reading the counts costs
+	count := func(e trace.Event, want int64) (reads, writes int64) {
+		t.Helper()
+		a, b := threadSyscalls(t)
+		ret, skip := do(x, e, "", "")
+		c, d := threadSyscalls(t)
+		if ret != want || skip != replay.NotSkipped {
+			t.Fatalf("%v of %d bytes: %d %v, want %d", e.Op, e.Size, ret, skip, want)
+		}
+		return c - a - dr, d - b - dw
+	}
+	const big = 3<<20 + 100
+	for _, c := range []struct {
+		e      trace.Event
+		want   int64
+		reads  int64
+		writes int64
+	}{
+		{trace.Event{Op: trace.OpPwrite, FD: 3, Offset: 4096, Size: big}, big, 0, 1},
+		{trace.Event{Op: trace.OpWrite, FD: 3, Size: 2 << 20}, 2 << 20, 0, 1}, // at position 0
+		{trace.Event{Op: trace.OpPread, FD: 3, Offset: 0, Size: big}, big, 1, 0},
+		{trace.Event{Op: trace.OpRead, FD: 3, Size: big}, big + 4096 - 2<<20, 1, 0}, // from 2 MiB to the end
+		{trace.Event{Op: trace.OpPwritev, FD: 3, Count: 3, Offset: 0, Size: big}, big, 0, 1},
+		{trace.Event{Op: trace.OpPreadv2, FD: 3, Count: 2, Offset: -1, Size: 100}, 0, 1, 0}, // at the position: the end
+	} {
+		if r, w := count(c.e, c.want); r != c.reads || w != c.writes {
+			t.Errorf("%v of %d bytes: %d reads, %d writes; want %d and %d", c.e.Op, c.e.Size, r, w, c.reads, c.writes)
+		}
+	}
+	data := readFile(t, filepath.Join(dir, "big"))
+	if len(data) != 4096+big {
+		t.Fatalf("file of %d bytes, want %d", len(data), 4096+big)
+	}
+	seen := map[[sha256.Size]byte]int{}
+	for off := 0; off+4096 <= len(data); off += 4096 {
+		h := sha256.Sum256(data[off : off+4096])
+		if prev, ok := seen[h]; ok {
+			t.Fatalf("blocks at %d and %d are equal", prev, off)
+		}
+		seen[h] = off
+	}
+}
+
+// TestSyncTruncateAndDirect checks fsync, fdatasync and ftruncate on a
+// replayed descriptor, and that --direct opens with O_DIRECT: aligned
+// calls work from the aligned pattern and read buffer, an unaligned one
+// fails as O_DIRECT makes it.
+func TestSyncTruncateAndDirect(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir})
+	do(x, trace.Event{Op: trace.OpOpen, Flags: trace.ORdwr | trace.OCreat, Ret: 3}, "s", "")
+	for _, e := range []trace.Event{
+		{Op: trace.OpPwrite, FD: 3, Offset: 0, Size: 10000},
+		{Op: trace.OpFsync, FD: 3},
+		{Op: trace.OpFdatasync, FD: 3},
+		{Op: trace.OpFtruncate, FD: 3, Size: 777},
+	} {
+		if ret, skip := do(x, e, "", ""); ret < 0 || skip != replay.NotSkipped {
+			t.Fatalf("%v: %d %v", e.Op, ret, skip)
+		}
+	}
+	if n := len(readFile(t, filepath.Join(dir, "s"))); n != 777 {
+		t.Fatalf("after ftruncate the file has %d bytes", n)
+	}
+
+	_, d := newExec(t, Options{Target: dir, Direct: true})
+	ret, _ := do(d, trace.Event{Op: trace.OpOpen, Flags: trace.ORdwr | trace.OCreat, Ret: 3}, "d", "")
+	if ret == -int64(unix.EINVAL) {
+		t.Skip("the file system of the test directory has no O_DIRECT")
+	}
+	fd, _, _ := d.use(3)
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || fl&unix.O_DIRECT == 0 {
+		t.Fatalf("flags %#x, %v: no O_DIRECT", fl, err)
+	}
+	for _, e := range []trace.Event{
+		{Op: trace.OpPwrite, FD: 3, Offset: 4096, Size: 8192},
+		{Op: trace.OpWrite, FD: 3, Size: 3 << 20}, // a vector call of aligned slices
+		{Op: trace.OpPread, FD: 3, Offset: 0, Size: 3 << 20},
+		{Op: trace.OpPwritev, FD: 3, Count: 2, Offset: 8192, Size: 8192},
+	} {
+		if ret, _ := do(d, e, "", ""); ret != e.Size {
+			t.Fatalf("aligned %v of %d bytes under O_DIRECT: %d", e.Op, e.Size, ret)
+		}
+	}
+	if ret, _ := do(d, trace.Event{Op: trace.OpPwrite, FD: 3, Offset: 100, Size: 100}, "", ""); ret != -int64(unix.EINVAL) {
+		t.Logf("an unaligned write under O_DIRECT returned %d (this file system accepts it)", ret)
+	}
+}
+
+// TestFixedData checks --data fixed: every write has the same bytes, not
+// zeros.
+func TestFixedData(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir, FixedData: true})
+	do(x, trace.Event{Op: trace.OpOpen, Flags: trace.OWronly | trace.OCreat, Ret: 3}, "f", "")
+	for i := int64(0); i < 3; i++ {
+		do(x, trace.Event{Op: trace.OpPwrite, FD: 3, Offset: i * 4096, Size: 4096}, "", "")
+	}
+	data := readFile(t, filepath.Join(dir, "f"))
+	if !bytes.Equal(data[:4096], data[4096:8192]) || !bytes.Equal(data[:4096], data[8192:]) {
+		t.Fatal("fixed data differs between writes")
+	}
+	if bytes.Count(data, []byte{0}) > len(data)/100 {
+		t.Fatal("fixed data is mostly zeros")
 	}
 }

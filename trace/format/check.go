@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -68,6 +70,9 @@ func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 		rep.Indexed = sameBlocks(indexed, tf.blocks)
 		if !rep.Indexed {
 			rep.IndexNote = "the index does not match the blocks"
+			if lost := lostBlocks(indexed, tf.blocks); lost != "" {
+				rep.IndexNote = lost
+			}
 		}
 	} else if tf.truncated == "" && len(tf.damage) == 0 {
 		rep.IndexNote = "no index: the writer did not finish (the blocks are complete)"
@@ -113,6 +118,51 @@ func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 		rep.Events += n
 	}
 	return rep
+}
+
+// lostBlocks says which events blocks the index lists that the scan did
+// not recover, if the scan recovered nothing the index does not list.
+func lostBlocks(indexed, found []BlockInfo) string {
+	at := map[int64]BlockInfo{}
+	for _, b := range indexed {
+		at[b.Offset] = b
+	}
+	for _, b := range found {
+		if ib, ok := at[b.Offset]; !ok || ib.Length != b.Length || ib.Kind != b.Kind {
+			return "" // the index does not describe these blocks
+		}
+		delete(at, b.Offset)
+	}
+	blocks, events := 0, int64(0)
+	byRank := map[uint32]int64{}
+	for _, b := range at {
+		if b.Kind == kindEvents {
+			blocks++
+			events += b.Events
+			byRank[b.Rank] += b.Events
+		}
+	}
+	if blocks == 0 {
+		return ""
+	}
+	ranks := make([]uint32, 0, len(byRank))
+	for r := range byRank {
+		ranks = append(ranks, r)
+	}
+	slices.Sort(ranks)
+	var per []string
+	for _, r := range ranks {
+		per = append(per, fmt.Sprintf("%d of rank %d", byRank[r], r))
+	}
+	return fmt.Sprintf("the index lists %d event %s not recovered: %d events (%s)",
+		blocks, plural(blocks, "block", "blocks"), events, strings.Join(per, ", "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func sameBlocks(a, b []BlockInfo) bool {

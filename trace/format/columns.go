@@ -1,8 +1,10 @@
 package format
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -108,6 +110,12 @@ func (c *column) addAll(n int, vals []int64) {
 	}
 	last := len(c.runs) - 2
 	prev, run := c.runs[last], c.runs[last+1]
+	// Most chunks of a run-mode column continue its run: check that
+	// without a branch per value.
+	if allEqual(vals[i:], prev) {
+		c.runs[last+1] = run + int64(len(vals)-i)
+		return
+	}
 	for j, v := range vals[i:] {
 		if v == prev {
 			run++
@@ -126,6 +134,23 @@ func (c *column) addAll(n int, vals []int64) {
 		prev, run = v, 1
 	}
 	c.runs[last+1] = run
+}
+
+// allEqual reports whether every value of vals is v, without a branch
+// per value.
+func allEqual(vals []int64, v int64) bool {
+	var d0, d1, d2, d3 int64
+	i := 0
+	for ; i+4 <= len(vals); i += 4 {
+		d0 |= vals[i] ^ v
+		d1 |= vals[i+1] ^ v
+		d2 |= vals[i+2] ^ v
+		d3 |= vals[i+3] ^ v
+	}
+	for ; i < len(vals); i++ {
+		d0 |= vals[i] ^ v
+	}
+	return d0|d1|d2|d3 == 0
 }
 
 // note updates gcd, range and samples for a value that starts a run.
@@ -157,11 +182,31 @@ func (c *column) toStream() {
 	c.stream = true
 }
 
-// addStream appends vals in stream mode; range and gcd are computed when
-// the block is written (finishStream).
+// addStream appends vals in stream mode.
 func (c *column) addStream(vals []int64) {
+	prev := c.vals[len(c.vals)-1]
+	copy(c.reserve(len(vals)), vals)
+	c.noteStream(vals, prev)
+}
+
+// reserve extends a stream-mode column by n values and returns them, to
+// be filled and then passed to noteStream.
+func (c *column) reserve(n int) []int64 {
+	if cap(c.vals)-len(c.vals) < n {
+		// Double: append grows large slices by a quarter, which copies a
+		// block's values many times on the way to its size.
+		c.vals = slices.Grow(c.vals, max(n, len(c.vals), 1024))
+	}
+	k := len(c.vals)
+	c.vals = c.vals[:k+n]
+	return c.vals[k:]
+}
+
+// noteStream takes in the values vals just added to a stream-mode column
+// (prev is the value before them): samples, range and gcd, while they are
+// in cache.
+func (c *column) noteStream(vals []int64, prev int64) {
 	if len(c.samples) < maxSamples {
-		prev := c.vals[len(c.vals)-1]
 		for _, v := range vals {
 			if v != prev && len(c.samples) < maxSamples {
 				c.samples = append(c.samples, v)
@@ -169,26 +214,31 @@ func (c *column) addStream(vals []int64) {
 			prev = v
 		}
 	}
-	c.vals = append(c.vals, vals...)
-}
-
-// finishStream computes the range and gcd of a stream column's values.
-func (c *column) finishStream() {
-	lo, hi, first := c.vals[0], c.vals[0], c.vals[0]
-	var g uint64
-	for _, v := range c.vals {
-		lo, hi = min(lo, v), max(hi, v)
-		if g != 1 {
-			d := uint64(v - first)
-			if int64(d) < 0 {
-				d = -d
-			}
-			if g == 0 || g&(g-1) != 0 || d&(g-1) != 0 {
-				g = gcd(g, d)
-			}
+	// Range: two chains of min and max, which do not wait on each other.
+	lo0, hi0, lo1, hi1 := c.lo, c.hi, c.lo, c.hi
+	i := 0
+	for ; i+2 <= len(vals); i += 2 {
+		lo0, hi0 = min(lo0, vals[i]), max(hi0, vals[i])
+		lo1, hi1 = min(lo1, vals[i+1]), max(hi1, vals[i+1])
+	}
+	for ; i < len(vals); i++ {
+		lo0, hi0 = min(lo0, vals[i]), max(hi0, vals[i])
+	}
+	c.lo, c.hi = min(lo0, lo1), max(hi0, hi1)
+	// The gcd, until it is 1 (measured values get there at once).
+	g, first := c.g, c.first
+	for j := 0; j < len(vals) && g != 1; j++ {
+		d := uint64(vals[j] - first)
+		if int64(d) < 0 {
+			d = -d
+		}
+		// A power-of-two gcd (aligned offsets, sizes) is checked with a
+		// mask; Euclid's divisions run only when the gcd changes.
+		if g == 0 || g&(g-1) != 0 || d&(g-1) != 0 {
+			g = gcd(g, d)
 		}
 	}
-	c.lo, c.hi, c.g = lo, hi, g
+	c.g = g
 }
 
 // colEncoder turns events into the columns of a block.
@@ -201,21 +251,32 @@ type colEncoder struct {
 	maxT    int64
 	vals    [numCols + 1][]int64 // per column, the values of the chunk being added
 
-	huff     huff0.Scratch
-	scratch  []byte
-	tmp      []byte
-	sorted   []int64
-	freq     []uint32
-	uvals    []uint64
-	distinct []uint64
-	index    []byte
-	zbuf     []byte
-	fbuf     []byte
-	dbuf     []byte
-	dout     []byte
-	counts   []uint32
-	exc      []byte
-	lastExc  int
+	huff       huff0.Scratch
+	scratch    []byte
+	tmp        []byte
+	sorted     []int64
+	freq       []uint32
+	uvals      []uint64
+	distinct   []uint64
+	index      []byte
+	zbuf       []byte
+	fbuf       []byte
+	dbuf       []byte
+	dout       []byte
+	counts     []uint32
+	exc        []byte
+	seen       [1<<10 + 1]uint64 // dictionary: a bit per value up to 1<<16
+	kept       []uint64          // dictionary: the values kept
+	keptCount  []uint32          // dictionary: how often each occurs
+	escapes    int               // dictionary: how many values are not kept
+	plainBytes bool              // dictionary: every value kept, each below 0x80
+	dhdr       []byte            // dictionary: its header
+	utop       uint64            // largest of uvals
+	ularge     int               // how many uvals are 1<<16 or more
+
+	ops      []opAcc        // the block's per-op totals
+	opIndex  [256]uint16    // 1 + index in ops of an op below 256, or 0
+	newPaths []trace.PathID // path ids the last addEvents named
 }
 
 func (c *colEncoder) reset() {
@@ -236,7 +297,18 @@ func retBase(e *trace.Event) int64 {
 	return e.Offset
 }
 
+// opAcc accumulates one op's totals of a block: its count, the sum of its
+// positive results (the bytes of a data call) and of its communication
+// bytes; opTotals picks the one that counts for the op (eventBytes).
+type opAcc struct {
+	op           trace.Op
+	count        int64
+	retSum, comm int64
+}
+
 // addEvents encodes evs, column by column; their path ids are the file's.
+// It also adds them to the block's per-op totals and lists in newPaths the
+// path ids they name (each id once per change, not per event).
 func (c *colEncoder) addEvents(evs []trace.Event) {
 	if len(evs) == 0 {
 		return
@@ -245,90 +317,198 @@ func (c *colEncoder) addEvents(evs []trace.Event) {
 		c.minT, c.maxT = evs[0].Start, evs[0].End()
 		c.prevEnd, c.predOff = 0, 0
 	}
+	n := len(evs)
 	for id := 1; id <= numCols; id++ {
-		if cap(c.vals[id]) < len(evs) {
-			c.vals[id] = make([]int64, len(evs), max(len(evs), 256))
+		if cap(c.vals[id]) < n {
+			c.vals[id] = make([]int64, n, max(n, 256))
 		}
-		c.vals[id] = c.vals[id][:len(evs)]
+		c.vals[id] = c.vals[id][:n]
 	}
-	v := &c.vals
+	// Columns in stream mode take their values in place; the others
+	// through c.vals, to find runs.
+	var v [colFlags][]int64
+	var prev [colFlags]int64
+	for id := 1; id < colFlags; id++ {
+		if col := &c.cols[id]; c.n > 0 && col.stream {
+			prev[id] = col.vals[len(col.vals)-1]
+			v[id] = col.reserve(n)
+		} else {
+			v[id] = c.vals[id][:n]
+		}
+	}
+	vStart, vOffset, vRet := v[colStart][:n], v[colOffset][:n], v[colRet][:n]
+	vOp, vThread, vDur := v[colOp][:n], v[colThread][:n], v[colDur][:n]
+	vPath, vPath2, vFD, vSize := v[colPath][:n], v[colPath2][:n], v[colFD][:n], v[colSize][:n]
 	prevEnd, predOff, minT, maxT := c.prevEnd, c.predOff, c.minT, c.maxT
+	// One pass over the events: the columns that are rarely all zero, the
+	// per-op totals, the paths, and which of the other columns are zero.
+	var or uint64
+	lastPath, lastPath2 := trace.PathID(0), trace.PathID(0)
+	c.newPaths = c.newPaths[:0]
 	for i := range evs {
 		e := &evs[i]
-		minT = min(minT, e.Start)
-		maxT = max(maxT, e.Start+e.Dur)
-		v[colStart][i] = e.Start - prevEnd
-		prevEnd = e.Start + e.Dur
-		v[colOffset][i] = e.Offset - predOff
-		if e.Offset != 0 || e.Size != 0 {
-			predOff = e.Offset + e.Size
+		start, end := e.Start, e.Start+e.Dur
+		minT = min(minT, start)
+		maxT = max(maxT, end)
+		vStart[i] = start - prevEnd
+		prevEnd = end
+		off, size := e.Offset, e.Size
+		vOffset[i] = off - predOff
+		if off != 0 || size != 0 {
+			predOff = off + size
 		}
-		v[colRet][i] = e.Ret - retBase(e)
+		rb := off // retBase
+		if size != 0 {
+			rb = size
+		}
+		vRet[i] = e.Ret - rb
+		vOp[i] = int64(e.Op)
+		vThread[i] = int64(e.Thread)
+		vDur[i] = e.Dur
+		vPath[i] = int64(e.Path)
+		vPath2[i] = int64(e.Path2)
+		vFD[i] = int64(e.FD)
+		vSize[i] = size
+		or |= uint64(e.Flags) | uint64(e.Mode) | uint64(uint32(e.Whence)) | uint64(uint32(e.Peer)) |
+			uint64(uint32(e.Tag)) | uint64(e.Comm) | uint64(e.Bytes) | uint64(uint32(e.Count)) | uint64(e.Stride)
+		op := e.Op
+		slot := int(c.opIndex[uint8(op)]) - 1
+		if op >= 256 || slot < 0 {
+			slot = c.opSlot(op)
+		}
+		a := &c.ops[slot]
+		a.count++
+		a.retSum += max(e.Ret, 0)
+		a.comm += e.Bytes
+		if e.Path != lastPath || e.Path2 != lastPath2 {
+			lastPath, lastPath2 = e.Path, e.Path2
+			c.newPaths = append(c.newPaths, lastPath, lastPath2)
+		}
 	}
 	c.prevEnd, c.predOff, c.minT, c.maxT = prevEnd, predOff, minT, maxT
-	for i := range evs {
-		e := &evs[i]
-		v[colOp][i] = int64(e.Op)
-		v[colThread][i] = int64(e.Thread)
-		v[colDur][i] = e.Dur
-		v[colPath][i] = int64(e.Path)
-		v[colPath2][i] = int64(e.Path2)
-		v[colFD][i] = int64(e.FD)
-		v[colSize][i] = e.Size
+	for id := 1; id < colFlags; id++ {
+		if col := &c.cols[id]; c.n > 0 && col.stream {
+			col.noteStream(v[id], prev[id])
+		} else {
+			col.addAll(c.n, v[id])
+		}
 	}
 	// The columns of flags, modes and communication are zero in most
-	// chunks: one pass tells which, and those only extend their runs.
+	// chunks: those only extend their runs.
+	var rare [numCols + 1]bool
+	if or != 0 {
+		c.rareColumns(evs, &rare)
+	}
+	for id := colFlags; id <= numCols; id++ {
+		if !rare[id] {
+			c.cols[id].addZeros(c.n, n)
+			continue
+		}
+		c.cols[id].addAll(c.n, c.vals[id][:n])
+	}
+	c.n += n
+}
+
+// rareColumns fills c.vals[id] from evs for each column from colFlags on
+// that is not all zeros, and marks those in rare.
+func (c *colEncoder) rareColumns(evs []trace.Event, rare *[numCols + 1]bool) {
 	var or [numCols + 1]uint64
 	for i := range evs {
 		e := &evs[i]
 		or[colFlags] |= uint64(e.Flags)
 		or[colMode] |= uint64(e.Mode)
-		or[colWhence] |= uint64(e.Whence)
-		or[colPeer] |= uint64(e.Peer)
-		or[colTag] |= uint64(e.Tag)
+		or[colWhence] |= uint64(uint32(e.Whence))
+		or[colPeer] |= uint64(uint32(e.Peer))
+		or[colTag] |= uint64(uint32(e.Tag))
 		or[colComm] |= uint64(e.Comm)
 		or[colBytes] |= uint64(e.Bytes)
-		or[colCount] |= uint64(e.Count)
+		or[colCount] |= uint64(uint32(e.Count))
 		or[colStride] |= uint64(e.Stride)
 	}
 	for id := colFlags; id <= numCols; id++ {
 		if or[id] == 0 {
 			continue
 		}
-		for i := range evs {
-			e := &evs[i]
-			var x int64
-			switch id {
-			case colFlags:
-				x = int64(e.Flags)
-			case colMode:
-				x = int64(e.Mode)
-			case colWhence:
-				x = int64(e.Whence)
-			case colPeer:
-				x = int64(e.Peer)
-			case colTag:
-				x = int64(e.Tag)
-			case colComm:
-				x = int64(e.Comm)
-			case colBytes:
-				x = e.Bytes
-			case colCount:
-				x = int64(e.Count)
-			case colStride:
-				x = e.Stride
+		rare[id] = true
+		vs := c.vals[id][:len(evs)]
+		switch id {
+		case colFlags:
+			for i := range evs {
+				vs[i] = int64(evs[i].Flags)
 			}
-			v[id][i] = x
+		case colMode:
+			for i := range evs {
+				vs[i] = int64(evs[i].Mode)
+			}
+		case colWhence:
+			for i := range evs {
+				vs[i] = int64(evs[i].Whence)
+			}
+		case colPeer:
+			for i := range evs {
+				vs[i] = int64(evs[i].Peer)
+			}
+		case colTag:
+			for i := range evs {
+				vs[i] = int64(evs[i].Tag)
+			}
+		case colComm:
+			for i := range evs {
+				vs[i] = int64(evs[i].Comm)
+			}
+		case colBytes:
+			for i := range evs {
+				vs[i] = evs[i].Bytes
+			}
+		case colCount:
+			for i := range evs {
+				vs[i] = int64(evs[i].Count)
+			}
+		case colStride:
+			for i := range evs {
+				vs[i] = evs[i].Stride
+			}
 		}
 	}
-	for id := 1; id <= numCols; id++ {
-		if id >= colFlags && or[id] == 0 {
-			c.cols[id].addZeros(c.n, len(evs))
-			continue
+}
+
+// opSlot returns the index in c.ops of op's totals, adding them if the
+// block has none yet.
+func (c *colEncoder) opSlot(op trace.Op) int {
+	if int(op) < len(c.opIndex) {
+		if k := c.opIndex[op]; k > 0 {
+			return int(k) - 1
 		}
-		c.cols[id].addAll(c.n, v[id])
+	} else if k := slices.IndexFunc(c.ops, func(a opAcc) bool { return a.op == op }); k >= 0 {
+		return k
 	}
-	c.n += len(evs)
+	c.ops = append(c.ops, opAcc{op: op})
+	if int(op) < len(c.opIndex) && len(c.ops) <= math.MaxUint16 {
+		c.opIndex[op] = uint16(len(c.ops))
+	}
+	return len(c.ops) - 1
+}
+
+// opTotals returns the block's per-op totals, sorted by op, and clears
+// them.
+func (c *colEncoder) opTotals() []OpTotal {
+	ts := make([]OpTotal, len(c.ops))
+	for i, a := range c.ops {
+		t := OpTotal{Op: a.op, Count: a.count}
+		switch {
+		case a.op.Dir() != trace.DirNone:
+			t.Bytes = a.retSum
+		case a.op.Class() == trace.ClassComm:
+			t.Bytes = a.comm
+		}
+		ts[i] = t
+		if int(a.op) < len(c.opIndex) {
+			c.opIndex[a.op] = 0
+		}
+	}
+	c.ops = c.ops[:0]
+	slices.SortFunc(ts, func(a, b OpTotal) int { return cmp.Compare(a.Op, b.Op) })
+	return ts
 }
 
 // addZeros appends n zeros.
@@ -375,9 +555,6 @@ func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
 	for id := 1; id <= numCols; id++ {
 		col := &c.cols[id]
 		o := out{id: id, mult: 1}
-		if col.stream {
-			col.finishStream()
-		}
 		if col.g == 0 { // every value equals the first
 			if col.first == 0 {
 				continue // absent: a reader takes zeros
@@ -407,52 +584,24 @@ func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
 			st, best = c.pack(c.tmp, zenc, &c.fbuf)
 			o.enc = layoutRuns<<4 | st
 		} else {
-			c.uvals = c.uvals[:0]
-			c.tmp = c.tmp[:0]
 			// Exact division by mult = 2^k·d (d odd): shift, then multiply by
 			// the inverse of d modulo 2^64 — no divide instruction per value.
+			// The same pass finds what the dictionary needs to know first.
 			k := uint(bits.TrailingZeros64(uint64(mult)))
 			inv := oddInverse(uint64(mult) >> k)
-			for _, v := range col.vals {
-				c.uvals = append(c.uvals, zigzag(int64(uint64((v-base)>>k)*inv)))
+			n := len(col.vals)
+			c.uvals = slices.Grow(c.uvals[:0], n)[:n]
+			uv := c.uvals
+			var top uint64
+			large := 0
+			for i, v := range col.vals {
+				u := zigzag(int64(uint64((v-base)>>k) * inv))
+				uv[i] = u
+				top = max(top, u)
+				large += int((u>>16 + (1<<63 - 1)) >> 63) // u >= 1<<16, without a branch
 			}
-			varints := func() []byte {
-				c.tmp = c.tmp[:0]
-				for _, u := range c.uvals {
-					if u < 0x80 {
-						c.tmp = append(c.tmp, byte(u))
-					} else {
-						c.tmp = binary.AppendUvarint(c.tmp, u)
-					}
-				}
-				return c.tmp
-			}
-			if spread(col.samples) {
-				// Measured values (most samples distinct) do not repeat
-				// as sequences, so zstd does not pay; a dictionary of
-				// their frequent values does, unless they hardly recur.
-				d, ok := c.dict()
-				if ok {
-					o.enc, o.raw, best = layoutDict<<4, len(d), d
-				}
-				if !ok || c.lastExc > c.n/8 {
-					raw := varints()
-					st, v := c.pack(raw, nil, &c.fbuf)
-					if !ok || len(v) < len(best) {
-						o.enc, o.raw, best = layoutValues<<4|st, len(raw), v
-					}
-				}
-			} else {
-				raw := varints()
-				var st byte
-				st, best = c.pack(raw, zenc, &c.fbuf)
-				o.enc, o.raw = layoutValues<<4|st, len(raw)
-				if len(best) > c.n/4 {
-					if d, ok := c.dict(); ok && len(d) < len(best) {
-						o.enc, o.raw, best = layoutDict<<4, len(d), d
-					}
-				}
-			}
+			c.utop, c.ularge = top, large
+			o.enc, o.raw, best = c.encodeStream(spread(col.samples), zenc)
 		}
 		o.start = len(c.scratch)
 		c.scratch = append(c.scratch, best...)
@@ -475,115 +624,389 @@ func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
 	return p
 }
 
-// dict encodes the varint stream raw as a dictionary of its most frequent
-// values (at most 255), one index byte per event (Huffman-coded), and the
-// values missing from the dictionary as exceptions. It pays for columns of
-// many distinct but recurring values, such as measured durations.
-func (c *colEncoder) dict() ([]byte, bool) {
-	d, exc, ok := c.dictExc()
-	c.lastExc = exc
-	return d, ok
+// encodeStream encodes the values c.uvals of a stream column and returns
+// the column's encoding byte, raw size and data. The candidates are the
+// varint stream, stored raw, Huffman-coded or (unless the values are
+// spread, as measured ones are) as a zstd frame, and the dictionary
+// layout. Their Huffman-coded sizes are estimated from histograms, and
+// zstd is tried on a prefix first, so that only the winner (or the two
+// best, when their estimates are close) is encoded.
+func (c *colEncoder) encodeStream(spread bool, zenc *zstd.Encoder) (byte, int, []byte) {
+	var raw []byte // the varint stream, once made
+	varints := func() []byte {
+		if raw == nil {
+			raw = appendVarints(c.tmp[:0], c.uvals)
+			c.tmp = raw
+		}
+		return raw
+	}
+	values := func() (byte, int, []byte) {
+		raw := varints()
+		st, data := c.pack(raw, nil, &c.fbuf)
+		return layoutValues<<4 | st, len(raw), data
+	}
+	// zstd pays for repeated sequences, which measured (spread) values do
+	// not have. It is tried on a prefix first: on the whole stream only
+	// when the prefix compresses well. Every other candidate costs at
+	// least a bit per value, so a frame below that wins outright.
+	const prefix = 4 << 10
+	var zpre, zall []byte // zstd frames of the prefix and of the whole stream
+	var pre int           // length of the prefix
+	if !spread && zenc != nil {
+		raw := varints()
+		if len(raw) >= 32 {
+			pre = min(len(raw), prefix)
+			zpre = zenc.EncodeAll(raw[:pre], c.zbuf[:0])
+			c.zbuf = zpre
+			if pre == len(raw) {
+				zall = zpre
+			} else if 8*len(zpre)*len(raw) < c.n*pre {
+				zall = zenc.EncodeAll(raw, c.zbuf[:0])
+				c.zbuf = zall
+			}
+			if zall != nil && 8*len(zall) < c.n {
+				return layoutValues<<4 | stageZstd, len(raw), zall
+			}
+		}
+	}
+	dictOK := c.ularge <= c.n/2 && c.dictPrepare()
+	if dictOK && c.plainBytes {
+		return values() // see dictPrepare
+	}
+	if spread && !dictOK {
+		return values()
+	}
+	// Estimated sizes of the varint stream (vEst) and of the dictionary
+	// layout (dEst).
+	var vEst, dEst int
+	var vhist [256]uint32
+	if dictOK {
+		dEst = c.dictEstimate()
+		// The varint stream's bytes are those of the kept values and of
+		// the exceptions.
+		vlen := len(c.exc)
+		byteHist(&vhist, c.exc)
+		for k, v := range c.kept {
+			f := c.keptCount[k]
+			for ; v >= 0x80; v >>= 7 {
+				vhist[byte(v)|0x80] += f
+				vlen += int(f)
+			}
+			vhist[v] += f
+			vlen += int(f)
+		}
+		vEst = huffEst(&vhist, vlen)
+	} else {
+		dEst = math.MaxInt
+		byteHist(&vhist, varints())
+		vEst = huffEst(&vhist, len(raw))
+	}
+	best := min(vEst, dEst)
+	if zpre != nil {
+		if zall == nil && len(zpre)*len(raw) < best*pre*7/8 {
+			zall = zenc.EncodeAll(raw, c.zbuf[:0])
+			c.zbuf = zall
+		}
+		if zall != nil && len(zall) < best {
+			return layoutValues<<4 | stageZstd, len(raw), zall
+		}
+	}
+	if !dictOK {
+		return values()
+	}
+	if close := max(vEst, dEst)/25 + 16; vEst+close < dEst {
+		return values()
+	} else if dEst+close < vEst {
+		d := c.dictFinish()
+		return layoutDict << 4, len(d), d
+	}
+	// Close: encode both.
+	venc, vraw, v := values()
+	d := c.dictFinish()
+	if len(v) < len(d) {
+		return venc, vraw, v
+	}
+	return layoutDict << 4, len(d), d
 }
 
-// dictExc is dict that also returns how many values are exceptions.
-func (c *colEncoder) dictExc() ([]byte, int, bool) {
-	// Values from 1<<16 up never enter the dictionary; a column of mostly
-	// such values does not take one.
-	var top uint64
-	large := 0
-	for _, u := range c.uvals {
-		top = max(top, u)
-		if u >= 1<<16 {
-			large++
+// byteHist adds the byte counts of b to h.
+func byteHist(h *[256]uint32, b []byte) {
+	// Four tables: repeated bytes do not wait on each other's counts.
+	var h1, h2, h3 [256]uint32
+	for len(b) >= 4 {
+		h[b[0]]++
+		h1[b[1]]++
+		h2[b[2]]++
+		h3[b[3]]++
+		b = b[4:]
+	}
+	for _, x := range b {
+		h[x]++
+	}
+	for i := range h {
+		h[i] += h1[i] + h2[i] + h3[i]
+	}
+}
+
+// huffEst estimates what pack's Huffman stage makes of total bytes of
+// histogram h, its leading byte and table included; total if it would not
+// pay. The estimate is the entropy, plus a little for Huffman's whole
+// bits, but at least a bit per byte.
+func huffEst(h *[256]uint32, total int) int {
+	if total < 32 || total > huff0.BlockSizeMax {
+		return total
+	}
+	maxCount, maxSym := uint32(0), 0
+	sum := 0.0 // Σ f·log2(f)
+	for s, f := range h {
+		if f != 0 {
+			maxCount = max(maxCount, f)
+			maxSym = s
+			sum += float64(f) * log2(f)
 		}
 	}
-	if large > c.n/2 {
-		return nil, large, false
+	if int(maxCount) == total || maxCount == 1 || int(maxCount) < total>>7 {
+		return total // one symbol, or incompressible: huff0 declines
 	}
-	top = min(top, 1<<16-1)
-	if uint64(len(c.freq)) <= top {
-		c.freq = make([]uint32, max(top+1, 1024))
+	n := float64(total)
+	bits := max(n*log2(uint32(total))-sum+0.03*n, n)
+	size := int(bits/8) + 1 + (maxSym+1)/2
+	if total >= 1<<10 {
+		size += 6 + 3 // the jump table of four streams, their last bytes
 	}
-	freq := c.freq
-	c.distinct = c.distinct[:0]
-	for _, u := range c.uvals {
-		if u <= top {
-			if freq[u] == 0 {
-				c.distinct = append(c.distinct, u)
+	return min(size, total)
+}
+
+// log2 approximates log2(x), x ≥ 1, within 0.006: the exponent from the
+// leading bit, the fraction from a table of the next 8 bits.
+func log2(x uint32) float64 {
+	e := bits.Len32(x) - 1
+	return float64(e) + log2Frac[x<<(31-e)>>23&0xff]
+}
+
+// log2Frac[i] is log2(1 + i/256).
+var log2Frac = func() (t [256]float64) {
+	for i := range t {
+		t[i] = math.Log2(1 + float64(i)/256)
+	}
+	return
+}()
+
+// The dictionary layout stores the varint stream as a dictionary of its
+// most frequent values (at most 255), one index byte per event
+// (Huffman-coded), and the values missing from the dictionary as
+// exceptions. It pays for columns of many distinct but recurring values,
+// such as measured durations.
+//
+// dictPrepare chooses the dictionary of c.uvals and makes its index bytes
+// (c.index), exceptions (c.exc) and header (c.dhdr); it reports false when
+// the values hardly recur.
+func (c *colEncoder) dictPrepare() bool {
+	uv := c.uvals
+	top := min(c.utop, 1<<16-1)
+	// freq counts each value up to top; values above top land in
+	// freq[top+1], which is not a value.
+	if uint64(len(c.freq)) < top+2 {
+		c.freq = make([]uint32, max(top+2, 1024))
+	}
+	freq := c.freq[:top+2]
+	distinct := c.distinct[:0]
+	switch {
+	case top < 255:
+		// Four small tables: repeated values do not wait on each other's
+		// counts.
+		var f0, f1, f2, f3 [256]uint32
+		i := 0
+		for ; i+4 <= len(uv); i += 4 {
+			f0[uint8(min(uv[i], top+1))]++
+			f1[uint8(min(uv[i+1], top+1))]++
+			f2[uint8(min(uv[i+2], top+1))]++
+			f3[uint8(min(uv[i+3], top+1))]++
+		}
+		for ; i < len(uv); i++ {
+			f0[uint8(min(uv[i], top+1))]++
+		}
+		for v := range freq {
+			if f := f0[v] + f1[v] + f2[v] + f3[v]; f != 0 {
+				freq[v] = f
+				distinct = append(distinct, uint64(v))
 			}
+		}
+	case top < 4*uint64(len(uv)):
+		// Count every value, then collect those seen in order: no branch
+		// per value, no sort.
+		for _, u := range uv {
+			freq[min(u, top+1)]++
+		}
+		for v, f := range freq {
+			if f != 0 {
+				distinct = append(distinct, uint64(v))
+			}
+		}
+	default:
+		// Sparse values: seen marks those counted, a bit each, so that
+		// they come out in order without a scan of freq.
+		seen := c.seen[:(top+1)/64+1]
+		for _, u := range uv {
+			u = min(u, top+1)
 			freq[u]++
+			seen[u/64] |= 1 << (u % 64)
+		}
+		for w, x := range seen {
+			for x != 0 {
+				distinct = append(distinct, uint64(w*64+bits.TrailingZeros64(x)))
+				x &= x - 1
+			}
+			seen[w] = 0
 		}
 	}
-	defer func() {
-		for _, u := range c.distinct {
-			freq[u] = 0
+	freq[top+1] = 0
+	defer func() { // freq is all zeros between calls
+		for _, v := range c.distinct {
+			freq[v] = 0
 		}
 	}()
-	// Keep the 255 most frequent values: find the count threshold.
-	keep := len(c.distinct)
-	covered := 0
-	if keep <= 255 {
-		for _, u := range c.distinct {
-			covered += int(freq[u])
-		}
+	if len(distinct) > 0 && distinct[len(distinct)-1] > top {
+		distinct = distinct[:len(distinct)-1] // top+1 is not a value
 	}
+	c.distinct = distinct
+	// Keep the 255 most frequent values: values of a count strictly above
+	// the 255th largest (ties may not fit).
 	var threshold uint32 = 1
-	if keep > 255 {
-		counts := c.counts[:0]
-		for _, u := range c.distinct {
-			counts = append(counts, freq[u])
-		}
-		c.counts = counts
-		slices.Sort(counts)
-		threshold = counts[len(counts)-255] + 1 // strictly above: ties may not fit
-		keep = 0
-		for _, f := range counts {
-			if f >= threshold {
-				keep++
-				covered += int(f)
-			}
-		}
+	if len(distinct) > 255 {
+		threshold = c.countThreshold(distinct, freq)
 	}
-	if c.n-covered > c.n/2 {
-		return nil, c.n - covered, false // too many exceptions: the values hardly recur
-	}
-	// The dictionary is stored sorted by value, as deltas; freq becomes
-	// the index (+1) of each kept value.
-	slices.Sort(c.distinct)
-	out := binary.AppendUvarint(c.dout[:0], uint64(keep))
-	var prev uint64
-	k := uint32(0)
-	for _, v := range c.distinct {
-		if freq[v] >= threshold {
-			out = binary.AppendUvarint(out, v-prev)
-			prev = v
-			k++
-			freq[v] = k
+	kept := c.kept[:0]
+	covered := 0
+	for _, v := range distinct {
+		if f := freq[v]; f >= threshold {
+			kept = append(kept, v)
+			covered += int(f)
 		} else {
 			freq[v] = 0
 		}
+	}
+	c.kept = kept
+	if c.n-covered > c.n/2 {
+		return false // too many exceptions: the values hardly recur
+	}
+	// The dictionary is stored sorted by value, as deltas; freq becomes
+	// the index (+1) of each kept value, 0 for the others.
+	c.keptCount = c.keptCount[:0]
+	hdr := binary.AppendUvarint(c.dhdr[:0], uint64(len(kept)))
+	var prev uint64
+	for k, v := range kept {
+		hdr = binary.AppendUvarint(hdr, v-prev)
+		prev = v
+		c.keptCount = append(c.keptCount, freq[v])
+		freq[v] = uint32(k + 1)
+	}
+	c.dhdr = hdr
+	c.escapes = c.n - covered
+	c.plainBytes = c.escapes == 0 && kept[len(kept)-1] < 0x80
+	if c.plainBytes {
+		// Every value is in the dictionary and a one-byte varint: the
+		// varint bytes are the values, the same Huffman payload as the
+		// index, without the dictionary. No index needed.
+		return true
 	}
 	if cap(c.index) < c.n {
 		c.index = make([]byte, c.n)
 	}
 	index := c.index[:c.n]
 	exc := c.exc[:0]
-	defer func() { c.exc = exc }()
-	for i, u := range c.uvals {
-		if u <= top && freq[u] > 0 {
-			index[i] = byte(freq[u] - 1)
+	escape := byte(len(kept))
+	for i, u := range uv {
+		if f := freq[min(u, top+1)]; f != 0 {
+			index[i] = byte(f - 1)
 		} else {
-			index[i] = byte(keep)
+			index[i] = escape
 			exc = binary.AppendUvarint(exc, u)
 		}
 	}
-	enc, data := c.pack(index, nil, &c.dbuf)
+	c.exc = exc
+	return true
+}
+
+// dictEstimate estimates the size of the dictionary layout dictPrepare
+// made.
+func (c *colEncoder) dictEstimate() int {
+	var h [256]uint32
+	copy(h[:], c.keptCount)
+	h[len(c.keptCount)] += uint32(c.escapes)
+	data := huffEst(&h, c.n)
+	return len(c.dhdr) + 1 + uvarintLen(uint64(data)) + data + len(c.exc)
+}
+
+// dictFinish encodes the dictionary layout dictPrepare made.
+func (c *colEncoder) dictFinish() []byte {
+	enc, data := c.pack(c.index[:c.n], nil, &c.dbuf)
+	out := append(c.dout[:0], c.dhdr...)
 	out = append(out, enc)
 	out = binary.AppendUvarint(out, uint64(len(data)))
 	out = append(out, data...)
-	out = append(out, exc...)
+	out = append(out, c.exc...)
 	c.dout = out
-	return out, c.n - covered, true
+	return out
+}
+
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+// countThreshold returns 1 + the 255th largest count freq[v] of the values
+// distinct, from a histogram of the counts (sorting them only when more
+// than 255 values recur very often).
+func (c *colEncoder) countThreshold(distinct []uint64, freq []uint32) uint32 {
+	const capped = 1024
+	var hist [capped + 1]int32
+	for _, v := range distinct {
+		hist[min(freq[v], capped)]++
+	}
+	acc := int32(0)
+	for f := capped; f >= 1; f-- {
+		acc += hist[f]
+		if acc >= 255 {
+			if f < capped {
+				return uint32(f) + 1
+			}
+			break
+		}
+	}
+	counts := c.counts[:0]
+	for _, v := range distinct {
+		counts = append(counts, freq[v])
+	}
+	c.counts = counts
+	slices.Sort(counts)
+	return counts[len(counts)-255] + 1
+}
+
+// appendVarints appends the uvarint encoding of each of us to dst.
+func appendVarints(dst []byte, us []uint64) []byte {
+	b := dst[:cap(dst)]
+	p := len(dst)
+	for _, u := range us {
+		if len(b)-p < 16 {
+			b = slices.Grow(b[:p], max(len(us), 1024)*2)
+			b = b[:cap(b)]
+		}
+		switch {
+		case u < 1<<7:
+			b[p] = byte(u)
+			p++
+		case u < 1<<14:
+			b[p] = byte(u) | 0x80
+			b[p+1] = byte(u >> 7)
+			p += 2
+		case u < 1<<21:
+			b[p] = byte(u) | 0x80
+			b[p+1] = byte(u>>7) | 0x80
+			b[p+2] = byte(u >> 14)
+			p += 3
+		default:
+			p += binary.PutUvarint(b[p:], u)
+		}
+	}
+	return b[:p]
 }
 
 // pack chooses the smallest of storing in as it is, as a zstd frame (when

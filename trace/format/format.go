@@ -70,12 +70,30 @@ func crc(b ...[]byte) uint32 {
 	return c
 }
 
-// ErrFormat is wrapped by every error about a malformed file.
+// ErrFormat matches (errors.Is) every error about a malformed file.
 var ErrFormat = errors.New("malformed trace")
 
-// formatError is an error at a byte offset of a file.
+// FormatError is an error about a malformed file: what is wrong, and
+// where (Offset is -1 when the error is about the file as a whole).
+type FormatError struct {
+	File   string
+	Offset int64
+	Msg    string
+}
+
+func (e *FormatError) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s: offset %d: %s", e.File, e.Offset, e.Msg)
+}
+
+// Is makes errors.Is(err, ErrFormat) hold for every FormatError.
+func (e *FormatError) Is(target error) bool { return target == ErrFormat }
+
+// formatError is an error at a byte offset of a file (-1: the whole file).
 func formatError(name string, off int64, format string, args ...any) error {
-	return fmt.Errorf("%s: offset %d: %s: %w", name, off, fmt.Sprintf(format, args...), ErrFormat)
+	return &FormatError{File: name, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // ---- field lists ----
@@ -206,20 +224,6 @@ type BlockInfo struct {
 	MinT   int64 // earliest start, ns from the file's (or rank's) epoch
 	MaxT   int64 // latest end
 	Ops    []OpTotal
-}
-
-// eventBytes is the byte count the summaries attribute to an event.
-func eventBytes(e *trace.Event) int64 {
-	switch {
-	case e.Op.Dir() != trace.DirNone:
-		if e.Ret > 0 {
-			return e.Ret
-		}
-		return 0
-	case e.Op.Class() == trace.ClassComm:
-		return e.Bytes
-	}
-	return 0
 }
 
 func appendSummary(b []byte, rank uint32, n int64, minT, maxT int64, ops []OpTotal) []byte {

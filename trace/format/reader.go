@@ -53,18 +53,18 @@ func readHeader(name string, ra io.ReaderAt, size int64) (trace.Meta, int64, err
 	var h [fileHeaderLen]byte
 	if size < fileHeaderLen {
 		if n, _ := ra.ReadAt(h[:size], 0); n >= 4 && !bytes.HasPrefix([]byte(Magic), h[:min(n, len(Magic))]) {
-			return trace.Meta{}, 0, fmt.Errorf("%s: not an iotrace trace file (bad magic): %w", name, ErrFormat)
+			return trace.Meta{}, 0, formatError(name, -1, "not an iotrace trace file (bad magic)")
 		}
-		return trace.Meta{}, 0, fmt.Errorf("%s: file of %d bytes is shorter than a trace header: %w", name, size, ErrFormat)
+		return trace.Meta{}, 0, formatError(name, -1, "file of %d bytes is shorter than a trace header", size)
 	}
 	if _, err := ra.ReadAt(h[:], 0); err != nil {
 		return trace.Meta{}, 0, fmt.Errorf("%s: %w", name, err)
 	}
 	if string(h[:8]) != Magic {
-		return trace.Meta{}, 0, fmt.Errorf("%s: not an iotrace trace file (bad magic): %w", name, ErrFormat)
+		return trace.Meta{}, 0, formatError(name, -1, "not an iotrace trace file (bad magic)")
 	}
 	if v := binary.LittleEndian.Uint16(h[8:]); v != Version {
-		return trace.Meta{}, 0, fmt.Errorf("%s: trace format version %d; this iotrace reads version %d: %w", name, v, Version, ErrFormat)
+		return trace.Meta{}, 0, formatError(name, -1, "trace format version %d; this iotrace reads version %d", v, Version)
 	}
 	bl := int64(binary.LittleEndian.Uint32(h[12:]))
 	if bl > maxHeaderLen || fileHeaderLen+bl+4 > size {
@@ -122,7 +122,7 @@ func newFile(name string, ra io.ReaderAt, size int64, opts ReadOptions) (*file, 
 	tf.scan(true)
 	if len(tf.damage) > 0 && !opts.Salvage {
 		d := tf.damage[0]
-		return nil, fmt.Errorf("%s: offset %d: %s (iotrace check tells more; --salvage reads past it): %w", name, d.Offset, d.Reason, ErrFormat)
+		return nil, formatError(name, d.Offset, "%s (iotrace check tells more; --salvage reads past it)", d.Reason)
 	}
 	return tf, nil
 }
@@ -448,7 +448,7 @@ func newReader(files []*file, opts ReadOptions) (*Reader, error) {
 	var buf []byte
 	for _, f := range files {
 		if f.truncated != "" {
-			r.warn(fmt.Sprintf("%s: %s; read the %d complete blocks before it", f.name, f.truncated, len(f.blocks)))
+			r.warn(fmt.Sprintf("%s: %s; read the %d complete %s before it", f.name, f.truncated, len(f.blocks), plural(len(f.blocks), "block", "blocks")))
 		} else if !f.indexed {
 			r.warn(fmt.Sprintf("%s: no index (the writer did not finish); read all %d blocks by scanning", f.name, len(f.blocks)))
 		}
@@ -719,7 +719,7 @@ func (rs *rankSource) ReadEvents(evs []trace.Event) (int, error) {
 		if err := rs.load(bi); err != nil {
 			f := rs.s.file
 			if !rs.r.opts.Salvage {
-				rs.err = formatError(f.name, bi.Offset, "%v", err)
+				rs.err = formatError(f.name, bi.Offset, "%v (a block of rank %d, %d events; iotrace check tells more, --salvage reads past it)", err, rs.rank, bi.Events)
 				return 0, rs.err
 			}
 			rs.r.warn(fmt.Sprintf("%s: offset %d: skipped damaged block of rank %d (%d events): %v", f.name, bi.Offset, rs.rank, bi.Events, err))

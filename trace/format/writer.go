@@ -2,6 +2,7 @@ package format
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/iotrace/iotrace/trace"
@@ -177,6 +177,8 @@ func (w *Writer) Flush() error {
 		rws = append(rws, rw)
 	}
 	w.rmu.Unlock()
+	// In rank order, so that the same events always make the same file.
+	slices.SortFunc(rws, func(a, b *RankWriter) int { return cmp.Compare(a.rank, b.rank) })
 	for _, rw := range rws {
 		if err := rw.Flush(); err != nil {
 			return err
@@ -288,9 +290,7 @@ type RankWriter struct {
 
 	mu      sync.Mutex
 	enc     colEncoder
-	ops     []OpTotal // this block's totals per op
-	lastOp  int       // index in ops of the last op seen
-	emitted []bool    // file path ids already defined in this rank's stream
+	emitted []bool // file path ids already defined in this rank's stream
 	pending []trace.PathID
 	payload []byte
 }
@@ -306,8 +306,10 @@ func (rw *RankWriter) WriteEvents(evs []trace.Event) error {
 	for len(evs) > 0 {
 		// Fill the block, but not past its limits.
 		k := min(len(evs), rw.w.opts.BlockEvents-rw.enc.n, 256)
-		rw.summarise(evs[:k])
 		rw.enc.addEvents(evs[:k])
+		for _, id := range rw.enc.newPaths {
+			rw.define(id)
+		}
 		evs = evs[k:]
 		if rw.enc.n >= rw.w.opts.BlockEvents || rw.enc.rawSize() >= rw.w.opts.BlockBytes {
 			if err := rw.flushLocked(); err != nil {
@@ -316,29 +318,6 @@ func (rw *RankWriter) WriteEvents(evs []trace.Event) error {
 		}
 	}
 	return nil
-}
-
-// summarise adds evs to the block's per-op totals and notes new paths.
-func (rw *RankWriter) summarise(evs []trace.Event) {
-	for i := range evs {
-		e := &evs[i]
-		if e.Path != 0 {
-			rw.define(e.Path)
-		}
-		if e.Path2 != 0 {
-			rw.define(e.Path2)
-		}
-		if rw.lastOp >= len(rw.ops) || rw.ops[rw.lastOp].Op != e.Op {
-			rw.lastOp = slices.IndexFunc(rw.ops, func(t OpTotal) bool { return t.Op == e.Op })
-			if rw.lastOp < 0 {
-				rw.lastOp = len(rw.ops)
-				rw.ops = append(rw.ops, OpTotal{Op: e.Op})
-			}
-		}
-		t := &rw.ops[rw.lastOp]
-		t.Count++
-		t.Bytes += eventBytes(e)
-	}
 }
 
 func (rw *RankWriter) define(id trace.PathID) {
@@ -381,9 +360,7 @@ func (rw *RankWriter) flushLocked() error {
 		rw.pending = rw.pending[:0]
 	}
 
-	ops := slices.Clone(rw.ops)
-	sort.Slice(ops, func(i, j int) bool { return ops[i].Op < ops[j].Op })
-	rw.ops = rw.ops[:0]
+	ops := rw.enc.opTotals()
 	info := BlockInfo{Rank: rw.rank, Events: int64(rw.enc.n), MinT: rw.enc.minT, MaxT: rw.enc.maxT, Ops: ops}
 
 	p := appendSummary(rw.payload[:0], rw.rank, info.Events, info.MinT, info.MaxT, ops)

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+)
+
+// Output is a file written under a temporary name next to its final one
+// and renamed into place by Commit, so that it appears whole or not at
+// all, and an input it replaces (merge -o IN … IN) stays readable until
+// then. It gets the permissions of a new file: 0666 less the umask.
+type Output struct {
+	*os.File
+	final string
+	done  bool
+}
+
+// CreateOutput starts writing the file name.
+func CreateOutput(name string) (*Output, error) {
+	dir, base := filepath.Split(name)
+	for tries := 0; ; tries++ {
+		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d%06d.tmp", base, os.Getpid(), rand.IntN(1e6)))
+		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && tries < 100 {
+			continue
+		}
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, &fs.PathError{Op: "create", Path: name, Err: err}
+		}
+		return &Output{File: f, final: name}, nil
+	}
+}
+
+// Commit closes the file and gives it its final name.
+func (o *Output) Commit() error {
+	if o.done {
+		return errors.New("output committed twice")
+	}
+	err := o.File.Close()
+	if err == nil {
+		err = os.Rename(o.Name(), o.final)
+	}
+	if err != nil {
+		os.Remove(o.Name())
+		o.done = true
+		return fmt.Errorf("%s: %w", o.final, err)
+	}
+	o.done = true
+	return nil
+}
+
+// Abort removes the file, unless Commit has run.
+func (o *Output) Abort() {
+	if !o.done {
+		o.File.Close()
+		os.Remove(o.Name())
+		o.done = true
+	}
+}

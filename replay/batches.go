@@ -1,0 +1,167 @@
+package replay
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// A rank's events travel in batches that go round: the rank's source
+// fills one (in a reader goroutine ahead of the runner, or in the runner
+// itself), the runner replays it in place, turning it into the events of
+// the replay's own trace, and the recorder's writer goroutine encodes it
+// and gives it back. So a replay allocates a few batches per rank once,
+// and neither decoding the input nor encoding the replay's trace happens
+// between two calls of a rank when there are processors to spare.
+
+// recordBudget bounds the bytes of event batches all ranks together hold:
+// the batches waiting for a slow writer, or read ahead.
+const recordBudget = 64 << 20
+
+const eventBytes = int(unsafe.Sizeof(trace.Event{}))
+
+// batchPool recycles one rank's batches. get is called from one
+// goroutine (the reader, or the runner), put from any.
+type batchPool struct {
+	size int // events per batch
+	max  int // batches at most
+	made int
+	free chan []trace.Event
+}
+
+func newBatchPool(size, ranks int) *batchPool {
+	n := max(recordBudget/(eventBytes*size*max(ranks, 1)), 6)
+	return &batchPool{size: size, max: n, free: make(chan []trace.Event, n)}
+}
+
+// get returns an empty batch of p.size events, waiting for one to come
+// back once p.max are in use. It returns nil if quit closes first.
+func (p *batchPool) get(quit <-chan struct{}) []trace.Event {
+	select {
+	case b := <-p.free:
+		return b
+	default:
+	}
+	if p.made < p.max {
+		p.made++
+		return make([]trace.Event, p.size)
+	}
+	select {
+	case b := <-p.free:
+		return b
+	case <-quit:
+		return nil
+	}
+}
+
+// put gives back a batch; it never blocks.
+func (p *batchPool) put(b []trace.Event) {
+	select {
+	case p.free <- b[:p.size]:
+	default: // not one of ours
+	}
+}
+
+// filled is a batch as the reader hands it to the runner.
+type filled struct {
+	evs []trace.Event
+	err error
+}
+
+// reader reads a rank's source ahead of its runner, into batches of the
+// pool, keeping at most two ready.
+type reader struct {
+	ready chan filled
+	quit  chan struct{}
+	done  chan struct{}
+}
+
+func startReader(src trace.Source, pool *batchPool) *reader {
+	rd := &reader{ready: make(chan filled, 2), quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(rd.done)
+		for {
+			b := pool.get(rd.quit)
+			if b == nil {
+				return
+			}
+			n, err := readSafe(src, b)
+			select {
+			case rd.ready <- filled{b[:n], err}:
+			case <-rd.quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return rd
+}
+
+// readSafe is src.ReadEvents with a panic of the source turned into an
+// error.
+func readSafe(src trace.Source, b []trace.Event) (n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = 0, fmt.Errorf("internal error reading the trace: %v (please report it with the command line)", r)
+		}
+	}()
+	return src.ReadEvents(b)
+}
+
+// stop ends the reader and waits for it: the source is then free to
+// close.
+func (rd *reader) stop() {
+	close(rd.quit)
+	<-rd.done
+}
+
+// recorder hands a rank's replayed batches to a goroutine that writes
+// them to the rank's sink and gives them back to the pool.
+type recorder struct {
+	sink  trace.Sink
+	pool  *batchPool
+	queue chan []trace.Event
+	done  chan struct{}
+	err   error
+}
+
+func newRecorder(sink trace.Sink, pool *batchPool) *recorder {
+	rc := &recorder{sink: sink, pool: pool, queue: make(chan []trace.Event, pool.max+1), done: make(chan struct{})}
+	go rc.write()
+	return rc
+}
+
+func (rc *recorder) write() {
+	defer close(rc.done)
+	for b := range rc.queue {
+		if rc.err == nil && len(b) > 0 {
+			rc.err = writeSafe(rc.sink, b)
+		}
+		rc.pool.put(b)
+	}
+}
+
+// put queues a replayed batch; it never blocks (the queue holds every
+// batch of the pool).
+func (rc *recorder) put(b []trace.Event) { rc.queue <- b }
+
+// close writes what is queued and returns the first error of the sink.
+func (rc *recorder) close() error {
+	close(rc.queue)
+	<-rc.done
+	return rc.err
+}
+
+// writeSafe is sink.WriteEvents with a panic of the sink turned into an
+// error.
+func writeSafe(sink trace.Sink, b []trace.Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v (please report it with the command line)", r)
+		}
+	}()
+	return sink.WriteEvents(b)
+}
