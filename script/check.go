@@ -839,7 +839,9 @@ func (c *compiler) details(s *CommandStmt, cm *cCmd) {
 	if cm.op == opDup && cm.ret != nil && cm.ret.isConst && cm.ret.ci >= 0 {
 		c.errorf(s.Arg("ret").Pos, "the ret of dup must be negative (a failed dup, e.g. -EBADF): a successful dup returns the handle the script allocates")
 	}
-	only("elements", cm.op == opMPIRead || cm.op == opMPIWrite, "needs an MPI file handle")
+	stdio := fd && (cm.callOp == trace.OpFread || cm.callOp == trace.OpFwrite)
+	only("elements", cm.op == opMPIRead || cm.op == opMPIWrite || stdio,
+		"needs an MPI file handle, or a POSIX file handle and call fread or fwrite (their item count)")
 	if s.Name == "read" || s.Name == "write" {
 		only("flags", fd, "of read and write needs a POSIX file handle (the RWF_ flags of preadv2/pwritev2)")
 	}

@@ -19,6 +19,7 @@ seek f to 0 from end ret 5000
 write f size 8 iov 2
 write f at 64 size 30 iov 3 flags 4 call pwritev2
 read f size 4 call fread ret 0
+write f size 48 elements 16 call fwrite
 stat f
 stat "a" flags 0x100 call fstatat ret -ENOENT
 close f call fclose
@@ -41,6 +42,7 @@ truncate "x" to 5 ret -EACCES
 	writev a fd=3 off=5000 size=8 count=2 ret=8
 	pwritev2 a fd=3 off=64 size=30 flags=0x4 count=3 ret=30
 	fread a fd=3 off=5008 size=4
+	fwrite a fd=3 off=5008 size=48 count=16 ret=48
 	fstat a fd=3
 	fstatat a flags=0x100 ret=-2
 	fclose a fd=3

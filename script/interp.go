@@ -833,6 +833,13 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		if err != nil {
 			return err
 		}
+		if iov == 0 {
+			// fread/fwrite: the item count (nmemb), where the capture
+			// records it.
+			if iov, err = it.optInt(cm, "elements", 0, "element count", true); err != nil {
+				return err
+			}
+		}
 		if e.Flags, err = it.flagsArg(cm, "flags", 0); err != nil {
 			return err
 		}

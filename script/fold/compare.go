@@ -17,8 +17,9 @@ import (
 // offset, size, result, flags, mode, whence, peer, tag, communicator,
 // bytes, count and stride, on the same handle. Descriptors and MPI file
 // handles may be numbered differently, as long as one handle of want is
-// always one handle of got; times and threads are not compared. It
-// returns the first difference.
+// always one handle of got; a call that names a path is on no handle (the
+// directory descriptor a capture may give it is not compared); times and
+// threads are not compared. It returns the first difference.
 func Compare(want, got trace.Trace) error {
 	wr, gr := want.Ranks(), got.Ranks()
 	// A rank without events is the same as a rank that is not there.
@@ -206,6 +207,9 @@ func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, fds, mpis
 	if x.Ret != y.Ret {
 		return &diff{"the result", x.Ret, y.Ret}
 	}
+	if namesPath(x) {
+		return nil
+	}
 	m := fds
 	if info.Class == trace.ClassMPIIO {
 		m = mpis
@@ -225,4 +229,23 @@ func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, fds, mpis
 		delete(mpis, x.FD)
 	}
 	return nil
+}
+
+// namesPath reports whether e is a metadata call on a path (stat, unlink,
+// mkdir, rename …) rather than on a descriptor. Its FD, where a capture
+// sets it, is the directory the path was resolved against (AT_FDCWD,
+// −100, or the descriptor of an *at call): the path in the trace is
+// already resolved, a replay uses the path alone, and a script names only
+// the path.
+func namesPath(e *trace.Event) bool {
+	if e.Path == 0 {
+		return false
+	}
+	switch e.Op {
+	case trace.OpStat, trace.OpLstat, trace.OpFstatat, trace.OpStatx, trace.OpAccess, trace.OpUnlink, trace.OpUnlinkat,
+		trace.OpMPIFileDelete, trace.OpRmdir, trace.OpMkdir, trace.OpMkdirat, trace.OpTruncate, trace.OpRename,
+		trace.OpRenameat, trace.OpRenameat2:
+		return true
+	}
+	return false
 }

@@ -547,6 +547,8 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 		}
 		if info.Vector {
 			b.arg("iov", int64(e.Count), kInt)
+		} else if e.Op == trace.OpFread || e.Op == trace.OpFwrite {
+			b.opt("elements", int64(e.Count), kInt, 0) // the item count (nmemb)
 		} else if e.Count != 0 {
 			return lw.fail(e, "count %d on a call that is not a vector call", e.Count)
 		}
@@ -604,7 +606,11 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 	case trace.OpStat, trace.OpLstat, trace.OpFstatat, trace.OpStatx, trace.OpAccess, trace.OpUnlink, trace.OpUnlinkat,
 		trace.OpMPIFileDelete, trace.OpRmdir, trace.OpMkdir, trace.OpMkdirat, trace.OpTruncate, trace.OpRename,
 		trace.OpRenameat, trace.OpRenameat2:
-		if e.FD != 0 {
+		// The FD of a call that names a path is the directory it was
+		// resolved against (AT_FDCWD, or an *at call's descriptor) where
+		// a capture records it: the path is already resolved, so the
+		// script names the path alone (namesPath).
+		if e.FD != 0 && e.Path == 0 {
 			return lw.fail(e, "a call on descriptor %d where a script names a path", e.FD)
 		}
 		p := lw.path(e.Path)
