@@ -523,6 +523,7 @@ func (em *emitter) pathVar(m *mstmt) (string, []script.Stmt) {
 		if i == def {
 			continue
 		}
+		em.used[d] = true // the chain tests the loop's iteration
 		n := &script.IfStmt{Cond: condOn(ident(loopVar(d)), g.iters, all),
 			Then: &script.Block{Stmts: []script.Stmt{&script.AssignStmt{Name: ident(name), Value: g.expr}}}}
 		if cur == nil {

@@ -175,6 +175,58 @@ repeat 10 as i {
 write "grid" at (rank % 3) * 4KiB + (rank / 3) * 1MiB size 4KiB
 barrier
 `, 9, 8},
+		// Blocks that differ only by unrelated paths, as an MPI library
+		// probes and loads its components: a loop whose iteration only
+		// chooses the path (the loop variable is declared though no
+		// value uses it); twelve single stats stay twelve lines.
+		{"probe", `
+open "/out/analysis" as f flags O_WRONLY | O_CREAT
+write f size 100
+write f size 200
+sync f
+close f
+open "/out/restart" as f flags O_WRONLY | O_CREAT
+write f size 100
+write f size 200
+sync f
+close f
+open "/out/grid" as f flags O_WRONLY | O_CREAT
+write f size 100
+write f size 200
+sync f
+close f
+open "/out/log" as f flags O_WRONLY | O_CREAT
+write f size 100
+write f size 200
+sync f
+close f
+open "/out/meta" as f flags O_WRONLY | O_CREAT
+write f size 100
+write f size 200
+sync f
+close f
+open "/out/checkpoint" as f flags O_WRONLY | O_CREAT
+write f size 100
+write f size 200
+sync f
+close f
+barrier
+`, 2, 24},
+		{"probe-short", `
+stat "/lib/mca_romio.so"
+stat "/lib/mca_ompio.so"
+stat "/lib/mca_ufs.so"
+stat "/lib/mca_dynamic.so"
+stat "/lib/mca_two_phase.so"
+stat "/lib/mca_vulcan.so"
+stat "/lib/mca_a.so"
+stat "/lib/mca_b.so"
+stat "/lib/mca_c.so"
+stat "/lib/mca_d.so"
+stat "/lib/mca_e.so"
+stat "/lib/mca_f.so"
+barrier
+`, 2, 16},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := roundTrip(t, c.src, c.ranks)

@@ -244,6 +244,19 @@ func textSize(ss []*stmt) int {
 		if s.kind != tLeaf {
 			n += 1 + textSize(s.body)
 		}
+		if s.paths != nil {
+			// The path variable: its let, and an if chain with a test
+			// and an assignment per other template (emitter.pathVar
+			// groups paths of one template whose values line up).
+			keys := map[string]bool{}
+			for _, p := range s.paths {
+				keys[p.s.key()] = true
+			}
+			n++
+			if len(keys) > 1 {
+				n += 2*(len(keys)-1) + 1
+			}
+		}
 	}
 	return n
 }
