@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/iotrace/iotrace/internal/mpitest"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/script/fold"
 	"github.com/iotrace/iotrace/trace/format"
@@ -155,6 +157,42 @@ func TestConvertRecordedE2E(t *testing.T) {
 				}
 			}
 			t.Logf("%s\n%s", stdout, src)
+		})
+	}
+}
+
+// TestConvertMPIRecordedE2E records the MPI test programs with iotrace
+// record --preload under mpirun and converts their traces to scripts:
+// the scripts make the recorded calls exactly (convert checks it, and
+// checkScript again), and calls no script can make are refused in one
+// line.
+func TestConvertMPIRecordedE2E(t *testing.T) {
+	mpitest.Need(t)
+	dir := t.TempDir()
+	buildMPIPrograms(t, dir)
+	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	for _, c := range []struct{ name, refused string }{
+		{"twophase", ""},
+		{"strided", ""},
+		{"ring", "(MPI_Irecv): a script has no non-blocking point-to-point calls"},
+		{"colls", "MPI_Comm_split): a script's communicators are its groups"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := filepath.Join(dir, c.name+".iot")
+			mpitest.MustRun(t, dir, 2*time.Minute, 4, env, iotraceBin, "record", "--preload", "-o", tr, "--", "./"+c.name)
+			out := filepath.Join(dir, c.name+".iop")
+			_, errOut, code := run(t, "convert", tr, "-o", out)
+			if c.refused != "" {
+				if code == 0 || !strings.Contains(errOut, c.refused) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+					t.Errorf("exit %d, stderr %q: want one line with %q", code, errOut, c.refused)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("convert: exit %d\n%s", code, errOut)
+			}
+			src := checkScript(t, tr, out, 4)
+			t.Logf("%s", src)
 		})
 	}
 }
