@@ -519,8 +519,8 @@ func (it *Interp) flagsArg(cm *cCmd, key string, def uint32) (uint32, error) {
 	return uint32(v), err
 }
 
-// peer checks a rank of the current group (root, peer); any (-1) is
-// allowed where anyOK.
+// peer checks a rank of the current group (root, peer) and returns it as
+// a world rank; any (-1) is allowed where anyOK.
 func (it *Interp) peer(cm *cCmd, key string, what string, anyOK bool) (int32, error) {
 	x := cm.args[key]
 	if x == nil {
@@ -539,6 +539,11 @@ func (it *Interp) peer(cm *cCmd, key string, what string, anyOK bool) (int32, er
 			where = "group " + it.inst.groups[it.group].Name
 		}
 		return 0, evalErr(x.pos, fmt.Sprintf("%s %d out of range: %s has %d ranks (0 to %d)", what, v, where, it.gsize, it.gsize-1))
+	}
+	if it.group >= 0 {
+		// A rank of the group, as MPI numbers it in the group's
+		// communicator; events, as traces, give the world rank.
+		v += int64(it.inst.groups[it.group].First)
 	}
 	return int32(v), nil
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -156,6 +158,9 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	for i := range lists {
+		groupPeers(lists[i], groups, rs[i])
+	}
 	mg := &merger{nranks: nranks, maxAlign: 1 << 20}
 	merged := mg.mergeList(rs, lists, 0)
 	em := &emitter{nranks: nranks, keep: float64(opt.KeepSleep), min: float64(opt.MinSleep),
@@ -273,37 +278,114 @@ func distinctSigs(lists [][]*stmt) map[string]bool {
 // inferGroups turns the communicators of the trace (other than
 // MPI_COMM_WORLD and MPI_COMM_SELF) into the script's groups: communicator
 // c is group c-2 in declaration order, and the groups take the ranks in
-// order. A trace whose communicators are not laid out that way cannot be
-// a script.
+// order. A communicator no rank used is declared for the ranks between
+// the groups around it (the first of several such takes them all, the
+// others none). A trace whose communicators are not laid out that way
+// cannot be a script.
 func inferGroups(comms map[uint32][]int, nranks int) (map[uint32][]int, []script.Stmt, error) {
 	if len(comms) == 0 {
 		return nil, nil, nil
 	}
-	var ids []uint32
+	var top uint32
 	for c := range comms {
-		ids = append(ids, c)
+		if c > 1<<16 {
+			return nil, nil, fmt.Errorf("the trace uses communicator %d: a script's groups are communicators 2, 3, … in order", c)
+		}
+		top = max(top, c)
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	groups := map[uint32][]int{}
 	var decls []script.Stmt
 	next := 0
-	for i, c := range ids {
-		if c != uint32(i)+2 {
-			return nil, nil, fmt.Errorf("the trace uses communicator %d but not %d: a script's groups are communicators 2, 3, … in order", c, i+2)
-		}
+	var unused []*script.GroupStmt // declared, no rank used them, since the last used one
+	for c := uint32(2); c <= top; c++ {
 		rs := comms[c]
+		if len(rs) == 0 {
+			g := &script.GroupStmt{Name: ident(groupName(c)), Size: script.Int(0)}
+			unused = append(unused, g)
+			decls = append(decls, g)
+			continue
+		}
 		sort.Ints(rs)
-		if rs[0] != next || rs[len(rs)-1]-rs[0] != len(rs)-1 {
+		if rs[len(rs)-1]-rs[0] != len(rs)-1 || rs[0] < next || rs[0] > next && len(unused) == 0 {
 			return nil, nil, fmt.Errorf("communicator %d has ranks %s: a script's groups take consecutive ranks in order, from %d", c, rankList(rs), next)
 		}
+		if rs[0] > next {
+			unused[0].Size = script.Int(int64(rs[0] - next))
+		}
+		unused = nil
 		groups[c] = rs
-		next += len(rs)
+		next = rs[0] + len(rs)
 		decls = append(decls, &script.GroupStmt{Name: ident(groupName(c)), Size: script.Int(int64(len(rs)))})
 	}
 	if next > nranks {
 		return nil, nil, fmt.Errorf("the groups have %d ranks, the run %d", next, nranks)
 	}
 	return groups, decls, nil
+}
+
+// groupPeers rewrites, in rank r's program, the peers and roots of the
+// commands that run in a group's communicator from world ranks, as traces
+// give them, to ranks of the group, as a script's on block names them
+// (docs/SCRIPT.md, "on"). A peer's other form, xor(grank, x), is kept
+// where it still holds: where the peer is one rank, and where the group
+// starts at a multiple of a power of two at least its size (the xor of
+// two world ranks is then the xor of their group ranks).
+func groupPeers(list []*stmt, groups map[uint32][]int, r int) {
+	for _, s := range list {
+		if s.kind != tLeaf {
+			groupPeers(s.body, groups, r)
+			continue
+		}
+		l := s.t.leaf
+		if l == nil || l.comm < 2 || len(groups[l.comm]) == 0 || groups[l.comm][0] == 0 {
+			continue
+		}
+		first := int64(groups[l.comm][0])
+		size := int64(len(groups[l.comm]))
+		aligned := first%(int64(1)<<bits.Len64(uint64(size-1))) == 0
+		holes := slices.Clone(s.holes)
+		for _, a := range l.args {
+			switch {
+			case a.maskHole > 0:
+				p := holes[a.hole]
+				v, one := p.constant()
+				if one && v == -1 {
+					continue // any source
+				}
+				holes[a.hole] = shiftConst(p, -first)
+				switch {
+				case one:
+					holes[a.altHole] = constPoly((v - first) ^ (int64(r) - first))
+				case !aligned:
+					if m, ok := holes[a.maskHole].constant(); ok {
+						holes[a.maskHole] = constPoly(m &^ 2)
+					}
+				}
+			case a.key == "root":
+				holes[a.hole] = shiftConst(holes[a.hole], -first)
+			}
+		}
+		s.holes = holes
+	}
+}
+
+// shiftConst returns p + d.
+func shiftConst(p poly, d int64) poly {
+	out := make(poly, 0, len(p)+1)
+	done := false
+	for _, t := range p {
+		if !done && t.m == "" && t.tab == nil {
+			done = true
+			if t.c += d; t.c == 0 {
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	if !done && d != 0 {
+		out = append(poly{{c: d}}, out...)
+	}
+	return out
 }
 
 // commonDir is the directory every absolute path of the script starts

@@ -19,9 +19,10 @@ type emitter struct {
 	min    float64 // pooled think time below this (ns) is dropped
 	groups map[uint32][]int
 	used   map[int]bool // loop variables used by the expressions made
-	// onFirst is the first rank of the group of the on block being
-	// written, -1 outside on blocks.
+	// onFirst and onSize are the first rank and the size of the group
+	// of the on block being written; onFirst is -1 outside on blocks.
 	onFirst int
+	onSize  int
 	level   int // nesting of the list being written (1: the top)
 	nvars   int // string variables made
 	mg      *merger
@@ -204,18 +205,26 @@ func (em *emitter) expr(p rpoly, k hkind) script.Expr {
 				eterm{f.b, with(atom{key: "r%" + strconv.FormatInt(f.m, 10), expr: &script.ParenExpr{X: bin("%", ident("rank"), ms)}})},
 				eterm{f.c, with(atom{key: "r/" + strconv.FormatInt(f.m, 10), expr: &script.ParenExpr{X: bin("/", ident("rank"), ms)}})})
 		case rRing:
-			n := ident("nranks")
+			n, r, a := ident("nranks"), ident("rank"), f.a
+			if em.onFirst >= 0 && f.m == int64(em.onSize) {
+				// A ring of the group: rank = first + grank.
+				n, r = ident("gsize"), ident("grank")
+				a = ((a+f.b*int64(em.onFirst))%f.m + f.m) % f.m
+			} else if f.m != int64(em.nranks) {
+				n = nil
+			}
 			var in script.Expr
 			if f.b == 1 {
-				in = ident("rank")
-				if f.a != 0 {
-					in = bin("+", in, script.Int(f.a))
+				in = r
+				if a != 0 {
+					in = bin("+", in, script.Int(a))
 				}
 			} else {
-				in = bin("-", bin("+", script.Int(f.a), n), ident("rank"))
-			}
-			if f.m != int64(em.nranks) {
-				n = nil
+				var m script.Expr = script.Int(f.m)
+				if n != nil {
+					m = n
+				}
+				in = bin("-", bin("+", script.Int(a), m), r)
 			}
 			var m script.Expr = script.Int(f.m)
 			if n != nil {
@@ -566,11 +575,22 @@ func (em *emitter) command(m *mstmt) script.Stmt {
 		arg := &script.Arg{Key: a.key, Word: a.word}
 		switch {
 		case a.maskHole > 0:
-			// A peer: its value, or xor(rank, x).
-			if mask, _ := m.holes[a.maskHole].constant(); mask&1 != 0 {
+			// A peer: its value, or xor(rank, x) — xor(grank, x) in a
+			// group, whose peers are group ranks (groupPeers).
+			mask, _ := m.holes[a.maskHole].constant()
+			_, one := m.holes[a.hole].constant()
+			_, oneX := m.holes[a.altHole].constant()
+			if mask&2 != 0 && !one && oneX {
+				mask = 2 // xor(rank, 1) reads better than a function of the rank
+			}
+			if mask&1 != 0 {
 				arg.Value = em.expr(m.holes[a.hole], kPeer)
 			} else {
-				arg.Value = &script.CallExpr{Fun: ident("xor"), Args: []script.Expr{ident("rank"), em.expr(m.holes[a.altHole], kInt)}}
+				r := "rank"
+				if l.comm >= 2 {
+					r = "grank"
+				}
+				arg.Value = &script.CallExpr{Fun: ident("xor"), Args: []script.Expr{ident(r), em.expr(m.holes[a.altHole], kInt)}}
 			}
 		case a.hole >= 0:
 			if omit(l, a, m.holes) {
@@ -1021,7 +1041,7 @@ func (ls *lister) stmt(m *mstmt, parent []int, inOn uint32) {
 // on writes statements of group c in an on block.
 func (em *emitter) on(c uint32, items []*mstmt) script.Stmt {
 	members := em.groups[c]
-	em.onFirst = members[0]
+	em.onFirst, em.onSize = members[0], len(members)
 	body := em.list(items, members, c, 0)
 	em.onFirst = -1
 	return &script.OnStmt{Group: ident(groupName(c)), Body: &script.Block{Stmts: body}}

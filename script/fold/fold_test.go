@@ -171,6 +171,35 @@ repeat 10 as i {
     allreduce 8
 }
 `, 5, 12},
+		// A group of ranks 4 … 7 exchanging and broadcasting: the trace
+		// gives peers and roots as world ranks, the script as ranks of
+		// the group.
+		{"group-peers", `
+group low = 4
+group high = 4
+on low {
+    barrier
+}
+on high {
+    repeat 3 as i {
+        sendrecv 8 with xor(grank, 1)
+        send 16 to (grank + 1) % gsize tag i
+        recv 16 from (grank + gsize - 1) % gsize tag i
+        bcast 32 root 1
+        reduce 8 root gsize - 1
+    }
+}
+`, 8, 20},
+		// Only the second group communicates: the first is declared for
+		// its ranks.
+		{"second-group", `
+group low = 2
+group high = 6
+on high {
+    bcast 32 root 2
+    sendrecv 8 with xor(grank, 1)
+}
+`, 8, 12},
 		{"grid", `
 write "grid" at (rank % 3) * 4KiB + (rank / 3) * 1MiB size 4KiB
 barrier

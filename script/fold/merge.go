@@ -9,7 +9,7 @@ import (
 //	a                                   (rConst)
 //	a + b·rank                          (rAffine)
 //	a + b·(rank % m) + c·(rank / m)     (rGrid: a 2-D decomposition)
-//	(a + b·rank) % m                    (rRing: neighbours in a ring, m = nranks)
+//	(a + b·rank) % m                    (rRing: neighbours in a ring, m = nranks or the statement's ranks)
 type rfun struct {
 	kind    uint8
 	a, b, c int64
@@ -77,7 +77,12 @@ func fitRank(ranks []int, vals []int64, nranks int, two bool) (rfun, bool) {
 			}
 		}
 	}
-	if n := int64(nranks); n > 1 && len(ranks) > 2 {
+	// Rings of all ranks, or of the ranks of the statement (a group's,
+	// whose peers are group ranks).
+	for i, n := range []int64{int64(nranks), int64(len(ranks))} {
+		if n <= 1 || len(ranks) <= 2 || i == 1 && n == int64(nranks) {
+			continue
+		}
 		for _, b := range []int64{1, -1} {
 			f := rfun{kind: rRing, a: ((v0-b*r0)%n + n) % n, b: b, m: n}
 			if f.fits(ranks, vals) {
