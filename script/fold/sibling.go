@@ -493,28 +493,9 @@ func combineShifted(inst [][]*stmt, d int) ([]*stmt, bool) {
 				return nil, false // paths by iteration that differ: not folded
 			}
 		}
-		n := *s0
-		kinds := n.t.kinds
-		if n.kind == tLoop {
-			kinds = []hkind{kCount}
-		}
-		n.holes = make([]poly, len(s0.holes))
-		for q := range s0.holes {
-			ps := make([]poly, len(inst))
-			for c := range inst {
-				ps[c] = inst[c][j].holes[q]
-			}
-			p, ok := combinePolys(ps, d, kinds[q])
-			if !ok {
-				return nil, false
-			}
-			n.holes[q] = p
-		}
-		n.gaps = make([]gap, len(s0.gaps))
-		for c := range inst {
-			for g := range n.gaps {
-				n.gaps[g].add(inst[c][j].gaps[g])
-			}
+		n, ok := combineOne(inst, j, d)
+		if !ok {
+			return nil, false
 		}
 		if len(s0.body) > 0 {
 			sub := make([][]*stmt, len(inst))
@@ -527,7 +508,7 @@ func combineShifted(inst [][]*stmt, d int) ([]*stmt, bool) {
 			}
 			n.body = b
 		}
-		out[j] = &n
+		out[j] = n
 	}
 	return out, true
 }
