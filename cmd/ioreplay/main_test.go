@@ -621,6 +621,59 @@ barrier
 	}
 }
 
+// TestScriptGroupPeersReplay runs a script whose second group, ranks
+// 4 … 7, exchanges and broadcasts: peers and roots are group ranks in the
+// script and world ranks in the events the replay's communication layer
+// matches, so every call completes, with the peers of the world. (The
+// sendrecv has a tag of its own: the replay receives its half from any
+// source, replay/rank.go.)
+func TestScriptGroupPeersReplay(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "groups.iop")
+	os.WriteFile(src, []byte(`
+group low = 4
+group high = 4
+on high {
+    repeat 3 as i {
+        sendrecv 8 with xor(grank, 1) tag 100
+        send 16 to (grank + 1) % gsize tag i
+        recv 16 from (grank + gsize - 1) % gsize tag i
+        bcast 32 root 1
+    }
+}
+`), 0o644)
+	rec := filepath.Join(dir, "r.iot")
+	out, errOut, code := runBin(t, "--ranks", "8", "--timing", "afap", "--record", rec, "--quiet", src)
+	if code != 0 || strings.Contains(out+errOut, "unmatched") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	r, err := format.Open(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for rk := uint32(4); rk < 8; rk++ {
+		s, err := r.Rank(rk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := trace.ReadAll(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[trace.Op]int32{trace.OpMPISendrecv: int32(rk ^ 1), trace.OpMPISend: int32(4 + (rk-3)%4),
+			trace.OpMPIRecv: int32(4 + (rk-1)%4), trace.OpMPIBcast: 5}
+		if len(evs) != 12 {
+			t.Fatalf("rank %d: %d events, want 12", rk, len(evs))
+		}
+		for _, e := range evs {
+			if e.Ret < 0 || e.Peer != want[e.Op] {
+				t.Errorf("rank %d: %s peer %d ret %d, want peer %d", rk, e.Op, e.Peer, e.Ret, want[e.Op])
+			}
+		}
+	}
+}
+
 // openPty returns the two ends of a new pseudo-terminal.
 func openPty(t *testing.T) (master, slave *os.File) {
 	t.Helper()
