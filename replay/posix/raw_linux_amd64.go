@@ -7,5 +7,4 @@ package posix
 // a rank with a processor of its own goes through fewer code pages, which
 // matters where every system call flushes the TLB (kernel page-table
 // isolation without PCID, as on the benchmark machine).
-//
 func rawSyscall(trap, a1, a2, a3, a4, a5, a6 uintptr) (r, errno uintptr)
