@@ -18,14 +18,27 @@ import (
 	"github.com/iotrace/iotrace/trace/format"
 )
 
-// RankVars are the environment variables that give a process its MPI
-// rank, in the order they are consulted: Open MPI, MPICH/Intel MPI (PMI),
-// PMIx, Slurm, MVAPICH2.
-var RankVars = []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}
+// launchers pairs each rank variable with the size variable the same
+// launcher sets, in the order they are consulted: Open MPI, MPICH/Intel
+// MPI (PMI), PMIx, MVAPICH2, Slurm. Slurm comes last: a batch script's
+// environment holds SLURM_PROCID=0 for every process an mpirun inside it
+// starts, while the MPI launcher's own variables are right.
+var launchers = []struct{ rank, size string }{
+	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+	{"PMI_RANK", "PMI_SIZE"},
+	{"PMIX_RANK", ""},
+	{"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"},
+	{"SLURM_PROCID", "SLURM_NTASKS"},
+}
 
-// SizeVars are the environment variables that give the number of ranks,
-// in the order they are consulted.
-var SizeVars = []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "MV2_COMM_WORLD_SIZE"}
+// RankVars are the environment variables that give a process its MPI
+// rank, in the order they are consulted.
+var RankVars = []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"}
+
+// SizeVars are the environment variables that give the number of ranks.
+// The size comes from the variable of the launcher that gave the rank;
+// without one (PMIx, --rank), from the first of these that is set.
+var SizeVars = []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS"}
 
 // Rank says which rank a recording process is.
 type Rank struct {
@@ -51,19 +64,23 @@ func (r Rank) Parallel() bool {
 // but not a number is an error naming it.
 func DetectRank(getenv func(string) string) (Rank, error) {
 	var r Rank
-	for _, name := range RankVars {
-		v := strings.TrimSpace(getenv(name))
+	sizeVars := SizeVars
+	for _, l := range launchers {
+		v := strings.TrimSpace(getenv(l.rank))
 		if v == "" {
 			continue
 		}
 		n, err := strconv.ParseUint(v, 10, 32)
 		if err != nil {
-			return Rank{}, fmt.Errorf("environment variable %s=%q is not a rank", name, v)
+			return Rank{}, fmt.Errorf("environment variable %s=%q is not a rank", l.rank, v)
 		}
-		r = Rank{Rank: uint32(n), Known: true, Source: name}
+		r = Rank{Rank: uint32(n), Known: true, Source: l.rank}
+		if l.size != "" && strings.TrimSpace(getenv(l.size)) != "" {
+			sizeVars = []string{l.size}
+		}
 		break
 	}
-	for _, name := range SizeVars {
+	for _, name := range sizeVars {
 		v := strings.TrimSpace(getenv(name))
 		if v == "" {
 			continue

@@ -35,6 +35,14 @@ func TestDetectRank(t *testing.T) {
 		{env("MV2_COMM_WORLD_RANK", "1", "MV2_COMM_WORLD_SIZE", "2"), Rank{1, true, 2, "MV2_COMM_WORLD_RANK"}, true, ""},
 		// Open MPI's variables win over Slurm's under srun --mpi=pmix + Open MPI.
 		{env("SLURM_PROCID", "9", "OMPI_COMM_WORLD_RANK", "1", "OMPI_COMM_WORLD_SIZE", "2", "SLURM_NTASKS", "16"), Rank{1, true, 2, "OMPI_COMM_WORLD_RANK"}, true, ""},
+		// An MPI launcher started inside a Slurm batch script: every rank
+		// inherits the script's SLURM_PROCID=0 and SLURM_NTASKS.
+		{env("SLURM_PROCID", "0", "SLURM_NTASKS", "2", "MV2_COMM_WORLD_RANK", "3", "MV2_COMM_WORLD_SIZE", "4"), Rank{3, true, 4, "MV2_COMM_WORLD_RANK"}, true, ""},
+		{env("SLURM_PROCID", "0", "SLURM_NTASKS", "1", "PMI_RANK", "2", "PMI_SIZE", "3"), Rank{2, true, 3, "PMI_RANK"}, true, ""},
+		// The size is the rank's launcher's, whatever else is set.
+		{env("PMI_RANK", "5", "PMI_SIZE", "6", "OMPI_COMM_WORLD_SIZE", "2"), Rank{5, true, 6, "PMI_RANK"}, true, ""},
+		// PMIx sets no size of its own.
+		{env("PMIX_RANK", "1", "SLURM_NTASKS", "2"), Rank{1, true, 2, "PMIX_RANK"}, true, ""},
 		{env("OMPI_COMM_WORLD_RANK", " 7 "), Rank{7, true, 0, "OMPI_COMM_WORLD_RANK"}, true, ""},
 		{env("OMPI_COMM_WORLD_RANK", "x"), Rank{}, false, `OMPI_COMM_WORLD_RANK="x" is not a rank`},
 		{env("PMI_RANK", "-1"), Rank{}, false, "is not a rank"},

@@ -238,6 +238,19 @@ func (r *Recorder) OpenFile(name string, flag int, perm os.FileMode) (*File, err
 	return &File{r: r, f: f, path: ev.Path, fd: fd, appending: flag&os.O_APPEND != 0}, nil
 }
 
+// Wrap records the calls made through the returned File on f, a file the
+// program opened itself (its open is not recorded). Offsets start at f's
+// current position; writes to a file opened with O_APPEND are recorded at
+// the end of the file, where they land.
+func (r *Recorder) Wrap(f *os.File) *File {
+	wf := &File{r: r, f: f, path: r.intern(f.Name()), fd: int32(f.Fd())}
+	if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
+		wf.pos = pos
+	}
+	wf.appending = appendMode(f)
+	return wf
+}
+
 // Remove removes the named file or empty directory, like os.Remove, and
 // records the unlink (or rmdir) that did it.
 func (r *Recorder) Remove(name string) error {

@@ -155,6 +155,43 @@ func TestRecorderAppendAndMeta(t *testing.T) {
 	}
 }
 
+// TestRecorderWrap: a file the program opened itself is recorded from
+// its current position on, O_APPEND included.
+func TestRecorderWrap(t *testing.T) {
+	dir := t.TempDir()
+	sink := trace.NewSliceSink()
+	rec := NewRecorder(sink, 7)
+	name := filepath.Join(dir, "w")
+	os.WriteFile(name, make([]byte, 40), 0o644)
+	osf, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	osf.Seek(25, io.SeekStart)
+	f := rec.Wrap(osf)
+	f.Write([]byte("abc"))
+	f.Read(make([]byte, 5))
+	f.Close()
+	app, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fa := rec.Wrap(app)
+	fa.Write([]byte("zz"))
+	fa.Close()
+	rec.Close()
+	checkEvents(t, sink.Events, []evWant{
+		{trace.OpWrite, 25, 3, 3},
+		{trace.OpRead, 28, 5, 5},
+		{trace.OpClose, 0, 0, 0},
+		{trace.OpWrite, 40, 2, 2},
+		{trace.OpClose, 0, 0, 0},
+	})
+	if p := sink.Paths.Lookup(sink.Events[0].Path); p != name {
+		t.Errorf("path %q, want %q", p, name)
+	}
+}
+
 // TestRecorderConcurrent: goroutines share a recorder; the stream stays
 // in start order.
 func TestRecorderConcurrent(t *testing.T) {

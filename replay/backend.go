@@ -50,18 +50,19 @@ type Call struct {
 type Skip uint8
 
 const (
-	NotSkipped      Skip = iota
-	SkipStdStream        // a standard stream (descriptor 0–2 the trace did not open)
-	SkipSpecialPath      // a path under /dev, /proc or /sys
-	SkipSpecialFD        // a descriptor of a skipped path
-	SkipUnknownFD        // a descriptor (or MPI file handle) the trace never opened
-	SkipTargetRoot       // would remove or rename the target directory itself
-	SkipNotRegular       // the file in the target is a device, FIFO or socket
-	SkipHardLink         // writing would change a file that has other hard links
-	SkipUnsupported      // an op this backend cannot replay
-	SkipPeer             // communication with a rank that is not replayed
-	SkipEscape           // the kernel refused to resolve a path inside the target (a symlink out)
-	SkipInMPIIO          // a POSIX call the MPI library made inside an MPI-IO call: the replay's MPI-IO call makes its own
+	NotSkipped       Skip = iota
+	SkipStdStream         // a standard stream (descriptor 0–2 the trace did not open)
+	SkipSpecialPath       // a path under /dev, /proc or /sys
+	SkipSpecialFD         // a descriptor of a skipped path
+	SkipUnknownFD         // a descriptor (or MPI file handle) the trace never opened
+	SkipTargetRoot        // would remove or rename the target directory itself
+	SkipNotRegular        // the file in the target is a device, FIFO or socket
+	SkipHardLink          // writing would change a file that has other hard links
+	SkipUnsupported       // an op this backend cannot replay
+	SkipPeer              // communication with a rank that is not replayed
+	SkipEscape            // the kernel refused to resolve a path inside the target (a symlink out)
+	SkipInMPIIO           // a POSIX call the MPI library made inside an MPI-IO call: the replay's MPI-IO call makes its own
+	SkipKernelObject      // a pipe, socket or other descriptor that is no file (pipe:[N], anon_inode:…)
 	numSkips
 )
 
@@ -70,6 +71,7 @@ var skipNames = [numSkips]string{
 	"descriptor the trace never opened", "would remove the target directory", "not a regular file",
 	"file has other hard links", "op not supported", "peer rank not replayed", "path leads out of the target",
 	"made by the MPI library inside an MPI-IO call (replayed by that call)",
+	"pipe, socket or other kernel object",
 }
 
 func (s Skip) String() string {

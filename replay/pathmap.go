@@ -28,7 +28,12 @@ const (
 	NoteNone    PathNote = iota
 	NoteClamped          // ".." climbed above the root; the path was kept inside
 	NoteSpecial          // under /dev, /proc or /sys: never touched
+	NoteKernel           // a pipe, socket or other kernel object (pipe:[N]): never touched
 )
+
+// Skipped reports whether the path maps to nothing: the replay skips
+// every call on it.
+func (n PathNote) Skipped() bool { return n == NoteSpecial || n == NoteKernel }
 
 // Mapper places trace paths inside the target directory:
 //
@@ -40,7 +45,10 @@ const (
 //   - ".." is resolved lexically, and never climbs above the target (as in
 //     a chroot); "." components go;
 //   - /dev, /proc and /sys and everything below them (but /dev/shm, which
-//     holds ordinary files) are special: they map to nothing.
+//     holds ordinary files) are special: they map to nothing;
+//   - so are the names the kernel gives descriptors that are no file in a
+//     directory (what readlink of /proc/PID/fd/N says, and what tracers
+//     record): "pipe:[N]", "socket:[N]", "anon_inode:…", "/memfd:…".
 //
 // The result is always clean and relative: "." is the target itself.
 type Mapper struct {
@@ -63,7 +71,7 @@ func NewMapper(paths []string, rules []MapRule) *Mapper {
 			continue
 		}
 		cp, _ := resolve(p)
-		if special(cp) || m.rule(cp) >= 0 {
+		if special(cp) || kernelObject(p) || m.rule(cp) >= 0 {
 			continue
 		}
 		dir := components(cp)
@@ -91,6 +99,9 @@ func (m *Mapper) Prefix() string { return "/" + strings.Join(m.prefix, "/") }
 // Map returns where p goes inside the target. special reports a path that
 // must not be touched; rel is then "".
 func (m *Mapper) Map(p string) (rel string, note PathNote) {
+	if kernelObject(p) {
+		return "", NoteKernel
+	}
 	cp, clamped := resolve(p)
 	if strings.HasPrefix(p, "/") {
 		if special(cp) {
@@ -165,6 +176,26 @@ func components(cp string) []string {
 		return nil
 	}
 	return strings.Split(cp, "/")
+}
+
+// kernelObject reports whether p is the kernel's name of a descriptor
+// that is no file in a directory: "pipe:[N]", "socket:[N]", any other
+// "type:[N]" (namespaces, "net:[N]"), "anon_inode:…" (eventfd, epoll,
+// inotify, timerfd, …) and memfd_create's "/memfd:NAME (deleted)".
+func kernelObject(p string) bool {
+	if strings.HasPrefix(p, "anon_inode:") || strings.HasPrefix(p, "/memfd:") {
+		return true
+	}
+	kind, rest, ok := strings.Cut(p, ":[")
+	if !ok || kind == "" || !strings.HasSuffix(rest, "]") || strings.ContainsAny(kind, "/") {
+		return false
+	}
+	for _, c := range kind {
+		if !(c >= 'a' && c <= 'z' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // special reports whether the clean absolute path cp is under /dev, /proc

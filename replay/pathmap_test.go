@@ -103,3 +103,25 @@ func TestParseRanksAndSize(t *testing.T) {
 		}
 	}
 }
+
+// TestMapperKernelObjects: the names the kernel gives descriptors that are
+// no file (readlink of /proc/PID/fd/N) map to nothing, and do not take
+// part in the common prefix.
+func TestMapperKernelObjects(t *testing.T) {
+	kernel := []string{"pipe:[4026532]", "socket:[12345]", "anon_inode:[eventfd]", "anon_inode:inotify",
+		"/memfd:buf (deleted)", "/memfd:x", "net:[4026531840]"}
+	m := NewMapper(append([]string{"/scratch/run/a", "/scratch/run/b"}, kernel...), nil)
+	if got := m.Prefix(); got != "/scratch/run" {
+		t.Errorf("prefix %q, want /scratch/run", got)
+	}
+	for _, p := range kernel {
+		if got, note := m.Map(p); got != "" || note != NoteKernel || !note.Skipped() {
+			t.Errorf("Map(%q) = %q, %v; want nothing, NoteKernel", p, got, note)
+		}
+	}
+	for _, p := range []string{"pipe:[1]/x", "dir/pipe:[1]", "Pipe:[1]", ":[1]", "pipe:[1", "memfd:x", "/scratch/run/anon_inode:x"} {
+		if got, note := m.Map(p); got == "" || note != NoteNone {
+			t.Errorf("Map(%q) = %q, %v: an ordinary file name", p, got, note)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -74,10 +76,127 @@ const (
 
 // pathUse is what the plan learns about one trace path id.
 type pathUse struct {
-	first      refKind
-	firstStart int64
-	extent     int64 // end of the furthest read (or SEEK_END) of existing data
-	dir        bool  // used as a directory
+	first   refKind
+	firstAt when
+	dir     bool // used as a directory
+
+	// What the file must hold before the replay. A read (or a SEEK_END
+	// seek, which sees the size) needs data the trace did not write
+	// itself when it comes before the trace's first write to the file,
+	// or when it reaches past everything the trace writes there.
+	early     marks // reads that came before the first write known so far
+	readEnd   int64 // end of the furthest read
+	written   int64 // end of the furthest write (or truncation)
+	writeFrom when  // the first write, truncating open or truncation
+}
+
+// when orders events of different ranks: by the number of collective
+// calls on MPI_COMM_WORLD the rank made before (every rank makes them in
+// the same order, so a call after the k-th comes after every call before
+// it on any rank, even where the ranks' clocks do not agree, as in the
+// streams of a script's ranks read on their own), then by start time.
+type when struct{ epoch, start int64 }
+
+var never = when{math.MaxInt64, math.MaxInt64}
+
+func (a when) before(b when) bool {
+	return a.epoch < b.epoch || a.epoch == b.epoch && a.start < b.start
+}
+
+func newPathUse() *pathUse { return &pathUse{writeFrom: never} }
+
+// read notes that the trace read (or saw the size) up to end at w.
+func (u *pathUse) read(w when, end int64) {
+	u.readEnd = max(u.readEnd, end)
+	if w.before(u.writeFrom) {
+		u.early.add(w, end)
+	}
+}
+
+// write notes that the trace wrote (or truncated the file) up to end at
+// w; end 0 for a truncating open.
+func (u *pathUse) write(w when, end int64) {
+	u.written = max(u.written, end)
+	if w.before(u.writeFrom) {
+		u.writeFrom = w
+	}
+}
+
+// merge adds what o learned about the same file (another id of it).
+func (u *pathUse) merge(o *pathUse) {
+	if u.first == refNone || (o.first != refNone && o.firstAt.before(u.firstAt)) {
+		u.first, u.firstAt = o.first, o.firstAt
+	}
+	u.dir = u.dir || o.dir
+	u.early.m = append(u.early.m, o.early.m...)
+	u.early.compact()
+	u.readEnd = max(u.readEnd, o.readEnd)
+	u.written = max(u.written, o.written)
+	if o.writeFrom.before(u.writeFrom) {
+		u.writeFrom = o.writeFrom
+	}
+}
+
+// need is the size the file must have before the replay: the end of the
+// furthest read that came before the trace's first write to it, or of
+// the furthest read when that reaches past every write.
+func (u *pathUse) need() int64 {
+	n := u.early.before(u.writeFrom)
+	if u.readEnd > u.written {
+		n = max(n, u.readEnd)
+	}
+	return n
+}
+
+// marks holds the times and ends of reads, at most maxMarks of them:
+// beyond that, neighbours in time merge into one at the earlier time that
+// ends at the further end, so that before never answers less than the
+// reads it stands for (a prepared file is never too short).
+type marks struct{ m []mark }
+
+type mark struct {
+	at  when
+	end int64
+}
+
+const maxMarks = 64
+
+func (ms *marks) add(w when, end int64) {
+	if n := len(ms.m); n > 0 && !w.before(ms.m[n-1].at) && ms.m[n-1].end >= end {
+		return // a rank's calls come in order: covered by the last
+	}
+	ms.m = append(ms.m, mark{w, end})
+	ms.compact()
+}
+
+func (ms *marks) compact() {
+	if len(ms.m) <= maxMarks {
+		return
+	}
+	slices.SortFunc(ms.m, func(a, b mark) int {
+		return cmp.Or(cmp.Compare(a.at.epoch, b.at.epoch), cmp.Compare(a.at.start, b.at.start))
+	})
+	k := 0
+	for i := 0; i < len(ms.m); i += 2 {
+		m := ms.m[i]
+		if i+1 < len(ms.m) {
+			m.end = max(m.end, ms.m[i+1].end)
+		}
+		ms.m[k] = m
+		k++
+	}
+	ms.m = ms.m[:k]
+}
+
+// before returns the end of the furthest read that came before w.
+func (ms *marks) before(w when) int64 {
+	var n int64
+	for _, m := range ms.m {
+		if m.at.before(w) {
+			n = max(n, m.end)
+		}
+	}
+	return n
 }
 
 // makePlan reads every rank of t once. groups names the members of
@@ -88,18 +207,18 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 	use := func(id trace.PathID) *pathUse {
 		u := uses[id]
 		if u == nil {
-			u = &pathUse{}
+			u = newPathUse()
 			uses[id] = u
 		}
 		return u
 	}
-	ref := func(id trace.PathID, kind refKind, start int64) {
+	ref := func(id trace.PathID, kind refKind, w when) {
 		if id == 0 || kind == refNone {
 			return
 		}
 		u := use(id)
-		if u.first == refNone || start < u.firstStart {
-			u.first, u.firstStart = kind, start
+		if u.first == refNone || w.before(u.firstAt) {
+			u.first, u.firstAt = kind, w
 		}
 		if kind == refMkdir || kind == refDir {
 			u.dir = true
@@ -124,6 +243,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		rc := RankCount{Rank: r, Ops: map[trace.Op]int64{}}
 		var counts [1024]int64 // by op, below 1024; the rest in rc.Ops
 		fds := map[int32]trace.PathID{}
+		var epoch int64 // collective calls on MPI_COMM_WORLD so far
 		handles := map[int32]*view{}
 		for {
 			n, err := src.ReadEvents(buf)
@@ -134,9 +254,8 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 				} else {
 					rc.Ops[e.Op]++
 				}
-				if e.Op.Dir() != trace.DirNone && e.Op.Class() == trace.ClassPOSIX && e.Path == 0 &&
-					(e.Op.Dir() == trace.DirWrite || e.Ret <= 0) {
-					continue // a write, or a read that moved nothing: nothing to plan
+				if e.Op.Dir() != trace.DirNone && e.Op.Class() == trace.ClassPOSIX && e.Path == 0 && e.Ret <= 0 {
+					continue // a call that moved nothing: nothing to plan
 				}
 				cls := e.Op.Class()
 				if cls == trace.ClassMarker {
@@ -153,6 +272,9 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 						members[e.Comm][r] = true
 					}
 					if cls == trace.ClassComm {
+						if e.Comm == trace.CommWorld && e.Op.Info().Collective {
+							epoch++
+						}
 						continue
 					}
 				}
@@ -163,7 +285,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 						}
 					}
 				}
-				planEvent(e, fds, handles, ref, use)
+				planEvent(e, when{epoch, e.Start}, fds, handles, ref, use)
 			}
 			if errors.Is(err, io.EOF) {
 				break
@@ -213,22 +335,17 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		s := t.Path(id)
 		rel, note := mp.Map(s)
 		p.mapped[id] = mapping{rel: rel, note: note}
-		if note == NoteSpecial {
+		if note.Skipped() {
 			continue
 		}
 		u := uses[id]
 		if u == nil {
-			u = &pathUse{}
+			u = newPathUse()
 		}
 		if g := byRel[rel]; g != nil {
-			if g.first == refNone || (u.first != refNone && u.firstStart < g.firstStart) {
-				g.first, g.firstStart = u.first, u.firstStart
-			}
-			g.extent = max(g.extent, u.extent)
-			g.dir = g.dir || u.dir
+			g.merge(u)
 		} else {
-			c := *u
-			byRel[rel] = &c
+			byRel[rel] = u
 		}
 	}
 	seen := map[string]bool{}
@@ -282,8 +399,11 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		if g.dir || dirs[rel] || rel == "." {
 			continue
 		}
-		if g.first == refExisting || (g.first == refMaybe && g.extent > 0) {
-			p.Files = append(p.Files, PrepFile{Path: rel, Size: g.extent})
+		// A file the trace may create (O_CREAT without O_TRUNC,
+		// MPI_MODE_CREATE) is prepared only when the trace reads data
+		// it did not write: then the file existed in the original.
+		if need := g.need(); g.first == refExisting || (g.first == refMaybe && need > 0) {
+			p.Files = append(p.Files, PrepFile{Path: rel, Size: need})
 		}
 	}
 	slices.SortFunc(p.Files, func(a, b PrepFile) int { return strings.Compare(a.Path, b.Path) })
@@ -311,8 +431,8 @@ const (
 
 // planEvent follows one event of a rank: descriptors, first uses, read
 // extents.
-func planEvent(e *trace.Event, fds map[int32]trace.PathID, handles map[int32]*view,
-	ref func(trace.PathID, refKind, int64), use func(trace.PathID) *pathUse) {
+func planEvent(e *trace.Event, w when, fds map[int32]trace.PathID, handles map[int32]*view,
+	ref func(trace.PathID, refKind, when), use func(trace.PathID) *pathUse) {
 	failed := func(kind refKind) refKind {
 		switch {
 		case e.Ret >= 0:
@@ -350,9 +470,12 @@ func planEvent(e *trace.Event, fds map[int32]trace.PathID, handles map[int32]*vi
 		if fl&0x10000 != 0 && kind == refExisting { // O_DIRECTORY
 			kind = refDir
 		}
-		ref(e.Path, kind, e.Start)
+		ref(e.Path, kind, w)
 		if e.Ret >= 0 {
 			fds[int32(e.Ret)] = e.Path
+			if e.Op == trace.OpCreat || fl&trace.OTrunc != 0 && fl&trace.OAccMode != trace.ORdonly {
+				use(e.Path).write(w, 0) // what it held is gone
+			}
 		}
 	case trace.OpClose, trace.OpFclose:
 		delete(fds, e.FD)
@@ -369,20 +492,26 @@ func planEvent(e *trace.Event, fds map[int32]trace.PathID, handles map[int32]*vi
 	case trace.OpLseek, trace.OpFseek:
 		if e.Whence == 2 && e.Ret >= 0 {
 			if id := fdPath(); id != 0 {
-				u := use(id)
-				u.extent = max(u.extent, e.Ret-e.Offset)
+				use(id).read(w, e.Ret-e.Offset)
 			}
 		}
+	case trace.OpFtruncate:
+		if id := fdPath(); id != 0 && e.Ret >= 0 {
+			use(id).write(w, e.Size)
+		}
 	case trace.OpStat, trace.OpLstat, trace.OpFstatat, trace.OpStatx, trace.OpAccess, trace.OpTruncate:
-		ref(e.Path, failed(refExisting), e.Start)
+		ref(e.Path, failed(refExisting), w)
+		if e.Op == trace.OpTruncate && e.Ret >= 0 {
+			use(e.Path).write(w, e.Size)
+		}
 	case trace.OpUnlink, trace.OpUnlinkat:
 		kind := refExisting
 		if e.Op == trace.OpUnlinkat && e.Flags&0x200 != 0 { // AT_REMOVEDIR
 			kind = refDir
 		}
-		ref(e.Path, failed(kind), e.Start)
+		ref(e.Path, failed(kind), w)
 	case trace.OpRmdir:
-		ref(e.Path, failed(refDir), e.Start)
+		ref(e.Path, failed(refDir), w)
 	case trace.OpMkdir, trace.OpMkdirat:
 		kind := refMkdir
 		if e.Ret == -eexist {
@@ -390,11 +519,11 @@ func planEvent(e *trace.Event, fds map[int32]trace.PathID, handles map[int32]*vi
 		} else {
 			kind = failed(kind)
 		}
-		ref(e.Path, kind, e.Start)
+		ref(e.Path, kind, w)
 	case trace.OpRename, trace.OpRenameat, trace.OpRenameat2:
-		ref(e.Path, failed(refExisting), e.Start)
+		ref(e.Path, failed(refExisting), w)
 		if e.Ret >= 0 {
-			ref(e.Path2, refCreate, e.Start)
+			ref(e.Path2, refCreate, w)
 		}
 	case trace.OpMPIFileOpen:
 		kind := refExisting
@@ -404,7 +533,7 @@ func planEvent(e *trace.Event, fds map[int32]trace.PathID, handles map[int32]*vi
 				kind = refCreate
 			}
 		}
-		ref(e.Path, failed(kind), e.Start)
+		ref(e.Path, failed(kind), w)
 		if e.Ret >= 0 {
 			handles[e.FD] = &view{path: e.Path}
 		}
@@ -414,23 +543,36 @@ func planEvent(e *trace.Event, fds map[int32]trace.PathID, handles map[int32]*vi
 		if v := handles[e.FD]; v != nil {
 			v.disp, v.blocklen, v.stride = e.Offset, e.Size, e.Stride
 		}
+	case trace.OpMPIFileSetSize:
+		if v := handles[e.FD]; v != nil && e.Ret >= 0 {
+			use(v.path).write(w, e.Size)
+		}
 	case trace.OpMPIFileDelete:
-		ref(e.Path, failed(refExisting), e.Start)
+		ref(e.Path, failed(refExisting), w)
 	default:
-		if e.Op.Dir() != trace.DirRead || e.Ret <= 0 || e.Offset < 0 {
+		dir := e.Op.Dir()
+		if dir == trace.DirNone || e.Ret <= 0 || e.Offset < 0 {
 			return
 		}
+		var u *pathUse
+		end := e.Offset + e.Ret
 		switch e.Op.Class() {
 		case trace.ClassPOSIX:
 			if id := fdPath(); id != 0 {
-				u := use(id)
-				u.extent = max(u.extent, e.Offset+e.Ret)
+				u = use(id)
 			}
 		case trace.ClassMPIIO:
 			if v := handles[e.FD]; v != nil {
-				u := use(v.path)
-				u.extent = max(u.extent, v.fileOffset(e.Offset+e.Ret-1)+1)
+				u = use(v.path)
+				end = v.fileOffset(e.Offset+e.Ret-1) + 1
 			}
+		}
+		switch {
+		case u == nil:
+		case dir == trace.DirRead:
+			u.read(w, end)
+		case dir == trace.DirWrite:
+			u.write(w, end)
 		}
 	}
 }
@@ -440,8 +582,11 @@ func planEvent(e *trace.Event, fds map[int32]trace.PathID, handles map[int32]*vi
 // see (a script's) follow the same rules.
 func (p *Plan) mapPath(s string) (string, Skip) {
 	rel, note := p.mapper.Map(s)
-	if note == NoteSpecial {
+	switch note {
+	case NoteSpecial:
 		return "", SkipSpecialPath
+	case NoteKernel:
+		return "", SkipKernelObject
 	}
 	return rel, NotSkipped
 }

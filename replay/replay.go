@@ -85,6 +85,9 @@ func New(t trace.Trace, opts Options) (*Replay, error) {
 	return &Replay{opts: opts, t: x, plan: p, script: st}, nil
 }
 
+// Timing returns the timing the replay runs with.
+func (r *Replay) Timing() Timing { return r.opts.Timing }
+
 // Plan returns what New found.
 func (r *Replay) Plan() *Plan { return r.plan }
 

@@ -19,6 +19,26 @@ func ScriptTrace(in *script.Instance) trace.Trace {
 	return &scriptTrace{in: in, paths: trace.NewPaths()}
 }
 
+// IsScript reports whether t is a pattern script (ScriptTrace), which a
+// replay runs rather than reads.
+func IsScript(t trace.Trace) bool {
+	_, ok := t.(*scriptTrace)
+	return ok
+}
+
+// DefaultTiming is the timing of a replay of t unless told otherwise:
+// Original for a trace, which recorded when its calls were made; Think
+// for a pattern script, whose times are those of a nominal model (docs/
+// SCRIPT.md) — so its calls run at the speed of the file system, not at
+// the model's 1 GB/s, and its sleeps, the only gaps between its calls,
+// are kept (afap would drop them).
+func DefaultTiming(t trace.Trace) Timing {
+	if IsScript(t) {
+		return Think
+	}
+	return Original
+}
+
 type scriptTrace struct {
 	in    *script.Instance
 	paths *trace.Paths

@@ -355,3 +355,116 @@ func TestPlanPrepare(t *testing.T) {
 		t.Fatalf("/dev/null not marked special: %+v", p.Paths)
 	}
 }
+
+// TestPlanPreparesOnlyWhatTheTraceFinds: a file the trace creates and
+// then reads back is not prepared, whether it is created with O_CREAT
+// (without O_TRUNC) or MPI_MODE_CREATE, and whatever the clocks of the
+// ranks that write and read it say (they are ordered by the barrier);
+// a file the trace reads without writing it first is, with the size its
+// reads need, and so is a file read before the trace rewrites it.
+func TestPlanPreparesOnlyWhatTheTraceFinds(t *testing.T) {
+	m := trace.NewMemTrace()
+	const MiB = 1 << 20
+	shared, log, input, restart, probed := m.Paths.Intern("/r/shared.dat"), m.Paths.Intern("/r/log"),
+		m.Paths.Intern("/r/input"), m.Paths.Intern("/r/restart"), m.Paths.Intern("/r/probed")
+	m.Add(
+		// Rank 0 creates shared.dat and writes its first MiB, after 5 s.
+		trace.Event{Rank: 0, Op: trace.OpMPIFileOpen, Path: shared, FD: 1, Flags: trace.MPIModeCreate | trace.MPIModeRdwr, Start: 5e9},
+		trace.Event{Rank: 0, Op: trace.OpMPIFileWriteAt, FD: 1, Offset: 0, Size: MiB, Ret: MiB, Start: 5e9 + 10},
+		trace.Event{Rank: 0, Op: trace.OpMPIBarrier, Start: 6e9},
+		// Rank 1, whose clock is behind, reads it after the barrier.
+		trace.Event{Rank: 1, Op: trace.OpMPIFileOpen, Path: shared, FD: 1, Flags: trace.MPIModeCreate | trace.MPIModeRdwr, Start: 1},
+		trace.Event{Rank: 1, Op: trace.OpMPIBarrier, Start: 2},
+		trace.Event{Rank: 1, Op: trace.OpMPIFileReadAt, FD: 1, Offset: 0, Size: MiB, Ret: MiB, Start: 3},
+		// A log made with O_CREAT (no O_TRUNC), written, read back.
+		trace.Event{Rank: 1, Op: trace.OpOpen, Path: log, Flags: trace.ORdwr | trace.OCreat, Ret: 3, Start: 10},
+		trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 3, Offset: 0, Size: 4096, Ret: 4096, Start: 11},
+		trace.Event{Rank: 1, Op: trace.OpPread, FD: 3, Offset: 0, Size: 4096, Ret: 4096, Start: 12},
+		// An input opened with O_CREAT but only read: it existed.
+		trace.Event{Rank: 1, Op: trace.OpOpen, Path: input, Flags: trace.ORdwr | trace.OCreat, Ret: 4, Start: 20},
+		trace.Event{Rank: 1, Op: trace.OpPread, FD: 4, Offset: MiB, Size: MiB, Ret: MiB, Start: 21},
+		// A restart file read (3 MiB), then rewritten larger and read back.
+		trace.Event{Rank: 1, Op: trace.OpOpen, Path: restart, Flags: trace.ORdonly, Ret: 5, Start: 30},
+		trace.Event{Rank: 1, Op: trace.OpRead, FD: 5, Offset: 0, Size: 3 * MiB, Ret: 3 * MiB, Start: 31},
+		trace.Event{Rank: 1, Op: trace.OpClose, FD: 5, Start: 32},
+		trace.Event{Rank: 1, Op: trace.OpOpen, Path: restart, Flags: trace.ORdwr | trace.OCreat | trace.OTrunc, Ret: 5, Start: 33},
+		trace.Event{Rank: 1, Op: trace.OpWrite, FD: 5, Offset: 0, Size: 8 * MiB, Ret: 8 * MiB, Start: 34},
+		trace.Event{Rank: 1, Op: trace.OpPread, FD: 5, Offset: 0, Size: 8 * MiB, Ret: 8 * MiB, Start: 35},
+		// Found by stat, then created anew: it must exist, empty will do.
+		trace.Event{Rank: 1, Op: trace.OpStat, Path: probed, Start: 40},
+		trace.Event{Rank: 1, Op: trace.OpCreat, Path: probed, Ret: 6, Start: 41},
+		trace.Event{Rank: 1, Op: trace.OpWrite, FD: 6, Offset: 0, Size: 100, Ret: 100, Start: 42},
+	)
+	p, err := makePlan(m, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PrepFile{{Path: "input", Size: 2 * MiB}, {Path: "probed", Size: 0}, {Path: "restart", Size: 3 * MiB}}
+	if !slices.Equal(p.Files, want) {
+		t.Fatalf("files %+v, want %+v", p.Files, want)
+	}
+}
+
+// TestMarksNeverShrink: however many reads a file has, the bounded set of
+// marks answers at least what every read before a time needs.
+func TestMarksNeverShrink(t *testing.T) {
+	var ms marks
+	reads := []mark{}
+	for i := range 1000 {
+		r := mark{when{int64(i % 7), int64((i * 7919) % 1000)}, int64((i * 104729) % 100000)}
+		reads = append(reads, r)
+		ms.add(r.at, r.end)
+	}
+	if len(ms.m) > maxMarks {
+		t.Fatalf("%d marks kept, want at most %d", len(ms.m), maxMarks)
+	}
+	for e := range int64(8) {
+		for s := int64(0); s < 1000; s += 37 {
+			w := when{e, s}
+			var want int64
+			for _, r := range reads {
+				if r.at.before(w) {
+					want = max(want, r.end)
+				}
+			}
+			if got := ms.before(w); got < want {
+				t.Fatalf("before %+v: %d, want at least %d", w, got, want)
+			}
+		}
+	}
+}
+
+// TestPlanSkipsKernelObjects: a trace that opens and uses what its tracer
+// named a pipe, a socket or a memfd prepares no file for them, and the
+// replay skips those calls with their own reason.
+func TestPlanSkipsKernelObjects(t *testing.T) {
+	m := trace.NewMemTrace()
+	pipe, sock, memfd, data := m.Paths.Intern("pipe:[77]"), m.Paths.Intern("socket:[78]"),
+		m.Paths.Intern("/memfd:shm (deleted)"), m.Paths.Intern("/scratch/job/in.dat")
+	m.Add(
+		trace.Event{Op: trace.OpOpen, Path: pipe, Flags: trace.OWronly, Ret: 3},
+		trace.Event{Op: trace.OpWrite, FD: 3, Path: pipe, Size: 10, Ret: 10, Start: 1},
+		trace.Event{Op: trace.OpOpen, Path: sock, Flags: trace.ORdwr, Ret: 4, Start: 2},
+		trace.Event{Op: trace.OpRead, FD: 4, Path: sock, Offset: 0, Size: 10, Ret: 10, Start: 3},
+		trace.Event{Op: trace.OpOpen, Path: memfd, Flags: trace.ORdwr, Ret: 5, Start: 4},
+		trace.Event{Op: trace.OpPread, FD: 5, Offset: 0, Size: 4096, Ret: 4096, Start: 5},
+		trace.Event{Op: trace.OpStat, Path: memfd, Start: 6},
+		trace.Event{Op: trace.OpOpen, Path: data, Flags: trace.ORdonly, Ret: 6, Start: 7},
+		trace.Event{Op: trace.OpPread, FD: 6, Offset: 0, Size: 100, Ret: 100, Start: 8},
+	)
+	p, err := makePlan(m, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []PrepFile{{Path: "in.dat", Size: 100}}; !slices.Equal(p.Files, want) || len(p.Dirs) != 0 {
+		t.Fatalf("files %+v, dirs %v; want %+v and no directory", p.Files, p.Dirs, want)
+	}
+	if p.Prefix != "/scratch/job" {
+		t.Errorf("prefix %q, want /scratch/job", p.Prefix)
+	}
+	for _, s := range []string{"pipe:[77]", "socket:[78]", "/memfd:shm (deleted)"} {
+		if rel, skip := p.mapPath(s); rel != "" || skip != SkipKernelObject {
+			t.Errorf("%s: mapped to %q, skip %v", s, rel, skip)
+		}
+	}
+}

@@ -172,6 +172,10 @@ var constants = func() map[string]int64 {
 		"MPI_MODE_EXCL": trace.MPIModeExcl, "MPI_MODE_APPEND": trace.MPIModeAppend,
 		"MPI_MODE_SEQUENTIAL": 256,
 	}
+	// Errno names, for the results of failed calls: ret -ENOENT.
+	for _, name := range trace.ErrnoNames() {
+		m[name], _ = trace.ParseErrno(name)
+	}
 	return m
 }()
 
@@ -551,6 +555,7 @@ const (
 	opSyncFD
 	opDatasync
 	opCloseFD
+	opDup
 	opMPIOpen
 	opMPIRead
 	opMPIWrite
@@ -592,6 +597,13 @@ type cCmd struct {
 	self   bool
 	site   int // path cache
 	site2  int // rename target cache
+	// Call details (docs/SCRIPT.md, "Call details").
+	callOp trace.Op // call NAME: the op to record instead of the default; 0 none
+	ret    *cexpr   // ret R
+	// dup: the new handle
+	h2     int
+	h2Pos  Pos
+	h2Name string
 }
 
 func (cm *cCmd) arg(key string) *cexpr { return cm.args[key] }
@@ -678,6 +690,14 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 			}
 			cm.args[a.Key] = &x
 		case argWord:
+			if a.Key == "call" {
+				var ok bool
+				if cm.callOp, ok = trace.ParseOp(a.Word); !ok || !cm.callOp.Known() {
+					c.errorf(a.Pos, "unknown call %q", a.Word)
+					cm.callOp = trace.OpUnknown
+				}
+				continue
+			}
 			switch a.Word {
 			case "start":
 				cm.whence = 0
@@ -708,15 +728,153 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 	if cm.n != nil && cm.n.isConst && cm.n.ci < 0 {
 		c.errorf(s.Operand.Start(), "%s must not be negative, got %s", spec.opWhat, fmtConst(*cm.n))
 	}
+	cm.ret = cm.args["ret"]
 	c.selectOp(s, cm, opType, hsym)
+	c.details(s, cm)
 	return cm
+}
+
+// defaultOp is the call a command that makes one call makes without
+// "call NAME"; OpUnknown for the others.
+func (cm *cCmd) defaultOp() trace.Op {
+	at, iov := cm.args["at"] != nil, cm.args["iov"] != nil
+	switch cm.op {
+	case opReadFD, opWriteFD:
+		w := cm.op == opWriteFD
+		switch {
+		case iov && at:
+			return pick(w, trace.OpPwritev, trace.OpPreadv)
+		case iov:
+			return pick(w, trace.OpWritev, trace.OpReadv)
+		case at:
+			return pick(w, trace.OpPwrite, trace.OpPread)
+		}
+		return pick(w, trace.OpWrite, trace.OpRead)
+	case opMPIRead, opMPIWrite:
+		w := cm.op == opMPIWrite
+		switch {
+		case cm.shared:
+			return pick(w, trace.OpMPIFileWriteShared, trace.OpMPIFileReadShared)
+		case cm.order:
+			return pick(w, trace.OpMPIFileWriteOrdered, trace.OpMPIFileReadOrdered)
+		case at:
+			return pick(w, pick(cm.all, trace.OpMPIFileWriteAtAll, trace.OpMPIFileWriteAt),
+				pick(cm.all, trace.OpMPIFileReadAtAll, trace.OpMPIFileReadAt))
+		}
+		return pick(w, pick(cm.all, trace.OpMPIFileWriteAll, trace.OpMPIFileWrite),
+			pick(cm.all, trace.OpMPIFileReadAll, trace.OpMPIFileRead))
+	case opOpen:
+		return trace.OpOpen
+	case opCloseFD:
+		return trace.OpClose
+	case opDup:
+		return trace.OpDup
+	case opSeekFD:
+		return trace.OpLseek
+	case opSyncFD:
+		return trace.OpFsync
+	case opDatasync:
+		return trace.OpFdatasync
+	case opStatPath:
+		return trace.OpStat
+	case opStatFD:
+		return trace.OpFstat
+	case opTruncPath:
+		return trace.OpTruncate
+	case opTruncFD:
+		return trace.OpFtruncate
+	case opDelete:
+		return trace.OpUnlink
+	case opRename:
+		return trace.OpRename
+	case opLookup:
+		return trace.OpAccess
+	case opMkdir:
+		return trace.OpMkdir
+	case opRmdir:
+		return trace.OpRmdir
+	case opMPIOpen:
+		return trace.OpMPIFileOpen
+	case opMPIClose:
+		return trace.OpMPIFileClose
+	case opMPISync:
+		return trace.OpMPIFileSync
+	case opMPITrunc:
+		return trace.OpMPIFileSetSize
+	case opMPIView:
+		return trace.OpMPIFileSetView
+	case opMPISeek:
+		return pick(cm.shared, trace.OpMPIFileSeekShared, trace.OpMPIFileSeek)
+	case opSend:
+		return trace.OpMPISend
+	case opRecv:
+		return trace.OpMPIRecv
+	case opSendrecv:
+		return trace.OpMPISendrecv
+	}
+	if op, ok := collectiveCmd[cm.name]; ok {
+		return op
+	}
+	return trace.OpUnknown
+}
+
+// op returns the call the command records.
+func (cm *cCmd) recOp(def trace.Op) trace.Op {
+	if cm.callOp != trace.OpUnknown {
+		return cm.callOp
+	}
+	return def
+}
+
+// details checks the call details of a command (iov, elements, flags,
+// call, ret) against the call it makes.
+func (c *compiler) details(s *CommandStmt, cm *cCmd) {
+	only := func(key string, ok bool, what string) {
+		if a := s.Arg(key); a != nil && !ok {
+			c.errorf(a.Pos, "'%s' %s", key, what)
+		}
+	}
+	fd := cm.op == opReadFD || cm.op == opWriteFD
+	only("iov", fd, "needs a POSIX file handle: it makes readv/writev")
+	if cm.op == opDup && cm.ret != nil && cm.ret.isConst && cm.ret.ci >= 0 {
+		c.errorf(s.Arg("ret").Pos, "the ret of dup must be negative (a failed dup, e.g. -EBADF): a successful dup returns the handle the script allocates")
+	}
+	stdio := fd && (cm.callOp == trace.OpFread || cm.callOp == trace.OpFwrite)
+	only("elements", cm.op == opMPIRead || cm.op == opMPIWrite || stdio,
+		"needs an MPI file handle, or a POSIX file handle and call fread or fwrite (their item count)")
+	if s.Name == "read" || s.Name == "write" {
+		only("flags", fd, "of read and write needs a POSIX file handle (the RWF_ flags of preadv2/pwritev2)")
+	}
+	only("ret", cm.op != opReadPath && cm.op != opWritePath,
+		"needs a command that makes one call: with a path, "+s.Name+" opens and closes the file around its call (use open … as H)")
+	if cm.op == opOpen || cm.op == opMPIOpen {
+		if cm.ret != nil && cm.ret.isConst && cm.ret.ci >= 0 {
+			c.errorf(s.Arg("ret").Pos, "the ret of %s must be negative (a failed open, e.g. -ENOENT): a successful open returns the handle the script allocates", s.Name)
+		}
+	}
+	if a := s.Arg("call"); a != nil && cm.callOp != trace.OpUnknown {
+		def := cm.defaultOp()
+		ok := false
+		var names []string
+		for _, v := range callVariants[def] {
+			ok = ok || v == cm.callOp
+			names = append(names, v.String())
+		}
+		switch {
+		case ok:
+		case len(names) == 0:
+			c.errorf(a.Pos, "this %s makes %s, which has no other spelling to name with 'call'", s.Name, def)
+		default:
+			c.errorf(a.Pos, "this %s makes %s: 'call' may name %s", s.Name, def, orList(names))
+		}
+	}
 }
 
 // nonNegative reports whether a command's argument must be ≥ 0 (tags,
 // roots and peers may be any, -1; seek offsets may be negative).
 func nonNegative(cmd, key string) bool {
 	switch key {
-	case "tag", "from", "root", "with":
+	case "tag", "from", "root", "with", "ret":
 		return false
 	case "to":
 		return cmd != "seek" && cmd != "send"
@@ -809,27 +967,17 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 			cm.op = opMPITrunc
 		}
 		useHandle()
+	case "dup":
+		cm.op = opDup
+		useHandle()
+		if sym := c.bindAs(s, THandle, "using its name"); sym != nil {
+			cm.h2, cm.h2Pos, cm.h2Name = sym.slot, s.Arg("as").Name.Pos, sym.name
+		}
 	case "open", "mpiopen":
 		cm.op = pick(s.Name == "open", opOpen, opMPIOpen)
-		typ := pick(s.Name == "open", THandle, TMPIHandle)
-		a := s.Arg("as")
-		if a == nil || a.Name == nil {
-			return
+		if sym := c.bindAs(s, pick(s.Name == "open", THandle, TMPIHandle), "opening it"); sym != nil {
+			cm.h, cm.hPos, cm.hName = sym.slot, s.Arg("as").Name.Pos, sym.name
 		}
-		sym := c.scope.lookup(a.Name.Name)
-		if sym != nil && sym.kind == symHandle {
-			if sym.typ != typ {
-				c.errorf(a.Name.Pos, "%s is %s (opened at %s); %s needs another name", sym.name, article(sym.typ), sym.pos, s.Name)
-				return
-			}
-			if st := c.hst[sym.slot]; st.st == hOpen {
-				c.errorf(a.Name.Pos, "%s is still open (opened at %s); close it before opening it again", sym.name, st.pos)
-			}
-		} else {
-			sym = c.declare(a.Name, symHandle, typ)
-		}
-		cm.h, cm.hPos, cm.hName = sym.slot, a.Name.Pos, sym.name
-		c.hst[sym.slot] = hstate{st: hOpen, pos: s.Pos}
 	case "close":
 		cm.op = pick(opType == THandle, opCloseFD, opMPIClose)
 		if hsym != nil {
@@ -873,6 +1021,33 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 	default:
 		cm.op = commOps[s.Name]
 	}
+}
+
+// bindAs declares (or reuses, if it is closed) the handle "as NAME" of an
+// open, mpiopen or dup, and marks it open — unknown after a failed call
+// (ret).
+func (c *compiler) bindAs(s *CommandStmt, typ Type, again string) *symbol {
+	a := s.Arg("as")
+	if a == nil || a.Name == nil {
+		return nil
+	}
+	sym := c.scope.lookup(a.Name.Name)
+	if sym != nil && sym.kind == symHandle {
+		if sym.typ != typ {
+			c.errorf(a.Name.Pos, "%s is %s (opened at %s); %s needs another name", sym.name, article(sym.typ), sym.pos, s.Name)
+			return nil
+		}
+		if st := c.hst[sym.slot]; st.st == hOpen {
+			c.errorf(a.Name.Pos, "%s is still open (opened at %s); close it before %s again", sym.name, st.pos, again)
+		}
+	} else {
+		sym = c.declare(a.Name, symHandle, typ)
+	}
+	c.hst[sym.slot] = hstate{st: hOpen, pos: s.Pos}
+	if s.Arg("ret") != nil {
+		c.hst[sym.slot] = hstate{} // a failed call leaves the handle closed
+	}
+	return sym
 }
 
 func pick[T any](cond bool, a, b T) T {

@@ -1,6 +1,10 @@
 package script
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/iotrace/iotrace/trace"
+)
 
 // Type is the type of a value in a script.
 type Type uint8
@@ -55,6 +59,7 @@ type argSpec struct {
 	words    []string // argWord
 	required bool
 	what     string // how errors name the value: "offset", "bytes"
+	detail   bool   // a call detail (docs/SCRIPT.md): left out of synopses and suggestions
 }
 
 // cmdSpec describes a command: what its operand may be and which keyword
@@ -80,66 +85,112 @@ var (
 	aTag     = argSpec{key: "tag", kind: argExpr, typ: TInt, what: "tag"}
 	aToInt   = argSpec{key: "to", kind: argExpr, typ: TInt, required: true, what: "size"}
 
+	// Call details: what a trace records about a call beyond what the
+	// command says (docs/SCRIPT.md, "Call details").
+	aIov   = argSpec{key: "iov", kind: argExpr, typ: TInt, what: "buffer count", detail: true}
+	aElems = argSpec{key: "elements", kind: argExpr, typ: TInt, what: "element count", detail: true}
+	aCall  = argSpec{key: "call", kind: argWord, detail: true} // any call name; the checker knows which fit
+	aRet   = argSpec{key: "ret", kind: argExpr, typ: TInt, what: "result", detail: true}
+	// flags and mode are details where the command does not take them
+	// anyway (stat, delete, rename, lookup, read and write).
+	dFlags = argSpec{key: "flags", kind: argExpr, typ: TInt, what: "flags", detail: true}
+	dMode  = argSpec{key: "mode", kind: argExpr, typ: TInt, what: "mode", detail: true}
+
 	pathOrHandle = []Type{TString, THandle, TMPIHandle}
 	handles      = []Type{THandle, TMPIHandle}
 )
 
 var commandList = []cmdSpec{
-	{name: "read", operand: pathOrHandle, opWhat: "a path or a file handle", args: []argSpec{aAt, aSizeReq, aAll, aShared, aOrdered},
+	{name: "read", operand: pathOrHandle, opWhat: "a path or a file handle", args: []argSpec{aAt, aSizeReq, aAll, aShared, aOrdered, aIov, aElems, dFlags, aCall, aRet},
 		synopsis: "read PATH|HANDLE [at OFFSET] size N [all|shared|ordered]"},
-	{name: "write", operand: pathOrHandle, opWhat: "a path or a file handle", args: []argSpec{aAt, aSizeReq, aAll, aShared, aOrdered},
+	{name: "write", operand: pathOrHandle, opWhat: "a path or a file handle", args: []argSpec{aAt, aSizeReq, aAll, aShared, aOrdered, aIov, aElems, dFlags, aCall, aRet},
 		synopsis: "write PATH|HANDLE [at OFFSET] size N [all|shared|ordered]"},
 	{name: "append", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aSizeReq},
 		synopsis: "append PATH size N"},
 	{name: "create", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aMode},
 		synopsis: "create PATH [mode PERM]"},
-	{name: "delete", operand: []Type{TString}, opWhat: "a path", synopsis: "delete PATH"},
+	{name: "delete", operand: []Type{TString}, opWhat: "a path", args: []argSpec{dFlags, aCall, aRet}, synopsis: "delete PATH"},
 	{name: "rename", operand: []Type{TString}, opWhat: "a path",
-		args:     []argSpec{{key: "to", kind: argExpr, typ: TString, required: true, what: "new path"}},
+		args:     []argSpec{{key: "to", kind: argExpr, typ: TString, required: true, what: "new path"}, dFlags, aCall, aRet},
 		synopsis: "rename PATH to PATH"},
-	{name: "lookup", operand: []Type{TString}, opWhat: "a path", synopsis: "lookup PATH"},
-	{name: "stat", operand: []Type{TString, THandle}, opWhat: "a path or a file handle", synopsis: "stat PATH|HANDLE"},
-	{name: "mkdir", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aMode}, synopsis: "mkdir PATH [mode PERM]"},
-	{name: "rmdir", operand: []Type{TString}, opWhat: "a path", synopsis: "rmdir PATH"},
-	{name: "truncate", operand: pathOrHandle, opWhat: "a path or a file handle", args: []argSpec{aToInt},
+	{name: "lookup", operand: []Type{TString}, opWhat: "a path", args: []argSpec{dMode, dFlags, aRet}, synopsis: "lookup PATH"},
+	{name: "stat", operand: []Type{TString, THandle}, opWhat: "a path or a file handle", args: []argSpec{dFlags, aCall, aRet}, synopsis: "stat PATH|HANDLE"},
+	{name: "mkdir", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aMode, dFlags, aCall, aRet}, synopsis: "mkdir PATH [mode PERM]"},
+	{name: "rmdir", operand: []Type{TString}, opWhat: "a path", args: []argSpec{dFlags, aRet}, synopsis: "rmdir PATH"},
+	{name: "truncate", operand: pathOrHandle, opWhat: "a path or a file handle", args: []argSpec{aToInt, dFlags, aCall, aRet},
 		synopsis: "truncate PATH|HANDLE to N"},
-	{name: "open", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aAs, aFlags, aMode},
+	{name: "open", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aAs, aFlags, aMode, aCall, aRet},
 		synopsis: "open PATH as NAME [flags FLAGS] [mode PERM]"},
-	{name: "mpiopen", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aAs, aFlags, {key: "self", kind: argFlag}},
+	{name: "mpiopen", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aAs, aFlags, {key: "self", kind: argFlag}, aRet},
 		synopsis: "mpiopen PATH as NAME [flags AMODE] [self]"},
-	{name: "close", operand: handles, opWhat: "a file handle", synopsis: "close HANDLE"},
+	{name: "close", operand: handles, opWhat: "a file handle", args: []argSpec{dFlags, aCall, aRet}, synopsis: "close HANDLE"},
+	{name: "dup", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{aAs, dFlags, aCall, aRet},
+		synopsis: "dup HANDLE as NAME"},
 	{name: "seek", operand: handles, opWhat: "a file handle",
 		args: []argSpec{{key: "to", kind: argExpr, typ: TInt, required: true, what: "offset"},
-			{key: "from", kind: argWord, words: []string{"start", "current", "end"}}, aShared},
+			{key: "from", kind: argWord, words: []string{"start", "current", "end"}}, aShared, dFlags, aCall, aRet},
 		synopsis: "seek HANDLE to OFFSET [from start|current|end] [shared]"},
-	{name: "sync", operand: handles, opWhat: "a file handle", synopsis: "sync HANDLE"},
-	{name: "datasync", operand: []Type{THandle}, opWhat: "a POSIX file handle", synopsis: "datasync HANDLE"},
+	{name: "sync", operand: handles, opWhat: "a file handle", args: []argSpec{dFlags, aCall, aRet}, synopsis: "sync HANDLE"},
+	{name: "datasync", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{dFlags, aRet}, synopsis: "datasync HANDLE"},
 	{name: "view", operand: []Type{TMPIHandle}, opWhat: "an MPI file handle",
 		args: []argSpec{{key: "disp", kind: argExpr, typ: TInt, what: "displacement"},
 			{key: "block", kind: argExpr, typ: TInt, what: "block length"},
-			{key: "stride", kind: argExpr, typ: TInt, what: "stride"}},
+			{key: "stride", kind: argExpr, typ: TInt, what: "stride"}, aRet},
 		synopsis: "view HANDLE [disp D] [block B stride S]"},
-	{name: "barrier", synopsis: "barrier"},
-	{name: "bcast", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot}, synopsis: "bcast N [root R]"},
-	{name: "reduce", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot}, synopsis: "reduce N [root R]"},
-	{name: "gather", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot}, synopsis: "gather N [root R]"},
-	{name: "scatter", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot}, synopsis: "scatter N [root R]"},
-	{name: "allreduce", operand: []Type{TInt}, opWhat: "a byte count", synopsis: "allreduce N"},
-	{name: "allgather", operand: []Type{TInt}, opWhat: "a byte count", synopsis: "allgather N"},
-	{name: "alltoall", operand: []Type{TInt}, opWhat: "a byte count", synopsis: "alltoall N"},
+	{name: "barrier", args: []argSpec{aRet}, synopsis: "barrier"},
+	{name: "bcast", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot, aCall, aRet}, synopsis: "bcast N [root R]"},
+	{name: "reduce", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot, aCall, aRet}, synopsis: "reduce N [root R]"},
+	{name: "gather", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot, aCall, aRet}, synopsis: "gather N [root R]"},
+	{name: "scatter", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aRoot, aCall, aRet}, synopsis: "scatter N [root R]"},
+	{name: "allreduce", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aCall, aRet}, synopsis: "allreduce N"},
+	{name: "allgather", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aCall, aRet}, synopsis: "allgather N"},
+	{name: "alltoall", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aCall, aRet}, synopsis: "alltoall N"},
 	{name: "send", operand: []Type{TInt}, opWhat: "a byte count",
-		args:     []argSpec{{key: "to", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag},
+		args:     []argSpec{{key: "to", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag, aRet},
 		synopsis: "send N to PEER [tag T]"},
 	{name: "recv", operand: []Type{TInt}, opWhat: "a byte count",
-		args:     []argSpec{{key: "from", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag},
+		args:     []argSpec{{key: "from", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag, aRet},
 		synopsis: "recv N from PEER|any [tag T|any]"},
 	{name: "sendrecv", operand: []Type{TInt}, opWhat: "a byte count",
-		args:     []argSpec{{key: "with", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag},
+		args:     []argSpec{{key: "with", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag, aRet},
 		synopsis: "sendrecv N with PEER [tag T]"},
 	{name: "sleep", operand: []Type{TDuration}, opWhat: "a duration", synopsis: "sleep DURATION"},
 	{name: "mark", operand: []Type{TString}, opWhat: "a label", synopsis: "mark LABEL"},
 	{name: "fail", operand: []Type{TString}, opWhat: "a message", synopsis: "fail MESSAGE"},
 }
+
+// callVariants lists, for a call a command makes, the other calls of the
+// same kind a trace may record instead; "call NAME" picks one (a converted
+// trace says openat where a script would say open). Each makes the same
+// event with another Op.
+var callVariants = map[trace.Op][]trace.Op{
+	trace.OpOpen:           {trace.OpOpenat, trace.OpOpenat2, trace.OpCreat, trace.OpFopen},
+	trace.OpClose:          {trace.OpFclose},
+	trace.OpDup:            {trace.OpDup2, trace.OpDup3, trace.OpFcntl},
+	trace.OpRead:           {trace.OpFread},
+	trace.OpWrite:          {trace.OpFwrite},
+	trace.OpPreadv:         {trace.OpPreadv2},
+	trace.OpPwritev:        {trace.OpPwritev2},
+	trace.OpLseek:          {trace.OpFseek},
+	trace.OpFsync:          {trace.OpFflush},
+	trace.OpStat:           {trace.OpLstat, trace.OpFstatat, trace.OpStatx},
+	trace.OpFstat:          {trace.OpFstatat, trace.OpStatx}, // glibc's fstat is fstatat(fd, "", AT_EMPTY_PATH)
+	trace.OpUnlink:         {trace.OpUnlinkat, trace.OpMPIFileDelete},
+	trace.OpRename:         {trace.OpRenameat, trace.OpRenameat2},
+	trace.OpMkdir:          {trace.OpMkdirat},
+	trace.OpMPIFileReadAt:  {trace.OpMPIFileIreadAt},
+	trace.OpMPIFileWriteAt: {trace.OpMPIFileIwriteAt},
+	trace.OpMPIFileRead:    {trace.OpMPIFileIread},
+	trace.OpMPIFileWrite:   {trace.OpMPIFileIwrite},
+	trace.OpMPIFileSetSize: {trace.OpMPIFilePreallocate},
+	trace.OpMPIGather:      {trace.OpMPIGatherv},
+	trace.OpMPIScatter:     {trace.OpMPIScatterv},
+	trace.OpMPIAllgather:   {trace.OpMPIAllgatherv},
+	trace.OpMPIAlltoall:    {trace.OpMPIAlltoallv},
+}
+
+// CallVariants returns the calls "call NAME" may name instead of op.
+func CallVariants(op trace.Op) []trace.Op { return callVariants[op] }
 
 var commands = func() map[string]*cmdSpec {
 	m := map[string]*cmdSpec{}
@@ -158,10 +209,13 @@ func (c *cmdSpec) arg(key string) *argSpec {
 	return nil
 }
 
+// keys lists the command's arguments, without the call details.
 func (c *cmdSpec) keys() []string {
 	var ks []string
 	for _, a := range c.args {
-		ks = append(ks, a.key)
+		if !a.detail {
+			ks = append(ks, a.key)
+		}
 	}
 	return ks
 }
@@ -217,4 +271,37 @@ func commandNames() []string {
 		ns = append(ns, c.name)
 	}
 	return ns
+}
+
+// Reserved reports whether name cannot name a variable or handle: a
+// keyword, a command, or a predeclared value (rank, O_CREAT, ENOENT …).
+func Reserved(name string) bool {
+	if reserved(name) {
+		return true
+	}
+	if _, ok := constants[name]; ok {
+		return true
+	}
+	switch name {
+	case "rank", "nranks", "grank", "gsize", "true", "false", "min", "max", "abs", "pad", "xor", "size", "first":
+		return true
+	}
+	return false
+}
+
+// ArgKeys lists the keyword arguments of every command. A name that is
+// one of them cannot be a command's operand without parentheses.
+func ArgKeys() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range commandList {
+		for _, a := range c.args {
+			if !seen[a.key] {
+				seen[a.key] = true
+				out = append(out, a.key)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -13,6 +13,7 @@ func TestSyntaxErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"let x = 1 @ 2", `t.iop:1:11: unexpected character '@'`},
 		{"let x = a & b", `t.iop:1:11: unexpected '&' (the logical and is &&)`},
+		{"open \"f\" as f call 3", `t.iop:1:20: expected a name after 'call', found 3`},
 		{"let x = $y", `t.iop:1:9: unexpected '$': names are written without '$' outside strings`},
 		{"let s = \"abc\nbarrier", `t.iop:1:9: string not terminated (a string ends on the line it starts)`},
 		{`let s = "a\qb"`, `t.iop:1:11: unknown escape '\q' in string (use \\, \", \$, \n or \t)`},

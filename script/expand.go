@@ -1,12 +1,15 @@
 package script
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -291,13 +294,16 @@ func (p *Program) override(what, src string, want Type, nparams int) (cexpr, err
 // state of the loops its rank is in, whatever their length.
 //
 // To time collective calls and to decide time-driven loops the way every
-// rank agrees on, the stream of a rank runs the other ranks of its
-// communicators alongside, just far enough (their events are dropped):
-// at a collective call every member must arrive; a time-driven loop runs
-// another iteration while the longest time any member has spent in it
-// is below its duration. Calls that do not match between ranks (rank 0
-// in a barrier while rank 1 ended, or is in a bcast) are an error of the
-// stream.
+// rank agrees on, the ranks of a communicator are run alongside, just far
+// enough (their events are dropped): at a collective call every member
+// must arrive; a time-driven loop runs another iteration while the
+// longest time any member has spent in it is below its duration. That
+// simulation is shared by the streams of an expansion (a completion log,
+// see clog): each collective call and loop decision is worked out once,
+// and a stream that reaches it later reads the outcome, so that reading
+// every rank costs about as much as running every rank once. Calls that do
+// not match between ranks (rank 0 in a barrier while rank 1 ended, or is
+// in a bcast) are an error of the stream.
 func Expand(p *Program, cfg Config) (*Expansion, error) {
 	in, err := p.Instantiate(cfg)
 	if err != nil {
@@ -325,8 +331,10 @@ func (in *Instance) Expand() *Expansion {
 	for _, k := range keys {
 		cmd = append(cmd, "--group", k+"="+in.cfg.Groups[k])
 	}
-	return &Expansion{inst: in, paths: trace.NewPaths(),
+	x := &Expansion{inst: in, paths: trace.NewPaths(),
 		meta: trace.Meta{Command: cmd, Clock: "nominal", Ranks: in.ranks, Creator: "iotrace script"}}
+	x.log = newCLog(in, x.paths)
+	return x
 }
 
 // Expansion is an expanded script: a trace.Trace whose streams are made as
@@ -336,6 +344,7 @@ type Expansion struct {
 	inst  *Instance
 	paths *trace.Paths
 	meta  trace.Meta
+	log   *clog
 }
 
 var _ trace.Trace = (*Expansion)(nil)
@@ -366,7 +375,8 @@ func (e *Expansion) Rank(r uint32) (trace.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rankSource{w: &world{inst: e.inst, paths: e.paths, main: int(r), it: it}}, nil
+	return &rankSource{w: &world{inst: e.inst, paths: e.paths, main: int(r), it: it, log: e.log,
+		mainCnt: make([]clogCursor, e.inst.ncomms())}}, nil
 }
 
 // Path implements trace.Trace.
@@ -377,7 +387,12 @@ func (e *Expansion) Close() error { return nil }
 
 // world runs the ranks one stream needs: the stream's own (main) rank
 // and, lazily, the others as far as its collective calls and time-driven
-// loops require.
+// loops require. A stream's world takes the outcomes of collective calls
+// from the expansion's completion log (clog), and runs the other ranks
+// itself only where the log cannot give them (it is full, or the shared
+// simulation failed: the stream then finds the error itself, and names it
+// as a stream of its own rank would). The log's simulation is a world
+// too, with no main rank (main -1).
 type world struct {
 	inst  *Instance
 	paths *trace.Paths
@@ -385,6 +400,19 @@ type world struct {
 	it    *Interp   // the main rank's
 	its   []*Interp // every rank's, made at the first collective call
 	st    []wstate
+	// The completion log, and what this world takes from it: cnt[r][c]
+	// counts (i) the collective calls and loop decisions rank r has made
+	// on communicator c, and is where it reads the log; a rank's i-th on
+	// c comes from the log while i < front[c], the first one the log
+	// could not give on c (after which every rank of the world works it
+	// out with the others, in step).
+	log     *clog
+	mainCnt []clogCursor   // cnt of the main rank, before the world grows
+	cnt     [][]clogCursor // made by grow
+	front   []int
+	// publish: this world is the log's simulation; every call it
+	// completes is appended to the log.
+	publish bool
 }
 
 // grow makes room for every rank, once the main rank first needs others.
@@ -392,8 +420,66 @@ func (w *world) grow() {
 	if w.its == nil {
 		w.its = make([]*Interp, w.inst.ranks)
 		w.st = make([]wstate, w.inst.ranks)
-		w.its[w.main] = w.it
+		w.cnt = make([][]clogCursor, w.inst.ranks)
+		if w.main >= 0 {
+			w.its[w.main] = w.it
+			w.cnt[w.main] = w.mainCnt
+		}
+		w.front = make([]int, w.inst.ncomms())
+		for c := range w.front {
+			w.front[c] = math.MaxInt
+		}
 	}
+}
+
+// fromLog settles rank r's collective call or loop decision k (ev, check)
+// from the log, and reports whether it could. A stream's own rank asks
+// the log to work the call out (wait); the other ranks of its world only
+// take what is there.
+func (w *world) fromLog(r int, k StepKind, ev *trace.Event, check *LoopCheck, wait bool) bool {
+	if w.log == nil || w.publish {
+		return false
+	}
+	c := ev.Comm
+	if k == StepDecide {
+		c = check.Comm
+	}
+	if int(c) >= w.inst.ncomms() {
+		return false
+	}
+	cnt := w.mainCnt
+	if r != w.main {
+		if w.cnt[r] == nil {
+			w.cnt[r] = make([]clogCursor, w.inst.ncomms())
+		}
+		cnt = w.cnt[r]
+	}
+	cur := &cnt[c]
+	i := cur.i
+	if w.front != nil && i >= w.front[c] {
+		cur.i++
+		return false
+	}
+	v, ok := w.log.next(c, cur, k, wait)
+	if !ok {
+		cur.i++
+	}
+	if !ok {
+		w.grow()
+		w.front[c] = min(w.front[c], i)
+		return false
+	}
+	it := w.it
+	if r != w.main {
+		it = w.its[r]
+	}
+	if k == StepSync {
+		ev.Dur = v - ev.Start
+		it.Settle(v)
+	} else {
+		it.Decide(v != 0)
+	}
+	return true
 }
 
 type wstate struct {
@@ -433,8 +519,14 @@ func (w *world) run(r int) error {
 		}
 		switch k {
 		case StepSync:
+			if w.fromLog(r, k, &ev, nil, false) {
+				continue
+			}
 			s.blocked, s.kind, s.comm, s.ev, s.pos = true, StepSync, ev.Comm, ev, it.cmdPos
 		case StepDecide:
+			if c := it.Check(); w.fromLog(r, k, &ev, &c, false) {
+				continue
+			}
 			s.check = it.Check()
 			s.blocked, s.kind, s.comm, s.pos = true, StepDecide, s.check.Comm, s.check.Pos
 		case StepDone:
@@ -557,6 +649,9 @@ func (w *world) release(comm uint32) error {
 			w.st[m].blocked = false
 			w.its[m].Decide(cont)
 		}
+		if w.publish {
+			w.log.put(comm, StepDecide, int64(pick(cont, 1, 0)))
+		}
 		return nil
 	}
 	var arrive, dur int64
@@ -571,6 +666,9 @@ func (w *world) release(comm uint32) error {
 		s.ev.Dur = end - s.ev.Start
 		s.blocked = false
 		w.its[m].Settle(end)
+	}
+	if w.publish {
+		w.log.put(comm, StepSync, end)
 	}
 	return nil
 }
@@ -615,6 +713,16 @@ func (s *rankSource) ReadEvents(evs []trace.Event) (int, error) {
 					return 0, io.EOF
 				}
 				return n, nil
+			}
+			var c LoopCheck
+			if k == StepDecide {
+				c = it.Check()
+			}
+			if w.fromLog(w.main, k, &evs[n], &c, true) {
+				if k == StepSync {
+					n++
+				}
+				continue
 			}
 			w.grow()
 			st := &w.st[w.main]
@@ -729,4 +837,116 @@ func Open(path string, ranks int, params, groups map[string]string) (trace.Trace
 		return nil, err
 	}
 	return Expand(p, Config{Ranks: ranks, Params: params, Groups: groups})
+}
+
+// ncomms is the number of communicator ids: world, self and the groups.
+func (in *Instance) ncomms() int { return 2 + len(in.groups) }
+
+// maxLog bounds the bytes of a completion log (64 MiB; an entry takes 1
+// to 3 bytes, and the 13 million of b_eff_io's 15 minutes fit): beyond it, streams
+// work the later calls out with the other ranks themselves, as if there
+// were no log.
+const maxLog = 64 << 20
+
+// logBlock is the size of a block of the log: blocks are filled, never
+// copied.
+const logBlock = 64 << 10
+
+// clog is the completion log of an expansion: for each communicator, the
+// outcome of each collective call and loop decision its ranks make, in
+// order — the call's end, or whether the loop goes on. Its own world
+// (sim, with no main rank) works them out on demand, running every rank
+// once whatever the number of streams read; streams read the outcomes
+// instead of running the other ranks themselves. Every rank of a
+// communicator makes the same calls on it in the same order (the
+// simulation checks it), and a rank's interpreter makes the same calls
+// wherever it runs, so entry i of communicator c is the outcome of the
+// i-th call on c of every member, in any stream. Entries are varints, read
+// in order through a cursor: a call's end as the (zigzag) difference from
+// the previous call's end on the communicator, a decision as 1 or 0. Safe
+// for concurrent use.
+type clog struct {
+	mu   sync.Mutex
+	sim  *world
+	c    []clogComm
+	n    int   // bytes
+	full bool  // maxLog reached: nothing more is appended
+	err  error // the simulation failed: streams find the error themselves
+}
+
+type clogComm struct {
+	blocks [][]byte
+	len    int   // entries
+	last   int64 // the end of the last call appended
+}
+
+// clogCursor is where a rank has read a communicator's entries.
+type clogCursor struct {
+	i, b, o int // entry, block, offset
+	last    int64
+}
+
+func newCLog(in *Instance, paths *trace.Paths) *clog {
+	l := &clog{c: make([]clogComm, in.ncomms())}
+	l.sim = &world{inst: in, paths: paths, main: -1, log: l, publish: true}
+	return l
+}
+
+// next reads the entry of communicator c at cur, of kind k (StepSync: a
+// call's end; StepDecide: 1 or 0), and moves cur on; with wait, it runs
+// the simulation until the entry is there (or cannot be).
+func (l *clog) next(c uint32, cur *clogCursor, k StepKind, wait bool) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cc := &l.c[c]
+	for cc.len <= cur.i {
+		if !wait || l.full || l.err != nil {
+			return 0, false
+		}
+		l.sim.grow()
+		err := l.sim.complete(c, nil)
+		if err == nil {
+			err = l.sim.release(c)
+		}
+		if err != nil {
+			l.err = err
+			l.sim = nil // its ranks' state is of no further use
+		}
+	}
+	b := cc.blocks[cur.b]
+	if cur.o >= len(b) {
+		cur.b, cur.o = cur.b+1, 0
+		b = cc.blocks[cur.b]
+	}
+	u, n := binary.Uvarint(b[cur.o:])
+	cur.o += n
+	cur.i++
+	if k == StepDecide {
+		return int64(u), true
+	}
+	cur.last += int64(u>>1) ^ -int64(u&1)
+	return cur.last, true
+}
+
+// put appends the next entry of communicator c (the simulation completes
+// the calls of each communicator in order).
+func (l *clog) put(c uint32, k StepKind, v int64) {
+	if l.full || l.n >= maxLog {
+		l.full = true
+		return
+	}
+	cc := &l.c[c]
+	u := uint64(v)
+	if k == StepSync {
+		d := v - cc.last
+		u = uint64(d<<1) ^ uint64(d>>63)
+		cc.last = v
+	}
+	if len(cc.blocks) == 0 || cap(cc.blocks[len(cc.blocks)-1])-len(cc.blocks[len(cc.blocks)-1]) < binary.MaxVarintLen64 {
+		cc.blocks = append(cc.blocks, make([]byte, 0, logBlock))
+		l.n += logBlock
+	}
+	last := &cc.blocks[len(cc.blocks)-1]
+	*last = binary.AppendUvarint(*last, u)
+	cc.len++
 }

@@ -257,7 +257,8 @@ mark "$counts $copy ${len([])} ${sqrt(8)} ${sqrt(9)} ${sqrt(9223372036854775807)
 
 // TestExpandGroups: groups take consecutive ranks; inside on, grank and
 // gsize are group-relative, collectives use the group's communicator and
-// roots are group ranks; a rank in no group skips every on block.
+// roots are group ranks (the events give them as world ranks, as a trace
+// does); a rank in no group skips every on block.
 func TestExpandGroups(t *testing.T) {
 	src := `
 group writers = 2
@@ -284,7 +285,7 @@ barrier
 	open w.0 ret=3
 	read w.0 fd=3 size=1024 ret=1024
 	close w.0 fd=3
-	MPI_Bcast peer=2 comm=3 bytes=8
+	MPI_Bcast peer=4 comm=3 bytes=8
 	mark reader 2 of 3, rank 4, 3 from 2
 	MPI_Barrier`,
 	})
@@ -486,6 +487,48 @@ repeat for T as i {
 	if len(evs[0]) != 0 {
 		t.Errorf("repeat for 0s ran %d calls", len(evs[0]))
 	}
+}
+
+// TestExpandGroupPeers: inside on, peers and roots are ranks of the
+// group, as MPI numbers them in the group's communicator; the events give
+// them as world ranks, as every trace does (docs/FORMAT.md: Peer), so
+// that a replay, a report or a conversion reads them alike. The group
+// here is ranks 4 … 7.
+func TestExpandGroupPeers(t *testing.T) {
+	src := `
+group low = 4
+group high = 4
+on high {
+    sendrecv 8 with xor(grank, 1)
+    send 16 to (grank + 1) % gsize tag 3
+    recv 16 from (grank + gsize - 1) % gsize tag 3
+    bcast 32 root 1
+    reduce 8 root gsize - 1
+    recv 1 from any tag any
+}
+on high {
+    if grank == 0 {
+        send 1 to 2
+    }
+}
+`
+	wantRanks(t, src, Config{Ranks: 8}, map[uint32]string{
+		4: `
+	MPI_Sendrecv peer=5 comm=3 bytes=8
+	MPI_Send peer=5 tag=3 comm=3 bytes=16
+	MPI_Recv peer=7 tag=3 comm=3 bytes=16
+	MPI_Bcast peer=5 comm=3 bytes=32
+	MPI_Reduce peer=7 comm=3 bytes=8
+	MPI_Recv peer=-1 tag=-1 comm=3 bytes=1
+	MPI_Send peer=6 comm=3 bytes=1`,
+		7: `
+	MPI_Sendrecv peer=6 comm=3 bytes=8
+	MPI_Send peer=4 tag=3 comm=3 bytes=16
+	MPI_Recv peer=6 tag=3 comm=3 bytes=16
+	MPI_Bcast peer=5 comm=3 bytes=32
+	MPI_Reduce peer=7 comm=3 bytes=8
+	MPI_Recv peer=-1 tag=-1 comm=3 bytes=1`,
+	})
 }
 
 // TestDecider runs a rank alone with a Decider, as a replay does.

@@ -28,6 +28,7 @@ var seeds = []string{
 	"mpiopen \"p\" as pf flags MPI_MODE_CREATE | MPI_MODE_RDWR\nview pf disp rank * 1MiB block 1MiB stride nranks * 1MiB\nwrite pf size 1MiB all\nwrite pf at 0 size 1 all\nwrite pf at 0 size 1\nwrite pf size 1\nread pf size 1 shared\nwrite pf size 1 ordered\nseek pf to 0\nseek pf to 0 shared\nsync pf\ntruncate pf to 0\nview pf\nclose pf\nmpiopen \"q\" as qf self\nclose qf\n",
 	"send 1KiB to (rank + 1) % nranks tag 3\nrecv 1KiB from any tag any\n",
 	"repeat nranks - 1 as i {\n    sendrecv 4B with xor(rank, i + 1) tag 1\n}\n",
+	"open \"f\" as f flags O_RDWR call openat\nread f size 4KiB ret 100\nwrite f size 30 iov 2 flags 4 call pwritev2 ret -EIO\ndup f as g call dup3 flags O_CLOEXEC\nstat g flags 0x1000 call fstatat\nseek f to 0 from end ret 5000\nclose g call fclose\nclose f\nstat \"x\" ret -ENOENT\nmpiopen \"m\" as m\nwrite m size 8 elements 2 ret 4\nclose m\n",
 	"param l = [1KiB, 32KiB + 8,\n    1MiB]\nlet n = [0, 0, 0]\nrepeat len(l) as i {\n    n[i] = n[i] + l[i]\n    write \"f\" size [l[i]][0]\n}\nmark \"$n ${l[2]}\"\n",
 	"let m = max(1, 2, min(3, 4)) + abs(-5)\nlet p = pad(7, 3)\ngroup g\nlet z = size(g) + first(g)\n",
 	"repeat 3 { write \"x\" size 1 }; barrier; barrier\n",

@@ -93,11 +93,17 @@ type handle struct {
 	open     bool
 	fd       int32
 	path     trace.PathID
-	pos      int64 // position (POSIX) or individual file pointer (MPI)
-	append   bool
+	*fdesc   // shared by the handles dup makes
 	comm     uint32
 	openedAt Pos
 	closedAt Pos
+}
+
+// fdesc is an open file description: what descriptors duplicated with dup
+// share.
+type fdesc struct {
+	pos    int64 // position (POSIX) or individual file pointer (MPI)
+	append bool
 }
 
 type frameKind uint8
@@ -496,8 +502,25 @@ func (it *Interp) optInt(cm *cCmd, key string, def int64, what string, nonneg bo
 	return it.int(x)
 }
 
-// peer checks a rank of the current group (root, peer); any (-1) is
-// allowed where anyOK.
+// result evaluates the ret of a command: the call's result where it is
+// not the default def. failed reports a negative result: the call changed
+// nothing the script tracks.
+func (it *Interp) result(cm *cCmd, def int64) (ret int64, failed bool, err error) {
+	if cm.ret == nil {
+		return def, false, nil
+	}
+	v, err := it.int(cm.ret)
+	return v, v < 0, err
+}
+
+// flagsArg evaluates an optional flags (or mode) argument into a field.
+func (it *Interp) flagsArg(cm *cCmd, key string, def uint32) (uint32, error) {
+	v, err := it.optInt(cm, key, int64(def), key, true)
+	return uint32(v), err
+}
+
+// peer checks a rank of the current group (root, peer) and returns it as
+// a world rank; any (-1) is allowed where anyOK.
 func (it *Interp) peer(cm *cCmd, key string, what string, anyOK bool) (int32, error) {
 	x := cm.args[key]
 	if x == nil {
@@ -517,10 +540,19 @@ func (it *Interp) peer(cm *cCmd, key string, what string, anyOK bool) (int32, er
 		}
 		return 0, evalErr(x.pos, fmt.Sprintf("%s %d out of range: %s has %d ranks (0 to %d)", what, v, where, it.gsize, it.gsize-1))
 	}
+	if it.group >= 0 {
+		// A rank of the group, as MPI numbers it in the group's
+		// communicator; events, as traces, give the world rank.
+		v += int64(it.inst.groups[it.group].First)
+	}
 	return int32(v), nil
 }
 
 var errTooMany = "too many open files (the limit is 65536 per rank)"
+
+// oTmpfile is the bit of O_TMPFILE besides O_DIRECTORY: an open with it
+// takes a mode, as one with O_CREAT does.
+const oTmpfile = 0x400000
 
 func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 	switch cm.op {
@@ -557,6 +589,10 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		case opBcast, opReduce, opGather, opScatter:
 			e.Peer = root
 		}
+		e.Op = cm.recOp(e.Op)
+		if e.Ret, _, err = it.result(cm, 0); err != nil {
+			return false, err
+		}
 		return it.collective(e, ev)
 	case opSend, opRecv, opSendrecv:
 		n, err := it.nonNeg(cm.n, "a byte count")
@@ -582,7 +618,11 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		if tag < -1 || (tag == -1 && !recv) || tag > 1<<30 {
 			return false, evalErr(cm.args["tag"].pos, fmt.Sprintf("tag %d out of range (0 to 2^30%s)", tag, pick(recv, ", or any", "")))
 		}
-		it.emit(trace.Event{Op: op, Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm})
+		ret, _, err := it.result(cm, 0)
+		if err != nil {
+			return false, err
+		}
+		it.emit(trace.Event{Op: op, Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm, Ret: ret})
 		return false, nil
 	}
 	if cm.op >= opMPIOpen && cm.op <= opMPIView {
@@ -662,37 +702,76 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		it.emit(trace.Event{Op: trace.OpClose, FD: fd, Path: id})
 		it.setKnown(id, 0)
 	case opDelete:
-		it.emit(trace.Event{Op: trace.OpUnlink, Path: id})
-		delete(it.sizes, id)
+		e := trace.Event{Op: cm.recOp(trace.OpUnlink), Path: id}
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return err
+		}
+		it.emit(e)
+		if !failed {
+			delete(it.sizes, id)
+		}
 	case opRename:
 		to, err := it.path(cm.args["to"], cm.site2)
 		if err != nil {
 			return err
 		}
-		it.emit(trace.Event{Op: trace.OpRename, Path: id, Path2: to})
-		if sz, ok := it.sizes[id]; ok {
+		e := trace.Event{Op: cm.recOp(trace.OpRename), Path: id, Path2: to}
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return err
+		}
+		it.emit(e)
+		if sz, ok := it.sizes[id]; ok && !failed {
 			delete(it.sizes, id)
 			it.setKnown(to, sz)
 		}
 	case opLookup:
-		it.emit(trace.Event{Op: trace.OpAccess, Path: id})
+		mode, err := it.flagsArg(cm, "mode", 0)
+		if err != nil {
+			return err
+		}
+		e := trace.Event{Op: trace.OpAccess, Path: id, Mode: mode}
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
+		it.emit(e)
 	case opStatPath:
-		it.emit(trace.Event{Op: trace.OpStat, Path: id})
+		e := trace.Event{Op: cm.recOp(trace.OpStat), Path: id}
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
+		it.emit(e)
 	case opMkdir:
 		mode, err := it.optInt(cm, "mode", 0o755, "mode", true)
 		if err != nil {
 			return err
 		}
-		it.emit(trace.Event{Op: trace.OpMkdir, Path: id, Mode: uint32(mode)})
+		e := trace.Event{Op: cm.recOp(trace.OpMkdir), Path: id, Mode: uint32(mode)}
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
+		it.emit(e)
 	case opRmdir:
-		it.emit(trace.Event{Op: trace.OpRmdir, Path: id})
+		e := trace.Event{Op: trace.OpRmdir, Path: id}
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
+		it.emit(e)
 	case opTruncPath:
 		n, err := it.nonNeg(cm.args["to"], "size")
 		if err != nil {
 			return err
 		}
-		it.emit(trace.Event{Op: trace.OpTruncate, Path: id, Size: n})
-		it.setKnown(id, n)
+		e := trace.Event{Op: cm.recOp(trace.OpTruncate), Path: id, Size: n}
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return err
+		}
+		it.emit(e)
+		if !failed {
+			it.setKnown(id, n)
+		}
 	case opOpen:
 		flags, err := it.optInt(cm, "flags", trace.ORdwr|trace.OCreat, "flags", true)
 		if err != nil {
@@ -706,18 +785,33 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		if h.open {
 			return evalErr(cm.hPos, fmt.Sprintf("%s is still open (opened at %s); close it before opening it again", cm.hName, h.openedAt))
 		}
+		if flags&(trace.OCreat|oTmpfile) == 0 {
+			mode = 0
+		}
+		e := trace.Event{Op: cm.recOp(trace.OpOpen), Path: id, Flags: uint32(flags), Mode: uint32(mode)}
+		if cm.ret != nil {
+			// A failed open: no descriptor, the handle stays closed.
+			ret, err := it.int(cm.ret)
+			if err != nil {
+				return err
+			}
+			if ret >= 0 {
+				return evalErr(cm.ret.pos, fmt.Sprintf("the ret of open must be negative (a failed open), got %d", ret))
+			}
+			e.Ret = ret
+			it.emit(e)
+			return nil
+		}
 		fd, ok := it.fds.alloc()
 		if !ok {
 			return evalErr(cm.pos, errTooMany)
 		}
-		if flags&trace.OCreat == 0 {
-			mode = 0
-		}
-		*h = handle{open: true, fd: fd, path: id, append: flags&trace.OAppend != 0, openedAt: cm.pos}
+		*h = handle{open: true, fd: fd, path: id, fdesc: &fdesc{append: flags&trace.OAppend != 0}, openedAt: cm.pos}
 		if flags&trace.OTrunc != 0 {
 			it.setKnown(id, 0)
 		}
-		it.emit(trace.Event{Op: trace.OpOpen, Path: id, Flags: uint32(flags), Mode: uint32(mode), Ret: int64(fd)})
+		e.Ret = int64(fd)
+		it.emit(e)
 	default:
 		return it.fdCommand(cm)
 	}
@@ -729,7 +823,7 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 	if err != nil {
 		return err
 	}
-	e := trace.Event{FD: h.fd, Path: h.path}
+	e := trace.Event{FD: h.fd, Path: h.path, Op: cm.recOp(cm.defaultOp())}
 	switch cm.op {
 	case opReadFD, opWriteFD:
 		n, err := it.nonNeg(cm.args["size"], "size")
@@ -740,52 +834,148 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		if err != nil {
 			return err
 		}
+		iov, err := it.optInt(cm, "iov", 0, "buffer count", true)
+		if err != nil {
+			return err
+		}
+		if iov == 0 {
+			// fread/fwrite: the item count (nmemb), where the capture
+			// records it.
+			if iov, err = it.optInt(cm, "elements", 0, "element count", true); err != nil {
+				return err
+			}
+		}
+		if e.Flags, err = it.flagsArg(cm, "flags", 0); err != nil {
+			return err
+		}
+		ret, _, err := it.result(cm, n)
+		if err != nil {
+			return err
+		}
+		moved := max(ret, 0)
 		write := cm.op == opWriteFD
-		e.Size, e.Ret = n, n
+		e.Size, e.Ret, e.Count = n, ret, int32(min(iov, 1<<31-1))
 		if at >= 0 {
-			e.Op, e.Offset = pick(write, trace.OpPwrite, trace.OpPread), at
+			e.Offset = at
+			if write {
+				it.grow(h.path, at+moved)
+			}
 		} else {
-			e.Op = pick(write, trace.OpWrite, trace.OpRead)
 			if write && h.append {
 				h.pos = it.known(h.path)
 			}
 			e.Offset = h.pos
-			h.pos += n
-		}
-		if write {
-			it.grow(h.path, e.Offset+n)
+			h.pos += moved
+			if write {
+				it.grow(h.path, e.Offset+moved)
+			}
 		}
 	case opStatFD:
-		e.Op = trace.OpFstat
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
 	case opTruncFD:
 		n, err := it.nonNeg(cm.args["to"], "size")
 		if err != nil {
 			return err
 		}
-		e.Op, e.Size = trace.OpFtruncate, n
-		it.setKnown(h.path, n)
+		e.Size = n
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return err
+		}
+		if !failed {
+			it.setKnown(h.path, n)
+		}
 	case opSeekFD:
 		off, err := it.int(cm.args["to"])
 		if err != nil {
 			return err
+		}
+		e.Offset, e.Whence = off, cm.whence
+		if cm.ret != nil {
+			// The recorded result is the new position (or an error, which
+			// leaves the position where it was).
+			ret, failed, err := it.result(cm, 0)
+			if err != nil {
+				return err
+			}
+			e.Ret = ret
+			if !failed {
+				h.pos = ret
+			}
+			break
 		}
 		pos, err := it.seekTo(cm, h, off)
 		if err != nil {
 			return err
 		}
 		h.pos = pos
-		e.Op, e.Offset, e.Whence, e.Ret = trace.OpLseek, off, cm.whence, pos
-	case opSyncFD:
-		e.Op = trace.OpFsync
-	case opDatasync:
-		e.Op = trace.OpFdatasync
+		e.Ret = pos
+	case opSyncFD, opDatasync:
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
 	case opCloseFD:
-		e.Op = trace.OpClose
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
 		it.fds.free(h.fd)
 		h.open, h.closedAt = false, cm.pos
+	case opDup:
+		h2 := &it.hs[cm.h2]
+		if h2.open {
+			return evalErr(cm.h2Pos, fmt.Sprintf("%s is still open (opened at %s); close it before using its name again", cm.h2Name, h2.openedAt))
+		}
+		if cm.ret != nil {
+			// A failed dup: no new handle.
+			failed, err := it.details(cm, &e, 0)
+			if err != nil {
+				return err
+			}
+			if !failed {
+				return evalErr(cm.ret.pos, fmt.Sprintf("the ret of dup must be negative (a failed dup), got %d", e.Ret))
+			}
+			break
+		}
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
+		fd, ok := it.fds.alloc()
+		if !ok {
+			return evalErr(cm.pos, errTooMany)
+		}
+		*h2 = handle{open: true, fd: fd, path: h.path, fdesc: h.fdesc, openedAt: cm.pos}
+		e.Ret = int64(fd)
+	}
+	if err := it.flagsDetail(cm, &e); err != nil {
+		return err
 	}
 	it.emit(e)
 	return nil
+}
+
+// flagsDetail sets the flags detail of a call, where it has one.
+func (it *Interp) flagsDetail(cm *cCmd, e *trace.Event) error {
+	if x := cm.args["flags"]; x != nil && cm.op != opOpen && cm.op != opMPIOpen {
+		v, err := it.nonNeg(x, "flags")
+		if err != nil {
+			return err
+		}
+		e.Flags = uint32(v)
+	}
+	return nil
+}
+
+// details sets the ret of a call (def without one) and reports whether
+// it failed.
+func (it *Interp) details(cm *cCmd, e *trace.Event, def int64) (bool, error) {
+	if err := it.flagsDetail(cm, e); err != nil {
+		return false, err
+	}
+	ret, failed, err := it.result(cm, def)
+	e.Ret = ret
+	return failed, err
 }
 
 func (it *Interp) seekTo(cm *cCmd, h *handle, off int64) (int64, error) {
@@ -822,14 +1012,25 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 			return false, evalErr(cm.pos, errTooMany)
 		}
 		comm := pick(cm.self, trace.CommSelf, it.comm)
-		*h = handle{open: true, fd: fid, path: id, comm: comm, append: flags&trace.MPIModeAppend != 0, openedAt: cm.pos}
-		return it.collective(trace.Event{Op: trace.OpMPIFileOpen, Path: id, Flags: uint32(flags), FD: fid, Comm: comm}, ev)
+		e := trace.Event{Op: trace.OpMPIFileOpen, Path: id, Flags: uint32(flags), FD: fid, Comm: comm}
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return false, err
+		}
+		if failed {
+			// A failed open: no handle.
+			it.mids.free(fid)
+			e.FD = 0
+		} else {
+			*h = handle{open: true, fd: fid, path: id, comm: comm, fdesc: &fdesc{append: flags&trace.MPIModeAppend != 0}, openedAt: cm.pos}
+		}
+		return it.collective(e, ev)
 	}
 	h, err := it.handle(cm)
 	if err != nil {
 		return false, err
 	}
-	e := trace.Event{FD: h.fd, Path: h.path, Comm: h.comm}
+	e := trace.Event{FD: h.fd, Path: h.path, Comm: h.comm, Op: cm.recOp(cm.defaultOp())}
 	switch cm.op {
 	case opMPIRead, opMPIWrite:
 		n, err := it.nonNeg(cm.args["size"], "size")
@@ -840,25 +1041,27 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		elems, err := it.optInt(cm, "elements", min(n, 1<<31-1), "element count", true)
+		if err != nil {
+			return false, err
+		}
+		ret, _, err := it.result(cm, n)
+		if err != nil {
+			return false, err
+		}
+		moved := max(ret, 0)
 		w := cm.op == opMPIWrite
-		e.Size, e.Count, e.Ret = n, int32(min(n, 1<<31-1)), n
+		e.Size, e.Count, e.Ret = n, int32(min(elems, 1<<31-1)), ret
 		switch {
-		case cm.shared:
-			e.Op = pick(w, trace.OpMPIFileWriteShared, trace.OpMPIFileReadShared)
-		case cm.order:
-			e.Op = pick(w, trace.OpMPIFileWriteOrdered, trace.OpMPIFileReadOrdered)
+		case cm.shared, cm.order:
 		case at >= 0:
 			e.Offset = at
-			e.Op = pick(w, pick(cm.all, trace.OpMPIFileWriteAtAll, trace.OpMPIFileWriteAt),
-				pick(cm.all, trace.OpMPIFileReadAtAll, trace.OpMPIFileReadAt))
 		default:
 			e.Offset = h.pos
-			h.pos += n
-			e.Op = pick(w, pick(cm.all, trace.OpMPIFileWriteAll, trace.OpMPIFileWrite),
-				pick(cm.all, trace.OpMPIFileReadAll, trace.OpMPIFileRead))
+			h.pos += moved
 		}
 		if w && !cm.shared && !cm.order {
-			it.grow(h.path, e.Offset+n)
+			it.grow(h.path, e.Offset+moved)
 		}
 	case opMPISeek:
 		off, err := it.int(cm.args["to"])
@@ -866,25 +1069,34 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 			return false, err
 		}
 		e.Offset, e.Whence = off, cm.whence
-		if cm.shared {
-			e.Op = trace.OpMPIFileSeekShared
-		} else {
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return false, err
+		}
+		if !cm.shared && !failed {
 			pos, err := it.seekTo(cm, h, off)
 			if err != nil {
 				return false, err
 			}
 			h.pos = pos
-			e.Op = trace.OpMPIFileSeek
 		}
 	case opMPISync:
-		e.Op = trace.OpMPIFileSync
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return false, err
+		}
 	case opMPITrunc:
 		n, err := it.nonNeg(cm.args["to"], "size")
 		if err != nil {
 			return false, err
 		}
-		e.Op, e.Size = trace.OpMPIFileSetSize, n
-		it.setKnown(h.path, n)
+		e.Size = n
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return false, err
+		}
+		if !failed {
+			it.setKnown(h.path, n)
+		}
 	case opMPIView:
 		disp, err := it.optInt(cm, "disp", 0, "displacement", true)
 		if err != nil {
@@ -901,12 +1113,23 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 		if cm.args["stride"] != nil && (block == 0 || stride < block) {
 			return false, evalErr(cm.args["stride"].pos, fmt.Sprintf("a view needs 0 < block <= stride, got block %d and stride %d", block, stride))
 		}
-		e.Op, e.Offset, e.Size, e.Stride = trace.OpMPIFileSetView, disp, block, stride
-		h.pos = 0
+		e.Offset, e.Size, e.Stride = disp, block, stride
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return false, err
+		}
+		if !failed {
+			h.pos = 0
+		}
 	case opMPIClose:
-		e.Op = trace.OpMPIFileClose
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return false, err
+		}
 		it.mids.free(h.fd)
 		h.open, h.closedAt = false, cm.pos
+	}
+	if err := it.flagsDetail(cm, &e); err != nil {
+		return false, err
 	}
 	if e.Op.Info().Collective {
 		return it.collective(e, ev)

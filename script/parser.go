@@ -395,7 +395,7 @@ func (p *parser) command(spec *cmdSpec) *CommandStmt {
 			a = spec.arg(t.text)
 		}
 		if a == nil {
-			if len(spec.args) == 0 {
+			if len(spec.keys()) == 0 {
 				p.failf(t.pos, "unexpected %s after %s (%s takes no arguments: %s)", t, spec.name, spec.name, spec.synopsis)
 			}
 			if spec.name == "sendrecv" && (t.text == "to" || t.text == "from") {
@@ -424,14 +424,18 @@ func (p *parser) command(spec *cmdSpec) *CommandStmt {
 		case argWord:
 			w := p.tok()
 			ok := w.kind == tIdent
-			if ok {
+			if ok && len(a.words) > 0 {
 				ok = false
 				for _, x := range a.words {
 					ok = ok || x == w.text
 				}
 			}
 			if !ok {
-				p.failf(w.pos, "expected %s after '%s', found %s", orList(a.words), a.key, w)
+				want := "a name"
+				if len(a.words) > 0 {
+					want = orList(a.words)
+				}
+				p.failf(w.pos, "expected %s after '%s', found %s", want, a.key, w)
 			}
 			p.next()
 			arg.Word = w.text

@@ -59,9 +59,10 @@ type Config struct {
 	// OnStart, if set, is called with the program's process id once it
 	// runs, before any event is written.
 	OnStart func(pid int)
-	// ForwardSignals passes SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to
-	// the tracer on to the program while Run runs (and keeps them from
-	// killing the tracer).
+	// ForwardSignals passes SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
+	// SIGUSR2 sent to the tracer on to the program while Run runs (and
+	// keeps them from killing the tracer, which would kill the program:
+	// batch systems send SIGUSR1 or SIGUSR2 to ask a job to checkpoint).
 	ForwardSignals bool
 
 	// decodeRegs reads system calls from the registers even where
@@ -224,13 +225,22 @@ func Run(cfg Config) (Result, error) {
 	// ptrace requests must all come from the thread that attached.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// With one P (GOMAXPROCS=1, as under taskset -c 0 or mpirun
+	// --bind-to core), sysmon takes the tracer's P away at every wait4
+	// that outlasts its 20µs tick, there being no idle P, and keeps
+	// polling every 20µs on the CPU the program needs: a second P, idle
+	// while the tracer waits, avoids both.
+	if runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+		defer runtime.SetDefaultGOMAXPROCS()
+	}
 
 	var sigs chan os.Signal
 	stopFwd := make(chan struct{})
 	fwdDone := make(chan struct{})
 	if cfg.ForwardSignals {
 		sigs = make(chan os.Signal, 8)
-		signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
+		signal.Notify(sigs, forwarded...)
 		go tr.forward(sigs, stopFwd, fwdDone)
 	} else {
 		close(fwdDone)
@@ -301,6 +311,9 @@ func LookPath(name, dir string, env []string) (string, error) {
 	}
 	return "", fmt.Errorf("%s: command not found", name)
 }
+
+// forwarded are the signals ForwardSignals passes on.
+var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}
 
 const ptraceOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACESECCOMP |
 	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACECLONE |
@@ -462,11 +475,12 @@ func (tr *tracer) loop() error {
 	var stops uint
 	lastYield := tr.now()
 	for {
-		// The Go scheduler takes the tracer for a goroutine that runs too
-		// long (10ms on one schedule tick) and then takes its P away at
-		// every wait, waking its monitor thread every 20µs. Yielding now
-		// and then keeps it quiet.
-		if stops++; stops%256 == 0 {
+		// Go's sysmon takes a goroutine that has run on one schedule tick
+		// for 10ms for one that hogs its P: it preempts it and, as the
+		// tracer is mostly in wait4, takes its P away at every wait, and
+		// then polls every 20µs instead of backing off to 10ms. Yielding
+		// every 2ms (a stop takes tens of µs) keeps it quiet.
+		if stops++; stops%8 == 0 {
 			if now := tr.now(); now-lastYield > int64(2*time.Millisecond) {
 				runtime.Gosched()
 				lastYield = now

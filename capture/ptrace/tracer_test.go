@@ -260,8 +260,10 @@ int main(void) {
 	}
 }
 
-// TestExecKeepsDescriptors: descriptors survive exec unless close-on-exec,
-// and an exec from a thread other than the leader keeps tracing.
+// TestExecKeepsDescriptors: descriptors survive exec unless close-on-exec
+// (O_CLOEXEC, dup3, close_range CLOSE_RANGE_CLOEXEC, and fcntl F_SETFD,
+// which the tracer does not see), and an exec from a thread other than
+// the leader keeps tracing.
 func TestExecKeepsDescriptors(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildC(t, dir, "execer", `
@@ -270,7 +272,11 @@ func TestExecKeepsDescriptors(t *testing.T) {
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 static char *self;
 static void *thread(void *arg) {
 	char *argv[] = {self, "child", 0};
@@ -279,9 +285,11 @@ static void *thread(void *arg) {
 }
 int main(int argc, char **argv) {
 	if (argc > 1) {
-		/* After exec: 5 is kept, 6 was close-on-exec. */
+		/* After exec: 5 is kept; 6, 7 and 8 were close-on-exec. */
 		write(5, "kept", 4);
 		write(6, "gone", 4);
+		write(7, "gone", 4);
+		write(8, "gone", 4);
 		return 0;
 	}
 	self = argv[0];
@@ -289,6 +297,10 @@ int main(int argc, char **argv) {
 	int b = open("gone", O_CREAT|O_WRONLY|O_TRUNC|O_CLOEXEC, 0644);
 	dup2(a, 5);
 	dup3(b, 6, O_CLOEXEC);
+	dup2(a, 7);
+	syscall(SYS_close_range, 7, 7, CLOSE_RANGE_CLOEXEC);
+	dup2(a, 8);
+	fcntl(8, F_SETFD, FD_CLOEXEC);
 	write(5, "x", 1);
 	pthread_t th;
 	pthread_create(&th, 0, thread, 0);
@@ -302,7 +314,7 @@ int main(int argc, char **argv) {
 	var kept []int64
 	for _, e := range evs {
 		p := s.Paths.Lookup(e.Path)
-		if e.Op == trace.OpWrite && strings.HasSuffix(p, "/gone") {
+		if e.Op == trace.OpWrite && (strings.HasSuffix(p, "/gone") || e.FD == 7 || e.FD == 8) {
 			t.Errorf("write to a close-on-exec descriptor after exec recorded: %s", formatEvent(e, s))
 		}
 		if e.Op == trace.OpWrite && strings.HasSuffix(p, "/kept") {
@@ -771,5 +783,135 @@ int main(void) {
 	}
 	if fmt.Sprint(offs) != "[0 12]" || !spawned {
 		t.Errorf("writes to shared at %v, spawned child recorded %v\n%s", offs, spawned, dumpEvents(evs, s))
+	}
+}
+
+// dupFamilyC goes through every way of making, sharing and dropping a
+// descriptor: dup3, fcntl F_DUPFD_CLOEXEC and F_DUPFD, dup2, close_range,
+// vfork (a copied table whose file positions are shared) and a thread
+// (a shared table), with every vector and positioned call in between.
+const dupFamilyC = `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char buf[64];
+static int fd, td;
+
+static void *thread(void *arg) {
+	td = dup(fd);
+	return 0;
+}
+
+int main(void) {
+	struct iovec iov[2] = {{buf, 3}, {buf + 3, 5}};
+	syscall(SYS_close_range, 3, ~0U, 0);
+	fd = open("f", O_CREAT|O_RDWR|O_TRUNC, 0644);
+	write(fd, buf, 10);
+	int a = dup3(fd, 10, O_CLOEXEC);
+	write(a, buf, 5);
+	int b = fcntl(fd, F_DUPFD_CLOEXEC, 20);
+	write(b, buf, 5);
+	int c = dup2(fd, 30);
+	pwritev(c, iov, 2, 100);
+	write(c, buf, 1);
+	preadv2(c, iov, 2, -1, 0);
+	lseek(fd, -4, SEEK_CUR);
+	readv(a, iov, 2);
+	pwritev2(fd, iov, 2, 50, 0);
+	pwritev2(fd, iov, 2, -1, 0);
+	preadv(b, iov, 2, 0);
+	syscall(SYS_close_range, 10, 20, 0);
+	if (write(a, buf, 1) != -1) return 2;
+	int g = open("g", O_CREAT|O_WRONLY|O_TRUNC, 0644);
+	int g10 = fcntl(g, F_DUPFD, 10);
+	write(g10, buf, 2);
+	pid_t pid = vfork();
+	if (pid == 0) {
+		write(fd, buf, 4);
+		_exit(0);
+	}
+	waitpid(pid, 0, 0);
+	write(c, buf, 1);
+	pthread_t th;
+	pthread_create(&th, 0, thread, 0);
+	pthread_join(th, 0);
+	write(td, buf, 2);
+	return 0;
+}
+`
+
+// TestDescriptorFamily checks descriptors, paths and offsets through the
+// dup family, close_range, vfork and a thread's dup, and the vector and
+// positioned calls, event by event.
+func TestDescriptorFamily(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	bin := buildC(t, dir, "dupfamily", dupFamilyC, "-pthread")
+	res, evs, s := record(t, Config{Argv: []string{bin}, Dir: dir})
+	if res.Status() != 0 {
+		t.Fatalf("exit status %d\n%s", res.Status(), dumpEvents(evs, s))
+	}
+	want := []wantEv{
+		{"openat", "f", 3, 0, 0, 3, 0, ""},
+		{"write", "f", 3, 0, 10, 10, 0, ""},
+		{"dup3", "f", 3, 0, 0, 10, 0, ""},
+		{"write", "f", 10, 10, 5, 5, 0, ""},
+		{"fcntl", "f", 3, 0, 0, 20, 0, ""},
+		{"write", "f", 20, 15, 5, 5, 0, ""},
+		{"dup2", "f", 3, 0, 0, 30, 0, ""},
+		{"pwritev", "f", 30, 100, 8, 8, 0, ""},
+		{"write", "f", 30, 20, 1, 1, 0, ""},
+		{"preadv2", "f", 30, 21, 8, 8, 0, ""},
+		{"lseek", "f", 3, -4, 0, 25, 0, ""},
+		{"readv", "f", 10, 25, 8, 8, 0, ""},
+		{"pwritev2", "f", 3, 50, 8, 8, 0, ""},
+		{"pwritev2", "f", 3, 33, 8, 8, 0, ""},
+		{"preadv", "f", 20, 0, 8, 8, 0, ""},
+		{"close_range", "", 10, 0, 20, 0, 0, ""},
+		// The write to the closed descriptor 10 is not recorded: it names
+		// no file any more.
+		{"openat", "g", 4, 0, 0, 4, 0, ""},
+		{"fcntl", "g", 4, 0, 0, 10, 0, ""},
+		{"write", "g", 10, 0, 2, 2, 0, ""},
+		{"write", "f", 3, 41, 4, 4, 1, ""}, // the vfork child
+		{"write", "f", 30, 45, 1, 1, 0, ""},
+		{"dup", "f", 3, 0, 0, 4 + 1, 2, ""}, // the thread
+		{"write", "f", 5, 46, 2, 2, 0, ""},
+	}
+	var got []trace.Event
+	for _, e := range evs {
+		p := s.Paths.Lookup(e.Path)
+		if (p == dir || strings.HasPrefix(p, dir+"/")) && p != bin || e.Op == trace.OpCloseRange {
+			got = append(got, e)
+		}
+	}
+	rel := func(id trace.PathID) string {
+		if id == 0 {
+			return ""
+		}
+		return strings.TrimPrefix(s.Paths.Lookup(id), dir+"/")
+	}
+	for i := 0; i < max(len(got), len(want)); i++ {
+		if i >= len(got) || i >= len(want) {
+			t.Errorf("%d events, want %d", len(got), len(want))
+			break
+		}
+		e, w := got[i], want[i]
+		if e.Op.Info().Name != w.family || rel(e.Path) != w.path || e.FD != w.fd || e.Offset != w.off ||
+			e.Size != w.size || e.Ret != w.ret || e.Thread != w.thread || rel(e.Path2) != w.path2 {
+			t.Errorf("event %d: %s\n  want %+v", i, formatEvent(e, s), w)
+		}
+	}
+	if len(res.Threads) != 3 || res.Threads[1].Parent != 0 || res.Threads[2].Parent != 0 {
+		t.Errorf("threads %+v, want main, the vfork child and the thread", res.Threads)
+	}
+	if t.Failed() {
+		t.Logf("all events:\n%s", dumpEvents(evs, s))
 	}
 }

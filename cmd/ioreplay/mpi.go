@@ -80,6 +80,9 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 		return err
 	}
 	defer t.Close()
+	if f.timing == "" {
+		opts.Timing = replay.DefaultTiming(t)
+	}
 
 	// The target: given, or a new temporary directory named by process 0.
 	target, temp := f.target, false
@@ -343,12 +346,7 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 		}
 	}
 	if total.Interrupted {
-		msg := "ioreplay: interrupted: " + total.Progress()
-		if !recTemp {
-			msg += "; the partial replay trace is in " + recPath
-		}
-		fmt.Fprintln(stderr, msg)
-		return cli.ExitError{Code: 130}
+		return interrupted(stderr, total, recPath, !recTemp)
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "mpi: %d processes, %d ranks (%s); between processes %d messages (%s), %d collectives, backend %s\n",

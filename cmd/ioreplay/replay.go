@@ -81,14 +81,17 @@ collectives and messages make the ranks wait for each other as they did.
 Timing (--timing): original issues each call at its recorded offset from the
 rank's first call (open loop); think keeps the recorded gap between the end of
 one call and the start of the next (closed loop); afap issues them back to back.
---speed X divides the gaps.
+--speed X divides the gaps. The default is original for a trace and think for a
+script: a script's times come from a nominal model, so its calls then run at
+the file system's speed and only its sleeps leave gaps.
 
 Everything happens inside --target DIR (default: a new temporary directory,
 removed at the end unless --keep). Trace paths lose their common prefix (or
 follow --map OLD=NEW); nothing outside DIR is created, written, truncated,
 renamed or removed; /dev, /proc, /sys and the standard streams are skipped.
-Files the trace reads but does not create are created first with the size it
-needs (--prepare-only stops there; --dry-run only prints the plan).
+Files the trace finds rather than creates are created first with the size its
+reads need of data it did not write itself (--prepare-only stops there;
+--dry-run only prints the plan).
 
 At the end ioreplay prints the statistics of its own trace (--record keeps it),
 as 'iotrace stats' would, and with --compare the original beside it; --html FILE
@@ -103,7 +106,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	}
 	fs := c.Flags()
 	f.in.AddFlags(fs)
-	fs.StringVar(&f.timing, "timing", "original", "when calls are issued: original, think or afap")
+	fs.StringVar(&f.timing, "timing", "", "when calls are issued: original, think or afap (default original for a trace, think for a script)")
 	fs.Float64Var(&f.speed, "speed", 1, "divide recorded gaps by this factor (original and think timing)")
 	fs.StringVar(&f.target, "target", "", "directory to replay in (default: a new temporary directory)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the temporary target directory")
@@ -144,8 +147,10 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 func (f *flags) options() (replay.Options, error) {
 	var o replay.Options
 	var err error
-	if o.Timing, err = replay.ParseTiming(f.timing); err != nil {
-		return o, err
+	if f.timing != "" {
+		if o.Timing, err = replay.ParseTiming(f.timing); err != nil {
+			return o, err
+		}
 	}
 	if f.speed <= 0 {
 		return o, fmt.Errorf("--speed %v: want a positive factor", f.speed)
@@ -230,6 +235,9 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 	t, err := openInput(&f.in, args, stderr)
 	if err != nil {
 		return err
+	}
+	if f.timing == "" {
+		opts.Timing = replay.DefaultTiming(t)
 	}
 	defer func() {
 		if cerr := t.Close(); err == nil && cerr != nil {
@@ -345,12 +353,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 		return runErr
 	}
 	if res.Interrupted {
-		msg := "ioreplay: interrupted: " + res.Progress()
-		if !recTemp {
-			msg += "; the partial replay trace is in " + recPath
-		}
-		fmt.Fprintln(stderr, msg)
-		return cli.ExitError{Code: 130}
+		return interrupted(stderr, res, recPath, !recTemp)
 	}
 	return writeReport(cmd, f, t, args, recPath, res)
 }
@@ -497,12 +500,14 @@ func printPlan(w io.Writer, rp *replay.Replay, f *flags, target string) error {
 	if target == "" {
 		target = "(a new temporary directory)"
 	}
-	fmt.Fprintf(bw, "dry run: %d ranks, %d events, timing %s, target %s\n", len(p.Ranks), p.Events, f.timing, target)
+	fmt.Fprintf(bw, "dry run: %d ranks, %d events, timing %s, target %s\n", len(p.Ranks), p.Events, rp.Timing(), target)
 	fmt.Fprintf(bw, "\npaths (common prefix %s):\n", p.Prefix)
 	for _, e := range p.Paths {
 		switch e.Note {
 		case replay.NoteSpecial:
 			fmt.Fprintf(bw, "  %q -> (skipped: /dev, /proc or /sys)\n", e.Trace)
+		case replay.NoteKernel:
+			fmt.Fprintf(bw, "  %q -> (skipped: pipe, socket or other kernel object)\n", e.Trace)
 		case replay.NoteClamped:
 			fmt.Fprintf(bw, "  %q -> %q (\"..\" kept inside the target)\n", e.Trace, e.Target)
 		default:
@@ -536,37 +541,21 @@ func printPlan(w io.Writer, rp *replay.Replay, f *flags, target string) error {
 // openInput opens the trace files, or the pattern script, to replay. A
 // script is not expanded: the replay runs it (replay.ScriptTrace).
 func openInput(in *cli.Input, args []string, warn io.Writer) (trace.Trace, error) {
-	isScript := func(a string) bool {
-		_, sample := samples.Arg(a)
-		return cli.IsScript(a) || sample
-	}
-	if !slices.ContainsFunc(args, isScript) {
-		return in.Open(args, nil, warn)
-	}
-	if len(args) > 1 {
-		return nil, fmt.Errorf("a script (%s) is replayed alone, not with other inputs", args[slices.IndexFunc(args, isScript)])
-	}
-	sample, isSample := samples.Arg(args[0])
-	ranks := in.Ranks
-	if ranks <= 0 && isSample {
-		ranks = sample.Ranks
-	}
-	if ranks <= 0 {
-		return nil, fmt.Errorf("%s: a script needs --ranks N", args[0])
-	}
-	params, err := keyValues("--param", in.Params)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := keyValues("--group", in.Groups)
-	if err != nil {
-		return nil, err
-	}
+	return in.Open(args, scriptInputs{}, warn)
+}
+
+// scriptInputs opens the pattern scripts ioreplay runs: a file, or the
+// built-in sample an argument names (samples.Arg), bound to its ranks and
+// parameters but not expanded, unlike iotrace's, which expands them.
+type scriptInputs struct{}
+
+func (scriptInputs) Open(path string, ranks int, params, groups map[string]string) (trace.Trace, error) {
 	var prog *script.Program
-	if isSample {
-		prog, err = sample.Compile()
+	var err error
+	if s, ok := samples.Arg(path); ok {
+		prog, err = s.Compile()
 	} else {
-		prog, err = script.Load(args[0])
+		prog, err = script.Load(path)
 	}
 	if err != nil {
 		return nil, err
@@ -578,16 +567,21 @@ func openInput(in *cli.Input, args []string, warn io.Writer) (trace.Trace, error
 	return replay.ScriptTrace(inst), nil
 }
 
-func keyValues(flag string, kvs []string) (map[string]string, error) {
-	m := map[string]string{}
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("%s %q: want NAME=VALUE", flag, kv)
-		}
-		m[k] = v
+func (scriptInputs) Sample(name string) (int, bool) {
+	s, ok := samples.Arg(name)
+	return s.Ranks, ok
+}
+
+// interrupted prints how far an interrupted replay got, and where its
+// partial trace is when it is kept, and returns the exit status of an
+// interruption.
+func interrupted(w io.Writer, res *replay.Result, recPath string, kept bool) error {
+	msg := "ioreplay: interrupted: " + res.Progress()
+	if kept {
+		msg += "; the partial replay trace is in " + recPath
 	}
-	return m, nil
+	fmt.Fprintln(w, msg)
+	return cli.ExitError{Code: 130}
 }
 
 func writeSummary(path string, res *replay.Result) error {

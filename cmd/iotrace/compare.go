@@ -1,9 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
@@ -51,27 +50,14 @@ operation, bandwidth over time and per-rank timelines on one time scale).`,
 				}
 			}
 			cmp := report.Compare(st[0], st[1])
-			w := cmd.OutOrStdout()
-			if out != "" && out != "-" {
-				f, err := os.Create(out)
-				if err != nil {
-					return err
+			err := cli.WriteOutput(out, cmd.OutOrStdout(), func(w io.Writer) error {
+				if formatName == "html" {
+					return report.RenderCompareHTML(w, cmp, report.HTMLOptions{
+						Inputs: []string{"A: " + args[0], "B: " + args[1]}, NameA: "A", NameB: "B"})
 				}
-				defer f.Close()
-				w = f
-			}
-			bw := bufio.NewWriter(w)
-			var err error
-			if formatName == "html" {
-				err = report.RenderCompareHTML(bw, cmp, report.HTMLOptions{
-					Inputs: []string{"A: " + args[0], "B: " + args[1]}, NameA: "A", NameB: "B"})
-			} else {
-				err = report.RenderCompare(bw, cmp, formatName)
-			}
+				return report.RenderCompare(w, cmp, formatName)
+			})
 			if err != nil {
-				return err
-			}
-			if err := bw.Flush(); err != nil {
 				return err
 			}
 			if m := cmp.Mismatches(); check && len(m) > 0 {

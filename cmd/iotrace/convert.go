@@ -116,7 +116,10 @@ func newConvertCmd() *cobra.Command {
 	c.Flags().StringVarP(&r.out, "output", "o", "", "file to write (- for standard output, text forms only)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if r.out == "" {
-			return errors.New("-o OUT is required")
+			if to != "script" {
+				return errors.New("-o OUT is required")
+			}
+			r.out = "-" // a script goes to standard output by default
 		}
 		r.cmd, r.args, r.stderr = cmd, args, cmd.ErrOrStderr()
 		if from == "" {

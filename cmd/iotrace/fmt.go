@@ -115,32 +115,25 @@ func fmtOne(cmd *cobra.Command, name string, src []byte, write, list, check bool
 	return err
 }
 
-// writeKeepingMode replaces name with data through a temporary file in the
-// same directory, so that a failure leaves the old file whole.
+// writeKeepingMode replaces name with data through cli.Output, so that a
+// failure leaves the old file whole, and keeps the file's permissions.
 func writeKeepingMode(name string, data []byte) error {
 	fi, err := os.Stat(name)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), ".fmt-*.iop")
+	out, err := cli.CreateOutput(name)
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(data)
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
+	defer out.Abort()
+	if _, err := out.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	if werr == nil {
-		werr = os.Chmod(tmp.Name(), fi.Mode().Perm())
+	if err := out.Chmod(fi.Mode().Perm()); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), name)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", name, werr)
-	}
-	return nil
+	return out.Commit()
 }
 
 // scriptFiles expands directories into the .iop files under them.

@@ -41,15 +41,18 @@ stop the program (a seccomp filter); everything else runs at full speed.
 Not seen: I/O through mmap, io_uring and AIO.
 
 CMD's standard streams are its own, and its exit status is record's: its exit
-code, or 128+N when signal N killed it. SIGINT, SIGTERM, SIGHUP and SIGQUIT
-sent to record are passed on to CMD. The trace is written in blocks at least
+code, or 128+N when signal N killed it. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+SIGUSR1 and SIGUSR2 sent to record are passed on to CMD (a signal sent to the
+whole process group reaches CMD once). The trace is written in blocks at least
 every second, so a record that is killed (CMD dies with it) leaves a trace
 readable up to its last block.
 
 Output and ranks. The rank is --rank, or comes from the MPI launcher's
-environment: OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID,
-MV2_COMM_WORLD_RANK (the first set), and the number of ranks from
-OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS or MV2_COMM_WORLD_SIZE. A run
+environment: OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, MV2_COMM_WORLD_RANK,
+SLURM_PROCID (the first set; Slurm's last, as an mpirun inside a batch script
+leaves the script's SLURM_PROCID to every rank), and the number of ranks from
+the same launcher's OMPI_COMM_WORLD_SIZE, PMI_SIZE, MV2_COMM_WORLD_SIZE or
+SLURM_NTASKS (for PMIx or --rank: the first of them set). A run
 of one process writes OUT as a file. When there are several ranks (or the
 rank is known but their number is not), OUT is a directory and each rank
 writes OUT/rank-NNNNN.iot, so that

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 )
@@ -385,9 +386,13 @@ func TestRecordMPIRanks(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"PMI_SIZE=3"}, []string{"--rank", "2"}, "rank-00002.iot"},
-		{[]string{"PMI_RANK=1", "PMI_SIZE=3"}, nil, "rank-00001.iot"},
-		{[]string{"SLURM_PROCID=0", "SLURM_NTASKS=3"}, nil, "rank-00000.iot"},
+		{[]string{"PMI_SIZE=5"}, []string{"--rank", "2"}, "rank-00002.iot"},
+		{[]string{"PMI_RANK=1", "PMI_SIZE=5"}, nil, "rank-00001.iot"},
+		{[]string{"SLURM_PROCID=0", "SLURM_NTASKS=5"}, nil, "rank-00000.iot"},
+		{[]string{"PMIX_RANK=3", "SLURM_NTASKS=5"}, nil, "rank-00003.iot"},
+		// mpirun_rsh inside a Slurm batch script: the script's SLURM_PROCID
+		// and SLURM_NTASKS are stale.
+		{[]string{"SLURM_PROCID=0", "SLURM_NTASKS=1", "MV2_COMM_WORLD_RANK=4", "MV2_COMM_WORLD_SIZE=5"}, nil, "rank-00004.iot"},
 	} {
 		args := append(append([]string{"record", "-o", out2}, c.args...), "--", "true")
 		if _, stderr, code := recRun(t, dir, c.env, "", args...); code != 0 {
@@ -397,7 +402,7 @@ func TestRecordMPIRanks(t *testing.T) {
 			t.Errorf("%v %v: %v", c.env, c.args, err)
 		}
 	}
-	if r3, _ := readTrace(t, out2); fmt.Sprint(r3.Ranks()) != "[0 1 2]" || r3.Meta().Ranks != 3 {
+	if r3, _ := readTrace(t, out2); fmt.Sprint(r3.Ranks()) != "[0 1 2 3 4]" || r3.Meta().Ranks != 5 {
 		t.Errorf("run2: ranks %v meta %d", r3.Ranks(), r3.Meta().Ranks)
 	}
 	// A single-rank run writes a plain file.
@@ -467,7 +472,18 @@ int main(int argc, char **argv) {
 	if (argc > 1 && argv[1][0] == 'h') {
 		signal(SIGTERM, on);
 		signal(SIGINT, on);
+		signal(SIGUSR1, on);
+		signal(SIGUSR2, on);
 	}
+	if (argc > 1 && argv[1][0] == 'c' && fork() == 0) {
+		/* A child that would run on forever. */
+		FILE *c = fopen("cpid.tmp", "w");
+		fprintf(c, "%d\n", getpid());
+		fclose(c);
+		rename("cpid.tmp", "cpid");
+		for (;;) usleep(10000);
+	}
+	while (argc > 1 && argv[1][0] == 'c' && access("cpid", F_OK) != 0) usleep(1000);
 	FILE *p = fopen("pid", "w");
 	fprintf(p, "%d\n", getpid());
 	fclose(p);
@@ -494,6 +510,9 @@ func startRecording(t *testing.T, dir, bin, out string, args ...string) (*exec.C
 	os.Remove(filepath.Join(dir, "pid"))
 	cmd := exec.Command(iotraceBin, append([]string{"record", "-o", out, "--", bin}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A program left running keeps the stderr pipe open: Wait must not
+	// wait for it forever.
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Dir = dir
 	cmd.Env = recCleanEnv()
 	var stderr bytes.Buffer
@@ -535,7 +554,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd) int {
 	return -1
 }
 
-// TestRecordSignals: SIGTERM, SIGINT and SIGHUP sent to iotrace reach the
+// TestRecordSignals: SIGTERM, SIGINT, SIGHUP and SIGUSR1/2 sent to iotrace reach the
 // program; its handler's work is recorded and its status is iotrace's.
 func TestRecordSignals(t *testing.T) {
 	dir := t.TempDir()
@@ -548,6 +567,9 @@ func TestRecordSignals(t *testing.T) {
 	}{
 		{syscall.SIGTERM, true, false, 5}, {syscall.SIGINT, true, false, 5}, {syscall.SIGINT, true, true, 5},
 		{syscall.SIGTERM, false, false, 143}, {syscall.SIGINT, false, true, 130}, {syscall.SIGHUP, false, false, 129},
+		// Batch systems ask for a checkpoint with SIGUSR1/SIGUSR2, to the
+		// job's processes or to the job step's process group.
+		{syscall.SIGUSR1, true, false, 5}, {syscall.SIGUSR2, true, true, 5}, {syscall.SIGUSR1, false, false, 138},
 	} {
 		out := filepath.Join(dir, "sig.iot")
 		os.Remove(filepath.Join(dir, "got"))
@@ -589,29 +611,44 @@ func TestRecordSignals(t *testing.T) {
 	}
 }
 
-// TestRecordKilled: when iotrace is killed with SIGKILL the program dies
-// too (never left running with the filter and no tracer), and the trace
+// TestRecordKilled: when iotrace is killed with SIGKILL the program and
+// its child die too (never left running with the filter and no tracer,
+// where every traced call would fail with ENOSYS), and the trace
 // reads back up to its last flushed block.
 func TestRecordKilled(t *testing.T) {
 	dir := t.TempDir()
 	bin := recBuildC(t, dir, "sleeper", recSleeperC)
 	out := filepath.Join(dir, "killed.iot")
-	cmd, _, pid := startRecording(t, dir, bin, out, "-")
+	os.Remove(filepath.Join(dir, "cpid"))
+	cmd, _, pid := startRecording(t, dir, bin, out, "c")
+	b, _ := os.ReadFile(filepath.Join(dir, "cpid"))
+	cpid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("the child's pid: %q", b)
+	}
 	time.Sleep(2500 * time.Millisecond)
 	cmd.Process.Kill()
 	cmd.Wait()
-	gone := false
-	for i := 0; i < 200 && !gone; i++ {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		// Gone, or a zombie waiting for a reaper.
-		gone = err != nil || strings.Contains(string(b), ") Z ")
+	var left []int
+	for _, p := range []int{pid, cpid} {
+		gone := false
+		for i := 0; i < 200 && !gone; i++ {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+			// Gone, or a zombie waiting for a reaper.
+			gone = err != nil || strings.Contains(string(b), ") Z ")
+			if !gone {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
 		if !gone {
-			time.Sleep(10 * time.Millisecond)
+			left = append(left, p)
 		}
 	}
-	if !gone {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatal("the program kept running after iotrace was killed")
+	for _, p := range left {
+		syscall.Kill(p, syscall.SIGKILL)
+	}
+	if len(left) > 0 {
+		t.Fatalf("processes %v of the program kept running after iotrace was killed", left)
 	}
 	r, err := format.OpenOptions(format.ReadOptions{}, out)
 	if err != nil {
@@ -656,5 +693,140 @@ func TestRecordIncludeExclude(t *testing.T) {
 	}
 	if !seen["sub/x"] || seen["top.txt"] || seen["sub/skip/y"] || seen["sub/skip"] {
 		t.Errorf("recorded paths %v", seen)
+	}
+}
+
+// recReplayC does a bit of everything a replay must reproduce: sequential,
+// positioned and vector reads and writes, seeks, syncs, a truncate, a dup
+// shared with a child, a thread of its own file, appends, a failing open
+// and metadata calls.
+const recReplayC = `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char buf[65536];
+
+static void *thread(void *arg) {
+	int fd = open("out/t.dat", O_CREAT|O_WRONLY|O_TRUNC, 0644);
+	for (int i = 0; i < 8; i++) pwrite(fd, buf, 8192, i * 8192);
+	fsync(fd);
+	close(fd);
+	return 0;
+}
+
+int main(void) {
+	memset(buf, 'x', sizeof buf);
+	mkdir("out", 0755);
+	int fd = open("out/data", O_CREAT|O_RDWR|O_TRUNC, 0644);
+	for (int i = 0; i < 16; i++) write(fd, buf, 4096);
+	struct iovec iov[3] = {{buf, 100}, {buf + 100, 1000}, {buf + 2000, 3000}};
+	writev(fd, iov, 3);
+	pwritev(fd, iov, 3, 100000);
+	pwrite(fd, buf, 512, 200000);
+	lseek(fd, 0, SEEK_SET);
+	read(fd, buf, 1000);
+	pread(fd, buf, 2000, 50000);
+	readv(fd, iov, 3);
+	preadv(fd, iov, 3, 7);
+	fdatasync(fd);
+	ftruncate(fd, 150000);
+	struct stat st;
+	fstat(fd, &st);
+	stat("out/data", &st);
+	int d = dup(fd);
+	if (fork() == 0) {
+		lseek(d, 0, SEEK_END);
+		write(d, buf, 777);
+		_exit(0);
+	}
+	wait(0);
+	pthread_t th;
+	pthread_create(&th, 0, thread, 0);
+	pthread_join(th, 0);
+	read(d, buf, 4096); /* at the end of the file: 0 bytes */
+	close(d);
+	close(fd);
+	int ap = open("out/log", O_CREAT|O_WRONLY|O_APPEND, 0644);
+	for (int i = 0; i < 5; i++) write(ap, buf, 33);
+	close(ap);
+	open("out/missing", O_RDONLY);
+	rename("out/data", "out/data2");
+	unlink("out/data2");
+	mkdir("out/sub", 0755);
+	rmdir("out/sub");
+	return 0;
+}
+`
+
+// TestRecordReplaysE2E: a recorded run replays with ioreplay (as fast as
+// possible, recording the replay) with the same calls and bytes, op by
+// op, and the same failures.
+func TestRecordReplaysE2E(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	bin := recBuildC(t, dir, "replayed", recReplayC)
+	replayBin := filepath.Join(dir, "ioreplay")
+	if out, err := exec.Command("go", "build", "-o", replayBin, "../ioreplay").CombinedOutput(); err != nil {
+		t.Fatalf("building ioreplay: %v\n%s", err, out)
+	}
+	work := filepath.Join(dir, "work")
+	os.Mkdir(work, 0o755)
+	orig := filepath.Join(dir, "orig.iot")
+	if _, stderr, code := recRun(t, work, nil, "", "record", "--include", work, "-o", orig, "--", bin); code != 0 {
+		t.Fatalf("record: exit %d\n%s", code, stderr)
+	}
+	replayed := filepath.Join(dir, "replay.iot")
+	target := filepath.Join(dir, "target")
+	cmd := exec.Command(replayBin, "--timing", "afap", "--target", target, "--record", replayed, "--quiet", orig)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ioreplay: %v\n%s", err, out)
+	}
+	stats := func(name string) *report.Stats {
+		r, evs := readTrace(t, name)
+		if w := r.Warnings(); len(w) > 0 {
+			t.Fatalf("%s: %v", name, w)
+		}
+		if len(evs) == 0 {
+			t.Fatalf("%s: no events", name)
+		}
+		st, err := report.Compute(r, report.Options{Detail: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	a, b := stats(orig), stats(replayed)
+	c := report.Compare(a, b)
+	if m := c.Mismatches(); len(m) > 0 {
+		t.Errorf("counts differ in %v", m)
+	}
+	ops := map[string]bool{}
+	for _, row := range c.Rows {
+		ops[row.Op] = true
+		if row.A.Bytes != row.B.Bytes || row.A.Errors != row.B.Errors {
+			t.Errorf("%s: %d bytes → %d, %d errors → %d", row.Op, row.A.Bytes, row.B.Bytes, row.A.Errors, row.B.Errors)
+		}
+	}
+	// The program's calls all made it into the trace.
+	for _, op := range []string{"openat", "write", "pwrite", "writev", "pwritev", "read", "pread", "readv", "preadv",
+		"lseek", "fsync", "fdatasync", "ftruncate", "dup", "rename", "unlink", "mkdir", "rmdir", "close"} {
+		if !ops[op] {
+			t.Errorf("no %s in the recorded trace", op)
+		}
+	}
+	if c.Total.A.Bytes == 0 || c.Total.A.Bytes != c.Total.B.Bytes || c.Total.A.Count != c.Total.B.Count {
+		t.Errorf("total: %d calls, %d bytes → %d calls, %d bytes", c.Total.A.Count, c.Total.A.Bytes, c.Total.B.Count, c.Total.B.Bytes)
+	}
+	if t.Failed() {
+		var out bytes.Buffer
+		report.RenderCompare(&out, c, "text")
+		t.Logf("comparison:\n%s", out.String())
 	}
 }

@@ -1,9 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
+	"io"
 	"slices"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
@@ -75,25 +74,12 @@ time and a per-rank timeline. Write it to a file with -o report.html.`,
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			if out != "" && out != "-" {
-				f, err := os.Create(out)
-				if err != nil {
-					return err
+			return cli.WriteOutput(out, cmd.OutOrStdout(), func(w io.Writer) error {
+				if formatName == "html" {
+					return report.RenderHTML(w, st, report.HTMLOptions{Inputs: args})
 				}
-				defer f.Close()
-				w = f
-			}
-			bw := bufio.NewWriter(w)
-			if formatName == "html" {
-				err = report.RenderHTML(bw, st, report.HTMLOptions{Inputs: args})
-			} else {
-				err = report.Render(bw, st, by, formatName)
-			}
-			if err != nil {
-				return err
-			}
-			return bw.Flush()
+				return report.Render(w, st, by, formatName)
+			})
 		},
 	}
 	in.AddFlags(c.Flags())

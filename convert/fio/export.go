@@ -452,7 +452,7 @@ func (rx *rankExport) file(id trace.PathID) *fileState {
 	switch {
 	case !ok:
 		fs.reason = leftUnknown
-	case p.Note == replay.NoteSpecial || p.Target == "":
+	case p.Note.Skipped() || p.Target == "":
 		fs.reason = leftSpecial
 	default:
 		fs.name = rx.ex.fioName(p.Target)

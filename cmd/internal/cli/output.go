@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -64,4 +66,30 @@ func (o *Output) Abort() {
 		os.Remove(o.Name())
 		o.done = true
 	}
+}
+
+// WriteOutput runs write on a buffered writer to the file name through an
+// Output, or to stdout when name is "" or "-": the file appears whole when
+// write succeeds, and not at all when it fails.
+func WriteOutput(name string, stdout io.Writer, write func(io.Writer) error) error {
+	if name == "" || name == "-" {
+		bw := bufio.NewWriter(stdout)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	o, err := CreateOutput(name)
+	if err != nil {
+		return err
+	}
+	defer o.Abort()
+	bw := bufio.NewWriter(o)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return o.Commit()
 }

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteOutput(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "report.txt")
+	if err := os.WriteFile(name, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A failing writer leaves the old file as it was and no temporary file.
+	boom := errors.New("boom")
+	err := WriteOutput(name, nil, func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want boom", err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != "old" {
+		t.Errorf("after a failure the file holds %q, want the old contents", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("after a failure the directory holds %d entries, want 1", len(ents))
+	}
+	// A successful one replaces it whole.
+	if err := WriteOutput(name, nil, func(w io.Writer) error {
+		_, err := io.WriteString(w, "new report")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != "new report" {
+		t.Errorf("file holds %q, want %q", b, "new report")
+	}
+	// "" and "-" mean standard output.
+	for _, n := range []string{"", "-"} {
+		var buf bytes.Buffer
+		if err := WriteOutput(n, &buf, func(w io.Writer) error {
+			_, err := io.WriteString(w, "to stdout")
+			return err
+		}); err != nil || buf.String() != "to stdout" {
+			t.Errorf("name %q: got %q, %v", n, buf.String(), err)
+		}
+	}
+	// A directory that does not exist is one clear error naming the file.
+	err = WriteOutput(filepath.Join(dir, "no", "such.txt"), nil, func(io.Writer) error { return nil })
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("such.txt")) {
+		t.Errorf("err = %v, want one naming the file", err)
+	}
+}
