@@ -57,7 +57,7 @@ const coarseSlack = 1500 * time.Microsecond
 // CPUs, where spinning would starve the others) the rest sleeps on the
 // runtime timer too, at millisecond resolution.
 type waiter struct {
-	base    time.Time
+	clk     clock
 	margin  int64
 	precise bool
 	own     bool // the rank has a processor of its own: spin, never yield
@@ -67,7 +67,7 @@ type waiter struct {
 }
 
 // now returns the ns since the replay's start.
-func (w *waiter) now() int64 { return int64(time.Since(w.base)) }
+func (w *waiter) now() int64 { return w.clk.now() }
 
 // until waits for target (ns on the replay's clock); now is a recent
 // reading of the clock. It returns the clock when it stopped waiting —
