@@ -43,7 +43,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		var stop atomic.Bool
 		rn := &runner{
 			rp: rp, src: src, ex: nopExec{}, cm: comm.NewLocal([]uint32{0}, nil).Endpoint(0),
-			w:    waiter{base: time.Now(), stop: &stop, ctx: context.Background(), precise: true, margin: 50_000},
+			w:    waiter{clk: newClock(time.Now()), stop: &stop, ctx: context.Background(), precise: true, margin: 50_000},
 			stop: &stop, timing: tm, speed: 1, handles: map[int32]uint32{}, ctx: context.Background(),
 			rec: &recorder{sink: nopSink{}},
 		}
@@ -52,7 +52,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		allocs := testing.AllocsPerRun(20, func() {
 			copy(buf, evs)
 			rn.started = false
-			rn.w.base = time.Now()
+			rn.w.clk = newClock(time.Now())
 			if k, err := rn.batchRun(buf); err != nil || k != len(buf) {
 				t.Fatalf("batchRun: %d, %v", k, err)
 			}

@@ -234,7 +234,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	}
 	base := time.Now()
 	for _, rn := range runners {
-		rn.w.base = base
+		rn.w.clk = newClock(base)
 	}
 	close(start)
 	wg.Wait()

@@ -57,23 +57,40 @@ const coarseSlack = 1500 * time.Microsecond
 // CPUs, where spinning would starve the others) the rest sleeps on the
 // runtime timer too, at millisecond resolution.
 type waiter struct {
-	base    time.Time
+	clk     clock
 	margin  int64
 	precise bool
 	own     bool // the rank has a processor of its own: spin, never yield
 	stop    *atomic.Bool
 	ctx     context.Context
 	timer   *time.Timer
+	calm    int // waits left that sleep up to the deadline: a spin was preempted
 }
 
+// A spin that sees the clock jump by more than preemptedGap between two
+// readings lost its processor: the machine is busier than the calibration
+// saw. Spinning then only makes the kernel treat the rank as a processor
+// hog and queue it behind the others, while a sleeper is woken promptly;
+// so the next calmWaits waits sleep in nanosleep(2) up to the deadline.
+const (
+	preemptedGap = 100_000
+	calmWaits    = 1000
+)
+
 // now returns the ns since the replay's start.
-func (w *waiter) now() int64 { return int64(time.Since(w.base)) }
+func (w *waiter) now() int64 { return w.clk.now() }
 
 // until waits for target (ns on the replay's clock); now is a recent
 // reading of the clock. It returns the clock when it stopped waiting —
 // the start of the call that waited — or false if the replay was
 // stopped meanwhile.
 func (w *waiter) until(target, now int64) (int64, bool) {
+	margin := w.margin
+	if w.calm > 0 {
+		w.calm--
+		margin = 0
+	}
+	read := false // now is a reading of this call's
 	for {
 		d := target - now
 		if d <= 0 {
@@ -101,15 +118,21 @@ func (w *waiter) until(target, now int64) (int64, bool) {
 			}
 		case !w.precise:
 			runtime.Gosched()
-		case d > w.margin:
-			ts := unix.NsecToTimespec(d - w.margin)
+		case d > margin:
+			ts := unix.NsecToTimespec(d - margin)
 			unix.Nanosleep(&ts, nil)
 		case d > 20_000 && !w.own:
 			runtime.Gosched()
 		default:
 			// The last microseconds: spin.
+			prev := now
+			if now = w.now(); read && now-prev > preemptedGap {
+				w.calm, margin = calmWaits, 0
+			}
+			read = true
+			continue
 		}
-		now = w.now()
+		now, read = w.now(), true
 	}
 }
 

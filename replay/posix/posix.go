@@ -370,7 +370,9 @@ func (x *rankExec) sys(trap uintptr, fd int, p []byte, a3, a4, a5 uintptr) (int,
 	var r uintptr
 	var en unix.Errno
 	if x.raw {
-		r, _, en = unix.RawSyscall6(trap, uintptr(fd), ptr, uintptr(len(p)), a3, a4, a5)
+		var e uintptr
+		r, e = rawSyscall(trap, uintptr(fd), ptr, uintptr(len(p)), a3, a4, a5)
+		en = unix.Errno(e)
 	} else {
 		r, _, en = unix.Syscall6(trap, uintptr(fd), ptr, uintptr(len(p)), a3, a4, a5)
 	}
@@ -487,7 +489,9 @@ func (x *rankExec) sysv(trap uintptr, fd int, a3, a4, a5 uintptr) (int, unix.Err
 	var r uintptr
 	var en unix.Errno
 	if x.raw {
-		r, _, en = unix.RawSyscall6(trap, uintptr(fd), iov, uintptr(len(x.iov)), a3, a4, a5)
+		var e uintptr
+		r, e = rawSyscall(trap, uintptr(fd), iov, uintptr(len(x.iov)), a3, a4, a5)
+		en = unix.Errno(e)
 	} else {
 		r, _, en = unix.Syscall6(trap, uintptr(fd), iov, uintptr(len(x.iov)), a3, a4, a5)
 	}

@@ -1,0 +1,80 @@
+package replay
+
+import (
+	"testing"
+	"time"
+)
+
+// TestClockFollowsMonotonic reads the clock in a busy loop for 30 ms and
+// checks that it never goes back and stays within a few microseconds of
+// CLOCK_MONOTONIC — with the time-stamp counter where the processor
+// allows it (then it must have calibrated and still be on), and without.
+func TestClockFollowsMonotonic(t *testing.T) {
+	for _, tsc := range []bool{false, true} {
+		if tsc && !tscUsable() {
+			t.Log("no constant_tsc+nonstop_tsc here: only the real clock is tested")
+			continue
+		}
+		c := newClock(time.Now())
+		c.tsc = tsc
+		var prev, worst int64
+		reads := 0
+		for c.real() < 30e6 {
+			n := c.now()
+			if n < prev {
+				t.Fatalf("tsc %v: the clock went back from %d to %d", tsc, prev, n)
+			}
+			prev = n
+			reads++
+			if reads%1000 == 0 {
+				// Between a read of the real clock before and one after.
+				a := c.real()
+				n := c.now()
+				b := c.real()
+				if b-a > 20_000 {
+					continue // preempted in between: no verdict
+				}
+				worst = max(worst, a-n, n-b)
+			}
+		}
+		if worst > 5_000 {
+			t.Errorf("tsc %v: %d ns off CLOCK_MONOTONIC", tsc, worst)
+		}
+		if tsc && (!c.tsc || c.nsPerTck == 0) {
+			t.Errorf("the counter was turned off (%v) or never calibrated (%v ns per tick)", !c.tsc, c.nsPerTck)
+		}
+		t.Logf("tsc %v: %d reads, worst offset %d ns, %.4f ns per tick", tsc, reads, worst, c.nsPerTck)
+	}
+}
+
+// TestClockDropsABadCounter feeds the clock an anchor that disagrees with
+// the real clock, as a counter that jumped would, and checks that it
+// stops using the counter.
+func TestClockDropsABadCounter(t *testing.T) {
+	if !tscUsable() {
+		t.Skip("no constant_tsc+nonstop_tsc here")
+	}
+	c := newClock(time.Now())
+	for c.nsPerTck == 0 {
+		c.now()
+	}
+	c.n0 -= 10 * tscTolerance // the counter now reads 200 µs late
+	c.t0 -= c.limit           // and the next read anchors
+	c.now()
+	if c.tsc {
+		t.Fatal("the clock kept a counter 200 µs off the real clock")
+	}
+	if n, r := c.now(), c.real(); r-n > 1000 || n > r {
+		t.Fatalf("after falling back: %d against the real %d", n, r)
+	}
+}
+
+func TestCPUFlags(t *testing.T) {
+	info := "processor\t: 0\nflags\t\t: fpu tsc constant_tsc rep_good nonstop_tsc\n\nprocessor\t: 1\nflags\t\t: fpu\n"
+	if !cpuFlags(info, "constant_tsc", "nonstop_tsc") {
+		t.Error("flags of the first processor not found")
+	}
+	if cpuFlags(info, "constant_tsc", "invariant") || cpuFlags("model name: x\n", "tsc") {
+		t.Error("a missing flag was found")
+	}
+}
