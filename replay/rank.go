@@ -438,11 +438,29 @@ func (rn *runner) commCall(e *trace.Event) (int64, Skip, error) {
 			}
 		}
 	case trace.OpMPISendrecv:
-		if !rn.peerOK(e.Peer) || e.Peer < 0 {
+		// The receive half: from the recorded source with the recorded
+		// tag; where a trace lacks it (written before it was recorded),
+		// from any source with the send's tag.
+		src, rtag, known := e.RecvFrom()
+		if !known {
+			if !rn.peerOK(e.Peer) || e.Peer < 0 {
+				return 0, SkipPeer, nil
+			}
+			src, rtag = comm.AnySource, e.Tag
+		}
+		// A half with MPI_PROC_NULL, or with a rank the replay leaves
+		// out, moves nothing; the other half still runs, as its partner
+		// waits for it.
+		send := e.Peer >= 0 && rn.peerOK(e.Peer)
+		recv := src != trace.ProcNull && rn.peerOK(src)
+		if !send && !recv {
 			return 0, SkipPeer, nil
 		}
-		if err = rn.cm.Send(ctx, e.Comm, e.Peer, e.Tag, e.Bytes); err == nil {
-			err = rn.cm.Recv(ctx, e.Comm, comm.AnySource, e.Tag, e.Bytes)
+		if send {
+			err = rn.cm.Send(ctx, e.Comm, e.Peer, e.Tag, e.Bytes)
+		}
+		if err == nil && recv {
+			err = rn.cm.Recv(ctx, e.Comm, src, rtag, e.Bytes)
 		}
 	case trace.OpMPIWait, trace.OpMPIWaitall:
 		n := 1
@@ -483,6 +501,9 @@ func (rn *runner) describe(e *trace.Event) string {
 	s := e.Op.String()
 	switch {
 	case e.Op.Class() == trace.ClassComm:
+		if src, rtag, ok := e.RecvFrom(); ok {
+			return fmt.Sprintf("%s comm %d peer %d tag %d source %d recv tag %d", s, e.Comm, e.Peer, e.Tag, src, rtag)
+		}
 		return fmt.Sprintf("%s comm %d peer %d tag %d", s, e.Comm, e.Peer, e.Tag)
 	case isData(e.Op):
 		return fmt.Sprintf("%s fd %d offset %d size %d", s, e.FD, e.Offset, e.Size)

@@ -161,6 +161,7 @@ const (
 var constants = func() map[string]int64 {
 	m := map[string]int64{
 		"any":      -1,
+		"none":     int64(trace.ProcNull),
 		"O_RDONLY": trace.ORdonly, "O_WRONLY": trace.OWronly, "O_RDWR": trace.ORdwr,
 		"O_CREAT": trace.OCreat, "O_EXCL": trace.OExcl, "O_TRUNC": trace.OTrunc,
 		"O_APPEND": trace.OAppend, "O_DIRECT": trace.ODirect, "O_SYNC": trace.OSync,
@@ -728,6 +729,19 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 	if cm.n != nil && cm.n.isConst && cm.n.ci < 0 {
 		c.errorf(s.Operand.Start(), "%s must not be negative, got %s", spec.opWhat, fmtConst(*cm.n))
 	}
+	if s.Name == "sendrecv" {
+		// One partner (with), or a destination and a source (to, from).
+		with, to, from := s.Arg("with"), s.Arg("to"), s.Arg("from")
+		switch {
+		case with != nil && (to != nil || from != nil):
+			pos := pick(to != nil, to, from).Pos
+			c.errorf(pos, "sendrecv names one partner with 'with', or a destination and a source with 'to' and 'from', not both: %s", spec.synopsis)
+			return nil
+		case with == nil && (to == nil || from == nil):
+			c.errorf(s.Pos, "sendrecv needs 'with PEER', or 'to PEER from PEER': %s", spec.synopsis)
+			return nil
+		}
+	}
 	cm.ret = cm.args["ret"]
 	c.selectOp(s, cm, opType, hsym)
 	c.details(s, cm)
@@ -874,10 +888,10 @@ func (c *compiler) details(s *CommandStmt, cm *cCmd) {
 // roots and peers may be any, -1; seek offsets may be negative).
 func nonNegative(cmd, key string) bool {
 	switch key {
-	case "tag", "from", "root", "with", "ret":
+	case "tag", "recvtag", "from", "root", "with", "ret":
 		return false
 	case "to":
-		return cmd != "seek" && cmd != "send"
+		return cmd != "seek" && cmd != "send" && cmd != "sendrecv"
 	}
 	return true
 }

@@ -231,6 +231,41 @@ sendrecv 8 with rank
 	})
 }
 
+// TestExpandSendrecvShift: sendrecv to one rank and from another (a ring
+// shift, a non-periodic shift with none at its ends, another receive
+// tag, a shift in a group, whose ranks are group ranks).
+func TestExpandSendrecvShift(t *testing.T) {
+	wantRanks(t, `
+group low = 2
+group high = 2
+sendrecv 1KiB to (rank + 1) % nranks from (rank + nranks - 1) % nranks tag 7
+let up = rank + 1
+let down = rank - 1
+if rank == nranks - 1 {
+    up = none
+}
+if rank == 0 {
+    down = none
+}
+sendrecv 64 to up from down recvtag 9
+on high {
+    sendrecv 8 to (grank + 1) % gsize from any
+}
+`, Config{Ranks: 4}, map[uint32]string{
+		0: `
+	MPI_Sendrecv peer=1 tag=7 recv=3/7 bytes=1024
+	MPI_Sendrecv peer=1 recv=-2/9 bytes=64`,
+		2: `
+	MPI_Sendrecv peer=3 tag=7 recv=1/7 bytes=1024
+	MPI_Sendrecv peer=3 recv=1/9 bytes=64
+	MPI_Sendrecv peer=3 recv=-1/0 comm=3 bytes=8`,
+		3: `
+	MPI_Sendrecv tag=7 recv=2/7 bytes=1024
+	MPI_Sendrecv peer=-2 recv=2/9
+	MPI_Sendrecv peer=2 recv=-1/0 comm=3 bytes=8`,
+	})
+}
+
 // TestExpandLists: list literals, indexing, len, element assignment and
 // copies: a let of a list copies it, so changing one leaves the other.
 func TestExpandLists(t *testing.T) {

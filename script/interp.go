@@ -522,6 +522,11 @@ func (it *Interp) flagsArg(cm *cCmd, key string, def uint32) (uint32, error) {
 // peer checks a rank of the current group (root, peer) and returns it as
 // a world rank; any (-1) is allowed where anyOK.
 func (it *Interp) peer(cm *cCmd, key string, what string, anyOK bool) (int32, error) {
+	return it.peerOr(cm, key, what, anyOK, false)
+}
+
+// peerOr is peer that also takes none (MPI_PROC_NULL) where noneOK.
+func (it *Interp) peerOr(cm *cCmd, key string, what string, anyOK, noneOK bool) (int32, error) {
 	x := cm.args[key]
 	if x == nil {
 		return 0, nil
@@ -532,6 +537,9 @@ func (it *Interp) peer(cm *cCmd, key string, what string, anyOK bool) (int32, er
 	}
 	if anyOK && v == -1 {
 		return -1, nil
+	}
+	if noneOK && v == int64(trace.ProcNull) {
+		return trace.ProcNull, nil
 	}
 	if v < 0 || v >= it.gsize {
 		where := "the run"
@@ -605,24 +613,55 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		case opRecv:
 			key, op = "from", trace.OpMPIRecv
 		case opSendrecv:
-			key, op = "with", trace.OpMPISendrecv
+			op = trace.OpMPISendrecv
+			if cm.args["with"] != nil {
+				key = "with"
+			}
 		}
-		p, err := it.peer(cm, key, "peer", recv)
+		// A sendrecv's halves may name none (MPI_PROC_NULL), its
+		// source any.
+		shift := cm.op == opSendrecv && key == "to"
+		p, err := it.peerOr(cm, key, pick(shift, "destination", "peer"), recv, shift)
 		if err != nil {
 			return false, err
+		}
+		tagOK := func(key string, tag int64, anyOK bool) error {
+			if tag < -1 || (tag == -1 && !anyOK) || tag > 1<<30 {
+				return evalErr(cm.args[key].pos, fmt.Sprintf("%s %d out of range (0 to 2^30%s)", key, tag, pick(anyOK, ", or any", "")))
+			}
+			return nil
 		}
 		tag, err := it.optInt(cm, "tag", 0, "", false)
 		if err != nil {
 			return false, err
 		}
-		if tag < -1 || (tag == -1 && !recv) || tag > 1<<30 {
-			return false, evalErr(cm.args["tag"].pos, fmt.Sprintf("tag %d out of range (0 to 2^30%s)", tag, pick(recv, ", or any", "")))
-		}
-		ret, _, err := it.result(cm, 0)
-		if err != nil {
+		if err := tagOK("tag", tag, recv); err != nil {
 			return false, err
 		}
-		it.emit(trace.Event{Op: op, Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm, Ret: ret})
+		e := trace.Event{Op: op, Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm}
+		if cm.op == opSendrecv {
+			src := p
+			if shift {
+				if src, err = it.peerOr(cm, "from", "source", true, true); err != nil {
+					return false, err
+				}
+				if p == trace.ProcNull {
+					e.Bytes = 0 // it sends nothing
+				}
+			}
+			rtag, err := it.optInt(cm, "recvtag", tag, "", false)
+			if err != nil {
+				return false, err
+			}
+			if err := tagOK("recvtag", rtag, true); err != nil {
+				return false, err
+			}
+			e.SetRecvFrom(src, int32(rtag))
+		}
+		if e.Ret, _, err = it.result(cm, 0); err != nil {
+			return false, err
+		}
+		it.emit(e)
 		return false, nil
 	}
 	if cm.op >= opMPIOpen && cm.op <= opMPIView {

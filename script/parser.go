@@ -398,9 +398,6 @@ func (p *parser) command(spec *cmdSpec) *CommandStmt {
 			if len(spec.keys()) == 0 {
 				p.failf(t.pos, "unexpected %s after %s (%s takes no arguments: %s)", t, spec.name, spec.name, spec.synopsis)
 			}
-			if spec.name == "sendrecv" && (t.text == "to" || t.text == "from") {
-				p.failf(t.pos, "sendrecv sends to and receives from one partner, named by 'with': %s", spec.synopsis)
-			}
 			if t.kind == tIdent {
 				if s := suggest(t.text, spec.keys()); s != "" {
 					p.failf(t.pos, "unexpected %s in %s (did you mean %s?): %s", t, spec.name, s, spec.synopsis)

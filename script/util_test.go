@@ -27,8 +27,12 @@ func evStr(e *trace.Event, path func(trace.PathID) string) string {
 	add("fd", int64(e.FD))
 	add("off", e.Offset)
 	add("size", e.Size)
-	if e.Flags != 0 {
-		b.WriteString(" flags=" + trace.FormatFlags(e.Op, e.Flags))
+	flags := e.Flags
+	if e.Op == trace.OpMPISendrecv {
+		flags &^= trace.RecvHalf // recv= below says it
+	}
+	if flags != 0 {
+		b.WriteString(" flags=" + trace.FormatFlags(e.Op, flags))
 	}
 	if e.Mode != 0 {
 		fmt.Fprintf(&b, " mode=%#o", e.Mode)
@@ -36,6 +40,13 @@ func evStr(e *trace.Event, path func(trace.PathID) string) string {
 	add("whence", int64(e.Whence))
 	add("peer", int64(e.Peer))
 	add("tag", int64(e.Tag))
+	// A sendrecv's receive half: "recv=?" unknown, "recv=S/T" when it is
+	// not from the destination with the send's tag.
+	if src, rtag, ok := e.RecvFrom(); !ok && e.Op == trace.OpMPISendrecv {
+		b.WriteString(" recv=?")
+	} else if ok && (src != e.Peer || rtag != e.Tag) {
+		fmt.Fprintf(&b, " recv=%d/%d", src, rtag)
+	}
 	add("comm", int64(e.Comm))
 	add("bytes", e.Bytes)
 	add("count", int64(e.Count))

@@ -34,6 +34,45 @@ type Event struct {
 	Bytes  int64  // communication bytes this rank sends (or receives, for a receive)
 	Count  int32  // iovec count of vector calls; element count of MPI calls
 	Stride int64  // MPI file view: stride in bytes between blocks (blocklen is Size)
+	// The receive half of an MPI_Sendrecv: the rank it receives from
+	// (ProcNull: none) and the tag it receives with. They hold only when
+	// Flags has RecvHalf (see RecvFrom): traces written before they were
+	// recorded do not have them.
+	Source  int32
+	RecvTag int32
+}
+
+// Flags of communication calls.
+const (
+	// PostedAnySource and PostedAnyTag: a receive (or the receive half
+	// of an MPI_Sendrecv) was posted with MPI_ANY_SOURCE or MPI_ANY_TAG;
+	// its Peer and Tag (Source and RecvTag) are those of the message it
+	// matched.
+	PostedAnySource uint32 = 1
+	PostedAnyTag    uint32 = 2
+	// RecvHalf says an MPI_Sendrecv's Source and RecvTag are recorded.
+	RecvHalf uint32 = 4
+)
+
+// ProcNull is the Peer (or Source) of an MPI_Sendrecv half that moves
+// nothing: MPI_PROC_NULL, as at the edge of a non-periodic shift.
+const ProcNull int32 = -2
+
+// RecvFrom returns where an MPI_Sendrecv receives from: the source rank
+// and tag, and whether the trace recorded them (ok false: unknown, as in
+// traces written before iotrace recorded them; a replay then receives
+// from any source with the send's tag).
+func (e *Event) RecvFrom() (source, tag int32, ok bool) {
+	if e.Op != OpMPISendrecv || e.Flags&RecvHalf == 0 {
+		return 0, 0, false
+	}
+	return e.Source, e.RecvTag, true
+}
+
+// SetRecvFrom records the receive half of an MPI_Sendrecv.
+func (e *Event) SetRecvFrom(source, tag int32) {
+	e.Source, e.RecvTag = source, tag
+	e.Flags |= RecvHalf
 }
 
 // End returns the time the call returned.

@@ -154,8 +154,8 @@ var ops = map[uint16]trace.Op{
 // Event flags of communication calls: a receive posted with a wildcard
 // (its Peer and Tag are those of the message it matched).
 const (
-	FlagAnySource = 1
-	FlagAnyTag    = 2
+	FlagAnySource = trace.PostedAnySource
+	FlagAnyTag    = trace.PostedAnyTag
 )
 
 const (
@@ -565,6 +565,9 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		}
 		if r.Flags&rfAnyTag != 0 {
 			e.Flags |= FlagAnyTag
+		}
+		if r.Call == cMPISendrecv && r.Flags&rfRecvHalf != 0 {
+			e.SetRecvFrom(int32(r.Off), int32(r.Size))
 		}
 		switch r.Call {
 		case cMPIBarrier, cMPIAllreduce, cMPIAllgather, cMPIAllgatherv, cMPIAlltoall, cMPIAlltoallv,

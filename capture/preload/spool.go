@@ -30,7 +30,8 @@ const (
 	rfAnySource  = 2
 	rfAnyTag     = 4
 	rfPathAt     = 8
-	knownRFFlags = rfInMPIIO | rfAnySource | rfAnyTag | rfPathAt
+	rfRecvHalf   = 16 // MPI_Sendrecv: Off and Size hold its receive half's source and tag
+	knownRFFlags = rfInMPIIO | rfAnySource | rfAnyTag | rfPathAt | rfRecvHalf
 )
 
 // Header describes the process that wrote a spool.

@@ -236,3 +236,61 @@ func TestMPIFlagsWithoutMPI(t *testing.T) {
 		t.Errorf("under an MPI launcher without --mpi: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestMPIReplaySendrecvSource replays, with its three ranks in three
+// processes, a halo exchange whose MPI_Sendrecv has the tag of a plain
+// send rank 0 made to rank 1 before a barrier: rank 1's sendrecv must
+// receive rank 2's message (sent 20 ms later), not rank 0's, and rank 1's
+// plain receive then rank 0's; --strict fails the replay on an unmatched
+// call.
+func TestMPIReplaySendrecvSource(t *testing.T) {
+	bin := mpiBin(t)
+	dir := t.TempDir()
+	const ms = int64(time.Millisecond)
+	m := trace.NewMemTrace()
+	sr := func(rank uint32, peer int32, start int64) trace.Event {
+		e := trace.Event{Rank: rank, Op: trace.OpMPISendrecv, Peer: peer, Tag: 5, Bytes: 200, Start: start, Dur: ms / 10}
+		e.SetRecvFrom(peer, 5)
+		return e
+	}
+	m.Add(trace.Event{Rank: 0, Op: trace.OpMPISend, Peer: 1, Tag: 5, Bytes: 100, Dur: ms / 10},
+		trace.Event{Rank: 0, Op: trace.OpMPIBarrier, Start: ms, Dur: ms / 10})
+	m.Add(trace.Event{Rank: 1, Op: trace.OpMPIBarrier, Start: ms, Dur: ms / 10},
+		sr(1, 2, 2*ms),
+		trace.Event{Rank: 1, Op: trace.OpMPIRecv, Peer: 0, Tag: 5, Bytes: 100, Start: 23 * ms, Dur: ms / 10})
+	m.Add(trace.Event{Rank: 2, Op: trace.OpMPIBarrier, Start: ms, Dur: ms / 10},
+		sr(2, 1, 22*ms))
+	in := filepath.Join(dir, "halo.iot")
+	writeTrace(t, in, m)
+	rec := filepath.Join(dir, "replay.iot")
+	mpitest.MustRun(t, dir, 2*time.Minute, 3, nil, bin, "--mpi", "--timing", "original",
+		"--record", rec, "--strict", "--quiet", in)
+	r, err := format.Open(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := trace.ReadAll(trace.All(r))
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, sent *trace.Event
+	for i := range evs {
+		if e := &evs[i]; e.Op == trace.OpMPISendrecv {
+			switch e.Rank {
+			case 1:
+				got = e
+			case 2:
+				sent = e
+			}
+		}
+	}
+	if got == nil || sent == nil {
+		t.Fatal("no sendrecv of rank 1 or 2 in the replay's trace")
+	}
+	const skew = 2 * time.Millisecond // between the processes' clocks
+	if got.End() < sent.Start-int64(skew) {
+		t.Errorf("rank 1's sendrecv returned at %v, before rank 2 sent at %v: it took rank 0's message",
+			time.Duration(got.End()), time.Duration(sent.Start))
+	}
+}

@@ -86,6 +86,10 @@ var mpiPrograms = []mpiProgram{
 		m := map[trace.Op]tally{
 			trace.OpMPISend: {5, 15000}, trace.OpMPIRecv: {5, 15000},
 			trace.OpMPIIsend: {1, 8192}, trace.OpMPIIrecv: {1, 8192}, trace.OpMPIWaitall: {1, 0},
+			trace.OpMPICommSplit: {1, 0}, trace.OpMPISendrecv: {4, 380},
+		}
+		if r == 3 {
+			m[trace.OpMPISendrecv] = tally{4, 330} // sends to MPI_PROC_NULL in the non-periodic shift
 		}
 		if r == 0 {
 			m[trace.OpMPIRecv] = tally{8, 15000 + 3*64}
@@ -204,6 +208,44 @@ func statsOf(t *testing.T, path string) *report.Stats {
 	return st
 }
 
+// checkSendrecv checks both halves of the shifts of ring.c (4 ranks): the
+// destination and the source, as world ranks, and both tags.
+func checkSendrecv(t *testing.T, e trace.Event) {
+	t.Helper()
+	r := int32(e.Rank)
+	next, prev := (r+1)%4, (r+3)%4
+	type halves struct {
+		peer, tag, src, rtag int32
+		flags                uint32
+		world                bool
+	}
+	var want halves
+	switch e.Tag {
+	case 11: // ring shift to the next rank
+		want = halves{next, 11, prev, 11, trace.RecvHalf, true}
+	case 12: // MPI_Sendrecv_replace to the previous rank, received with MPI_ANY_TAG
+		want = halves{prev, 12, next, 12, trace.RecvHalf | trace.PostedAnyTag, true}
+	case 13: // non-periodic
+		want = halves{r + 1, 13, r - 1, 13, trace.RecvHalf, true}
+		if r == 3 {
+			want.peer = trace.ProcNull
+		}
+		if r == 0 {
+			want.src = trace.ProcNull
+		}
+	case 14: // ring shift on the reversed communicator: its next is the world's previous
+		want = halves{prev, 14, next, 14, trace.RecvHalf, false}
+	default:
+		t.Errorf("rank %d: a sendrecv with tag %d", r, e.Tag)
+		return
+	}
+	src, rtag, ok := e.RecvFrom()
+	got := halves{e.Peer, e.Tag, src, rtag, e.Flags, e.Comm == trace.CommWorld}
+	if !ok || got != want {
+		t.Errorf("rank %d: sendrecv recorded as %+v (receive half known: %v), want %+v", r, got, ok, want)
+	}
+}
+
 // checkMPIDetails checks peers, roots, tags and communicators.
 func checkMPIDetails(t *testing.T, name string, evs []trace.Event) {
 	t.Helper()
@@ -220,6 +262,8 @@ func checkMPIDetails(t *testing.T, name string, evs []trace.Event) {
 				if e.Rank != 0 || e.Peer < 1 || e.Peer > 3 || e.Flags != preload.FlagAnySource|preload.FlagAnyTag {
 					t.Errorf("rank %d: MPI_ANY_SOURCE receive recorded as from %d, flags %d", e.Rank, e.Peer, e.Flags)
 				}
+			case e.Op == trace.OpMPISendrecv:
+				checkSendrecv(t, e)
 			}
 		}
 	case "colls":

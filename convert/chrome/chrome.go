@@ -168,6 +168,17 @@ func p2p(e *trace.Event) (send, recv bool) {
 	return false, false
 }
 
+// source returns the rank and tag a receiving call receives from: a
+// sendrecv's recorded receive half (where a trace lacks it, its
+// destination: a pairwise exchange), or a receive's peer. ok is false for
+// a half that receives nothing (MPI_PROC_NULL).
+func source(e *trace.Event) (src, tag int32, ok bool) {
+	if s, t, known := e.RecvFrom(); known {
+		return s, t, s != trace.ProcNull
+	}
+	return e.Peer, e.Tag, e.Peer != trace.ProcNull
+}
+
 // eachEvent reads every event of rank r.
 func (cw *writer) eachEvent(r uint32, fn func(e *trace.Event) error) error {
 	src, err := cw.t.Rank(r)
@@ -210,8 +221,8 @@ func (cw *writer) count() error {
 				if send && e.Peer >= 0 {
 					cw.channel(chanKey{e.Comm, r, uint32(e.Peer), e.Tag}).sends++
 				}
-				if recv && e.Peer >= 0 && e.Tag >= 0 {
-					cw.channel(chanKey{e.Comm, uint32(e.Peer), r, e.Tag}).recvs++
+				if src, tag, ok := source(e); recv && ok && src >= 0 && tag >= 0 {
+					cw.channel(chanKey{e.Comm, uint32(src), r, tag}).recvs++
 				}
 				return nil
 			}
@@ -468,12 +479,13 @@ func (cw *writer) p2p(st *rankState, e *trace.Event, send, recv bool) {
 			cw.s.Unmatched++
 		}
 	}
-	if recv {
-		if e.Peer < 0 || e.Tag < 0 {
+	src, tag, ok := source(e)
+	if recv && ok {
+		if src < 0 || tag < 0 {
 			cw.s.Wildcards++
 			return
 		}
-		k := chanKey{e.Comm, uint32(e.Peer), r, e.Tag}
+		k := chanKey{e.Comm, uint32(src), r, tag}
 		c := cw.chans[k]
 		n := st.recvd[k]
 		st.recvd[k]++

@@ -332,3 +332,30 @@ func TestAppendMicros(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteSendrecvShift: the arrows of a ring shift with MPI_Sendrecv
+// (to the next rank, from the previous one) go from each send half to the
+// receive half of the next rank; a non-periodic end (MPI_PROC_NULL) draws
+// nothing and is not unmatched.
+func TestWriteSendrecvShift(t *testing.T) {
+	m := trace.NewMemTrace()
+	for r := int32(0); r < 3; r++ {
+		e := trace.Event{Rank: uint32(r), Op: trace.OpMPISendrecv, Peer: (r + 1) % 3, Tag: 4, Bytes: 8, Start: 1000, Dur: 500}
+		e.SetRecvFrom((r+2)%3, 4)
+		f := trace.Event{Rank: uint32(r), Op: trace.OpMPISendrecv, Peer: r + 1, Tag: 5, Bytes: 8, Start: 2000, Dur: 500}
+		src := r - 1
+		if r == 2 {
+			f.Peer = trace.ProcNull
+		}
+		if r == 0 {
+			src = trace.ProcNull
+		}
+		f.SetRecvFrom(src, 5)
+		m.Add(e, f)
+	}
+	doc, s := write(t, m)
+	v := validate(t, doc)
+	if v.flows != 5 || s.Flows != 5 || s.Unmatched != 0 || s.Wildcards != 0 {
+		t.Errorf("flows %d (summary %+v), want 5, none unmatched", v.flows, s)
+	}
+}

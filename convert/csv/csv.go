@@ -2,7 +2,9 @@
 // reads it back: a header row naming the fields of the JSON-lines schema
 // (docs/FORMAT.md, "JSON lines"), then one row per event with every column.
 //
-// Integer columns always hold a number, 0 included. Text columns are empty
+// Integer columns always hold a number, 0 included, but source and
+// recv_tag, empty when an MPI_Sendrecv's receive half is unknown (and on
+// every other call). Text columns are empty
 // when there is nothing to say: path and path2 (a marker's Path is in
 // label instead), errno (set when ret is -1…-4095), flags (names, when not
 // 0), mode (octal, "0644", when not 0) and whence (a name, for seeks and
@@ -101,8 +103,13 @@ func AppendRow(b []byte, e *trace.Event, path func(trace.PathID) string) []byte 
 		b = append(b, trace.Errno(e.Ret)...)
 	}
 	b = append(b, ',')
-	if e.Flags != 0 {
-		str(trace.FormatFlags(e.Op, e.Flags))
+	src, rtag, half := e.RecvFrom()
+	flags := e.Flags
+	if e.Op == trace.OpMPISendrecv {
+		flags &^= trace.RecvHalf // the source cell says it
+	}
+	if flags != 0 {
+		str(trace.FormatFlags(e.Op, flags))
 	} else {
 		b = append(b, ',')
 	}
@@ -118,6 +125,12 @@ func AppendRow(b []byte, e *trace.Event, path func(trace.PathID) string) []byte 
 	}
 	num(int64(e.Peer))
 	num(int64(e.Tag))
+	if half {
+		num(int64(src))
+		num(int64(rtag))
+	} else {
+		b = append(b, ",,"...)
+	}
 	num(int64(e.Comm))
 	num(e.Bytes)
 	num(int64(e.Count))

@@ -36,6 +36,9 @@ func randomEvents(r *rand.Rand, n int, paths *trace.Paths) []trace.Event {
 		if r.IntN(3) == 0 {
 			e.Ret = -int64(1 + r.IntN(130))
 		}
+		if e.Op == trace.OpMPISendrecv && e.Flags&trace.RecvHalf != 0 {
+			e.Source, e.RecvTag = int32(v()), int32(v())
+		}
 		if r.IntN(2) == 0 {
 			e.Path = paths.Intern(names[r.IntN(len(names))])
 		}
@@ -80,7 +83,7 @@ func sameEvents(t testing.TB, got []trace.Event, gotPath func(trace.PathID) stri
 }
 
 func TestHeaderAndColumns(t *testing.T) {
-	want := "rank,thread,op,path,path2,label,fd,offset,size,ret,errno,flags,mode,whence,peer,tag,comm,bytes,count,stride,start_ns,dur_ns"
+	want := "rank,thread,op,path,path2,label,fd,offset,size,ret,errno,flags,mode,whence,peer,tag,source,recv_tag,comm,bytes,count,stride,start_ns,dur_ns"
 	if got := strings.Join(Columns(), ","); got != want {
 		t.Fatalf("columns %s", got)
 	}
@@ -96,15 +99,19 @@ func TestHeaderAndColumns(t *testing.T) {
 		{Op: trace.OpRename, Path: out, Path2: paths.Intern(`say "hi"`), Ret: -5000},
 		{Op: trace.OpMPISend, Peer: 3, Tag: -1, Comm: 1, Bytes: 8, Count: 1, Stride: -2},
 		{Op: trace.OpRegionBegin, Path: dump, Start: 40000},
+		{Op: trace.OpMPISendrecv, Rank: 1, Peer: 2, Tag: 5, Bytes: 64, Flags: trace.RecvHalf},
+		{Op: trace.OpMPISendrecv, Rank: 1, Peer: 2, Tag: 5, Bytes: 64},
 	}
 	got := writeAll(t, evs, paths.Lookup)
 	wantRows := want + `
-0,0,open,"/scratch/out,0",,,0,0,0,3,,O_WRONLY|O_CREAT,0644,,0,0,0,0,0,0,171,24440
-2,1,pwrite,,,,3,4096,4096,4096,,,,,0,0,0,0,0,0,24771,3946
-0,0,lseek,,,,3,0,0,-22,EINVAL,,,SEEK_SET,0,0,0,0,0,0,0,0
-0,0,rename,"/scratch/out,0","say ""hi""",,0,0,0,-5000,,,,,0,0,0,0,0,0,0,0
-0,0,MPI_Send,,,,0,0,0,0,,,,,3,-1,1,8,1,-2,0,0
-0,0,region_begin,,,dump 3,0,0,0,0,,,,,0,0,0,0,0,0,40000,0
+0,0,open,"/scratch/out,0",,,0,0,0,3,,O_WRONLY|O_CREAT,0644,,0,0,,,0,0,0,0,171,24440
+2,1,pwrite,,,,3,4096,4096,4096,,,,,0,0,,,0,0,0,0,24771,3946
+0,0,lseek,,,,3,0,0,-22,EINVAL,,,SEEK_SET,0,0,,,0,0,0,0,0,0
+0,0,rename,"/scratch/out,0","say ""hi""",,0,0,0,-5000,,,,,0,0,,,0,0,0,0,0,0
+0,0,MPI_Send,,,,0,0,0,0,,,,,3,-1,,,1,8,1,-2,0,0
+0,0,region_begin,,,dump 3,0,0,0,0,,,,,0,0,,,0,0,0,0,40000,0
+1,0,MPI_Sendrecv,,,,0,0,0,0,,,,,2,5,0,0,0,64,0,0,0,0
+1,0,MPI_Sendrecv,,,,0,0,0,0,,,,,2,5,,,0,64,0,0,0,0
 `
 	if got != wantRows {
 		t.Fatalf("got\n%s\nwant\n%s", got, wantRows)
@@ -193,6 +200,7 @@ func FuzzCSVReader(f *testing.F) {
 	f.Add(writeAll(f, randomEvents(rand.New(rand.NewPCG(2, 2)), 20, paths), paths.Lookup))
 	f.Add("op,rank,path\nmark,1,x\nopen,2,\"a\nb\"\n")
 	f.Add("rank,op,mode,whence,flags\n0,open,0755,SEEK_CUR,0x41\n")
+	f.Add("rank,op,peer,tag,source,recv_tag\n1,MPI_Sendrecv,2,5,0,0\n1,MPI_Sendrecv,2,5,,\n1,MPI_Sendrecv,-2,5,,3\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		rd := NewReader(strings.NewReader(in), "f")
 		evs, err := trace.ReadAll(rd)

@@ -29,6 +29,8 @@ const (
 	FieldWhence
 	FieldPeer
 	FieldTag
+	FieldSource
+	FieldRecvTag
 	FieldComm
 	FieldBytes
 	FieldCount
@@ -52,28 +54,30 @@ var fieldInfo = [NumFields]struct {
 	kind   Kind
 	lo, hi int64 // range of an integer value
 }{
-	FieldRank:   {"rank", KindInt, 0, maxU32},
-	FieldThread: {"thread", KindInt, 0, maxU32},
-	FieldOp:     {"op", KindString, 0, 0},
-	FieldPath:   {"path", KindString, 0, 0},
-	FieldPath2:  {"path2", KindString, 0, 0},
-	FieldLabel:  {"label", KindString, 0, 0},
-	FieldFD:     {"fd", KindInt, minI32, maxI32},
-	FieldOffset: {"offset", KindInt, minI64, maxI64},
-	FieldSize:   {"size", KindInt, 0, maxI64},
-	FieldRet:    {"ret", KindInt, minI64, maxI64},
-	FieldErrno:  {"errno", KindString, 0, 0},
-	FieldFlags:  {"flags", KindEither, 0, maxU32},
-	FieldMode:   {"mode", KindEither, 0, maxU32},
-	FieldWhence: {"whence", KindEither, minI32, maxI32},
-	FieldPeer:   {"peer", KindInt, minI32, maxI32},
-	FieldTag:    {"tag", KindInt, minI32, maxI32},
-	FieldComm:   {"comm", KindInt, 0, maxU32},
-	FieldBytes:  {"bytes", KindInt, 0, maxI64},
-	FieldCount:  {"count", KindInt, minI32, maxI32},
-	FieldStride: {"stride", KindInt, minI64, maxI64},
-	FieldStart:  {"start_ns", KindInt, minI64, maxI64},
-	FieldDur:    {"dur_ns", KindInt, 0, maxI64},
+	FieldRank:    {"rank", KindInt, 0, maxU32},
+	FieldThread:  {"thread", KindInt, 0, maxU32},
+	FieldOp:      {"op", KindString, 0, 0},
+	FieldPath:    {"path", KindString, 0, 0},
+	FieldPath2:   {"path2", KindString, 0, 0},
+	FieldLabel:   {"label", KindString, 0, 0},
+	FieldFD:      {"fd", KindInt, minI32, maxI32},
+	FieldOffset:  {"offset", KindInt, minI64, maxI64},
+	FieldSize:    {"size", KindInt, 0, maxI64},
+	FieldRet:     {"ret", KindInt, minI64, maxI64},
+	FieldErrno:   {"errno", KindString, 0, 0},
+	FieldFlags:   {"flags", KindEither, 0, maxU32},
+	FieldMode:    {"mode", KindEither, 0, maxU32},
+	FieldWhence:  {"whence", KindEither, minI32, maxI32},
+	FieldPeer:    {"peer", KindInt, minI32, maxI32},
+	FieldTag:     {"tag", KindInt, minI32, maxI32},
+	FieldSource:  {"source", KindInt, minI32, maxI32},
+	FieldRecvTag: {"recv_tag", KindInt, minI32, maxI32},
+	FieldComm:    {"comm", KindInt, 0, maxU32},
+	FieldBytes:   {"bytes", KindInt, 0, maxI64},
+	FieldCount:   {"count", KindInt, minI32, maxI32},
+	FieldStride:  {"stride", KindInt, minI64, maxI64},
+	FieldStart:   {"start_ns", KindInt, minI64, maxI64},
+	FieldDur:     {"dur_ns", KindInt, 0, maxI64},
 }
 
 const (
@@ -151,6 +155,10 @@ func lookupField(name []byte) (Field, bool) {
 		return FieldPeer, true
 	case "tag":
 		return FieldTag, true
+	case "source":
+		return FieldSource, true
+	case "recv_tag":
+		return FieldRecvTag, true
 	case "comm":
 		return FieldComm, true
 	case "bytes":
@@ -269,6 +277,10 @@ func (b *Builder) SetInt(f Field, v int64) error {
 		e.Peer = int32(v)
 	case FieldTag:
 		e.Tag = int32(v)
+	case FieldSource:
+		e.Source = int32(v)
+	case FieldRecvTag:
+		e.RecvTag = int32(v)
 	case FieldComm:
 		e.Comm = uint32(v)
 	case FieldBytes:
@@ -409,6 +421,22 @@ func (b *Builder) End() error {
 			return fmt.Errorf(`"errno" %s (%d) disagrees with "ret" %d`, b.errnoName, b.errno, e.Ret)
 		}
 		e.Ret = -b.errno
+	}
+	if e.Op == trace.OpMPISendrecv {
+		// Its receive half is known exactly when "source" is given:
+		// flag RecvHalf follows it (rank 0 is a source, not "unknown").
+		e.Flags &^= trace.RecvHalf
+		if b.Has(FieldSource) {
+			e.Flags |= trace.RecvHalf
+		} else if b.Has(FieldRecvTag) {
+			return errors.New(`"recv_tag" without "source"`)
+		}
+	} else if b.Has(FieldSource) || b.Has(FieldRecvTag) {
+		f := FieldSource
+		if !b.Has(f) {
+			f = FieldRecvTag
+		}
+		return fmt.Errorf("%q on %s, which has no receive half (only MPI_Sendrecv has)", f, e.Op)
 	}
 	if b.Has(FieldLabel) {
 		if b.Has(FieldPath) {

@@ -118,9 +118,15 @@ func (w *Writer) appendEvent(b []byte, e *trace.Event, path func(trace.PathID) s
 			b = append(b, '"')
 		}
 	}
-	if e.Flags != 0 {
-		b = append(b, `,"flags":`...)
-		b = AppendString(b, w.formatFlags(e.Op, e.Flags))
+	src, rtag, half := e.RecvFrom()
+	if flags := e.Flags; flags != 0 {
+		if e.Op == trace.OpMPISendrecv {
+			flags &^= trace.RecvHalf // "source" says it
+		}
+		if flags != 0 {
+			b = append(b, `,"flags":`...)
+			b = AppendString(b, w.formatFlags(e.Op, flags))
+		}
 	}
 	if e.Mode != 0 {
 		b = append(b, `,"mode":"0`...)
@@ -138,6 +144,12 @@ func (w *Writer) appendEvent(b []byte, e *trace.Event, path func(trace.PathID) s
 	if e.Tag != 0 {
 		b = append(b, `,"tag":`...)
 		b = strconv.AppendInt(b, int64(e.Tag), 10)
+	}
+	if half {
+		b = append(b, `,"source":`...)
+		b = strconv.AppendInt(b, int64(src), 10)
+		b = append(b, `,"recv_tag":`...)
+		b = strconv.AppendInt(b, int64(rtag), 10)
 	}
 	if e.Comm != 0 {
 		b = append(b, `,"comm":`...)

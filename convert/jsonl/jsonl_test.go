@@ -50,6 +50,9 @@ func randomEvents(r *rand.Rand, n int, paths *trace.Paths) []trace.Event {
 		if r.IntN(3) == 0 {
 			e.Ret = -int64(1 + r.IntN(130)) // an errno, with or without a name
 		}
+		if op == trace.OpMPISendrecv && e.Flags&trace.RecvHalf != 0 {
+			e.Source, e.RecvTag = int32(v()), int32(v()) // the receive half, known
+		}
 		if r.IntN(2) == 0 {
 			e.Path = paths.Intern(names[r.IntN(len(names))])
 		}
@@ -157,6 +160,9 @@ func TestWriteLines(t *testing.T) {
 		{Op: 999, Ret: -200, Size: 7},
 		{Op: trace.OpRename, Path: out, Path2: miss, Ret: -5000},
 		{Op: trace.OpMPIRecv, Peer: -1, Tag: -1, Bytes: 8, Count: 2, Stride: -4},
+		{Op: trace.OpMPISendrecv, Rank: 1, Peer: 2, Tag: 5, Bytes: 64, Flags: trace.RecvHalf},                                             // from rank 0, tag 0
+		{Op: trace.OpMPISendrecv, Rank: 1, Peer: 2, Tag: 5, Bytes: 64, Source: 3, RecvTag: 6, Flags: trace.RecvHalf | trace.PostedAnyTag}, // posted with MPI_ANY_TAG
+		{Op: trace.OpMPISendrecv, Rank: 1, Peer: 2, Tag: 5, Bytes: 64},                                                                    // an old trace's: unknown
 	}
 	want := `{"rank":0,"op":"open","path":"/scratch/out.0","ret":3,"flags":"O_WRONLY|O_CREAT|O_TRUNC","mode":"0644","start_ns":171,"dur_ns":24440}
 {"rank":0,"op":"pwrite","fd":3,"offset":4096,"size":4096,"ret":4096,"start_ns":24771,"dur_ns":3946}
@@ -168,6 +174,9 @@ func TestWriteLines(t *testing.T) {
 {"rank":0,"op":"op#999","size":7,"ret":-200,"errno":"E200","start_ns":0,"dur_ns":0}
 {"rank":0,"op":"rename","path":"/scratch/out.0","path2":"/scratch/missing","ret":-5000,"start_ns":0,"dur_ns":0}
 {"rank":0,"op":"MPI_Recv","ret":0,"peer":-1,"tag":-1,"bytes":8,"count":2,"stride":-4,"start_ns":0,"dur_ns":0}
+{"rank":1,"op":"MPI_Sendrecv","ret":0,"peer":2,"tag":5,"source":0,"recv_tag":0,"bytes":64,"start_ns":0,"dur_ns":0}
+{"rank":1,"op":"MPI_Sendrecv","ret":0,"flags":"0x2","peer":2,"tag":5,"source":3,"recv_tag":6,"bytes":64,"start_ns":0,"dur_ns":0}
+{"rank":1,"op":"MPI_Sendrecv","ret":0,"peer":2,"tag":5,"bytes":64,"start_ns":0,"dur_ns":0}
 `
 	if got := string(writeAll(t, evs, paths.Lookup)); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
@@ -209,6 +218,9 @@ func TestAccepts(t *testing.T) {
 		{`{"rank":0,"op":"lseek","whence":1}`, trace.Event{Op: trace.OpLseek, Whence: 1}, ""},
 		{`{"rank":0,"op":"lseek","whence":"SEEK_HOLE","ret":-9223372036854775808}`, trace.Event{Op: trace.OpLseek, Whence: 4, Ret: math.MinInt64}, ""},
 		{`{"rank":0,"op":"op#77","errno":"E77"}`, trace.Event{Op: 77, Ret: -77}, ""},
+		{`{"rank":0,"op":"MPI_Sendrecv","source":0}`, trace.Event{Op: trace.OpMPISendrecv, Flags: trace.RecvHalf}, ""},
+		{`{"rank":0,"op":"MPI_Sendrecv","flags":4}`, trace.Event{Op: trace.OpMPISendrecv}, ""}, // "source" decides, not the bit
+		{`{"rank":0,"op":"mpi_sendrecv","flags":"0x5","source":-2,"recv_tag":-1}`, trace.Event{Op: trace.OpMPISendrecv, Flags: 5, Source: -2, RecvTag: -1}, ""},
 		{`{"rank":4294967295,"op":"mark","path":"via path"}`, trace.Event{Op: trace.OpMark, Rank: math.MaxUint32}, "via path"},
 		{`{"rank":0,"op":"mark","label":"a\u00e9\ud83d\ude00\/"}`, trace.Event{Op: trace.OpMark}, "aé😀/"},
 		{`{"rank":0,"op":"open","path":"raw\udcff\udcc3"}`, trace.Event{Op: trace.OpOpen}, "raw\xff\xc3"},
@@ -291,6 +303,9 @@ func TestErrors(t *testing.T) {
 		{"{\"rank\":0,\"op\":\"write\",\"path\":\"a\xffb\"}", `in.jsonl:1: column 32: string is not valid UTF-8`},
 		{"{\"rank\":0,\"op\":\"write\",\"path\":\"\\n\xffb\"}", `in.jsonl:1: column 34: string is not valid UTF-8`},
 		{`{"rank":0,"op":"write","label":"x"}`, `in.jsonl:1: "label" on write, which is not a marker (use "path")`},
+		{`{"rank":0,"op":"MPI_Sendrecv","peer":1,"recv_tag":3}`, `in.jsonl:1: "recv_tag" without "source"`},
+		{`{"rank":0,"op":"MPI_Send","peer":1,"source":2}`, `in.jsonl:1: "source" on MPI_Send, which has no receive half (only MPI_Sendrecv has)`},
+		{`{"rank":0,"op":"MPI_Sendrecv","source":2147483648}`, `in.jsonl:1: field "source": 2147483648 out of range`},
 		{`{"rank":0,"op":"mark","label":"x","path":"y"}`, `in.jsonl:1: both "label" and "path": a marker's label is its path`},
 		{`{"rank":0,"op":"write"}` + "\n" + `{"rank":0,"op":"write","ret":"x"}`, `in.jsonl:2: field "ret": want an integer, got a string`},
 	}
@@ -416,6 +431,9 @@ func FuzzJSONLReader(f *testing.F) {
 		"\xef\xbb\xbf{\"rank\":0,\"op\":\"close\"}\r\n",
 		`{"rank":0,"op":"op#7","errno":"E300","flags":"O_SYNC|0x3|MPI_MODE_CREATE","whence":"-7"}`,
 		`{"rank":1,"op":"mark","path":"x","ret":-1,"size":1e3}`,
+		`{"rank":2,"op":"MPI_Sendrecv","peer":3,"tag":1,"source":1,"recv_tag":1,"bytes":8}`,
+		`{"rank":2,"op":"MPI_Sendrecv","peer":-2,"flags":"0x4","recv_tag":9,"source":0}`,
+		`{"rank":2,"op":"MPI_Sendrecv","peer":3,"flags":4}`,
 	} {
 		f.Add(s)
 	}

@@ -136,8 +136,12 @@ func (a *args) str(k, v string) {
 
 // rank prints a peer or root: a number, or "any" for -1.
 func (a *args) rank(k string, v int32) {
-	if v == -1 {
+	switch v {
+	case -1:
 		a.str(k, "any")
+		return
+	case trace.ProcNull:
+		a.str(k, "none")
 		return
 	}
 	a.int(k, int64(v))
@@ -150,6 +154,14 @@ func (a *args) result(ret int64) {
 		a.b = append(a.b, ' ')
 		a.b = append(a.b, trace.Errno(ret)...)
 	}
+}
+
+func (a *args) tag(k string, v int32) {
+	if v == -1 {
+		a.str(k, "any")
+		return
+	}
+	a.int(k, int64(v))
 }
 
 // Calls whose Peer is a point-to-point partner, and those where it is the
@@ -168,10 +180,10 @@ func (a *args) comm(e *trace.Event) {
 	switch {
 	case pointToPoint[e.Op]:
 		a.rank("peer", e.Peer)
-		if e.Tag == -1 {
-			a.str("tag", "any")
-		} else {
-			a.int("tag", int64(e.Tag))
+		a.tag("tag", e.Tag)
+		if src, rtag, ok := e.RecvFrom(); ok {
+			a.rank("source", src)
+			a.tag("recvtag", rtag)
 		}
 	case rooted[e.Op]:
 		a.rank("root", e.Peer)
@@ -236,8 +248,12 @@ func (a *args) common(e *trace.Event, info trace.OpInfo, path func(trace.PathID)
 	if e.Stride != 0 {
 		a.int("stride", e.Stride)
 	}
-	if e.Flags != 0 || (info.Family == "open" && info.Class != trace.ClassMPIIO) {
-		a.str("flags", trace.FormatFlags(e.Op, e.Flags))
+	flags := e.Flags
+	if e.Op == trace.OpMPISendrecv {
+		flags &^= trace.RecvHalf // source= says it
+	}
+	if flags != 0 || (info.Family == "open" && info.Class != trace.ClassMPIIO) {
+		a.str("flags", trace.FormatFlags(e.Op, flags))
 	}
 	if e.Mode != 0 {
 		a.b = append(a.b, " mode=0"...)

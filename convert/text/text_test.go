@@ -43,6 +43,9 @@ func goldenEvents(paths *trace.Paths) []trace.Event {
 		{Op: trace.OpRegionEnd, Path: dump, Start: 50000},
 		{Op: trace.OpMark, Path: paths.Intern("phase \"two\"")},
 		{Op: 999, FD: 2, Size: 7, Ret: -1, Flags: 0x10},
+		{Op: trace.OpMPISendrecv, Rank: 2, Peer: 3, Tag: 5, Bytes: 4096, Flags: trace.RecvHalf, Source: 1, RecvTag: 5},
+		{Op: trace.OpMPISendrecv, Rank: 3, Peer: trace.ProcNull, Tag: 5, Flags: trace.RecvHalf | trace.PostedAnyTag, Source: 2, RecvTag: 5},
+		{Op: trace.OpMPISendrecv, Rank: 3, Peer: 0, Tag: 5, Bytes: 4096}, // an old trace's: no receive half
 	}
 }
 
@@ -90,6 +93,9 @@ func TestLines(t *testing.T) {
 		14: "rank 0   t0   0.000030000s +5µs     MPI_Bcast    root=0 bytes=24",
 		20: `rank 0   t0   0.000040000s +0       region_begin "dump 3"`,
 		17: "rank 0   t0   0.000000000s +120µs   MPI_Barrier",
+		24: "rank 2   t0   0.000000000s +0       MPI_Sendrecv peer=3 tag=5 source=1 recvtag=5 bytes=4096",
+		25: "rank 3   t0   0.000000000s +0       MPI_Sendrecv peer=none tag=5 source=2 recvtag=5 bytes=0 flags=0x2",
+		26: "rank 3   t0   0.000000000s +0       MPI_Sendrecv peer=0 tag=5 bytes=4096",
 	} {
 		if got := string(AppendEvent(nil, &evs[i], paths.Lookup)); got != want {
 			t.Errorf("event %d:\n got %q\nwant %q", i, got, want)

@@ -150,6 +150,22 @@ func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, fds, mpis
 	if x.Op != y.Op {
 		return &diff{"the call", x.Op, y.Op}
 	}
+	xs, xt, xok := x.RecvFrom()
+	ys, yt, yok := y.RecvFrom()
+	if xok {
+		if !yok || xs != ys {
+			return &diff{"the source", xs, ys}
+		}
+		if xt != yt {
+			return &diff{"the receive tag", xt, yt}
+		}
+	} else if yok {
+		// A trace without the receive half: the script had to name a
+		// source (Convert warns).
+		yc := *y
+		yc.Flags &^= trace.RecvHalf
+		y = &yc
+	}
 	a := wp(x.Path)
 	if x.Path == 0 && x.Op.Class() == trace.ClassPOSIX {
 		// Some sources name the file only where it is opened: a call on

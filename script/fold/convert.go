@@ -94,6 +94,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		nodes   []*node
 		events  int64
 		threads int64
+		halves  int64 // sendrecvs without a receive half
 		comms   map[uint32]bool
 		err     error
 	}
@@ -123,7 +124,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 						o.err = fmt.Errorf("rank %d: %w", ranks[i], o.err)
 					}
 				}
-				o.events, o.threads, o.comms = lw.ncall, lw.threads, lw.comms
+				o.events, o.threads, o.comms, o.halves = lw.ncall, lw.threads, lw.comms, lw.unknownHalves
 			}
 		}()
 	}
@@ -133,7 +134,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	close(next)
 	wg.Wait()
 	res := &Result{Ranks: nranks}
-	var threads int64
+	var threads, halves int64
 	comms := map[uint32][]int{}
 	lists := make([][]*stmt, len(ranks))
 	rs := make([]int, len(ranks))
@@ -143,6 +144,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		}
 		res.Events += o.events
 		threads += o.threads
+		halves += o.halves
 		for c := range o.comms {
 			comms[c] = append(comms[c], int(ranks[i]))
 		}
@@ -153,6 +155,9 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	}
 	if threads > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d calls were made by threads other than their rank's main thread: the script makes every rank's calls in one sequence, in the order the trace has them", threads))
+	}
+	if halves > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d MPI_Sendrecv calls have no recorded source (the trace predates it): the script receives each from the rank it sends to, where a replay of the trace receives from any rank", halves))
 	}
 	groups, decls, err := inferGroups(comms, nranks)
 	if err != nil {
@@ -349,8 +354,8 @@ func groupPeers(list []*stmt, groups map[uint32][]int, r int) {
 			case a.maskHole > 0:
 				p := holes[a.hole]
 				v, one := p.constant()
-				if one && v == -1 {
-					continue // any source
+				if one && (v == -1 || v == int64(trace.ProcNull)) {
+					continue // any source, or none
 				}
 				holes[a.hole] = shiftConst(p, -first)
 				switch {

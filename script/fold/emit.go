@@ -64,6 +64,9 @@ func lit(v int64, k hkind) script.Expr {
 			if v == -1 {
 				return ident("any")
 			}
+			if v == int64(trace.ProcNull) && k == kPeer {
+				return ident("none")
+			}
 		case kRet:
 			if n, ok := errnoName[-v]; ok {
 				return neg(ident(n))

@@ -200,6 +200,31 @@ on high {
     sendrecv 8 with xor(grank, 1)
 }
 `, 8, 12},
+		// Halo exchanges: MPI_Sendrecv to one neighbour and from the
+		// other (ring and non-periodic shifts, each way, the same tag),
+		// a pairwise exchange, and a shift in a group.
+		{"halo", `
+group low = 3
+group high = 3
+repeat 4 as i {
+    sendrecv 4KiB to (rank + 1) % nranks from (rank + nranks - 1) % nranks tag 5
+    sendrecv 4KiB to (rank + nranks - 1) % nranks from (rank + 1) % nranks tag 5
+    write "out" at (i * nranks + rank) * 4KiB size 4KiB
+}
+let up = rank + 1
+let down = rank - 1
+if rank == nranks - 1 {
+    up = none
+}
+if rank == 0 {
+    down = none
+}
+sendrecv 8 to up from down tag 1 recvtag 2
+sendrecv 8 with xor(rank, 1)
+on high {
+    sendrecv 16 to (grank + 1) % gsize from (grank + gsize - 1) % gsize
+}
+`, 6, 40},
 		{"grid", `
 write "grid" at (rank % 3) * 4KiB + (rank / 3) * 1MiB size 4KiB
 barrier
@@ -264,5 +289,25 @@ barrier
 			}
 			t.Logf("\n%s", out)
 		})
+	}
+}
+
+// TestSendrecvWithoutReceiveHalf converts a trace written before the
+// receive half of MPI_Sendrecv was recorded: the script names the
+// destination as the source, the check accepts it, and the result says
+// so.
+func TestSendrecvWithoutReceiveHalf(t *testing.T) {
+	m := trace.NewMemTrace()
+	for r := range uint32(3) {
+		for i := range int64(3) {
+			m.Add(trace.Event{Rank: r, Op: trace.OpMPISendrecv, Peer: int32((r + 1) % 3), Tag: 7, Bytes: 64, Start: i * 1000, Dur: 100})
+		}
+	}
+	out, res := convertTrace(t, m, Options{})
+	if !strings.Contains(out, "sendrecv 64 with (rank + 1) % nranks tag 7") {
+		t.Errorf("script:\n%s", out)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "9 MPI_Sendrecv calls have no recorded source") {
+		t.Errorf("warnings %q", res.Warnings)
 	}
 }

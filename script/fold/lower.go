@@ -28,15 +28,18 @@ type lowerer struct {
 	kinds map[string]bool // handle name → MPI (every name this rank used)
 	comms map[uint32]bool // group communicators seen
 
-	b        lb // the command being built
-	keybuf   []byte
-	tmpls    map[string]*tmpl // templates by key
-	strs     map[strKey]*strCache
-	pend     []pending // an open that may start an implicit read/write/append
-	prevEnd  int64
-	started  bool
-	threads  int64 // events of threads other than the main one
-	warnings []string
+	b       lb // the command being built
+	keybuf  []byte
+	tmpls   map[string]*tmpl // templates by key
+	strs    map[strKey]*strCache
+	pend    []pending // an open that may start an implicit read/write/append
+	prevEnd int64
+	started bool
+	threads int64 // events of threads other than the main one
+	// unknownHalves counts the MPI_Sendrecv calls without a recorded
+	// receive half.
+	unknownHalves int64
+	warnings      []string
 }
 
 type hnd struct {
@@ -876,8 +879,25 @@ func (lw *lowerer) comm(e *trace.Event, b *lb) error {
 		b.peer("from", int64(e.Peer), lw.rank)
 		b.opt("tag", int64(e.Tag), kAny, 0)
 	case trace.OpMPISendrecv:
-		b.peer("with", int64(e.Peer), lw.rank)
-		b.opt("tag", int64(e.Tag), kInt, 0)
+		src, rtag, known := e.RecvFrom()
+		if !known {
+			// A trace from before the receive half was recorded: the
+			// script names the destination as the source too (the
+			// comparison allows it; Convert says so).
+			src, rtag = e.Peer, e.Tag
+			lw.unknownHalves++
+		} else if f := e.Flags &^ trace.RecvHalf; f != 0 {
+			return lw.fail(e, "a receive half posted with MPI_ANY_SOURCE or MPI_ANY_TAG (flags %#x): a script's sendrecv receives from the rank and with the tag it names", f)
+		}
+		if src == e.Peer && e.Peer >= 0 {
+			b.peer("with", int64(e.Peer), lw.rank)
+		} else {
+			b.peer("to", int64(e.Peer), lw.rank)
+			b.peer("from", int64(src), lw.rank)
+		}
+		th := b.hole(int64(e.Tag), kInt)
+		b.l.args = append(b.l.args, argT{key: "tag", hole: th, defHole: -1, hasDef: true, def: 0})
+		b.optHole("recvtag", int64(rtag), kAny, th)
 	default:
 		if e.Peer != 0 {
 			return lw.fail(e, "peer %d on a call without a root", e.Peer)

@@ -36,7 +36,9 @@ const (
 	colBytes  = 17
 	colCount  = 18
 	colStride = 19
-	numCols   = 19
+	colSource = 20 // MPI_Sendrecv: the receive half's source (with flag trace.RecvHalf)
+	colRTag   = 21 // MPI_Sendrecv: the receive half's tag
+	numCols   = 21
 )
 
 // Column encodings. The encoding byte of a column is layout<<4 | stage.
@@ -370,7 +372,8 @@ func (c *colEncoder) addEvents(evs []trace.Event) {
 		vFD[i] = int64(e.FD)
 		vSize[i] = size
 		or |= uint64(e.Flags) | uint64(e.Mode) | uint64(uint32(e.Whence)) | uint64(uint32(e.Peer)) |
-			uint64(uint32(e.Tag)) | uint64(e.Comm) | uint64(e.Bytes) | uint64(uint32(e.Count)) | uint64(e.Stride)
+			uint64(uint32(e.Tag)) | uint64(e.Comm) | uint64(e.Bytes) | uint64(uint32(e.Count)) | uint64(e.Stride) |
+			uint64(uint32(e.Source)) | uint64(uint32(e.RecvTag))
 		op := e.Op
 		slot := int(c.opIndex[uint8(op)]) - 1
 		if op >= 256 || slot < 0 {
@@ -424,6 +427,8 @@ func (c *colEncoder) rareColumns(evs []trace.Event, rare *[numCols + 1]bool) {
 		or[colBytes] |= uint64(e.Bytes)
 		or[colCount] |= uint64(uint32(e.Count))
 		or[colStride] |= uint64(e.Stride)
+		or[colSource] |= uint64(uint32(e.Source))
+		or[colRTag] |= uint64(uint32(e.RecvTag))
 	}
 	for id := colFlags; id <= numCols; id++ {
 		if or[id] == 0 {
@@ -467,6 +472,14 @@ func (c *colEncoder) rareColumns(evs []trace.Event, rare *[numCols + 1]bool) {
 		case colStride:
 			for i := range evs {
 				vs[i] = evs[i].Stride
+			}
+		case colSource:
+			for i := range evs {
+				vs[i] = int64(evs[i].Source)
+			}
+		case colRTag:
+			for i := range evs {
+				vs[i] = int64(evs[i].RecvTag)
 			}
 		}
 	}

@@ -976,6 +976,8 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 		e.Bytes = v[colBytes][i]
 		e.Count = int32(v[colCount][i])
 		e.Stride = v[colStride][i]
+		e.Source = int32(v[colSource][i])
+		e.RecvTag = int32(v[colRTag][i])
 	}
 	rs.prevEnd, rs.predOff = prevEnd, predOff
 	return nil

@@ -409,13 +409,45 @@ WRAP(int, MPI_Waitall, (int n, MPI_Request *q, MPI_Status *st), (n, q, st)) {
 	return rc;
 }
 
+/* sendrecv records an MPI_Sendrecv of count elements of t to dest with
+ * stag, receiving from src with rtag: both halves, the receive half (the
+ * message it matched, as for a receive) in off and size (RF_RECV_HALF).
+ * MPI_PROC_NULL is -2: that half moves nothing. */
+static void sendrecv(int64_t t0, int count, MPI_Datatype t, int dest, int stag, int src, int rtag, MPI_Comm c, int rc, MPI_Status *st) {
+	if (dest == MPI_PROC_NULL && src == MPI_PROC_NULL) return;
+	struct rec r = {0};
+	r.call = C_MPI_SENDRECV;
+	r.start = t0;
+	r.dur = iotrace_now() - t0;
+	r.bytes = dest == MPI_PROC_NULL ? 0 : (int64_t)count * tsize(t); /* the bytes it sends */
+	r.count = count;
+	r.tag = stag;
+	r.flags = RF_RECV_HALF;
+	if (src == MPI_ANY_SOURCE) r.flags |= RF_ANY_SOURCE;
+	if (rtag == MPI_ANY_TAG) r.flags |= RF_ANY_TAG;
+	if (rc == MPI_SUCCESS && src != MPI_PROC_NULL) {
+		src = st->MPI_SOURCE;
+		rtag = st->MPI_TAG;
+	}
+	r.comm = comm_id(c, dest, &r.peer);
+	if (dest == MPI_PROC_NULL) r.peer = -2;
+	int32_t w = -1;
+	if (src >= 0) comm_id(c, src, &w);
+	r.off = src == MPI_PROC_NULL ? -2 : w;
+	r.size = rtag == MPI_ANY_TAG ? -1 : rtag;
+	r.ret = err_ret(rc);
+	iotrace_emit(&r, NULL, NULL);
+}
+
 WRAP(int, MPI_Sendrecv,
      (const void *sb, int sn, MPI_Datatype st_, int d, int stag, void *rb, int rn, MPI_Datatype rt, int s, int rtag, MPI_Comm c, MPI_Status *st),
      (sb, sn, st_, d, stag, rb, rn, rt, s, rtag, c, st)) {
 	REALP(MPI_Sendrecv, int (*)(const void *, int, MPI_Datatype, int, int, void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *));
 	ENTER;
+	MPI_Status mine;
+	if (st == MPI_STATUS_IGNORE) st = &mine;
 	int rc = real(sb, sn, st_, d, stag, rb, rn, rt, s, rtag, c, st);
-	if (outer_) p2p(C_MPI_SENDRECV, t0_, sn, st_, d, stag, c, rc, NULL);
+	if (outer_) sendrecv(t0_, sn, st_, d, stag, s, rtag, c, rc, st);
 	LEAVE;
 	return rc;
 }
@@ -425,8 +457,10 @@ WRAP(int, MPI_Sendrecv_replace,
      (b, n, t, d, stag, s, rtag, c, st)) {
 	REALP(MPI_Sendrecv_replace, int (*)(void *, int, MPI_Datatype, int, int, int, int, MPI_Comm, MPI_Status *));
 	ENTER;
+	MPI_Status mine;
+	if (st == MPI_STATUS_IGNORE) st = &mine;
 	int rc = real(b, n, t, d, stag, s, rtag, c, st);
-	if (outer_) p2p(C_MPI_SENDRECV, t0_, n, t, d, stag, c, rc, NULL);
+	if (outer_) sendrecv(t0_, n, t, d, stag, s, rtag, c, rc, st);
 	LEAVE;
 	return rc;
 }

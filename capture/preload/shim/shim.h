@@ -25,6 +25,7 @@
 #define RF_ANY_SOURCE 2u    /* a receive posted with MPI_ANY_SOURCE */
 #define RF_ANY_TAG 4u       /* a receive posted with MPI_ANY_TAG */
 #define RF_PATH_AT 8u       /* the path is relative to the descriptor in fd */
+#define RF_RECV_HALF 16u    /* MPI_Sendrecv: off and size hold its receive half's source and tag */
 
 /* Call ids: the shim's own numbering, mapped to trace ops by the Go side. */
 enum {
