@@ -68,10 +68,16 @@ type waiter struct {
 }
 
 // A spin that sees the clock jump by more than preemptedGap between two
-// readings lost its processor: the machine is busier than the calibration
-// saw. Spinning then only makes the kernel treat the rank as a processor
+// readings lost its processor. If the kernel took it away to run another
+// thread (an involuntary context switch of the rank's thread, for a rank
+// with a thread of its own), the machine is busier than the calibration
+// saw: spinning then only makes the kernel treat the rank as a processor
 // hog and queue it behind the others, while a sleeper is woken promptly;
 // so the next calmWaits waits sleep in nanosleep(2) up to the deadline.
+// A jump without a context switch is the hypervisor running another
+// guest: sleeping would not help (the wake-up also waits for the virtual
+// processor) and costs a guest's timer latency on every call, so the
+// rank keeps spinning.
 const (
 	preemptedGap = 100_000
 	calmWaits    = 1000
@@ -90,7 +96,8 @@ func (w *waiter) until(target, now int64) (int64, bool) {
 		w.calm--
 		margin = 0
 	}
-	read := false // now is a reading of this call's
+	read := false           // now is a reading of this call's
+	var switches int64 = -1 // involuntary context switches when the spin began
 	for {
 		d := target - now
 		if d <= 0 {
@@ -125,8 +132,11 @@ func (w *waiter) until(target, now int64) (int64, bool) {
 			runtime.Gosched()
 		default:
 			// The last microseconds: spin.
+			if w.own && switches < 0 {
+				switches = involuntarySwitches()
+			}
 			prev := now
-			if now = w.now(); read && now-prev > preemptedGap {
+			if now = w.now(); read && now-prev > preemptedGap && (!w.own || involuntarySwitches() != switches) {
 				w.calm, margin = calmWaits, 0
 			}
 			read = true
@@ -134,6 +144,17 @@ func (w *waiter) until(target, now int64) (int64, bool) {
 		}
 		now, read = w.now(), true
 	}
+}
+
+// involuntarySwitches returns how many times the kernel has taken the
+// processor away from the calling thread to run another (0 if it cannot
+// tell).
+func involuntarySwitches() int64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0
+	}
+	return ru.Nivcsw
 }
 
 // calibrate measures how late nanosleep(2) wakes up on this machine and
