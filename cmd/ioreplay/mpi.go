@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,14 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 			err = ferr
 		}
 	}()
+	// The processors this process uses: its share of the node's (unless
+	// GOMAXPROCS says), so that the runtime's helpers do not take the
+	// cores of the job's other processes (docs/MPI.md).
+	if os.Getenv("GOMAXPROCS") == "" {
+		if n := proc.Processors(); n < runtime.GOMAXPROCS(0) {
+			runtime.GOMAXPROCS(n)
+		}
+	}
 	lead := proc.Rank == 0
 	// fail returns an error every process agreed on: printed by process
 	// 0, silent elsewhere.

@@ -34,6 +34,18 @@ static inline int tag_ub_value(void) {
 	return flag ? *v : 32767;
 }
 
+// node_size returns how many processes of MPI_COMM_WORLD share this
+// process's node (its shared-memory domain), or 1 if the library cannot
+// tell. Collective over MPI_COMM_WORLD.
+static inline int node_size(void) {
+	MPI_Comm c;
+	int n = 1;
+	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c) != MPI_SUCCESS) return 1;
+	MPI_Comm_size(c, &n);
+	MPI_Comm_free(&c);
+	return n;
+}
+
 static inline void error_string(int code, char *buf, int len) {
 	char s[MPI_MAX_ERROR_STRING];
 	int n = 0;

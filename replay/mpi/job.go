@@ -16,6 +16,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"runtime"
 	"slices"
 
 	gompi "github.com/sbromberger/gompi"
@@ -80,15 +81,34 @@ type JobOptions struct {
 // errors, results.
 type Proc struct {
 	Rank, Size int // this process in MPI_COMM_WORLD, and the number of processes
-	world      *gompi.Communicator
+	// Node is the number of processes of the job on this process's node
+	// (MPI_COMM_TYPE_SHARED), this one included.
+	Node  int
+	world *gompi.Communicator
 }
 
-// Connect initialises MPI (Init) and returns this process.
+// Connect initialises MPI (Init) and returns this process. It is
+// collective: every process of the job calls it.
 func Connect() (*Proc, error) {
 	if err := Init(); err != nil {
 		return nil, err
 	}
-	return &Proc{Rank: WorldRank(), Size: WorldSize(), world: gompi.NewCommunicator(nil)}, nil
+	return &Proc{Rank: WorldRank(), Size: WorldSize(), Node: max(int(C.node_size()), 1), world: gompi.NewCommunicator(nil)}, nil
+}
+
+// Processors returns how many processors this process should use: the
+// ones it may run on (its affinity: mpirun --bind-to core leaves one)
+// divided among the job's processes on the node that share them, at
+// least one. A process of an MPI job that uses more competes with its
+// neighbours for their cores: its runtime's helpers (the collector, the
+// recorder's encoder) then delay the others' MPI progress, which every
+// collective waits for.
+func (p *Proc) Processors() int {
+	cpus := runtime.NumCPU()
+	if p.Node <= 1 {
+		return cpus
+	}
+	return max(1, cpus/p.Node)
 }
 
 // block returns the first index of process p's block of n ranks.

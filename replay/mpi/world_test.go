@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -226,5 +227,21 @@ func TestWorldDeadlock(t *testing.T) {
 	})
 	if el := time.Since(begin); el > 10*time.Second {
 		t.Errorf("the deadlock took %v to resolve", el)
+	}
+}
+
+// TestWorldNode checks that every process of the job, all on this
+// machine, counts them all as its node's, and takes its share of the
+// processors.
+func TestWorldNode(t *testing.T) {
+	proc, err := Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if proc.Node != proc.Size {
+		t.Errorf("process %d: %d processes on its node, want all %d", proc.Rank, proc.Node, proc.Size)
+	}
+	if got, want := proc.Processors(), max(1, runtime.NumCPU()/proc.Size); got != want {
+		t.Errorf("process %d of %d, %d processors: uses %d, want %d", proc.Rank, proc.Size, runtime.NumCPU(), got, want)
 	}
 }
