@@ -39,7 +39,12 @@ func RunIO(root *cobra.Command, args []string, stdout, stderr io.Writer) (code i
 	root.SilenceErrors = true
 	root.SilenceUsage = true
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%s: %w (see '%s --help')", c.CommandPath(), err, c.CommandPath())
+		// Printed after the program's name: a subcommand names itself
+		// ("iotrace: stats: unknown flag…"), the program does not twice.
+		if c.HasParent() {
+			return fmt.Errorf("%s: %w (see '%s --help')", strings.TrimPrefix(c.CommandPath(), root.Name()+" "), err, c.CommandPath())
+		}
+		return fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())
 	})
 	err := root.Execute()
 	if err == nil {
