@@ -31,6 +31,15 @@ type Executor interface {
 	Close() error
 }
 
+// An ErrorDetailer is an Executor whose calls can fail for more reasons
+// than an errno tells (an MPI library's error classes, many of which
+// become EIO). ErrorDetail returns what the library said of the last
+// call Do made, if it failed there, or "". The engine asks only after a
+// call failed; the first detail of each op and errno is in the result.
+type ErrorDetailer interface {
+	ErrorDetail() string
+}
+
 // Call is one event as an executor receives it.
 type Call struct {
 	Ev *trace.Event

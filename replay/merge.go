@@ -50,6 +50,9 @@ func (res *Result) Merge(o *Result) {
 			res.Errors = append(res.Errors, e)
 		} else {
 			res.Errors[i].Count += e.Count
+			if res.Errors[i].Detail == "" {
+				res.Errors[i].Detail = e.Detail
+			}
 		}
 	}
 	for _, s := range o.Skips {

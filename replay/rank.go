@@ -263,9 +263,16 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		}
 		if ret < 0 && e.Op.Class() != trace.ClassComm {
 			expected := ret == oRet
-			rn.res.fail(e.Op, ret, expected)
+			var detail string
+			if d, ok := rn.ex.(ErrorDetailer); ok {
+				detail = d.ErrorDetail()
+			}
+			rn.res.fail(e.Op, ret, expected, detail)
 			if rn.strict && !expected {
 				rn.res.events += int64(i + 1)
+				if detail != "" {
+					return k, fmt.Errorf("rank %d, event %d (%s): %s (%s)", rn.rank, rn.events, rn.describe(e), errnoText(ret), detail)
+				}
 				return k, fmt.Errorf("rank %d, event %d (%s): %s", rn.rank, rn.events, rn.describe(e), errnoText(ret))
 			}
 			now = rn.w.now()

@@ -45,6 +45,9 @@ type ErrorCount struct {
 	Count int64
 	// Expected says the original call failed the same way.
 	Expected bool
+	// Detail is what the backend's library said of the first of these
+	// failures (an MPI error string), if it said anything.
+	Detail string
 }
 
 // SkipCount counts calls of one op skipped for one reason.
@@ -71,17 +74,27 @@ type rankResult struct {
 	events    int64
 	lag       report.Hist
 	errs      map[errKey]int64
+	details   map[errKey]string // the first detail of each errKey
 	skips     map[skipKey]int64
 	unmatched int64
 	notes     []string
 	planned   int64
 }
 
-func (r *rankResult) fail(op trace.Op, ret int64, expected bool) {
+func (r *rankResult) fail(op trace.Op, ret int64, expected bool, detail string) {
 	if r.errs == nil {
 		r.errs = map[errKey]int64{}
 	}
-	r.errs[errKey{op, ret, expected}]++
+	k := errKey{op, ret, expected}
+	r.errs[k]++
+	if detail != "" {
+		if r.details == nil {
+			r.details = map[errKey]string{}
+		}
+		if _, ok := r.details[k]; !ok {
+			r.details[k] = detail
+		}
+	}
 }
 
 func (r *rankResult) skip(op trace.Op, s Skip) {
@@ -113,6 +126,9 @@ func (res *Result) merge(r *rankResult) {
 			i = len(res.Errors) - 1
 		}
 		res.Errors[i].Count += n
+		if res.Errors[i].Detail == "" {
+			res.Errors[i].Detail = r.details[k]
+		}
 	}
 	for k, n := range r.skips {
 		i := slices.IndexFunc(res.Skips, func(s SkipCount) bool { return s.Op == k.op.String() && s.Reason == k.reason })
@@ -188,7 +204,11 @@ func (res *Result) WriteSummary(w io.Writer) {
 		if e.Expected {
 			how = "failed as in the original"
 		}
-		fmt.Fprintf(w, "%s: %d %s with %s\n", e.Op, e.Count, how, e.Errno)
+		if e.Detail != "" {
+			fmt.Fprintf(w, "%s: %d %s with %s (first: %s)\n", e.Op, e.Count, how, e.Errno, e.Detail)
+		} else {
+			fmt.Fprintf(w, "%s: %d %s with %s\n", e.Op, e.Count, how, e.Errno)
+		}
 	}
 	for _, s := range res.Skips {
 		fmt.Fprintf(w, "skipped %d %s: %s\n", s.Count, s.Op, s.Reason)
@@ -231,6 +251,7 @@ func (res *Result) WriteJSON(w io.Writer) error {
 		Errno    string `json:"errno"`
 		Count    int64  `json:"count"`
 		Expected bool   `json:"expected"`
+		Detail   string `json:"detail,omitempty"`
 	}
 	type skipc struct {
 		Op     string `json:"op"`
@@ -255,7 +276,7 @@ func (res *Result) WriteJSON(w io.Writer) error {
 			P99: float64(res.Lag.Quantile(0.99)) / 1e9, Max: float64(res.Lag.Max()) / 1e9}
 	}
 	for _, e := range res.Errors {
-		v.Errors = append(v.Errors, errc{e.Op, e.Errno, e.Count, e.Expected})
+		v.Errors = append(v.Errors, errc{e.Op, e.Errno, e.Count, e.Expected, e.Detail})
 	}
 	for _, s := range res.Skips {
 		v.Skips = append(v.Skips, skipc{s.Op, s.Reason.String(), s.Count})

@@ -294,3 +294,21 @@ func TestMPIReplaySendrecvSource(t *testing.T) {
 			time.Duration(got.End()), time.Duration(sent.Start))
 	}
 }
+
+// TestMPIErrorDetail replays, through MPI-IO, an MPI_File_open the MPI
+// library refuses (read-only with create: MPI_ERR_AMODE): the report
+// gives the library's own words besides the errno.
+func TestMPIErrorDetail(t *testing.T) {
+	bin := mpiBin(t)
+	dir := t.TempDir()
+	m := trace.NewMemTrace()
+	m.Add(trace.Event{Op: trace.OpMPIFileOpen, Path: m.Paths.Intern("/data/f"), FD: 1, Comm: trace.CommSelf,
+		Flags: trace.MPIModeRdonly | trace.MPIModeCreate})
+	in := filepath.Join(dir, "amode.iot")
+	writeTrace(t, in, m)
+	r := mpitest.MustRun(t, dir, 2*time.Minute, 1, nil, bin, "--mpi", "--backend", "mpiio", "--timing", "afap",
+		"--target", filepath.Join(dir, "t"), in)
+	if !strings.Contains(r.Stdout, "MPI_File_open: 1 failed with EINVAL (first: MPI_ERR_AMODE") {
+		t.Errorf("the report does not give MPI's error string:\n%s\n%s", r.Stdout, r.Stderr)
+	}
+}

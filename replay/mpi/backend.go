@@ -133,6 +133,9 @@ type exec struct {
 	wbuf  []byte
 	rbuf  []byte
 	seq   int
+	// detail: the MPI library's error string of the last call, if it
+	// failed in MPI.
+	detail string
 }
 
 // Close implements replay.Executor: it closes what the rank left open —
@@ -155,8 +158,20 @@ func (x *exec) Close() error {
 	return x.px.Close()
 }
 
-// ret turns an MPI error into a negative errno.
-func ret(rc C.int) int64 {
+// ErrorDetail implements replay.ErrorDetailer: what the MPI library said
+// of the rank's last call, if it failed in MPI.
+func (x *exec) ErrorDetail() string { return x.detail }
+
+// ret turns an MPI error into a negative errno, and keeps the library's
+// error string for ErrorDetail (an errno cannot tell all of MPI's error
+// classes apart: many become EIO).
+func (x *exec) ret(rc C.int) int64 {
+	x.detail = errorString(rc)
+	return errnoOf(rc)
+}
+
+// errnoOf turns an MPI error into a negative errno.
+func errnoOf(rc C.int) int64 {
 	switch C.error_class(rc) {
 	case C.MPI_ERR_NO_SUCH_FILE:
 		return -int64(unix.ENOENT)
@@ -181,6 +196,7 @@ func ret(rc C.int) int64 {
 // Do implements replay.Executor.
 func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
 	e := c.Ev
+	x.detail = ""
 	if e.Op.Class() == trace.ClassMPIIO {
 		return x.mpiio(c)
 	}
@@ -202,7 +218,7 @@ func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
 		case write && f.append:
 			var size C.longlong
 			if rc := C.file_size(f.fh, &size); rc != C.MPI_SUCCESS {
-				return ret(rc), replay.NotSkipped
+				return x.ret(rc), replay.NotSkipped
 			}
 			off = int64(size)
 		case !explicit && off < 0:
@@ -214,7 +230,7 @@ func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
 		}
 		n, rc := x.rw(f.fh, op, off, max(e.Size, 0))
 		if rc != C.MPI_SUCCESS {
-			return ret(rc), replay.NotSkipped
+			return x.ret(rc), replay.NotSkipped
 		}
 		if !explicit {
 			f.pos = off + n
@@ -228,7 +244,7 @@ func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
 		case 2:
 			var size C.longlong
 			if rc := C.file_size(f.fh, &size); rc != C.MPI_SUCCESS {
-				return ret(rc), replay.NotSkipped
+				return x.ret(rc), replay.NotSkipped
 			}
 			pos += int64(size)
 		case 0:
@@ -244,17 +260,17 @@ func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
 		}
 		return pos, replay.NotSkipped
 	case trace.OpFsync, trace.OpFdatasync:
-		return callResult(C.MPI_File_sync(f.fh))
+		return x.callResult(C.MPI_File_sync(f.fh))
 	case trace.OpFflush, trace.OpFstat:
 		return 0, replay.NotSkipped
 	case trace.OpFtruncate:
-		return callResult(C.file_set_size(f.fh, C.longlong(max(e.Size, 0))))
+		return x.callResult(C.file_set_size(f.fh, C.longlong(max(e.Size, 0))))
 	case trace.OpClose, trace.OpFclose:
 		delete(x.fds, e.FD)
 		if f.refs--; f.refs > 0 {
 			return 0, replay.NotSkipped
 		}
-		return callResult(C.MPI_File_close(&f.fh))
+		return x.callResult(C.MPI_File_close(&f.fh))
 	case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl:
 		if e.Ret < 0 {
 			return e.Ret, replay.NotSkipped
@@ -275,9 +291,9 @@ func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
 	return 0, replay.SkipUnsupported
 }
 
-func callResult(rc C.int) (int64, replay.Skip) {
+func (x *exec) callResult(rc C.int) (int64, replay.Skip) {
 	if rc != C.MPI_SUCCESS {
-		return ret(rc), replay.NotSkipped
+		return x.ret(rc), replay.NotSkipped
 	}
 	return 0, replay.NotSkipped
 }
@@ -322,12 +338,12 @@ func (x *exec) open(c *replay.Call) (int64, replay.Skip) {
 	defer C.free(unsafe.Pointer(cname))
 	var fh C.MPI_File
 	if rc := C.file_open(x.self, cname, amode, x.b.info, &fh); rc != C.MPI_SUCCESS {
-		return ret(rc), replay.NotSkipped
+		return x.ret(rc), replay.NotSkipped
 	}
 	if flags&trace.OTrunc != 0 && amode&C.MPI_MODE_RDONLY == 0 {
 		if rc := C.file_set_size(fh, 0); rc != C.MPI_SUCCESS {
 			C.MPI_File_close(&fh)
-			return ret(rc), replay.NotSkipped
+			return x.ret(rc), replay.NotSkipped
 		}
 	}
 	tfd := int32(e.Ret)
@@ -416,7 +432,7 @@ func (x *exec) mpiio(c *replay.Call) (int64, replay.Skip) {
 		}
 		cname := C.CString(name)
 		defer C.free(unsafe.Pointer(cname))
-		return callResult(C.file_delete(cname, x.b.info))
+		return x.callResult(C.file_delete(cname, x.b.info))
 	}
 	f := x.files[e.FD]
 	if f == nil {
@@ -428,21 +444,21 @@ func (x *exec) mpiio(c *replay.Call) (int64, replay.Skip) {
 	switch e.Op {
 	case trace.OpMPIFileClose:
 		delete(x.files, e.FD)
-		return callResult(x.closeFile(f))
+		return x.callResult(x.closeFile(f))
 	case trace.OpMPIFileSetView:
-		return callResult(C.file_set_view(f.fh, C.longlong(e.Offset), C.longlong(e.Size), C.longlong(e.Stride), x.b.info))
+		return x.callResult(C.file_set_view(f.fh, C.longlong(e.Offset), C.longlong(e.Size), C.longlong(e.Stride), x.b.info))
 	case trace.OpMPIFileSync:
-		return callResult(C.MPI_File_sync(f.fh))
+		return x.callResult(C.MPI_File_sync(f.fh))
 	case trace.OpMPIFileSetSize:
-		return callResult(C.file_set_size(f.fh, C.longlong(max(e.Size, 0))))
+		return x.callResult(C.file_set_size(f.fh, C.longlong(max(e.Size, 0))))
 	case trace.OpMPIFilePreallocate:
-		return callResult(C.file_preallocate(f.fh, C.longlong(max(e.Size, 0))))
+		return x.callResult(C.file_preallocate(f.fh, C.longlong(max(e.Size, 0))))
 	case trace.OpMPIFileSeek, trace.OpMPIFileSeekShared:
 		shared := C.int(0)
 		if e.Op == trace.OpMPIFileSeekShared {
 			shared = 1
 		}
-		return callResult(C.file_seek(f.fh, C.longlong(e.Offset), C.int(e.Whence), shared))
+		return x.callResult(C.file_seek(f.fh, C.longlong(e.Offset), C.int(e.Whence), shared))
 	}
 	op, ok := dataOps[e.Op]
 	if !ok {
@@ -450,7 +466,7 @@ func (x *exec) mpiio(c *replay.Call) (int64, replay.Skip) {
 	}
 	n, rc := x.rw(f.fh, op, max(e.Offset, 0), max(e.Size, 0))
 	if rc != C.MPI_SUCCESS {
-		return ret(rc), replay.NotSkipped
+		return x.ret(rc), replay.NotSkipped
 	}
 	return n, replay.NotSkipped
 }
@@ -501,7 +517,7 @@ func (x *exec) openFile(c *replay.Call) (int64, replay.Skip) {
 		if g != nil {
 			g.send(ghostOp{file: f.gfile, op: trace.OpMPIFileClose})
 		}
-		return ret(rc), replay.NotSkipped
+		return x.ret(rc), replay.NotSkipped
 	}
 	x.files[e.FD] = f
 	return 0, replay.NotSkipped
