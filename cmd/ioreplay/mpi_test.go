@@ -36,6 +36,21 @@ func sameCallsAndBytes(t *testing.T, what string, a, b *report.Stats) {
 	}
 }
 
+// eventsOf reads every event of the trace file path.
+func eventsOf(t *testing.T, path string) []trace.Event {
+	t.Helper()
+	r, err := format.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	evs, err := trace.ReadAll(trace.All(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
 func expand(t *testing.T, path string, ranks int) *script.Expansion {
 	t.Helper()
 	p, err := script.Load(path)
@@ -179,15 +194,7 @@ func TestMPIReplayKeepsOrdering(t *testing.T) {
 		rec := filepath.Join(dir, be+".iot")
 		mpitest.MustRun(t, dir, 2*time.Minute, 2, nil, bin, "--mpi", "--backend", be, "--timing", "afap",
 			"--record", rec, "--strict", "--quiet", in)
-		r, err := format.Open(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := trace.ReadAll(trace.All(r))
-		r.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		evs := eventsOf(t, rec)
 		var closed, read *trace.Event
 		for i := range evs {
 			e := &evs[i]
@@ -265,15 +272,7 @@ func TestMPIReplaySendrecvSource(t *testing.T) {
 	rec := filepath.Join(dir, "replay.iot")
 	mpitest.MustRun(t, dir, 2*time.Minute, 3, nil, bin, "--mpi", "--timing", "original",
 		"--record", rec, "--strict", "--quiet", in)
-	r, err := format.Open(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, err := trace.ReadAll(trace.All(r))
-	r.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := eventsOf(t, rec)
 	var got, sent *trace.Event
 	for i := range evs {
 		if e := &evs[i]; e.Op == trace.OpMPISendrecv {
