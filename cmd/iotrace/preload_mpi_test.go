@@ -86,7 +86,7 @@ var mpiPrograms = []mpiProgram{
 		m := map[trace.Op]tally{
 			trace.OpMPISend: {5, 15000}, trace.OpMPIRecv: {5, 15000},
 			trace.OpMPIIsend: {1, 8192}, trace.OpMPIIrecv: {1, 8192}, trace.OpMPIWaitall: {1, 0},
-			trace.OpMPICommSplit: {1, 0}, trace.OpMPISendrecv: {4, 380},
+			trace.OpMPIBarrier: {1, 0}, trace.OpMPICommSplit: {1, 0}, trace.OpMPISendrecv: {4, 380},
 		}
 		if r == 3 {
 			m[trace.OpMPISendrecv] = tally{4, 330} // sends to MPI_PROC_NULL in the non-periodic shift

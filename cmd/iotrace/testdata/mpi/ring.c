@@ -6,13 +6,13 @@
  * 1 irecv, 1 waitall (of 2); ranks other than 0 one more send of 64
  * bytes, rank 0 P−1 more receives.
  *
- * Then shifts with MPI_Sendrecv, whose receive half comes from another
+ * Then, after a barrier, shifts with MPI_Sendrecv, whose receive half comes from another
  * rank than its send half goes to: a ring shift to the next rank (100
  * bytes, tag 11), an MPI_Sendrecv_replace shift to the previous rank
  * received with MPI_ANY_TAG (200 bytes, tag 12), a non-periodic shift
  * (50 bytes, tag 13: the last rank sends to MPI_PROC_NULL, rank 0
  * receives from it), and a ring shift on a communicator whose ranks are
- * the world's in reverse (30 bytes, tag 14). Per rank: 1 comm split, 4
+ * the world's in reverse (30 bytes, tag 14). Per rank: 1 barrier, 1 comm split, 4
  * sendrecvs of 380 bytes (330 on the last rank, which sends nothing in
  * the non-periodic shift).
  */
@@ -47,6 +47,8 @@ int main(int argc, char **argv) {
 	} else {
 		for (int i = 1; i < size; i++) MPI_Recv(in, 8, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	}
+	/* Rank 0's wildcard receives must not match a shift's message. */
+	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Sendrecv(buf, 100, MPI_CHAR, next, 11, in, 100, MPI_CHAR, prev, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	MPI_Sendrecv_replace(buf, 200, MPI_CHAR, prev, 12, next, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	int up = rank + 1 < size ? rank + 1 : MPI_PROC_NULL, down = rank > 0 ? rank - 1 : MPI_PROC_NULL;
