@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks of iotrace convert --to script: time and peak memory of
 # folding big traces into scripts, printed as the Markdown of the "Convert
-# to script" section of docs/BENCHMARKS.md (and written to
-# bench/convert/RESULTS.md).
+# to script" section of docs/BENCHMARKS.md.
 #
 #   1. regular: an IOR-like trace of 4 ranks × 2 × CALLS (1,250,000) events
 #      — 10 million events — with measured timing jitter (iotrace generate
@@ -28,7 +27,6 @@ cd "$(dirname "$0")/../.."
 CALLS=${CALLS:-1250000}
 DUMPS=${DUMPS:-16}
 RCALLS=${RCALLS:-25000}
-OUT=bench/convert/RESULTS.md
 
 for tool in go /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "run.sh: $tool is required" >&2; exit 1; }
@@ -95,4 +93,4 @@ bench random "$tmp/rnd.iot"
 	echo "| run | wall | user | sys | RSS MiB |"
 	echo "|---|---:|---:|---:|---:|"
 	printf '%s\n' "${rows[@]}"
-} | tee "$OUT"
+}

@@ -3,8 +3,7 @@
 # pattern script (iotrace stats, convert, ioreplay --dry-run read scripts
 # this way), before and after the completion log shared by the streams of
 # an expansion (script/expand.go, clog). Prints the Markdown of the
-# "Script expansion" section of docs/BENCHMARKS.md (also written to
-# bench/script/RESULTS.md).
+# "Script expansion" section of docs/BENCHMARKS.md.
 #
 #   1. go test -bench ExpandAllRanks ./script: ns per event, every rank read
 #      one after the other, for a 64-rank script with a barrier every write
@@ -23,7 +22,6 @@ cd "$(dirname "$0")/../.."
 
 BASE=${BASE:-$(git log --format=%H -n 1 --grep='^script: a completion log shared' )^}
 REPS=${REPS:-3}
-OUT=bench/script/RESULTS.md
 
 tmp=$(mktemp -d)
 cleanup() {
@@ -91,4 +89,4 @@ ratios() { # ratios A B: median of A_i / B_i
 		mn=$(tr ' ' '\n' <<<"${sn[$c]}" | grep -v '^$' | cut -d: -f2 | median)
 		echo "| $c | $(median <<<"$ub") | $(median <<<"$un") | $(ratios "$ub" "$un") | $((mb / 1024)) | $((mn / 1024)) |"
 	done
-} | tee "$OUT"
+}
