@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -74,14 +75,21 @@ func (c *clock) now() int64 {
 // anchor reads the real clock, between two reads of the counter, and
 // makes that pair the new anchor; it returns the real clock.
 func (c *clock) anchor() int64 {
+	// A pair read across a preemption is a poor anchor: of up to four
+	// pairs, keep the one read in the fewest ticks (the first that took
+	// under 5 µs, once the rate is known). Before the rate is known, all
+	// four are read: the first anchor is the base of the calibration, and
+	// one off by a preemption's length would skew the rate.
 	var t, n int64
-	for i := 0; ; i++ {
+	span := int64(math.MaxInt64)
+	for i := 0; i < 4; i++ {
 		a := rdtsc()
-		n = c.real()
+		m := c.real()
 		b := rdtsc()
-		t = a + (b-a)/2
-		// A pair read across a preemption is a poor anchor: try again.
-		if c.nsPerTck == 0 || float64(b-a)*c.nsPerTck < 5_000 || i == 3 {
+		if b-a < span {
+			span, t, n = b-a, a+(b-a)/2, m
+		}
+		if c.nsPerTck != 0 && float64(span)*c.nsPerTck < 5_000 {
 			break
 		}
 	}
