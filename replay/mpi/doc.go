@@ -13,5 +13,11 @@
 //   - Backend is the MPI-IO backend (--backend mpiio): MPI_File_* calls
 //     through cgo bindings, collective where the trace is.
 //
+// DESIGN.md names the MPI-IO backend replay/mpiio and the communication
+// layer comm mpi; they are one package here because both work on the
+// Job's communicators (the backend opens files on its slot
+// communicators), and cgo's C types (C.MPI_Comm) belong to one package:
+// two packages would pass MPI handles through MPI_Comm_c2f.
+//
 // Without the build tag the package is empty; Available says so.
 package mpi
