@@ -590,7 +590,7 @@ type cCmd struct {
 	h      int    // handle index of a handle operand or of "as"
 	hPos   Pos
 	hName  string
-	args   map[string]*cexpr
+	args   cArgs
 	whence int32
 	all    bool
 	shared bool
@@ -607,7 +607,38 @@ type cCmd struct {
 	h2Name string
 }
 
-func (cm *cCmd) arg(key string) *cexpr { return cm.args[key] }
+func (cm *cCmd) arg(key string) *cexpr { return cm.args.get(key) }
+
+// cArgs are a command's arguments by keyword. A command has a handful:
+// a scan of them is several times faster than a map lookup, and the
+// interpreter looks them up at every call it makes.
+type cArgs []cArg
+
+type cArg struct {
+	key string
+	x   *cexpr
+}
+
+// get returns the argument key, or nil.
+func (a cArgs) get(key string) *cexpr {
+	for i := range a {
+		if a[i].key == key {
+			return a[i].x
+		}
+	}
+	return nil
+}
+
+// set gives key the value x.
+func (a *cArgs) set(key string, x *cexpr) {
+	for i := range *a {
+		if (*a)[i].key == key {
+			(*a)[i].x = x
+			return
+		}
+	}
+	*a = append(*a, cArg{key, x})
+}
 
 var collectiveCmd = map[string]trace.Op{
 	"barrier": trace.OpMPIBarrier, "bcast": trace.OpMPIBcast, "reduce": trace.OpMPIReduce,
@@ -627,7 +658,7 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 		c.errorf(s.Pos, "unknown command %q", s.Name)
 		return nil
 	}
-	cm := &cCmd{pos: s.Pos, name: s.Name, h: -1, args: map[string]*cexpr{}, site: c.site(), site2: -1}
+	cm := &cCmd{pos: s.Pos, name: s.Name, h: -1, site: c.site(), site2: -1}
 	// The operand.
 	opType := TInvalid
 	if spec.operand != nil && s.Operand == nil {
@@ -689,7 +720,7 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 			if x.isConst && x.ci < 0 && x.typ == TInt && nonNegative(s.Name, a.Key) {
 				c.errorf(a.Value.Start(), "%s must not be negative, got %d", as.what, x.ci)
 			}
-			cm.args[a.Key] = &x
+			cm.args.set(a.Key, &x)
 		case argWord:
 			if a.Key == "call" {
 				var ok bool
@@ -742,7 +773,7 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 			return nil
 		}
 	}
-	cm.ret = cm.args["ret"]
+	cm.ret = cm.args.get("ret")
 	c.selectOp(s, cm, opType, hsym)
 	c.details(s, cm)
 	return cm
@@ -751,7 +782,7 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 // defaultOp is the call a command that makes one call makes without
 // "call NAME"; OpUnknown for the others.
 func (cm *cCmd) defaultOp() trace.Op {
-	at, iov := cm.args["at"] != nil, cm.args["iov"] != nil
+	at, iov := cm.args.get("at") != nil, cm.args.get("iov") != nil
 	switch cm.op {
 	case opReadFD, opWriteFD:
 		w := cm.op == opWriteFD
