@@ -43,17 +43,7 @@ func (res *Result) Merge(o *Result) {
 	}
 	res.Lag.Merge(&o.Lag)
 	for _, e := range o.Errors {
-		i := slices.IndexFunc(res.Errors, func(x ErrorCount) bool {
-			return x.Op == e.Op && x.Errno == e.Errno && x.Expected == e.Expected
-		})
-		if i < 0 {
-			res.Errors = append(res.Errors, e)
-		} else {
-			res.Errors[i].Count += e.Count
-			if res.Errors[i].Detail == "" {
-				res.Errors[i].Detail = e.Detail
-			}
-		}
+		res.addError(e)
 	}
 	for _, s := range o.Skips {
 		i := slices.IndexFunc(res.Skips, func(x SkipCount) bool { return x.Op == s.Op && x.Reason == s.Reason })

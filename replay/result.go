@@ -63,6 +63,13 @@ type errKey struct {
 	expected bool
 }
 
+// errTally counts the failures of one errKey, with the first detail the
+// backend gave (ErrorDetailer).
+type errTally struct {
+	n      int64
+	detail string
+}
+
 type skipKey struct {
 	op     trace.Op
 	reason Skip
@@ -73,8 +80,7 @@ type rankResult struct {
 	rank      uint32
 	events    int64
 	lag       report.Hist
-	errs      map[errKey]int64
-	details   map[errKey]string // the first detail of each errKey
+	errs      map[errKey]errTally
 	skips     map[skipKey]int64
 	unmatched int64
 	notes     []string
@@ -83,18 +89,15 @@ type rankResult struct {
 
 func (r *rankResult) fail(op trace.Op, ret int64, expected bool, detail string) {
 	if r.errs == nil {
-		r.errs = map[errKey]int64{}
+		r.errs = map[errKey]errTally{}
 	}
 	k := errKey{op, ret, expected}
-	r.errs[k]++
-	if detail != "" {
-		if r.details == nil {
-			r.details = map[errKey]string{}
-		}
-		if _, ok := r.details[k]; !ok {
-			r.details[k] = detail
-		}
+	t := r.errs[k]
+	t.n++
+	if t.detail == "" {
+		t.detail = detail
 	}
+	r.errs[k] = t
 }
 
 func (r *rankResult) skip(op trace.Op, s Skip) {
@@ -113,22 +116,28 @@ func (r *rankResult) unmatch(err error) {
 	}
 }
 
+// addError adds e to the count of its op, errno and expectation; the
+// first detail stays.
+func (res *Result) addError(e ErrorCount) {
+	i := slices.IndexFunc(res.Errors, func(x ErrorCount) bool {
+		return x.Op == e.Op && x.Errno == e.Errno && x.Expected == e.Expected
+	})
+	if i < 0 {
+		res.Errors = append(res.Errors, e)
+		return
+	}
+	res.Errors[i].Count += e.Count
+	if res.Errors[i].Detail == "" {
+		res.Errors[i].Detail = e.Detail
+	}
+}
+
 // merge adds one rank's result.
 func (res *Result) merge(r *rankResult) {
 	res.Events += r.events
 	res.Lag.Merge(&r.lag)
-	for k, n := range r.errs {
-		i := slices.IndexFunc(res.Errors, func(e ErrorCount) bool {
-			return e.Op == k.op.String() && e.Errno == errnoText(k.ret) && e.Expected == k.expected
-		})
-		if i < 0 {
-			res.Errors = append(res.Errors, ErrorCount{Op: k.op.String(), Errno: errnoText(k.ret), Expected: k.expected})
-			i = len(res.Errors) - 1
-		}
-		res.Errors[i].Count += n
-		if res.Errors[i].Detail == "" {
-			res.Errors[i].Detail = r.details[k]
-		}
+	for k, t := range r.errs {
+		res.addError(ErrorCount{Op: k.op.String(), Errno: errnoText(k.ret), Expected: k.expected, Count: t.n, Detail: t.detail})
 	}
 	for k, n := range r.skips {
 		i := slices.IndexFunc(res.Skips, func(s SkipCount) bool { return s.Op == k.op.String() && s.Reason == k.reason })

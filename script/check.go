@@ -629,17 +629,6 @@ func (a cArgs) get(key string) *cexpr {
 	return nil
 }
 
-// set gives key the value x.
-func (a *cArgs) set(key string, x *cexpr) {
-	for i := range *a {
-		if (*a)[i].key == key {
-			(*a)[i].x = x
-			return
-		}
-	}
-	*a = append(*a, cArg{key, x})
-}
-
 var collectiveCmd = map[string]trace.Op{
 	"barrier": trace.OpMPIBarrier, "bcast": trace.OpMPIBcast, "reduce": trace.OpMPIReduce,
 	"gather": trace.OpMPIGather, "scatter": trace.OpMPIScatter, "allreduce": trace.OpMPIAllreduce,
@@ -720,7 +709,7 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 			if x.isConst && x.ci < 0 && x.typ == TInt && nonNegative(s.Name, a.Key) {
 				c.errorf(a.Value.Start(), "%s must not be negative, got %d", as.what, x.ci)
 			}
-			cm.args.set(a.Key, &x)
+			cm.args = append(cm.args, cArg{a.Key, &x}) // the parser refuses a key given twice
 		case argWord:
 			if a.Key == "call" {
 				var ok bool
