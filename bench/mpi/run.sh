@@ -17,8 +17,10 @@
 #      the C program (bench/mpi/strided.c)
 #      against ioreplay --mpi --backend mpiio --timing afap replaying the
 #      trace of that program recorded with --preload, under mpirun -np P,
-#      MREPS (15) pairs of runs, one rank per core; the ratio is the median
-#      of the pairs' ratios. Both time the same span:
+#      MREPS (15) rounds of runs, one rank per core; the ratio is the
+#      median of the rounds' ratios. A third program in each round is
+#      ioreplay with every core in each process (GOMAXPROCS), as ioreplay
+#      ran before each process took its share of the node's. Both time the same span:
 #      the open to the end of the close (the program with MPI_Wtime,
 #      ioreplay its elapsed time from the common start, without the
 #      program's barrier and reduction around it: --skip-ops comm). The
@@ -122,51 +124,63 @@ echo
 # Both write over the file of their previous run: a first run of each (not
 # counted) makes it, so that what is timed is MPI-IO writing, not the VM's
 # host backing fresh tmpfs pages (which varies by a factor of two).
-declare -A secs
-ratios=""
-cprog() { mpirun_ "$tmp/strided" "$tmp/strided.dat" "$B" "$K" >"$tmp/c.txt"; }
-rprog() {
-	mpirun_ "$tmp/ioreplay" --mpi --backend mpiio --timing afap --target "$tmp/target" --quiet \
-		--summary "$tmp/sum.json" --format json -o /dev/null --skip-ops comm "$tmp/strided.iot"
+# Three programs per round, back to back, in an order that rotates: the C
+# program, ioreplay, and ioreplay with every core in each process
+# (GOMAXPROCS=$cores, as before each process took its share of the node's:
+# docs/MPI.md, "Processors").
+declare -A secs ratios
+run_prog() {
+	case $1 in
+	c) mpirun_ "$tmp/strided" "$tmp/strided.dat" "$B" "$K" >"$tmp/c.txt" ;;
+	replay | allcores)
+		local env=()
+		[ "$1" = allcores ] && env=(-x GOMAXPROCS="$cores")
+		mpirun_ "${env[@]}" "$tmp/ioreplay" --mpi --backend mpiio --timing afap --target "$tmp/target" --quiet \
+			--summary "$tmp/sum-$1.json" --format json -o /dev/null --skip-ops comm "$tmp/strided.iot"
+		;;
+	esac
 }
+progs=(c replay allcores)
 for rep in $(seq 0 "$MREPS"); do
-	# The two of a pair run back to back, in an order that alternates.
-	if [ $((rep % 2)) = 0 ]; then
-		cprog
-		rprog
-	else
-		rprog
-		cprog
-	fi
+	for k in 0 1 2; do
+		run_prog "${progs[$(((k + rep) % 3))]}"
+	done
 	[ "$rep" = 0 ] && continue
 	c=$(cat "$tmp/c.txt")
-	r=$(grep '"elapsed_seconds"' "$tmp/sum.json" | tr -dc '0-9.')
 	secs[c]+="$c "
-	secs[replay]+="$r "
-	ratios+="$(awk -v c="$c" -v r="$r" 'BEGIN {printf "%.4f", r / c}') "
+	for p in replay allcores; do
+		r=$(grep '"elapsed_seconds"' "$tmp/sum-$p.json" | tr -dc '0-9.')
+		secs[$p]+="$r "
+		ratios[$p]+="$(awk -v c="$c" -v r="$r" 'BEGIN {printf "%.4f", r / c}') "
+	done
 done
+fastest() { tr ' ' '\n' <<<"$1" | grep . | sort -n | head -1; }
 c=$(med "${secs[c]}")
-r=$(med "${secs[replay]}")
-pr=$(med "$ratios")
-cmin=$(tr ' ' '\n' <<<"${secs[c]}" | grep . | sort -n | head -1)
-rmin=$(tr ' ' '\n' <<<"${secs[replay]}" | grep . | sort -n | head -1)
+cmin=$(fastest "${secs[c]}")
+pr=$(med "${ratios[replay]}")
 mb=$(awk -v p="$P" -v b="$B" -v k="$K" 'BEGIN {printf "%.0f", p * b * k / 1048576}')
 
 echo "### MPI-IO: a collective strided write, ioreplay --backend mpiio against C"
 echo
 echo "$P ranks (\`mpirun -np $P\`), each writing $K × $((B / 1024)) KiB with \`MPI_File_write_all\`"
 echo "through a view of $((B / 1024)) KiB blocks every $((P * B / 1024)) KiB ($mb MiB in all) to $base;"
-echo "$MREPS pairs of runs, the two of a pair back to back (in alternating order), each from the open to"
-echo "the end of the close, each over the file its previous run wrote (a first pair, not counted, makes"
-echo "them). The ratio is taken within each pair, then the median over the pairs, as in the Replay"
-echo "benchmarks: the machine's speed drifts from minute to minute, and a pair shares its minute."
+echo "$MREPS rounds of three runs back to back (in an order that rotates), each from the open to the"
+echo "end of the close, each over the file its previous run wrote (a first round, not counted, makes"
+echo "them). The ratio is taken within each round, then the median over the rounds, as in the Replay"
+echo "benchmarks: the machine's speed drifts from minute to minute, and a round shares its minute."
 echo
-echo "| program | median (s) | MB/s | fastest (s) | ratio to C: median of the pairs' | of the medians | of the fastest |"
+echo "| program | median (s) | MB/s | fastest (s) | ratio to C: median of the rounds' | of the medians | of the fastest |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
-awk -v c="$c" -v r="$r" -v cm="$cmin" -v rm="$rmin" -v mb="$mb" -v pr="$pr" 'BEGIN {
+awk -v c="$c" -v cm="$cmin" -v mb="$mb" 'BEGIN {
 	printf "| C program (bench/mpi/strided.c) | %.3f | %.0f | %.3f | 1.00 | 1.00 | 1.00 |\n", c, mb * 1.048576 / c, cm
-	printf "| ioreplay --mpi --backend mpiio (its trace) | %.3f | %.0f | %.3f | **%.2f** | %.2f | %.2f |\n", r, mb * 1.048576 / r, rm, pr, r / c, rm / cm
 }'
+for p in replay allcores; do
+	name="**ioreplay --mpi --backend mpiio** (its trace)"
+	[ "$p" = allcores ] && name="ioreplay, every core in each process (GOMAXPROCS=$cores)"
+	awk -v n="$name" -v c="$c" -v r="$(med "${secs[$p]}")" -v cm="$cmin" -v rm="$(fastest "${secs[$p]}")" -v mb="$mb" -v pr="$(med "${ratios[$p]}")" 'BEGIN {
+		printf "| %s | %.3f | %.0f | %.3f | %.2f | %.2f | %.2f |\n", n, r, mb * 1.048576 / r, rm, pr, r / c, rm / cm
+	}'
+done
 echo
-echo "Ratios of the pairs, in order: $ratios"
-awk -v pr="$pr" 'BEGIN {printf "\nGoal, ioreplay ÷ C ≤ 1.10 (median of the pairs'"'"' ratios): %.2f, %s.\n", pr, pr <= 1.10 ? "met" : "**not met**"}'
+echo "Ratios of ioreplay's rounds, in order: ${ratios[replay]}"
+awk -v pr="$pr" 'BEGIN {printf "\nGoal, ioreplay ÷ C ≤ 1.10 (median of the rounds'"'"' ratios): %.2f, %s.\n", pr, pr <= 1.10 ? "met" : "**not met**"}'

@@ -20,7 +20,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-BASE=${BASE:-$(git log --format=%H -n 1 --grep='^script: a completion log shared' )^}
+# What the table says of the two trees: BASE's default, or a BASE given.
+if [ -z "${BASE:-}" ]; then
+	BASE=$(git log --format=%H -n 1 --grep='^script: a completion log shared')^
+	WHAT="every rank's stream runs the other ranks of its communicators itself) and after the completion log shared by an expansion's streams"
+else
+	WHAT="given as BASE) and after (the current tree)"
+fi
 REPS=${REPS:-3}
 
 tmp=$(mktemp -d)
@@ -70,8 +76,7 @@ ratios() { # ratios A B: median of A_i / B_i
 	echo "## Script expansion ($(date -u +%Y-%m-%d), $(nproc) cores, $(go version | cut -d' ' -f3))"
 	echo
 	echo "Output of \`bench/script/run.sh\`: reading every rank of a pattern script, one after the other, before"
-	echo "($(git rev-parse --short "$BASE"): every rank's stream runs the other ranks of its communicators itself)"
-	echo "and after the completion log shared by an expansion's streams. Medians of $REPS interleaved runs;"
+	echo "($(git rev-parse --short "$BASE"): $WHAT. Medians of $REPS interleaved runs;"
 	echo "the ratio is the median of before ÷ after within each pair."
 	echo
 	echo "| \`go test -bench ExpandAllRanks ./script\` | ns/event before | ns/event after | before ÷ after |"
