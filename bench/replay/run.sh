@@ -9,10 +9,13 @@
 #      buffer (plain: the loop the issue names), the same kind of
 #      non-repeating data ioreplay writes (pattern), and that data with the
 #      clock read around every call (timed), as a replayer that measures each
-#      call must; and ioreplay with --data fixed, which writes one buffer
+#      call must; a Go program doing only that (bench/replay/floor: the
+#      pwrites as raw system calls, ioreplay's pattern, the time-stamp
+#      counter read per call, no trace, engine or report), the floor of any
+#      replayer in Go; and ioreplay with --data fixed, which writes one buffer
 #      again and again as the plain loop does. Loop time: ioreplay's replay phase (elapsed_seconds of
 #      --summary: first call to last) or the C loop; wall and CPU time: the
-#      whole process. The four runs of a repetition are interleaved (their
+#      whole process. The six runs of a repetition are interleaved (their
 #      order rotates) and ratios are taken within a repetition, then the
 #      median over REPS (11). Goal: loop time ≤ 1.10 × the C loop.
 #   2. timing fidelity: G (20,000) calls recorded 500 µs apart, replayed
@@ -49,6 +52,7 @@ trap 'rm -rf "$tmp" "$shm"' EXIT
 go build -o "$tmp/ioreplay" ./cmd/ioreplay
 go build -o "$tmp/iotrace" ./cmd/iotrace
 go build -o "$tmp/gentrace" ./bench/replay/gentrace
+go build -o "$tmp/floor" ./bench/replay/floor
 cc -O2 -o "$tmp/pwrite" bench/replay/pwrite.c
 cc -O2 -o "$tmp/deadlines" bench/replay/deadlines.c
 
@@ -71,11 +75,11 @@ timed() {
 # 1. overhead
 echo "run.sh: 1. overhead, $REPS repetitions" >&2
 "$tmp/gentrace" pwrite -o "$tmp/pwrite.iot" -calls "$N" -path /bench/replay.dat
-kinds=(plain pattern timed replay fixed)
+kinds=(plain pattern timed floor replay fixed)
 : >"$tmp/one.txt" # rep kind loop_ns wall_ns cpu_ns
 for rep in $(seq "$REPS"); do
-	for k in 0 1 2 3 4; do
-		kind=${kinds[$(((k + rep) % 5))]}
+	for k in 0 1 2 3 4 5; do
+		kind=${kinds[$(((k + rep) % 6))]}
 		case $kind in
 		replay | fixed)
 			data=pattern
@@ -83,6 +87,11 @@ for rep in $(seq "$REPS"); do
 			tw=$(timed "$tmp/ioreplay" --timing afap --data "$data" --quiet --target "$shm/target" --summary "$tmp/s.json" "$tmp/pwrite.iot")
 			loop=$(awk -v s="$(jnum "$tmp/s.json" elapsed_seconds)" 'BEGIN {printf "%d", s * 1e9}')
 			rm -rf "$shm/target"
+			;;
+		floor)
+			tw=$(timed "$tmp/floor" "$shm/c.dat" "$N")
+			loop=$(cat "$tmp/out")
+			rm -f "$shm/c.dat"
 			;;
 		*)
 			tw=$(timed "$tmp/pwrite" "$shm/c.dat" "$N" "$kind")
@@ -137,15 +146,16 @@ function ratio(x, y, what,   r, v) {
 }
 { loop[$1, $2] = $3; wall[$1, $2] = $4; cpu[$1, $2] = $5 }
 END {
-	split("plain pattern timed replay fixed", kinds, " ")
+	split("plain pattern timed floor replay fixed", kinds, " ")
 	label["plain"] = "C loop, one hot 4 KiB buffer (the issue'"'"'s peer)"
 	label["pattern"] = "C loop, non-repeating data as ioreplay writes"
 	label["timed"] = "C loop, that data and two clock reads per call"
+	label["floor"] = "Go loop: that data, raw pwrites, the counter read per call, nothing else (the floor of a Go replayer)"
 	label["replay"] = "**ioreplay --timing afap** (non-repeating data, the default)"
 	label["fixed"] = "ioreplay --timing afap --data fixed (one buffer, as the plain loop)"
 	print "| run | loop (s) | ns per call | wall (s) | CPU (s) |"
 	print "|---|---:|---:|---:|---:|"
-	for (q = 1; q <= 5; q++) {
+	for (q = 1; q <= 6; q++) {
 		k = kinds[q]
 		for (r = 1; r <= reps; r++) { l[r] = loop[r, k]; w[r] = wall[r, k]; c[r] = cpu[r, k] }
 		ml = median(l, reps)
@@ -158,8 +168,10 @@ END {
 	printf "| ioreplay ÷ C loop writing the same non-repeating data | %.2f | %.2f |\n", ratio("replay", "pattern", "loop"), ratio("replay", "pattern", "wall")
 	printf "| ioreplay ÷ C loop with that data and two clock reads per call | %.2f | %.2f |\n", ratio("replay", "timed", "loop"), ratio("replay", "timed", "wall")
 	printf "| ioreplay --data fixed ÷ C loop, one hot buffer (the same data) | %.2f | %.2f |\n", ratio("fixed", "plain", "loop"), ratio("fixed", "plain", "wall")
+	printf "| Go floor ÷ C loop, one hot buffer: the least a Go replayer can reach | %.2f | %.2f |\n", ratio("floor", "plain", "loop"), ratio("floor", "plain", "wall")
+	printf "| ioreplay ÷ Go floor: the engine, reading the trace, recording and reporting | %.2f | %.2f |\n", ratio("replay", "floor", "loop"), ratio("replay", "floor", "wall")
 	print ""
-	printf "Medians of %d repetitions; the five runs of a repetition are interleaved, in an order that rotates.\n", reps
+	printf "Medians of %d repetitions; the six runs of a repetition are interleaved, in an order that rotates.\n", reps
 	print "Loop: the C loop, or ioreplay'"'"'s replay phase (first call to last); wall and CPU: the whole process (for"
 	print "ioreplay also reading and planning the trace, preparing the target, writing its own trace and the report)."
 	g = ratio("replay", "plain", "loop")
