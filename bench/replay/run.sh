@@ -174,8 +174,9 @@ END {
 	printf "Medians of %d repetitions; the six runs of a repetition are interleaved, in an order that rotates.\n", reps
 	print "Loop: the C loop, or ioreplay'"'"'s replay phase (first call to last); wall and CPU: the whole process (for"
 	print "ioreplay also reading and planning the trace, preparing the target, writing its own trace and the report)."
-	g = ratio("replay", "plain", "loop")
-	printf "\nGoal, loop time ≤ 1.10 × the C loop the issue names: %.2f, %s.\n", g, g <= 1.10 ? "met" : "**not met**"
+	gw = ratio("replay", "plain", "wall"); gl = ratio("replay", "plain", "loop")
+	printf "\nGoal, ioreplay'"'"'s wall time ≤ 1.10 × the C loop'"'"'s (the issue'"'"'s words): %.2f, %s; in loop time: %.2f, %s.\n", gw, gw <= 1.10 ? "met" : "**not met**", gl, gl <= 1.10 ? "met" : "**not met**"
+	printf "The Go floor, which does no more than any replay must: %.2f (wall), %.2f (loop).\n", ratio("floor", "plain", "wall"), ratio("floor", "plain", "loop")
 }' "$tmp/one.txt"
 echo
 echo "### 2. Timing fidelity: $G calls recorded 500 µs apart, --timing original"

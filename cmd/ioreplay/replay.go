@@ -50,6 +50,7 @@ type flags struct {
 	quiet       bool
 	walk        bool
 	summary     string
+	cpuprofile  string
 
 	rankSubset string
 	ops        []string
@@ -101,7 +102,15 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return run(cmd, &f, args)
+			stop, err := startProfile(f.cpuprofile, f.mpi || f.backend == backendMPIIO)
+			if err != nil {
+				return err
+			}
+			err = run(cmd, &f, args)
+			if perr := stop(); err == nil {
+				err = perr
+			}
+			return err
 		},
 	}
 	fs := c.Flags()
@@ -126,6 +135,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	fs.StringVar(&f.html, "html", "", "also write an HTML report with charts to this file (with --compare: the original beside the replay)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress or summary on standard error")
 	fs.StringVar(&f.summary, "summary", "", "write the replay's summary (issue lag, failures, skips) as JSON to this file")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of ioreplay itself to this file (go tool pprof; with --mpi one per process, FILE.PID)")
 	fs.BoolVar(&f.walk, "no-openat2", false, "resolve paths by an O_NOFOLLOW walk even where openat2 exists")
 	fs.StringVar(&f.rankSubset, "rank-subset", "", "replay only these ranks, e.g. 0-3,8")
 	fs.StringSliceVar(&f.ops, "ops", nil, "keep only these ops, families or classes (posix, meta, mpiio, comm, marker)")

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime/pprof"
+)
+
+// startProfile starts writing a CPU profile of this process to path (in
+// the format of runtime/pprof, for go tool pprof, and the input of the
+// build's profile-guided optimisation: bench/pgo). Under MPI every process
+// writes its own, path.PID. The returned function stops the profile and
+// closes the file; with path "" both do nothing.
+func startProfile(path string, mpi bool) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	if mpi {
+		path = fmt.Sprintf("%s.%d", path, os.Getpid())
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
+}
