@@ -695,9 +695,6 @@ type rankSource struct {
 	cols    [numCols + 1]colStream
 	bufs    [numCols + 1][]byte
 	payload []byte
-	vals    [numCols + 1][]int64
-	zeros   []int64
-	huff    *huff0.Scratch
 	prevEnd int64
 	predOff int64
 	err     error
@@ -861,11 +858,14 @@ func (rs *rankSource) unpack(id uint64, stage byte, stored []byte, raw uint64) (
 		if len(stored) < 1 || (stored[0] != 1 && stored[0] != 4) {
 			return nil, errors.New("bad Huffman stream kind")
 		}
-		s, rem, err := huff0.ReadTable(stored[1:], rs.huff)
+		hs, _ := huffPool.Get().(*huff0.Scratch)
+		s, rem, err := huff0.ReadTable(stored[1:], hs)
+		if s != nil {
+			defer huffPool.Put(s)
+		}
 		if err != nil {
 			return nil, err
 		}
-		rs.huff = s
 		dst := rs.bufs[id]
 		if uint64(cap(dst)) < raw {
 			dst = make([]byte, raw)
@@ -921,23 +921,41 @@ func (rs *rankSource) loadDict(id uint64, stored []byte, n int64) (colStream, er
 	return colStream{b: index, dict: dict, exc: &colStream{b: d.b}}, nil
 }
 
+// scratch holds the column values of one decode call. Only a call in
+// progress needs them, so the sources share a pool instead of each
+// keeping its own: a replay of thousands of ranks holds thousands of
+// sources open, but decodes in at most as many at once as it has
+// processors (about 80 KiB a source otherwise: 80 MiB at 1,024 ranks).
+type scratch struct {
+	vals  [numCols + 1][]int64
+	zeros []int64 // never written: the values of absent columns
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// huffPool holds the Huffman tables of column decoding; a table lives
+// only while one column of a block is unpacked.
+var huffPool sync.Pool
+
 // decode fills evs with the next len(evs) events of the current block,
 // column by column.
 func (rs *rankSource) decode(evs []trace.Event) error {
 	n := len(evs)
 	var v [numCols + 1][]int64
-	if len(rs.zeros) < n {
-		rs.zeros = make([]int64, max(n, trace.BatchSize))
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	if len(sc.zeros) < n {
+		sc.zeros = make([]int64, max(n, trace.BatchSize))
 	}
 	for id := 1; id <= numCols; id++ {
 		if c := &rs.cols[id]; c.b == nil && c.base == 0 {
-			v[id] = rs.zeros[:n] // absent columns share one array of zeros, kept in cache
+			v[id] = sc.zeros[:n] // absent columns share one array of zeros, kept in cache
 			continue
 		}
-		if cap(rs.vals[id]) < n {
-			rs.vals[id] = make([]int64, n, max(n, trace.BatchSize))
+		if cap(sc.vals[id]) < n {
+			sc.vals[id] = make([]int64, n, max(n, trace.BatchSize))
 		}
-		v[id] = rs.vals[id][:n]
+		v[id] = sc.vals[id][:n]
 		if err := rs.cols[id].fill(v[id]); err != nil {
 			return fmt.Errorf("column %d: %v", id, err)
 		}

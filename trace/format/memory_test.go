@@ -1,0 +1,63 @@
+package format
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// A replay keeps one source open per rank, thousands of them, while only
+// a few decode at a time: what a source keeps between two reads must not
+// include the scratch of a decode (column values of a whole batch).
+func TestOpenSourcesKeepLittle(t *testing.T) {
+	const ranks, perRank = 256, 3000
+	paths := trace.NewPaths()
+	byRank := map[uint32][]trace.Event{}
+	for r := uint32(0); r < ranks; r++ {
+		p := paths.Intern("/bench/rank" + itoa(int64(r)))
+		evs := make([]trace.Event, perRank)
+		for i := range evs {
+			evs[i] = trace.Event{Op: trace.OpPwrite, Rank: r, Start: int64(i) * 2000, Dur: 1000 + int64(i%7),
+				Path: p, FD: 3, Offset: int64(i) * 4096, Size: 4096, Ret: 4096}
+			if i%100 == 99 {
+				evs[i] = trace.Event{Op: trace.OpMPIBarrier, Rank: r, Start: int64(i) * 2000, Dur: 500, Comm: 0}
+			}
+		}
+		byRank[r] = evs
+	}
+	data := writeTrace(t, Options{BlockEvents: 4096}, byRank, paths)
+	rd, err := NewReader(bytes.NewReader(data), int64(len(data)), "mem.iot", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	buf := make([]trace.Event, trace.BatchSize)
+	srcs := make([]trace.Source, 0, ranks)
+	before := heap()
+	for _, r := range rd.Ranks() {
+		src, err := rd.Rank(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := src.ReadEvents(buf); err != nil || n != trace.BatchSize {
+			t.Fatalf("rank %d: read %d events, %v", r, n, err)
+		}
+		srcs = append(srcs, src)
+	}
+	per := (heap() - before) / ranks
+	runtime.KeepAlive(srcs)
+	// The block itself (its columns, decompressed) stays with its source:
+	// a few KiB here. The values of a batch of 1,024 events would be 8 KiB
+	// per column present, over 40 KiB.
+	t.Logf("%d bytes per open source", per)
+	if per > 24<<10 {
+		t.Errorf("an open source keeps %d bytes between reads; want under 24 KiB", per)
+	}
+}
