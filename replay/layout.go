@@ -43,8 +43,7 @@ func scanUse(x *transformed) (map[trace.PathID]*fileUse, error) {
 		if err != nil {
 			return nil, err
 		}
-		fds := map[int32]trace.PathID{}
-		handles := map[int32]trace.PathID{}
+		var h trace.Handles
 		for {
 			n, err := src.ReadEvents(buf)
 			for i := range buf[:n] {
@@ -53,28 +52,10 @@ func scanUse(x *transformed) (map[trace.PathID]*fileUse, error) {
 					continue
 				}
 				id := e.Path
-				switch {
-				case isOpen(e.Op):
-					if e.Ret >= 0 {
-						fds[int32(e.Ret)] = e.Path
-					}
-				case e.Op == trace.OpMPIFileOpen:
-					if e.Ret >= 0 {
-						handles[e.FD] = e.Path
-					}
-				case isDup(e.Op):
-					if p, ok := fds[e.FD]; ok && e.Ret >= 0 {
-						fds[int32(e.Ret)] = p
-					}
-				case e.Op.Class() == trace.ClassMPIIO:
-					if p, ok := handles[e.FD]; ok {
-						id = p
-					}
-				case e.Op.Class() == trace.ClassPOSIX:
-					if p, ok := fds[e.FD]; ok {
-						id = p
-					}
+				if p, ok := h.Opened(e); ok {
+					id = p // the file the call reaches, as the replay's descriptor does
 				}
+				h.Observe(e)
 				var end int64
 				if isData(e.Op) && e.Offset >= 0 {
 					end = e.Offset + max(e.Size, 0)

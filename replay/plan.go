@@ -242,7 +242,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		}
 		rc := RankCount{Rank: r, Ops: map[trace.Op]int64{}}
 		var counts [1024]int64 // by op, below 1024; the rest in rc.Ops
-		fds := map[int32]trace.PathID{}
+		var fds trace.Handles
 		var epoch int64 // collective calls on MPI_COMM_WORLD so far
 		handles := map[int32]*view{}
 		for {
@@ -285,7 +285,8 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 						}
 					}
 				}
-				planEvent(e, when{epoch, e.Start}, fds, handles, ref, use)
+				planEvent(e, when{epoch, e.Start}, &fds, handles, ref, use)
+				fds.Observe(e)
 			}
 			if errors.Is(err, io.EOF) {
 				break
@@ -429,9 +430,9 @@ const (
 	eexist = 17
 )
 
-// planEvent follows one event of a rank: descriptors, first uses, read
-// extents.
-func planEvent(e *trace.Event, w when, fds map[int32]trace.PathID, handles map[int32]*view,
+// planEvent follows one event of a rank: first uses, read extents. Its
+// descriptors are in fds, which the caller then tells of the event.
+func planEvent(e *trace.Event, w when, fds *trace.Handles, handles map[int32]*view,
 	ref func(trace.PathID, refKind, when), use func(trace.PathID) *pathUse) {
 	failed := func(kind refKind) refKind {
 		switch {
@@ -445,7 +446,7 @@ func planEvent(e *trace.Event, w when, fds map[int32]trace.PathID, handles map[i
 		return refNone
 	}
 	fdPath := func() trace.PathID {
-		if id, ok := fds[e.FD]; ok {
+		if id, ok := fds.Opened(e); ok {
 			return id
 		}
 		return e.Path
@@ -471,23 +472,8 @@ func planEvent(e *trace.Event, w when, fds map[int32]trace.PathID, handles map[i
 			kind = refDir
 		}
 		ref(e.Path, kind, w)
-		if e.Ret >= 0 {
-			fds[int32(e.Ret)] = e.Path
-			if e.Op == trace.OpCreat || fl&trace.OTrunc != 0 && fl&trace.OAccMode != trace.ORdonly {
-				use(e.Path).write(w, 0) // what it held is gone
-			}
-		}
-	case trace.OpClose, trace.OpFclose:
-		delete(fds, e.FD)
-	case trace.OpCloseRange:
-		for fd := range fds {
-			if int64(fd) >= int64(e.FD) && int64(fd) <= e.Size {
-				delete(fds, fd)
-			}
-		}
-	case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl:
-		if id, ok := fds[e.FD]; ok && e.Ret >= 0 {
-			fds[int32(e.Ret)] = id
+		if e.Ret >= 0 && (e.Op == trace.OpCreat || fl&trace.OTrunc != 0 && fl&trace.OAccMode != trace.ORdonly) {
+			use(e.Path).write(w, 0) // what it held is gone
 		}
 	case trace.OpLseek, trace.OpFseek:
 		if e.Whence == 2 && e.Ret >= 0 {

@@ -468,3 +468,27 @@ func TestPlanSkipsKernelObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanFollowsDescriptorsAsTheTraceDoes: the plan learns descriptors
+// the way trace.Handles does — fopen's descriptor (its result is a
+// stream), close_range that only sets close-on-exec — so the reads on
+// them size the files they need.
+func TestPlanFollowsDescriptorsAsTheTraceDoes(t *testing.T) {
+	m := trace.NewMemTrace()
+	cfg, data := m.Paths.Intern("/s/config"), m.Paths.Intern("/s/data")
+	m.Add(
+		trace.Event{Op: trace.OpFopen, Path: cfg, Flags: trace.ORdonly, FD: 7, Ret: 0x55d0a8c0, Start: 1},
+		trace.Event{Op: trace.OpFread, FD: 7, Offset: 0, Size: 8192, Ret: 8192, Start: 2},
+		trace.Event{Op: trace.OpOpen, Path: data, Flags: trace.ORdonly, Ret: 3, Start: 3},
+		trace.Event{Op: trace.OpCloseRange, FD: 0, Size: 10, Flags: 4 /* CLOSE_RANGE_CLOEXEC */, Start: 4},
+		trace.Event{Op: trace.OpPread, FD: 3, Offset: 1000, Size: 100, Ret: 100, Start: 5},
+	)
+	p, err := makePlan(m, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PrepFile{{Path: "config", Size: 8192}, {Path: "data", Size: 1100}}
+	if !slices.Equal(p.Files, want) {
+		t.Fatalf("files %+v, want %+v", p.Files, want)
+	}
+}

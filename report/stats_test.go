@@ -266,7 +266,7 @@ func TestFiles(t *testing.T) {
 }
 
 // TestDescriptors follows descriptors through dup2 onto an open one,
-// close_range, fopen, reuse of a number after close, and several ranks.
+// close_range (and one that only sets close-on-exec), fopen, reuse of a number after close, and several ranks.
 func TestDescriptors(t *testing.T) {
 	m := trace.NewMemTrace()
 	x, y, z := m.Paths.Intern("/x"), m.Paths.Intern("/y"), m.Paths.Intern("/z")
@@ -282,6 +282,8 @@ func TestDescriptors(t *testing.T) {
 		rd(0, 3), // closed: unknown
 		trace.Event{Rank: 0, Op: trace.OpCreat, Path: z, Ret: 3},
 		rd(0, 3), // /z
+		trace.Event{Rank: 0, Op: trace.OpCloseRange, FD: 0, Size: 10, Flags: 4}, // CLOSE_RANGE_CLOEXEC: closes nothing
+		rd(0, 3), // still /z
 		trace.Event{Rank: 0, Op: trace.OpFopen, Path: y, FD: 5},
 		trace.Event{Rank: 0, Op: trace.OpFread, FD: 5, Size: 10, Ret: 10},
 		rd(1, 4), // rank 1 never opened 4
@@ -298,7 +300,7 @@ func TestDescriptors(t *testing.T) {
 	want := map[string][3]int64{
 		"/x":           {2, 2, 2}, // rank 0 via dup'ed 4, rank 1 via 9; the dup2 and the fstat
 		"/y":           {1, 2, 1}, // fread via fopen's descriptor; stat by path
-		"/z":           {1, 1, 0},
+		"/z":           {2, 1, 0},
 		"<unknown fd>": {2, 2, 0},
 	}
 	for p, w := range want {

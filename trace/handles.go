@@ -38,6 +38,32 @@ func (h *Handles) Path(e *Event) PathID {
 	return h.fds[e.FD]
 }
 
+// Opened returns the path the descriptor or MPI file handle of e was
+// opened on, when the stream showed that open: for a POSIX call on a
+// descriptor, or an MPI-IO call on a file handle. That path is the file
+// the call reaches even where its own Path differs (a name given
+// relative at the open and absolute later, a rename since). Opens name a
+// path, not a descriptor (an openat's FD is its directory's), and other
+// calls name a path or nothing: for them it returns false.
+func (h *Handles) Opened(e *Event) (PathID, bool) {
+	var p PathID
+	var ok bool
+	switch e.Op.Class() {
+	case ClassPOSIX:
+		switch e.Op {
+		case OpOpen, OpOpenat, OpOpenat2, OpCreat, OpFopen:
+			return 0, false
+		}
+		p, ok = h.fds[e.FD]
+	case ClassMPIIO:
+		if e.Op == OpMPIFileOpen || e.Op == OpMPIFileDelete {
+			return 0, false
+		}
+		p, ok = h.mpi[e.FD]
+	}
+	return p, ok
+}
+
 // Observe updates the handles with what e did: opens and dups add a
 // descriptor, closes remove it.
 func (h *Handles) Observe(e *Event) {

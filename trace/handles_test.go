@@ -51,3 +51,31 @@ func TestHandles(t *testing.T) {
 		t.Errorf("refs after the MPI close: %d", h.Refs(a))
 	}
 }
+
+// Opened gives the path a descriptor or MPI file handle was opened on,
+// over the call's own path; opens, metadata calls (whose FD is a
+// directory's) and calls on unknown handles get nothing.
+func TestHandlesOpened(t *testing.T) {
+	var h Handles
+	const rel, abs, dir PathID = 1, 2, 3
+	opened := func(e Event, want PathID, wantOK bool) {
+		t.Helper()
+		if got, ok := h.Opened(&e); got != want || ok != wantOK {
+			t.Errorf("%v fd %d: Opened %d, %v; want %d, %v", e.Op, e.FD, got, ok, want, wantOK)
+		}
+		h.Observe(&e)
+	}
+	opened(Event{Op: OpOpenat, FD: -100, Path: rel, Ret: 3}, 0, false)
+	opened(Event{Op: OpPwrite, FD: 3, Path: abs}, rel, true) // the open's name, not the call's
+	opened(Event{Op: OpOpen, Path: dir, Ret: 4, Flags: 0x10000}, 0, false)
+	opened(Event{Op: OpOpenat, FD: 4, Path: abs, Ret: 5}, 0, false) // FD is the directory
+	opened(Event{Op: OpUnlinkat, FD: 4, Path: abs}, 0, false)       // a metadata call names its path
+	opened(Event{Op: OpFopen, FD: 6, Path: abs, Ret: 0x7f00}, 0, false)
+	opened(Event{Op: OpFwrite, FD: 6}, abs, true) // fopen's descriptor, not its stream
+	opened(Event{Op: OpRead, FD: 9, Path: abs}, 0, false)
+	opened(Event{Op: OpMPIFileOpen, FD: 1, Path: rel}, 0, false)
+	opened(Event{Op: OpMPIFileWriteAt, FD: 1, Path: abs}, rel, true)
+	opened(Event{Op: OpMPIFileClose, FD: 1}, rel, true)
+	opened(Event{Op: OpMPIFileWriteAt, FD: 1}, 0, false)
+	opened(Event{Op: OpMPIBarrier, FD: 3}, 0, false)
+}
