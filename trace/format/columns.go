@@ -253,6 +253,18 @@ type colEncoder struct {
 	maxT    int64
 	vals    [numCols + 1][]int64 // per column, the values of the chunk being added
 
+	// The scratch of encoding, while appendColumns runs (nil otherwise).
+	// It comes from encScratches (see freeList): the dictionary's counts
+	// alone are 256 KiB.
+	*encScratch
+
+	ops      []opAcc        // the block's per-op totals
+	opIndex  [256]uint16    // 1 + index in ops of an op below 256, or 0
+	newPaths []trace.PathID // path ids the last addEvents named
+}
+
+// encScratch is what encoding a block's columns uses and leaves behind.
+type encScratch struct {
 	huff       huff0.Scratch
 	scratch    []byte
 	tmp        []byte
@@ -275,11 +287,9 @@ type colEncoder struct {
 	dhdr       []byte            // dictionary: its header
 	utop       uint64            // largest of uvals
 	ularge     int               // how many uvals are 1<<16 or more
-
-	ops      []opAcc        // the block's per-op totals
-	opIndex  [256]uint16    // 1 + index in ops of an op below 256, or 0
-	newPaths []trace.PathID // path ids the last addEvents named
 }
+
+var encScratches = newFreeList[encScratch]()
 
 func (c *colEncoder) reset() {
 	for i := range c.cols {
@@ -554,6 +564,11 @@ func (c *colEncoder) rawSize() int {
 
 // appendColumns appends the column directory and data of the block to p.
 func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
+	c.encScratch = encScratches.get()
+	defer func() {
+		encScratches.put(c.encScratch)
+		c.encScratch = nil
+	}()
 	type out struct {
 		id         int
 		enc        byte
@@ -587,11 +602,12 @@ func (c *colEncoder) appendColumns(p []byte, zenc *zstd.Encoder) []byte {
 		q := func(v int64) uint64 { return zigzag((v - base) / mult) }
 		var best []byte
 		if !col.stream {
-			c.tmp = c.tmp[:0]
+			tmp := c.tmp[:0]
 			for k := 0; k < len(col.runs); k += 2 {
-				c.tmp = binary.AppendUvarint(c.tmp, q(col.runs[k]))
-				c.tmp = binary.AppendUvarint(c.tmp, uint64(col.runs[k+1]))
+				tmp = binary.AppendUvarint(tmp, q(col.runs[k]))
+				tmp = binary.AppendUvarint(tmp, uint64(col.runs[k+1]))
 			}
+			c.tmp = tmp
 			o.raw = len(c.tmp)
 			var st byte
 			st, best = c.pack(c.tmp, zenc, &c.fbuf)

@@ -61,3 +61,46 @@ func TestOpenSourcesKeepLittle(t *testing.T) {
 		t.Errorf("an open source keeps %d bytes between reads; want under 24 KiB", per)
 	}
 }
+
+// The same for writers: a replay keeps one per rank, and what a writer
+// keeps between two blocks must not include the scratch of encoding one
+// (the dictionary's table of counts alone is 256 KiB).
+func TestOpenWritersKeepLittle(t *testing.T) {
+	const ranks, perRank = 256, 600
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	var buf bytes.Buffer
+	w, err := NewWriterOptions(&buf, trace.Meta{Creator: "t", Ranks: ranks}, Options{BlockEvents: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := make([]trace.Event, perRank)
+	before := heap()
+	for r := uint32(0); r < ranks; r++ {
+		rw := w.Rank(r)
+		p := rw.Intern("/bench/rank" + itoa(int64(r)))
+		for i := range evs {
+			// Measured-looking durations under 65,536 ns: the
+			// dictionary layout's counts are used.
+			evs[i] = trace.Event{Op: trace.OpPwrite, Rank: r, Start: int64(i) * 5000, Dur: 1000 + int64(i*7919%40000),
+				Path: p, FD: 3, Offset: int64(i) * 4096, Size: 4096, Ret: 4096}
+		}
+		if err := rw.WriteEvents(evs); err != nil { // a block of 512 is encoded, 88 events wait
+			t.Fatal(err)
+		}
+	}
+	per := (heap() - before - uint64(buf.Len())) / ranks
+	t.Logf("%d bytes per open writer", per)
+	// What stays is the open block: its columns, with room for a block
+	// of 512 events (about 70 KiB).
+	if per > 128<<10 {
+		t.Errorf("an open writer keeps %d bytes between blocks; want under 128 KiB", per)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -858,10 +858,9 @@ func (rs *rankSource) unpack(id uint64, stage byte, stored []byte, raw uint64) (
 		if len(stored) < 1 || (stored[0] != 1 && stored[0] != 4) {
 			return nil, errors.New("bad Huffman stream kind")
 		}
-		hs, _ := huffPool.Get().(*huff0.Scratch)
-		s, rem, err := huff0.ReadTable(stored[1:], hs)
+		s, rem, err := huff0.ReadTable(stored[1:], huffTables.get())
 		if s != nil {
-			defer huffPool.Put(s)
+			defer huffTables.put(s)
 		}
 		if err != nil {
 			return nil, err
@@ -922,28 +921,27 @@ func (rs *rankSource) loadDict(id uint64, stored []byte, n int64) (colStream, er
 }
 
 // scratch holds the column values of one decode call. Only a call in
-// progress needs them, so the sources share a pool instead of each
-// keeping its own: a replay of thousands of ranks holds thousands of
-// sources open, but decodes in at most as many at once as it has
-// processors (about 80 KiB a source otherwise: 80 MiB at 1,024 ranks).
+// progress needs them, so the sources share them (see freeList) instead of
+// each keeping its own: a replay of thousands of ranks holds thousands of
+// sources open (about 80 KiB each otherwise: 80 MiB at 1,024 ranks).
 type scratch struct {
 	vals  [numCols + 1][]int64
 	zeros []int64 // never written: the values of absent columns
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+var scratches = newFreeList[scratch]()
 
-// huffPool holds the Huffman tables of column decoding; a table lives
+// huffTables holds the Huffman tables of column decoding; a table lives
 // only while one column of a block is unpacked.
-var huffPool sync.Pool
+var huffTables = newFreeList[huff0.Scratch]()
 
 // decode fills evs with the next len(evs) events of the current block,
 // column by column.
 func (rs *rankSource) decode(evs []trace.Event) error {
 	n := len(evs)
 	var v [numCols + 1][]int64
-	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
+	sc := scratches.get()
+	defer scratches.put(sc)
 	if len(sc.zeros) < n {
 		sc.zeros = make([]int64, max(n, trace.BatchSize))
 	}
