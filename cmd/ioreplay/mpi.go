@@ -218,8 +218,7 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 		Command: os.Args, Hosts: []string{host}, Clock: "CLOCK_MONOTONIC",
 		Epoch: time.Now().UnixNano(), Ranks: len(plan.Ranks), Creator: "ioreplay --mpi",
 	}
-	blockEvents := min(16384, max(256, (4<<20)/max(len(job.Own()), 1)))
-	w, err := format.CreateOptions(part.Name(), meta, format.Options{BlockEvents: blockEvents})
+	w, err := format.CreateOptions(part.Name(), meta, format.Options{BlockEvents: recordBlock(len(job.Own()))})
 	if err := agree(err); err != nil {
 		return err
 	}

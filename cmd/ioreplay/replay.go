@@ -335,8 +335,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 		Command: os.Args, Hosts: []string{host}, Clock: "CLOCK_MONOTONIC",
 		Epoch: time.Now().UnixNano(), Ranks: len(plan.Ranks), Creator: "ioreplay",
 	}
-	blockEvents := min(16384, max(256, (4<<20)/max(len(plan.Ranks), 1)))
-	w, err := format.CreateOptions(recPath, meta, format.Options{BlockEvents: blockEvents})
+	w, err := format.CreateOptions(recPath, meta, format.Options{BlockEvents: recordBlock(len(plan.Ranks))})
 	if err != nil {
 		return fmt.Errorf("--record: %w", err)
 	}
@@ -366,6 +365,17 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 		return interrupted(stderr, res, recPath, !recTemp)
 	}
 	return writeReport(cmd, f, t, args, recPath, res)
+}
+
+// recordBlock is the number of events in a block of the replay's own
+// trace, for a replay of ranks ranks. Each rank's writer holds its open
+// block unencoded, about 64 bytes an event, so the ranks share a budget of
+// 2^20 events (64 MiB): 16,384 each up to 64 ranks, 1,024 each at 1,024
+// ranks, never fewer than 256. (At 1,024 ranks × 5,000 calls a budget four
+// times larger made the trace 14 % smaller and the replay's peak RSS 1.6
+// times larger.)
+func recordBlock(ranks int) int {
+	return min(16384, max(256, (1<<20)/max(ranks, 1)))
 }
 
 // writeReport prints the statistics of the replay's trace, the summary
