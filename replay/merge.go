@@ -1,29 +1,43 @@
 package replay
 
 import (
-	"bytes"
-	"encoding/gob"
+	"encoding/json"
+	"fmt"
 	"slices"
 )
 
 // MarshalBinary encodes res, so that the processes of a replay spread
-// over MPI can send their results to the one that reports.
+// over MPI can send their results to the one that reports: JSON, with the
+// lag histogram in its own encoding.
 func (res *Result) MarshalBinary() ([]byte, error) {
-	var b bytes.Buffer
-	type plain Result // without the methods, so that gob does not recurse
-	err := gob.NewEncoder(&b).Encode((*plain)(res))
-	return b.Bytes(), err
+	lag, err := res.Lag.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resultWire{plainResult: plainResult(*res), Lag: lag})
 }
 
 // UnmarshalBinary decodes what MarshalBinary wrote.
 func (res *Result) UnmarshalBinary(p []byte) error {
-	type plain Result
-	var v plain
-	if err := gob.NewDecoder(bytes.NewReader(p)).Decode(&v); err != nil {
-		return err
+	var w resultWire
+	if err := json.Unmarshal(p, &w); err != nil {
+		return fmt.Errorf("a replay result: %w", err)
 	}
-	*res = Result(v)
+	r := Result(w.plainResult)
+	if err := r.Lag.UnmarshalBinary(w.Lag); err != nil {
+		return fmt.Errorf("a replay result: %w", err)
+	}
+	*res = r
 	return nil
+}
+
+// plainResult is Result without its methods; resultWire's Lag, at the
+// outer level, takes the place of Result's (whose fields JSON cannot see).
+type plainResult Result
+
+type resultWire struct {
+	plainResult
+	Lag []byte
 }
 
 // Merge adds o, the result of other ranks of the same replay (another

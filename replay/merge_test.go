@@ -1,8 +1,11 @@
 package replay
 
 import (
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/iotrace/iotrace/report"
 )
 
 // TestResultMerge checks that the results of two processes merge into
@@ -39,5 +42,46 @@ func TestResultMerge(t *testing.T) {
 	}
 	if m.Errors[0].Op != "pwrite" || m.Errors[0].Count != 3 {
 		t.Errorf("errors %+v", m.Errors)
+	}
+}
+
+// TestResultWire: every field of a result survives its binary form, and
+// damaged bytes are an error, not a panic.
+func TestResultWire(t *testing.T) {
+	r := &Result{Timing: Think, Ranks: 3, Planned: 30, Events: 29, Elapsed: 1234567 * time.Microsecond,
+		Epoch:  time.Unix(1700000000, 123456789),
+		Errors: []ErrorCount{{Op: "MPI_File_open", Errno: "EINVAL", Count: 2, Expected: true, Detail: "MPI_ERR_AMODE: invalid amode argument"}},
+		Skips:  []SkipCount{{Op: "write", Reason: SkipStdStream, Count: 4}}, Unmatched: 2, Notes: []string{"MPI_Recv from 3 tag 7"},
+		Interrupted: true, RankDone: []float64{1, 1.0 / 3, 0.999999}, Script: true}
+	for _, v := range []int64{0, 1, 999, 1 << 20, 5e9} {
+		r.Lag.Add(v)
+	}
+	bin, err := r.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Result
+	if err := got.UnmarshalBinary(bin); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Epoch.Equal(r.Epoch) {
+		t.Errorf("epoch %v, want %v", got.Epoch, r.Epoch)
+	}
+	lagA, _ := r.Lag.MarshalBinary()
+	lagB, _ := got.Lag.MarshalBinary()
+	if string(lagA) != string(lagB) {
+		t.Errorf("lag histogram changed")
+	}
+	want := *r
+	want.Epoch, got.Epoch = time.Time{}, time.Time{}
+	want.Lag, got.Lag = report.Hist{}, report.Hist{}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
+	}
+	for _, bad := range [][]byte{nil, []byte("{"), bin[:len(bin)/2], []byte(`{"Lag":"AAA="}`)} {
+		var x Result
+		if err := x.UnmarshalBinary(bad); err == nil {
+			t.Errorf("UnmarshalBinary(%q) accepted", bad)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -97,7 +98,7 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 		p.Sections = append(p.Sections, htmlSection{ID: "beffio", Title: "b_eff_io", Tables: []htmlTable{htmlTableOf("table-beffio", t)}})
 	}
 	p.notes(o.Notes)
-	return htmlTemplate.Execute(w, p)
+	return htmlTemplate().Execute(w, p)
 }
 
 // RenderCompareHTML writes c as one self-contained HTML page (see
@@ -149,7 +150,7 @@ func RenderCompareHTML(w io.Writer, c *Comparison, o HTMLOptions) error {
 		htmlSection{ID: "ops-a", Title: "Operations: " + na, Tables: []htmlTable{htmlTableOf("table-op-a", c.A.tables("op")[0])}},
 		htmlSection{ID: "ops-b", Title: "Operations: " + nb, Tables: []htmlTable{htmlTableOf("table-op-b", c.B.tables("op")[0])}})
 	p.notes(o.Notes)
-	return htmlTemplate.Execute(w, p)
+	return htmlTemplate().Execute(w, p)
 }
 
 func cmp2(s, def string) string {
@@ -920,4 +921,8 @@ func timelineRow(c *svgChart, s *Stats, ser *Series, ranks int, name string, y, 
 //go:embed html.tmpl
 var htmlSource string
 
-var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+// htmlTemplate is parsed on first use, not when the program starts: most
+// runs of the commands that link this package write no HTML.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Parse(htmlSource))
+})
