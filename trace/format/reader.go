@@ -941,7 +941,11 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 	n := len(evs)
 	var v [numCols + 1][]int64
 	sc := scratches.get()
-	defer scratches.put(sc)
+	defer func() {
+		if cap(sc.zeros) <= 4*trace.BatchSize { // not one a huge read grew
+			scratches.put(sc)
+		}
+	}()
 	if len(sc.zeros) < n {
 		sc.zeros = make([]int64, max(n, trace.BatchSize))
 	}
