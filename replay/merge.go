@@ -3,7 +3,6 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 )
 
 // MarshalBinary encodes res, so that the processes of a replay spread
@@ -60,12 +59,7 @@ func (res *Result) Merge(o *Result) {
 		res.addError(e)
 	}
 	for _, s := range o.Skips {
-		i := slices.IndexFunc(res.Skips, func(x SkipCount) bool { return x.Op == s.Op && x.Reason == s.Reason })
-		if i < 0 {
-			res.Skips = append(res.Skips, s)
-		} else {
-			res.Skips[i].Count += s.Count
-		}
+		res.addSkip(s)
 	}
 	res.Unmatched += o.Unmatched
 	for _, n := range o.Notes {

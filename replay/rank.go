@@ -270,10 +270,11 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 			rn.res.fail(e.Op, ret, expected, detail)
 			if rn.strict && !expected {
 				rn.res.events += int64(i + 1)
+				why := errnoText(ret)
 				if detail != "" {
-					return k, fmt.Errorf("rank %d, event %d (%s): %s (%s)", rn.rank, rn.events, rn.describe(e), errnoText(ret), detail)
+					why += " (" + detail + ")"
 				}
-				return k, fmt.Errorf("rank %d, event %d (%s): %s", rn.rank, rn.events, rn.describe(e), errnoText(ret))
+				return k, fmt.Errorf("rank %d, event %d (%s): %s", rn.rank, rn.events, rn.describe(e), why)
 			}
 			now = rn.w.now()
 		}

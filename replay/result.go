@@ -132,6 +132,16 @@ func (res *Result) addError(e ErrorCount) {
 	}
 }
 
+// addSkip adds s to the count of its op and reason.
+func (res *Result) addSkip(s SkipCount) {
+	i := slices.IndexFunc(res.Skips, func(x SkipCount) bool { return x.Op == s.Op && x.Reason == s.Reason })
+	if i < 0 {
+		res.Skips = append(res.Skips, s)
+		return
+	}
+	res.Skips[i].Count += s.Count
+}
+
 // merge adds one rank's result.
 func (res *Result) merge(r *rankResult) {
 	res.Events += r.events
@@ -140,12 +150,7 @@ func (res *Result) merge(r *rankResult) {
 		res.addError(ErrorCount{Op: k.op.String(), Errno: errnoText(k.ret), Expected: k.expected, Count: t.n, Detail: t.detail})
 	}
 	for k, n := range r.skips {
-		i := slices.IndexFunc(res.Skips, func(s SkipCount) bool { return s.Op == k.op.String() && s.Reason == k.reason })
-		if i < 0 {
-			res.Skips = append(res.Skips, SkipCount{Op: k.op.String(), Reason: k.reason})
-			i = len(res.Skips) - 1
-		}
-		res.Skips[i].Count += n
+		res.addSkip(SkipCount{Op: k.op.String(), Reason: k.reason, Count: n})
 	}
 	res.Unmatched += r.unmatched
 	for _, n := range r.notes {
@@ -213,11 +218,11 @@ func (res *Result) WriteSummary(w io.Writer) {
 		if e.Expected {
 			how = "failed as in the original"
 		}
+		var first string
 		if e.Detail != "" {
-			fmt.Fprintf(w, "%s: %d %s with %s (first: %s)\n", e.Op, e.Count, how, e.Errno, e.Detail)
-		} else {
-			fmt.Fprintf(w, "%s: %d %s with %s\n", e.Op, e.Count, how, e.Errno)
+			first = " (first: " + e.Detail + ")"
 		}
+		fmt.Fprintf(w, "%s: %d %s with %s%s\n", e.Op, e.Count, how, e.Errno, first)
 	}
 	for _, s := range res.Skips {
 		fmt.Fprintf(w, "skipped %d %s: %s\n", s.Count, s.Op, s.Reason)

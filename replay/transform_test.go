@@ -480,7 +480,7 @@ func TestPlanFollowsDescriptorsAsTheTraceDoes(t *testing.T) {
 		trace.Event{Op: trace.OpFopen, Path: cfg, Flags: trace.ORdonly, FD: 7, Ret: 0x55d0a8c0, Start: 1},
 		trace.Event{Op: trace.OpFread, FD: 7, Offset: 0, Size: 8192, Ret: 8192, Start: 2},
 		trace.Event{Op: trace.OpOpen, Path: data, Flags: trace.ORdonly, Ret: 3, Start: 3},
-		trace.Event{Op: trace.OpCloseRange, FD: 0, Size: 10, Flags: 4 /* CLOSE_RANGE_CLOEXEC */, Start: 4},
+		trace.Event{Op: trace.OpCloseRange, FD: 0, Size: 10, Flags: trace.CloseRangeCloexec, Start: 4},
 		trace.Event{Op: trace.OpPread, FD: 3, Offset: 1000, Size: 100, Ret: 100, Start: 5},
 	)
 	p, err := makePlan(m, nil, nil)

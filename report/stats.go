@@ -677,7 +677,7 @@ func (c *computer) fileOf(rs *rankState, e *trace.Event, info *opInfo) *FileRow 
 			}
 		case "close":
 			if e.Op == trace.OpCloseRange {
-				if e.Flags&closeRangeCloexec == 0 {
+				if e.Flags&trace.CloseRangeCloexec == 0 {
 					rs.fds.closeRange(int64(e.FD), e.Size)
 				}
 			} else {
@@ -750,10 +750,6 @@ func (t *fdTable) set(fd int64, f *FileRow) {
 		t.big[fd] = f
 	}
 }
-
-// closeRangeCloexec is CLOSE_RANGE_CLOEXEC: a close_range with it only
-// marks the descriptors close-on-exec.
-const closeRangeCloexec = 4
 
 // closeRange unmaps the descriptors from first to last.
 func (t *fdTable) closeRange(first, last int64) {

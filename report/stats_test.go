@@ -282,7 +282,7 @@ func TestDescriptors(t *testing.T) {
 		rd(0, 3), // closed: unknown
 		trace.Event{Rank: 0, Op: trace.OpCreat, Path: z, Ret: 3},
 		rd(0, 3), // /z
-		trace.Event{Rank: 0, Op: trace.OpCloseRange, FD: 0, Size: 10, Flags: 4}, // CLOSE_RANGE_CLOEXEC: closes nothing
+		trace.Event{Rank: 0, Op: trace.OpCloseRange, FD: 0, Size: 10, Flags: trace.CloseRangeCloexec}, // closes nothing
 		rd(0, 3), // still /z
 		trace.Event{Rank: 0, Op: trace.OpFopen, Path: y, FD: 5},
 		trace.Event{Rank: 0, Op: trace.OpFread, FD: 5, Size: 10, Ret: 10},

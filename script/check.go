@@ -762,7 +762,7 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 			return nil
 		}
 	}
-	cm.ret = cm.args.get("ret")
+	cm.ret = cm.arg("ret")
 	c.selectOp(s, cm, opType, hsym)
 	c.details(s, cm)
 	return cm
@@ -771,7 +771,7 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 // defaultOp is the call a command that makes one call makes without
 // "call NAME"; OpUnknown for the others.
 func (cm *cCmd) defaultOp() trace.Op {
-	at, iov := cm.args.get("at") != nil, cm.args.get("iov") != nil
+	at, iov := cm.arg("at") != nil, cm.arg("iov") != nil
 	switch cm.op {
 	case opReadFD, opWriteFD:
 		w := cm.op == opWriteFD

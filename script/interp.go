@@ -492,7 +492,7 @@ func (it *Interp) handle(cm *cCmd) (*handle, error) {
 }
 
 func (it *Interp) optInt(cm *cCmd, key string, def int64, what string, nonneg bool) (int64, error) {
-	x := cm.args.get(key)
+	x := cm.arg(key)
 	if x == nil {
 		return def, nil
 	}
@@ -527,7 +527,7 @@ func (it *Interp) peer(cm *cCmd, key string, what string, anyOK bool) (int32, er
 
 // peerOr is peer that also takes none (MPI_PROC_NULL) where noneOK.
 func (it *Interp) peerOr(cm *cCmd, key string, what string, anyOK, noneOK bool) (int32, error) {
-	x := cm.args.get(key)
+	x := cm.arg(key)
 	if x == nil {
 		return 0, nil
 	}
@@ -614,7 +614,7 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 			key, op = "from", trace.OpMPIRecv
 		case opSendrecv:
 			op = trace.OpMPISendrecv
-			if cm.args.get("with") != nil {
+			if cm.arg("with") != nil {
 				key = "with"
 			}
 		}
@@ -627,7 +627,7 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		}
 		tagOK := func(key string, tag int64, anyOK bool) error {
 			if tag < -1 || (tag == -1 && !anyOK) || tag > 1<<30 {
-				return evalErr(cm.args.get(key).pos, fmt.Sprintf("%s %d out of range (0 to 2^30%s)", key, tag, pick(anyOK, ", or any", "")))
+				return evalErr(cm.arg(key).pos, fmt.Sprintf("%s %d out of range (0 to 2^30%s)", key, tag, pick(anyOK, ", or any", "")))
 			}
 			return nil
 		}
@@ -693,7 +693,7 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 	}
 	switch cm.op {
 	case opReadPath, opWritePath, opAppend:
-		n, err := it.nonNeg(cm.args.get("size"), "size")
+		n, err := it.nonNeg(cm.arg("size"), "size")
 		if err != nil {
 			return err
 		}
@@ -751,7 +751,7 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 			delete(it.sizes, id)
 		}
 	case opRename:
-		to, err := it.path(cm.args.get("to"), cm.site2)
+		to, err := it.path(cm.arg("to"), cm.site2)
 		if err != nil {
 			return err
 		}
@@ -798,7 +798,7 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		}
 		it.emit(e)
 	case opTruncPath:
-		n, err := it.nonNeg(cm.args.get("to"), "size")
+		n, err := it.nonNeg(cm.arg("to"), "size")
 		if err != nil {
 			return err
 		}
@@ -865,7 +865,7 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 	e := trace.Event{FD: h.fd, Path: h.path, Op: cm.recOp(cm.defaultOp())}
 	switch cm.op {
 	case opReadFD, opWriteFD:
-		n, err := it.nonNeg(cm.args.get("size"), "size")
+		n, err := it.nonNeg(cm.arg("size"), "size")
 		if err != nil {
 			return err
 		}
@@ -914,7 +914,7 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 			return err
 		}
 	case opTruncFD:
-		n, err := it.nonNeg(cm.args.get("to"), "size")
+		n, err := it.nonNeg(cm.arg("to"), "size")
 		if err != nil {
 			return err
 		}
@@ -927,7 +927,7 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 			it.setKnown(h.path, n)
 		}
 	case opSeekFD:
-		off, err := it.int(cm.args.get("to"))
+		off, err := it.int(cm.arg("to"))
 		if err != nil {
 			return err
 		}
@@ -996,7 +996,7 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 
 // flagsDetail sets the flags detail of a call, where it has one.
 func (it *Interp) flagsDetail(cm *cCmd, e *trace.Event) error {
-	if x := cm.args.get("flags"); x != nil && cm.op != opOpen && cm.op != opMPIOpen {
+	if x := cm.arg("flags"); x != nil && cm.op != opOpen && cm.op != opMPIOpen {
 		v, err := it.nonNeg(x, "flags")
 		if err != nil {
 			return err
@@ -1027,7 +1027,7 @@ func (it *Interp) seekTo(cm *cCmd, h *handle, off int64) (int64, error) {
 		pos, ov = addOv(it.known(h.path), off)
 	}
 	if ov || pos < 0 {
-		return 0, evalErr(cm.args.get("to").pos, fmt.Sprintf("seek of %s to a negative or too large offset", cm.hName))
+		return 0, evalErr(cm.arg("to").pos, fmt.Sprintf("seek of %s to a negative or too large offset", cm.hName))
 	}
 	return pos, nil
 }
@@ -1072,7 +1072,7 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 	e := trace.Event{FD: h.fd, Path: h.path, Comm: h.comm, Op: cm.recOp(cm.defaultOp())}
 	switch cm.op {
 	case opMPIRead, opMPIWrite:
-		n, err := it.nonNeg(cm.args.get("size"), "size")
+		n, err := it.nonNeg(cm.arg("size"), "size")
 		if err != nil {
 			return false, err
 		}
@@ -1103,7 +1103,7 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 			it.grow(h.path, e.Offset+moved)
 		}
 	case opMPISeek:
-		off, err := it.int(cm.args.get("to"))
+		off, err := it.int(cm.arg("to"))
 		if err != nil {
 			return false, err
 		}
@@ -1124,7 +1124,7 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 			return false, err
 		}
 	case opMPITrunc:
-		n, err := it.nonNeg(cm.args.get("to"), "size")
+		n, err := it.nonNeg(cm.arg("to"), "size")
 		if err != nil {
 			return false, err
 		}
@@ -1149,8 +1149,8 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if cm.args.get("stride") != nil && (block == 0 || stride < block) {
-			return false, evalErr(cm.args.get("stride").pos, fmt.Sprintf("a view needs 0 < block <= stride, got block %d and stride %d", block, stride))
+		if cm.arg("stride") != nil && (block == 0 || stride < block) {
+			return false, evalErr(cm.arg("stride").pos, fmt.Sprintf("a view needs 0 < block <= stride, got block %d and stride %d", block, stride))
 		}
 		e.Offset, e.Size, e.Stride = disp, block, stride
 		failed, err := it.details(cm, &e, 0)

@@ -80,7 +80,7 @@ func (h *Handles) Observe(e *Event) {
 	case OpClose, OpFclose:
 		h.closeFD(e.FD)
 	case OpCloseRange:
-		if e.Flags&closeRangeCloexec != 0 {
+		if e.Flags&CloseRangeCloexec != 0 {
 			return
 		}
 		for fd := range h.fds {
@@ -118,9 +118,9 @@ func (h *Handles) Observe(e *Event) {
 	}
 }
 
-// closeRangeCloexec is CLOSE_RANGE_CLOEXEC: close_range only marks the
-// descriptors close-on-exec.
-const closeRangeCloexec = 4
+// CloseRangeCloexec is CLOSE_RANGE_CLOEXEC in a close_range's Flags: it
+// only marks the descriptors close-on-exec, it closes none.
+const CloseRangeCloexec = 4
 
 func (h *Handles) setFD(fd int32, p PathID) {
 	if h.fds == nil {

@@ -32,7 +32,7 @@ func TestHandles(t *testing.T) {
 	step(Event{Op: OpRead, FD: 4}, 0)
 	step(Event{Op: OpOpen, Path: a, Ret: -2}, a) // failed: no descriptor
 	step(Event{Op: OpRead, FD: -2}, 0)
-	step(Event{Op: OpCloseRange, FD: 0, Size: 10, Flags: closeRangeCloexec}, 0)
+	step(Event{Op: OpCloseRange, FD: 0, Size: 10, Flags: CloseRangeCloexec}, 0)
 	if h.Refs(b) != 2 {
 		t.Errorf("close_range with CLOSE_RANGE_CLOEXEC closed descriptors")
 	}

@@ -104,11 +104,7 @@ func Connect() (*Proc, error) {
 // recorder's encoder) then delay the others' MPI progress, which every
 // collective waits for.
 func (p *Proc) Processors() int {
-	cpus := runtime.NumCPU()
-	if p.Node <= 1 {
-		return cpus
-	}
-	return max(1, cpus/p.Node)
+	return max(1, runtime.NumCPU()/max(p.Node, 1))
 }
 
 // block returns the first index of process p's block of n ranks.
