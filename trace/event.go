@@ -40,6 +40,10 @@ type Event struct {
 	// recorded do not have them.
 	Source  int32
 	RecvTag int32
+	// The second descriptor of a copy (OpCopyFileRange, OpSendfile,
+	// OpSplice): the one it writes to, and where it wrote.
+	FD2     int32
+	Offset2 int64
 }
 
 // Flags of communication calls.

@@ -27,7 +27,7 @@ func TestOpNames(t *testing.T) {
 		if op.Class() != info.Class || op.Dir() != info.Dir {
 			t.Errorf("op %s: Class/Dir disagree with Info", op)
 		}
-		data := info.Family == "read" || info.Family == "write" ||
+		data := info.Family == "read" || info.Family == "write" || info.Family == "copy" ||
 			strings.HasPrefix(info.Name, "MPI_File_") && strings.Contains(info.Name, "read") ||
 			strings.HasPrefix(info.Name, "MPI_File_") && strings.Contains(info.Name, "write")
 		if (info.Dir != DirNone) != data {
@@ -75,7 +75,7 @@ func TestOpTableDoc(t *testing.T) {
 	sec = sec[i:]
 	sec = sec[:strings.Index(sec, "\n\n## ")]
 	classes := map[string]Class{"POSIX": ClassPOSIX, "POSIX metadata": ClassMeta, "MPI-IO": ClassMPIIO,
-		"MPI communication": ClassComm, "markers": ClassMarker}
+		"MPI communication": ClassComm, "markers": ClassMarker, "process": ClassProcess}
 	entry := regexp.MustCompile(`^(\d+) (\S+)`)
 	seen := map[Op]bool{}
 	for _, line := range strings.Split(sec, "\n") {

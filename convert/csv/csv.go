@@ -135,6 +135,8 @@ func AppendRow(b []byte, e *trace.Event, path func(trace.PathID) string) []byte 
 	num(e.Bytes)
 	num(int64(e.Count))
 	num(e.Stride)
+	num(int64(e.FD2))
+	num(e.Offset2)
 	num(e.Start)
 	b = strconv.AppendInt(b, e.Dur, 10)
 	return b

@@ -32,7 +32,7 @@ func randomEvents(r *rand.Rand, n int, paths *trace.Paths) []trace.Event {
 		e := trace.Event{Op: ops[r.IntN(len(ops))], Rank: r.Uint32() >> r.IntN(32), Thread: uint32(r.IntN(3)), Start: v(),
 			Dur: nonneg(), FD: int32(v()), Offset: v(), Size: nonneg(), Ret: v(), Flags: r.Uint32() >> r.IntN(32),
 			Mode: r.Uint32() >> r.IntN(32), Whence: int32(r.IntN(6)) - 1, Peer: int32(v()), Tag: int32(v()),
-			Comm: uint32(r.IntN(4)), Bytes: nonneg(), Count: int32(v()), Stride: v()}
+			Comm: uint32(r.IntN(4)), Bytes: nonneg(), Count: int32(v()), Stride: v(), FD2: int32(v()), Offset2: v()}
 		if r.IntN(3) == 0 {
 			e.Ret = -int64(1 + r.IntN(130))
 		}
@@ -83,7 +83,7 @@ func sameEvents(t testing.TB, got []trace.Event, gotPath func(trace.PathID) stri
 }
 
 func TestHeaderAndColumns(t *testing.T) {
-	want := "rank,thread,op,path,path2,label,fd,offset,size,ret,errno,flags,mode,whence,peer,tag,source,recv_tag,comm,bytes,count,stride,start_ns,dur_ns"
+	want := "rank,thread,op,path,path2,label,fd,offset,size,ret,errno,flags,mode,whence,peer,tag,source,recv_tag,comm,bytes,count,stride,fd2,offset2,start_ns,dur_ns"
 	if got := strings.Join(Columns(), ","); got != want {
 		t.Fatalf("columns %s", got)
 	}
@@ -98,20 +98,22 @@ func TestHeaderAndColumns(t *testing.T) {
 		{Op: trace.OpLseek, FD: 3, Ret: -22},
 		{Op: trace.OpRename, Path: out, Path2: paths.Intern(`say "hi"`), Ret: -5000},
 		{Op: trace.OpMPISend, Peer: 3, Tag: -1, Comm: 1, Bytes: 8, Count: 1, Stride: -2},
+		{Op: trace.OpCopyFileRange, FD: 3, FD2: 4, Offset: 10, Offset2: 20, Size: 5, Ret: 5, Flags: trace.CopyInAt},
 		{Op: trace.OpRegionBegin, Path: dump, Start: 40000},
 		{Op: trace.OpMPISendrecv, Rank: 1, Peer: 2, Tag: 5, Bytes: 64, Flags: trace.RecvHalf},
 		{Op: trace.OpMPISendrecv, Rank: 1, Peer: 2, Tag: 5, Bytes: 64},
 	}
 	got := writeAll(t, evs, paths.Lookup)
 	wantRows := want + `
-0,0,open,"/scratch/out,0",,,0,0,0,3,,O_WRONLY|O_CREAT,0644,,0,0,,,0,0,0,0,171,24440
-2,1,pwrite,,,,3,4096,4096,4096,,,,,0,0,,,0,0,0,0,24771,3946
-0,0,lseek,,,,3,0,0,-22,EINVAL,,,SEEK_SET,0,0,,,0,0,0,0,0,0
-0,0,rename,"/scratch/out,0","say ""hi""",,0,0,0,-5000,,,,,0,0,,,0,0,0,0,0,0
-0,0,MPI_Send,,,,0,0,0,0,,,,,3,-1,,,1,8,1,-2,0,0
-0,0,region_begin,,,dump 3,0,0,0,0,,,,,0,0,,,0,0,0,0,40000,0
-1,0,MPI_Sendrecv,,,,0,0,0,0,,,,,2,5,0,0,0,64,0,0,0,0
-1,0,MPI_Sendrecv,,,,0,0,0,0,,,,,2,5,,,0,64,0,0,0,0
+0,0,open,"/scratch/out,0",,,0,0,0,3,,O_WRONLY|O_CREAT,0644,,0,0,,,0,0,0,0,0,0,171,24440
+2,1,pwrite,,,,3,4096,4096,4096,,,,,0,0,,,0,0,0,0,0,0,24771,3946
+0,0,lseek,,,,3,0,0,-22,EINVAL,,,SEEK_SET,0,0,,,0,0,0,0,0,0,0,0
+0,0,rename,"/scratch/out,0","say ""hi""",,0,0,0,-5000,,,,,0,0,,,0,0,0,0,0,0,0,0
+0,0,MPI_Send,,,,0,0,0,0,,,,,3,-1,,,1,8,1,-2,0,0,0,0
+0,0,copy_file_range,,,,3,10,5,5,,0x1,,,0,0,,,0,0,0,0,4,20,0,0
+0,0,region_begin,,,dump 3,0,0,0,0,,,,,0,0,,,0,0,0,0,0,0,40000,0
+1,0,MPI_Sendrecv,,,,0,0,0,0,,,,,2,5,0,0,0,64,0,0,0,0,0,0
+1,0,MPI_Sendrecv,,,,0,0,0,0,,,,,2,5,,,0,64,0,0,0,0,0,0
 `
 	if got != wantRows {
 		t.Fatalf("got\n%s\nwant\n%s", got, wantRows)

@@ -35,6 +35,8 @@ const (
 	FieldBytes
 	FieldCount
 	FieldStride
+	FieldFD2
+	FieldOffset2
 	FieldStart
 	FieldDur
 	NumFields // the number of fields
@@ -76,6 +78,8 @@ var fieldInfo = [NumFields]struct {
 	FieldBytes:   {"bytes", KindInt, 0, maxI64},
 	FieldCount:   {"count", KindInt, minI32, maxI32},
 	FieldStride:  {"stride", KindInt, minI64, maxI64},
+	FieldFD2:     {"fd2", KindInt, minI32, maxI32},
+	FieldOffset2: {"offset2", KindInt, minI64, maxI64},
 	FieldStart:   {"start_ns", KindInt, minI64, maxI64},
 	FieldDur:     {"dur_ns", KindInt, 0, maxI64},
 }
@@ -167,6 +171,10 @@ func lookupField(name []byte) (Field, bool) {
 		return FieldCount, true
 	case "stride":
 		return FieldStride, true
+	case "fd2":
+		return FieldFD2, true
+	case "offset2":
+		return FieldOffset2, true
 	case "start_ns":
 		return FieldStart, true
 	case "dur_ns":
@@ -289,6 +297,10 @@ func (b *Builder) SetInt(f Field, v int64) error {
 		e.Count = int32(v)
 	case FieldStride:
 		e.Stride = v
+	case FieldFD2:
+		e.FD2 = int32(v)
+	case FieldOffset2:
+		e.Offset2 = v
 	case FieldStart:
 		e.Start = v
 	case FieldDur:

@@ -167,6 +167,14 @@ func (w *Writer) appendEvent(b []byte, e *trace.Event, path func(trace.PathID) s
 		b = append(b, `,"stride":`...)
 		b = strconv.AppendInt(b, e.Stride, 10)
 	}
+	if e.FD2 != 0 {
+		b = append(b, `,"fd2":`...)
+		b = strconv.AppendInt(b, int64(e.FD2), 10)
+	}
+	if e.Offset2 != 0 {
+		b = append(b, `,"offset2":`...)
+		b = strconv.AppendInt(b, e.Offset2, 10)
+	}
 	b = append(b, `,"start_ns":`...)
 	b = strconv.AppendInt(b, e.Start, 10)
 	b = append(b, `,"dur_ns":`...)

@@ -46,7 +46,7 @@ func randomEvents(r *rand.Rand, n int, paths *trace.Paths) []trace.Event {
 		e := trace.Event{Op: op, Rank: r.Uint32() >> r.IntN(32), Thread: uint32(r.IntN(3)), Start: v(), Dur: nonneg(),
 			FD: int32(v()), Offset: v(), Size: nonneg(), Ret: v(), Flags: r.Uint32() >> r.IntN(32), Mode: r.Uint32() >> r.IntN(32),
 			Whence: int32(r.IntN(7)) - 1, Peer: int32(v()), Tag: int32(v()), Comm: r.Uint32() >> r.IntN(32), Bytes: nonneg(),
-			Count: int32(v()), Stride: v()}
+			Count: int32(v()), Stride: v(), FD2: int32(v()), Offset2: v()}
 		if r.IntN(3) == 0 {
 			e.Ret = -int64(1 + r.IntN(130)) // an errno, with or without a name
 		}

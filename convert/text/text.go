@@ -100,7 +100,7 @@ func AppendEvent(b []byte, e *trace.Event, path func(trace.PathID) string) []byt
 			a.result(e.Ret)
 		}
 	case trace.ClassComm:
-		a.comm(e)
+		a.comm(e, info)
 		a.common(e, info, path, true)
 		if e.Ret != 0 { // MPI_SUCCESS goes without saying
 			a.result(e.Ret)
@@ -164,28 +164,17 @@ func (a *args) tag(k string, v int32) {
 	a.int(k, int64(v))
 }
 
-// Calls whose Peer is a point-to-point partner, and those where it is the
-// root of a collective.
-var (
-	pointToPoint = map[trace.Op]bool{trace.OpMPISend: true, trace.OpMPIRecv: true, trace.OpMPIIsend: true,
-		trace.OpMPIIrecv: true, trace.OpMPISendrecv: true}
-	rooted = map[trace.Op]bool{trace.OpMPIBcast: true, trace.OpMPIReduce: true, trace.OpMPIGather: true,
-		trace.OpMPIGatherv: true, trace.OpMPIScatter: true, trace.OpMPIScatterv: true}
-	noData = map[trace.Op]bool{trace.OpMPIBarrier: true, trace.OpMPIWait: true, trace.OpMPIWaitall: true,
-		trace.OpMPICommSplit: true, trace.OpMPICommDup: true}
-)
-
 // comm appends the arguments of a communication call.
-func (a *args) comm(e *trace.Event) {
-	switch {
-	case pointToPoint[e.Op]:
+func (a *args) comm(e *trace.Event, info trace.OpInfo) {
+	switch info.Comm {
+	case trace.CommP2P:
 		a.rank("peer", e.Peer)
 		a.tag("tag", e.Tag)
 		if src, rtag, ok := e.RecvFrom(); ok {
 			a.rank("source", src)
 			a.tag("recvtag", rtag)
 		}
-	case rooted[e.Op]:
+	case trace.CommRooted:
 		a.rank("root", e.Peer)
 		if e.Tag != 0 {
 			a.int("tag", int64(e.Tag))
@@ -198,21 +187,17 @@ func (a *args) comm(e *trace.Event) {
 			a.int("tag", int64(e.Tag))
 		}
 	}
-	if e.Bytes != 0 || !noData[e.Op] {
+	if e.Bytes != 0 || (info.Comm != trace.CommWait && info.Comm != trace.CommCreate && e.Op != trace.OpMPIBarrier) {
 		a.int("bytes", e.Bytes)
 	}
 }
 
 // takesFD reports whether op works on a descriptor (or MPI file handle)
 // rather than a path.
-func takesFD(op trace.Op, info trace.OpInfo) bool {
-	switch info.Class {
-	case trace.ClassPOSIX:
-		return info.Family != "open"
-	case trace.ClassMeta:
-		return op == trace.OpFstat
-	case trace.ClassMPIIO:
-		return op != trace.OpMPIFileOpen && op != trace.OpMPIFileDelete
+func takesFD(info trace.OpInfo) bool {
+	switch info.FD {
+	case trace.FDOn, trace.FDDup, trace.FDClose, trace.FDCloseRange:
+		return true
 	}
 	return false
 }
@@ -220,7 +205,7 @@ func takesFD(op trace.Op, info trace.OpInfo) bool {
 // common appends the arguments every class may have, those that apply to
 // the call always and the others when they are set.
 func (a *args) common(e *trace.Event, info trace.OpInfo, path func(trace.PathID) string, paths bool) {
-	if e.FD != 0 || takesFD(e.Op, info) {
+	if e.FD != 0 || takesFD(info) {
 		if info.Class == trace.ClassMPIIO {
 			a.int("fh", int64(e.FD))
 		} else {
@@ -247,6 +232,12 @@ func (a *args) common(e *trace.Event, info trace.OpInfo, path func(trace.PathID)
 	}
 	if e.Stride != 0 {
 		a.int("stride", e.Stride)
+	}
+	if e.FD2 != 0 || info.Dir == trace.DirCopy {
+		a.int("fd2", int64(e.FD2))
+	}
+	if e.Offset2 != 0 || info.Dir == trace.DirCopy {
+		a.int("off2", e.Offset2)
 	}
 	flags := e.Flags
 	if e.Op == trace.OpMPISendrecv {

@@ -38,7 +38,9 @@ const (
 	colStride = 19
 	colSource = 20 // MPI_Sendrecv: the receive half's source (with flag trace.RecvHalf)
 	colRTag   = 21 // MPI_Sendrecv: the receive half's tag
-	numCols   = 21
+	colFD2    = 22 // copies: the descriptor written to
+	colOff2   = 23 // copies: where it was written
+	numCols   = 23
 )
 
 // Column encodings. The encoding byte of a column is layout<<4 | stage.
@@ -383,7 +385,7 @@ func (c *colEncoder) addEvents(evs []trace.Event) {
 		vSize[i] = size
 		or |= uint64(e.Flags) | uint64(e.Mode) | uint64(uint32(e.Whence)) | uint64(uint32(e.Peer)) |
 			uint64(uint32(e.Tag)) | uint64(e.Comm) | uint64(e.Bytes) | uint64(uint32(e.Count)) | uint64(e.Stride) |
-			uint64(uint32(e.Source)) | uint64(uint32(e.RecvTag))
+			uint64(uint32(e.Source)) | uint64(uint32(e.RecvTag)) | uint64(uint32(e.FD2)) | uint64(e.Offset2)
 		op := e.Op
 		slot := int(c.opIndex[uint8(op)]) - 1
 		if op >= 256 || slot < 0 {
@@ -439,6 +441,8 @@ func (c *colEncoder) rareColumns(evs []trace.Event, rare *[numCols + 1]bool) {
 		or[colStride] |= uint64(e.Stride)
 		or[colSource] |= uint64(uint32(e.Source))
 		or[colRTag] |= uint64(uint32(e.RecvTag))
+		or[colFD2] |= uint64(uint32(e.FD2))
+		or[colOff2] |= uint64(e.Offset2)
 	}
 	for id := colFlags; id <= numCols; id++ {
 		if or[id] == 0 {
@@ -490,6 +494,14 @@ func (c *colEncoder) rareColumns(evs []trace.Event, rare *[numCols + 1]bool) {
 		case colRTag:
 			for i := range evs {
 				vs[i] = int64(evs[i].RecvTag)
+			}
+		case colFD2:
+			for i := range evs {
+				vs[i] = int64(evs[i].FD2)
+			}
+		case colOff2:
+			for i := range evs {
+				vs[i] = evs[i].Offset2
 			}
 		}
 	}

@@ -998,6 +998,8 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 		e.Stride = v[colStride][i]
 		e.Source = int32(v[colSource][i])
 		e.RecvTag = int32(v[colRTag][i])
+		e.FD2 = int32(v[colFD2][i])
+		e.Offset2 = v[colOff2][i]
 	}
 	rs.prevEnd, rs.predOff = prevEnd, predOff
 	return nil

@@ -43,7 +43,7 @@ func randomEvents(r *rand.Rand, rank uint32, n int, paths *trace.Paths) []trace.
 			Path: paths.Intern(names[r.IntN(len(names))]), Path2: paths.Intern(names[r.IntN(len(names))]),
 			FD: int32(big()), Offset: big(), Size: big(), Ret: big(), Flags: r.Uint32(), Mode: r.Uint32(),
 			Whence: int32(big()), Peer: int32(big()), Tag: int32(big()), Comm: r.Uint32(), Bytes: big(),
-			Count: int32(big()), Stride: big(), Source: int32(big()), RecvTag: int32(big()),
+			Count: int32(big()), Stride: big(), Source: int32(big()), RecvTag: int32(big()), FD2: int32(big()), Offset2: big(),
 		}
 		if r.IntN(3) == 0 {
 			evs[i].Ret = evs[i].Size
