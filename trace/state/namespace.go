@@ -1,0 +1,609 @@
+package state
+
+import (
+	"math"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Namespace follows the names a trace's calls create, use, rename and
+// remove, and the files they name, across every rank that shares it. It
+// learns the state before the trace from what the calls observed: a name
+// that a call found and that no earlier call of the trace made existed
+// before (Initial), with at least the size the trace's reads needed
+// (Need); a name a call did not find did not exist. After the last event
+// it holds the end state: which names exist, which the trace made or
+// changed, which it removed, and the sizes of their files.
+//
+// Events of several ranks must come in one order that respects their
+// dependencies (a replay plan merges the ranks by their collective
+// calls, then by time).
+type Namespace struct {
+	path  func(trace.PathID) string
+	abs   *Node // "/"
+	rel   *Node // the root of relative names (a script's "out.dat")
+	byID  map[trace.PathID]*Node
+	gone  []*Node // removed names the trace had seen exist
+	// Anomalies counts names found to exist though the trace made them
+	// nowhere it could know (an untraced call, another program): the
+	// replay cannot prepare them.
+	Anomalies int
+}
+
+// Kind is what a name names.
+type Kind uint8
+
+const (
+	KindUnknown Kind = iota
+	KindFile
+	KindDir
+	KindSymlink
+)
+
+func (k Kind) String() string {
+	return [...]string{"unknown", "file", "directory", "symlink"}[k]
+}
+
+// Existence is what the namespace knows of a name now.
+type Existence uint8
+
+const (
+	Unseen  Existence = iota // no call looked at it yet
+	Present                  // it exists
+	Absent                   // it does not
+)
+
+// Node is a name and the file it names.
+type Node struct {
+	name   string
+	parent *Node
+	kids   map[string]*Node
+
+	Kind  Kind
+	State Existence
+	// Initial: the name existed before the trace (a call found it and no
+	// call of the trace made it). Maybe: a create that does not fail on
+	// an existing file (O_CREAT without O_EXCL) found or made it: it may
+	// have existed.
+	Initial, Maybe bool
+	// Made: a call of the trace made the name (mkdir, an exclusive or
+	// truncating create, rename or link onto it, symlink). Removed: the
+	// trace removed it (it is no longer in the tree).
+	Made, Removed bool
+	// Appeared: a call found the name though the trace never made it and
+	// could not have found it before (its directory was made by the
+	// trace).
+	Appeared bool
+	// Target is a symbolic link's target, as the trace wrote it.
+	Target string
+	File   *File
+
+	initParent *Node
+	initName   string
+}
+
+// File is the content a name (or several, with hard links) refers to.
+type File struct {
+	// Size is its size as far as the trace shows: exact when Exact (the
+	// trace made, truncated or saw the end of it), else a lower bound.
+	Size  int64
+	Exact bool
+	// Need is the size the file must have before the trace, for its
+	// reads of data the trace did not write; NeedExact: a read met the
+	// end of the file there, so it had exactly Need bytes.
+	Need      int64
+	NeedExact bool
+	// Changed: the trace wrote to it, truncated or extended it.
+	Changed bool
+
+	written int64 // the furthest end the trace wrote
+	keep    int64 // bytes of the content before the trace still there (math.MaxInt64: all)
+}
+
+// NewNamespace returns an empty namespace; path resolves the path ids of
+// the events it is given.
+func NewNamespace(path func(trace.PathID) string) *Namespace {
+	ns := &Namespace{path: path, byID: map[trace.PathID]*Node{}}
+	ns.abs = &Node{name: "/", Kind: KindDir, State: Present, Initial: true}
+	ns.rel = &Node{name: ".", Kind: KindDir, State: Present, Initial: true}
+	return ns
+}
+
+func newFile() *File { return &File{keep: math.MaxInt64} }
+
+// Path returns n's name now (for a removed name: where it was).
+func (n *Node) Path() string { return n.pathOf(false) }
+
+// InitialPath returns the name n had before the trace (for an Initial
+// node).
+func (n *Node) InitialPath() string { return n.pathOf(true) }
+
+func (n *Node) pathOf(initial bool) string {
+	var parts []string
+	for m := n; m != nil; {
+		var p *Node
+		name := m.name
+		if initial && m.initParent != nil {
+			p, name = m.initParent, m.initName
+		} else {
+			p = m.parent
+		}
+		if p == nil {
+			if name == "/" {
+				return "/" + strings.Join(reverse(parts), "/")
+			}
+			return strings.Join(reverse(parts), "/")
+		}
+		parts = append(parts, name)
+		m = p
+	}
+	return ""
+}
+
+func reverse(s []string) []string {
+	slices.Reverse(s)
+	if len(s) == 0 {
+		return []string{""}
+	}
+	return s
+}
+
+// Lookup returns the node of trace path p (made unseen if new).
+func (ns *Namespace) Lookup(p string) *Node { return ns.walk(p) }
+
+func (ns *Namespace) node(id trace.PathID) *Node {
+	if id == 0 {
+		return nil
+	}
+	if n := ns.byID[id]; n != nil {
+		return n
+	}
+	n := ns.walk(ns.path(id))
+	if len(ns.byID) >= 1<<16 {
+		clear(ns.byID)
+	}
+	ns.byID[id] = n
+	return n
+}
+
+// walk finds or makes the node of p.
+func (ns *Namespace) walk(p string) *Node {
+	n := ns.rel
+	if strings.HasPrefix(p, "/") {
+		n = ns.abs
+	}
+	p = path.Clean(p)
+	for _, part := range strings.Split(p, "/") {
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if n.parent != nil {
+				n = n.parent
+			}
+			continue
+		}
+		k := n.kids[part]
+		if k == nil {
+			k = &Node{name: part, parent: n}
+			if n.kids == nil {
+				n.kids = map[string]*Node{}
+			}
+			n.kids[part] = k
+			if n.Initial || n.State == Unseen {
+				k.initParent, k.initName = n, part
+			}
+		}
+		n = k
+	}
+	return n
+}
+
+// invalidate forgets the cached nodes of path ids after a name moved or
+// went away.
+func (ns *Namespace) invalidate() { clear(ns.byID) }
+
+// present notes that a call found n.
+func (ns *Namespace) present(n *Node, kind Kind) {
+	if n == nil {
+		return
+	}
+	if kind != KindUnknown && (n.Kind == KindUnknown || n.Kind == KindFile && kind == KindDir) {
+		n.Kind = kind
+	}
+	switch n.State {
+	case Present:
+		return
+	case Absent:
+		n.Appeared = true
+		ns.Anomalies++
+	case Unseen:
+		if n.couldExist() {
+			n.Initial = true
+		} else {
+			n.Appeared = true
+			ns.Anomalies++
+		}
+	}
+	n.State = Present
+	if n.File == nil {
+		n.File = newFile()
+	}
+	if p := n.parent; p != nil && p.State != Present {
+		ns.present(p, KindDir)
+	} else if p != nil && p.Kind == KindUnknown {
+		p.Kind = KindDir
+	}
+}
+
+// couldExist reports whether n may have existed before the trace: its
+// directory did, or may have.
+func (n *Node) couldExist() bool {
+	return n.initParent != nil && (n.initParent.Initial || n.initParent.State == Unseen)
+}
+
+// maybe notes that a create that does not fail on an existing name found
+// or made n.
+func (ns *Namespace) maybe(n *Node, kind Kind) {
+	n.State, n.Kind, n.Maybe = Present, kind, true
+	if n.File == nil {
+		n.File = newFile()
+	}
+	if p := n.parent; p != nil && p.State != Present {
+		ns.present(p, KindDir)
+	}
+}
+
+// absent notes that a call did not find n.
+func (ns *Namespace) absent(n *Node) {
+	if n != nil && n.State == Unseen {
+		n.State = Absent
+	}
+}
+
+// make notes that a call made n, which did not exist.
+func (ns *Namespace) make(n *Node, kind Kind) {
+	if n == nil {
+		return
+	}
+	if n.State == Present && n.parent != nil {
+		// Made again over a name it knew (an untraced removal came
+		// between): a new file.
+		ns.detach(n)
+		n = ns.walkChild(n)
+	}
+	n.State, n.Kind, n.Made = Present, kind, true
+	n.Appeared, n.Initial, n.Maybe = false, false, false
+	n.File = newFile()
+	n.File.Exact, n.File.keep = true, 0
+	if p := n.parent; p != nil && p.State != Present {
+		ns.present(p, KindDir)
+	}
+}
+
+// walkChild returns a fresh node in the place of n (which was detached).
+func (ns *Namespace) walkChild(n *Node) *Node {
+	return ns.walk(n.Path())
+}
+
+// detach takes n out of the tree, leaving an absent name in its place.
+func (ns *Namespace) detach(n *Node) *Node {
+	p := n.parent
+	if p == nil {
+		return n
+	}
+	fresh := &Node{name: n.name, parent: p, State: Absent}
+	p.kids[n.name] = fresh
+	ns.invalidate()
+	return fresh
+}
+
+// remove notes that a call removed n.
+func (ns *Namespace) remove(n *Node, kind Kind) {
+	if n == nil || n.parent == nil {
+		return
+	}
+	ns.present(n, kind)
+	ns.detach(n)
+	n.Removed = true
+	n.State = Absent
+	ns.gone = append(ns.gone, n)
+}
+
+// rename moves the name a to b.
+func (ns *Namespace) rename(a, b *Node, exchange bool) {
+	if a == nil || b == nil || a.parent == nil || b.parent == nil || a == b {
+		return
+	}
+	for p := b.parent; p != nil; p = p.parent {
+		if p == a {
+			return // into itself: the kernel refuses it (EINVAL), whatever the trace says
+		}
+	}
+	if exchange {
+		for p := a.parent; p != nil; p = p.parent {
+			if p == b {
+				return
+			}
+		}
+	}
+	ns.present(a, KindUnknown)
+	if exchange {
+		ns.present(b, KindUnknown)
+		pa, na, pb, nb := a.parent, a.name, b.parent, b.name
+		pa.kids[na], pb.kids[nb] = b, a
+		a.parent, a.name, b.parent, b.name = pb, nb, pa, na
+		a.Made, b.Made = true, true
+		ns.invalidate()
+		return
+	}
+	if b.State == Present {
+		b.Removed, b.State = true, Absent
+		ns.gone = append(ns.gone, b)
+	}
+	// a leaves its place; it takes b's.
+	ns.detach(a)
+	a.parent, a.name = b.parent, b.name
+	b.parent.kids[b.name] = a
+	a.Made = true
+	if p := a.parent; p.State != Present {
+		ns.present(p, KindDir)
+	}
+	ns.invalidate()
+}
+
+// link makes b a new name of a's file.
+func (ns *Namespace) link(a, b *Node) {
+	if a == nil || b == nil {
+		return
+	}
+	ns.present(a, KindFile)
+	f := a.File
+	ns.make(b, KindFile)
+	b = ns.node0(b)
+	b.File = f
+	ns.invalidate()
+}
+
+// node0 returns the node now at n's place (make may have replaced n).
+func (ns *Namespace) node0(n *Node) *Node {
+	if n != nil && n.parent != nil && n.parent.kids[n.name] != nil {
+		return n.parent.kids[n.name]
+	}
+	return n
+}
+
+// open follows an open that succeeded (or failed) on n.
+func (ns *Namespace) open(n *Node, e *trace.Event) *Node {
+	if n == nil {
+		return nil
+	}
+	fl := e.Flags
+	creat := e.Op == trace.OpCreat || fl&trace.OCreat != 0
+	excl := fl&trace.OExcl != 0
+	trunc := e.Op == trace.OpCreat || fl&trace.OTrunc != 0 && fl&trace.OAccMode != trace.ORdonly
+	const oDirectory = 0x10000
+	const oTmpfile = 0x410000
+	if e.Ret < 0 {
+		switch e.Ret {
+		case -2: // ENOENT
+			ns.absent(n)
+		case -17: // EEXIST
+			ns.present(n, KindUnknown)
+		}
+		return nil
+	}
+	kind := KindFile
+	if fl&oDirectory != 0 && fl&oTmpfile != oTmpfile {
+		kind = KindDir
+	}
+	if fl&oTmpfile == oTmpfile {
+		// An unnamed file in directory n.
+		ns.present(n, KindDir)
+		f := &Node{Kind: KindFile, State: Absent, Made: true, File: newFile()}
+		f.File.Exact, f.File.keep = true, 0
+		return f
+	}
+	switch {
+	case creat && (excl || n.State == Absent):
+		ns.make(n, kind)
+		n = ns.node0(n)
+	case creat && n.State == Unseen && !n.couldExist():
+		ns.make(n, kind) // its directory is the trace's: it did not exist
+		n = ns.node0(n)
+	case creat && n.State == Unseen:
+		ns.maybe(n, kind)
+	default:
+		ns.present(n, kind)
+	}
+	if trunc && n.File != nil {
+		n.File.truncate(0)
+	}
+	return n
+}
+
+// inherited returns the node of a descriptor the trace never saw opened:
+// its file existed.
+func (ns *Namespace) inherited(id trace.PathID) *Node {
+	n := ns.node(id)
+	if n == nil || ns.special(n) {
+		return nil
+	}
+	ns.present(n, KindUnknown)
+	return n
+}
+
+// special reports whether n is not a file of a file system: a pipe or
+// socket as the kernel names descriptors ("pipe:[12]"), or anything
+// under /dev, /proc, /sys.
+func (ns *Namespace) special(n *Node) bool {
+	p := n.Path()
+	return strings.Contains(p, ":[") || strings.HasPrefix(p, "anon_inode:") ||
+		hasPrefixDir(p, "/dev") || hasPrefixDir(p, "/proc") || hasPrefixDir(p, "/sys")
+}
+
+func hasPrefixDir(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+func (f *File) truncate(size int64) {
+	f.Size, f.Exact, f.Changed = size, true, true
+	f.keep = min(f.keep, size)
+	f.written = min(f.written, size)
+}
+
+func (f *File) write(off, n int64) {
+	if n <= 0 {
+		return
+	}
+	f.Changed = true
+	f.Size = max(f.Size, off+n)
+	f.written = max(f.written, off+n)
+}
+
+// read notes a read of n of req bytes at off: the bytes the trace did not
+// write there came from the file as it was before.
+func (f *File) read(off, n, req int64, initial bool) {
+	end := off + max(n, 0)
+	atEOF := n < req
+	if !f.Exact {
+		f.Size = max(f.Size, end)
+		if atEOF {
+			f.Size, f.Exact = end, true
+		}
+	}
+	if !initial || end <= f.written || f.keep == 0 {
+		return
+	}
+	need := min(end, f.keep)
+	if need > f.Need {
+		f.Need = need
+	}
+	if atEOF && f.keep == math.MaxInt64 && f.written <= end {
+		f.Need, f.NeedExact = end, true
+	}
+}
+
+// sawSize notes that the file had size s (a seek from its end).
+func (f *File) sawSize(s int64, initial bool) {
+	if s < 0 {
+		return
+	}
+	if !f.Exact {
+		f.Size, f.Exact = s, true
+	}
+	if initial && f.keep == math.MaxInt64 && f.written < s {
+		f.Need, f.NeedExact = max(f.Need, s), true
+	}
+}
+
+func (n *Node) wasThere() bool { return n != nil && (n.Initial || n.Maybe) }
+
+
+// Entry is one name of the namespace, for the lists Before and End give.
+type Entry struct {
+	Path string
+	Kind Kind
+	// Size is the file's size (End), exact when Exact; Need the size it
+	// must have before the trace (Before).
+	Size  int64
+	Exact bool
+	Need  int64
+	// Made: the trace made the name; Changed: it changed the file's
+	// content or size; Removed: the name is gone at the end.
+	Made, Changed, Removed bool
+	Node                   *Node
+}
+
+// each calls fn for every node of the tree and every removed one (with
+// what was below it), once.
+func (ns *Namespace) each(fn func(n *Node)) {
+	seen := map[*Node]bool{}
+	var visit func(n *Node)
+	visit = func(n *Node) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		fn(n)
+		for _, k := range n.kids {
+			visit(k)
+		}
+	}
+	visit(ns.abs)
+	visit(ns.rel)
+	for _, n := range ns.gone {
+		visit(n)
+	}
+}
+
+// Before lists what the trace found that it did not make, by the names
+// it had before the trace, parents first: the directories and files a
+// replay must prepare (files with the size Need). A name a create may
+// have made (Maybe) is listed only when the trace read data from it.
+func (ns *Namespace) Before() []Entry {
+	var out []Entry
+	ns.each(func(n *Node) {
+		if n == ns.abs || n == ns.rel {
+			return
+		}
+		if !n.Initial && !(n.Maybe && n.File != nil && n.File.Need > 0) {
+			return
+		}
+		e := Entry{Path: n.InitialPath(), Kind: n.Kind, Node: n}
+		if n.File != nil && n.Kind != KindDir {
+			e.Need, e.Exact = n.File.Need, n.File.NeedExact
+		}
+		out = append(out, e)
+	})
+	sortEntries(out)
+	return out
+}
+
+// End lists the names the trace made or changed, as they are after it,
+// and the names that existed before it and are gone.
+func (ns *Namespace) End() []Entry {
+	var out []Entry
+	ns.each(func(n *Node) {
+		if n == ns.abs || n == ns.rel {
+			return
+		}
+		wasThere := n.Initial || n.Maybe
+		changed := n.File != nil && n.File.Changed
+		switch {
+		case n.Removed:
+			if wasThere {
+				out = append(out, Entry{Path: n.InitialPath(), Kind: n.Kind, Removed: true, Node: n})
+			}
+			return
+		case n.State != Present:
+			return
+		}
+		if n.Made || changed || n.Maybe {
+			e := Entry{Path: n.Path(), Kind: n.Kind, Made: n.Made, Changed: changed, Node: n}
+			if n.File != nil && n.Kind != KindDir {
+				e.Size, e.Exact = n.File.Size, n.File.Exact
+			}
+			out = append(out, e)
+		}
+		if n.Initial && n.InitialPath() != n.Path() {
+			if m := ns.walk(n.InitialPath()); m.State != Present {
+				out = append(out, Entry{Path: n.InitialPath(), Kind: n.Kind, Removed: true, Node: n})
+			}
+		}
+	})
+	sortEntries(out)
+	return out
+}
+
+func sortEntries(es []Entry) {
+	slices.SortFunc(es, func(a, b Entry) int {
+		if c := strings.Count(a.Path, "/") - strings.Count(b.Path, "/"); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+}

@@ -1,0 +1,690 @@
+// Package state follows the file state a trace's calls make and use, once,
+// below every source and consumer of traces: for each rank, its processes
+// and threads, their descriptor tables of open file descriptions
+// (positions, status flags such as O_APPEND, close-on-exec), its MPI file
+// handles with their views and individual pointers; and, across ranks, the
+// namespace (namespace.go): which names exist, which files they name, what
+// a replay must find before it starts, and the sizes files reach.
+//
+// A Follower is fed one rank's events in call order. For each it answers
+// what the call worked on — the process, the open file description, the
+// MPI file handle, the file's path, the byte range — and updates the
+// state with what the call did, as Go's execution-trace reader tracks
+// goroutine state once so that analyses need not:
+//
+//	f := state.New[D, H](nil)
+//	for each event e of the rank {
+//		st := f.Apply(&e)
+//		// st.Desc, st.Path, st.Off…: what e worked on
+//	}
+//
+// The effects of each op come from its trace.OpInfo (FD, NS, Proc,
+// Resize), not from switches over ops. D and H are the consumer's own data
+// on each open file description and MPI file handle (a replay keeps its
+// real descriptor there; a recorder the id of the path in its sink); use
+// struct{} for none.
+//
+// The follower believes the trace: a data call at the file position is at
+// the Offset the capture recorded, a call that failed changed nothing, a
+// descriptor the trace never opened is learnt from the first call that
+// uses it (its path, if the event has one). Threads and processes come
+// from the fork, clone, exec and exit events captures record; a trace
+// without them (older captures, imports, scripts) is one process whose
+// threads share one table.
+package state
+
+import (
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Desc is an open file description: what an open makes, and what dup and
+// fork share.
+type Desc[D any] struct {
+	// Path is the path the description was opened on, as the trace names
+	// it (0: unknown, as for a descriptor learnt without a path).
+	Path trace.PathID
+	// Flags are its open flags (x86-64 values); F_SETFL changes the status
+	// flags among them.
+	Flags uint32
+	// Pos is its file position, -1 when unknown.
+	Pos int64
+	// Learnt says the trace never showed it opened: it was inherited (an
+	// OpInherit event) or learnt from the first call on its descriptor.
+	Learnt bool
+	// Node is the file in the namespace, when the follower keeps one.
+	Node *Node
+	// Aux is the consumer's own data.
+	Aux D
+
+	refs int // descriptors (in every table) that refer to it
+}
+
+// Append reports whether writes through d go to the end of the file.
+func (d *Desc[D]) Append() bool { return d.Flags&trace.OAppend != 0 }
+
+// View is an MPI file view: blocks of BlockLen bytes every Stride bytes
+// from Disp (BlockLen 0, or Stride not above it: contiguous from Disp).
+type View struct{ Disp, BlockLen, Stride int64 }
+
+// FileOffset maps an offset within the view to the file.
+func (v View) FileOffset(off int64) int64 {
+	if v.BlockLen > 0 && v.Stride > v.BlockLen {
+		return v.Disp + off/v.BlockLen*v.Stride + off%v.BlockLen
+	}
+	return v.Disp + off
+}
+
+// Range returns the file range [first, end) the view bytes [off, off+n)
+// touch (n > 0).
+func (v View) Range(off, n int64) (first, end int64) {
+	return v.FileOffset(off), v.FileOffset(off+n-1) + 1
+}
+
+// Handle is an MPI file handle of a rank.
+type Handle[H any] struct {
+	Path  trace.PathID
+	Comm  uint32
+	Amode uint32
+	View  View
+	Pos   int64 // the individual file pointer, in bytes of the view
+	Node  *Node
+	Aux   H
+}
+
+// Proc is a process of the rank.
+type Proc[D any] struct {
+	// ID is the trace's index of the process's first thread.
+	ID     uint32
+	Parent *Proc[D]
+	// Exe is the program it last exec'd (0: not seen).
+	Exe   trace.PathID
+	Ended bool
+
+	tab     *table[D]
+	threads int
+}
+
+// slot is one descriptor of a table.
+type slot[D any] struct {
+	d       *Desc[D]
+	cloexec bool
+}
+
+// table is a descriptor table: shared by the threads of a process (and by
+// processes made with CLONE_FILES), copied by fork. Small descriptors live
+// in a slice, others in a map, so that a hostile descriptor number costs
+// one map entry.
+type table[D any] struct {
+	low   []slot[D]
+	high  map[int32]slot[D]
+	procs int // processes that use it
+}
+
+const lowFDs = 1 << 12
+
+func (t *table[D]) get(fd int32) *slot[D] {
+	if fd >= 0 && int(fd) < len(t.low) {
+		if s := &t.low[fd]; s.d != nil {
+			return s
+		}
+		return nil
+	}
+	if s, ok := t.high[fd]; ok {
+		return &s
+	}
+	return nil
+}
+
+func (t *table[D]) put(fd int32, s slot[D]) {
+	if fd >= 0 && fd < lowFDs {
+		if int(fd) >= len(t.low) {
+			n := min(max(16, 2*len(t.low), int(fd)+1), lowFDs)
+			low := make([]slot[D], n)
+			copy(low, t.low)
+			t.low = low
+		}
+		t.low[fd] = s
+		return
+	}
+	if t.high == nil {
+		t.high = map[int32]slot[D]{}
+	}
+	t.high[fd] = s
+}
+
+func (t *table[D]) setCloexec(fd int32, on bool) {
+	if s := t.get(fd); s != nil {
+		s.cloexec = on
+		if fd < 0 || int(fd) >= len(t.low) {
+			t.high[fd] = *s
+		}
+	}
+}
+
+// remove takes fd out of the table and returns its description.
+func (t *table[D]) remove(fd int32) *Desc[D] {
+	if fd >= 0 && int(fd) < len(t.low) {
+		d := t.low[fd].d
+		t.low[fd] = slot[D]{}
+		return d
+	}
+	s, ok := t.high[fd]
+	if !ok {
+		return nil
+	}
+	delete(t.high, fd)
+	return s.d
+}
+
+// each calls fn for every open descriptor.
+func (t *table[D]) each(fn func(fd int32, s slot[D])) {
+	for fd, s := range t.low {
+		if s.d != nil {
+			fn(int32(fd), s)
+		}
+	}
+	for fd, s := range t.high {
+		fn(fd, s)
+	}
+}
+
+// Follower follows one rank's state. The zero value is not ready: use
+// New.
+type Follower[D, H any] struct {
+	// OnRelease, if set, is called when the last descriptor of an open
+	// file description closes (by close, dup2 onto it, exec, or the end of
+	// its process), with the description as it was.
+	OnRelease func(*Desc[D])
+	// OnHandleClose, if set, is called when an MPI file handle closes.
+	OnHandleClose func(*Handle[H])
+
+	ns       *Namespace
+	threads  map[uint32]*Proc[D]
+	main     *Proc[D]
+	last     uint32 // the thread of the previous lookup
+	lastProc *Proc[D]
+	handles  map[int32]*Handle[H]
+	procs    int // processes alive
+}
+
+// New returns a follower of one rank. ns, if not nil, is the namespace the
+// rank's calls act on, which several ranks' followers may share (feed them
+// their events in one order, then: see Namespace).
+func New[D, H any](ns *Namespace) *Follower[D, H] {
+	return &Follower[D, H]{ns: ns, threads: map[uint32]*Proc[D]{}, handles: map[int32]*Handle[H]{}}
+}
+
+// Namespace returns the namespace the follower acts on (nil: none).
+func (f *Follower[D, H]) Namespace() *Namespace { return f.ns }
+
+// Proc returns the process of thread th: the one a fork or clone event
+// made it in, or the rank's first process for a thread the trace never
+// showed created.
+func (f *Follower[D, H]) Proc(th uint32) *Proc[D] {
+	if f.lastProc != nil && f.last == th {
+		return f.lastProc
+	}
+	p := f.threads[th]
+	if p == nil {
+		if f.main == nil {
+			f.main = f.newProc(th, nil, &table[D]{})
+		}
+		p = f.main
+		p.threads++
+		f.threads[th] = p
+	}
+	f.last, f.lastProc = th, p
+	return p
+}
+
+func (f *Follower[D, H]) newProc(id uint32, parent *Proc[D], t *table[D]) *Proc[D] {
+	t.procs++
+	f.procs++
+	return &Proc[D]{ID: id, Parent: parent, tab: t}
+}
+
+// Procs returns how many processes of the rank are alive.
+func (f *Follower[D, H]) Procs() int { return f.procs }
+
+// Lookup returns the description of descriptor fd in thread th's process,
+// or nil.
+func (f *Follower[D, H]) Lookup(th uint32, fd int32) *Desc[D] {
+	if s := f.Proc(th).tab.get(fd); s != nil {
+		return s.d
+	}
+	return nil
+}
+
+// Handle returns MPI file handle h, or nil.
+func (f *Follower[D, H]) Handle(h int32) *Handle[H] { return f.handles[h] }
+
+// Each calls fn for every descriptor open in thread th's process.
+func (f *Follower[D, H]) Each(th uint32, fn func(fd int32, d *Desc[D])) {
+	f.Proc(th).tab.each(func(fd int32, s slot[D]) { fn(fd, s.d) })
+}
+
+// Step is what one event worked on.
+type Step[D, H any] struct {
+	Proc *Proc[D]
+	// Desc is the open file description the call used (its descriptor's,
+	// the source of a dup, the one a close closed, the file an *at call
+	// with no path acts on), or nil. For a copy it is the one read.
+	Desc *Desc[D]
+	// Desc2 is the description a copy wrote to.
+	Desc2 *Desc[D]
+	// New is the description an open, dup or inherit put at its new
+	// descriptor (a dup's is Desc).
+	New *Desc[D]
+	// Handle is the MPI file handle of an MPI-IO call.
+	Handle *Handle[H]
+	// Path is the file the call reached: its own Path, or the path its
+	// descriptor or handle was opened on; 0 when unknown.
+	Path trace.PathID
+	// Learnt says Desc (or Desc2) was learnt at this call: the trace
+	// never showed its descriptor opened.
+	Learnt bool
+}
+
+// Apply follows e: it returns what e worked on and updates the state with
+// what it did.
+func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
+	info := e.Op.Info()
+	var st Step[D, H]
+	switch info.Class {
+	case trace.ClassMarker, trace.ClassComm, trace.ClassUnknown:
+		return st
+	case trace.ClassMPIIO:
+		f.mpiio(e, &info, &st)
+		return st
+	case trace.ClassProcess:
+		f.process(e, &info, &st)
+		return st
+	}
+	p := f.Proc(e.Thread)
+	st.Proc = p
+	st.Path = e.Path
+	ok := e.Ret >= 0
+	switch info.FD {
+	case trace.FDOn:
+		st.Desc = f.use(p, e.FD, e.Path, &st)
+		if info.Dir == trace.DirCopy {
+			st.Desc2 = f.use(p, e.FD2, e.Path2, &st)
+		}
+	case trace.FDAt:
+		if e.Path == 0 && e.FD >= 0 {
+			st.Desc = f.use(p, e.FD, 0, &st)
+		}
+	case trace.FDOpen:
+		if ok {
+			fd := int32(e.Ret)
+			if e.Op == trace.OpFopen && e.FD > 0 {
+				fd = e.FD // a stream: FD holds its descriptor
+			}
+			d := &Desc[D]{Path: e.Path, Flags: e.Flags &^ trace.InMPIIO, Pos: 0}
+			f.install(p, fd, d, e.Flags&oCloexec != 0)
+			st.New = d
+		}
+	case trace.FDDup:
+		f.dup(p, e, &st)
+	case trace.FDClose:
+		if s := p.tab.get(e.FD); s != nil {
+			st.Desc = s.d
+		}
+		f.closeFD(p, e.FD) // a close releases its descriptor even when it fails (EINTR)
+	case trace.FDCloseRange:
+		if ok {
+			f.closeRange(p, e)
+		}
+	}
+	if st.Path == 0 {
+		if st.Desc != nil {
+			st.Path = st.Desc.Path
+		} else if st.New != nil {
+			st.Path = st.New.Path
+		}
+	}
+	if ok {
+		f.moved(e, &info, &st)
+	}
+	if f.ns != nil {
+		applyNS(f.ns, e, &info, &st)
+	}
+	return st
+}
+
+// oCloexec is O_CLOEXEC (x86-64 value) in open flags.
+const oCloexec = 0x80000
+
+// setflMask are the status flags F_SETFL changes (x86-64 values): O_APPEND,
+// O_ASYNC, O_DIRECT, O_NOATIME, O_NONBLOCK.
+const setflMask = trace.OAppend | 0x2000 | trace.ODirect | 0x40000 | 0x800
+
+// use returns the description of fd, learning it (on path) if the trace
+// never showed it opened.
+func (f *Follower[D, H]) use(p *Proc[D], fd int32, path trace.PathID, st *Step[D, H]) *Desc[D] {
+	if s := p.tab.get(fd); s != nil {
+		return s.d
+	}
+	if fd < 0 {
+		return nil
+	}
+	d := &Desc[D]{Path: path, Pos: -1, Learnt: true}
+	f.install(p, fd, d, false)
+	st.Learnt = true
+	if f.ns != nil && path != 0 {
+		d.Node = f.ns.inherited(path)
+	}
+	return d
+}
+
+// install puts d at fd, closing what was there.
+func (f *Follower[D, H]) install(p *Proc[D], fd int32, d *Desc[D], cloexec bool) {
+	if fd < 0 {
+		return
+	}
+	f.closeFD(p, fd)
+	d.refs++
+	p.tab.put(fd, slot[D]{d: d, cloexec: cloexec})
+}
+
+func (f *Follower[D, H]) closeFD(p *Proc[D], fd int32) {
+	if d := p.tab.remove(fd); d != nil {
+		f.unref(d)
+	}
+}
+
+func (f *Follower[D, H]) unref(d *Desc[D]) {
+	if d.refs--; d.refs <= 0 && f.OnRelease != nil {
+		f.OnRelease(d)
+	}
+}
+
+func (f *Follower[D, H]) dup(p *Proc[D], e *trace.Event, st *Step[D, H]) {
+	cloexec := false
+	switch e.Op {
+	case trace.OpDup3:
+		cloexec = e.Flags&oCloexec != 0
+	case trace.OpFcntl:
+		switch e.Flags {
+		case trace.FDupfd:
+		case trace.FDupfdCloexec:
+			cloexec = true
+		case trace.FSetfd:
+			if e.Ret >= 0 {
+				p.tab.setCloexec(e.FD, e.Size&1 != 0)
+			}
+			st.Desc = f.use(p, e.FD, e.Path, st)
+			return
+		case trace.FSetfl:
+			st.Desc = f.use(p, e.FD, e.Path, st)
+			if e.Ret >= 0 && st.Desc != nil {
+				st.Desc.Flags = st.Desc.Flags&^setflMask | uint32(e.Size)&setflMask
+			}
+			return
+		default:
+			st.Desc = f.use(p, e.FD, e.Path, st)
+			return
+		}
+	}
+	if e.Ret >= 0 && e.Ret == int64(e.FD) {
+		st.Desc = f.use(p, e.FD, e.Path, st) // dup2(fd, fd)
+		st.New = st.Desc
+		return
+	}
+	src := p.tab.get(e.FD)
+	if src == nil && e.Path != 0 && e.Ret >= 0 {
+		st.Desc = f.use(p, e.FD, e.Path, st)
+	} else if src != nil {
+		st.Desc = src.d
+	}
+	if e.Ret < 0 {
+		return
+	}
+	nfd := int32(e.Ret)
+	if st.Desc == nil {
+		// A dup of a descriptor the trace knows nothing of (an unrecorded
+		// pipe) onto one it knows: that one now names something else.
+		f.closeFD(p, nfd)
+		return
+	}
+	f.install(p, nfd, st.Desc, cloexec)
+	st.New = st.Desc
+}
+
+func (f *Follower[D, H]) closeRange(p *Proc[D], e *trace.Event) {
+	const unshare = 2
+	first, last := int64(e.FD), e.Size
+	if e.Flags&unshare != 0 {
+		f.unshare(p)
+	}
+	var fds []int32
+	p.tab.each(func(fd int32, s slot[D]) {
+		if int64(fd) >= first && int64(fd) <= last {
+			fds = append(fds, fd)
+		}
+	})
+	for _, fd := range fds {
+		if e.Flags&trace.CloseRangeCloexec != 0 {
+			p.tab.setCloexec(fd, true)
+		} else {
+			f.closeFD(p, fd)
+		}
+	}
+}
+
+// unshare gives p a table of its own, if it shares one.
+func (f *Follower[D, H]) unshare(p *Proc[D]) {
+	if p.tab.procs <= 1 {
+		return
+	}
+	p.tab.procs--
+	p.tab = f.copyTable(p.tab)
+}
+
+func (f *Follower[D, H]) copyTable(t *table[D]) *table[D] {
+	c := &table[D]{procs: 1}
+	t.each(func(fd int32, s slot[D]) {
+		s.d.refs++
+		c.put(fd, s)
+	})
+	return c
+}
+
+// moved updates positions and sizes after a call that succeeded.
+func (f *Follower[D, H]) moved(e *trace.Event, info *trace.OpInfo, st *Step[D, H]) {
+	d := st.Desc
+	switch {
+	case info.Dir == trace.DirCopy:
+		if d != nil && e.Flags&trace.CopyInAt == 0 {
+			d.Pos = e.Offset + e.Ret
+		}
+		if d2 := st.Desc2; d2 != nil && e.Flags&trace.CopyOutAt == 0 {
+			d2.Pos = e.Offset2 + e.Ret
+		}
+	case info.Dir != trace.DirNone:
+		if d != nil && info.Addr == trace.AddrIndividual {
+			d.Pos = e.Offset + e.Ret
+		}
+	case info.Family == "seek":
+		if d != nil {
+			if e.Op == trace.OpFseek {
+				// fseek returns 0: the position is what it asked for, where
+				// that is known.
+				switch {
+				case e.Whence == 0:
+					d.Pos = e.Offset
+				case e.Whence == 1 && d.Pos >= 0:
+					d.Pos += e.Offset
+				default:
+					d.Pos = -1
+				}
+			} else {
+				d.Pos = e.Ret
+			}
+		}
+	}
+}
+
+// process follows a process event.
+func (f *Follower[D, H]) process(e *trace.Event, info *trace.OpInfo, st *Step[D, H]) {
+	p := f.Proc(e.Thread)
+	st.Proc = p
+	switch info.Proc {
+	case trace.ProcFork:
+		if e.Ret < 0 || e.Ret > 1<<32-1 {
+			return
+		}
+		child := uint32(e.Ret)
+		f.dropThread(child)
+		var c *Proc[D]
+		if e.Flags&trace.CloneFiles != 0 {
+			c = f.newProc(child, p, p.tab)
+		} else {
+			c = f.newProc(child, p, f.copyTable(p.tab))
+		}
+		c.Exe = p.Exe
+		c.threads = 1
+		f.threads[child] = c
+		f.last, f.lastProc = 0, nil
+	case trace.ProcThread:
+		if e.Ret < 0 || e.Ret > 1<<32-1 {
+			return
+		}
+		th := uint32(e.Ret)
+		f.dropThread(th)
+		p.threads++
+		f.threads[th] = p
+		f.last, f.lastProc = 0, nil
+	case trace.ProcExec:
+		if e.Ret < 0 {
+			return
+		}
+		p.Exe = e.Path
+		f.unshare(p)
+		var fds []int32
+		p.tab.each(func(fd int32, s slot[D]) {
+			if s.cloexec {
+				fds = append(fds, fd)
+			}
+		})
+		for _, fd := range fds {
+			f.closeFD(p, fd)
+		}
+		// The process's other threads are gone.
+		for th, q := range f.threads {
+			if q == p && th != e.Thread {
+				delete(f.threads, th)
+				p.threads--
+			}
+		}
+		f.last, f.lastProc = 0, nil
+	case trace.ProcExit:
+		f.dropThread(e.Thread)
+	case trace.ProcInherit:
+		d := &Desc[D]{Path: e.Path, Flags: e.Flags &^ oCloexec, Pos: e.Offset, Learnt: true}
+		f.install(p, e.FD, d, e.Flags&oCloexec != 0)
+		st.New, st.Path = d, e.Path
+		if f.ns != nil && e.Path != 0 {
+			d.Node = f.ns.inherited(e.Path)
+		}
+	}
+}
+
+// dropThread forgets thread th; its process ends with its last thread.
+func (f *Follower[D, H]) dropThread(th uint32) {
+	p := f.threads[th]
+	if p == nil {
+		return
+	}
+	delete(f.threads, th)
+	f.last, f.lastProc = 0, nil
+	if p.threads--; p.threads > 0 || p.Ended {
+		return
+	}
+	p.Ended = true
+	f.procs--
+	if p.tab.procs--; p.tab.procs > 0 {
+		return
+	}
+	var fds []int32
+	p.tab.each(func(fd int32, s slot[D]) { fds = append(fds, fd) })
+	for _, fd := range fds {
+		f.closeFD(p, fd)
+	}
+	if p == f.main {
+		f.main = nil
+	}
+}
+
+// mpiio follows an MPI-IO call.
+func (f *Follower[D, H]) mpiio(e *trace.Event, info *trace.OpInfo, st *Step[D, H]) {
+	ok := e.Ret >= 0
+	h := f.handles[e.FD]
+	switch info.FD {
+	case trace.FDOpen:
+		if !ok {
+			st.Path = e.Path
+			break
+		}
+		if h != nil && f.OnHandleClose != nil {
+			f.OnHandleClose(h)
+		}
+		h = &Handle[H]{Path: e.Path, Comm: e.Comm, Amode: e.Flags}
+		f.handles[e.FD] = h
+		if f.ns != nil && e.Path != 0 {
+			h.Node = f.ns.openHandle(e)
+		}
+	case trace.FDClose:
+		if h != nil {
+			delete(f.handles, e.FD)
+			if f.OnHandleClose != nil {
+				f.OnHandleClose(h)
+			}
+		}
+	case trace.FDOn:
+		if h == nil && e.Path != 0 {
+			// A handle opened before the capture: learnt.
+			h = &Handle[H]{Path: e.Path, Comm: e.Comm}
+			f.handles[e.FD] = h
+			st.Learnt = true
+		}
+	default:
+		st.Path = e.Path
+		if f.ns != nil && info.NS == trace.NSRemove && e.Ret >= 0 {
+			f.ns.remove(f.ns.node(e.Path), KindFile)
+		} else if f.ns != nil && info.NS == trace.NSRemove && e.Ret == -2 {
+			f.ns.absent(f.ns.node(e.Path))
+		}
+		return
+	}
+	st.Handle = h
+	st.Path = e.Path
+	if h == nil {
+		return
+	}
+	if st.Path == 0 {
+		st.Path = h.Path
+	}
+	if !ok {
+		return
+	}
+	switch {
+	case e.Op == trace.OpMPIFileSetView:
+		h.View = View{Disp: e.Offset, BlockLen: e.Size, Stride: e.Stride}
+		h.Pos = 0
+	case e.Op == trace.OpMPIFileSeek:
+		switch e.Whence {
+		case 0:
+			h.Pos = e.Offset
+		case 1:
+			h.Pos += e.Offset
+		default:
+			h.Pos = -1
+		}
+	case info.Dir != trace.DirNone && info.Addr == trace.AddrIndividual:
+		h.Pos = e.Offset + e.Ret
+	}
+	if f.ns != nil && h.Node != nil {
+		f.ns.handleCall(e, info, h.Node, h.View)
+	}
+}
