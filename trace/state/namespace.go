@@ -22,11 +22,11 @@ import (
 // dependencies (a replay plan merges the ranks by their collective
 // calls, then by time).
 type Namespace struct {
-	path  func(trace.PathID) string
-	abs   *Node // "/"
-	rel   *Node // the root of relative names (a script's "out.dat")
-	byID  map[trace.PathID]*Node
-	gone  []*Node // removed names the trace had seen exist
+	path func(trace.PathID) string
+	abs  *Node // "/"
+	rel  *Node // the root of relative names (a script's "out.dat")
+	byID map[trace.PathID]*Node
+	gone []*Node // removed names the trace had seen exist
 	// Anomalies counts names found to exist though the trace made them
 	// nowhere it could know (an untraced call, another program): the
 	// replay cannot prepare them.
@@ -501,7 +501,6 @@ func (f *File) sawSize(s int64, initial bool) {
 }
 
 func (n *Node) wasThere() bool { return n != nil && (n.Initial || n.Maybe) }
-
 
 // Entry is one name of the namespace, for the lists Before and End give.
 type Entry struct {
