@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // fileUse is what the layout transforms learn about one path.
@@ -43,19 +44,17 @@ func scanUse(x *transformed) (map[trace.PathID]*fileUse, error) {
 		if err != nil {
 			return nil, err
 		}
-		var h trace.Handles
+		f := state.New[struct{}, struct{}](nil)
 		for {
 			n, err := src.ReadEvents(buf)
 			for i := range buf[:n] {
 				e := &buf[i]
-				if e.Op.Class() == trace.ClassMarker || e.Op.Class() == trace.ClassComm {
+				switch e.Op.Class() {
+				case trace.ClassMarker, trace.ClassComm, trace.ClassProcess:
+					f.Apply(e)
 					continue
 				}
-				id := e.Path
-				if p, ok := h.Opened(e); ok {
-					id = p // the file the call reaches, as the replay's descriptor does
-				}
-				h.Observe(e)
+				id := f.Apply(e).Path // the file the call reaches, as the replay's descriptor does
 				var end int64
 				if isData(e.Op) && e.Offset >= 0 {
 					end = e.Offset + max(e.Size, 0)
@@ -172,21 +171,23 @@ func toShared(x *transformed) (func(uint32, trace.Source) trace.Source, error) {
 		if len(m) == 0 {
 			return in
 		}
-		fds := map[int32]int64{}
-		handles := map[int32]*handleShift{}
+		f := state.New[shift, shift](nil)
 		return newStage(in, x, func(e *trace.Event, out []trace.Event) []trace.Event {
-			shareEvent(e, m, fds, handles)
+			shareEvent(e, m, f)
 			return append(out, *e)
 		})
 	}, nil
 }
 
-type handleShift struct {
-	shift  int64
-	viewed bool
+// shift is where a rank's part of a shared file starts, for an open file
+// description or MPI file handle on it.
+type shift struct {
+	by     int64
+	mapped bool // the file is one of the shared ones
+	viewed bool // MPI: a view sets the displacement, which took the shift
 }
 
-func shareEvent(e *trace.Event, m map[trace.PathID]sharedMap, fds map[int32]int64, handles map[int32]*handleShift) {
+func shareEvent(e *trace.Event, m map[trace.PathID]sharedMap, f *state.Follower[shift, shift]) {
 	sm, mapped := m[e.Path]
 	if mapped {
 		e.Path = sm.id
@@ -194,60 +195,49 @@ func shareEvent(e *trace.Event, m map[trace.PathID]sharedMap, fds map[int32]int6
 	if s2, ok := m[e.Path2]; ok {
 		e.Path2 = s2.id
 	}
-	switch {
-	case isOpen(e.Op):
-		if mapped {
-			// Every rank opens the shared file: none may truncate it or
-			// insist on creating it.
+	info := e.Op.Info()
+	if info.FD == trace.FDOpen && mapped {
+		// Every rank opens the shared file: none may truncate it or
+		// insist on creating it.
+		if info.Class == trace.ClassMPIIO {
+			e.Flags &^= trace.MPIModeExcl
+		} else {
 			e.Flags &^= trace.OTrunc | trace.OExcl
 			if e.Op == trace.OpCreat {
 				e.Op, e.Flags = trace.OpOpen, trace.OWronly|trace.OCreat
 			}
-			if e.Ret >= 0 {
-				fds[int32(e.Ret)] = sm.shift
-			}
-		} else if e.Ret >= 0 {
-			delete(fds, int32(e.Ret))
 		}
+	}
+	st := f.Apply(e)
+	switch {
+	case st.New != nil && st.New != st.Desc:
+		st.New.Aux = shift{by: sm.shift, mapped: mapped}
 		return
 	case e.Op == trace.OpMPIFileOpen:
-		if mapped {
-			e.Flags &^= trace.MPIModeExcl
-			handles[e.FD] = &handleShift{shift: sm.shift}
-		} else {
-			delete(handles, e.FD)
+		if st.Handle != nil {
+			st.Handle.Aux = shift{by: sm.shift, mapped: mapped}
 		}
 		return
-	case isDup(e.Op):
-		if s, ok := fds[e.FD]; ok && e.Ret >= 0 {
-			fds[int32(e.Ret)] = s
-		}
-		return
-	case e.Op == trace.OpClose || e.Op == trace.OpFclose:
-		delete(fds, e.FD)
-		return
-	case e.Op == trace.OpMPIFileClose:
-		delete(handles, e.FD)
-		return
+	case st.Learnt && st.Desc != nil && mapped:
+		st.Desc.Aux = shift{by: sm.shift, mapped: true}
 	}
-	if e.Op.Class() == trace.ClassMPIIO {
-		h := handles[e.FD]
-		if h == nil {
+	if h := st.Handle; h != nil && info.FD == trace.FDOn {
+		if !h.Aux.mapped {
 			return
 		}
 		switch {
 		case e.Op == trace.OpMPIFileSetView:
-			e.Offset += h.shift
-			h.viewed = true
-		case isData(e.Op) && !h.viewed:
-			e.Offset += h.shift
-		case e.Op == trace.OpMPIFileSetSize || e.Op == trace.OpMPIFilePreallocate:
-			e.Size += h.shift
+			e.Offset += h.Aux.by
+			h.Aux.viewed = true
+		case isData(e.Op) && !h.Aux.viewed:
+			e.Offset += h.Aux.by
+		case info.Resize != trace.ResizeNone:
+			e.Size += h.Aux.by
 		}
 		return
 	}
-	shift, ok := fds[e.FD]
-	if !ok || e.Op.Class() != trace.ClassPOSIX {
+	d := st.Desc
+	if d == nil || !d.Aux.mapped || info.Class != trace.ClassPOSIX || info.FD != trace.FDOn {
 		return
 	}
 	switch {
@@ -256,16 +246,16 @@ func shareEvent(e *trace.Event, m map[trace.PathID]sharedMap, fds map[int32]int6
 			return
 		}
 		e.Op = positionedOp(e.Op)
-		e.Offset += shift
-	case e.Op == trace.OpLseek || e.Op == trace.OpFseek:
+		e.Offset += d.Aux.by
+	case info.Family == "seek":
 		if e.Whence == 0 {
-			e.Offset += shift
+			e.Offset += d.Aux.by
 		}
 		if e.Ret >= 0 {
-			e.Ret += shift
+			e.Ret += d.Aux.by
 		}
 	case e.Op == trace.OpFtruncate:
-		e.Size += shift
+		e.Size += d.Aux.by
 	}
 }
 

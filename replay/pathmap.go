@@ -207,3 +207,15 @@ func special(cp string) bool {
 	}
 	return under("/dev") || under("/proc") || under("/sys")
 }
+
+// above reports whether the absolute path p is the common prefix the
+// mapper strips, or a directory above it: the target itself stands for
+// it.
+func (m *Mapper) above(p string) bool {
+	if !strings.HasPrefix(p, "/") || m.rule(p) >= 0 {
+		return false
+	}
+	cp, _ := resolve(p)
+	comps := components(cp)
+	return len(comps) <= len(m.prefix) && slices.Equal(comps, m.prefix[:len(comps)])
+}

@@ -1,16 +1,15 @@
 package replay
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"path"
 	"slices"
 	"strings"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // Plan is what a replay found in its (transformed) trace before running
@@ -30,6 +29,11 @@ type Plan struct {
 	// FileComms lists the communicators the trace opens MPI files on,
 	// sorted.
 	FileComms []uint32
+
+	// Anomalies counts names the trace found though it never made them
+	// where it could have known (an untraced call, another program made
+	// them while it ran): the prepare phase cannot make them.
+	Anomalies int
 
 	mapped map[trace.PathID]mapping
 	names  map[string]trace.PathID // trace path → one of its ids
@@ -61,169 +65,17 @@ type mapping struct {
 	note PathNote
 }
 
-// first-reference kinds of a path, in the order of preference.
-type refKind uint8
-
-const (
-	refNone     refKind = iota
-	refCreate           // created by the trace: O_CREAT with O_TRUNC or O_EXCL, creat, rename target
-	refMaybe            // O_CREAT without O_TRUNC/O_EXCL, MPI_MODE_CREATE: may have existed
-	refExisting         // used as an existing file
-	refAbsent           // the first use failed with ENOENT
-	refMkdir            // created by the trace with mkdir
-	refDir              // used as an existing directory
-)
-
-// pathUse is what the plan learns about one trace path id.
-type pathUse struct {
-	first   refKind
-	firstAt when
-	dir     bool // used as a directory
-
-	// What the file must hold before the replay. A read (or a SEEK_END
-	// seek, which sees the size) needs data the trace did not write
-	// itself when it comes before the trace's first write to the file,
-	// or when it reaches past everything the trace writes there.
-	early     marks // reads that came before the first write known so far
-	readEnd   int64 // end of the furthest read
-	written   int64 // end of the furthest write (or truncation)
-	writeFrom when  // the first write, truncating open or truncation
-}
-
-// when orders events of different ranks: by the number of collective
-// calls on MPI_COMM_WORLD the rank made before (every rank makes them in
-// the same order, so a call after the k-th comes after every call before
-// it on any rank, even where the ranks' clocks do not agree, as in the
-// streams of a script's ranks read on their own), then by start time.
-type when struct{ epoch, start int64 }
-
-var never = when{math.MaxInt64, math.MaxInt64}
-
-func (a when) before(b when) bool {
-	return a.epoch < b.epoch || a.epoch == b.epoch && a.start < b.start
-}
-
-func newPathUse() *pathUse { return &pathUse{writeFrom: never} }
-
-// read notes that the trace read (or saw the size) up to end at w.
-func (u *pathUse) read(w when, end int64) {
-	u.readEnd = max(u.readEnd, end)
-	if w.before(u.writeFrom) {
-		u.early.add(w, end)
-	}
-}
-
-// write notes that the trace wrote (or truncated the file) up to end at
-// w; end 0 for a truncating open.
-func (u *pathUse) write(w when, end int64) {
-	u.written = max(u.written, end)
-	if w.before(u.writeFrom) {
-		u.writeFrom = w
-	}
-}
-
-// merge adds what o learned about the same file (another id of it).
-func (u *pathUse) merge(o *pathUse) {
-	if u.first == refNone || (o.first != refNone && o.firstAt.before(u.firstAt)) {
-		u.first, u.firstAt = o.first, o.firstAt
-	}
-	u.dir = u.dir || o.dir
-	u.early.m = append(u.early.m, o.early.m...)
-	u.early.compact()
-	u.readEnd = max(u.readEnd, o.readEnd)
-	u.written = max(u.written, o.written)
-	if o.writeFrom.before(u.writeFrom) {
-		u.writeFrom = o.writeFrom
-	}
-}
-
-// need is the size the file must have before the replay: the end of the
-// furthest read that came before the trace's first write to it, or of
-// the furthest read when that reaches past every write.
-func (u *pathUse) need() int64 {
-	n := u.early.before(u.writeFrom)
-	if u.readEnd > u.written {
-		n = max(n, u.readEnd)
-	}
-	return n
-}
-
-// marks holds the times and ends of reads, at most maxMarks of them:
-// beyond that, neighbours in time merge into one at the earlier time that
-// ends at the further end, so that before never answers less than the
-// reads it stands for (a prepared file is never too short).
-type marks struct{ m []mark }
-
-type mark struct {
-	at  when
-	end int64
-}
-
-const maxMarks = 64
-
-func (ms *marks) add(w when, end int64) {
-	if n := len(ms.m); n > 0 && !w.before(ms.m[n-1].at) && ms.m[n-1].end >= end {
-		return // a rank's calls come in order: covered by the last
-	}
-	ms.m = append(ms.m, mark{w, end})
-	ms.compact()
-}
-
-func (ms *marks) compact() {
-	if len(ms.m) <= maxMarks {
-		return
-	}
-	slices.SortFunc(ms.m, func(a, b mark) int {
-		return cmp.Or(cmp.Compare(a.at.epoch, b.at.epoch), cmp.Compare(a.at.start, b.at.start))
-	})
-	k := 0
-	for i := 0; i < len(ms.m); i += 2 {
-		m := ms.m[i]
-		if i+1 < len(ms.m) {
-			m.end = max(m.end, ms.m[i+1].end)
-		}
-		ms.m[k] = m
-		k++
-	}
-	ms.m = ms.m[:k]
-}
-
-// before returns the end of the furthest read that came before w.
-func (ms *marks) before(w when) int64 {
-	var n int64
-	for _, m := range ms.m {
-		if m.at.before(w) {
-			n = max(n, m.end)
-		}
-	}
-	return n
-}
-
 // makePlan reads every rank of t once. groups names the members of
 // communicators the events may not show (a script's groups).
+//
+// What the replay must find before it starts comes from one namespace
+// (trace/state) that every rank's calls act on: the ranks are read
+// together, in the order of their collective calls on MPI_COMM_WORLD
+// (every rank makes them in the same order, so a call after the k-th
+// comes after every call before it on any rank, even where the ranks'
+// clocks do not agree), then by start time.
 func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan, error) {
 	p := &Plan{Ranks: t.Ranks(), Groups: map[uint32][]uint32{}, mapped: map[trace.PathID]mapping{}, names: map[string]trace.PathID{}}
-	uses := map[trace.PathID]*pathUse{}
-	use := func(id trace.PathID) *pathUse {
-		u := uses[id]
-		if u == nil {
-			u = newPathUse()
-			uses[id] = u
-		}
-		return u
-	}
-	ref := func(id trace.PathID, kind refKind, w when) {
-		if id == 0 || kind == refNone {
-			return
-		}
-		u := use(id)
-		if u.first == refNone || w.before(u.firstAt) {
-			u.first, u.firstAt = kind, w
-		}
-		if kind == refMkdir || kind == refDir {
-			u.dir = true
-		}
-	}
 	members := map[uint32]map[uint32]bool{}
 	fileComms := map[uint32]bool{}
 	for c, rs := range groups {
@@ -234,70 +86,64 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 			}
 		}
 	}
-	buf := make([]trace.Event, trace.BatchSize)
-	for _, r := range p.Ranks {
-		src, err := t.Rank(r)
+	ns := state.NewNamespace(t.Path)
+	m, err := newMerger(t, p.Ranks)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
+	per := make([]rankPlan, len(p.Ranks))
+	for i, r := range p.Ranks {
+		per[i] = rankPlan{rc: RankCount{Rank: r, Ops: map[trace.Op]int64{}}, f: state.New[struct{}, struct{}](ns)}
+	}
+	for {
+		i, e, err := m.next()
 		if err != nil {
-			return nil, fmt.Errorf("rank %d: %w", r, err)
+			return nil, fmt.Errorf("rank %d: %w", p.Ranks[i], err)
 		}
-		rc := RankCount{Rank: r, Ops: map[trace.Op]int64{}}
-		var counts [1024]int64 // by op, below 1024; the rest in rc.Ops
-		var fds trace.Handles
-		var epoch int64 // collective calls on MPI_COMM_WORLD so far
-		handles := map[int32]*view{}
-		for {
-			n, err := src.ReadEvents(buf)
-			for i := range buf[:n] {
-				e := &buf[i]
-				if e.Op < 1024 {
-					counts[e.Op]++
-				} else {
-					rc.Ops[e.Op]++
+		if e == nil {
+			break
+		}
+		rp := &per[i]
+		r := p.Ranks[i]
+		if e.Op < 1024 {
+			rp.counts[e.Op]++
+		} else {
+			rp.rc.Ops[e.Op]++
+		}
+		cls := e.Op.Class()
+		if cls == trace.ClassMarker {
+			continue
+		}
+		if e.Op == trace.OpMPIFileOpen {
+			fileComms[e.Comm] = true
+		}
+		if cls == trace.ClassComm || e.Op == trace.OpMPIFileOpen {
+			if e.Comm > trace.CommSelf {
+				if members[e.Comm] == nil {
+					members[e.Comm] = map[uint32]bool{}
 				}
-				if e.Op.Dir() != trace.DirNone && e.Op.Class() == trace.ClassPOSIX && e.Path == 0 && e.Ret <= 0 {
-					continue // a call that moved nothing: nothing to plan
-				}
-				cls := e.Op.Class()
-				if cls == trace.ClassMarker {
-					continue
-				}
-				if e.Op == trace.OpMPIFileOpen {
-					fileComms[e.Comm] = true
-				}
-				if cls == trace.ClassComm || e.Op == trace.OpMPIFileOpen {
-					if e.Comm > trace.CommSelf {
-						if members[e.Comm] == nil {
-							members[e.Comm] = map[uint32]bool{}
-						}
-						members[e.Comm][r] = true
-					}
-					if cls == trace.ClassComm {
-						if e.Comm == trace.CommWorld && e.Op.Info().Collective {
-							epoch++
-						}
-						continue
-					}
-				}
-				if e.Path != 0 || e.Path2 != 0 {
-					for _, id := range [2]trace.PathID{e.Path, e.Path2} {
-						if _, ok := p.mapped[id]; !ok && id != 0 {
-							p.mapped[id] = mapping{}
-						}
-					}
-				}
-				planEvent(e, when{epoch, e.Start}, &fds, handles, ref, use)
-				fds.Observe(e)
+				members[e.Comm][r] = true
 			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				closeSource(src)
-				return nil, fmt.Errorf("rank %d: %w", r, err)
+			if cls == trace.ClassComm {
+				continue
 			}
 		}
-		closeSource(src)
-		for op, c := range counts {
+		if cls != trace.ClassProcess && (e.Path != 0 || e.Path2 != 0) {
+			for _, id := range [2]trace.PathID{e.Path, e.Path2} {
+				if id == e.Path2 && e.Op.Info().NS == trace.NSSymlink {
+					continue // a link's target is text, not a file of the trace
+				}
+				if _, ok := p.mapped[id]; !ok && id != 0 {
+					p.mapped[id] = mapping{}
+				}
+			}
+		}
+		rp.f.Apply(e)
+	}
+	for i := range per {
+		rc := &per[i].rc
+		for op, c := range per[i].counts {
 			if c > 0 {
 				rc.Ops[trace.Op(op)] = c
 			}
@@ -306,7 +152,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 			rc.Events += c
 		}
 		p.Events += rc.Events
-		p.PerRank = append(p.PerRank, rc)
+		p.PerRank = append(p.PerRank, *rc)
 	}
 	for c := range fileComms {
 		p.FileComms = append(p.FileComms, c)
@@ -331,23 +177,9 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 	mp := NewMapper(all, rules)
 	p.mapper = mp
 	p.Prefix = mp.Prefix()
-	byRel := map[string]*pathUse{}
 	for id := range p.mapped {
-		s := t.Path(id)
-		rel, note := mp.Map(s)
+		rel, note := mp.Map(t.Path(id))
 		p.mapped[id] = mapping{rel: rel, note: note}
-		if note.Skipped() {
-			continue
-		}
-		u := uses[id]
-		if u == nil {
-			u = newPathUse()
-		}
-		if g := byRel[rel]; g != nil {
-			g.merge(u)
-		} else {
-			byRel[rel] = u
-		}
 	}
 	seen := map[string]bool{}
 	for s, id := range p.names {
@@ -360,34 +192,32 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 	}
 	slices.SortFunc(p.Paths, func(a, b PathEntry) int { return strings.Compare(a.Trace, b.Trace) })
 
-	// A path below another makes the other a directory.
-	for rel := range byRel {
-		for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
-			if g := byRel[d]; g != nil {
-				g.dir = true
-			}
-		}
-	}
-	// Directories: the parents of every path, and the directories the
-	// trace uses as existing, but not what the trace creates itself.
+	// What the trace found that it did not make, where it was before the
+	// trace, mapped into the target: directories (parents first) and
+	// files with the size their reads needed. A name several trace
+	// paths map to is prepared once, as a directory if any is one, with
+	// the largest size.
 	dirs := map[string]bool{}
-	for rel, g := range byRel {
-		target := rel
-		if !(g.dir && (g.first == refExisting || g.first == refDir || g.first == refMaybe)) {
-			target = path.Dir(rel)
+	files := map[string]int64{}
+	for _, e := range ns.Before() {
+		rel, note := mp.Map(e.Path)
+		if note.Skipped() || rel == "." || mp.above(e.Path) {
+			continue
 		}
-		var chain []string
-		for d := target; d != "." && d != "/" && d != ""; d = path.Dir(d) {
-			chain = append(chain, d)
+		if e.Kind == state.KindDir {
+			dirs[rel] = true
+			continue
 		}
-		for i := len(chain) - 1; i >= 0; i-- {
-			if g := byRel[chain[i]]; g != nil && (g.first == refMkdir || g.first == refCreate || g.first == refAbsent) {
-				break
-			}
-			dirs[chain[i]] = true
+		files[rel] = max(files[rel], e.Need)
+	}
+	for rel := range files {
+		// A file below another prepared name makes that one a directory.
+		for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+			dirs[d] = true
 		}
 	}
 	for d := range dirs {
+		delete(files, d)
 		p.Dirs = append(p.Dirs, d)
 	}
 	slices.SortFunc(p.Dirs, func(a, b string) int {
@@ -396,170 +226,157 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		}
 		return strings.Compare(a, b)
 	})
-	for rel, g := range byRel {
-		if g.dir || dirs[rel] || rel == "." {
-			continue
-		}
-		// A file the trace may create (O_CREAT without O_TRUNC,
-		// MPI_MODE_CREATE) is prepared only when the trace reads data
-		// it did not write: then the file existed in the original.
-		if need := g.need(); g.first == refExisting || (g.first == refMaybe && need > 0) {
-			p.Files = append(p.Files, PrepFile{Path: rel, Size: need})
-		}
+	for rel, size := range files {
+		p.Files = append(p.Files, PrepFile{Path: rel, Size: size})
 	}
 	slices.SortFunc(p.Files, func(a, b PrepFile) int { return strings.Compare(a.Path, b.Path) })
+	p.Anomalies = ns.Anomalies
 	return p, nil
 }
 
-// view is an MPI file handle's path and view, as the plan follows it.
-type view struct {
-	path                   trace.PathID
-	disp, blocklen, stride int64
+// rankPlan is what the plan keeps per rank while it reads.
+type rankPlan struct {
+	rc     RankCount
+	counts [1024]int64 // by op, below 1024; the rest in rc.Ops
+	f      *state.Follower[struct{}, struct{}]
 }
 
-// fileOffset maps a byte offset within the view to the file.
-func (v *view) fileOffset(off int64) int64 {
-	if v.blocklen > 0 && v.stride > v.blocklen {
-		return v.disp + off/v.blocklen*v.stride + off%v.blocklen
-	}
-	return v.disp + off
+// merger reads the ranks of a trace together, in the order of their
+// collective calls on MPI_COMM_WORLD, then of their start times.
+type merger struct {
+	cur     []*cursor
+	h       []int // heap of indexes into cur
+	pending int   // the cursor whose event next returned last, -1: none
 }
 
-const (
-	enoent = 2
-	eexist = 17
-)
+// cursor is one rank's stream as the merger reads it.
+type cursor struct {
+	src   trace.Source
+	buf   []trace.Event
+	i, n  int
+	epoch int64 // collective calls on MPI_COMM_WORLD before buf[i]
+	done  bool
+	err   error
+}
 
-// planEvent follows one event of a rank: first uses, read extents. Its
-// descriptors are in fds, which the caller then tells of the event.
-func planEvent(e *trace.Event, w when, fds *trace.Handles, handles map[int32]*view,
-	ref func(trace.PathID, refKind, when), use func(trace.PathID) *pathUse) {
-	failed := func(kind refKind) refKind {
-		switch {
-		case e.Ret >= 0:
-			return kind
-		case e.Ret == -enoent:
-			return refAbsent
-		case e.Ret == -eexist:
-			return refExisting
+// mergeEvents bounds the events the cursors of all ranks hold at once.
+const mergeEvents = 1 << 16
+
+func newMerger(t trace.Trace, ranks []uint32) (*merger, error) {
+	m := &merger{pending: -1}
+	batch := min(max(mergeEvents/max(len(ranks), 1), 64), trace.BatchSize)
+	for _, r := range ranks {
+		src, err := t.Rank(r)
+		if err != nil {
+			m.close()
+			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
-		return refNone
+		c := &cursor{src: src, buf: make([]trace.Event, batch)}
+		m.cur = append(m.cur, c)
+		if c.fill(); c.err != nil {
+			m.close()
+			return nil, fmt.Errorf("rank %d: %w", r, c.err)
+		}
+		if c.i < c.n {
+			m.push(len(m.cur) - 1)
+		}
 	}
-	fdPath := func() trace.PathID {
-		if id, ok := fds.Opened(e); ok {
-			return id
-		}
-		return e.Path
-	}
-	switch e.Op {
-	case trace.OpOpen, trace.OpOpenat, trace.OpOpenat2, trace.OpCreat, trace.OpFopen:
-		kind := refExisting
-		fl := e.Flags
+	return m, nil
+}
+
+// fill reads the next batch when the cursor has used its events.
+func (c *cursor) fill() {
+	for c.i >= c.n && !c.done {
+		n, err := c.src.ReadEvents(c.buf)
+		c.i, c.n = 0, n
 		switch {
-		case e.Op == trace.OpCreat:
-			kind = refCreate
-		case fl&trace.OCreat != 0 && fl&(trace.OTrunc|trace.OExcl) != 0:
-			kind = refCreate
-		case fl&trace.OCreat != 0:
-			kind = refMaybe
+		case errors.Is(err, io.EOF):
+			c.done = true
+		case err != nil:
+			c.err, c.done = err, true
 		}
-		if e.Ret == -eexist && fl&trace.OExcl != 0 {
-			kind = refExisting
-		} else {
-			kind = failed(kind)
+	}
+}
+
+func (m *merger) less(a, b int) bool {
+	x, y := m.cur[m.h[a]], m.cur[m.h[b]]
+	if x.epoch != y.epoch {
+		return x.epoch < y.epoch
+	}
+	if sx, sy := x.buf[x.i].Start, y.buf[y.i].Start; sx != sy {
+		return sx < sy
+	}
+	return m.h[a] < m.h[b]
+}
+
+func (m *merger) push(i int) {
+	m.h = append(m.h, i)
+	for j := len(m.h) - 1; j > 0; {
+		p := (j - 1) / 2
+		if !m.less(j, p) {
+			break
 		}
-		if fl&0x10000 != 0 && kind == refExisting { // O_DIRECTORY
-			kind = refDir
-		}
-		ref(e.Path, kind, w)
-		if e.Ret >= 0 && (e.Op == trace.OpCreat || fl&trace.OTrunc != 0 && fl&trace.OAccMode != trace.ORdonly) {
-			use(e.Path).write(w, 0) // what it held is gone
-		}
-	case trace.OpLseek, trace.OpFseek:
-		if e.Whence == 2 && e.Ret >= 0 {
-			if id := fdPath(); id != 0 {
-				use(id).read(w, e.Ret-e.Offset)
-			}
-		}
-	case trace.OpFtruncate:
-		if id := fdPath(); id != 0 && e.Ret >= 0 {
-			use(id).write(w, e.Size)
-		}
-	case trace.OpStat, trace.OpLstat, trace.OpFstatat, trace.OpStatx, trace.OpAccess, trace.OpTruncate:
-		ref(e.Path, failed(refExisting), w)
-		if e.Op == trace.OpTruncate && e.Ret >= 0 {
-			use(e.Path).write(w, e.Size)
-		}
-	case trace.OpUnlink, trace.OpUnlinkat:
-		kind := refExisting
-		if e.Op == trace.OpUnlinkat && e.Flags&0x200 != 0 { // AT_REMOVEDIR
-			kind = refDir
-		}
-		ref(e.Path, failed(kind), w)
-	case trace.OpRmdir:
-		ref(e.Path, failed(refDir), w)
-	case trace.OpMkdir, trace.OpMkdirat:
-		kind := refMkdir
-		if e.Ret == -eexist {
-			kind = refDir
-		} else {
-			kind = failed(kind)
-		}
-		ref(e.Path, kind, w)
-	case trace.OpRename, trace.OpRenameat, trace.OpRenameat2:
-		ref(e.Path, failed(refExisting), w)
-		if e.Ret >= 0 {
-			ref(e.Path2, refCreate, w)
-		}
-	case trace.OpMPIFileOpen:
-		kind := refExisting
-		if e.Flags&trace.MPIModeCreate != 0 {
-			kind = refMaybe
-			if e.Flags&trace.MPIModeExcl != 0 {
-				kind = refCreate
-			}
-		}
-		ref(e.Path, failed(kind), w)
-		if e.Ret >= 0 {
-			handles[e.FD] = &view{path: e.Path}
-		}
-	case trace.OpMPIFileClose:
-		delete(handles, e.FD)
-	case trace.OpMPIFileSetView:
-		if v := handles[e.FD]; v != nil {
-			v.disp, v.blocklen, v.stride = e.Offset, e.Size, e.Stride
-		}
-	case trace.OpMPIFileSetSize:
-		if v := handles[e.FD]; v != nil && e.Ret >= 0 {
-			use(v.path).write(w, e.Size)
-		}
-	case trace.OpMPIFileDelete:
-		ref(e.Path, failed(refExisting), w)
-	default:
-		dir := e.Op.Dir()
-		if dir == trace.DirNone || e.Ret <= 0 || e.Offset < 0 {
+		m.h[j], m.h[p] = m.h[p], m.h[j]
+		j = p
+	}
+}
+
+func (m *merger) down(j int) {
+	for {
+		l := 2*j + 1
+		if l >= len(m.h) {
 			return
 		}
-		var u *pathUse
-		end := e.Offset + e.Ret
-		switch e.Op.Class() {
-		case trace.ClassPOSIX:
-			if id := fdPath(); id != 0 {
-				u = use(id)
-			}
-		case trace.ClassMPIIO:
-			if v := handles[e.FD]; v != nil {
-				u = use(v.path)
-				end = v.fileOffset(e.Offset+e.Ret-1) + 1
-			}
+		k := l
+		if r := l + 1; r < len(m.h) && m.less(r, l) {
+			k = r
 		}
-		switch {
-		case u == nil:
-		case dir == trace.DirRead:
-			u.read(w, end)
-		case dir == trace.DirWrite:
-			u.write(w, end)
+		if !m.less(k, j) {
+			return
 		}
+		m.h[j], m.h[k] = m.h[k], m.h[j]
+		j = k
+	}
+}
+
+// next returns the index (in the ranks given to newMerger) and the event
+// that come next, or a nil event at the end. The event stays valid until
+// the next call.
+func (m *merger) next() (int, *trace.Event, error) {
+	if i := m.pending; i >= 0 {
+		// Move past the event returned last.
+		m.pending = -1
+		c := m.cur[i]
+		e := &c.buf[c.i]
+		if e.Comm == trace.CommWorld && e.Op.Class() == trace.ClassComm && e.Op.Info().Collective {
+			c.epoch++
+		}
+		c.i++
+		c.fill()
+		if c.err != nil {
+			return i, nil, c.err
+		}
+		if c.i >= c.n {
+			last := len(m.h) - 1
+			m.h[0] = m.h[last]
+			m.h = m.h[:last]
+		}
+		if len(m.h) > 1 {
+			m.down(0)
+		}
+	}
+	if len(m.h) == 0 {
+		return 0, nil, nil
+	}
+	i := m.h[0]
+	c := m.cur[i]
+	m.pending = i
+	return i, &c.buf[c.i], nil
+}
+
+func (m *merger) close() {
+	for _, c := range m.cur {
+		closeSource(c.src)
 	}
 }
 

@@ -405,35 +405,6 @@ func TestPlanPreparesOnlyWhatTheTraceFinds(t *testing.T) {
 	}
 }
 
-// TestMarksNeverShrink: however many reads a file has, the bounded set of
-// marks answers at least what every read before a time needs.
-func TestMarksNeverShrink(t *testing.T) {
-	var ms marks
-	reads := []mark{}
-	for i := range 1000 {
-		r := mark{when{int64(i % 7), int64((i * 7919) % 1000)}, int64((i * 104729) % 100000)}
-		reads = append(reads, r)
-		ms.add(r.at, r.end)
-	}
-	if len(ms.m) > maxMarks {
-		t.Fatalf("%d marks kept, want at most %d", len(ms.m), maxMarks)
-	}
-	for e := range int64(8) {
-		for s := int64(0); s < 1000; s += 37 {
-			w := when{e, s}
-			var want int64
-			for _, r := range reads {
-				if r.at.before(w) {
-					want = max(want, r.end)
-				}
-			}
-			if got := ms.before(w); got < want {
-				t.Fatalf("before %+v: %d, want at least %d", w, got, want)
-			}
-		}
-	}
-}
-
 // TestPlanSkipsKernelObjects: a trace that opens and uses what its tracer
 // named a pipe, a socket or a memfd prepares no file for them, and the
 // replay skips those calls with their own reason.
@@ -470,7 +441,7 @@ func TestPlanSkipsKernelObjects(t *testing.T) {
 }
 
 // TestPlanFollowsDescriptorsAsTheTraceDoes: the plan learns descriptors
-// the way trace.Handles does — fopen's descriptor (its result is a
+// as trace/state does — fopen's descriptor (its result is a
 // stream), close_range that only sets close-on-exec — so the reads on
 // them size the files they need.
 func TestPlanFollowsDescriptorsAsTheTraceDoes(t *testing.T) {
@@ -490,5 +461,52 @@ func TestPlanFollowsDescriptorsAsTheTraceDoes(t *testing.T) {
 	want := []PrepFile{{Path: "config", Size: 8192}, {Path: "data", Size: 1100}}
 	if !slices.Equal(p.Files, want) {
 		t.Fatalf("files %+v, want %+v", p.Files, want)
+	}
+}
+
+// TestPlanFollowsTheNamespace: the plan prepares names where they were
+// before the trace, following renames of files and directories, links
+// and removals, and nothing the trace made itself (the issue: "mkdir d;
+// write d/f; rename d e; read e/f" failed with "prepare e/f: no such file
+// or directory"; a git trace that removed a lock before it made it
+// aborted the prepare phase).
+func TestPlanFollowsTheNamespace(t *testing.T) {
+	m := trace.NewMemTrace()
+	p := m.Paths.Intern
+	rw := uint32(trace.ORdwr | trace.OCreat | trace.OTrunc)
+	m.Add(
+		trace.Event{Op: trace.OpMkdir, Path: p("/w/d"), Start: 1},
+		trace.Event{Op: trace.OpOpen, Path: p("/w/d/f"), Flags: rw, Ret: 3, Start: 2},
+		trace.Event{Op: trace.OpWrite, FD: 3, Size: 10, Ret: 10, Start: 3},
+		trace.Event{Op: trace.OpClose, FD: 3, Start: 4},
+		trace.Event{Op: trace.OpRename, Path: p("/w/d"), Path2: p("/w/e"), Start: 5},
+		trace.Event{Op: trace.OpOpen, Path: p("/w/e/f"), Ret: 3, Start: 6},
+		trace.Event{Op: trace.OpRead, FD: 3, Size: 100, Ret: 10, Start: 7},
+		trace.Event{Op: trace.OpClose, FD: 3, Start: 8},
+		// git: a lock removed before it is made, made, linked, removed.
+		trace.Event{Op: trace.OpUnlink, Path: p("/w/.git/index.lock"), Ret: -2, Start: 10},
+		trace.Event{Op: trace.OpOpen, Path: p("/w/.git/index.lock"), Flags: rw | trace.OExcl, Ret: 3, Start: 11},
+		trace.Event{Op: trace.OpWrite, FD: 3, Size: 70, Ret: 70, Start: 12},
+		trace.Event{Op: trace.OpClose, FD: 3, Start: 13},
+		trace.Event{Op: trace.OpMkdir, Path: p("/w/.git/objects/ab"), Start: 14},
+		trace.Event{Op: trace.OpLink, Path: p("/w/.git/index.lock"), Path2: p("/w/.git/objects/ab/cd"), Start: 15},
+		trace.Event{Op: trace.OpUnlink, Path: p("/w/.git/index.lock"), Start: 16},
+		// An input directory renamed away, then a file in it read.
+		trace.Event{Op: trace.OpRename, Path: p("/w/in"), Path2: p("/w/old"), Start: 20},
+		trace.Event{Op: trace.OpOpen, Path: p("/w/old/x"), Ret: 3, Start: 21},
+		trace.Event{Op: trace.OpPread, FD: 3, Offset: 100, Size: 50, Ret: 50, Start: 22},
+	)
+	pl, err := makePlan(m, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []PrepFile{{Path: "in/x", Size: 150}}; !slices.Equal(pl.Files, want) {
+		t.Errorf("files %+v, want %+v", pl.Files, want)
+	}
+	if want := []string{".git", "in", ".git/objects"}; !slices.Equal(pl.Dirs, want) {
+		t.Errorf("dirs %v, want %v", pl.Dirs, want)
+	}
+	if pl.Anomalies != 0 {
+		t.Errorf("%d anomalies", pl.Anomalies)
 	}
 }

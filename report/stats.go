@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 	"github.com/iotrace/iotrace/trace/format"
 )
 
@@ -557,8 +558,7 @@ type openRegion struct {
 // rankState is what one rank's stream keeps while it is read.
 type rankState struct {
 	row     *RankRow
-	fds     fdTable // descriptor → file
-	handles fdTable // MPI file handle → file
+	files   *state.Follower[struct{}, struct{}] // descriptors and handles → files
 	stack   []openRegion
 	inReg   map[*RegionRow]int64 // ns this rank spent in each region
 	series  *Series              // the rank's activity over time
@@ -573,7 +573,7 @@ func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, 
 		defer cl.Close()
 	}
 	rr := &RankRow{Rank: r, set: newRowSet(false, false)}
-	rs := &rankState{row: rr, inReg: map[*RegionRow]int64{}, series: series}
+	rs := &rankState{row: rr, files: state.New[struct{}, struct{}](nil), inReg: map[*RegionRow]int64{}, series: series}
 	for {
 		n, err := src.ReadEvents(buf)
 		for i := range buf[:n] {
@@ -608,8 +608,14 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 	if e.Flags&trace.InMPIIO != 0 && (info.Class == trace.ClassPOSIX || info.Class == trace.ClassMeta) {
 		info = c.innerInfo(e.Op)
 	}
-	if info.Class == trace.ClassMarker {
+	switch info.Class {
+	case trace.ClassMarker:
 		c.marker(rs, e, dur)
+		return
+	case trace.ClassProcess:
+		// Processes starting and ending are no calls to count: the rank's
+		// state follows them.
+		rs.files.Apply(e)
 		return
 	}
 	cl := call{info: info, dur: dur, size: -1}
@@ -652,115 +658,26 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 	}
 }
 
-// fileOf returns the file e works on, and keeps the rank's descriptor and
-// handle tables up to date: opens add the descriptor they return (the
-// stdio fopen its FD when it has one), dups copy the old descriptor's
-// file to the new one, closes remove theirs.
+// fileOf returns the file e works on, as the rank's state follower
+// (trace/state) knows it: the file its descriptor or MPI file handle was
+// opened on, or the path it names.
 func (c *computer) fileOf(rs *rankState, e *trace.Event, info *opInfo) *FileRow {
-	var f *FileRow
-	if e.Path != 0 {
-		f = c.file(e.Path)
-	}
+	st := rs.files.Apply(e)
 	switch info.Class {
-	case trace.ClassPOSIX, trace.ClassMeta:
-		if f == nil && info.Family != "open" {
-			f = rs.fds.get(int64(e.FD))
-		}
-		switch info.Family {
-		case "open":
-			if e.Ret >= 0 && f != nil {
-				fd := e.Ret
-				if e.Op == trace.OpFopen && e.FD != 0 {
-					fd = int64(e.FD)
-				}
-				rs.fds.set(fd, f)
-			}
-		case "close":
-			if e.Op == trace.OpCloseRange {
-				if e.Flags&trace.CloseRangeCloexec == 0 {
-					rs.fds.closeRange(int64(e.FD), e.Size)
-				}
-			} else {
-				rs.fds.set(int64(e.FD), nil)
-			}
-		case "dup":
-			if e.Ret >= 0 {
-				if f != nil {
-					rs.fds.set(e.Ret, f)
-				} else {
-					rs.fds.set(e.Ret, nil)
-				}
-			}
-		}
-		if f == nil && info.Dir != trace.DirNone {
-			f = c.pseudoFile(e.FD)
-		}
-	case trace.ClassMPIIO:
-		if f == nil {
-			f = rs.handles.get(int64(e.FD))
-		}
-		switch e.Op {
-		case trace.OpMPIFileOpen:
-			if e.Ret >= 0 && f != nil {
-				rs.handles.set(int64(e.FD), f)
-			}
-		case trace.OpMPIFileClose:
-			rs.handles.set(int64(e.FD), nil)
-		}
-		if f == nil && info.Dir != trace.DirNone {
-			f = c.fileNamed("<unknown file handle>")
-		}
-	}
-	return f
-}
-
-// fdTable maps descriptors (or handles) to files: small ones in a slice,
-// others in a map.
-type fdTable struct {
-	small []*FileRow
-	big   map[int64]*FileRow
-}
-
-const smallFDs = 4096
-
-func (t *fdTable) get(fd int64) *FileRow {
-	if fd >= 0 && fd < int64(len(t.small)) {
-		return t.small[fd]
-	}
-	return t.big[fd]
-}
-
-// set maps fd to f, or unmaps it when f is nil.
-func (t *fdTable) set(fd int64, f *FileRow) {
-	switch {
-	case fd >= 0 && fd < smallFDs:
-		if fd >= int64(len(t.small)) {
-			if f == nil {
-				return
-			}
-			t.small = append(t.small, make([]*FileRow, int(fd)+1-len(t.small))...)
-		}
-		t.small[fd] = f
-	case f == nil:
-		delete(t.big, fd)
+	case trace.ClassPOSIX, trace.ClassMeta, trace.ClassMPIIO:
 	default:
-		if t.big == nil {
-			t.big = map[int64]*FileRow{}
-		}
-		t.big[fd] = f
+		return nil
 	}
-}
-
-// closeRange unmaps the descriptors from first to last.
-func (t *fdTable) closeRange(first, last int64) {
-	for fd := max(first, 0); fd <= last && fd < int64(len(t.small)); fd++ {
-		t.small[fd] = nil
+	if st.Path != 0 {
+		return c.file(st.Path)
 	}
-	for fd := range t.big {
-		if fd >= first && fd <= last {
-			delete(t.big, fd)
-		}
+	if info.Dir == trace.DirNone {
+		return nil
 	}
+	if info.Class == trace.ClassMPIIO {
+		return c.fileNamed("<unknown file handle>")
+	}
+	return c.pseudoFile(e.FD)
 }
 
 func (c *computer) pseudoFile(fd int32) *FileRow {

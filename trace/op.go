@@ -302,6 +302,10 @@ const (
 	FDupfdCloexec = 1030
 )
 
+// CloseRangeCloexec is CLOSE_RANGE_CLOEXEC in a close_range's Flags: it
+// only marks the descriptors close-on-exec, it closes none.
+const CloseRangeCloexec = 4
+
 // CloneFiles is CLONE_FILES in a fork's Flags: the new process shares
 // the descriptor table of its parent.
 const CloneFiles = 0x400

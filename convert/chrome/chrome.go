@@ -38,6 +38,7 @@ import (
 
 	"github.com/iotrace/iotrace/convert/jsonl"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // Summary counts what Write wrote.
@@ -359,7 +360,7 @@ func rooted(op trace.Op) int {
 // rankState is what the second pass follows in one rank.
 type rankState struct {
 	r       uint32
-	h       trace.Handles
+	f       *state.Follower[struct{}, struct{}]
 	threads map[uint32]bool
 	open    map[uint32][]int64 // per thread: starts of the open regions
 	sent    map[chanKey]int64
@@ -369,7 +370,7 @@ type rankState struct {
 }
 
 func (cw *writer) rank(r uint32) error {
-	st := &rankState{r: r, threads: map[uint32]bool{}, open: map[uint32][]int64{}, sent: map[chanKey]int64{}, recvd: map[chanKey]int64{}, seq: map[uint32]int{}}
+	st := &rankState{r: r, f: state.New[struct{}, struct{}](nil), threads: map[uint32]bool{}, open: map[uint32][]int64{}, sent: map[chanKey]int64{}, recvd: map[chanKey]int64{}, seq: map[uint32]int{}}
 	cw.meta(PID(r), 0, "process_name", fmt.Sprintf("rank %d", r))
 	cw.metaSort(PID(r), 0, "process_sort_index", int64(r))
 	err := cw.eachEvent(r, func(e *trace.Event) error {
@@ -446,8 +447,7 @@ func (cw *writer) event(st *rankState, e *trace.Event) {
 		cw.w.WriteString("}")
 		return
 	}
-	path := st.h.Path(e)
-	st.h.Observe(e)
+	path := st.f.Apply(e).Path
 	cw.s.Slices++
 	cw.begin('X', pid, tid, e.Start)
 	cw.w.WriteString(`,"dur":`)

@@ -17,6 +17,7 @@ import (
 	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // ExportOptions configure Export.
@@ -101,6 +102,7 @@ const (
 	leftUnknown = "calls on descriptors of unknown files"
 	leftSpecial = "calls on /dev, /proc, /sys"
 	leftSync    = "syncs of files fio does not open"
+	leftInMPIIO = "POSIX calls made inside MPI-IO calls (the MPI-IO calls are exported)"
 )
 
 // Export writes t as the fio job file job, with one iolog per rank next to
@@ -341,36 +343,30 @@ type fileState struct {
 	wrote  int64  // end of the furthest write by this rank
 }
 
-// view is an MPI file view: blocks of blocklen bytes every stride bytes
-// from disp.
-type view struct{ disp, blocklen, stride int64 }
-
-// pieces calls fn with the file extents of size bytes at offset off of
-// the view.
-func (v view) pieces(off, size int64, fn func(off, n int64) error) error {
-	if v.blocklen <= 0 || v.stride <= v.blocklen {
-		return fn(v.disp+off, size)
-	}
-	for done := int64(0); done < size; {
-		p := off + done
-		within := p % v.blocklen
-		n := min(v.blocklen-within, size-done)
-		if err := fn(v.disp+p/v.blocklen*v.stride+within, n); err != nil {
-			return err
-		}
-		done += n
-	}
-	return nil
-}
-
 type rankExport struct {
 	ex      *exporter
 	iw      *iologWriter
-	h       trace.Handles
+	f       *state.Follower[struct{}, struct{}]
+	refs    map[trace.PathID]int // open file descriptions and MPI handles on each path
 	files   map[trace.PathID]*fileState
-	views   map[int32]view
 	entries int64 // read and write entries written
 	first   bool  // the first line is written
+}
+
+func newRankExport(ex *exporter, iw *iologWriter) *rankExport {
+	rx := &rankExport{ex: ex, iw: iw, f: state.New[struct{}, struct{}](nil),
+		refs: map[trace.PathID]int{}, files: map[trace.PathID]*fileState{}}
+	rx.f.OnRelease = func(d *state.Desc[struct{}]) { rx.unref(d.Path) }
+	rx.f.OnHandleClose = func(h *state.Handle[struct{}]) { rx.unref(h.Path) }
+	return rx
+}
+
+func (rx *rankExport) unref(p trace.PathID) {
+	if rx.refs[p] <= 1 {
+		delete(rx.refs, p)
+		return
+	}
+	rx.refs[p]--
 }
 
 // rank writes the iolog of rank r to file and returns its number of read
@@ -394,7 +390,7 @@ func (ex *exporter) rank(r uint32, file string) (int64, error) {
 			c.Close()
 		}
 	}()
-	rx := &rankExport{ex: ex, iw: iw, files: map[trace.PathID]*fileState{}, views: map[int32]view{}}
+	rx := newRankExport(ex, iw)
 	buf := make([]trace.Event, trace.BatchSize)
 	var last int64
 	for {
@@ -488,14 +484,35 @@ func (rx *rankExport) left(reason string) { rx.ex.s.Left[reason]++ }
 func (rx *rankExport) event(e *trace.Event) error {
 	s := rx.ex.s
 	info := e.Op.Info()
-	id := rx.h.Path(e)
-	defer rx.observe(e)
+	st := rx.f.Apply(e)
 	switch {
-	case info.Class == trace.ClassComm || info.Class == trace.ClassMarker || info.Class == trace.ClassUnknown:
+	case st.New != nil && st.New != st.Desc:
+		rx.refs[st.New.Path]++
+	case st.Learnt && st.Desc != nil:
+		rx.refs[st.Desc.Path]++
+	case e.Op == trace.OpMPIFileOpen && st.Handle != nil:
+		rx.refs[st.Handle.Path]++
+	}
+	id := st.Path
+	defer rx.closed(e)
+	if e.Flags&trace.InMPIIO != 0 && (info.Class == trace.ClassPOSIX || info.Class == trace.ClassMeta) {
+		rx.left(leftInMPIIO)
+		return nil
+	}
+	switch {
+	case info.Class == trace.ClassComm || info.Class == trace.ClassMarker || info.Class == trace.ClassUnknown ||
+		info.Class == trace.ClassProcess:
+		rx.left(info.Name)
+		return nil
+	case info.Dir == trace.DirCopy:
 		rx.left(info.Name)
 		return nil
 	case info.Dir != trace.DirNone:
-		return rx.data(e, id, info)
+		var v state.View
+		if st.Handle != nil {
+			v = st.Handle.View
+		}
+		return rx.data(e, id, info, v)
 	}
 	switch e.Op {
 	case trace.OpFsync, trace.OpFdatasync, trace.OpMPIFileSync:
@@ -514,10 +531,7 @@ func (rx *rankExport) event(e *trace.Event) error {
 		}
 		s.Syncs++
 		return rx.iw.io(rx.us(e.Start), fs.name, action, 0, 0)
-	case trace.OpMPIFileSetView:
-		rx.views[e.FD] = view{disp: e.Offset, blocklen: e.Size, stride: e.Stride}
-		s.Folded[info.Name]++
-	case trace.OpLseek, trace.OpFseek, trace.OpMPIFileSeek, trace.OpMPIFileSeekShared, trace.OpFflush:
+	case trace.OpMPIFileSetView, trace.OpLseek, trace.OpFseek, trace.OpMPIFileSeek, trace.OpMPIFileSeekShared, trace.OpFflush:
 		s.Folded[info.Name]++
 	default:
 		switch info.Family {
@@ -538,17 +552,17 @@ func (rx *rankExport) event(e *trace.Event) error {
 	return nil
 }
 
-// observe follows e's effect on the descriptors, and closes in fio the
-// files the trace no longer has open.
-func (rx *rankExport) observe(e *trace.Event) {
-	rx.h.Observe(e)
-	switch e.Op {
-	case trace.OpClose, trace.OpFclose, trace.OpCloseRange, trace.OpMPIFileClose, trace.OpDup2, trace.OpDup3:
+// closed closes in fio the files the trace no longer has open after e.
+func (rx *rankExport) closed(e *trace.Event) {
+	switch e.Op.Info().FD {
+	case trace.FDClose, trace.FDCloseRange, trace.FDDup:
 	default:
-		return
+		if e.Op.Info().Proc != trace.ProcExit && e.Op.Info().Proc != trace.ProcExec {
+			return
+		}
 	}
 	for id, fs := range rx.files {
-		if fs.open && fs.held && rx.h.Refs(id) == 0 {
+		if fs.open && fs.held && rx.refs[id] == 0 {
 			fs.open = false
 			// An error here shows again at the flush.
 			rx.iw.file(rx.us(e.Start), fs.name, "close")
@@ -556,7 +570,7 @@ func (rx *rankExport) observe(e *trace.Event) {
 	}
 }
 
-func (rx *rankExport) data(e *trace.Event, id trace.PathID, info trace.OpInfo) error {
+func (rx *rankExport) data(e *trace.Event, id trace.PathID, info trace.OpInfo, v state.View) error {
 	s := rx.ex.s
 	switch {
 	case e.Ret < 0:
@@ -575,7 +589,7 @@ func (rx *rankExport) data(e *trace.Event, id trace.PathID, info trace.OpInfo) e
 		return nil
 	}
 	us := rx.us(e.Start)
-	if err := rx.ensureOpen(fs, us, rx.h.Refs(id) > 0); err != nil {
+	if err := rx.ensureOpen(fs, us, rx.refs[id] > 0); err != nil {
 		return err
 	}
 	write := info.Dir == trace.DirWrite
@@ -583,12 +597,8 @@ func (rx *rankExport) data(e *trace.Event, id trace.PathID, info trace.OpInfo) e
 	if write {
 		action = "write"
 	}
-	v := view{}
-	if info.Class == trace.ClassMPIIO {
-		v = rx.views[e.FD]
-	}
 	pieces := 0
-	err := v.pieces(max(e.Offset, 0), e.Ret, func(off, n int64) error {
+	err := v.Pieces(max(e.Offset, 0), e.Ret, func(off, n int64) error {
 		for n > 0 {
 			k := min(n, maxLen)
 			if err := rx.iw.io(us, fs.name, action, off, k); err != nil {

@@ -404,6 +404,36 @@ func TestExportMPIIOView(t *testing.T) {
 	}
 }
 
+// TestExportLeavesMPIInternalCalls: the POSIX calls an MPI library made
+// inside an MPI-IO call (recorded by the preload shim) are not exported
+// again beside the MPI-IO call: every byte once.
+func TestExportLeavesMPIInternalCalls(t *testing.T) {
+	dir := t.TempDir()
+	m := trace.NewMemTrace()
+	f := m.Paths.Intern("/x/ior")
+	in := trace.InMPIIO
+	m.Add(
+		trace.Event{Op: trace.OpMPIFileOpen, Path: f, FD: 1, Flags: trace.MPIModeCreate | trace.MPIModeRdwr, Start: 1},
+		trace.Event{Op: trace.OpOpenat, Path: f, Flags: trace.ORdwr | trace.OCreat | in, Ret: 7, Start: 2},
+		trace.Event{Op: trace.OpMPIFileWriteAt, FD: 1, Offset: 0, Size: 1 << 20, Ret: 1 << 20, Start: 3},
+		trace.Event{Op: trace.OpPwrite, FD: 7, Offset: 0, Size: 1 << 20, Ret: 1 << 20, Flags: in, Start: 4},
+		trace.Event{Op: trace.OpMPIFileReadAt, FD: 1, Offset: 0, Size: 1 << 20, Ret: 1 << 20, Start: 5},
+		trace.Event{Op: trace.OpPread, FD: 7, Offset: 0, Size: 1 << 20, Ret: 1 << 20, Flags: in, Start: 6},
+		trace.Event{Op: trace.OpClose, FD: 7, Flags: in, Start: 7},
+		trace.Event{Op: trace.OpMPIFileClose, FD: 1, Start: 8},
+	)
+	s, err := Export(m, filepath.Join(dir, "m.fio"), ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Writes != 1 || s.WriteBytes != 1<<20 || s.Reads != 1 || s.ReadBytes != 1<<20 {
+		t.Errorf("summary %+v: want one write and one read of 1 MiB", s)
+	}
+	if s.Left[leftInMPIIO] != 4 {
+		t.Errorf("left out %v, want the 4 calls inside MPI-IO", s.Left)
+	}
+}
+
 // TestExportRoundTrip reads the exported iologs back: the same calls at
 // the same offsets, sizes and (µs) times.
 func TestExportRoundTrip(t *testing.T) {

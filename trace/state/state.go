@@ -277,8 +277,9 @@ type Step[D, H any] struct {
 	New *Desc[D]
 	// Handle is the MPI file handle of an MPI-IO call.
 	Handle *Handle[H]
-	// Path is the file the call reached: its own Path, or the path its
-	// descriptor or handle was opened on; 0 when unknown.
+	// Path is the file the call reached: the path its descriptor or
+	// handle was opened on, when the trace showed it, else its own Path;
+	// 0 when unknown.
 	Path trace.PathID
 	// Learnt says Desc (or Desc2) was learnt at this call: the trace
 	// never showed its descriptor opened.
@@ -288,16 +289,19 @@ type Step[D, H any] struct {
 // Apply follows e: it returns what e worked on and updates the state with
 // what it did.
 func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
-	info := e.Op.Info()
 	var st Step[D, H]
+	if e.Op >= opLimit {
+		return st
+	}
+	info := &infos[e.Op]
 	switch info.Class {
 	case trace.ClassMarker, trace.ClassComm, trace.ClassUnknown:
 		return st
 	case trace.ClassMPIIO:
-		f.mpiio(e, &info, &st)
+		f.mpiio(e, info, &st)
 		return st
 	case trace.ClassProcess:
-		f.process(e, &info, &st)
+		f.process(e, info, &st)
 		return st
 	}
 	p := f.Proc(e.Thread)
@@ -336,21 +340,33 @@ func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 			f.closeRange(p, e)
 		}
 	}
-	if st.Path == 0 {
-		if st.Desc != nil {
-			st.Path = st.Desc.Path
-		} else if st.New != nil {
-			st.Path = st.New.Path
-		}
+	// The file a call on a descriptor reaches is the one its description
+	// was opened on, even where the call's own path differs (a name given
+	// relative at the open and absolute later, a rename since).
+	switch {
+	case st.Desc != nil && st.Desc.Path != 0 && info.FD != trace.FDAt:
+		st.Path = st.Desc.Path
+	case st.Path == 0 && st.New != nil:
+		st.Path = st.New.Path
 	}
 	if ok {
-		f.moved(e, &info, &st)
+		f.moved(e, info, &st)
 	}
 	if f.ns != nil {
-		applyNS(f.ns, e, &info, &st)
+		applyNS(f.ns, e, info, &st)
 	}
 	return st
 }
+
+// infos holds the OpInfo of every op below opLimit, for the hot path.
+const opLimit = 1024
+
+var infos = func() (t [opLimit]trace.OpInfo) {
+	for op := trace.Op(0); op < opLimit; op++ {
+		t[op] = op.Info()
+	}
+	return t
+}()
 
 // oCloexec is O_CLOEXEC (x86-64 value) in open flags.
 const oCloexec = 0x80000
@@ -662,7 +678,7 @@ func (f *Follower[D, H]) mpiio(e *trace.Event, info *trace.OpInfo, st *Step[D, H
 	if h == nil {
 		return
 	}
-	if st.Path == 0 {
+	if h.Path != 0 {
 		st.Path = h.Path
 	}
 	if !ok {
@@ -687,4 +703,22 @@ func (f *Follower[D, H]) mpiio(e *trace.Event, info *trace.OpInfo, st *Step[D, H
 	if f.ns != nil && h.Node != nil {
 		f.ns.handleCall(e, info, h.Node, h.View)
 	}
+}
+
+// Pieces calls fn with the contiguous file extents of the view bytes
+// [off, off+size), in order. It stops at the first error fn returns.
+func (v View) Pieces(off, size int64, fn func(off, n int64) error) error {
+	if v.BlockLen <= 0 || v.Stride <= v.BlockLen {
+		return fn(v.Disp+off, size)
+	}
+	for done := int64(0); done < size; {
+		p := off + done
+		within := p % v.BlockLen
+		n := min(v.BlockLen-within, size-done)
+		if err := fn(v.Disp+p/v.BlockLen*v.Stride+within, n); err != nil {
+			return err
+		}
+		done += n
+	}
+	return nil
 }
