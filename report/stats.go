@@ -20,8 +20,8 @@ import (
 	"slices"
 
 	"github.com/iotrace/iotrace/trace"
-	"github.com/iotrace/iotrace/trace/state"
 	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // Options choose what Compute gathers.
@@ -557,11 +557,11 @@ type openRegion struct {
 
 // rankState is what one rank's stream keeps while it is read.
 type rankState struct {
-	row     *RankRow
-	files   *state.Follower[struct{}, struct{}] // descriptors and handles → files
-	stack   []openRegion
-	inReg   map[*RegionRow]int64 // ns this rank spent in each region
-	series  *Series              // the rank's activity over time
+	row    *RankRow
+	files  *state.Follower[struct{}, struct{}] // descriptors and handles → files
+	stack  []openRegion
+	inReg  map[*RegionRow]int64 // ns this rank spent in each region
+	series *Series              // the rank's activity over time
 }
 
 func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, error) {
