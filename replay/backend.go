@@ -53,6 +53,19 @@ type Call struct {
 	PathSkip Skip
 	// Seq numbers the rank's data calls: write patterns rotate with it.
 	Seq uint64
+	// Paths maps other path ids of the rank's trace into the target, as
+	// Path is: an executor that meets a descriptor the trace never
+	// showed opened opens it on the path its calls name. Nil: none.
+	Paths PathMapper
+}
+
+// PathMapper maps a trace path id into the target directory: a clean
+// relative path, or why the path must not be touched.
+type PathMapper interface {
+	MapPath(id trace.PathID) (rel string, skip Skip)
+	// TracePath returns the path as the trace has it (a symbolic link's
+	// target is text, not a path to map).
+	TracePath(id trace.PathID) string
 }
 
 // Skip is why a call was not carried out.

@@ -87,6 +87,18 @@ func (rn *runner) slot(id trace.PathID) *pathSlot {
 	return s
 }
 
+// MapPath implements PathMapper for the executors.
+func (rn *runner) MapPath(id trace.PathID) (string, Skip) {
+	if id == 0 {
+		return "", SkipUnknownFD
+	}
+	s := rn.slot(id)
+	return s.rel, s.skip
+}
+
+// TracePath implements PathMapper.
+func (rn *runner) TracePath(id trace.PathID) string { return rn.src.Path(id) }
+
 // recordID returns the id the replay's trace uses for path id of event
 // e, and whether it had to intern the path (a slow path).
 func (rn *runner) recordID(e *trace.Event, id trace.PathID) (trace.PathID, bool) {
@@ -365,7 +377,7 @@ func (rn *runner) exec(e *trace.Event) (int64, Skip, error) {
 		}
 	}
 	c := &rn.call
-	c.Ev, c.Path, c.Path2, c.PathSkip = e, "", "", NotSkipped
+	c.Ev, c.Path, c.Path2, c.PathSkip, c.Paths = e, "", "", NotSkipped, rn
 	if e.Op < 1024 && needsPath[e.Op] {
 		if e.Path != 0 {
 			s := rn.slot(e.Path)

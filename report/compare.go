@@ -46,6 +46,20 @@ func (c *Comparison) Mismatches() []string {
 	return out
 }
 
+// MoreErrors lists the ops whose calls failed more often in B than in A
+// ("open (a 0, b 12)"), in row order: a replay whose calls fail where the
+// program's did not has not done what the program did, whatever its
+// counts.
+func (c *Comparison) MoreErrors() []string {
+	var out []string
+	for _, r := range c.Rows {
+		if r.B.Errors > r.A.Errors && !r.A.InMPIIO && !r.B.InMPIIO {
+			out = append(out, fmt.Sprintf("%s (a %d, b %d)", r.Op, r.A.Errors, r.B.Errors))
+		}
+	}
+	return out
+}
+
 func ratio64(b, a int64) (float64, bool) {
 	if a == 0 {
 		return 0, false
@@ -115,6 +129,9 @@ func (c *Comparison) table() table {
 	} else {
 		t.notes = append(t.notes, "All counts match.")
 	}
+	if e := c.MoreErrors(); len(e) > 0 {
+		t.notes = append(t.notes, "More calls failed in b than in a: "+strings.Join(e, ", "))
+	}
 	return t
 }
 
@@ -163,6 +180,7 @@ type jsonCompare struct {
 	DurationRatio *float64         `json:"duration_ratio"`
 	CountsMatch   bool             `json:"counts_match"`
 	Mismatches    []string         `json:"mismatches"`
+	MoreErrors    []string         `json:"more_errors"`
 	Ops           []jsonCompareRow `json:"ops"`
 	Total         jsonCompareRow   `json:"total"`
 }
@@ -184,7 +202,8 @@ func compareJSON(c *Comparison) jsonCompare {
 	side := func(s *Stats) jsonSide { return jsonSide{Ranks: s.Ranks, Events: s.Events, Duration: s.Duration()} }
 	m := c.Mismatches()
 	js := jsonCompare{A: side(c.A), B: side(c.B), DurationRatio: optRatio(c.DurationRatio()),
-		CountsMatch: len(m) == 0, Mismatches: append([]string{}, m...), Ops: []jsonCompareRow{}, Total: row(c.Total)}
+		CountsMatch: len(m) == 0, Mismatches: append([]string{}, m...), MoreErrors: append([]string{}, c.MoreErrors()...),
+		Ops: []jsonCompareRow{}, Total: row(c.Total)}
 	for _, r := range c.Rows {
 		js.Ops = append(js.Ops, row(r))
 	}

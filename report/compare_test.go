@@ -117,3 +117,28 @@ func joinOps(ops []string) string {
 	}
 	return opNames(rows)
 }
+
+// TestCompareSaysWhatFailed: a replay whose opens of directories all
+// failed, with the same counts as the original, is not "all counts match"
+// and nothing more: the comparison says which calls failed more often.
+func TestCompareSaysWhatFailed(t *testing.T) {
+	a := trace.NewMemTrace()
+	d := a.Paths.Intern("/w/d")
+	a.Add(trace.Event{Op: trace.OpOpenat, Path: d, Flags: 0x10000, Ret: 3, Dur: 1000},
+		trace.Event{Op: trace.OpClose, FD: 3, Start: 2000, Dur: 1000})
+	b := trace.NewMemTrace()
+	d = b.Paths.Intern("/w/d")
+	b.Add(trace.Event{Op: trace.OpOpenat, Path: d, Flags: 0x10000, Ret: -22, Dur: 1000},
+		trace.Event{Op: trace.OpClose, FD: 3, Ret: -9, Start: 2000, Dur: 1000})
+	c := Compare(compute(t, a, Options{}), compute(t, b, Options{}))
+	if got := c.MoreErrors(); !slices.Equal(got, []string{"open (a 0, b 1)", "close (a 0, b 1)"}) {
+		t.Fatalf("more errors %v", got)
+	}
+	var buf bytes.Buffer
+	if err := RenderCompare(&buf, c, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte("More calls failed in b than in a: open (a 0, b 1), close (a 0, b 1)")) {
+		t.Errorf("the comparison does not say it:\n%s", buf.String())
+	}
+}

@@ -310,6 +310,15 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 		}
 		return err
 	}
+	if c := be.Conflicts(); len(c) > 0 && !f.quiet {
+		for i, s := range c {
+			if i == 10 {
+				fmt.Fprintf(stderr, "ioreplay: warning: … and %d more in the way\n", len(c)-10)
+				break
+			}
+			fmt.Fprintf(stderr, "ioreplay: warning: prepare: %s (left as it is; the calls on it fail or are skipped)\n", s)
+		}
+	}
 	if f.prepareOnly {
 		fmt.Fprintf(cmd.OutOrStdout(), "prepared %d files (%s) and %d directories in %s\n",
 			len(plan.Files), report.HumanBytes(plan.Bytes()), len(plan.Dirs), target)

@@ -1,8 +1,13 @@
 package posix
 
 import (
+	"errors"
+	"path"
+	"strings"
+
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,26 +35,55 @@ func localFlags(f uint32) int {
 	return out
 }
 
-func (x *rankExec) open(c *replay.Call) (int64, replay.Skip) {
-	e := c.Ev
-	tfd := int32(-1)
-	if e.Ret >= 0 && e.Ret < maxFD {
-		tfd = int32(e.Ret)
+// openReal opens rel with the trace's flags, made fit for a replay: a
+// FIFO found in the target must not block the open (O_NONBLOCK changes
+// nothing for regular files), O_PATH takes only the flags it allows, the
+// truncation waits for the checks. It returns the replay's side of the
+// description.
+func (x *rankExec) openReal(rel string, flags int, mode uint32, trunc bool) realFile {
+	if flags&unix.O_PATH != 0 {
+		flags &= unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	} else {
+		flags |= unix.O_NONBLOCK
+		if x.b.opts.Direct && flags&unix.O_DIRECTORY == 0 {
+			flags |= unix.O_DIRECT
+		}
 	}
-	mark := func(st fdEntry) {
-		if f := x.fd(tfd); f != nil {
-			if f.state == fdOpen {
-				unix.Close(int(f.real))
-			}
-			*f = st
+	fd, err := x.b.root.open(rel, flags, mode)
+	if err != nil {
+		if _, skip := result(err); skip != replay.NotSkipped {
+			return realFile{state: fdSkipped, skip: skip}
+		}
+		return realFile{state: fdFailed, fd: int32(errno(err))}
+	}
+	if skip := checkFile(fd, flags, trunc); skip != replay.NotSkipped {
+		unix.Close(fd)
+		return realFile{state: fdSkipped, skip: skip}
+	}
+	if trunc && flags&unix.O_ACCMODE != unix.O_RDONLY {
+		if err := unix.Ftruncate(fd, 0); err != nil {
+			unix.Close(fd)
+			return realFile{state: fdFailed, fd: int32(errno(err))}
+		}
+	}
+	return realFile{state: fdOpen, fd: int32(fd), direct: flags&unix.O_DIRECT != 0}
+}
+
+// open replays an open; d is the description the trace's open made (nil
+// if it failed there).
+func (x *rankExec) open(c *replay.Call, d *state.Desc[realFile]) (int64, replay.Skip) {
+	e := c.Ev
+	set := func(rf realFile) {
+		if d != nil {
+			d.Aux = rf
 		}
 	}
 	if c.PathSkip != replay.NotSkipped {
-		mark(fdEntry{state: fdSkipped, skip: c.PathSkip})
+		set(realFile{state: fdSkipped, skip: c.PathSkip})
 		return 0, c.PathSkip
 	}
 	if c.Path == "" {
-		mark(fdEntry{state: fdFailed})
+		set(realFile{state: fdFailed})
 		return -int64(unix.ENOENT), replay.NotSkipped
 	}
 	flags := localFlags(e.Flags)
@@ -58,46 +92,27 @@ func (x *rankExec) open(c *replay.Call) (int64, replay.Skip) {
 	}
 	trunc := flags&unix.O_TRUNC != 0
 	flags &^= unix.O_TRUNC
-	// O_NONBLOCK keeps a FIFO found in the target from blocking the open;
-	// it changes nothing for regular files.
-	flags |= unix.O_NONBLOCK
-	if x.b.opts.Direct && flags&(unix.O_DIRECTORY|unix.O_PATH) == 0 {
-		flags |= unix.O_DIRECT
-	}
 	mode := e.Mode & 0o7777
 	if mode == 0 {
 		mode = 0o644
 	}
-	fd, err := x.b.root.open(c.Path, flags, mode)
-	if err != nil {
-		ret, skip := result(err)
-		if skip != replay.NotSkipped {
-			mark(fdEntry{state: fdSkipped, skip: skip})
-		} else {
-			mark(fdEntry{state: fdFailed})
-		}
-		return ret, skip
+	rf := x.openReal(c.Path, flags, mode, trunc)
+	switch rf.state {
+	case fdSkipped:
+		set(rf)
+		return 0, rf.skip
+	case fdFailed:
+		set(realFile{state: fdFailed})
+		return int64(rf.fd), replay.NotSkipped
 	}
-	if skip := checkFile(fd, flags, trunc); skip != replay.NotSkipped {
-		unix.Close(fd)
-		mark(fdEntry{state: fdSkipped, skip: skip})
-		return 0, skip
-	}
-	if trunc && flags&unix.O_ACCMODE != unix.O_RDONLY {
-		if err := unix.Ftruncate(fd, 0); err != nil {
-			unix.Close(fd)
-			mark(fdEntry{state: fdFailed})
-			return errno(err), replay.NotSkipped
-		}
-	}
-	if tfd < 0 {
+	if d == nil {
 		// The original open failed or returned no descriptor: nothing will
 		// use this one.
-		unix.Close(fd)
-		return int64(fd), replay.NotSkipped
+		unix.Close(int(rf.fd))
+		return int64(rf.fd), replay.NotSkipped
 	}
-	mark(fdEntry{state: fdOpen, real: int32(fd)})
-	return int64(tfd), replay.NotSkipped
+	d.Aux = rf
+	return e.Ret, replay.NotSkipped
 }
 
 // checkFile refuses what an open found in the target that the replay
@@ -123,90 +138,69 @@ func checkFile(fd, flags int, trunc bool) replay.Skip {
 	return replay.NotSkipped
 }
 
-func (x *rankExec) close(tfd int32) (int64, replay.Skip) {
-	f := x.fd(tfd)
-	if f == nil {
+// close replays a close of descriptor fd, whose description was d: the
+// follower released it (closing the replay's descriptor) if it was the
+// last one.
+func (x *rankExec) close(d *state.Desc[realFile], fd int32) (int64, replay.Skip) {
+	if d == nil {
 		return 0, replay.SkipUnknownFD
 	}
-	st := *f
-	*f = fdEntry{}
-	switch st.state {
-	case fdOpen:
-		if err := unix.Close(int(st.real)); err != nil {
-			return errno(err), replay.NotSkipped
+	switch d.Aux.state {
+	case fdOpen, fdClosed:
+		if x.closeErr != nil {
+			return errno(x.closeErr), replay.NotSkipped
 		}
 		return 0, replay.NotSkipped
 	case fdStd:
 		return 0, replay.SkipStdStream
 	case fdSkipped:
 		return 0, replay.SkipSpecialFD
-	case fdFailed:
-		return -int64(unix.EBADF), replay.NotSkipped
+	case fdUnopened:
+		if fd >= 0 && fd <= 2 {
+			return 0, replay.SkipStdStream
+		}
+		return 0, replay.SkipUnknownFD
 	}
-	return 0, replay.SkipUnknownFD
+	return -int64(unix.EBADF), replay.NotSkipped
 }
 
-func (x *rankExec) dup(e *trace.Event) (int64, replay.Skip) {
+// dup replays the dup family and fcntl: the new descriptor shares the
+// description, as the follower keeps it; the replay makes no call for it.
+func (x *rankExec) dup(c *replay.Call, st state.Step[realFile, mpiFile]) (int64, replay.Skip) {
+	e := c.Ev
 	if e.Ret < 0 {
 		// The original failed; whatever the replay does would be a guess.
 		return e.Ret, replay.NotSkipped
 	}
-	src := x.fd(e.FD)
-	dst := x.fd(int32(min(e.Ret, maxFD)))
-	if src == nil || dst == nil {
+	if st.Desc == nil {
 		return 0, replay.SkipUnknownFD
 	}
-	if e.Ret == int64(e.FD) {
-		return e.Ret, replay.NotSkipped // dup2(fd, fd)
+	if _, ret, skip := x.use(st.Desc, c, e.FD); ret < 0 || skip != replay.NotSkipped {
+		return ret, skip
 	}
-	st := *src
-	if dst.state == fdOpen {
-		unix.Close(int(dst.real))
-	}
-	switch st.state {
-	case fdOpen:
-		nfd, err := unix.FcntlInt(uintptr(st.real), unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			*dst = fdEntry{state: fdFailed}
+	if e.Op == trace.OpFcntl && e.Flags == trace.FSetfl {
+		fl := localFlags(uint32(e.Size)) & (unix.O_APPEND | unix.O_NONBLOCK | unix.O_NOATIME | unix.O_ASYNC)
+		if _, err := unix.FcntlInt(uintptr(st.Desc.Aux.fd), unix.F_SETFL, fl|unix.O_NONBLOCK); err != nil {
 			return errno(err), replay.NotSkipped
 		}
-		*dst = fdEntry{state: fdOpen, real: int32(nfd)}
-		return e.Ret, replay.NotSkipped
-	case fdFree:
-		*dst = fdEntry{}
-		return 0, replay.SkipUnknownFD
 	}
-	*dst = st
-	switch st.state {
-	case fdStd:
-		return 0, replay.SkipStdStream
-	case fdSkipped:
-		return 0, replay.SkipSpecialFD
-	}
-	return -int64(unix.EBADF), replay.NotSkipped
+	return e.Ret, replay.NotSkipped
 }
 
 const (
 	atSymlinkNofollow = 0x100
 	atRemovedir       = 0x200
+	atSymlinkFollow   = 0x400
 	atEmptyPath       = 0x1000
 )
 
-// meta replays a metadata call.
-func (x *rankExec) meta(c *replay.Call) (int64, replay.Skip) {
+// meta replays a metadata call on a path.
+func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64, replay.Skip) {
 	e := c.Ev
 	if c.PathSkip != replay.NotSkipped {
 		return 0, c.PathSkip
 	}
 	if c.Path == "" {
-		if (e.Op == trace.OpFstatat || e.Op == trace.OpStatx) && e.Flags&atEmptyPath != 0 {
-			fd, ret, skip := x.use(e.FD)
-			if fd < 0 {
-				return ret, skip
-			}
-			var st unix.Stat_t
-			return result(unix.Fstat(fd, &st))
-		}
 		return -int64(unix.ENOENT), replay.NotSkipped
 	}
 	r := x.b.root
@@ -235,6 +229,18 @@ func (x *rankExec) meta(c *replay.Call) (int64, replay.Skip) {
 		}
 		var st unix.Stat_t
 		return result(unix.Fstat(fd, &st))
+	case trace.OpReadlink, trace.OpReadlinkat:
+		dfd, base, release, err := r.parent(c.Path)
+		if err != nil {
+			return result(err)
+		}
+		defer release()
+		buf := x.readBuf(int(min(max(e.Size, 1), 4096)))
+		n, err := unix.Readlinkat(dfd, base, buf)
+		if err != nil {
+			return result(err)
+		}
+		return int64(n), replay.NotSkipped
 	case trace.OpUnlink, trace.OpUnlinkat, trace.OpRmdir:
 		if c.Path == "." {
 			return 0, replay.SkipTargetRoot
@@ -260,7 +266,7 @@ func (x *rankExec) meta(c *replay.Call) (int64, replay.Skip) {
 			mode = 0o755
 		}
 		return result(unix.Mkdirat(dfd, base, mode))
-	case trace.OpRename, trace.OpRenameat, trace.OpRenameat2:
+	case trace.OpRename, trace.OpRenameat, trace.OpRenameat2, trace.OpLink, trace.OpLinkat:
 		if c.Path == "." || c.Path2 == "." {
 			return 0, replay.SkipTargetRoot
 		}
@@ -277,15 +283,55 @@ func (x *rankExec) meta(c *replay.Call) (int64, replay.Skip) {
 			return result(err)
 		}
 		defer rel2()
+		switch e.Op {
+		case trace.OpLink, trace.OpLinkat:
+			// Never AT_SYMLINK_FOLLOW: a link in the target could lead out.
+			return result(unix.Linkat(d1, b1, d2, b2, 0))
+		}
 		var flags uint
 		if e.Op == trace.OpRenameat2 {
 			flags = uint(e.Flags) & (unix.RENAME_NOREPLACE | unix.RENAME_EXCHANGE)
 		}
 		return result(unix.Renameat2(d1, b1, d2, b2, flags))
+	case trace.OpSymlink, trace.OpSymlinkat:
+		if c.Path == "." {
+			return 0, replay.SkipTargetRoot
+		}
+		dfd, base, release, err := r.parent(c.Path)
+		if err != nil {
+			return result(err)
+		}
+		defer release()
+		return result(unix.Symlinkat(x.linkTarget(c), dfd, base))
 	case trace.OpTruncate:
 		return x.truncatePath(c.Path, e.Size)
 	}
 	return 0, replay.SkipUnsupported
+}
+
+// linkTarget is the target a replayed symbolic link gets: the trace's,
+// where it is relative; an absolute one that maps into the target is
+// made relative to the link, so that it names the same file there. The
+// replay never follows a link out of the target, wherever it points.
+func (x *rankExec) linkTarget(c *replay.Call) string {
+	e := c.Ev
+	if c.Paths == nil || e.Path2 == 0 {
+		return "."
+	}
+	t := c.Paths.TracePath(e.Path2)
+	if !path.IsAbs(t) {
+		return t
+	}
+	rel, skip := c.Paths.MapPath(e.Path2)
+	if skip != replay.NotSkipped || rel == "" {
+		return t
+	}
+	from := path.Dir(c.Path)
+	up := strings.Count(from, "/") + 1
+	if from == "." {
+		up = 0
+	}
+	return strings.Repeat("../", up) + rel
 }
 
 // truncatePath sets the size of a file named by path, with the same
@@ -324,17 +370,31 @@ func mpiFlags(amode uint32) int {
 
 const mpiModeDeleteOnClose = 16
 
-// mpiio replays an MPI-IO call on the rank's own descriptor of the file.
-func (x *rankExec) mpiio(c *replay.Call) (int64, replay.Skip) {
+// closeHandle closes the replay's descriptor of an MPI file handle.
+func (x *rankExec) closeHandle(h *state.Handle[mpiFile]) error {
+	f := &h.Aux
+	if !f.open {
+		return nil
+	}
+	f.open = false
+	err := unix.Close(f.fd)
+	if f.deleteOnClose {
+		if dfd, base, release, derr := x.b.root.parent(f.rel); derr == nil {
+			unix.Unlinkat(dfd, base, 0) // another rank may have been first
+			release()
+		}
+	}
+	return err
+}
+
+// mpiio replays an MPI-IO call on the rank's own descriptor of the file;
+// h is its handle as the follower keeps it (its view, its pointer).
+func (x *rankExec) mpiio(c *replay.Call, h *state.Handle[mpiFile]) (int64, replay.Skip) {
 	e := c.Ev
 	switch e.Op {
 	case trace.OpMPIFileOpen:
 		if c.PathSkip != replay.NotSkipped {
 			return 0, c.PathSkip
-		}
-		if old := x.files[e.FD]; old != nil {
-			unix.Close(old.fd)
-			delete(x.files, e.FD)
 		}
 		flags := mpiFlags(e.Flags) | unix.O_NONBLOCK
 		if x.b.opts.Direct {
@@ -348,7 +408,11 @@ func (x *rankExec) mpiio(c *replay.Call) (int64, replay.Skip) {
 			unix.Close(fd)
 			return 0, skip
 		}
-		x.files[e.FD] = &mpiFile{fd: fd, rel: c.Path, deleteOnClose: e.Flags&mpiModeDeleteOnClose != 0}
+		if h == nil {
+			unix.Close(fd) // the trace's open failed
+			return 0, replay.NotSkipped
+		}
+		h.Aux = mpiFile{open: true, fd: fd, rel: c.Path, deleteOnClose: e.Flags&mpiModeDeleteOnClose != 0}
 		return 0, replay.NotSkipped
 	case trace.OpMPIFileDelete:
 		if c.PathSkip != replay.NotSkipped {
@@ -363,24 +427,20 @@ func (x *rankExec) mpiio(c *replay.Call) (int64, replay.Skip) {
 		}
 		defer release()
 		return result(unix.Unlinkat(dfd, base, 0))
+	case trace.OpMPIFileClose:
+		if h == nil {
+			return 0, replay.SkipUnknownFD
+		}
+		return result(x.closeErr)
 	}
-	f := x.files[e.FD]
-	if f == nil {
+	if h == nil || !h.Aux.open {
 		return 0, replay.SkipUnknownFD
 	}
+	f := &h.Aux
 	switch e.Op {
-	case trace.OpMPIFileClose:
-		delete(x.files, e.FD)
-		err := unix.Close(f.fd)
-		if f.deleteOnClose {
-			if dfd, base, release, derr := x.b.root.parent(f.rel); derr == nil {
-				unix.Unlinkat(dfd, base, 0) // another rank may have been first
-				release()
-			}
-		}
-		return result(err)
-	case trace.OpMPIFileSetView:
-		f.disp, f.blocklen, f.stride = e.Offset, e.Size, e.Stride
+	case trace.OpMPIFileSetView, trace.OpMPIFileSeek, trace.OpMPIFileSeekShared:
+		// The follower keeps views and pointers; positions are recorded
+		// with each data call.
 		return 0, replay.NotSkipped
 	case trace.OpMPIFileSync:
 		return result(unix.Fsync(f.fd))
@@ -391,39 +451,38 @@ func (x *rankExec) mpiio(c *replay.Call) (int64, replay.Skip) {
 			return errno(err), replay.NotSkipped
 		}
 		return 0, replay.NotSkipped
-	case trace.OpMPIFileSeek, trace.OpMPIFileSeekShared:
-		// Positions are recorded with each data call.
-		return 0, replay.NotSkipped
 	}
 	if e.Op.Dir() == trace.DirNone {
 		return 0, replay.SkipUnsupported
 	}
-	return x.viewRW(f, e.Op.Dir() == trace.DirWrite, max(e.Offset, 0), max(e.Size, 0)), replay.NotSkipped
+	return x.viewRW(f.fd, h.View, e.Op.Dir() == trace.DirWrite, max(e.Offset, 0), max(e.Size, 0)), replay.NotSkipped
 }
 
-// viewRW reads or writes size bytes at offset off of f's view: with a
+// viewRW reads or writes size bytes at offset off of the view: with a
 // block length and a larger stride, the view's bytes are blocks of
 // blocklen bytes every stride bytes from the displacement.
-func (x *rankExec) viewRW(f *mpiFile, write bool, off, size int64) int64 {
-	if f.blocklen <= 0 || f.stride <= f.blocklen {
-		return x.rw(f.fd, write, true, f.disp+off, size)
-	}
+func (x *rankExec) viewRW(fd int, v state.View, write bool, off, size int64) int64 {
 	var done int64
-	for done < size || size == 0 {
-		v := off + done
-		within := v % f.blocklen
-		n := min(f.blocklen-within, size-done)
-		r := x.rw(f.fd, write, true, f.disp+v/f.blocklen*f.stride+within, n)
+	var failed int64
+	if size == 0 {
+		return x.rw(fd, write, true, v.FileOffset(off), 0, x.align)
+	}
+	v.Pieces(off, size, func(foff, n int64) error {
+		r := x.rw(fd, write, true, foff, n, x.align)
 		if r < 0 {
-			if done > 0 {
-				return done
-			}
-			return r
+			failed = r
+			return errStop
 		}
 		done += r
-		if r < n || size == 0 {
-			break
+		if r < n {
+			return errStop
 		}
+		return nil
+	})
+	if done == 0 && failed < 0 {
+		return failed
 	}
 	return done
 }
+
+var errStop = errors.New("stop")

@@ -24,6 +24,7 @@ import (
 
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,10 +56,11 @@ type Options struct {
 // Backend replays calls through POSIX system calls. It implements
 // replay.Backend.
 type Backend struct {
-	opts  Options
-	root  *root
-	pat   *replay.Pattern
-	names byName // for Name
+	opts      Options
+	conflicts []string
+	root      *root
+	pat       *replay.Pattern
+	names     byName // for Name
 }
 
 // New opens the target directory.
@@ -87,9 +89,18 @@ func (b *Backend) Close() error { return b.root.close() }
 // Prepare implements replay.Backend: it creates p's directories, and its
 // files with at least the size p gives them, filled with the pattern. A
 // file that already has that size is left as it is.
+//
+// What the target already holds in the way (a symbolic link or a file
+// where the trace found a directory, a device, a file with other hard
+// links) is left alone: it is a conflict, listed by Conflicts, and the
+// calls on it fail or are skipped in the replay, as the safety rules say.
+// Other errors stop the prepare phase.
 func (b *Backend) Prepare(ctx context.Context, p *replay.Plan) error {
 	for _, d := range p.Dirs {
 		if err := b.mkdirAll(d); err != nil {
+			if b.conflict(d, err) {
+				continue
+			}
 			return fmt.Errorf("prepare directory %s: %w", d, err)
 		}
 	}
@@ -97,11 +108,33 @@ func (b *Backend) Prepare(ctx context.Context, p *replay.Plan) error {
 	cur := pat.Cursor(1 << 40)
 	for _, f := range p.Files {
 		if err := b.prepareFile(ctx, f, &cur); err != nil {
+			if b.conflict(f.Path, err) {
+				continue
+			}
 			return fmt.Errorf("prepare %s: %w", f.Path, err)
 		}
 	}
 	return nil
 }
+
+// errInTheWay is what the target holds where the plan needs something
+// else.
+var errInTheWay = errors.New("in the way")
+
+// conflict notes err on rel if it is a conflict with what the target
+// holds, and reports whether it was.
+func (b *Backend) conflict(rel string, err error) bool {
+	if !errors.Is(err, errInTheWay) && !errors.Is(err, errEscape) && !errors.Is(err, unix.ENOTDIR) &&
+		!errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.ELOOP) {
+		return false
+	}
+	b.conflicts = append(b.conflicts, fmt.Sprintf("%s: %v", rel, err))
+	return true
+}
+
+// Conflicts lists what the prepare phase found in the target in the way
+// of what the trace needs, and left as it was.
+func (b *Backend) Conflicts() []string { return b.conflicts }
 
 func (b *Backend) mkdirAll(rel string) error {
 	dfd, base, release, err := b.root.parent(rel)
@@ -115,7 +148,7 @@ func (b *Backend) mkdirAll(rel string) error {
 		if serr := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); serr == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			return nil
 		}
-		return fmt.Errorf("exists and is not a directory")
+		return fmt.Errorf("exists and is not a directory: %w", errInTheWay)
 	}
 	return err
 }
@@ -131,10 +164,10 @@ func (b *Backend) prepareFile(ctx context.Context, f replay.PrepFile, cur *repla
 		return err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return errors.New("exists and is not a regular file")
+		return fmt.Errorf("exists and is not a regular file: %w", errInTheWay)
 	}
 	if st.Nlink > 1 {
-		return errors.New("has other hard links; not writing it")
+		return fmt.Errorf("has other hard links; not writing it: %w", errInTheWay)
 	}
 	if st.Size >= f.Size {
 		return nil
@@ -168,7 +201,6 @@ func (b *Backend) Rank(rank uint32, ranks int) (replay.Executor, error) {
 		rchunk: rchunk,
 		raw:    !b.opts.NoRawSyscalls && ranks < runtime.GOMAXPROCS(0),
 		align:  1,
-		files:  map[int32]*mpiFile{},
 	}
 	if b.opts.Direct {
 		x.align = replay.DirectAlign
@@ -176,97 +208,127 @@ func (b *Backend) Rank(rank uint32, ranks int) (replay.Executor, error) {
 	if b.opts.FixedData {
 		x.cur = b.pattern().FixedCursor()
 	}
-	x.fds = make([]fdEntry, 64)
-	for i := 0; i < 3; i++ {
-		x.fds[i] = fdEntry{state: fdStd}
+	x.st = state.New[realFile, mpiFile](nil)
+	x.st.OnRelease = func(d *state.Desc[realFile]) {
+		if d.Aux.state == fdOpen {
+			x.closeErr = unix.Close(int(d.Aux.fd))
+			d.Aux.state = fdClosed
+		}
 	}
+	x.st.OnHandleClose = func(h *state.Handle[mpiFile]) { x.closeErr = x.closeHandle(h) }
 	return x, nil
 }
 
-// descriptor states
+// states of the replay's side of an open file description
 const (
-	fdFree    uint8 = iota // the trace has not opened it (or closed it)
-	fdStd                  // a standard stream the trace inherited
-	fdOpen                 // open: real is the replay's descriptor
-	fdSkipped              // an open the replay skipped (skip says why)
-	fdFailed               // an open that failed in the replay
+	fdUnopened uint8 = iota // learnt from a call: the replay opens it at its first use
+	fdStd                   // a standard stream the trace inherited without naming a file
+	fdOpen                  // open: fd is the replay's descriptor
+	fdSkipped               // an open the replay skipped (skip says why)
+	fdFailed                // an open that failed in the replay
+	fdClosed                // its last descriptor closed
 )
 
-type fdEntry struct {
-	state uint8
-	skip  replay.Skip
-	real  int32
+// realFile is the replay's side of an open file description of the
+// trace: every trace descriptor that shares the description (dup, fork)
+// uses its one descriptor, so positions and O_APPEND are shared as in the
+// program.
+type realFile struct {
+	state  uint8
+	skip   replay.Skip
+	direct bool // opened with O_DIRECT: buffers and requests are aligned
+	fd     int32
 }
-
-// maxFD bounds the trace descriptors the table holds.
-const maxFD = 1 << 20
 
 // mpiFile is an MPI file handle of one rank.
 type mpiFile struct {
-	fd                     int
-	rel                    string
-	disp, blocklen, stride int64
-	deleteOnClose          bool
+	open          bool
+	fd            int
+	rel           string
+	deleteOnClose bool
 }
 
-// rankExec is one rank's executor.
+// rankExec is one rank's executor. Its open files are the trace's, as
+// trace/state follows them: one descriptor table per traced process, open
+// file descriptions shared by dup and fork.
 type rankExec struct {
-	b      *Backend
-	rank   uint32
-	fds    []fdEntry // by trace descriptor
-	files  map[int32]*mpiFile
-	cur    replay.Cursor
-	rbuf   []byte
-	rchunk int // size of the read buffer at most
-	raw    bool
-	align  int
-	iov    []unix.Iovec
+	b        *Backend
+	rank     uint32
+	st       *state.Follower[realFile, mpiFile]
+	closeErr error // of the close a release made in the last Apply
+	cur      replay.Cursor
+	rbuf     []byte
+	rchunk   int // size of the read buffer at most
+	raw      bool
+	align    int
+	iov      []unix.Iovec
 }
 
-func (x *rankExec) fd(tfd int32) *fdEntry {
-	if tfd < 0 || tfd >= maxFD {
-		return nil
-	}
-	if int(tfd) >= len(x.fds) {
-		n := make([]fdEntry, max(int(tfd)+1, 2*len(x.fds)))
-		copy(n, x.fds)
-		x.fds = n
-	}
-	return &x.fds[tfd]
-}
-
-// use returns the real descriptor behind trace descriptor tfd, or what to
-// do instead.
-func (x *rankExec) use(tfd int32) (int, int64, replay.Skip) {
-	f := x.fd(tfd)
-	if f == nil {
+// use returns the replay's descriptor of the description d (nil: the
+// trace never had it open), opening it on its path if the trace learnt
+// it from a call, or what to do instead.
+func (x *rankExec) use(d *state.Desc[realFile], c *replay.Call, fd int32) (int, int64, replay.Skip) {
+	if d == nil {
 		return -1, 0, replay.SkipUnknownFD
 	}
-	switch f.state {
+	if d.Aux.state == fdUnopened {
+		x.openLearnt(d, c, fd)
+	}
+	switch d.Aux.state {
 	case fdOpen:
-		return int(f.real), 0, replay.NotSkipped
+		return int(d.Aux.fd), 0, replay.NotSkipped
 	case fdStd:
 		return -1, 0, replay.SkipStdStream
 	case fdSkipped:
-		return -1, 0, replay.SkipSpecialFD
-	case fdFailed:
-		return -1, -int64(unix.EBADF), replay.NotSkipped
+		if d.Aux.skip == replay.SkipSpecialPath {
+			return -1, 0, replay.SkipSpecialFD
+		}
+		return -1, 0, d.Aux.skip
 	}
-	return -1, 0, replay.SkipUnknownFD
+	return -1, -int64(unix.EBADF), replay.NotSkipped
+}
+
+// openLearnt opens a description the trace never showed opened (an
+// inherited descriptor, or one opened by a call the capture left out) on
+// the path its calls name, at the position the call used.
+func (x *rankExec) openLearnt(d *state.Desc[realFile], c *replay.Call, fd int32) {
+	if d.Path == 0 || c.Paths == nil {
+		if fd >= 0 && fd <= 2 {
+			d.Aux = realFile{state: fdStd}
+		} else {
+			d.Aux = realFile{state: fdSkipped, skip: replay.SkipUnknownFD}
+		}
+		return
+	}
+	rel, skip := c.Paths.MapPath(d.Path)
+	if skip != replay.NotSkipped {
+		if skip == replay.SkipSpecialPath {
+			skip = replay.SkipSpecialFD
+		}
+		d.Aux = realFile{state: fdSkipped, skip: skip}
+		return
+	}
+	flags := unix.O_RDWR
+	if d.Flags != 0 || d.Pos >= 0 {
+		// An inherited descriptor whose flags the capture recorded.
+		flags = localFlags(d.Flags &^ (trace.OCreat | trace.OTrunc | trace.OExcl))
+	}
+	pos := d.Pos
+	if e := c.Ev; pos < 0 && e.FD == fd && e.Op.Info().Addr == trace.AddrIndividual {
+		pos = e.Offset
+	}
+	d.Aux = x.openReal(rel, flags, 0o644, false)
+	if d.Aux.state == fdFailed && flags&unix.O_ACCMODE == unix.O_RDWR {
+		d.Aux = x.openReal(rel, flags&^unix.O_ACCMODE|unix.O_RDONLY, 0o644, false) // a directory, or read-only
+	}
+	if d.Aux.state == fdOpen && pos > 0 {
+		unix.Seek(int(d.Aux.fd), pos, 0)
+	}
 }
 
 // Close implements replay.Executor: it closes what the rank left open.
 func (x *rankExec) Close() error {
-	for i := range x.fds {
-		if x.fds[i].state == fdOpen {
-			unix.Close(int(x.fds[i].real))
-		}
-		x.fds[i] = fdEntry{}
-	}
-	for h, f := range x.files {
-		unix.Close(f.fd)
-		delete(x.files, h)
-	}
+	x.st.CloseAll()
 	return nil
 }
 
@@ -292,76 +354,156 @@ func result(err error) (int64, replay.Skip) {
 // Do implements replay.Executor.
 func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 	e := c.Ev
-	switch e.Op {
-	case trace.OpPwrite, trace.OpWrite, trace.OpFwrite, trace.OpPread, trace.OpRead, trace.OpFread:
-		fd, ret, skip := x.use(e.FD)
-		if fd < 0 {
-			return ret, skip
+	x.closeErr = nil
+	st := x.st.Apply(e)
+	info := e.Op.Info()
+	switch info.Class {
+	case trace.ClassMeta:
+		if info.FD == trace.FDOn || info.FD == trace.FDAt && c.Path == "" && st.Desc != nil {
+			return x.onFD(c, st, &info)
 		}
-		explicit := e.Op == trace.OpPwrite || e.Op == trace.OpPread
-		return x.rw(fd, e.Op.Dir() == trace.DirWrite, explicit, e.Offset, e.Size), replay.NotSkipped
-	case trace.OpReadv, trace.OpWritev, trace.OpPreadv, trace.OpPwritev, trace.OpPreadv2, trace.OpPwritev2:
-		fd, ret, skip := x.use(e.FD)
-		if fd < 0 {
-			return ret, skip
-		}
-		return x.vector(fd, e), replay.NotSkipped
-	case trace.OpOpen, trace.OpOpenat, trace.OpOpenat2, trace.OpCreat, trace.OpFopen:
-		return x.open(c)
-	case trace.OpClose, trace.OpFclose:
-		return x.close(e.FD)
-	case trace.OpCloseRange:
-		if e.Flags&unix.CLOSE_RANGE_CLOEXEC != 0 {
-			return 0, replay.NotSkipped
-		}
-		last := min(e.Size, int64(len(x.fds)-1))
-		for fd := int64(e.FD); fd >= 0 && fd <= last; fd++ {
-			x.close(int32(fd))
+		return x.meta(c, st)
+	case trace.ClassMPIIO:
+		return x.mpiio(c, st.Handle)
+	case trace.ClassProcess:
+		if info.Proc == trace.ProcInherit && st.New != nil {
+			// The program found it open: so does the replay.
+			x.use(st.New, c, e.FD)
 		}
 		return 0, replay.NotSkipped
-	case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl:
-		return x.dup(e)
-	case trace.OpLseek, trace.OpFseek:
-		fd, ret, skip := x.use(e.FD)
-		if fd < 0 {
-			return ret, skip
+	}
+	switch info.FD {
+	case trace.FDOpen:
+		return x.open(c, st.New)
+	case trace.FDClose:
+		return x.close(st.Desc, e.FD)
+	case trace.FDCloseRange:
+		return 0, replay.NotSkipped // the follower released what it closed
+	case trace.FDDup:
+		return x.dup(c, st)
+	case trace.FDOn:
+		return x.onFD(c, st, &info)
+	}
+	if e.Op == trace.OpSync {
+		unix.Sync()
+		return 0, replay.NotSkipped
+	}
+	return 0, replay.SkipUnsupported
+}
+
+// onFD replays a call on a descriptor.
+func (x *rankExec) onFD(c *replay.Call, st state.Step[realFile, mpiFile], info *trace.OpInfo) (int64, replay.Skip) {
+	e := c.Ev
+	fd, ret, skip := x.use(st.Desc, c, e.FD)
+	if fd < 0 {
+		return ret, skip
+	}
+	align := x.align
+	if st.Desc.Aux.direct {
+		align = replay.DirectAlign
+	}
+	switch info.Dir {
+	case trace.DirRead, trace.DirWrite:
+		if info.Vector {
+			return x.vector(fd, e, align), replay.NotSkipped
 		}
+		return x.rw(fd, info.Dir == trace.DirWrite, info.Addr == trace.AddrExplicit, e.Offset, e.Size, align), replay.NotSkipped
+	case trace.DirCopy:
+		return x.copy(c, st, fd)
+	}
+	var err error
+	switch e.Op {
+	case trace.OpLseek, trace.OpFseek:
 		off, err := unix.Seek(fd, e.Offset, int(e.Whence))
 		if err != nil {
 			return errno(err), replay.NotSkipped
 		}
+		if e.Op == trace.OpFseek {
+			return 0, replay.NotSkipped
+		}
 		return off, replay.NotSkipped
-	case trace.OpFsync, trace.OpFdatasync, trace.OpFflush, trace.OpFtruncate, trace.OpFstat:
-		fd, ret, skip := x.use(e.FD)
-		if fd < 0 {
-			return ret, skip
+	case trace.OpFsync:
+		err = unix.Fsync(fd)
+	case trace.OpFdatasync:
+		err = unix.Fdatasync(fd)
+	case trace.OpSyncfs:
+		err = unix.Syncfs(fd)
+	case trace.OpFtruncate:
+		err = unix.Ftruncate(fd, max(e.Size, 0))
+	case trace.OpFallocate:
+		err = unix.Fallocate(fd, e.Flags, e.Offset, e.Size)
+	case trace.OpFadvise:
+		err = unix.Fadvise(fd, e.Offset, e.Size, int(e.Flags))
+	case trace.OpMmap:
+		// The mapping is made and released: what the program did through
+		// it is not in the trace.
+		prot := int(e.Mode) & (unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC)
+		if e.Size <= 0 || e.Size > 1<<40 {
+			return -int64(unix.EINVAL), replay.NotSkipped
 		}
-		var err error
-		switch e.Op {
-		case trace.OpFsync:
-			err = unix.Fsync(fd)
-		case trace.OpFdatasync:
-			err = unix.Fdatasync(fd)
-		case trace.OpFtruncate:
-			err = unix.Ftruncate(fd, max(e.Size, 0))
-		case trace.OpFstat:
-			var st unix.Stat_t
-			err = unix.Fstat(fd, &st)
+		var m []byte
+		m, err = unix.Mmap(fd, e.Offset, int(e.Size), prot, int(e.Flags)&(unix.MAP_SHARED|unix.MAP_PRIVATE))
+		if err == nil {
+			unix.Munmap(m)
 		}
-		// fflush moves data from a stdio buffer with a write the trace
-		// holds on its own: nothing to do here.
+	case trace.OpFstat, trace.OpFstatat, trace.OpStatx:
+		var s unix.Stat_t
+		err = unix.Fstat(fd, &s)
+	case trace.OpGetdents:
+		buf := x.readBuf(int(min(max(e.Size, 64), 1<<20, int64(x.rchunk))))
+		n, err := unix.Getdents(fd, buf)
 		if err != nil {
 			return errno(err), replay.NotSkipped
 		}
-		return 0, replay.NotSkipped
+		return int64(n), replay.NotSkipped
+	case trace.OpFflush:
+		// fflush moves data from a stdio buffer with a write the trace
+		// holds on its own: nothing to do here.
+	default:
+		return 0, replay.SkipUnsupported
 	}
-	switch e.Op.Class() {
-	case trace.ClassMeta:
-		return x.meta(c)
-	case trace.ClassMPIIO:
-		return x.mpiio(c)
+	if err != nil {
+		return errno(err), replay.NotSkipped
 	}
-	return 0, replay.SkipUnsupported
+	return 0, replay.NotSkipped
+}
+
+// copy replays copy_file_range, sendfile and splice. A splice has a pipe
+// on one side, which the trace does not hold: its file side is replayed
+// as the read or write it was.
+func (x *rankExec) copy(c *replay.Call, st state.Step[realFile, mpiFile], in int) (int64, replay.Skip) {
+	e := c.Ev
+	out, ret, skip := x.use(st.Desc2, c, e.FD2)
+	size := max(e.Size, 0)
+	switch {
+	case out < 0 && e.Op == trace.OpSplice && skip != replay.NotSkipped:
+		return x.rw(in, false, e.Flags&trace.CopyInAt != 0, e.Offset, min(size, max(e.Ret, 0)), 1), replay.NotSkipped
+	case out < 0:
+		return ret, skip
+	}
+	var offIn, offOut *int64
+	if e.Flags&trace.CopyInAt != 0 {
+		o := e.Offset
+		offIn = &o
+	}
+	if e.Flags&trace.CopyOutAt != 0 {
+		o := e.Offset2
+		offOut = &o
+	}
+	var n int
+	var err error
+	switch e.Op {
+	case trace.OpCopyFileRange:
+		n, err = unix.CopyFileRange(in, offIn, out, offOut, int(min(size, 1<<30)), 0)
+	case trace.OpSendfile:
+		n, err = unix.Sendfile(out, in, offIn, int(min(size, 1<<30)))
+	default:
+		n, err = unix.CopyFileRange(in, offIn, out, offOut, int(min(size, 1<<30)), 0)
+	}
+	if err != nil {
+		return errno(err), replay.NotSkipped
+	}
+	return int64(n), replay.NotSkipped
 }
 
 // sys issues a read or write system call, raw when the executor may.
@@ -404,7 +546,7 @@ const maxIov = 1024
 // slices of the pattern, reads land in the read buffer again and again.
 // Only a request larger than maxIov buffers takes more than one call. It
 // returns the bytes moved, or −errno if nothing moved.
-func (x *rankExec) rw(fd int, write, explicit bool, off, size int64) int64 {
+func (x *rankExec) rw(fd int, write, explicit bool, off, size int64, align int) int64 {
 	size = max(size, 0)
 	piece := int64(replay.PatternChunk)
 	if !write {
@@ -418,7 +560,7 @@ func (x *rankExec) rw(fd int, write, explicit bool, off, size int64) int64 {
 		if n <= piece {
 			var p []byte
 			if write {
-				p = x.cur.Next(int(n), x.align)
+				p = x.cur.Next(int(n), align)
 			} else {
 				p = x.readBuf(int(n))
 			}
@@ -437,7 +579,7 @@ func (x *rankExec) rw(fd int, write, explicit bool, off, size int64) int64 {
 			for left := n; left > 0; left -= piece {
 				k := int(min(left, piece))
 				if write {
-					x.addIov(x.cur.Next(k, x.align))
+					x.addIov(x.cur.Next(k, align))
 				} else {
 					x.addIov(x.readBuf(int(piece))[:k])
 				}
@@ -509,7 +651,7 @@ func posHi(off int64) uintptr { return uintptr(uint64(off) >> (longBits / 2) >> 
 // summing to Size (the last takes the remainder). Calls whose buffers
 // are larger than a slice of the pattern (or the read buffer) go to rw,
 // which cuts them into slices, in one vector call still.
-func (x *rankExec) vector(fd int, e *trace.Event) int64 {
+func (x *rankExec) vector(fd int, e *trace.Event, align int) int64 {
 	write := e.Op.Dir() == trace.DirWrite
 	explicit := e.Op != trace.OpReadv && e.Op != trace.OpWritev && e.Offset >= 0
 	size := max(e.Size, 0)
@@ -522,7 +664,7 @@ func (x *rankExec) vector(fd int, e *trace.Event) int64 {
 	}
 	last := size - per*(cnt-1) // the last buffer takes the remainder
 	if last > piece {
-		return x.rw(fd, write, explicit, e.Offset, size)
+		return x.rw(fd, write, explicit, e.Offset, size, align)
 	}
 	var rb []byte
 	if !write {
@@ -535,7 +677,7 @@ func (x *rankExec) vector(fd int, e *trace.Event) int64 {
 			n = last
 		}
 		if write {
-			x.addIov(x.cur.Next(int(n), x.align))
+			x.addIov(x.cur.Next(int(n), align))
 		} else {
 			x.addIov(rb[:n])
 		}

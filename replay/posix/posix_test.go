@@ -484,7 +484,7 @@ func TestSyncTruncateAndDirect(t *testing.T) {
 	if ret == -int64(unix.EINVAL) {
 		t.Skip("the file system of the test directory has no O_DIRECT")
 	}
-	fd, _, _ := d.use(3)
+	fd := d.st.Lookup(0, 3).Aux.fd
 	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || fl&unix.O_DIRECT == 0 {
 		t.Fatalf("flags %#x, %v: no O_DIRECT", fl, err)
 	}
@@ -518,5 +518,124 @@ func TestFixedData(t *testing.T) {
 	}
 	if bytes.Count(data, []byte{0}) > len(data)/100 {
 		t.Fatal("fixed data is mostly zeros")
+	}
+}
+
+// mapper is a replay.PathMapper over a path table whose paths are
+// already relative to the target.
+type mapper struct{ p *trace.Paths }
+
+func (m mapper) MapPath(id trace.PathID) (string, replay.Skip) {
+	s := m.p.Lookup(id)
+	if s == "" {
+		return "", replay.SkipUnknownFD
+	}
+	if strings.HasPrefix(s, "/dev/") {
+		return "", replay.SkipSpecialPath
+	}
+	return s, replay.NotSkipped
+}
+
+func (m mapper) TracePath(id trace.PathID) string { return m.p.Lookup(id) }
+
+// doP replays e with the path table p: its paths go to the target as they
+// are.
+func doP(x *rankExec, p *trace.Paths, e trace.Event) (int64, replay.Skip) {
+	m := mapper{p}
+	c := &replay.Call{Ev: &e, Paths: m}
+	if e.Path != 0 {
+		c.Path, _ = m.MapPath(e.Path)
+	}
+	if e.Path2 != 0 {
+		c.Path2, _ = m.MapPath(e.Path2)
+	}
+	return x.Do(c)
+}
+
+// TestProcessesKeepTheirTables replays what the programs did that
+// a replay with one descriptor table per rank got wrong: a shell whose
+// child opens its own descriptor 3 (sh -c 'exec 3>a.txt; (exec 3>b.txt;
+// echo child >&3); echo parent >&3'), and tar's gzip child, which writes
+// the archive through its standard output, a dup of the archive's
+// descriptor.
+func TestProcessesKeepTheirTables(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir})
+	p := trace.NewPaths()
+	a, b, arc := p.Intern("a.txt"), p.Intern("b.txt"), p.Intern("x.tgz")
+	wr := uint32(trace.OWronly | trace.OCreat | trace.OTrunc)
+	for _, e := range []trace.Event{
+		{Op: trace.OpOpenat, Path: a, Flags: wr, Mode: 0o666, Ret: 3},
+		{Op: trace.OpFork, Ret: 1},
+		{Op: trace.OpOpenat, Thread: 1, Path: b, Flags: wr, Mode: 0o666, Ret: 4},
+		{Op: trace.OpFcntl, Thread: 1, FD: 3, Flags: trace.FDupfd, Size: 10, Ret: 11},
+		{Op: trace.OpClose, Thread: 1, FD: 3},
+		{Op: trace.OpDup2, Thread: 1, FD: 4, Ret: 3},
+		{Op: trace.OpClose, Thread: 1, FD: 4},
+		{Op: trace.OpClose, Thread: 1, FD: 11},
+		{Op: trace.OpDup2, Thread: 1, FD: 3, Ret: 1},
+		{Op: trace.OpWrite, Thread: 1, FD: 1, Size: 6, Ret: 6},
+		{Op: trace.OpExit, Thread: 1},
+		{Op: trace.OpDup2, FD: 3, Ret: 1},
+		{Op: trace.OpWrite, FD: 1, Size: 7, Ret: 7},
+		// tar: the archive, a child that writes it through stdout.
+		{Op: trace.OpOpenat, Path: arc, Flags: wr, Ret: 5},
+		{Op: trace.OpFork, Ret: 2},
+		{Op: trace.OpDup2, Thread: 2, FD: 5, Ret: 1},
+		{Op: trace.OpClose, Thread: 2, FD: 5},
+		{Op: trace.OpExec, Thread: 2, Path: p.Intern("/bin/gzip")},
+		{Op: trace.OpWrite, Thread: 2, FD: 1, Size: 4000, Ret: 4000},
+		{Op: trace.OpWrite, Thread: 2, FD: 1, Size: 96, Ret: 96},
+		{Op: trace.OpExit, Thread: 2},
+		{Op: trace.OpClose, FD: 5},
+	} {
+		if ret, skip := doP(x, p, e); ret < 0 || skip != replay.NotSkipped {
+			t.Fatalf("%v (thread %d fd %d): %d, %v", e.Op, e.Thread, e.FD, ret, skip)
+		}
+	}
+	for name, want := range map[string]int{"a.txt": 7, "b.txt": 6, "x.tgz": 4096} {
+		if n := len(readFile(t, filepath.Join(dir, name))); n != want {
+			t.Errorf("%s has %d bytes, want %d", name, n, want)
+		}
+	}
+}
+
+// TestOpenFlagsTheProgramsUsed: directories open as directories, O_PATH
+// opens work (and their closes), and a trace whose opens carry O_DIRECT
+// writes with aligned buffers without --direct.
+func TestOpenFlagsTheProgramsUsed(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir})
+	p := trace.NewPaths()
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const oDirectory, oPath, oCloexec = 0x10000, 0x200000, 0x80000
+	d := p.Intern("d")
+	for _, e := range []trace.Event{
+		{Op: trace.OpOpenat, Path: d, Flags: trace.ORdonly | oDirectory | oCloexec | 0x800, Ret: 3},
+		{Op: trace.OpGetdents, FD: 3, Size: 32768, Ret: 48},
+		{Op: trace.OpFstat, FD: 3},
+		{Op: trace.OpClose, FD: 3},
+		{Op: trace.OpOpenat, Path: d, Flags: oPath | oDirectory | oCloexec, Ret: 4},
+		{Op: trace.OpClose, FD: 4},
+	} {
+		if ret, skip := doP(x, p, e); ret < 0 || skip != replay.NotSkipped {
+			t.Fatalf("%v flags %s: %d (%s), %v", e.Op, trace.FormatOpenFlags(e.Flags), ret, trace.Errno(ret), skip)
+		}
+	}
+	f := p.Intern("direct.dat")
+	ret, _ := doP(x, p, trace.Event{Op: trace.OpOpen, Path: f, Flags: trace.ORdwr | trace.OCreat | trace.ODirect, Ret: 5})
+	if ret == -int64(unix.EINVAL) {
+		t.Skip("the test directory's file system has no O_DIRECT")
+	}
+	for _, e := range []trace.Event{
+		{Op: trace.OpPwrite, FD: 5, Offset: 0, Size: 8192, Ret: 8192},
+		{Op: trace.OpWrite, FD: 5, Offset: 8192, Size: 4096, Ret: 4096},
+		{Op: trace.OpPread, FD: 5, Offset: 0, Size: 4096, Ret: 4096},
+	} {
+		if ret, _ := doP(x, p, e); ret != e.Ret {
+			t.Fatalf("%v under the trace's O_DIRECT: %d (%s)", e.Op, ret, trace.Errno(ret))
+		}
 	}
 }

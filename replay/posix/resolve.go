@@ -49,8 +49,10 @@ var errEscape = errors.New("path leads out of the target directory")
 // open opens rel (clean, relative) below the root.
 func (r *root) open(rel string, flags int, mode uint32) (int, error) {
 	flags |= unix.O_CLOEXEC
-	if flags&(unix.O_CREAT|unix.O_TMPFILE) == 0 {
-		mode = 0 // openat2 rejects a mode without O_CREAT
+	if flags&unix.O_CREAT == 0 && flags&unix.O_TMPFILE != unix.O_TMPFILE {
+		// openat2 rejects a mode without O_CREAT or O_TMPFILE; O_TMPFILE's
+		// bits include O_DIRECTORY's, so a directory's open is no create.
+		mode = 0
 	}
 	if r.beneath {
 		how := unix.OpenHow{Flags: uint64(flags), Mode: uint64(mode), Resolve: resolveFlags}

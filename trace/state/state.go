@@ -263,6 +263,30 @@ func (f *Follower[D, H]) Each(th uint32, fn func(fd int32, d *Desc[D])) {
 	f.Proc(th).tab.each(func(fd int32, s slot[D]) { fn(fd, s.d) })
 }
 
+// CloseAll closes every descriptor of every process and every MPI file
+// handle, as the end of the rank's processes does: OnRelease and
+// OnHandleClose see each once.
+func (f *Follower[D, H]) CloseAll() {
+	seen := map[*table[D]]bool{}
+	for _, p := range f.threads {
+		if seen[p.tab] {
+			continue
+		}
+		seen[p.tab] = true
+		var fds []int32
+		p.tab.each(func(fd int32, s slot[D]) { fds = append(fds, fd) })
+		for _, fd := range fds {
+			f.closeFD(p, fd)
+		}
+	}
+	for h, fh := range f.handles {
+		delete(f.handles, h)
+		if f.OnHandleClose != nil {
+			f.OnHandleClose(fh)
+		}
+	}
+}
+
 // Step is what one event worked on.
 type Step[D, H any] struct {
 	Proc *Proc[D]
