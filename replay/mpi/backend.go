@@ -17,6 +17,7 @@ import (
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/posix"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -105,34 +106,49 @@ func (b *Backend) Rank(rank uint32, ranks int) (replay.Executor, error) {
 	if !ok {
 		return nil, fmt.Errorf("rank %d does not run in process %d", rank, b.j.Rank)
 	}
-	return &exec{b: b, rank: rank, px: px, self: self, files: map[int32]*file{}, fds: map[int32]*file{},
-		cur: b.pat.Cursor(uint64(rank))}, nil
+	x := &exec{b: b, rank: rank, px: px, self: self, st: state.New[*file, *file](nil), cur: b.pat.Cursor(uint64(rank))}
+	x.st.OnRelease = func(d *state.Desc[*file]) {
+		if f := d.Aux; f != nil && !f.closed {
+			x.closeRC = C.MPI_File_close(&f.fh)
+			f.closed = true
+		}
+	}
+	x.st.OnHandleClose = func(h *state.Handle[*file]) {
+		if f := h.Aux; f != nil && !(x.ending && f.shared) {
+			x.closeRC = x.closeFile(f)
+		}
+	}
+	return x, nil
 }
 
 // file is an MPI file of a rank: a handle of the trace, or a POSIX
-// descriptor replayed through MPI-IO.
+// descriptor's open file description replayed through MPI-IO.
 type file struct {
 	fh     C.MPI_File
 	ghosts *ghostWorker // slots of this file's communicator without a rank here, driven by slot 0
 	gfile  int          // this file's number in the ghosts' table
 	name   string
-	refs   int   // descriptors (dup) that share it
-	pos    int64 // a POSIX descriptor's position
-	append bool
 	shared bool // opened on a communicator of several processes
+	closed bool // a POSIX description's last descriptor closed
 }
 
+// exec replays a rank. Its descriptors and MPI file handles are the
+// trace's, as trace/state follows them (one table per traced process,
+// descriptions shared by dup and fork): a description of a regular file
+// opened by the trace holds the MPI file that replays it; the others
+// belong to the POSIX executor px, which is given their calls.
 type exec struct {
-	b     *Backend
-	rank  uint32
-	px    replay.Executor
-	self  C.MPI_Comm
-	files map[int32]*file // MPI file handles of the trace
-	fds   map[int32]*file // POSIX descriptors replayed through MPI-IO
-	cur   replay.Cursor
-	wbuf  []byte
-	rbuf  []byte
-	seq   int
+	b       *Backend
+	rank    uint32
+	px      replay.Executor
+	self    C.MPI_Comm
+	st      *state.Follower[*file, *file]
+	closeRC C.int // of the close a release made in the last Apply
+	ending  bool  // Close runs: files opened with other processes stay open
+	cur     replay.Cursor
+	wbuf    []byte
+	rbuf    []byte
+	seq     int
 	// detail: the MPI library's error string of the last call, if it
 	// failed in MPI.
 	detail string
@@ -143,18 +159,8 @@ type exec struct {
 // collective: their ranks may have ended without closing them (a trace
 // cut short), and waiting for them would never end.
 func (x *exec) Close() error {
-	for h, f := range x.files {
-		if !f.shared {
-			x.closeFile(f)
-		}
-		delete(x.files, h)
-	}
-	for fd, f := range x.fds {
-		if f.refs--; f.refs <= 0 {
-			C.MPI_File_close(&f.fh)
-		}
-		delete(x.fds, fd)
-	}
+	x.ending = true
+	x.st.CloseAll()
 	return x.px.Close()
 }
 
@@ -197,32 +203,39 @@ func errnoOf(rc C.int) int64 {
 func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
 	e := c.Ev
 	x.detail = ""
-	if e.Op.Class() == trace.ClassMPIIO {
-		return x.mpiio(c)
+	x.closeRC = C.MPI_SUCCESS
+	st := x.st.Apply(e)
+	info := e.Op.Info()
+	if info.Class == trace.ClassMPIIO {
+		return x.mpiio(c, st.Handle)
 	}
-	switch e.Op {
-	case trace.OpOpen, trace.OpOpenat, trace.OpCreat, trace.OpFopen:
-		return x.open(c)
+	if info.FD == trace.FDOpen && info.Class == trace.ClassPOSIX {
+		return x.open(c, st.New)
 	}
-	f := x.fds[e.FD]
-	if f == nil {
+	d := st.Desc
+	if d == nil || d.Aux == nil {
 		return x.px.Do(c)
 	}
-	switch e.Op {
-	case trace.OpRead, trace.OpPread, trace.OpReadv, trace.OpPreadv, trace.OpPreadv2, trace.OpFread,
-		trace.OpWrite, trace.OpPwrite, trace.OpWritev, trace.OpPwritev, trace.OpPwritev2, trace.OpFwrite:
-		write := e.Op.Dir() == trace.DirWrite
-		explicit := e.Op.Info().Addr == trace.AddrExplicit
+	f := d.Aux
+	switch info.FD {
+	case trace.FDClose:
+		return x.callResult(x.closeRC)
+	case trace.FDDup:
+		return max(e.Ret, 0), replay.NotSkipped // the follower shares the description
+	}
+	switch {
+	case info.Dir == trace.DirRead || info.Dir == trace.DirWrite:
+		write := info.Dir == trace.DirWrite
 		off := e.Offset
 		switch {
-		case write && f.append:
+		case write && d.Append():
 			var size C.longlong
 			if rc := C.file_size(f.fh, &size); rc != C.MPI_SUCCESS {
 				return x.ret(rc), replay.NotSkipped
 			}
 			off = int64(size)
-		case !explicit && off < 0:
-			off = f.pos
+		case info.Addr != trace.AddrExplicit && off < 0:
+			off = max(d.Pos, 0)
 		}
 		op := C.int(C.RW_READ_AT)
 		if write {
@@ -232,61 +245,30 @@ func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
 		if rc != C.MPI_SUCCESS {
 			return x.ret(rc), replay.NotSkipped
 		}
-		if !explicit {
-			f.pos = off + n
-		}
 		return n, replay.NotSkipped
-	case trace.OpLseek, trace.OpFseek:
-		pos := e.Offset
-		switch e.Whence {
-		case 1:
-			pos += f.pos
-		case 2:
+	case info.Family == "seek":
+		// The follower keeps the position; a seek from the end asks MPI
+		// for the size.
+		if e.Whence == 2 {
 			var size C.longlong
 			if rc := C.file_size(f.fh, &size); rc != C.MPI_SUCCESS {
 				return x.ret(rc), replay.NotSkipped
 			}
-			pos += int64(size)
-		case 0:
-		default:
-			return -int64(unix.EINVAL), replay.NotSkipped
 		}
-		if pos < 0 {
-			return -int64(unix.EINVAL), replay.NotSkipped
+		if e.Op == trace.OpFseek || e.Ret < 0 {
+			return min(e.Ret, 0), replay.NotSkipped
 		}
-		f.pos = pos
-		if e.Op == trace.OpFseek {
-			return 0, replay.NotSkipped
-		}
-		return pos, replay.NotSkipped
-	case trace.OpFsync, trace.OpFdatasync:
+		return e.Ret, replay.NotSkipped
+	}
+	switch e.Op {
+	case trace.OpFsync, trace.OpFdatasync, trace.OpSyncfs:
 		return x.callResult(C.MPI_File_sync(f.fh))
-	case trace.OpFflush, trace.OpFstat:
+	case trace.OpFflush, trace.OpFstat, trace.OpFadvise, trace.OpMmap:
 		return 0, replay.NotSkipped
 	case trace.OpFtruncate:
 		return x.callResult(C.file_set_size(f.fh, C.longlong(max(e.Size, 0))))
-	case trace.OpClose, trace.OpFclose:
-		delete(x.fds, e.FD)
-		if f.refs--; f.refs > 0 {
-			return 0, replay.NotSkipped
-		}
-		return x.callResult(C.MPI_File_close(&f.fh))
-	case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl:
-		if e.Ret < 0 {
-			return e.Ret, replay.NotSkipped
-		}
-		nfd := int32(e.Ret)
-		if nfd == e.FD {
-			return e.Ret, replay.NotSkipped
-		}
-		if old := x.fds[nfd]; old != nil {
-			if old.refs--; old.refs <= 0 {
-				C.MPI_File_close(&old.fh)
-			}
-		}
-		f.refs++
-		x.fds[nfd] = f
-		return e.Ret, replay.NotSkipped
+	case trace.OpFallocate:
+		return x.callResult(C.file_preallocate(f.fh, C.longlong(max(e.Offset+e.Size, 0))))
 	}
 	return 0, replay.SkipUnsupported
 }
@@ -300,15 +282,15 @@ func (x *exec) callResult(rc C.int) (int64, replay.Skip) {
 
 // open replays a POSIX open of a regular file as MPI_File_open on
 // MPI_COMM_SELF; directories, failed originals and skipped paths go to the
-// POSIX backend.
-func (x *exec) open(c *replay.Call) (int64, replay.Skip) {
+// POSIX backend. d is the description the trace's open made.
+func (x *exec) open(c *replay.Call, d *state.Desc[*file]) (int64, replay.Skip) {
 	e := c.Ev
 	flags := e.Flags
 	if e.Op == trace.OpCreat {
 		flags = trace.OCreat | trace.OWronly | trace.OTrunc
 	}
 	const oDirectory, oPath = 0x10000, 0x200000
-	if c.PathSkip != replay.NotSkipped || c.Path == "" || e.Ret < 0 || flags&(oDirectory|oPath) != 0 {
+	if c.PathSkip != replay.NotSkipped || c.Path == "" || d == nil || flags&(oDirectory|oPath) != 0 {
 		return x.px.Do(c)
 	}
 	write := flags&trace.OAccMode != trace.ORdonly || flags&trace.OTrunc != 0
@@ -346,14 +328,8 @@ func (x *exec) open(c *replay.Call) (int64, replay.Skip) {
 			return x.ret(rc), replay.NotSkipped
 		}
 	}
-	tfd := int32(e.Ret)
-	if old := x.fds[tfd]; old != nil {
-		if old.refs--; old.refs <= 0 {
-			C.MPI_File_close(&old.fh)
-		}
-	}
-	x.fds[tfd] = &file{fh: fh, name: name, refs: 1, append: flags&trace.OAppend != 0}
-	return int64(tfd), replay.NotSkipped
+	d.Aux = &file{fh: fh, name: name}
+	return e.Ret, replay.NotSkipped
 }
 
 // rw makes one data call of n bytes.
@@ -416,12 +392,13 @@ var dataOps = map[trace.Op]C.int{
 	trace.OpMPIFileIread: C.RW_READ, trace.OpMPIFileIwrite: C.RW_WRITE,
 }
 
-// mpiio replays an MPI-IO call.
-func (x *exec) mpiio(c *replay.Call) (int64, replay.Skip) {
+// mpiio replays an MPI-IO call; h is its handle as the follower keeps
+// it.
+func (x *exec) mpiio(c *replay.Call, h *state.Handle[*file]) (int64, replay.Skip) {
 	e := c.Ev
 	switch e.Op {
 	case trace.OpMPIFileOpen:
-		return x.openFile(c)
+		return x.openFile(c, h)
 	case trace.OpMPIFileDelete:
 		if c.PathSkip != replay.NotSkipped {
 			return 0, c.PathSkip
@@ -433,18 +410,20 @@ func (x *exec) mpiio(c *replay.Call) (int64, replay.Skip) {
 		cname := C.CString(name)
 		defer C.free(unsafe.Pointer(cname))
 		return x.callResult(C.file_delete(cname, x.b.info))
+	case trace.OpMPIFileClose:
+		if h == nil || h.Aux == nil {
+			return 0, replay.SkipUnknownFD
+		}
+		return x.callResult(x.closeRC) // closed as the follower released it
 	}
-	f := x.files[e.FD]
-	if f == nil {
+	if h == nil || h.Aux == nil {
 		return 0, replay.SkipUnknownFD
 	}
+	f := h.Aux
 	if e.Op.Info().Collective && f.ghosts != nil {
 		f.ghosts.send(ghostOp{file: f.gfile, op: e.Op, off: e.Offset, size: e.Size, stride: e.Stride, whence: e.Whence})
 	}
 	switch e.Op {
-	case trace.OpMPIFileClose:
-		delete(x.files, e.FD)
-		return x.callResult(x.closeFile(f))
 	case trace.OpMPIFileSetView:
 		return x.callResult(C.file_set_view(f.fh, C.longlong(e.Offset), C.longlong(e.Size), C.longlong(e.Stride), x.b.info))
 	case trace.OpMPIFileSync:
@@ -472,15 +451,12 @@ func (x *exec) mpiio(c *replay.Call) (int64, replay.Skip) {
 }
 
 // openFile replays MPI_File_open: on the slot communicator of the ranks
-// that opened together, or on the rank's own MPI_COMM_SELF.
-func (x *exec) openFile(c *replay.Call) (int64, replay.Skip) {
+// that opened together, or on the rank's own MPI_COMM_SELF. h is the
+// handle the trace's open made (nil: it failed there).
+func (x *exec) openFile(c *replay.Call, h *state.Handle[*file]) (int64, replay.Skip) {
 	e := c.Ev
 	if c.PathSkip != replay.NotSkipped {
 		return 0, c.PathSkip
-	}
-	if old := x.files[e.FD]; old != nil {
-		x.closeFile(old)
-		delete(x.files, e.FD)
 	}
 	write := e.Flags&(trace.MPIModeWronly|trace.MPIModeRdwr|trace.MPIModeCreate) != 0
 	name, r, skip := x.b.px.Name(c.Path, write)
@@ -519,7 +495,11 @@ func (x *exec) openFile(c *replay.Call) (int64, replay.Skip) {
 		}
 		return x.ret(rc), replay.NotSkipped
 	}
-	x.files[e.FD] = f
+	if h == nil {
+		x.closeFile(f) // the trace's open failed: nothing will use it
+		return 0, replay.NotSkipped
+	}
+	h.Aux = f
 	return 0, replay.NotSkipped
 }
 
