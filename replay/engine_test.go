@@ -469,3 +469,53 @@ func TestManyRanks(t *testing.T) {
 		t.Fatalf("events %d, ranks %d, unmatched %d", res.Events, len(s.by), res.Unmatched)
 	}
 }
+
+// TestSharedPointers: the POSIX backend replays MPI_File_write_ordered and
+// MPI_File_write_shared where the shared file pointer puts them (the trace
+// records 0: where they land depends on the other ranks), not all at
+// offset 0: four ranks write 100 bytes ordered twice, then 10 bytes each
+// through the shared pointer, through a view that skips 50 bytes.
+func TestSharedPointers(t *testing.T) {
+	m := trace.NewMemTrace()
+	f := m.Paths.Intern("/s/shared.dat")
+	for r := uint32(0); r < 4; r++ {
+		start := int64(r) // rank 3 reaches the shared calls last
+		m.Add(
+			trace.Event{Rank: r, Op: trace.OpMPIFileOpen, FD: 1, Path: f, Flags: trace.MPIModeCreate | trace.MPIModeRdwr, Start: start},
+			trace.Event{Rank: r, Op: trace.OpMPIFileSetView, FD: 1, Offset: 50, Start: start + 10},
+			trace.Event{Rank: r, Op: trace.OpMPIFileWriteOrdered, FD: 1, Size: 100, Ret: 100, Start: 100 - start},
+			trace.Event{Rank: r, Op: trace.OpMPIFileWriteOrdered, FD: 1, Size: 100, Ret: 100, Start: 200 - start},
+			trace.Event{Rank: r, Op: trace.OpMPIBarrier, Start: 300},
+			trace.Event{Rank: r, Op: trace.OpMPIFileWriteShared, FD: 1, Size: 10, Ret: 10, Start: 400 + start},
+			trace.Event{Rank: r, Op: trace.OpMPIFileClose, FD: 1, Start: 500},
+		)
+	}
+	dir := t.TempDir()
+	be, err := posix.New(posix.Options{Target: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	res, s := run(t, m, replay.Options{Timing: replay.AFAP}, be)
+	if res.Failures() != 0 || res.Skipped() != 0 {
+		var b strings.Builder
+		res.WriteSummary(&b)
+		t.Fatalf("failures or skips:\n%s", b.String())
+	}
+	for r := uint32(0); r < 4; r++ {
+		var offs []int64
+		for _, e := range s.rank(r) {
+			if e.Op.Info().Addr == trace.AddrShared {
+				offs = append(offs, e.Offset)
+			}
+		}
+		want := []int64{int64(r) * 100, 400 + int64(r)*100, 800 + int64(r)*10}
+		if !slices.Equal(offs, want) {
+			t.Errorf("rank %d wrote at %v, want %v", r, offs, want)
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir+"/shared.dat", &st); err != nil || st.Size != 50+840 {
+		t.Fatalf("the shared file has %d bytes (%v), want 890", st.Size, err)
+	}
+}

@@ -35,6 +35,12 @@ type Plan struct {
 	// them while it ran): the prepare phase cannot make them.
 	Anomalies int
 
+	// shared holds, per rank (by its index in Ranks), the offset of each
+	// of its shared file pointer calls (MPI_File_*_shared and _ordered),
+	// in order: the trace records 0 for them (where such a call lands
+	// depends on the other ranks), the plan works it out over all ranks.
+	shared [][]int64
+
 	mapped map[trace.PathID]mapping
 	names  map[string]trace.PathID // trace path → one of its ids
 	mapper *Mapper
@@ -92,6 +98,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		return nil, err
 	}
 	defer m.close()
+	sp := newSharedPointers()
 	per := make([]rankPlan, len(p.Ranks))
 	for i, r := range p.Ranks {
 		per[i] = rankPlan{rc: RankCount{Rank: r, Ops: map[trace.Op]int64{}}, f: state.New[struct{}, struct{}](ns)}
@@ -139,8 +146,12 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 				}
 			}
 		}
-		rp.f.Apply(e)
+		st := rp.f.Apply(e)
+		if st.Handle != nil && cls == trace.ClassMPIIO {
+			sp.event(i, e, st.Handle)
+		}
 	}
+	p.shared = sp.offsets(len(p.Ranks))
 	for i := range per {
 		rc := &per[i].rc
 		for op, c := range per[i].counts {
@@ -401,4 +412,127 @@ func (p *Plan) Bytes() int64 {
 		n += f.Size
 	}
 	return n
+}
+
+// sharedPointers works out where the shared file pointer calls of every
+// rank land: MPI_File_write_shared and its kin at the shared pointer as
+// the ranks reach it (in the order the plan reads them), the ordered
+// calls of one collective in rank order from it, each moving it by what
+// it moved; MPI_File_set_view sets it to 0 and MPI_File_seek_shared where
+// it says. An ordered collective is placed when the pointer is next used
+// another way (every member has made its call by then) or at the end.
+type sharedPointers struct {
+	pos     map[spKey]int64
+	calls   []spCall            // every shared pointer call, in plan order
+	pending map[spKey][]spRound // ordered collectives not placed yet, in order
+	ordered map[spRound][]int   // the calls of each (indexes into calls)
+	rounds  map[spKeyRank]int   // ordered calls each rank made on each key so far
+	placed  map[spKey]int       // ordered collectives placed on each key
+}
+
+type spKey struct {
+	path trace.PathID
+	comm uint32
+}
+
+type spKeyRank struct {
+	k    spKey
+	rank int
+}
+
+type spRound struct {
+	k spKey
+	n int
+}
+
+type spCall struct {
+	rank int
+	off  int64
+	n    int64
+}
+
+func newSharedPointers() *sharedPointers {
+	return &sharedPointers{pos: map[spKey]int64{}, pending: map[spKey][]spRound{}, ordered: map[spRound][]int{},
+		rounds: map[spKeyRank]int{}, placed: map[spKey]int{}}
+}
+
+// event follows one MPI-IO call of the rank at index rank on handle h.
+func (sp *sharedPointers) event(rank int, e *trace.Event, h *state.Handle[struct{}]) {
+	k := spKey{h.Path, h.Comm}
+	info := e.Op.Info()
+	switch {
+	case e.Op == trace.OpMPIFileSetView && e.Ret >= 0:
+		sp.place(k)
+		sp.pos[k] = 0
+	case e.Op == trace.OpMPIFileSeekShared && e.Ret >= 0:
+		sp.place(k)
+		switch e.Whence {
+		case 0:
+			sp.pos[k] = max(e.Offset, 0)
+		case 1:
+			sp.pos[k] = max(sp.pos[k]+e.Offset, 0)
+		}
+	case info.Addr == trace.AddrShared:
+		n := max(e.Ret, 0)
+		if !info.Collective {
+			sp.place(k)
+			sp.calls = append(sp.calls, spCall{rank: rank, off: sp.pos[k], n: n})
+			sp.pos[k] += n
+			return
+		}
+		kr := spKeyRank{k, rank}
+		r := spRound{k, sp.rounds[kr]}
+		sp.rounds[kr]++
+		if _, ok := sp.ordered[r]; !ok && r.n >= sp.placed[k] {
+			sp.pending[k] = append(sp.pending[k], r)
+		}
+		sp.ordered[r] = append(sp.ordered[r], len(sp.calls))
+		sp.calls = append(sp.calls, spCall{rank: rank, n: n, off: -1})
+	}
+}
+
+// place gives the ordered collectives pending on k their offsets: each
+// from where the pointer is, its calls in rank order.
+func (sp *sharedPointers) place(k spKey) {
+	for _, r := range sp.pending[k] {
+		idx := sp.ordered[r]
+		slices.SortFunc(idx, func(a, b int) int { return sp.calls[a].rank - sp.calls[b].rank })
+		pos := sp.pos[k]
+		for _, i := range idx {
+			sp.calls[i].off = pos
+			pos += sp.calls[i].n
+		}
+		sp.pos[k] = pos
+		delete(sp.ordered, r)
+		sp.placed[k] = r.n + 1
+	}
+	delete(sp.pending, k)
+}
+
+// offsets returns each rank's offsets in the order of its calls.
+func (sp *sharedPointers) offsets(ranks int) [][]int64 {
+	if len(sp.calls) == 0 {
+		return nil
+	}
+	for k := range sp.pending {
+		sp.place(k)
+	}
+	out := make([][]int64, ranks)
+	for _, c := range sp.calls {
+		out[c.rank] = append(out[c.rank], max(c.off, 0))
+	}
+	return out
+}
+
+// sharedOffset returns where the next shared file pointer call of rank
+// lands, and whether the plan knows (a script's time-driven loop can make
+// more calls than the plan's nominal run).
+func (p *Plan) sharedOffset(rank uint32, next *int) (int64, bool) {
+	i, ok := slices.BinarySearch(p.Ranks, rank)
+	if !ok || i >= len(p.shared) || *next >= len(p.shared[i]) {
+		return 0, false
+	}
+	off := p.shared[i][*next]
+	*next++
+	return off, true
 }

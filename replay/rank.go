@@ -31,14 +31,15 @@ type runner struct {
 	prefetch bool       // a reader goroutine reads ahead
 	readN    int        // events read at a time (inline)
 
-	handles  map[int32]uint32 // MPI file handle → communicator
-	reqs     []comm.Request   // outstanding non-blocking calls, oldest first
-	call     Call
-	pathMap  map[trace.PathID]*pathSlot // the paths of this rank so far
-	lastID   trace.PathID               // the path of the previous lookup
-	lastSlot *pathSlot
-	seq      uint64
-	events   int64 // events of this rank handled so far
+	handles    map[int32]uint32 // MPI file handle → communicator
+	reqs       []comm.Request   // outstanding non-blocking calls, oldest first
+	sharedNext int              // the rank's shared file pointer calls so far
+	call       Call
+	pathMap    map[trace.PathID]*pathSlot // the paths of this rank so far
+	lastID     trace.PathID               // the path of the previous lookup
+	lastSlot   *pathSlot
+	seq        uint64
+	events     int64 // events of this rank handled so far
 
 	// timing state
 	first       int64 // recorded start of the rank's first call
@@ -367,6 +368,12 @@ func (rn *runner) exec(e *trace.Event) (int64, Skip, error) {
 				if skip, err := rn.commErr(e, err); err != nil || skip != NotSkipped {
 					return 0, skip, err
 				}
+			}
+		}
+		if e.Op.Info().Addr == trace.AddrShared && e.Offset == 0 {
+			// Where the shared file pointer is: the plan worked it out.
+			if off, ok := rn.rp.plan.sharedOffset(rn.rank, &rn.sharedNext); ok {
+				e.Offset = off
 			}
 		}
 		switch e.Op {
