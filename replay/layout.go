@@ -81,22 +81,6 @@ func closeSource(src trace.Source) {
 	}
 }
 
-func isOpen(op trace.Op) bool {
-	switch op {
-	case trace.OpOpen, trace.OpOpenat, trace.OpOpenat2, trace.OpCreat, trace.OpFopen:
-		return true
-	}
-	return false
-}
-
-func isDup(op trace.Op) bool {
-	switch op {
-	case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl:
-		return true
-	}
-	return false
-}
-
 var digitRun = regexp.MustCompile(`[0-9]+`)
 
 // sharedName returns path with the last run of digits whose value is rank

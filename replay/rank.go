@@ -64,7 +64,7 @@ var needsPath = func() (t [1024]bool) {
 		case trace.ClassMeta:
 			t[op] = true
 		case trace.ClassPOSIX:
-			t[op] = isOpen(op)
+			t[op] = op.Info().FD == trace.FDOpen
 		}
 	}
 	t[trace.OpMPIFileOpen], t[trace.OpMPIFileDelete] = true, true
