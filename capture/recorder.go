@@ -15,6 +15,7 @@ import (
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // Recorder records the calls a Go program makes through it: file opens,
@@ -40,6 +41,7 @@ type Recorder struct {
 	buf    []trace.Event
 	err    error
 	closed bool
+	st     *state.Follower[struct{}, struct{}] // the descriptors, as the events say: positions
 
 	stop chan struct{}
 	done chan struct{}
@@ -87,7 +89,7 @@ func NewRecorder(sink trace.Sink, rank uint32) *Recorder {
 
 func newRecorder(sink trace.Sink, rank uint32, base time.Time) *Recorder {
 	return &Recorder{
-		sink: sink, rank: rank, base: base,
+		sink: sink, rank: rank, base: base, st: state.New[struct{}, struct{}](nil),
 		buf:  make([]trace.Event, 0, trace.BatchSize),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
@@ -121,6 +123,7 @@ func (r *Recorder) record(ev trace.Event, start, end int64) {
 	if r.closed {
 		return
 	}
+	r.st.Apply(&ev)
 	r.buf = append(r.buf, ev)
 	if len(r.buf) >= trace.BatchSize {
 		r.writeLocked()
@@ -144,6 +147,17 @@ func (r *Recorder) intern(name string) trace.PathID {
 		name = abs
 	}
 	return r.sink.Intern(name)
+}
+
+// position returns the file position of descriptor fd as the recorded
+// events leave it.
+func (r *Recorder) position(fd int32) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d := r.st.Lookup(0, fd); d != nil && d.Pos >= 0 {
+		return d.Pos
+	}
+	return 0
 }
 
 // Flush writes the events recorded so far (and, for a trace file, makes
@@ -242,12 +256,20 @@ func (r *Recorder) OpenFile(name string, flag int, perm os.FileMode) (*File, err
 // program opened itself (its open is not recorded). Offsets start at f's
 // current position; writes to a file opened with O_APPEND are recorded at
 // the end of the file, where they land.
+//
+// The trace gets an inherit event for it: the descriptor, its file and
+// position, as a capture records a descriptor a program had before it
+// was seen.
 func (r *Recorder) Wrap(f *os.File) *File {
 	wf := &File{r: r, f: f, path: r.intern(f.Name()), fd: int32(f.Fd())}
+	ev := trace.Event{Op: trace.OpInherit, FD: wf.fd, Ret: int64(wf.fd), Path: wf.path}
 	if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
-		wf.pos = pos
+		ev.Offset = pos
 	}
-	wf.appending = appendMode(f)
+	if wf.appending = appendMode(f); wf.appending {
+		ev.Flags = trace.OAppend
+	}
+	r.add(ev, r.now())
 	return wf
 }
 
@@ -319,8 +341,7 @@ type File struct {
 	fd        int32
 	appending bool
 
-	mu  sync.Mutex // guards pos
-	pos int64      // file position, as the recorded offsets need it
+	mu sync.Mutex // orders the calls at the file position, whose offsets the recorder follows
 }
 
 // File returns the underlying os.File. Calls made on it directly are not
@@ -351,10 +372,9 @@ func (f *File) Read(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ev := f.event(trace.OpRead)
-	ev.Offset, ev.Size = f.pos, int64(len(p))
+	ev.Offset, ev.Size = f.r.position(f.fd), int64(len(p))
 	start := f.r.now()
 	n, err := f.f.Read(p)
-	f.pos += int64(n)
 	result(&ev, n, err)
 	f.r.add(ev, start)
 	return n, err
@@ -366,18 +386,15 @@ func (f *File) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ev := f.event(trace.OpWrite)
-	ev.Offset, ev.Size = f.pos, int64(len(p))
+	ev.Offset, ev.Size = f.r.position(f.fd), int64(len(p))
 	start := f.r.now()
 	n, err := f.f.Write(p)
 	end := f.r.now()
 	if f.appending {
 		// The data went to the end of the file, wherever that was.
 		if pos, serr := f.f.Seek(0, io.SeekCurrent); serr == nil {
-			f.pos = pos
 			ev.Offset = pos - int64(n)
 		}
-	} else {
-		f.pos += int64(n)
 	}
 	result(&ev, n, err)
 	f.r.record(ev, start, end)
@@ -424,7 +441,7 @@ func (f *File) Seek(offset int64, whence int) (int64, error) {
 	if err != nil {
 		ev.Ret = errnoRet(err)
 	} else {
-		ev.Ret, f.pos = pos, pos
+		ev.Ret = pos
 	}
 	f.r.add(ev, start)
 	return pos, err

@@ -156,7 +156,8 @@ func TestRecorderAppendAndMeta(t *testing.T) {
 }
 
 // TestRecorderWrap: a file the program opened itself is recorded from
-// its current position on, O_APPEND included.
+// its current position on, O_APPEND included, with an inherit event that
+// says where it stood.
 func TestRecorderWrap(t *testing.T) {
 	dir := t.TempDir()
 	sink := trace.NewSliceSink()
@@ -168,6 +169,7 @@ func TestRecorderWrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	osf.Seek(25, io.SeekStart)
+	ofd := int64(osf.Fd())
 	f := rec.Wrap(osf)
 	f.Write([]byte("abc"))
 	f.Read(make([]byte, 5))
@@ -176,17 +178,23 @@ func TestRecorderWrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	afd := int64(app.Fd())
 	fa := rec.Wrap(app)
 	fa.Write([]byte("zz"))
 	fa.Close()
 	rec.Close()
 	checkEvents(t, sink.Events, []evWant{
+		{trace.OpInherit, 25, 0, ofd},
 		{trace.OpWrite, 25, 3, 3},
 		{trace.OpRead, 28, 5, 5},
 		{trace.OpClose, 0, 0, 0},
+		{trace.OpInherit, 0, 0, afd},
 		{trace.OpWrite, 40, 2, 2},
 		{trace.OpClose, 0, 0, 0},
 	})
+	if sink.Events[4].Flags&trace.OAppend == 0 {
+		t.Errorf("the inherit event of a file opened with O_APPEND says flags %#x", sink.Events[4].Flags)
+	}
 	if p := sink.Paths.Lookup(sink.Events[0].Path); p != name {
 		t.Errorf("path %q, want %q", p, name)
 	}
