@@ -123,6 +123,10 @@ func applyNS[D, H any](ns *Namespace, e *trace.Event, info *trace.OpInfo, st *St
 	case trace.DirRead:
 		f.read(e.Offset, e.Ret, e.Size, initial)
 	case trace.DirWrite:
+		if st.Desc != nil && st.Desc.Append() && info.Addr == trace.AddrIndividual {
+			// An append lands at the end of the file: it was that long.
+			f.sawSize(e.Offset, initial)
+		}
 		f.write(e.Offset, e.Ret)
 	case trace.DirCopy:
 		f.read(e.Offset, e.Ret, e.Size, initial)

@@ -232,9 +232,17 @@ func (ns *Namespace) present(n *Node, kind Kind) {
 	if n.File == nil {
 		n.File = newFile()
 	}
-	if p := n.parent; p != nil && p.State != Present {
+	ns.parentPresent(n)
+}
+
+// parentPresent notes that n's directory exists and is a directory.
+func (ns *Namespace) parentPresent(n *Node) {
+	p := n.parent
+	switch {
+	case p == nil:
+	case p.State != Present:
 		ns.present(p, KindDir)
-	} else if p != nil && p.Kind == KindUnknown {
+	case p.Kind != KindDir && p.Kind != KindSymlink:
 		p.Kind = KindDir
 	}
 }
@@ -252,9 +260,7 @@ func (ns *Namespace) maybe(n *Node, kind Kind) {
 	if n.File == nil {
 		n.File = newFile()
 	}
-	if p := n.parent; p != nil && p.State != Present {
-		ns.present(p, KindDir)
-	}
+	ns.parentPresent(n)
 }
 
 // absent notes that a call did not find n.
@@ -279,9 +285,7 @@ func (ns *Namespace) make(n *Node, kind Kind) {
 	n.Appeared, n.Initial, n.Maybe = false, false, false
 	n.File = newFile()
 	n.File.Exact, n.File.keep = true, 0
-	if p := n.parent; p != nil && p.State != Present {
-		ns.present(p, KindDir)
-	}
+	ns.parentPresent(n)
 }
 
 // walkChild returns a fresh node in the place of n (which was detached).
@@ -349,9 +353,7 @@ func (ns *Namespace) rename(a, b *Node, exchange bool) {
 	a.parent, a.name = b.parent, b.name
 	b.parent.kids[b.name] = a
 	a.Made = true
-	if p := a.parent; p.State != Present {
-		ns.present(p, KindDir)
-	}
+	ns.parentPresent(a)
 	ns.invalidate()
 }
 

@@ -178,8 +178,9 @@ func TestLearntDescriptors(t *testing.T) {
 				t.Errorf("/w/in needs %d (exact %v), want 20 exactly", e.Need, e.Exact)
 			}
 		case "/w/out":
-			if e.Need != 0 {
-				t.Errorf("/w/out needs %d", e.Need)
+			// Appended to at 100: it had 100 bytes.
+			if e.Need != 100 || !e.Exact {
+				t.Errorf("/w/out needs %d (exact %v), want 100", e.Need, e.Exact)
 			}
 		}
 	}
@@ -338,5 +339,28 @@ func TestHostileNumbers(t *testing.T) {
 		{Op: trace.OpExec, Thread: 5},
 	} {
 		f.Apply(&e)
+	}
+}
+
+// TestNamespaceAppendsAndDirectories: a shell's `echo more >> log` in a
+// directory it looked at first: the directory is one (not a file to
+// prepare), and the append says how long the log was.
+func TestNamespaceAppendsAndDirectories(t *testing.T) {
+	b := newBuilder()
+	b.add(trace.Event{Op: trace.OpStat, Path: b.p("/x/w")})
+	b.add(trace.Event{Op: trace.OpOpenat, Path: b.p("/x/w/log"), Flags: trace.OWronly | trace.OCreat | trace.OAppend, Ret: 3})
+	b.add(trace.Event{Op: trace.OpWrite, FD: 3, Offset: 6, Size: 5, Ret: 5})
+	b.add(trace.Event{Op: trace.OpWrite, FD: 3, Offset: 11, Size: 5, Ret: 5})
+	_, ns, _ := b.follow(t)
+	if got := entries(ns.Before()); got != "/x/, /x/w/, /x/w/log 0" {
+		t.Errorf("before: %s", got)
+	}
+	for _, e := range ns.Before() {
+		if e.Path == "/x/w/log" && (e.Need != 6 || !e.Exact) {
+			t.Errorf("the log needs %d bytes (exact %v), want 6", e.Need, e.Exact)
+		}
+	}
+	if got := entries(ns.End()); got != "/x/w/log 16" {
+		t.Errorf("end: %s", got)
 	}
 }
