@@ -45,8 +45,11 @@ recording is judged by four oracles:
   family with ` + "`trace.ParseOp`" + `. A call counts when a file it names is DIR or
   under it; failed calls count too; bytes are the results of data calls. The
   capture's side is ` + "`iotrace stats --detail --format json`" + ` of the trace
-  (POSIX and metadata rows; a row "X (in MPI-IO)" counts as X). The reason
-  of a ✗ lists the families that differ as *capture≠strace*.
+  (POSIX and metadata rows; a row "X (in MPI-IO)" counts as X). The
+  comparison holds only if the program did the same work in both runs, so
+  (a) also requires DIR to end with the same names, types and sizes as in
+  the strace run. The reason of a ✗ lists the families that differ as
+  *capture≠strace* (for ptrace, with the calls that differ in brackets).
 - **(b) end state**: DIR is snapshotted (path → type, size, content hash)
   after the inputs are made and after the program ran. The trace is replayed
   with ` + "`ioreplay --timing afap --target EMPTY --summary S.json`" + `; DIR's files land
@@ -71,6 +74,7 @@ recording is judged by four oracles:
 **What (a) leaves out, per mode.** ptrace sees system calls, so every family
 is compared. preload sees the calls a program makes into the C library, not
 the system calls the library makes for itself:
+
 `)
 	for _, mode := range modes {
 		var fams []string
