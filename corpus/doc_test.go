@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -179,8 +180,8 @@ recording's (all ranks).
 	}
 
 	w("\n## Versions\n\nRun on %s", time.Now().UTC().Format("2006-01-02"))
-	if rev := gitRev(); rev != "" {
-		w(" with iotrace at %s", rev)
+	if rev := gitRev(); rev != "" && *binsDir == "" {
+		w(" with iotrace at %s (the last commit outside the corpus)", rev)
 	}
 	w(", %s, %s.\n\n| package | version |\n|---|---|\n", runtime.Version(), osRelease())
 	pkgs := map[string]bool{"strace": true}
@@ -213,14 +214,24 @@ func pkgVersion(p string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// gitRev is the last commit of the code under test: the checkout's last
+// commit outside the corpus, its page and CI, with "-dirty" when that code has
+// changes not committed.
 func gitRev() string {
-	cmd := exec.Command("git", "describe", "--always", "--dirty")
+	paths := []string{"--", ".", ":(exclude)corpus", ":(exclude)docs/CORPUS.md", ":(exclude).ci"}
+	cmd := exec.Command("git", append([]string{"log", "-1", "--format=%h"}, paths...)...)
 	cmd.Dir = ".."
 	out, err := cmd.Output()
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	rev := strings.TrimSpace(string(out))
+	cmd = exec.Command("git", append([]string{"status", "--porcelain", "--untracked-files=no"}, paths...)...)
+	cmd.Dir = ".."
+	if st, err := cmd.Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		rev += "-dirty"
+	}
+	return rev
 }
 
 func osRelease() string {
