@@ -1,0 +1,509 @@
+package corpus
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// A Case is one real program doing real work in a fresh directory DIR.
+type Case struct {
+	Name string
+	What string // what it does, one line for docs/CORPUS.md
+	// Pkgs are the Debian packages of the programs it runs: docs/CORPUS.md
+	// gives their versions.
+	Pkgs  []string
+	Needs []Need
+	// Ranks > 0: the program runs under mpirun -np Ranks --oversubscribe,
+	// and so do strace and iotrace record (one per rank).
+	Ranks int
+	// Prepare makes what the case needs outside DIR (programs compiled by
+	// the harness, scripts, job files) in c.Prog; it runs once.
+	Prepare func(c *caseDirs) error
+	// Inputs creates the program's input files in dir, once; every run
+	// gets its own copy, with every mtime set to the same instant.
+	Inputs func(c *caseDirs, dir string) error
+	// Argv is the command, run with DIR as its working directory.
+	Argv func(c *caseDirs) []string
+	Env  []string
+	// Note says what of the program is not deterministic and what the
+	// oracles compare instead; Slack lets the counts of these op families
+	// differ by up to so many calls in oracle (a), because two runs of the
+	// program do (Note says why).
+	Note  string
+	Slack map[string]int64
+}
+
+// Need is something a case cannot run without, and the Debian package
+// that has it.
+type Need struct {
+	Prog  string       // looked up in PATH (or an absolute path)
+	Pkg   string       // the Debian package(s) to install
+	Check func() error // instead of Prog: a check of its own
+	Desc  string       // what Check checks, for the message
+}
+
+// caseDirs are a case's directories: Root holds everything; Dir is DIR,
+// the program's working directory (Root/work); Prog holds what Prepare
+// made; Tmp is the runs' TMPDIR and Home their HOME, both outside DIR.
+type caseDirs struct {
+	Root, Dir, Prog, Tmp, Home, Inputs string
+}
+
+const python = "/usr/bin/python3"
+
+var (
+	needStrace = Need{Prog: "strace", Pkg: "strace"}
+	// iotrace record --preload builds its shim with cc on first use, and
+	// its MPI part with mpicc.
+	needCC     = Need{Prog: "cc", Pkg: "gcc libc6-dev"}
+	needMPI    = Need{Prog: "mpirun", Pkg: "openmpi-bin"}
+	needMPICC  = Need{Prog: "mpicc", Pkg: "libopenmpi-dev"}
+	needGCC    = Need{Prog: "gcc", Pkg: "gcc libc6-dev"}
+	needPython = Need{Prog: python, Pkg: "python3"}
+)
+
+// cases is the corpus, in the order of docs/CORPUS.md.
+var cases = []*Case{
+	{
+		Name: "tar-czf",
+		What: "`tar czf archive.tgz src`: tar reads a tree of 11 files in 6 directories and forks gzip, which writes the archive through its standard output",
+		Pkgs: []string{"tar", "gzip"}, Needs: []Need{{Prog: "tar", Pkg: "tar"}, {Prog: "gzip", Pkg: "gzip"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 1) },
+		Argv:   func(c *caseDirs) []string { return []string{"tar", "czf", "archive.tgz", "src"} },
+	},
+	{
+		Name: "tar-xzf",
+		What: "`tar xzf archive.tgz`: tar forks gzip -d, reads the decompressed stream from it and creates the tree",
+		Pkgs: []string{"tar", "gzip"}, Needs: []Need{{Prog: "tar", Pkg: "tar"}, {Prog: "gzip", Pkg: "gzip"}},
+		Prepare: func(c *caseDirs) error {
+			// The archive is made once, by tar itself, from the same tree.
+			src := filepath.Join(c.Prog, "tree")
+			if err := makeTree(filepath.Join(src, "src"), 1); err != nil {
+				return err
+			}
+			if err := fixTimes(src); err != nil {
+				return err
+			}
+			return runQuiet(src, "tar", "czf", filepath.Join(c.Prog, "archive.tgz"), "src")
+		},
+		Inputs: func(c *caseDirs, dir string) error {
+			return copyFile(filepath.Join(c.Prog, "archive.tgz"), filepath.Join(dir, "archive.tgz"))
+		},
+		Argv: func(c *caseDirs) []string { return []string{"tar", "xzf", "archive.tgz"} },
+	},
+	{
+		Name: "sqlite3",
+		What: "`sqlite3 db.sqlite SQL`: creates a table and inserts 200 rows, one transaction each (rollback journal created, synced and deleted 200 times)",
+		Pkgs: []string{"sqlite3"}, Needs: []Need{{Prog: "sqlite3", Pkg: "sqlite3"}},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv: func(c *caseDirs) []string {
+			var sql strings.Builder
+			sql.WriteString("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);\n")
+			for i := 0; i < 200; i++ {
+				fmt.Fprintf(&sql, "INSERT INTO t(name, v) VALUES('row-%03d', %d.5);\n", i, i)
+			}
+			return []string{"sqlite3", "db.sqlite", sql.String()}
+		},
+	},
+	{
+		Name: "git",
+		What: "`git init`, `git add -A`, `git commit` of a tree of 12 files (author, committer and dates fixed, so object names are stable)",
+		Pkgs: []string{"git", "dash"}, Needs: []Need{{Prog: "git", Pkg: "git"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			if err := makeTree(filepath.Join(dir, "src"), 2); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "README"), text(3, 1500), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "git init -q && git add -A && git commit -q -m initial"}
+		},
+		Env: []string{
+			"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
+			"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
+			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		},
+		Note: "deterministic once the dates are fixed: the same objects, index and refs in every run",
+	},
+	{
+		Name: "cp-r",
+		What: "`cp -r src copy`: coreutils cp copies a tree (copy_file_range for the data)",
+		Pkgs: []string{"coreutils"}, Needs: []Need{{Prog: "cp", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 3) },
+		Argv:   func(c *caseDirs) []string { return []string{"cp", "-r", "src", "copy"} },
+	},
+	{
+		Name: "sort",
+		What: "`sort -o sorted.txt big.txt`: sorts a 12 MiB text file of 400,000 lines into another file",
+		Pkgs: []string{"coreutils"}, Needs: []Need{{Prog: "sort", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "big.txt"), lines(4, 400_000), 0o644)
+		},
+		Argv: func(c *caseDirs) []string { return []string{"sort", "-o", "sorted.txt", "big.txt"} },
+	},
+	{
+		Name: "rsync",
+		What: "`rsync -a src/ mirror/`: rsync's sender, generator and receiver processes copy a tree through temporary files renamed into place",
+		Pkgs: []string{"rsync"}, Needs: []Need{{Prog: "rsync", Pkg: "rsync"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 5) },
+		Argv:   func(c *caseDirs) []string { return []string{"rsync", "-a", "src/", "mirror/"} },
+		Note:   "the receiver's temporary names (.name.XXXXXX) differ from run to run; and depending on how its processes interleave, the receiver sometimes opens DIR once more (openat of DIR relative to its parent, O_PATH) and closes it: (a) lets open and close differ by 1",
+		Slack:  map[string]int64{"open": 1, "close": 1},
+	},
+	{
+		Name: "gzip",
+		What: "`gzip big.txt`: compresses a 3 MiB file into big.txt.gz and removes big.txt",
+		Pkgs: []string{"gzip"}, Needs: []Need{{Prog: "gzip", Pkg: "gzip"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "big.txt"), lines(6, 100_000), 0o644)
+		},
+		Argv: func(c *caseDirs) []string { return []string{"gzip", "big.txt"} },
+	},
+	{
+		Name: "gunzip",
+		What: "`gunzip data.txt.gz`: decompresses a 3 MiB file and removes the .gz",
+		Pkgs: []string{"gzip"}, Needs: []Need{{Prog: "gunzip", Pkg: "gzip"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			zw.Name = "data.txt"
+			zw.Write(lines(7, 100_000))
+			zw.Close()
+			return os.WriteFile(filepath.Join(dir, "data.txt.gz"), b.Bytes(), 0o644)
+		},
+		Argv: func(c *caseDirs) []string { return []string{"gunzip", "data.txt.gz"} },
+	},
+	{
+		Name: "dd",
+		What: "`dd if=in.bin of=out.bin bs=64k count=20 conv=fsync`: 20 reads and writes of 64 KiB, then fsync",
+		Pkgs: []string{"coreutils"}, Needs: []Need{{Prog: "dd", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "in.bin"), noise(8, 2<<20), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"dd", "if=in.bin", "of=out.bin", "bs=64k", "count=20", "conv=fsync", "status=none"}
+		},
+	},
+	{
+		Name: "make",
+		What: "`make`: builds a C project of 3 sources and a header with gcc (cc1, as, collect2, ld as child processes)",
+		Pkgs: []string{"make", "gcc", "binutils"}, Needs: []Need{{Prog: "make", Pkg: "make"}, needGCC},
+		Inputs: func(c *caseDirs, dir string) error { return writeFiles(dir, cProject) },
+		Argv:   func(c *caseDirs) []string { return []string{"make", "-s"} },
+	},
+	{
+		Name: "python3",
+		What: "system python3: writes files, mkdir d, writes d/f, renames d to e, reads e/f, appends to a file, pwrite/fsync/ftruncate, lists a directory, removes a file",
+		Pkgs: []string{"python3"}, Needs: []Need{needPython},
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "fileops.py"), []byte(pyFileOps), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error {
+			return writeFiles(dir, map[string]string{
+				"log.txt": string(text(9, 3000)),
+				"old.txt": "to be removed\n",
+			})
+		},
+		Argv: func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "fileops.py")} },
+	},
+	{
+		Name: "sh-redirect",
+		What: "`sh -c 'exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3; cat a.txt b.txt > c.txt'`: dash redirections in a forked subshell, then cat",
+		Pkgs: []string{"dash", "coreutils"}, Needs: []Need{{Prog: "sh", Pkg: "dash"}, {Prog: "cat", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3; cat a.txt b.txt > c.txt"}
+		},
+	},
+	{
+		Name: "threads-append",
+		What: "a C program (compiled by the harness, gcc -pthread) opens log.txt with O_APPEND, dup()s the descriptor, and two threads write 100 lines each, one through each descriptor",
+		Pkgs: []string{"gcc"}, Needs: []Need{needGCC},
+		Prepare: func(c *caseDirs) error {
+			src := filepath.Join(c.Prog, "tappend.c")
+			if err := os.WriteFile(src, []byte(cThreads), 0o644); err != nil {
+				return err
+			}
+			return runQuiet(c.Prog, "gcc", "-O2", "-pthread", "-o", "tappend", "tappend.c")
+		},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "log.txt"), []byte("first line, there before\n"), 0o644)
+		},
+		Argv: func(c *caseDirs) []string { return []string{filepath.Join(c.Prog, "tappend"), "log.txt"} },
+		Note: "the threads' writes interleave differently in each run; their number and sizes do not change",
+	},
+	{
+		Name:  "h5py-mpi",
+		What:  "`mpirun -np 2 python3 h5write.py`: h5py with its MPI driver (driver='mpio') creates an HDF5 file and both ranks write a dataset collectively",
+		Pkgs:  []string{"python3-h5py-mpi", "python3-mpi4py", "libhdf5-openmpi-103-1", "openmpi-bin"},
+		Needs: []Need{needPython, needMPI, needMPICC, {Pkg: "python3-h5py-mpi python3-mpi4py", Desc: "h5py's MPI build (h5py._debian_h5py_mpi) and mpi4py", Check: checkH5pyMPI}},
+		Ranks: 2,
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "h5write.py"), []byte(pyH5), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "h5write.py")} },
+	},
+	{
+		Name:  "ncmpigen",
+		What:  "`mpirun -np 2 ncmpigen -v 2 -o out.nc demo.cdl`: PnetCDF writes a netCDF file from a CDL description through MPI-IO",
+		Pkgs:  []string{"pnetcdf-bin", "openmpi-bin"},
+		Needs: []Need{{Prog: "ncmpigen", Pkg: "pnetcdf-bin"}, needMPI, needMPICC},
+		Ranks: 2,
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "demo.cdl"), []byte(cdl), 0o644)
+		},
+		Argv: func(c *caseDirs) []string { return []string{"ncmpigen", "-v", "2", "-o", "out.nc", "demo.cdl"} },
+	},
+	{
+		Name: "fio",
+		What: "`fio job.fio`: one job writes 4 MiB in 64 KiB blocks with the sync engine (fsync on close), a second reads them back at random with psync",
+		Pkgs: []string{"fio"}, Needs: []Need{{Prog: "fio", Pkg: "fio"}},
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "job.fio"), []byte(fioJob), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv: func(c *caseDirs) []string {
+			return []string{"fio", "--output=" + filepath.Join(c.Tmp, "fio.out"), filepath.Join(c.Prog, "job.fio")}
+		},
+		Note: "the random offsets come from fio's fixed seed (randrepeat=1): the same in every run",
+	},
+}
+
+// checkH5pyMPI: Debian's h5py picks its MPI build under mpirun (it looks
+// at OMPI_COMM_WORLD_SIZE); the module is h5py._debian_h5py_mpi.
+func checkH5pyMPI() error {
+	out, err := exec.Command(python, "-c", "import h5py._debian_h5py_mpi, mpi4py").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, lastLine(string(out)))
+	}
+	return nil
+}
+
+const pyFileOps = `import os
+# New files, written in several calls.
+with open("a.txt", "w") as f:
+    for i in range(50):
+        f.write("line %d of a.txt\n" % i)
+        f.flush()
+with open("b.bin", "wb", buffering=0) as f:
+    f.write(b"x" * 100000)
+# A directory with a file, renamed, and the file read back.
+os.mkdir("d")
+with open("d/f", "wb", buffering=0) as f:
+    f.write(b"payload " * 512)
+os.rename("d", "e")
+with open("e/f", "rb", buffering=0) as f:
+    while f.read(1000):
+        pass
+# Appending to a file that was there before.
+with open("log.txt", "a") as f:
+    f.write("appended by python\n")
+# Positioned writes, sync, truncation.
+fd = os.open("c.dat", os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, b"z" * 8192, 0)
+os.pwrite(fd, b"y" * 4096, 16384)
+os.fsync(fd)
+os.ftruncate(fd, 12288)
+os.lseek(fd, 0, os.SEEK_SET)
+os.read(fd, 4096)
+os.close(fd)
+os.stat("c.dat")
+sorted(os.listdir("."))
+os.remove("old.txt")
+`
+
+const pyH5 = `from mpi4py import MPI
+import h5py
+import numpy as np
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+n = 32768
+with h5py.File("out.h5", "w", driver="mpio", comm=comm) as f:
+    d = f.create_dataset("x", (size * n,), dtype="f8")
+    with d.collective:
+        d[rank * n:(rank + 1) * n] = np.arange(n, dtype="f8") + rank
+    f.attrs["ranks"] = size
+`
+
+const cdl = `netcdf demo {
+dimensions:
+	x = 64 ;
+	y = 32 ;
+	t = UNLIMITED ;
+variables:
+	double temp(x, y) ;
+		temp:units = "K" ;
+	int step(t) ;
+	float grid(y) ;
+data:
+ step = 1, 2, 3, 4 ;
+ grid = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+  16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31 ;
+}
+`
+
+const fioJob = `[global]
+directory=.
+filename=fio.dat
+size=4m
+bs=64k
+randrepeat=1
+[write-sync]
+ioengine=sync
+rw=write
+fsync_on_close=1
+[read-psync]
+stonewall
+ioengine=psync
+rw=randread
+`
+
+const cThreads = `#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct arg { int fd; const char *who; };
+
+static void *writer(void *p) {
+	struct arg *a = p;
+	char line[64];
+	for (int i = 0; i < 100; i++) {
+		int n = snprintf(line, sizeof line, "%s line %03d\n", a->who, i);
+		if (write(a->fd, line, n) != n) return (void *)1;
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv) {
+	int fd = open(argc > 1 ? argv[1] : "log.txt", O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (fd < 0) { perror("open"); return 1; }
+	int fd2 = dup(fd);
+	if (fd2 < 0) { perror("dup"); return 1; }
+	struct arg a = {fd, "thread-a"}, b = {fd2, "thread-b"};
+	pthread_t ta, tb;
+	pthread_create(&ta, NULL, writer, &a);
+	pthread_create(&tb, NULL, writer, &b);
+	void *ra, *rb;
+	pthread_join(ta, &ra);
+	pthread_join(tb, &rb);
+	if (close(fd2) || close(fd)) { perror("close"); return 1; }
+	return ra || rb;
+}
+`
+
+var cProject = map[string]string{
+	"Makefile": `CC = gcc
+CFLAGS = -O2 -Wall
+
+app: main.o util.o stats.o
+	$(CC) -o app main.o util.o stats.o
+
+%.o: %.c util.h
+	$(CC) $(CFLAGS) -c $<
+`,
+	"util.h": `#ifndef UTIL_H
+#define UTIL_H
+int add(int a, int b);
+double mean(const int *v, int n);
+#endif
+`,
+	"util.c": `#include "util.h"
+int add(int a, int b) { return a + b; }
+`,
+	"stats.c": `#include "util.h"
+double mean(const int *v, int n) {
+	int s = 0;
+	for (int i = 0; i < n; i++) s = add(s, v[i]);
+	return n ? (double)s / n : 0;
+}
+`,
+	"main.c": `#include <stdio.h>
+#include "util.h"
+int main(void) {
+	int v[] = {1, 2, 3, 4};
+	printf("%d %.2f\n", add(2, 3), mean(v, 4));
+	return 0;
+}
+`,
+}
+
+// makeTree writes a tree of 11 files in 6 directories under dir: text of
+// several sizes, incompressible data, an empty file, a deep file.
+func makeTree(dir string, seed uint64) error {
+	return writeFiles(dir, map[string]string{
+		"README.txt":        string(text(seed, 2000)),
+		"docs/guide.txt":    string(text(seed+10, 40000)),
+		"docs/notes.txt":    string(text(seed+11, 7000)),
+		"data/blob.bin":     string(noise(seed+12, 300<<10)),
+		"data/small.bin":    string(noise(seed+13, 100)),
+		"data/empty.txt":    "",
+		"code/x.c":          "int x(void) { return 42; }\n",
+		"code/y.h":          "#define Y 7\n",
+		"code/sub/deep.txt": string(text(seed+14, 12000)),
+		"code/sub/z.txt":    "z\n",
+		"code/sub/more.txt": string(text(seed+15, 70000)),
+	})
+}
+
+func writeFiles(dir string, files map[string]string) error {
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			return err
+		}
+	}
+	return os.MkdirAll(dir, 0o755)
+}
+
+var words = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima
+mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu
+file block stripe rank offset buffer flush metadata journal extent inode directory`)
+
+// text is about n bytes of words in lines, the same for the same seed.
+func text(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 0x636f72707573))
+	var b bytes.Buffer
+	for b.Len() < n {
+		for w := 0; w < 8+r.IntN(6); w++ {
+			if w > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()[:n]
+}
+
+// lines is n lines of random keys and words, for sort and gzip.
+func lines(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 0x6c696e6573))
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "%08x %s %s %d\n", r.Uint32(), words[r.IntN(len(words))], words[r.IntN(len(words))], r.IntN(1_000_000))
+	}
+	return b.Bytes()
+}
+
+// noise is n incompressible bytes.
+func noise(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 0x6e6f697365))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
