@@ -288,3 +288,40 @@ func checkStraceProcesses(t *testing.T, name, bin string) {
 		t.Errorf("process events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestStraceFixturesReplay: the real strace logs of convert/strace
+// import and replay. The subshell's write goes to b.txt and the shell's
+// to a.txt in the replay too (each process its own descriptor 3); tar,
+// cp and ln/ls/readlink replay with --strict. (The subshell's does not:
+// the replay skips the dup2 that puts back the shell's saved stdout, a
+// descriptor on /dev/null the trace does not follow, instead of closing
+// what it replaces.)
+func TestStraceFixturesReplay(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"subshell", "tar", "cp", "links"} {
+		t.Run(name, func(t *testing.T) {
+			in := filepath.Join("..", "..", "convert", "strace", "testdata", name+".strace")
+			out := filepath.Join(dir, name+".iot")
+			if _, stderr, code := run(t, "convert", "-o", out, in); code != 0 {
+				t.Fatalf("convert: exit %d: %s", code, stderr)
+			}
+			target := filepath.Join(dir, "target-"+name)
+			args := []string{"--quiet", "--timing", "afap", "--target", target, out}
+			if name != "subshell" {
+				args = append([]string{"--strict"}, args...)
+			}
+			if b, err := exec.Command(ioreplay(t), args...).CombinedOutput(); err != nil {
+				t.Fatalf("ioreplay: %v\n%s", err, b)
+			}
+			if name != "subshell" {
+				return
+			}
+			for f, size := range map[string]int64{"a.txt": 7, "b.txt": 6} {
+				st, err := os.Stat(filepath.Join(target, "tmp", "iotrace-fx", f))
+				if err != nil || st.Size() != size {
+					t.Errorf("%s: %v %v, want %d bytes", f, st, err, size)
+				}
+			}
+		})
+	}
+}

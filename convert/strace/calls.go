@@ -316,14 +316,18 @@ func (x *ctx) fdDesc(fd int32, decor string, decorated bool) *desc {
 		return d
 	}
 	name := strings.TrimSuffix(decor, " (deleted)")
-	if d != nil && (d.Aux.kname == "" || r.sameFile(d, name)) {
+	if d != nil && d.Path != 0 && (d.Aux.kname == "" || r.sameFile(d, name)) {
 		d.Aux.kname, d.Aux.gen = name, r.renames()
 		return d
 	}
 	if !r.opts.All && !(strings.HasPrefix(name, "/") && r.rules.Match(name)) {
 		// A pipe, a socket, a file the rules leave out: no event. (A
 		// description the follower still holds there stays until a call
-		// that becomes an event says otherwise.)
+		// that becomes an event says otherwise; one it learnt without a
+		// path, the other side of a copy, is that pipe.)
+		if d != nil && d.Path == 0 {
+			return d
+		}
 		return nil
 	}
 	if d != nil {
@@ -604,16 +608,17 @@ func (x *ctx) copy(in, inOff, out, outOff, n int) error {
 	if x.r.chosen(dout) {
 		x.ev.Path2 = dout.Path
 	}
+	// A side that is not a followed file (a pipe) has no position: 0.
 	if off, ok := offsetArg(x.c, inOff); ok {
 		x.ev.Flags |= trace.CopyInAt
 		x.ev.Offset = off
-	} else {
+	} else if x.r.chosen(din) {
 		x.ev.Offset = x.position(din, false)
 	}
 	if off, ok := offsetArg(x.c, outOff); ok {
 		x.ev.Flags |= trace.CopyOutAt
 		x.ev.Offset2 = off
-	} else {
+	} else if x.r.chosen(dout) {
 		x.ev.Offset2 = x.position(dout, true)
 	}
 	return nil

@@ -165,6 +165,8 @@ func TestDescriptorCalls(t *testing.T) {
 400 1.016 write(4<pipe:[9]>, "p", 1) = 1
 400 1.017 fallocate(3</w/f>, FALLOC_FL_KEEP_SIZE, 0, 8192) = 0
 400 1.018 close_range(3, ~0U, 0) = 0
+400 1.019 sendfile(5<pipe:[9]>, 6</w/h>, NULL, 2) = 2
+400 1.020 write(5</w/now-a-file>, "x", 1) = 1
 `
 	_, evs, got := lines(t, Options{}, log)
 	wantLines(t, got,
@@ -185,10 +187,19 @@ func TestDescriptorCalls(t *testing.T) {
 		"t0 dup2 fd=5 = 4", // no path: the pipe is not followed
 		"t0 fallocate /w/f fd=3 = 0",
 		"t0 close_range fd=3 = 0",
+		// The pipe side of a copy has no path (a reader learns the
+		// descriptor without one); a decoration that later names a file
+		// there makes it that file.
+		"t0 inherit /w/h fd=6 = 0",
+		"t0 sendfile /w/h fd=6 off=0 size=2 = 2",
+		"t0 inherit /w/now-a-file fd=5 = 0",
+		"t0 write /w/now-a-file fd=5 off=0 size=1 = 1",
 	)
-	byOp := map[trace.Op]trace.Event{}
+	byOp := map[trace.Op]trace.Event{} // the first of each op
 	for _, e := range evs {
-		byOp[e.Op] = e
+		if _, ok := byOp[e.Op]; !ok {
+			byOp[e.Op] = e
+		}
 	}
 	if e := byOp[trace.OpFcntl]; e.Flags != trace.FSetfl || e.Size != trace.OAppend|0x800 {
 		t.Errorf("fcntl %+v", e)
