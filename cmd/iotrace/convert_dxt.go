@@ -12,7 +12,7 @@ import (
 func init() {
 	registerFormat(&convertFormat{
 		name: "dxt",
-		from: "the text of darshan-dxt-parser (X_POSIX and X_MPIIO records); opens and closes are added",
+		from: "the text of darshan-dxt-parser (X_POSIX and X_MPIIO records); DXT has no opens: POSIX descriptors are inherit events, MPI_File_open is made in a region saying so",
 		sniff: func(head []byte) bool {
 			return hasPrefixLine(head, "# darshan log version") || strings.Contains(string(head), "\n# DXT, file_id: ") ||
 				hasPrefixLine(head, "# DXT, file_id: ") || strings.Contains(string(head), "# DXT_POSIX module data") ||

@@ -4,31 +4,41 @@
 // start and end times.
 //
 // DXT holds only reads and writes, listed writes first then reads, per
-// file and rank. Read turns them into per-rank event streams a replay can
-// run:
+// file and rank, and no more of each call: not which call it was (write
+// or pwrite; MPI_File_write, _write_at, _write_all, _write_at_all,
+// _shared, _ordered, the split and non-blocking forms alike: Darshan's
+// DXT keeps offset, length and times of every one), nor opens, closes,
+// seeks or metadata. Read makes per-rank event streams of what the log
+// says, and marks what it has to add so that a replay can run them:
 //
 //   - every rank's calls are put in start-time order (ties: end time,
 //     then the order of the listing);
-//   - each file a rank uses gets an open before its first call and a close
-//     after its last: open(2) with O_RDWR|O_CREAT if the rank writes it
-//     (O_RDONLY if it only reads), MPI_File_open on MPI_COMM_SELF (DXT does
-//     not say which communicator opened it) with MPI_MODE_CREATE|RDWR or
-//     RDONLY;
-//   - X_POSIX calls become pwrite and pread at their offsets; X_MPIIO calls
-//     with an offset become MPI_File_write_at/read_at, those without one
-//     (offset -1: the individual file pointer) MPI_File_write/read, at the
-//     offset of the POSIX call the MPI-IO library made for them (same rank,
-//     file, direction and length, starting within the MPI-IO call), or, if
-//     there is none, at the individual pointer (0, then advancing by each
-//     call's length);
+//   - X_POSIX calls become pwrite and pread at the offsets the log gives;
+//     X_MPIIO calls become MPI_File_write_at and MPI_File_read_at, at the
+//     byte offset the log gives (Darshan asks MPI_File_get_byte_offset
+//     for every call) or, where it gives -1 (Darshan built with Open MPI
+//     records none), at the offset of the POSIX call the MPI-IO library
+//     made for it (same rank, file, direction and length, starting within
+//     the MPI-IO call). An X_MPIIO call with neither has no place: it is
+//     left out, and with layer "auto" its rank replays its POSIX calls of
+//     that file instead;
+//   - no open is invented as if the log had it: the first POSIX call of a
+//     rank on a file is preceded by an inherit event (a descriptor the
+//     trace did not see opened, flags and position unknown); before the
+//     first MPI-IO call of a rank on a file, an MPI_File_open on
+//     MPI_COMM_SELF (DXT does not say which communicator opened it), with
+//     MPI_MODE_CREATE|MPI_MODE_RDWR if the rank writes it, MPI_MODE_RDONLY
+//     if it only reads it, is made — the event model has no other way to
+//     give a replay an MPI file handle — inside a region labelled Made, so
+//     that every reader sees it is not the log's;
 //   - Pthread-IDs become thread indexes in order of appearance.
 //
 // Darshan traces the same I/O twice when a program uses MPI-IO: once as
 // the MPI-IO call, once as the POSIX calls the MPI-IO library makes. The
 // layer option chooses what the trace holds: "auto" (default) the MPI-IO
-// calls of the files a rank used through MPI-IO and the POSIX calls of
-// the others, so that a replay does each byte once; "mpiio", "posix", or
-// "all" (both, as Darshan counted them).
+// calls of the files a rank used through MPI-IO (when all of them have an
+// offset) and the POSIX calls of the others, so that a replay does each
+// byte once; "mpiio", "posix", or "all" (both, as Darshan counted them).
 //
 // The text gives times to 0.1 ms: calls shorter than that show 0 ns, and
 // calls less than 0.1 ms apart keep the order of the listing.
@@ -87,9 +97,22 @@ type Trace struct {
 	Listed map[uint32]*[2]Count
 	// Dropped counts the calls the layer choice left out, per module.
 	Dropped [2]int64
-	// Matched and Assumed count X_MPIIO calls without an offset whose
-	// offset came from their POSIX call, or from the individual pointer.
-	Matched, Assumed int64
+	// Matched counts the X_MPIIO calls the log gives no offset for (-1)
+	// that took the offset of the POSIX call the MPI-IO library made for
+	// them; Unplaced the calls kept by the layer but left out for want of
+	// an offset.
+	Matched, Unplaced int64
+	// Fallback lists the files a rank used through MPI-IO whose X_MPIIO
+	// calls (of that rank) do not all have an offset: with layer auto,
+	// that rank's POSIX calls of the file are kept instead.
+	Fallback []string
+	// Inherited counts the inherit events the import made (the first
+	// POSIX call of a rank on a file), Opens the MPI_File_open it made
+	// (in regions labelled Made).
+	Inherited, Opens int64
+	// Incomplete lists what darshan-dxt-parser said holds incomplete data
+	// (Darshan ran out of its DXT memory: calls are missing).
+	Incomplete []string
 	// Mismatched lists records whose write_count/read_count headers
 	// disagree with the lines listed under them.
 	Mismatched []string
@@ -166,6 +189,7 @@ func Read(r io.Reader, name string, opts Options) (*Trace, error) {
 		}
 	}
 	t.build(p)
+	t.Incomplete = p.incomplete
 	t.meta = p.meta(name)
 	return t, nil
 }
@@ -190,32 +214,75 @@ func (t *Trace) Close() error { return nil }
 // Notes are what a user should know of the import, one line each.
 func (t *Trace) Notes() []string {
 	n := []string{"DXT text gives times to 0.1 ms: shorter calls last 0 ns, and calls closer than that keep the order of the listing"}
-	if t.Dropped[POSIX] > 0 {
+	var posix, mpiio bool
+	for _, evs := range t.evs {
+		for i := range evs {
+			switch evs[i].Op {
+			case trace.OpPwrite, trace.OpPread:
+				posix = true
+			case trace.OpMPIFileWriteAt, trace.OpMPIFileReadAt:
+				mpiio = true
+			}
+		}
+	}
+	if posix {
+		n = append(n, "DXT does not say which POSIX call made a line (read, pread, readv…): X_POSIX lines are pread/pwrite at their offsets")
+	}
+	if mpiio {
+		n = append(n, "DXT does not say which MPI-IO call made a line (collective or not, at an offset, an individual or shared pointer, non-blocking): X_MPIIO lines are MPI_File_read_at/write_at at their byte offsets, independent calls (the synchronisation of collective calls is not in the log)")
+	}
+	if t.Inherited > 0 {
+		n = append(n, fmt.Sprintf("DXT has no opens: the %d files ranks used through POSIX are descriptors the trace did not see opened (inherit events, flags unknown)", t.Inherited))
+	}
+	if t.Opens > 0 {
+		n = append(n, fmt.Sprintf("DXT has no MPI_File_open: %d were made on MPI_COMM_SELF so that a replay can open the files, each in a region %q", t.Opens, Made))
+	}
+	if t.Matched > 0 {
+		n = append(n, fmt.Sprintf("%d X_MPIIO calls have no offset in the log (Darshan built with Open MPI records none): each took the offset of the POSIX call the MPI-IO library made for it", t.Matched))
+	}
+	if len(t.Fallback) > 0 && t.layer == "auto" {
+		n = append(n, fmt.Sprintf("X_MPIIO calls of %d files (%s) have no offset and no POSIX call to take it from (collective buffering moves the data to other ranks): the ranks' POSIX calls of those files are kept instead", len(t.Fallback), strings.Join(clipList(t.Fallback, 3), ", ")))
+	}
+	if t.Unplaced > 0 {
+		n = append(n, fmt.Sprintf("%d calls without an offset in the log nor a POSIX call to take it from left out (--layer %s; --layer posix keeps the file system's calls)", t.Unplaced, t.layer))
+	}
+	switch {
+	case t.Dropped[POSIX] > 0 && t.layer == "auto":
 		n = append(n, fmt.Sprintf("%d X_POSIX calls that the MPI-IO library made for X_MPIIO calls left out, so that a replay does them once (--layer all keeps both)", t.Dropped[POSIX]))
+	case t.Dropped[POSIX] > 0:
+		n = append(n, fmt.Sprintf("%d X_POSIX calls left out (--layer %s)", t.Dropped[POSIX], t.layer))
 	}
 	if t.Dropped[MPIIO] > 0 {
 		n = append(n, fmt.Sprintf("%d X_MPIIO calls left out (--layer %s)", t.Dropped[MPIIO], t.layer))
 	}
-	if t.Assumed > 0 {
-		n = append(n, fmt.Sprintf("%d X_MPIIO calls without an offset and no matching POSIX call were placed at the individual file pointer, from 0", t.Assumed))
+	for _, m := range t.Incomplete {
+		n = append(n, fmt.Sprintf("darshan-dxt-parser says the %s module holds incomplete data (Darshan ran out of DXT memory): calls are missing from the log", m))
 	}
 	n = append(n, t.Mismatched...)
 	return n
 }
 
+func clipList(l []string, k int) []string {
+	if len(l) <= k {
+		return l
+	}
+	return append(l[:k:k], fmt.Sprintf("%d more", len(l)-k))
+}
+
 type parser struct {
-	name    string
-	line    int
-	files   map[string]int
-	names   []string
-	hosts   map[string]bool
-	hostOf  map[uint32]string
-	records []*record
-	cur     *record
-	module  Module
-	thrCol  bool // the column header names Pthread-ID
-	segs    []segment
-	header  map[string]string
+	name       string
+	line       int
+	files      map[string]int
+	names      []string
+	hosts      map[string]bool
+	hostOf     map[uint32]string
+	records    []*record
+	cur        *record
+	module     Module
+	thrCol     bool // the column header names Pthread-ID
+	segs       []segment
+	header     map[string]string
+	incomplete []string
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -257,6 +324,15 @@ func (p *parser) parseLine(s string) error {
 		return nil
 	case strings.HasPrefix(t, "# DXT, "):
 		return p.dxtHeader(strings.TrimPrefix(t, "# DXT, "))
+	case strings.HasPrefix(t, "#") && strings.Contains(t, "contains incomplete data"):
+		// "# *WARNING*: The DXT_POSIX module contains incomplete data!"
+		// (darshan-dxt-parser --show-incomplete).
+		for _, m := range []string{"DXT_POSIX", "DXT_MPIIO"} {
+			if strings.Contains(t, m) && !slices.Contains(p.incomplete, m) {
+				p.incomplete = append(p.incomplete, m)
+			}
+		}
+		return nil
 	case strings.HasPrefix(t, "# Module"):
 		p.thrCol = strings.Contains(t, "Pthread-ID")
 		return nil
@@ -403,28 +479,53 @@ func (p *parser) meta(name string) trace.Meta {
 	return m
 }
 
+// Made is the label of the region around every event Read makes that
+// the log does not have (the MPI_File_open a replay needs).
+const Made = "dxt: not in the log (made for the replay)"
+
+// rf is a rank and a file.
+type rf struct {
+	rank uint32
+	file int
+}
+
 // build turns the segments into per-rank event streams.
 func (t *Trace) build(p *parser) {
-	// Which (rank, file) pairs have MPI-IO calls.
-	type rf struct {
-		rank uint32
-		file int
-	}
+	t.matchOffsets(p.segs)
+	// Which (rank, file) pairs have MPI-IO calls, and whether all of them
+	// have a place.
 	mpiio := map[rf]bool{}
+	placed := map[rf]bool{}
 	for _, s := range p.segs {
 		if s.module == MPIIO {
-			mpiio[rf{s.rank, s.file}] = true
+			k := rf{s.rank, s.file}
+			if !mpiio[k] {
+				mpiio[k], placed[k] = true, true
+			}
+			if s.offset < 0 && !s.found {
+				placed[k] = false
+			}
 		}
 	}
-	t.matchOffsets(p.segs)
+	for k, ok := range placed {
+		if !ok {
+			t.Fallback = append(t.Fallback, p.names[k.file])
+		}
+	}
+	slices.Sort(t.Fallback)
+	t.Fallback = slices.Compact(t.Fallback)
 	keep := func(s *segment) bool {
+		k := rf{s.rank, s.file}
 		switch t.layer {
 		case "posix":
 			return s.module == POSIX
 		case "mpiio":
 			return s.module == MPIIO
 		case "auto":
-			return s.module == MPIIO || !mpiio[rf{s.rank, s.file}]
+			if s.module == POSIX {
+				return !mpiio[k] || !placed[k]
+			}
+			return placed[k]
 		}
 		return true
 	}
@@ -433,6 +534,14 @@ func (t *Trace) build(p *parser) {
 		s := &p.segs[i]
 		if !keep(s) {
 			t.Dropped[s.module]++
+			continue
+		}
+		if s.module == MPIIO && s.offset < 0 && !s.found {
+			t.Unplaced++
+			continue
+		}
+		if s.module == POSIX && s.offset < 0 {
+			t.Unplaced++
 			continue
 		}
 		byRank[s.rank] = append(byRank[s.rank], s)
@@ -500,12 +609,11 @@ func cmp64(a, b int64) int {
 
 // fileUse is what a rank does with one file in one module.
 type fileUse struct {
-	file   int
-	module Module
-	write  bool
-	first  int64
-	last   int64
-	fd     int32
+	file    int
+	module  Module
+	write   bool
+	fd      int32
+	started bool
 }
 
 func (t *Trace) rankEvents(r uint32, segs []*segment, p *parser) []trace.Event {
@@ -535,95 +643,64 @@ func (t *Trace) rankEvents(r uint32, segs []*segment, p *parser) []trace.Event {
 		module Module
 	}
 	uses := map[ukey]*fileUse{}
-	var order []*fileUse
+	var fds, handles int32
 	for _, s := range segs {
 		k := ukey{s.file, s.module}
 		u := uses[k]
 		if u == nil {
-			u = &fileUse{file: s.file, module: s.module, first: s.start, last: s.end}
-			uses[k] = u
-			order = append(order, u)
+			u = &fileUse{file: s.file, module: s.module}
 			if s.module == MPIIO {
-				u.fd = int32(len(order)) // MPI file handle ids from 1
+				handles++
+				u.fd = handles // MPI file handle ids from 1
 			} else {
-				u.fd = int32(len(order)) + 2 // descriptors from 3
+				u.fd = 3 + fds // descriptors from 3
+				fds++
 			}
+			uses[k] = u
 		}
 		u.write = u.write || s.write
-		u.last = max(u.last, s.end)
 	}
-	// Events with a sort key: time, then opens before calls before closes.
-	type keyed struct {
-		t    int64
-		kind int
-		seq  int
-		ev   trace.Event
-	}
-	var ks []keyed
-	pointer := map[ukey]int64{}
-	for i, s := range segs {
+	made := t.paths.Intern(Made)
+	evs := make([]trace.Event, 0, len(segs)+len(uses)*3)
+	for _, s := range segs {
 		u := uses[ukey{s.file, s.module}]
-		e := trace.Event{Rank: r, Thread: thread(s), Start: s.start, Dur: s.end - s.start, FD: u.fd, Size: s.length, Ret: s.length}
-		switch {
-		case s.module == POSIX:
-			e.Op, e.Offset = trace.OpPread, s.offset
-			if s.write {
-				e.Op = trace.OpPwrite
-			}
-		case s.offset >= 0:
-			e.Op, e.Offset = trace.OpMPIFileReadAt, s.offset
-			if s.write {
-				e.Op = trace.OpMPIFileWriteAt
-			}
-		default:
-			e.Op = trace.OpMPIFileRead
-			if s.write {
-				e.Op = trace.OpMPIFileWrite
-			}
-			k := ukey{s.file, s.module}
-			if s.found {
-				e.Offset = s.posOff
+		th := thread(s)
+		path := t.paths.Intern(p.names[s.file])
+		if !u.started {
+			u.started = true
+			if u.module == POSIX {
+				// The log does not show the open: a descriptor the trace
+				// did not see opened, flags and position unknown.
+				evs = append(evs, trace.Event{Op: trace.OpInherit, Rank: r, Thread: th, Start: s.start, Path: path, FD: u.fd, Offset: -1})
+				t.Inherited++
 			} else {
-				e.Offset = pointer[k]
-				t.Assumed++
+				open := trace.Event{Op: trace.OpMPIFileOpen, Rank: r, Thread: th, Start: s.start, Path: path, FD: u.fd,
+					Comm: trace.CommSelf, Flags: trace.MPIModeRdonly}
+				if u.write {
+					open.Flags = trace.MPIModeCreate | trace.MPIModeRdwr
+				}
+				evs = append(evs,
+					trace.Event{Op: trace.OpRegionBegin, Rank: r, Thread: th, Start: s.start, Path: made},
+					open,
+					trace.Event{Op: trace.OpRegionEnd, Rank: r, Thread: th, Start: s.start, Path: made})
+				t.Opens++
 			}
-			pointer[k] = e.Offset + s.length
 		}
-		ks = append(ks, keyed{t: s.start, kind: 1, seq: i, ev: e})
-	}
-	for i, u := range order {
-		path := t.paths.Intern(p.names[u.file])
-		open := trace.Event{Rank: r, Start: u.first, Path: path, FD: u.fd}
-		cl := trace.Event{Rank: r, Start: u.last, Path: path, FD: u.fd}
-		if u.module == POSIX {
-			open.Op, open.Ret, open.Mode = trace.OpOpen, int64(u.fd), 0o644
-			open.Flags = trace.ORdonly
-			if u.write {
-				open.Flags = trace.ORdwr | trace.OCreat
-			}
-			cl.Op = trace.OpClose
-		} else {
-			open.Op, open.Comm = trace.OpMPIFileOpen, trace.CommSelf
-			open.Flags = trace.MPIModeRdonly
-			if u.write {
-				open.Flags = trace.MPIModeCreate | trace.MPIModeRdwr
-			}
-			cl.Op, cl.Comm = trace.OpMPIFileClose, trace.CommSelf
+		e := trace.Event{Rank: r, Thread: th, Start: s.start, Dur: s.end - s.start, Path: path, FD: u.fd, Size: s.length, Ret: s.length, Offset: s.offset}
+		switch {
+		case s.module == POSIX && s.write:
+			e.Op = trace.OpPwrite
+		case s.module == POSIX:
+			e.Op = trace.OpPread
+		case s.write:
+			e.Op = trace.OpMPIFileWriteAt
+		default:
+			e.Op = trace.OpMPIFileReadAt
 		}
-		ks = append(ks, keyed{t: u.first, kind: 0, seq: i, ev: open}, keyed{t: u.last, kind: 2, seq: i, ev: cl})
-	}
-	slices.SortStableFunc(ks, func(a, b keyed) int {
-		if c := cmp64(a.t, b.t); c != 0 {
-			return c
+		if s.module == MPIIO && s.offset < 0 {
+			e.Offset = s.posOff
 		}
-		if a.kind != b.kind {
-			return a.kind - b.kind
-		}
-		return a.seq - b.seq
-	})
-	evs := make([]trace.Event, len(ks))
-	for i, k := range ks {
-		evs[i] = k.ev
+		evs = append(evs, e)
 	}
 	return evs
 }

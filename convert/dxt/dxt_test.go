@@ -2,14 +2,17 @@ package dxt
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 var samples = []string{"ior-posix-fpp-2ranks-256k.txt", "ior-mpiio-4ranks-64k.txt"}
@@ -136,47 +139,64 @@ func TestSamplesCounts(t *testing.T) {
 	}
 }
 
-// checkStreams: every rank's events are in start order, every call's
-// file is open, every open is closed.
+// checkStreams: every rank's events are in start order; every data call
+// is on a descriptor or MPI file handle its rank's events made before (an
+// inherit event, or an MPI_File_open in a region labelled Made), as a
+// reader of the trace follows them; no offset is negative; the only
+// regions are Made ones, each around one MPI_File_open; there are no
+// closes (DXT shows none).
 func checkStreams(t *testing.T, tr *Trace) {
 	t.Helper()
 	for _, r := range tr.Ranks() {
 		src, _ := tr.Rank(r)
 		evs, _ := trace.ReadAll(src)
-		open := map[[2]int32]bool{}
+		f := state.New[struct{}, struct{}](nil)
 		var last int64
 		for i, e := range evs {
 			if e.Start < last {
 				t.Fatalf("rank %d event %d starts at %d, before %d", r, i, e.Start, last)
 			}
 			last = e.Start
-			k := [2]int32{int32(e.Op.Class()), e.FD}
+			st := f.Apply(&evs[i])
 			switch e.Op {
-			case trace.OpOpen, trace.OpMPIFileOpen:
-				if open[k] {
-					t.Errorf("rank %d: %s opened twice", r, tr.Path(e.Path))
+			case trace.OpRegionBegin, trace.OpRegionEnd:
+				if tr.Path(e.Path) != Made || i+2 > len(evs) {
+					t.Fatalf("rank %d event %d: region %q", r, i, tr.Path(e.Path))
 				}
-				open[k] = true
-			case trace.OpClose, trace.OpMPIFileClose:
-				delete(open, k)
+				if e.Op == trace.OpRegionBegin && (evs[i+1].Op != trace.OpMPIFileOpen || evs[i+2].Op != trace.OpRegionEnd) {
+					t.Errorf("rank %d event %d: the Made region holds %s", r, i, evs[i+1].Op)
+				}
+			case trace.OpMPIFileOpen:
+				if i == 0 || evs[i-1].Op != trace.OpRegionBegin {
+					t.Errorf("rank %d event %d: MPI_File_open outside a Made region", r, i)
+				}
+			case trace.OpInherit:
+				if e.Flags != 0 || e.Offset != -1 {
+					t.Errorf("rank %d event %d: %+v", r, i, e)
+				}
+			case trace.OpClose, trace.OpMPIFileClose, trace.OpOpen:
+				t.Errorf("rank %d event %d: %s", r, i, e.Op)
 			default:
-				if !open[k] {
-					t.Errorf("rank %d event %d: %s on fd %d, not open", r, i, e.Op, e.FD)
+				if st.Learnt || (st.Desc == nil && st.Handle == nil) {
+					t.Errorf("rank %d event %d: %s on %d, which no event made", r, i, e.Op, e.FD)
+				}
+				if st.Path != e.Path {
+					t.Errorf("rank %d event %d: on %s, the event says %s", r, i, tr.Path(st.Path), tr.Path(e.Path))
 				}
 				if e.Offset < 0 {
 					t.Errorf("rank %d event %d: offset %d", r, i, e.Offset)
 				}
 			}
 		}
-		if len(open) != 0 {
-			t.Errorf("rank %d: left open %v", r, open)
-		}
 	}
 }
 
 // TestLayers: "auto" keeps the MPI-IO calls of the shared file and the
-// POSIX calls of files used only through POSIX; MPI-IO calls without an
-// offset take their POSIX call's.
+// POSIX calls of files used only through POSIX. The log gives no offset
+// for the X_MPIIO calls (Darshan built with Open MPI): each takes the
+// offset of its POSIX call, so every rank's MPI-IO calls are at the
+// offsets the log's POSIX calls of that rank show (rank r's blocks of
+// IOR's -b 1m -s 2: r MiB and 4+r MiB), not counted from 0.
 func TestLayers(t *testing.T) {
 	name := "ior-mpiio-4ranks-64k.txt"
 	auto := readSample(t, name, "")
@@ -184,20 +204,50 @@ func TestLayers(t *testing.T) {
 	if c[1][POSIX] != (Count{}) || c[1][MPIIO].Writes != 32 || c[0][POSIX].Writes != 5 {
 		t.Errorf("auto: rank 1 %+v, rank 0 %+v", *c[1], *c[0])
 	}
-	if auto.Dropped[POSIX] != 4*64 || auto.Matched != 4*64 || auto.Assumed != 0 {
-		t.Errorf("dropped %v matched %d assumed %d", auto.Dropped, auto.Matched, auto.Assumed)
+	if auto.Dropped[POSIX] != 4*64 || auto.Matched != 4*64 || auto.Unplaced != 0 || len(auto.Fallback) != 0 {
+		t.Errorf("dropped %v matched %d unplaced %d fallback %v", auto.Dropped, auto.Matched, auto.Unplaced, auto.Fallback)
+	}
+	all := readSample(t, name, "all")
+	const shared = "/gpfs/scratch/alice/shared"
+	for _, r := range auto.Ranks() {
+		offsets := func(tr *Trace, class trace.Class) map[string][]int64 {
+			src, _ := tr.Rank(r)
+			evs, _ := trace.ReadAll(src)
+			m := map[string][]int64{}
+			for _, e := range evs {
+				if e.Op.Class() == class && e.Op.Dir() != trace.DirNone && tr.Path(e.Path) == shared {
+					m[e.Op.String()] = append(m[e.Op.String()], e.Offset)
+				}
+			}
+			return m
+		}
+		mp, px := offsets(auto, trace.ClassMPIIO), offsets(all, trace.ClassPOSIX)
+		if len(mp["MPI_File_write_at"]) != 32 || len(mp["MPI_File_read_at"]) != 32 || len(mp) != 2 {
+			t.Fatalf("rank %d: MPI-IO calls %v", r, mp)
+		}
+		for _, k := range [][2]string{{"MPI_File_write_at", "pwrite"}, {"MPI_File_read_at", "pread"}} {
+			a, b := slices.Sorted(slices.Values(mp[k[0]])), slices.Sorted(slices.Values(px[k[1]]))
+			if !slices.Equal(a, b) {
+				t.Errorf("rank %d: %s at %v, the log's POSIX calls at %v", r, k[0], a, b)
+			}
+		}
+		if w := mp["MPI_File_write_at"]; w[0] != int64(r)<<20 || w[16] != int64(4+r)<<20 {
+			t.Errorf("rank %d: writes at %v", r, w)
+		}
 	}
 	src, _ := auto.Rank(1)
 	evs, _ := trace.ReadAll(src)
-	if evs[0].Op != trace.OpMPIFileOpen || evs[0].Comm != trace.CommSelf || evs[0].Flags != trace.MPIModeCreate|trace.MPIModeRdwr {
-		t.Errorf("first event %+v", evs[0])
+	if evs[0].Op != trace.OpRegionBegin || evs[1].Op != trace.OpMPIFileOpen || evs[1].Comm != trace.CommSelf || evs[1].Flags != trace.MPIModeCreate|trace.MPIModeRdwr {
+		t.Errorf("first events %+v %+v", evs[0], evs[1])
 	}
-	// Rank 1's first write is at its POSIX call's offset, 1 MiB.
-	if e := evs[1]; e.Op != trace.OpMPIFileWrite || e.Offset != 1<<20 || e.Size != 65536 || e.Start != 19_200_000 {
+	if e := evs[3]; e.Op != trace.OpMPIFileWriteAt || e.Offset != 1<<20 || e.Size != 65536 || e.Start != 19_200_000 {
 		t.Errorf("first write %+v", e)
 	}
-	if n := strings.Join(auto.Notes(), "\n"); !strings.Contains(n, "256 X_POSIX calls that the MPI-IO library made") {
-		t.Errorf("notes %q", n)
+	notes := strings.Join(auto.Notes(), "\n")
+	for _, w := range []string{"256 X_POSIX calls that the MPI-IO library made", "256 X_MPIIO calls have no offset in the log", "DXT does not say which MPI-IO call", "DXT has no MPI_File_open: 4 were made on MPI_COMM_SELF", "the 2 files ranks used through POSIX"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes lack %q:\n%s", w, notes)
+		}
 	}
 	posix := readSample(t, name, "posix")
 	if c := eventCounts(t, posix); c[2][MPIIO] != (Count{}) || c[2][POSIX].Reads != 32 {
@@ -216,17 +266,42 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// TestPOSIXOnly: a POSIX-only log: one inherit per rank and file before
+// its first call, pwrite/pread at the log's offsets, no opens.
+func TestPOSIXOnly(t *testing.T) {
+	tr := readSample(t, "ior-posix-fpp-2ranks-256k.txt", "")
+	for _, r := range tr.Ranks() {
+		src, _ := tr.Rank(r)
+		evs, _ := trace.ReadAll(src)
+		if len(evs) != 17 || evs[0].Op != trace.OpInherit || evs[0].FD != 3 || tr.Path(evs[0].Path) != fmt.Sprintf("/lustre/scratch/bob/fpp.%08d", r) {
+			t.Fatalf("rank %d: %d events, first %+v", r, len(evs), evs[0])
+		}
+		for i, e := range evs[1:] {
+			op, off := trace.OpPwrite, int64(i)*262144
+			if i >= 8 {
+				op, off = trace.OpPread, int64(i-8)*262144
+			}
+			if e.Op != op || e.Offset != off || e.Size != 262144 || e.Ret != 262144 || e.FD != 3 {
+				t.Errorf("rank %d call %d: %+v", r, i, e)
+			}
+		}
+	}
+	if tr.Inherited != 2 || tr.Opens != 0 {
+		t.Errorf("inherited %d opens %d", tr.Inherited, tr.Opens)
+	}
+}
+
 // TestOrder: calls sort by start across files, with the listing order
-// for ties; threads are numbered in order of appearance; an MPI-IO call
-// with no POSIX call is placed at the individual pointer.
+// for ties; threads are numbered in order of appearance; MPI-IO calls
+// with offsets in the log (Darshan not built with Open MPI) are at them.
 func TestOrder(t *testing.T) {
 	text := `# DXT_MPIIO module data
 # DXT, file_id: 1, file_name: /a
 # DXT, rank: 3, hostname: h
 # DXT, write_count: 2, read_count: 1
 # Module    Rank  Wt/Rd  Segment          Offset          Length    Start(s)      End(s)   Pthread-ID
- X_MPIIO       3  write        0              -1             100      0.0010      0.0020   77
- X_MPIIO       3  write        1              -1             100      0.0030      0.0030   78
+ X_MPIIO       3  write        0            4096             100      0.0010      0.0020   77
+ X_MPIIO       3  write        1           65536             100      0.0030      0.0030   78
  X_MPIIO       3   read        0             500              10      0.0010      0.0015   77
 `
 	tr, err := Read(strings.NewReader(text), "x", Options{})
@@ -240,15 +315,71 @@ func TestOrder(t *testing.T) {
 		ops = append(ops, e.Op.String()+"@"+strconv.FormatInt(e.Offset, 10)+"/t"+strconv.Itoa(int(e.Thread)))
 	}
 	// The read ends first of the two calls at 1 ms.
-	want := "MPI_File_open@0/t0 MPI_File_read_at@500/t0 MPI_File_write@0/t0 MPI_File_write@100/t1 MPI_File_close@0/t0"
+	want := "region_begin@0/t0 MPI_File_open@0/t0 region_end@0/t0 MPI_File_read_at@500/t0 MPI_File_write_at@4096/t0 MPI_File_write_at@65536/t1"
 	if got := strings.Join(ops, " "); got != want {
 		t.Errorf("%s\nwant %s", got, want)
 	}
-	if tr.Assumed != 2 || len(tr.Mismatched) != 0 {
-		t.Errorf("assumed %d mismatched %v", tr.Assumed, tr.Mismatched)
+	if tr.Matched != 0 || tr.Unplaced != 0 || len(tr.Mismatched) != 0 {
+		t.Errorf("matched %d unplaced %d mismatched %v", tr.Matched, tr.Unplaced, tr.Mismatched)
 	}
-	if evs[0].Flags != trace.MPIModeCreate|trace.MPIModeRdwr {
-		t.Errorf("open %+v", evs[0])
+	if evs[1].Flags != trace.MPIModeCreate|trace.MPIModeRdwr {
+		t.Errorf("open %+v", evs[1])
+	}
+	checkStreams(t, tr)
+}
+
+// TestNoOffset: X_MPIIO calls without an offset and no POSIX call of
+// theirs (collective buffering: the aggregator's POSIX call holds both
+// ranks' data) are not given one. With auto, the ranks' POSIX calls of
+// the file are kept instead; with mpiio, the calls are left out.
+func TestNoOffset(t *testing.T) {
+	text := `# DXT_POSIX module data
+# DXT, file_id: 1, file_name: /f
+# DXT, rank: 0, hostname: h
+# DXT, write_count: 1, read_count: 0
+# Module    Rank  Wt/Rd  Segment          Offset          Length    Start(s)      End(s)
+ X_POSIX       0  write        0               0             200      0.0012      0.0013
+# DXT_MPIIO module data
+# DXT, file_id: 1, file_name: /f
+# DXT, rank: 0, hostname: h
+# DXT, write_count: 1, read_count: 0
+# Module    Rank  Wt/Rd  Segment          Offset          Length    Start(s)      End(s)
+ X_MPIIO       0  write        0              -1             100      0.0010      0.0020
+# DXT, file_id: 1, file_name: /f
+# DXT, rank: 1, hostname: h
+# DXT, write_count: 1, read_count: 0
+# Module    Rank  Wt/Rd  Segment          Offset          Length    Start(s)      End(s)
+ X_MPIIO       1  write        0              -1             100      0.0010      0.0021
+`
+	auto, err := Read(strings.NewReader(text), "x", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := auto.Ranks(); len(r) != 1 || r[0] != 0 || auto.Dropped[MPIIO] != 2 || auto.Unplaced != 0 || len(auto.Fallback) != 1 {
+		t.Errorf("auto: ranks %v dropped %v unplaced %d fallback %v", r, auto.Dropped, auto.Unplaced, auto.Fallback)
+	}
+	src, _ := auto.Rank(0)
+	evs, _ := trace.ReadAll(src)
+	if len(evs) != 2 || evs[1].Op != trace.OpPwrite || evs[1].Size != 200 {
+		t.Errorf("auto: %+v", evs)
+	}
+	if n := strings.Join(auto.Notes(), "\n"); !strings.Contains(n, "X_MPIIO calls of 1 files (/f) have no offset") {
+		t.Errorf("notes %s", n)
+	}
+	mp, err := Read(strings.NewReader(text), "x", Options{Layer: "mpiio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mp.Ranks()) != 0 || mp.Unplaced != 2 {
+		t.Errorf("mpiio: ranks %v unplaced %d", mp.Ranks(), mp.Unplaced)
+	}
+	if n := strings.Join(mp.Notes(), "\n"); !strings.Contains(n, "2 calls without an offset in the log") {
+		t.Errorf("notes %s", n)
+	}
+	// An incomplete module is said.
+	inc, err := Read(strings.NewReader("# *WARNING*: The DXT_POSIX module contains incomplete data!\n"+text), "x", Options{})
+	if err != nil || !strings.Contains(strings.Join(inc.Notes(), "\n"), "DXT_POSIX module holds incomplete data") {
+		t.Errorf("%v %v", err, inc.Notes())
 	}
 }
 

@@ -7,49 +7,6 @@ import (
 	"github.com/iotrace/iotrace/trace"
 )
 
-// ofd is an open file description: what an open creates and dup and fork
-// share, with its position.
-type ofd struct {
-	name  string       // absolute path (or relative, when the directory is unknown)
-	id    trace.PathID // interned on first use
-	rec   bool         // calls on it become events
-	flags uint32       // open flags, x86-64 numbering
-	pos   int64
-}
-
-type fdEnt struct {
-	f       *ofd
-	cloexec bool
-}
-
-// fdTable is a descriptor table: shared by threads (CLONE_FILES), copied
-// by fork.
-type fdTable struct{ m map[int32]fdEnt }
-
-func (t *fdTable) get(fd int32) *fdEnt {
-	if e, ok := t.m[fd]; ok {
-		return &e
-	}
-	return nil
-}
-
-func (t *fdTable) set(fd int32, f *ofd, cloexec bool) {
-	if t.m == nil {
-		t.m = map[int32]fdEnt{}
-	}
-	t.m[fd] = fdEnt{f: f, cloexec: cloexec}
-}
-
-func (t *fdTable) del(fd int32) { delete(t.m, fd) }
-
-func (t *fdTable) clone() *fdTable {
-	c := &fdTable{m: make(map[int32]fdEnt, len(t.m))}
-	for k, v := range t.m {
-		c.m[k] = v
-	}
-	return c
-}
-
 // ctx is one call being turned into an event.
 type ctx struct {
 	r        *Reader
@@ -59,10 +16,14 @@ type ctx struct {
 	ev       trace.Event
 	emit     bool // the call becomes an event
 	unchosen bool // the call is of the model, on a path the rules leave out
+	skipped  bool // the call is outside the model (an fcntl command, a mapping without a file)
+	// after, if set, runs once the event is followed, with what the
+	// follower says of it.
+	after func(st step) error
 }
 
 type handler struct {
-	op trace.Op // 0: bookkeeping only, never an event
+	op trace.Op // 0: bookkeeping only, never an event of its own
 	fn func(x *ctx) error
 }
 
@@ -87,27 +48,32 @@ var (
 	closeRangeSet = map[string]uint64{"CLOSE_RANGE_UNSHARE": 2, "CLOSE_RANGE_CLOEXEC": 4}
 	cloneNames    = map[string]uint64{"CLONE_VM": 0x100, "CLONE_FS": 0x200, "CLONE_FILES": 0x400, "CLONE_SIGHAND": 0x800,
 		"CLONE_VFORK": 0x4000, "CLONE_THREAD": 0x10000}
-	fdFlagNames = map[string]uint64{"FD_CLOEXEC": 1}
-	noNames     = map[string]uint64{}
+	fdFlagNames   = map[string]uint64{"FD_CLOEXEC": 1}
+	fallocNames   = map[string]uint64{"FALLOC_FL_KEEP_SIZE": 1, "FALLOC_FL_PUNCH_HOLE": 2, "FALLOC_FL_NO_HIDE_STALE": 4, "FALLOC_FL_COLLAPSE_RANGE": 8, "FALLOC_FL_ZERO_RANGE": 0x10, "FALLOC_FL_INSERT_RANGE": 0x20, "FALLOC_FL_UNSHARE_RANGE": 0x40}
+	adviceNames   = map[string]uint64{"POSIX_FADV_NORMAL": 0, "POSIX_FADV_RANDOM": 1, "POSIX_FADV_SEQUENTIAL": 2, "POSIX_FADV_WILLNEED": 3, "POSIX_FADV_DONTNEED": 4, "POSIX_FADV_NOREUSE": 5}
+	protNames     = map[string]uint64{"PROT_NONE": 0, "PROT_READ": 1, "PROT_WRITE": 2, "PROT_EXEC": 4, "PROT_SEM": 8, "PROT_GROWSDOWN": 0x01000000, "PROT_GROWSUP": 0x02000000}
+	mapNames      = map[string]uint64{"MAP_SHARED": 1, "MAP_PRIVATE": 2, "MAP_SHARED_VALIDATE": 3, "MAP_FIXED": 0x10, "MAP_ANONYMOUS": 0x20, "MAP_ANON": 0x20, "MAP_32BIT": 0x40, "MAP_GROWSDOWN": 0x100, "MAP_DENYWRITE": 0x800, "MAP_EXECUTABLE": 0x1000, "MAP_LOCKED": 0x2000, "MAP_NORESERVE": 0x4000, "MAP_POPULATE": 0x8000, "MAP_NONBLOCK": 0x10000, "MAP_STACK": 0x20000, "MAP_HUGETLB": 0x40000, "MAP_SYNC": 0x80000, "MAP_FIXED_NOREPLACE": 0x100000, "MAP_UNINITIALIZED": 0x4000000}
+	fcntlCommands = map[string]uint32{"F_DUPFD": trace.FDupfd, "F_DUPFD_CLOEXEC": trace.FDupfdCloexec, "F_SETFD": trace.FSetfd, "F_SETFL": trace.FSetfl}
+	noNames       = map[string]uint64{}
 )
 
 const (
 	oCreat     = 0x40
 	oExcl      = 0x80
 	oTrunc     = 0x200
-	oAppend    = 0x400
 	oAccmode   = 3
 	oCloexec   = 0x80000
 	oTmpfile   = 0x400000
 	atEmpty    = 0x1000
+	cloneVM    = 0x100
 	cloneFS    = 0x200
 	cloneFiles = 0x400
-	fDupfd     = 0
-	fDupfdCx   = 1030
+	cloneVfork = 0x4000
+	cloneThrd  = 0x10000
 	crUnshare  = 2
-	crCloexec  = 4
-	// setflMask are the status flags F_SETFL changes.
-	setflMask = oAppend | 0x2000 | 0x4000 | 0x40000 | 0x800
+	mapAnon    = 0x20
+	// cloneKept are the clone flags a fork or clone event carries.
+	cloneKept = cloneFiles | cloneVfork | cloneVM | cloneThrd
 )
 
 var handlers map[string]handler
@@ -143,15 +109,11 @@ func init() {
 	}
 	fdOnly := func(x *ctx) error { _, err := x.fdCall(0); return err }
 	handlers = map[string]handler{
-		"open":    {trace.OpOpen, open(-1, 0, 1, 2, 0, false)},
-		"openat":  {trace.OpOpenat, open(0, 1, 2, 3, 0, false)},
-		"creat":   {trace.OpCreat, open(-1, 0, -1, 1, oCreat|1|oTrunc, false)},
-		"openat2": {trace.OpOpenat2, open(0, 1, 2, -1, 0, true)},
-		"close": {trace.OpClose, func(x *ctx) error {
-			_, err := x.fdCall(0)
-			x.p.fds.del(x.ev.FD) // released even when close fails
-			return err
-		}},
+		"open":        {trace.OpOpen, open(-1, 0, 1, 2, 0, false)},
+		"openat":      {trace.OpOpenat, open(0, 1, 2, 3, 0, false)},
+		"creat":       {trace.OpCreat, open(-1, 0, -1, 1, oCreat|1|oTrunc, false)},
+		"openat2":     {trace.OpOpenat2, open(0, 1, 2, -1, 0, true)},
+		"close":       {trace.OpClose, fdOnly}, // the follower releases the descriptor even when close fails
 		"close_range": {trace.OpCloseRange, (*ctx).closeRange},
 		"read":        {trace.OpRead, rw(false, false, false)},
 		"write":       {trace.OpWrite, rw(true, false, false)},
@@ -166,26 +128,53 @@ func init() {
 		"lseek":       {trace.OpLseek, (*ctx).lseek},
 		"fsync":       {trace.OpFsync, fdOnly},
 		"fdatasync":   {trace.OpFdatasync, fdOnly},
-		"fstat":       {trace.OpFstat, func(x *ctx) error { f, err := x.fdCall(0); x.statSize(f, 1); return err }},
-		"ftruncate": {trace.OpFtruncate, func(x *ctx) error {
-			f, err := x.fdCall(0)
-			if err != nil {
-				return err
-			}
-			x.ev.Size = x.intArg(1)
-			if f != nil && x.c.ret == 0 {
-				x.r.setSize(f.name, x.ev.Size)
-			}
+		"syncfs":      {trace.OpSyncfs, fdOnly},
+		"sync": {trace.OpSync, func(x *ctx) error {
+			x.emit = true // every file is written back, chosen ones too
 			return nil
+		}},
+		"fstat": {trace.OpFstat, func(x *ctx) error {
+			d, err := x.fdCall(0)
+			if d != nil && x.c.ret == 0 {
+				x.r.sizeFrom(x.r.nameOf(d), x.c.arg(1))
+			}
+			return err
+		}},
+		"ftruncate": {trace.OpFtruncate, func(x *ctx) error {
+			d, err := x.fdCall(0)
+			x.ev.Size = x.intArg(1)
+			if d != nil && x.c.ret == 0 {
+				delete(x.r.statSize, x.r.nameOf(d))
+			}
+			return err
 		}},
 		"truncate": {trace.OpTruncate, func(x *ctx) error {
 			x.ev.Size = x.intArg(1)
 			name, err := x.pathCall("", x.c.arg(0), 0)
 			if err == nil && x.c.ret == 0 {
-				x.r.setSize(name, x.ev.Size)
+				delete(x.r.statSize, name)
 			}
 			return err
 		}},
+		"fallocate": {trace.OpFallocate, func(x *ctx) error {
+			_, err := x.fdCall(0)
+			x.ev.Flags = uint32(x.flags(1, fallocNames))
+			x.ev.Offset, x.ev.Size = x.intArg(2), x.intArg(3)
+			return err
+		}},
+		"fadvise64":    {trace.OpFadvise, (*ctx).fadvise},
+		"fadvise64_64": {trace.OpFadvise, (*ctx).fadvise},
+		"mmap":         {trace.OpMmap, func(x *ctx) error { return x.mmap(1) }},
+		"mmap2":        {trace.OpMmap, func(x *ctx) error { return x.mmap(4096) }},
+		"getdents":     {trace.OpGetdents, getdents},
+		"getdents64":   {trace.OpGetdents, getdents},
+		// Copies: (fd_in, off_in, fd_out, off_out, len, flags), and
+		// sendfile(out_fd, in_fd, offset, count).
+		"copy_file_range": {trace.OpCopyFileRange, func(x *ctx) error { return x.copy(0, 1, 2, 3, 4) }},
+		"splice":          {trace.OpSplice, func(x *ctx) error { return x.copy(0, 1, 2, 3, 4) }},
+		"sendfile":        {trace.OpSendfile, func(x *ctx) error { return x.copy(1, 2, 0, -1, 3) }},
+		"sendfile64":      {trace.OpSendfile, func(x *ctx) error { return x.copy(1, 2, 0, -1, 3) }},
+
 		"stat":       {trace.OpStat, statCall(-1, 0, -1, 1)},
 		"stat64":     {trace.OpStat, statCall(-1, 0, -1, 1)},
 		"lstat":      {trace.OpLstat, statCall(-1, 0, -1, 1)},
@@ -210,10 +199,21 @@ func init() {
 			_, err := x.pathCall(x.c.arg(0), x.c.arg(1), fl)
 			return err
 		}},
+		"readlink": {trace.OpReadlink, func(x *ctx) error {
+			x.ev.Size = x.intArg(2)
+			_, err := x.pathCall("", x.c.arg(0), 0)
+			return err
+		}},
+		"readlinkat": {trace.OpReadlinkat, func(x *ctx) error {
+			// An empty path reads the link open on dirfd (O_PATH).
+			x.ev.Size = x.intArg(3)
+			_, err := x.pathCall(x.c.arg(0), x.c.arg(1), atEmpty)
+			return err
+		}},
 		"unlink": {trace.OpUnlink, func(x *ctx) error {
 			name, err := x.pathCall("", x.c.arg(0), 0)
 			if x.c.ret == 0 {
-				x.r.forget(name)
+				delete(x.r.statSize, name)
 			}
 			return err
 		}},
@@ -221,7 +221,7 @@ func init() {
 			x.ev.Flags = uint32(x.flags(2, atFlagNames))
 			name, err := x.pathCall(x.c.arg(0), x.c.arg(1), 0)
 			if x.c.ret == 0 {
-				x.r.forget(name)
+				delete(x.r.statSize, name)
 			}
 			return err
 		}},
@@ -231,6 +231,14 @@ func init() {
 			x.ev.Flags = uint32(x.flags(4, renameNames))
 			return x.rename(x.c.arg(0), x.c.arg(1), x.c.arg(2), x.c.arg(3))
 		}},
+		"link": {trace.OpLink, func(x *ctx) error { return x.link("", x.c.arg(0), "", x.c.arg(1), 0) }},
+		"linkat": {trace.OpLinkat, func(x *ctx) error {
+			fl := x.flags(4, atFlagNames)
+			x.ev.Flags = uint32(fl)
+			return x.link(x.c.arg(0), x.c.arg(1), x.c.arg(2), x.c.arg(3), fl)
+		}},
+		"symlink":   {trace.OpSymlink, func(x *ctx) error { return x.symlink(x.c.arg(0), "", x.c.arg(1)) }},
+		"symlinkat": {trace.OpSymlinkat, func(x *ctx) error { return x.symlink(x.c.arg(0), x.c.arg(1), x.c.arg(2)) }},
 		"mkdir": {trace.OpMkdir, func(x *ctx) error {
 			x.ev.Mode = uint32(x.flags(1, noNames))
 			_, err := x.pathCall("", x.c.arg(0), 0)
@@ -242,28 +250,27 @@ func init() {
 			return err
 		}},
 		"rmdir": {trace.OpRmdir, func(x *ctx) error { _, err := x.pathCall("", x.c.arg(0), 0); return err }},
-		"dup":   {trace.OpDup, func(x *ctx) error { return x.dup(false) }},
-		"dup2":  {trace.OpDup2, func(x *ctx) error { return x.dup(false) }},
+		"dup":   {trace.OpDup, (*ctx).dup},
+		"dup2":  {trace.OpDup2, (*ctx).dup},
 		"dup3": {trace.OpDup3, func(x *ctx) error {
 			x.ev.Flags = uint32(x.flags(2, openFlagNames))
-			return x.dup(x.ev.Flags&oCloexec != 0)
+			return x.dup()
 		}},
 		"fcntl":   {trace.OpFcntl, (*ctx).fcntl},
 		"fcntl64": {trace.OpFcntl, (*ctx).fcntl},
 
+		// Processes (process.go).
+		"clone":    {trace.OpFork, (*ctx).clone},
+		"clone3":   {trace.OpFork, (*ctx).clone},
+		"fork":     {trace.OpFork, (*ctx).clone},
+		"vfork":    {trace.OpFork, (*ctx).clone},
+		"execve":   {trace.OpExec, func(x *ctx) error { return x.exec(-1, 0, 1) }},
+		"execveat": {trace.OpExec, func(x *ctx) error { return x.exec(0, 1, 2) }},
+
 		// Bookkeeping: no events.
-		"clone":           {0, (*ctx).clone},
-		"clone3":          {0, (*ctx).clone},
-		"fork":            {0, (*ctx).clone},
-		"vfork":           {0, (*ctx).clone},
-		"execve":          {0, func(x *ctx) error { return x.exec(1) }},
-		"execveat":        {0, func(x *ctx) error { return x.exec(2) }},
-		"chdir":           {0, (*ctx).chdir},
-		"fchdir":          {0, (*ctx).fchdir},
-		"sendfile":        {0, func(x *ctx) error { return x.moved(1, 2, 0, -1) }},
-		"sendfile64":      {0, func(x *ctx) error { return x.moved(1, 2, 0, -1) }},
-		"splice":          {0, func(x *ctx) error { return x.moved(0, 1, 2, 3) }},
-		"copy_file_range": {0, func(x *ctx) error { return x.moved(0, 1, 2, 3) }},
+		"chdir":  {0, (*ctx).chdir},
+		"fchdir": {0, (*ctx).fchdir},
+		"getcwd": {0, (*ctx).getcwd},
 	}
 }
 
@@ -279,54 +286,104 @@ func (x *ctx) flags(i int, table map[string]uint64) uint64 {
 	return v
 }
 
-// want marks the call an event if the rules choose f's file.
-func (x *ctx) want(f *ofd) {
-	if x.r.opts.All || (f != nil && f.rec) {
+// failed reports whether the call returned an error (or nothing: "= ?").
+func (x *ctx) failed() bool { return x.c.ret < 0 || !x.c.known }
+
+// want makes the call an event if calls on d are chosen, with d's path.
+func (x *ctx) want(d *desc) {
+	if x.r.chosen(d) || x.r.opts.All {
 		x.emit = true
-		if f != nil {
-			if f.id == 0 {
-				f.id = x.r.intern(f.name)
-			}
-			x.ev.Path = f.id
+		if d != nil {
+			x.ev.Path = d.Path
 		}
 		return
 	}
 	x.unchosen = true
 }
 
-// fdFile returns the open file description of fd, learning it from a -y
-// decoration when the log did not show it opened (inherited descriptors,
-// pipes, sockets).
-func (x *ctx) fdFile(fd int32, decor string, decorated bool) *ofd {
-	if e := x.p.fds.get(fd); e != nil {
-		return e.f
-	}
+// fdDesc returns the description descriptor fd of the call's process
+// holds, as the follower has it, with strace's decoration, when there is
+// one, taken as the truth: a descriptor the follower does not know, or
+// knows as another file (and no rename since could explain it), that the
+// decoration names as a file the rules choose (anything, with All) is
+// announced with an inherit event first: the log never showed how it was
+// opened. It returns nil for descriptors that hold nothing the trace
+// follows.
+func (x *ctx) fdDesc(fd int32, decor string, decorated bool) *desc {
+	r := x.r
+	d := r.fl.Lookup(x.p.thread, fd)
 	if !decorated || fd < 0 {
-		return nil
+		return d
 	}
 	name := strings.TrimSuffix(decor, " (deleted)")
-	f := &ofd{name: name, rec: x.r.choose(name, strings.HasPrefix(name, "/"))}
-	if !strings.HasPrefix(name, "/") && !x.r.opts.All {
-		f.rec = false // pipe:[…], socket:[…], anon_inode:[…]
+	if d != nil && d.Path != 0 && (d.Aux.kname == "" || r.sameFile(d, name)) {
+		d.Aux.kname, d.Aux.gen = name, r.renames()
+		return d
 	}
-	x.p.fds.set(fd, f, false)
-	if f.rec {
-		x.r.st.Learnt++
+	if !r.opts.All && !(strings.HasPrefix(name, "/") && r.rules.Match(name)) {
+		// A pipe, a socket, a file the rules leave out: no event. (A
+		// description the follower still holds there stays until a call
+		// that becomes an event says otherwise; one it learnt without a
+		// path, the other side of a copy, is that pipe.)
+		if d != nil && d.Path == 0 {
+			return d
+		}
+		return nil
 	}
-	return f
+	if d != nil {
+		r.st.Resynced++
+	} else {
+		r.st.Learnt++
+	}
+	r.emit(&trace.Event{Op: trace.OpInherit, Rank: r.opts.Rank, Thread: x.p.thread, Start: x.ev.Start,
+		FD: fd, Path: r.intern(name), Offset: -1}) // flags and position unknown
+	d = r.fl.Lookup(x.p.thread, fd)
+	if d != nil {
+		d.Aux.kname, d.Aux.gen = name, r.renames()
+	}
+	return d
+}
+
+// sameFile reports whether name, a -y decoration of a descriptor that
+// holds d, names d's file: its name as last shown, moved by the renames
+// the log showed since (and which the namespace followed).
+func (r *Reader) sameFile(d *desc, name string) bool {
+	if d.Aux.kname == name {
+		return true
+	}
+	if d.Aux.gen == r.renames() {
+		return false
+	}
+	if name == r.nameOf(d) {
+		return true
+	}
+	k := d.Aux.kname
+	first := d.Aux.gen - r.renamed0
+	if first < 0 {
+		return true // renames older than the reader keeps: believe the decoration
+	}
+	for _, mv := range r.renamed[first:] {
+		switch {
+		case k == mv.from:
+			k = mv.to
+		case strings.HasPrefix(k, mv.from+"/"):
+			k = mv.to + k[len(mv.from):]
+		}
+	}
+	return k == name
 }
 
 // fdCall decodes the descriptor argument i and chooses the call by its
 // file.
-func (x *ctx) fdCall(i int) (*ofd, error) {
+func (x *ctx) fdCall(i int) (*desc, error) {
 	fd, decor, decorated, ok := fdArg(x.c.arg(i))
 	if !ok {
 		return nil, fmt.Errorf("descriptor %q", clip(x.c.arg(i)))
 	}
 	x.ev.FD = fd
-	f := x.fdFile(fd, decor, decorated)
-	x.want(f)
-	return f, nil
+	d := x.fdDesc(fd, decor, decorated)
+	x.want(d)
+	return d, nil
 }
 
 // pathCall resolves a path argument and chooses the call by it. With
@@ -338,12 +395,12 @@ func (x *ctx) pathCall(dirArg, pathArg string, flags uint64) (string, error) {
 			return "", fmt.Errorf("descriptor %q", clip(dirArg))
 		}
 		x.ev.FD = fd
-		f := x.fdFile(fd, decor, decorated)
-		x.want(f)
-		if f == nil {
+		d := x.fdDesc(fd, decor, decorated)
+		x.want(d)
+		if d == nil {
 			return "", nil
 		}
-		return f.name, nil
+		return x.r.nameOf(d), nil
 	}
 	name, known, err := x.resolve(dirArg, pathArg)
 	if err != nil {
@@ -372,24 +429,27 @@ func (x *ctx) open(dirArg, pathArg string, flags, mode uint32) error {
 	if !known && x.c.decorated {
 		name, known = x.c.retPath, true // the kernel's name of the new descriptor
 	}
-	rec := x.r.choose(name, known)
-	if rec {
-		x.emit = true
-		x.ev.Path = x.r.intern(name)
-	} else {
+	if !x.r.choose(name, known) {
 		x.unchosen = true
+		return nil
 	}
-	if x.c.ret < 0 || !x.c.known {
+	x.emit = true
+	x.ev.Path = x.r.intern(name)
+	if x.failed() {
 		return nil
 	}
 	x.ev.FD = int32(x.c.ret)
-	f := &ofd{name: name, rec: rec, flags: flags}
-	if rec {
-		f.id = x.ev.Path
+	if (flags&oTrunc != 0 && flags&oAccmode != 0) || x.c.name == "creat" {
+		delete(x.r.statSize, name)
 	}
-	x.p.fds.set(int32(x.c.ret), f, flags&oCloexec != 0)
-	if (flags&oTrunc != 0 && flags&oAccmode != 0) || flags&(oCreat|oExcl) == oCreat|oExcl || x.c.name == "creat" {
-		x.r.setSize(name, 0)
+	if x.c.decorated {
+		kname := strings.TrimSuffix(x.c.retPath, " (deleted)")
+		x.after = func(st step) error {
+			if st.New != nil {
+				st.New.Aux.kname, st.New.Aux.gen = kname, x.r.renames()
+			}
+			return nil
+		}
 	}
 	return nil
 }
@@ -397,7 +457,7 @@ func (x *ctx) open(dirArg, pathArg string, flags, mode uint32) error {
 // rw decodes the read and write families.
 func rw(write, positioned, vector bool) func(*ctx) error {
 	return func(x *ctx) error {
-		f, err := x.fdCall(0)
+		d, err := x.fdCall(0)
 		if err != nil {
 			return err
 		}
@@ -415,74 +475,68 @@ func rw(write, positioned, vector bool) func(*ctx) error {
 			x.ev.Size = x.intArg(2)
 		}
 		if !positioned {
-			x.individual(f, write)
+			x.ev.Offset = x.position(d, write)
 			return nil
 		}
-		off := 3
-		x.ev.Offset = x.intArg(off)
+		x.ev.Offset = x.intArg(3)
 		if x.c.name == "preadv2" || x.c.name == "pwritev2" {
 			x.ev.Flags = uint32(x.flags(4, rwfNames))
 			if x.ev.Offset == -1 {
-				x.individual(f, write)
+				// At the position, which it moves: the event holds the
+				// offset used, as iotrace record's does. (The model has
+				// these calls at an explicit offset: the reader moves its
+				// follower's position itself.)
+				x.ev.Offset = x.position(d, write)
+				if d != nil && !x.failed() {
+					off := x.ev.Offset
+					x.after = func(step) error { d.Pos = off + x.c.ret; return nil }
+				}
 				return nil
 			}
 		}
-		if write {
-			x.appended(f)
+		if write && d != nil && d.Append() && !x.failed() {
+			x.ev.Offset = x.r.appendOffset(d) // Linux appends anyway
 		}
 		return nil
 	}
 }
 
-// individual sets the offset of a read or write at the file position and
-// moves the position.
-func (x *ctx) individual(f *ofd, write bool) {
-	if f == nil {
-		return
+// position returns the offset a call at d's file position uses: the
+// position the follower has (the file's end for a write with O_APPEND).
+func (x *ctx) position(d *desc, write bool) int64 {
+	if d == nil {
+		return 0
 	}
-	moved := max(x.c.ret, 0)
-	off := f.pos
-	if write && f.flags&oAppend != 0 {
-		if size, ok := x.r.sizes[f.name]; ok {
-			off = size // appends land at the end, wherever the position was
-		}
+	if write && d.Append() && !x.failed() {
+		return x.r.appendOffset(d)
 	}
-	if write && f.flags&oAppend != 0 && !x.r.exact[f.name] {
-		x.r.st.Appends++
+	if d.Pos < 0 {
+		x.r.st.Positions++
+		return 0
 	}
-	x.ev.Offset = off
-	f.pos = off + moved
-	if write {
-		x.grow(f, off+moved)
-	}
+	return d.Pos
 }
 
-// appended corrects the offset of a positioned write to a file opened
-// with O_APPEND (Linux appends it anyway) and follows the file's size.
-func (x *ctx) appended(f *ofd) {
-	if f == nil || x.c.ret < 0 {
-		return
+// appendOffset returns where a write with O_APPEND on d lands: at the
+// file's size, as the namespace has it from the trace's writes and
+// truncations, or a stat result showed.
+func (r *Reader) appendOffset(d *desc) int64 {
+	var size int64
+	exact := false
+	if n := d.Node; n != nil && n.File != nil {
+		size, exact = n.File.Size, n.File.Exact
 	}
-	if f.flags&oAppend != 0 {
-		if size, ok := x.r.sizes[f.name]; ok {
-			x.ev.Offset = size
-		}
+	if s, ok := r.statSize[r.nameOf(d)]; ok {
+		size, exact = max(size, s), true
 	}
-	x.grow(f, x.ev.Offset+x.c.ret)
-}
-
-// grow follows a write's end: a file is at least that long (a file
-// whose size the log never showed is taken to be as long as what was
-// written to it).
-func (x *ctx) grow(f *ofd, end int64) {
-	if size, ok := x.r.sizes[f.name]; !ok || end > size {
-		x.r.sizes[f.name] = end
+	if !exact {
+		r.st.Appends++
 	}
+	return size
 }
 
 func (x *ctx) lseek() error {
-	f, err := x.fdCall(0)
-	if err != nil {
+	if _, err := x.fdCall(0); err != nil {
 		return err
 	}
 	x.ev.Offset = x.intArg(1)
@@ -491,10 +545,101 @@ func (x *ctx) lseek() error {
 		return fmt.Errorf("whence %q", clip(x.c.arg(2)))
 	}
 	x.ev.Whence = w
-	if f != nil && x.c.ret >= 0 && x.c.known {
-		f.pos = x.c.ret
+	return nil
+}
+
+func (x *ctx) fadvise() error {
+	_, err := x.fdCall(0)
+	x.ev.Offset, x.ev.Size = x.intArg(1), x.intArg(2)
+	x.ev.Flags = uint32(x.flags(3, adviceNames))
+	return err
+}
+
+// mmap follows a mapping of a descriptor (scale: the unit of the offset
+// argument). Its result is an address: the event holds 0, or -errno.
+func (x *ctx) mmap(scale int64) error {
+	fl := x.flags(3, mapNames)
+	fd, _, _, ok := fdArg(x.c.arg(4))
+	if !ok || fd < 0 || fl&mapAnon != 0 {
+		x.skipped = true // anonymous memory
+		return nil
+	}
+	if _, err := x.fdCall(4); err != nil {
+		return err
+	}
+	x.ev.Size, x.ev.Offset = x.intArg(1), x.intArg(5)*scale
+	x.ev.Mode, x.ev.Flags = uint32(x.flags(2, protNames)), uint32(fl)
+	if x.c.ret < -4095 || x.c.ret >= 0 {
+		x.ev.Ret = 0
 	}
 	return nil
+}
+
+func getdents(x *ctx) error {
+	_, err := x.fdCall(0)
+	x.ev.Size = x.intArg(2)
+	return err
+}
+
+// copy decodes a copy from descriptor argument in (at the offset argument
+// inOff, or its position if it is NULL or absent: -1) to descriptor
+// argument out (at outOff), of size argument n. It is an event when
+// either side is a file the rules choose; Path and Path2 are the chosen
+// sides' files.
+func (x *ctx) copy(in, inOff, out, outOff, n int) error {
+	fdIn, decIn, okIn, good := fdArg(x.c.arg(in))
+	if !good {
+		return fmt.Errorf("descriptor %q", clip(x.c.arg(in)))
+	}
+	fdOut, decOut, okOut, good := fdArg(x.c.arg(out))
+	if !good {
+		return fmt.Errorf("descriptor %q", clip(x.c.arg(out)))
+	}
+	x.ev.FD, x.ev.FD2, x.ev.Size = fdIn, fdOut, x.intArg(n)
+	din, dout := x.fdDesc(fdIn, decIn, okIn), x.fdDesc(fdOut, decOut, okOut)
+	if !x.r.opts.All && !x.r.chosen(din) && !x.r.chosen(dout) {
+		x.unchosen = true
+		return nil
+	}
+	x.emit = true
+	if x.r.chosen(din) {
+		x.ev.Path = din.Path
+	}
+	if x.r.chosen(dout) {
+		x.ev.Path2 = dout.Path
+	}
+	// A side that is not a followed file (a pipe) has no position: 0.
+	if off, ok := offsetArg(x.c, inOff); ok {
+		x.ev.Flags |= trace.CopyInAt
+		x.ev.Offset = off
+	} else if x.r.chosen(din) {
+		x.ev.Offset = x.position(din, false)
+	}
+	if off, ok := offsetArg(x.c, outOff); ok {
+		x.ev.Flags |= trace.CopyOutAt
+		x.ev.Offset2 = off
+	} else if x.r.chosen(dout) {
+		x.ev.Offset2 = x.position(dout, true)
+	}
+	return nil
+}
+
+// offsetArg reads a loff_t * argument: "[4096]", or with the value after
+// the call "[2] => [6]" (sendfile); the value before the call is the
+// offset. NULL (or no such argument) is not an offset.
+func offsetArg(c *call, i int) (int64, bool) {
+	if i < 0 {
+		return 0, false
+	}
+	a, ok := strings.CutPrefix(strings.TrimSpace(c.arg(i)), "[")
+	if !ok {
+		return 0, false
+	}
+	v, _, ok := strings.Cut(a, "]")
+	if !ok {
+		return 0, false
+	}
+	return intArg(v)
 }
 
 // statCall decodes the stat family: a path (relative to dirfd), flags,
@@ -512,24 +657,18 @@ func statCall(dir, pth, flags, buf int) func(*ctx) error {
 		}
 		name, err := x.pathCall(dirArg, x.c.arg(pth), fl)
 		if err == nil && x.c.ret == 0 && name != "" {
-			x.sizeFrom(name, x.c.arg(buf))
+			x.r.sizeFrom(name, x.c.arg(buf))
 		}
 		return err
 	}
 }
 
-func (x *ctx) statSize(f *ofd, buf int) {
-	if f != nil && x.c.ret == 0 {
-		x.sizeFrom(f.name, x.c.arg(buf))
-	}
-}
-
 // sizeFrom learns a file's size from a stat struct (st_size=, stx_size=).
-func (x *ctx) sizeFrom(name, st string) {
+func (r *Reader) sizeFrom(name, st string) {
 	for _, k := range []string{"st_size", "stx_size"} {
 		if v, ok := field(st, k); ok {
 			if n, ok := intArg(v); ok && strings.Contains(st, "S_IFREG") {
-				x.r.setSize(name, n)
+				r.statSize[name] = n
 			}
 		}
 	}
@@ -551,156 +690,134 @@ func (x *ctx) rename(od, op, nd, np string) error {
 		x.unchosen = true
 	}
 	if x.c.ret == 0 {
-		if size, ok := x.r.sizes[o]; ok {
-			x.r.sizes[n], x.r.exact[n] = size, x.r.exact[o]
-			x.r.forget(o)
+		x.r.moved(o, n)
+		if size, ok := x.r.statSize[o]; ok {
+			x.r.statSize[n] = size
 		}
+		delete(x.r.statSize, o)
 	}
 	return nil
 }
 
-func (x *ctx) dup(cloexec bool) error {
-	f, err := x.fdCall(0)
+// link decodes link and linkat: Path the existing name, Path2 the new
+// one. With AT_EMPTY_PATH and an empty old path, the file open on
+// olddirfd gets the new name.
+func (x *ctx) link(od, op, nd, np string, flags uint64) error {
+	n, nknown, err := x.resolve(nd, np)
 	if err != nil {
 		return err
 	}
-	if x.c.name != "dup" {
-		nfd, _, _, ok := fdArg(x.c.arg(1))
-		if ok && nfd != x.ev.FD && (f == nil || x.c.ret >= 0) {
-			x.p.fds.del(nfd)
+	if flags&atEmpty != 0 && (op == `""` || op == "") {
+		fd, decor, decorated, ok := fdArg(od)
+		if !ok {
+			return fmt.Errorf("descriptor %q", clip(od))
 		}
+		x.ev.FD = fd
+		d := x.fdDesc(fd, decor, decorated)
+		if x.r.chosen(d) || x.r.choose(n, nknown) {
+			x.emit = true
+			x.ev.Path2 = x.r.intern(n)
+		} else {
+			x.unchosen = true
+		}
+		return nil
 	}
-	if x.c.ret >= 0 && x.c.known && f != nil {
-		x.p.fds.set(int32(x.c.ret), f, cloexec)
+	o, oknown, err := x.resolve(od, op)
+	if err != nil {
+		return err
+	}
+	if x.r.choose(o, oknown) || x.r.choose(n, nknown) {
+		x.emit = true
+		x.ev.Path, x.ev.Path2 = x.r.intern(o), x.r.intern(n)
+	} else {
+		x.unchosen = true
+	}
+	return nil
+}
+
+// symlink decodes symlink and symlinkat: Path is the link made (made
+// absolute), Path2 its target exactly as the program wrote it.
+func (x *ctx) symlink(targetArg, dirArg, linkArg string) error {
+	target, _, ok := unquote(targetArg)
+	if !ok {
+		return fmt.Errorf("path argument %q is not a string", clip(targetArg))
+	}
+	if _, err := x.pathCall(dirArg, linkArg, 0); err != nil {
+		return err
+	}
+	if x.emit && target != "" {
+		x.ev.Path2 = x.r.intern(target)
+	}
+	return nil
+}
+
+// dup decodes dup, dup2 and dup3: an event when the source is chosen, or
+// when the new descriptor held a chosen description that the call
+// replaces (then on the source's descriptor, without a path, if that is
+// not chosen: the follower knows the new descriptor names something
+// else).
+func (x *ctx) dup() error {
+	_, err := x.fdCall(0)
+	if err != nil || x.emit || x.c.name == "dup" {
+		return err
+	}
+	nfd, _, _, ok := fdArg(x.c.arg(1))
+	if !ok || nfd == x.ev.FD || x.failed() {
+		return nil
+	}
+	if old := x.r.fl.Lookup(x.p.thread, nfd); x.r.chosen(old) {
+		x.unchosen = false
+		x.emit = true
 	}
 	return nil
 }
 
 func (x *ctx) fcntl() error {
-	fd, decor, decorated, ok := fdArg(x.c.arg(0))
+	cmd, ok := fcntlCommands[x.c.arg(1)]
 	if !ok {
-		return fmt.Errorf("descriptor %q", clip(x.c.arg(0)))
-	}
-	switch cmd := x.c.arg(1); cmd {
-	case "F_DUPFD", "F_DUPFD_CLOEXEC":
-		x.ev.Flags = fDupfd
-		if cmd == "F_DUPFD_CLOEXEC" {
-			x.ev.Flags = fDupfdCx
+		if _, _, _, ok := fdArg(x.c.arg(0)); !ok {
+			return fmt.Errorf("descriptor %q", clip(x.c.arg(0)))
 		}
-		f, _ := x.fdCall(0)
-		if x.c.ret >= 0 && x.c.known && f != nil {
-			x.p.fds.set(int32(x.c.ret), f, cmd == "F_DUPFD_CLOEXEC")
-		}
+		x.skipped = true // other commands are not events
 		return nil
-	case "F_SETFL":
-		if f := x.fdFile(fd, decor, decorated); f != nil && x.c.ret == 0 {
-			v, _ := flagsArg(x.c.arg(2), openFlagNames)
-			f.flags = f.flags&^setflMask | uint32(v)&setflMask
-		}
-	case "F_SETFD":
-		if e := x.p.fds.get(fd); e != nil && x.c.ret == 0 {
-			v, _ := flagsArg(x.c.arg(2), fdFlagNames)
-			x.p.fds.set(fd, e.f, v&1 != 0)
-		}
 	}
-	x.r.st.Skipped[x.c.name]++ // other fcntl commands are not events
+	if _, err := x.fdCall(0); err != nil {
+		return err
+	}
+	x.ev.Flags = cmd
+	switch cmd {
+	case trace.FSetfd:
+		x.ev.Size = int64(x.flags(2, fdFlagNames) & 1)
+	case trace.FSetfl:
+		x.ev.Size = int64(x.flags(2, openFlagNames))
+	default:
+		x.ev.Size = x.intArg(2)
+	}
 	return nil
 }
 
 func (x *ctx) closeRange() error {
 	first, last := x.intArg(0), x.intArg(1)
-	if a := x.c.arg(1); a == "~0" || a == "~0U" || a == "-1" {
+	if a := x.c.arg(1); a == "~0" || a == "~0U" || a == "-1" || a == "4294967295" {
 		last = 1<<32 - 1
 	}
 	fl := x.flags(2, closeRangeSet)
 	x.ev.FD, x.ev.Size, x.ev.Flags = int32(first), last, uint32(fl)
-	if fl&crUnshare != 0 {
-		x.p.fds = x.p.fds.clone()
-	}
-	x.emit = x.r.opts.All
-	if fl&crCloexec == 0 {
-		for fd, e := range x.p.fds.m {
-			if int64(fd) >= first && int64(fd) <= last {
-				if e.f.rec {
-					x.emit = true
-				}
-				if x.c.ret == 0 {
-					delete(x.p.fds.m, fd)
-				}
-			}
+	// An event when it closes (or marks) a chosen descriptor, or unshares
+	// the table.
+	x.emit = x.r.opts.All || fl&crUnshare != 0
+	x.r.fl.Each(x.p.thread, func(fd int32, d *desc) {
+		if int64(fd) >= first && int64(fd) <= last && x.r.chosen(d) {
+			x.emit = true
 		}
-	}
+	})
 	if !x.emit {
 		x.unchosen = true
 	}
 	return nil
 }
 
-// clone follows clone, clone3, fork and vfork: the child gets a copy of
-// the descriptor table, or shares it with CLONE_FILES.
-func (x *ctx) clone() error {
-	var flags uint64
-	switch x.c.name {
-	case "clone":
-		for _, a := range x.c.args {
-			if v, ok := strings.CutPrefix(a, "flags="); ok {
-				flags, _ = flagsArg(v, cloneNames)
-			}
-		}
-	case "clone3":
-		if v, ok := field(x.c.arg(0), "flags"); ok {
-			flags, _ = flagsArg(v, cloneNames)
-		}
-	}
-	x.r.st.Skipped[x.c.name]++
-	if x.c.ret <= 0 || !x.c.known {
-		return nil
-	}
-	pid := int(x.c.ret)
-	if recs, ok := x.r.waiting[pid]; ok {
-		delete(x.r.waiting, pid)
-		x.r.newProc(pid, x.p, flags)
-		for _, rec := range recs {
-			if err := x.r.handle(rec); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if x.r.procs[pid] == nil {
-		x.r.children[pid] = child{parent: x.p, flags: flags}
-	}
-	return nil
-}
-
-// exec drops the close-on-exec descriptors; the first execve names the
-// command of the trace.
-func (x *ctx) exec(argv int) error {
-	x.r.st.Skipped[x.c.name]++
-	if x.c.ret != 0 || !x.c.known {
-		return nil
-	}
-	t := x.p.fds.clone()
-	for fd, e := range t.m {
-		if e.cloexec {
-			delete(t.m, fd)
-		}
-	}
-	x.p.fds = t
-	if len(x.r.meta.Command) == 0 {
-		cmd := arrayStrings(x.c.arg(argv))
-		// strace cuts strings at -s bytes; the file name is whole.
-		if file, _, ok := unquote(x.c.arg(argv - 1)); ok && len(cmd) > 0 && strings.HasSuffix(cmd[0], "...") &&
-			strings.HasPrefix(file, strings.TrimSuffix(cmd[0], "...")) {
-			cmd[0] = file
-		}
-		x.r.meta.Command = cmd
-	}
-	return nil
-}
-
 func (x *ctx) chdir() error {
-	x.r.st.Skipped[x.c.name]++
 	if x.c.ret != 0 {
 		return nil
 	}
@@ -711,44 +828,22 @@ func (x *ctx) chdir() error {
 }
 
 func (x *ctx) fchdir() error {
-	x.r.st.Skipped[x.c.name]++
 	fd, decor, decorated, ok := fdArg(x.c.arg(0))
 	if !ok || x.c.ret != 0 {
 		return nil
 	}
-	if f := x.fdFile(fd, decor, decorated); f != nil && strings.HasPrefix(f.name, "/") {
-		x.p.cwd.dir = f.name
-	}
-	return nil
-}
-
-// moved follows sendfile, splice and copy_file_range, which move the
-// positions of the descriptors whose offset argument is NULL.
-func (x *ctx) moved(in, inOff, out, outOff int) error {
-	x.r.st.Skipped[x.c.name]++
-	if x.c.ret <= 0 {
-		return nil
-	}
-	move := func(fdIdx, offIdx int) {
-		fd, decor, decorated, ok := fdArg(x.c.arg(fdIdx))
-		if !ok {
-			return
-		}
-		if offIdx >= 0 && x.c.arg(offIdx) != "NULL" {
-			return
-		}
-		if f := x.fdFile(fd, decor, decorated); f != nil {
-			f.pos += x.c.ret
+	if decorated {
+		x.p.cwd.dir = decor
+	} else if d := x.r.fl.Lookup(x.p.thread, fd); d != nil {
+		if name := x.r.nameOf(d); strings.HasPrefix(name, "/") {
+			x.p.cwd.dir = name
 		}
 	}
-	move(in, inOff)
-	move(out, outOff)
 	return nil
 }
 
 // getcwd tells the working directory.
 func (x *ctx) getcwd() error {
-	x.r.st.Skipped[x.c.name]++
 	if d, _, ok := unquote(x.c.arg(0)); ok && x.c.ret > 0 && strings.HasPrefix(d, "/") {
 		x.p.cwd.dir = d
 	}

@@ -233,11 +233,10 @@ func field(a, name string) (string, bool) {
 		return "", false
 	}
 	inner := a[1:]
-	if !strings.HasSuffix(inner, "}") {
-		// "{…} => {…}" (clone3) and the like: the first struct.
-		if i := strings.Index(inner, "} =>"); i >= 0 {
-			inner = inner[:i+1]
-		}
+	// "{…} => {…}" (clone3, the struct before and after the call): the
+	// first struct.
+	if i := strings.Index(inner, "} =>"); i >= 0 {
+		inner = inner[:i+1]
 	}
 	inner = strings.TrimSuffix(inner, "}")
 	parts, _, err := splitArgs(inner + ")")

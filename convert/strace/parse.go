@@ -251,6 +251,10 @@ func (lr *lineReader) parse(s string, line int) (*record, error) {
 	r.kind = kindCall
 	if b, ok := strings.CutSuffix(r.body, "<unfinished ...>"); ok {
 		r.kind, r.body = kindUnfinished, strings.TrimRight(b, " ")
+	} else if i := strings.LastIndex(r.body, "<pid changed to "); i >= 0 && strings.HasSuffix(r.body, " ...>") {
+		// An execve by a thread other than the leader: it resumes under
+		// the leader's PID, after "+++ superseded by execve in pid …".
+		r.kind, r.body = kindUnfinished, strings.TrimRight(r.body[:i], " ")
 	}
 	return r, nil
 }

@@ -6,25 +6,32 @@
 // imported from strace and recorded with `iotrace record` give the same
 // calls, paths and sizes:
 //
-//   - the open family, close, close_range, the read and write families
-//     (vectors too), lseek, fsync, fdatasync, ftruncate, truncate, the stat
-//     family, access, unlink, rename, mkdir, rmdir, dup, dup2, dup3 and
-//     fcntl(F_DUPFD*) become events; every other call is counted and left
-//     out;
-//   - a descriptor table per process (copied by fork, shared by threads
-//     with CLONE_FILES, close-on-exec descriptors dropped at execve) whose
-//     entries are open file descriptions shared by dup and fork, so that
-//     plain read and write are given the offset they used;
+//   - the calls of the event model (the open family, close, close_range,
+//     the read and write families, lseek, the syncs, truncate, fallocate,
+//     posix_fadvise, mmap of a descriptor, the copies, the stat family,
+//     access, readlink, getdents, unlink, rename, mkdir, rmdir, link,
+//     symlink, dup, dup2, dup3 and fcntl's F_DUPFD*, F_SETFD, F_SETFL)
+//     become events; every other call is counted and left out;
+//   - the processes and threads: fork, clone (a thread), exec and exit
+//     events, so that every reader of the trace keeps one descriptor table
+//     per process, as the program had them;
+//   - descriptors, open file descriptions, their positions and flags are
+//     followed by trace/state, fed every event the reader makes: what it
+//     says a descriptor holds and where its position is gives the file and
+//     the offset of calls that name only a descriptor. strace's -y
+//     decorations (3</path>) are the truth of which file a descriptor
+//     holds: a descriptor the log never showed opened (inherited, or made
+//     by a call outside the model) becomes an inherit event;
 //   - paths are made absolute against the working directory (from -y's
-//     AT_FDCWD</cwd> or chdir) or the dirfd, and chosen by the same rules
-//     as iotrace record (capture/ptrace.Rules: not /proc, /sys, /dev; never
-//     pipes or sockets; every call with All);
+//     AT_FDCWD</cwd>, getcwd or chdir) or the dirfd, and chosen by the same
+//     rules as iotrace record (capture/ptrace.Rules: not /proc, /sys, /dev;
+//     never pipes or sockets; every call with All);
 //   - <unfinished ...> and <... NAME resumed> halves are joined (the call
 //     starts at the first half, lasts what -T says), errors become
-//     −errno, signals and exits are counted.
+//     −errno, signals are counted.
 //
 // Every process and thread is a thread of one rank, numbered in the order
-// they appear, as iotrace record numbers them.
+// they are made (the first process 0), as iotrace record numbers them.
 package strace
 
 import (
@@ -38,6 +45,7 @@ import (
 	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // Input is one file of strace output.
@@ -62,6 +70,37 @@ type Options struct {
 	Paths *trace.Paths
 }
 
+// rename is a name moved by a rename call.
+type rename struct{ from, to string }
+
+const maxRenames = 1 << 12
+
+// renames returns how many renames the log showed so far.
+func (r *Reader) renames() int64 { return r.renamed0 + int64(len(r.renamed)) }
+
+// moved notes a rename.
+func (r *Reader) moved(from, to string) {
+	if len(r.renamed) == maxRenames {
+		n := copy(r.renamed, r.renamed[maxRenames/2:])
+		r.renamed = r.renamed[:n]
+		r.renamed0 += maxRenames / 2
+	}
+	r.renamed = append(r.renamed, rename{from, to})
+}
+
+// descAux is what the reader keeps on an open file description besides
+// what trace/state keeps: the name strace's -y shows for it.
+type descAux struct {
+	kname string // the kernel's name of the file ("" until a decoration shows it)
+	gen   int64  // Reader.renames() when kname was shown
+}
+
+type (
+	follower = state.Follower[descAux, struct{}]
+	desc     = state.Desc[descAux]
+	step     = state.Step[descAux, struct{}]
+)
+
 // Reader is a trace.Source over strace output.
 type Reader struct {
 	opts    Options
@@ -81,41 +120,51 @@ type Reader struct {
 	tod     bool // the lines have -tt/-t times (time of day)
 	meta    trace.Meta
 
+	// fl follows descriptors, descriptions and processes: it is fed
+	// every event the reader makes, in order. ns is its namespace (file
+	// sizes for O_APPEND writes; names after renames).
+	fl *follower
+	ns *state.Namespace
+	// statSize holds sizes stat results showed of files (by name), until
+	// the trace truncates, renames or removes them: what the namespace
+	// cannot learn from events.
+	statSize map[string]int64
+	// renamed holds the renames the log showed (emitted or not), the
+	// last maxRenames of them, from the renamed0-th: a -y name of a
+	// descriptor changes with one.
+	renamed  []rename
+	renamed0 int64
+
 	waiting  map[int][]*record // lines of processes whose creating call has not returned
-	children map[int]child     // clone results whose child has not shown yet
 	inflight int               // clone calls started and not returned
-	sizes    map[string]int64  // file sizes: what the log shows, or at least what was written
-	exact    map[string]bool   // the size is known, not only a lower bound
 	st       Stats
 }
 
 // Stats count what the log held besides the events.
 type Stats struct {
-	Lines     int64            // records read
-	Events    int64            // events made
-	Skipped   map[string]int64 // calls outside the event model, by name
-	Unchosen  int64            // calls of the model on paths the rules leave out
-	Signals   int64
-	Exits     int64
-	Killed    int64
-	Learnt    int64 // descriptors learnt from -y decorations, position assumed 0
-	Relative  int64 // paths left relative: the working directory is unknown (no -y)
-	Truncated int64 // vector calls whose iovec array strace cut short
-	Orphans   int64 // resumed halves without their start
-	Appends   int64 // O_APPEND writes to files of unknown size: placed after what was written
-	Processes int
+	Lines      int64            // records read
+	Events     int64            // events made
+	Skipped    map[string]int64 // calls outside the event model, by name
+	Unchosen   int64            // calls of the model on paths the rules leave out
+	Signals    int64
+	Exits      int64
+	Killed     int64
+	Learnt     int64 // descriptors learnt from -y decorations (inherit events)
+	Resynced   int64 // descriptors whose -y decoration named another file than the one followed
+	Positions  int64 // calls at the position of a descriptor whose position was unknown: placed at 0
+	Relative   int64 // paths left relative: the working directory is unknown (no -y)
+	Truncated  int64 // vector calls whose iovec array strace cut short
+	Orphans    int64 // resumed halves without their start
+	Appends    int64 // O_APPEND writes to files of unknown size: placed after what was written
+	Unborn     int64 // processes whose creating call the log does not show
+	Unreturned int64 // calls of the model that never returned ("= ?")
+	Processes  int
 }
 
-type child struct {
-	parent *proc
-	flags  uint64
-}
-
-// proc is a process or thread.
+// proc is a process or thread, as strace names it by its PID (TID).
 type proc struct {
 	pid     int
 	thread  uint32
-	fds     *fdTable
 	cwd     *cwd
 	pending *record
 	alive   bool
@@ -127,7 +176,7 @@ type cwd struct{ dir string } // "" unknown
 // time order.
 func NewReader(inputs []Input, opts Options) *Reader {
 	r := &Reader{opts: opts, rules: opts.Rules, paths: opts.Paths, procs: map[int]*proc{},
-		waiting: map[int][]*record{}, children: map[int]child{}, sizes: map[string]int64{}, exact: map[string]bool{},
+		waiting: map[int][]*record{}, statSize: map[string]int64{},
 		st: Stats{Skipped: map[string]int64{}}}
 	if r.rules == nil {
 		r.rules, _ = ptrace.NewRules(nil, nil, true)
@@ -135,6 +184,8 @@ func NewReader(inputs []Input, opts Options) *Reader {
 	if r.paths == nil {
 		r.paths = trace.NewPaths()
 	}
+	r.ns = state.NewNamespace(r.paths.Lookup)
+	r.fl = state.New[descAux, struct{}](r.ns)
 	for _, in := range inputs {
 		r.inputs = append(r.inputs, newLineReader(in.R, in.Name, in.PID))
 	}
@@ -171,14 +222,7 @@ func (r *Reader) Meta() trace.Meta {
 // command and the epoch before any event is read.
 func (r *Reader) Prime() error {
 	for len(r.queue) == r.head && !r.done && r.err == nil {
-		if err := r.step(); err != nil {
-			if errors.Is(err, io.EOF) {
-				r.done = true
-				r.flushWaiting()
-				break
-			}
-			r.err = err
-		}
+		r.advance()
 	}
 	return r.err
 }
@@ -186,14 +230,7 @@ func (r *Reader) Prime() error {
 // ReadEvents implements trace.Source.
 func (r *Reader) ReadEvents(evs []trace.Event) (int, error) {
 	for len(r.queue)-r.head < len(evs) && !r.done && r.err == nil {
-		if err := r.step(); err != nil {
-			if errors.Is(err, io.EOF) {
-				r.done = true
-				r.flushWaiting()
-				break
-			}
-			r.err = err
-		}
+		r.advance()
 	}
 	n := copy(evs, r.queue[r.head:])
 	r.head += n
@@ -207,6 +244,19 @@ func (r *Reader) ReadEvents(evs []trace.Event) (int, error) {
 		return 0, r.err
 	}
 	return 0, io.EOF
+}
+
+// advance handles one more record, or the end of the log.
+func (r *Reader) advance() {
+	err := r.step()
+	if errors.Is(err, io.EOF) {
+		r.done = true
+		r.flushWaiting()
+		return
+	}
+	if err != nil {
+		r.err = err
+	}
 }
 
 // step handles the earliest record of the inputs.
@@ -234,8 +284,7 @@ func (r *Reader) step() error {
 }
 
 // flushWaiting handles the lines of processes whose creation never
-// showed (clone calls left out with -e trace=…): they get tables of their
-// own.
+// showed (clone calls left out with -e trace=…, or cut off the log).
 func (r *Reader) flushWaiting() {
 	pids := make([]int, 0, len(r.waiting))
 	for pid := range r.waiting {
@@ -245,7 +294,7 @@ func (r *Reader) flushWaiting() {
 	for _, pid := range pids {
 		recs := r.waiting[pid]
 		delete(r.waiting, pid)
-		r.newProc(pid, nil, 0)
+		r.unborn(pid)
 		for _, rec := range recs {
 			if err := r.handle(rec); err != nil {
 				r.err = err
@@ -255,16 +304,14 @@ func (r *Reader) flushWaiting() {
 	}
 }
 
+// newProc makes the process or thread pid, the next thread index of the
+// rank. A child made by parent shares its working directory with
+// CLONE_FS, else starts with a copy of it.
 func (r *Reader) newProc(pid int, parent *proc, flags uint64) *proc {
-	p := &proc{pid: pid, thread: r.threads, alive: true}
+	p := &proc{pid: pid, thread: r.threads, alive: true, cwd: &cwd{}}
 	r.threads++
-	if parent == nil {
-		p.fds, p.cwd = &fdTable{}, &cwd{}
-	} else {
-		p.fds, p.cwd = parent.fds, parent.cwd
-		if flags&cloneFiles == 0 {
-			p.fds = parent.fds.clone()
-		}
+	if parent != nil {
+		p.cwd = parent.cwd
 		if flags&cloneFS == 0 {
 			c := *parent.cwd
 			p.cwd = &c
@@ -274,6 +321,17 @@ func (r *Reader) newProc(pid int, parent *proc, flags uint64) *proc {
 		r.procs[pid] = p
 	}
 	return p
+}
+
+// unborn makes a process whose creating call the log does not show. The
+// event model has no way to say that a thread starts a process of its
+// own with no parent in the trace: trace/state puts such a thread in the
+// rank's first process (counted, noted).
+func (r *Reader) unborn(pid int) *proc {
+	if r.threads > 0 {
+		r.st.Unborn++
+	}
+	return r.newProc(pid, nil, 0)
 }
 
 // procOf returns the process of a record, or nil if its lines wait for
@@ -295,16 +353,12 @@ func (r *Reader) procOf(rec *record) *proc {
 			return live
 		}
 		if r.unbound == nil {
-			r.unbound = r.newProc(0, nil, 0)
+			r.unbound = r.unborn(0)
 		}
 		return r.unbound
 	}
 	if p := r.procs[rec.pid]; p != nil {
 		return p
-	}
-	if c, ok := r.children[rec.pid]; ok {
-		delete(r.children, rec.pid)
-		return r.newProc(rec.pid, c.parent, c.flags)
 	}
 	// The first process of stderr output shows its PID once a second
 	// process exists.
@@ -317,7 +371,7 @@ func (r *Reader) procOf(rec *record) *proc {
 	if r.inflight > 0 {
 		return nil // a child whose clone has not returned yet
 	}
-	return r.newProc(rec.pid, nil, 0)
+	return r.unborn(rec.pid)
 }
 
 func (r *Reader) handle(rec *record) error {
@@ -340,19 +394,9 @@ func (r *Reader) handle(rec *record) error {
 	case kindSignal:
 		r.st.Signals++
 	case kindExit:
-		r.st.Exits++
-		if strings.Contains(rec.body, "killed") {
-			r.st.Killed++
-		}
-		p.alive = false
+		return r.exit(p, rec)
 	case kindSuperseded:
-		// A thread ran execve: it goes on as the thread group's leader.
-		if old := r.procs[rec.newPID]; old != nil && old != p {
-			old.alive = false
-		}
-		delete(r.procs, p.pid)
-		p.pid = rec.newPID
-		r.procs[p.pid] = p
+		r.superseded(p, rec)
 	case kindUnfinished:
 		if p.pending != nil {
 			r.st.Orphans++ // a start whose end never came
@@ -387,6 +431,14 @@ func isClone(name string) bool {
 	return name == "clone" || name == "clone3" || name == "fork" || name == "vfork"
 }
 
+// start returns the event time of a log time.
+func (r *Reader) start(rec *record, ts int64) int64 {
+	if !rec.hasTS {
+		return 0
+	}
+	return ts - r.epoch
+}
+
 // call handles a complete call of p that started at ts.
 func (r *Reader) call(p *proc, rec *record, ts int64, body string) error {
 	h, ok := handlers[rec.name]
@@ -398,20 +450,36 @@ func (r *Reader) call(p *proc, rec *record, ts int64, body string) error {
 	if err != nil {
 		return rec.errorf("%s: %v", rec.name, err)
 	}
-	x := &ctx{r: r, p: p, c: c, rec: rec, ev: trace.Event{Op: h.op, Rank: r.opts.Rank, Thread: p.thread, Start: ts - r.epoch, Dur: c.dur, Ret: c.ret}}
-	if !rec.hasTS {
-		x.ev.Start = 0
+	if !c.known && h.op != 0 {
+		// "= ?": the call never returned (its process ended in it); what
+		// it did is unknown.
+		r.st.Unreturned++
+		return nil
 	}
+	x := &ctx{r: r, p: p, c: c, rec: rec, ev: trace.Event{Op: h.op, Rank: r.opts.Rank, Thread: p.thread, Start: r.start(rec, ts), Dur: c.dur, Ret: c.ret}}
 	if err := h.fn(x); err != nil {
 		return rec.errorf("%s: %v", rec.name, err)
 	}
-	if x.emit {
-		r.queue = append(r.queue, x.ev)
-		r.st.Events++
-	} else if x.unchosen {
+	switch {
+	case x.emit:
+		st := r.emit(&x.ev)
+		if x.after != nil {
+			return x.after(st)
+		}
+	case x.unchosen:
 		r.st.Unchosen++
+	case h.op == 0 || x.skipped:
+		r.st.Skipped[rec.name]++
 	}
 	return nil
+}
+
+// emit follows ev and queues it.
+func (r *Reader) emit(ev *trace.Event) step {
+	st := r.fl.Apply(ev)
+	r.queue = append(r.queue, *ev)
+	r.st.Events++
+	return st
 }
 
 // Notes are one-line accounts of what the log held besides the events.
@@ -429,7 +497,13 @@ func (r *Reader) Notes() []string {
 		n = append(n, fmt.Sprintf("%d calls on pipes, sockets, /proc, /sys and /dev left out, as iotrace record does (--all keeps them)", s.Unchosen))
 	}
 	if s.Learnt > 0 {
-		n = append(n, fmt.Sprintf("%d descriptors the log does not show opened were learnt from -y decorations; their reads and writes are placed from offset 0", s.Learnt))
+		n = append(n, fmt.Sprintf("%d descriptors the log does not show opened were learnt from -y decorations (inherit events: their open flags are unknown)", s.Learnt))
+	}
+	if s.Resynced > 0 {
+		n = append(n, fmt.Sprintf("%d times a -y decoration named another file than the descriptor was followed to hold (a call the log or the model lacks changed it): the decoration was taken, as an inherit event", s.Resynced))
+	}
+	if s.Positions > 0 {
+		n = append(n, fmt.Sprintf("%d calls at the position of a descriptor whose position the log never showed were placed from offset 0", s.Positions))
 	}
 	if s.Relative > 0 {
 		n = append(n, fmt.Sprintf("%d relative paths kept relative: the working directory is unknown (strace -y shows it)", s.Relative))
@@ -443,41 +517,60 @@ func (r *Reader) Notes() []string {
 	if s.Orphans > 0 {
 		n = append(n, fmt.Sprintf("%d resumed calls whose start is not in the log left out", s.Orphans))
 	}
+	if s.Unreturned > 0 {
+		n = append(n, fmt.Sprintf("%d calls that never returned (= ?: their process ended in them) left out", s.Unreturned))
+	}
+	if s.Unborn > 0 {
+		n = append(n, fmt.Sprintf("%d processes whose fork or clone the log does not show: the trace cannot say which process they are, and readers put them in the first process", s.Unborn))
+	}
 	if !r.timed && !r.tod && s.Events > 0 {
 		n = append(n, "the log has no timestamps (strace -ttt -T gives them): every call starts at 0")
 	}
 	return n
 }
 
-// resolve makes path absolute against dirfd of p: the working directory
-// for AT_FDCWD (its -y decoration, else what the log showed), the
-// directory's decoration or file otherwise. known is false when the
-// result had to stay relative.
-func (x *ctx) resolve(dirArg string, pathArg string) (string, bool, error) {
-	s, _, ok := unquote(pathArg)
-	if !ok {
-		return "", false, fmt.Errorf("path argument %q is not a string", clip(pathArg))
-	}
+// dirOf returns the directory a path argument is resolved against: the
+// working directory for AT_FDCWD (its -y decoration, else what the log
+// showed), the descriptor's decoration or followed file otherwise; ""
+// when unknown.
+func (x *ctx) dirOf(dirArg string) (string, error) {
 	if dirArg == "" {
 		dirArg = "AT_FDCWD"
 	}
 	fd, decor, decorated, ok := fdArg(dirArg)
 	if !ok {
-		return "", false, fmt.Errorf("directory descriptor %q", clip(dirArg))
+		return "", fmt.Errorf("directory descriptor %q", clip(dirArg))
 	}
-	if fd == atFDCWD && decorated {
+	switch {
+	case fd == atFDCWD && decorated:
 		x.p.cwd.dir = decor // -y shows the working directory
+		return decor, nil
+	case fd == atFDCWD:
+		return x.p.cwd.dir, nil
+	case decorated:
+		return decor, nil
+	}
+	if d := x.r.fl.Lookup(x.p.thread, fd); d != nil {
+		if name := x.r.nameOf(d); strings.HasPrefix(name, "/") {
+			return name, nil
+		}
+	}
+	return "", nil
+}
+
+// resolve makes a path argument absolute against dirArg (see dirOf).
+// known is false when the result had to stay relative.
+func (x *ctx) resolve(dirArg string, pathArg string) (string, bool, error) {
+	s, _, ok := unquote(pathArg)
+	if !ok {
+		return "", false, fmt.Errorf("path argument %q is not a string", clip(pathArg))
+	}
+	dir, err := x.dirOf(dirArg)
+	if err != nil {
+		return "", false, err
 	}
 	if strings.HasPrefix(s, "/") {
 		return path.Clean(s), true, nil
-	}
-	dir := ""
-	if fd == atFDCWD {
-		dir = x.p.cwd.dir
-	} else if decorated {
-		dir = decor
-	} else if e := x.p.fds.get(fd); e != nil && strings.HasPrefix(e.f.name, "/") {
-		dir = e.f.name
 	}
 	if dir == "" {
 		if s == "" {
@@ -503,11 +596,21 @@ func (r *Reader) choose(name string, known bool) bool {
 	return r.rules.Match(name)
 }
 
-func (r *Reader) intern(name string) trace.PathID { return r.paths.Intern(name) }
-
-func (r *Reader) setSize(name string, n int64) { r.sizes[name], r.exact[name] = n, true }
-
-func (r *Reader) forget(name string) {
-	delete(r.sizes, name)
-	delete(r.exact, name)
+// chosen reports whether calls on description d become events: those the
+// trace knows by a path (every one it made was chosen), any with All.
+func (r *Reader) chosen(d *desc) bool {
+	return d != nil && (r.opts.All || d.Path != 0)
 }
+
+// nameOf returns the file of d as the trace names it now: after renames
+// the namespace followed, else the path it was opened on.
+func (r *Reader) nameOf(d *desc) string {
+	if d.Node != nil {
+		if p := d.Node.Path(); p != "" && p != "." {
+			return p
+		}
+	}
+	return r.paths.Lookup(d.Path)
+}
+
+func (r *Reader) intern(name string) trace.PathID { return r.paths.Intern(name) }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 func read(t *testing.T, opts Options, ins ...Input) (*Reader, []trace.Event, error) {
@@ -76,21 +77,32 @@ func TestStderrLog(t *testing.T) {
 		got = append(got, line(r, e))
 	}
 	want := []string{
+		"t0 exec /bin/prog = 0",
 		"t0 openat /home/u/in put fd=3 = 3",
 		"t0 read /home/u/in put fd=3 off=0 size=4096 = 4096",
+		// The child's first line came before the clone returned: it
+		// waits for the fork event, which it follows.
+		"t0 fork = 1",
 		"t1 read /home/u/in put fd=3 off=4096 size=10 = 10", // the child shares the description
 		"t1 openat /home/u/o>ut fd=4 = 4",
 		"t1 write /home/u/o>ut fd=4 off=0 size=2 = 2",
+		"t1 exit = 137", // killed by SIGKILL
 		"t0 read /home/u/in put fd=3 off=4106 size=100 = 4",
 		"t0 openat /home/u/nope = -2",
 		"t0 read /home/u/in put fd=3 off=4110 size=8 = -512",
 		"t0 lseek /home/u/in put fd=3 off=0 size=0 = 4110",
+		"t0 exit = 0",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// The fork starts when the clone did, before the child's first call;
+	// its flags are the clone's (none of those it keeps).
+	if e := evs[3]; e.Start != 300e3 || e.Dur != 200e3 || e.Flags != 0 || evs[4].Start <= e.Start {
+		t.Errorf("fork %+v, child's first call at %d", e, evs[4].Start)
+	}
 	// The resumed read starts at its first half and lasts what -T says.
-	if e := evs[5]; e.Start != 500e3 || e.Dur != 500e3 {
+	if e := evs[8]; e.Start != 500e3 || e.Dur != 500e3 {
 		t.Errorf("resumed read: start %d dur %d", e.Start, e.Dur)
 	}
 	st := r.Stats()
@@ -161,7 +173,9 @@ func TestAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 10 { // the write to the terminal too
+	// The write to the terminal too, after the inherit event of its
+	// descriptor.
+	if len(evs) != 15 || evs[5].Op != trace.OpInherit || evs[5].FD != 1 || evs[5].Offset != -1 || evs[6].Op != trace.OpWrite {
 		t.Errorf("%d events with All", len(evs))
 	}
 }
@@ -221,7 +235,7 @@ var oneLine = regexp.MustCompile(`^[^\n]+:[0-9]+: [^\n]+$`)
 // naming the file and line; never a panic.
 func FuzzReader(f *testing.F) {
 	f.Add(stderrLog)
-	for _, name := range []string{"prog-o.txt", "allcalls-ff.21715", "allcalls-stderr.txt"} {
+	for _, name := range []string{"prog-o.txt", "allcalls-ff.21715", "allcalls-stderr.txt", "subshell.strace", "tar.strace", "cp.strace", "links.strace"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -234,15 +248,20 @@ func FuzzReader(f *testing.F) {
 	}
 	f.Add("1.0 close_range(3, ~0U, CLOSE_RANGE_UNSHARE) = 0\n")
 	f.Add("1 1.0 clone3({flags=CLONE_VM|CLONE_FILES, exit_signal=0} => {parent_tid=[2]}, 88) = 2\n2 1.1 read(3</x>, \"\", 1) = 0\n")
+	f.Add("1 1.0 vfork( <unfinished ...>\n2 1.1 execve(\"/x\", [], 0x1 <pid changed to 1 ...>\n1 1.2 +++ superseded by execve in pid 2 +++\n1 1.3 <... vfork resumed>) = 2\n2 1.4 +++ killed by SIGRT_3 +++\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		r := NewReader([]Input{{Name: "f.txt", R: strings.NewReader(in)}}, Options{All: true})
+		// The events are followed as a reader of the trace follows them.
+		ns := state.NewNamespace(r.Path)
+		fl := state.New[struct{}, struct{}](ns)
 		buf := make([]trace.Event, 7)
 		for {
 			n, err := r.ReadEvents(buf)
-			for _, e := range buf[:n] {
+			for i, e := range buf[:n] {
 				if !e.Op.Known() {
 					t.Fatalf("unknown op %v", e.Op)
 				}
+				fl.Apply(&buf[i])
 			}
 			if errors.Is(err, io.EOF) {
 				return
