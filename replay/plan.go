@@ -221,10 +221,14 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		}
 		files[rel] = max(files[rel], e.Need)
 	}
-	for rel := range files {
-		// A file below another prepared name makes that one a directory.
-		for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
-			dirs[d] = true
+	// What lies below a prepared name makes that one a directory, and the
+	// directories above every prepared name are made too (/dev/shm/x:
+	// dev is never a trace path of its own, as /dev is special).
+	for _, m := range []map[string]bool{dirs, keys(files)} {
+		for rel := range m {
+			for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+				dirs[d] = true
+			}
 		}
 	}
 	for d := range dirs {
@@ -535,4 +539,12 @@ func (p *Plan) sharedOffset(rank uint32, next *int) (int64, bool) {
 	off := p.shared[i][*next]
 	*next++
 	return off, true
+}
+
+func keys[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }

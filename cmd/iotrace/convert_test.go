@@ -39,13 +39,10 @@ var dxtSamples = []string{"ior-posix-fpp-2ranks-256k.txt", "ior-mpiio-4ranks-64k
 
 // dxtLayers are the layers each sample is replayed with. The MPI-IO
 // sample's rank 0 also wrote Open MPI's files under /dev/shm through
-// POSIX: its auto, posix and all imports do not replay until the replay
-// prepares /dev/shm files the trace did not see opened (trace/state's
-// namespace takes /dev/shm for a device directory, the replay's path
-// mapper for files; the plan's directories lack "dev" above "dev/shm").
+// POSIX, which the replay prepares in the target like any files.
 var dxtLayers = map[string][]string{
 	"ior-posix-fpp-2ranks-256k.txt": {"auto", "all"},
-	"ior-mpiio-4ranks-64k.txt":      {"mpiio"},
+	"ior-mpiio-4ranks-64k.txt":      {"auto", "posix", "mpiio", "all"},
 }
 
 // TestConvertDXTReplays: the shared Darshan DXT samples import through the

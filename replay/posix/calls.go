@@ -173,7 +173,10 @@ func (x *rankExec) dup(c *replay.Call, st state.Step[realFile, mpiFile]) (int64,
 		return e.Ret, replay.NotSkipped
 	}
 	if st.Desc == nil {
-		return 0, replay.SkipUnknownFD
+		// A dup of a descriptor the trace does not follow (a pipe) onto
+		// one it does: the follower closed that one, which is all the
+		// replay has to do.
+		return e.Ret, replay.NotSkipped
 	}
 	if _, ret, skip := x.use(st.Desc, c, e.FD); ret < 0 || skip != replay.NotSkipped {
 		return ret, skip

@@ -440,9 +440,12 @@ func (ns *Namespace) inherited(id trace.PathID) *Node {
 
 // special reports whether n is not a file of a file system: a pipe or
 // socket as the kernel names descriptors ("pipe:[12]"), or anything
-// under /dev, /proc, /sys.
+// under /dev (but /dev/shm, which holds ordinary files), /proc, /sys.
 func (ns *Namespace) special(n *Node) bool {
 	p := n.Path()
+	if hasPrefixDir(p, "/dev/shm") {
+		return false // ordinary files
+	}
 	return strings.Contains(p, ":[") || strings.HasPrefix(p, "anon_inode:") ||
 		hasPrefixDir(p, "/dev") || hasPrefixDir(p, "/proc") || hasPrefixDir(p, "/sys")
 }
