@@ -127,6 +127,7 @@ type task struct {
 	k       kind
 	a       [6]uint64
 	f       *file    // file of the call in flight
+	f2      *file    // second file of a copy in flight (the one written)
 	pe      *pathEnt // path of the open in flight
 	ev      trace.Event
 

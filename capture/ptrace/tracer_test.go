@@ -142,7 +142,7 @@ func TestOffsetsPathsDescriptors(t *testing.T) {
 		{"stat", "sub/c", 0, 0, 0, 0, 0, ""},
 		{"dup", "sub/a", 5, 0, 0, 50, 0, ""},
 		{"write", "sub/a", 50, 172, 2, 2, 0, ""},
-		{"fcntl", "sub/a", 5, 0, 0, 60, 0, ""},
+		{"fcntl", "sub/a", 5, 0, 60, 60, 0, ""}, // F_DUPFD: Size is the lowest descriptor asked for
 		{"read", "sub/a", 60, 174, 3, 3, 0, ""},
 		{"close", "sub/a", 50, 0, 0, 0, 0, ""},
 	}
@@ -862,7 +862,7 @@ func TestDescriptorFamily(t *testing.T) {
 		{"write", "f", 3, 0, 10, 10, 0, ""},
 		{"dup3", "f", 3, 0, 0, 10, 0, ""},
 		{"write", "f", 10, 10, 5, 5, 0, ""},
-		{"fcntl", "f", 3, 0, 0, 20, 0, ""},
+		{"fcntl", "f", 3, 0, 20, 20, 0, ""},
 		{"write", "f", 20, 15, 5, 5, 0, ""},
 		{"dup2", "f", 3, 0, 0, 30, 0, ""},
 		{"pwritev", "f", 30, 100, 8, 8, 0, ""},
@@ -877,7 +877,7 @@ func TestDescriptorFamily(t *testing.T) {
 		// The write to the closed descriptor 10 is not recorded: it names
 		// no file any more.
 		{"openat", "g", 4, 0, 0, 4, 0, ""},
-		{"fcntl", "g", 4, 0, 0, 10, 0, ""},
+		{"fcntl", "g", 4, 0, 10, 10, 0, ""},
 		{"write", "g", 10, 0, 2, 2, 0, ""},
 		{"write", "f", 3, 41, 4, 4, 1, ""}, // the vfork child
 		{"write", "f", 30, 45, 1, 1, 0, ""},

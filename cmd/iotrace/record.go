@@ -31,14 +31,17 @@ func newRecordCmd() *cobra.Command {
 		Short: "Run a program and record its file I/O (any Linux binary; ptrace + seccomp)",
 		Long: `record runs CMD and records the file I/O of it and of every process and
 thread it starts: open/openat/openat2/creat, close/close_range, read/pread/
-readv/preadv/preadv2, write/pwrite/writev/pwritev/pwritev2, lseek, fsync,
-fdatasync, ftruncate/truncate, the stat family and access, unlink, rename,
-mkdir, rmdir and the dup family, each with its start time and duration (ns),
+readv/preadv/preadv2, write/pwrite/writev/pwritev/pwritev2, copy_file_range/
+sendfile/splice, lseek, fsync/fdatasync/syncfs/sync, ftruncate/truncate,
+fallocate, posix_fadvise, mmap of a file, the stat family, access, readlink,
+getdents, unlink, rename, link, symlink, mkdir, rmdir, the dup family and
+fcntl F_DUPFD/F_SETFD/F_SETFL, each with its start time and duration (ns),
 descriptor, absolute path, the file offset it used (for read and write too:
 positions are followed per open file, through dup, fork and O_APPEND), the
 requested and returned sizes (or -errno), flags and mode. Only these calls
 stop the program (a seccomp filter); everything else runs at full speed.
-Not seen: I/O through mmap, io_uring and AIO.
+sync is always recorded: it writes back every file. Not seen: reads and
+writes through mappings (the mmap is recorded), io_uring and Linux AIO.
 
 CMD's standard streams are its own, and its exit status is record's: its exit
 code, or 128+N when signal N killed it. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
