@@ -76,6 +76,8 @@ var archCalls = []callDef{
 	{unix.SYS_GETDENTS, kGetdents},
 	{unix.SYS_GETDENTS64, kGetdents64},
 	{unix.SYS_UNSHARE, kUnshare},
+	{unix.SYS_IO_URING_SETUP, kIoUringSetup},
+	{unix.SYS_IO_SETUP, kIoSetup},
 }
 
 // cloneFlagsArg is the argument of clone(2) that holds its flags.

@@ -61,6 +61,8 @@ var archCalls = []callDef{
 	{unix.SYS_READLINKAT, kReadlinkat},
 	{unix.SYS_GETDENTS64, kGetdents64},
 	{unix.SYS_UNSHARE, kUnshare},
+	{unix.SYS_IO_URING_SETUP, kIoUringSetup},
+	{unix.SYS_IO_SETUP, kIoSetup},
 }
 
 // cloneFlagsArg is the argument of clone(2) that holds its flags.

@@ -73,6 +73,10 @@ const (
 	kClone3  // clone3(2): the flags live in struct clone_args
 	kFork    // fork(2), vfork(2): no CLONE_FILES
 	kUnshare // unshare(CLONE_FILES) gives the caller its own table
+	// io_uring_setup(2), io_setup(2): I/O the tracer cannot see follows;
+	// counted (at their exit) for the record's summary.
+	kIoUringSetup
+	kIoSetup
 
 	kLast
 )

@@ -24,6 +24,7 @@
 // dirfd at the time of the call.
 //
 // Not seen: reads and writes through mappings (the mmap is recorded),
-// io_uring and Linux AIO; 32-bit (i386, x32) system calls of a 64-bit
-// kernel run untraced.
+// io_uring and Linux AIO (Result counts the mappings, rings and
+// contexts); 32-bit (i386, x32) system calls of a 64-bit kernel run
+// untraced.
 package ptrace

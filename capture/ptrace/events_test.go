@@ -191,12 +191,15 @@ int main(void) {
 
 // TestFileCalls: fallocate, posix_fadvise, syncfs, sync, mmap (of a file;
 // anonymous ones are not stopped at), fcntl F_SETFL/F_SETFD/F_GETFL, dup2
-// over a recorded descriptor.
+// over a recorded descriptor, and the Result's counts of what a trace
+// cannot show (mappings, io_uring, Linux AIO).
 func TestFileCalls(t *testing.T) {
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	bin := buildC(t, dir, "filecalls", `
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/aio_abi.h>
+#include <linux/io_uring.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -229,10 +232,18 @@ int main(void) {
 	int g = open("g", O_CREAT|O_WRONLY|O_TRUNC, 0644);                /* 6 */
 	dup2(p[1], g);                                                    /* closes g */
 	dup2(p[1], 20);                                                   /* not recorded: 20 is not open */
-	return 0;
+	struct io_uring_params up;
+	memset(&up, 0, sizeof up);
+	int ring = syscall(SYS_io_uring_setup, 4, &up);
+	if (ring >= 0) mmap(0, 4096, PROT_READ|PROT_WRITE, MAP_SHARED|MAP_POPULATE, ring, IORING_OFF_SQ_RING);
+	aio_context_t ctx = 0;
+	syscall(SYS_io_setup, 4, &ctx);
+	return ring >= 0 ? 0 : 9;
 }`)
 	res, evs, s := record(t, Config{Argv: []string{bin}, Dir: dir, Rules: mustRules(t, dir)})
-	if res.Status() != 0 {
+	if res.Status() == 9 {
+		t.Log("io_uring_setup failed in the program")
+	} else if res.Status() != 0 {
 		t.Fatalf("status %d", res.Status())
 	}
 	q := newEvq(t, evs, s, dir)
@@ -255,7 +266,7 @@ int main(void) {
 		t.Errorf("mmaps of f: %v\n%s", maps, dumpEvents(evs, s))
 	}
 	if n := len(q.all(trace.OpMmap, "*")); n != 2 {
-		t.Errorf("%d mmap events, want the 2 of f (not the anonymous ones, not the failed one)", n)
+		t.Errorf("%d mmap events, want the 2 of f (not the anonymous ones, not the failed one, not the ring)", n)
 	}
 	fcntls := q.all(trace.OpFcntl, "f")
 	if len(fcntls) != 2 || fcntls[0].Flags != trace.FSetfl || fcntls[0].Size != int64(trace.OAppend|trace.ORdwr) || fcntls[0].Ret != 0 ||
@@ -269,6 +280,9 @@ int main(void) {
 	d := q.all(trace.OpDup2, "*")
 	if len(d) != 1 || d[0].FD != 5 || d[0].Ret != 6 || d[0].Path != 0 {
 		t.Errorf("dup2s %v, want the pipe's 5 over g's 6, with no path\n%s", d, dumpEvents(evs, s))
+	}
+	if res.Mmaps != 2 || res.MmapFiles != 1 || res.AIO != 1 || (res.Status() == 0) != (res.IOUring == 1) {
+		t.Errorf("result: %d mmaps of %d files, %d io_uring, %d AIO; want 2 of 1, 1, 1", res.Mmaps, res.MmapFiles, res.IOUring, res.AIO)
 	}
 }
 

@@ -235,6 +235,8 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 			t.fds = t.fds.clone()
 		}
 		return false
+	case kIoUringSetup, kIoSetup:
+		return true // counted at the exit if it worked
 	}
 	return false
 }
@@ -324,6 +326,21 @@ func (tr *tracer) exit(t *task, ret int64) {
 			return
 		}
 		ev.Ret = 0
+		if f := t.f; f != nil && f.rec && t.rec {
+			tr.mmaps++
+			if tr.mmapFiles == nil {
+				tr.mmapFiles = map[string]bool{}
+			}
+			tr.mmapFiles[f.name] = true
+		}
+	case kIoUringSetup:
+		if ret >= 0 {
+			tr.ioUring++
+		}
+	case kIoSetup:
+		if ret >= 0 {
+			tr.aio++
+		}
 	case kRead, kReadv:
 		tr.individual(t, ret, false)
 	case kWrite, kWritev:

@@ -84,6 +84,13 @@ type Result struct {
 	ExitCode int            // its exit status, when it exited
 	Signal   syscall.Signal // the signal that killed it, or 0
 	Events   int64          // events written to the sink
+	// What the trace cannot show: successful mmap calls on recorded files
+	// (Mmaps) and the distinct files they mapped (MmapFiles), whose reads
+	// and writes through the mapping are not seen; io_uring instances
+	// (io_uring_setup) and Linux AIO contexts (io_setup) the program
+	// made, whose I/O is not seen either.
+	Mmaps, MmapFiles int
+	IOUring, AIO     int
 	// Threads lists every thread and process of the program, in the
 	// order of their thread index: 0 is the program's main thread, the
 	// others are numbered in the order the tracer saw them created.
@@ -170,6 +177,11 @@ type tracer struct {
 	status  unix.WaitStatus
 	threads []Thread
 	events  int64
+
+	mmaps     int             // successful mmaps of recorded files
+	mmapFiles map[string]bool // the files they mapped
+	ioUring   int             // successful io_uring_setup calls
+	aio       int             // successful io_setup calls
 
 	procMu   sync.Mutex
 	procs    map[int]int // thread group -> live threads, for signal forwarding
@@ -259,6 +271,8 @@ func Run(cfg Config) (Result, error) {
 	}
 	res.Events = tr.events
 	res.Threads = tr.threads
+	res.Mmaps, res.MmapFiles = tr.mmaps, len(tr.mmapFiles)
+	res.IOUring, res.AIO = tr.ioUring, tr.aio
 	return res, err
 }
 

@@ -40,8 +40,11 @@ descriptor, absolute path, the file offset it used (for read and write too:
 positions are followed per open file, through dup, fork and O_APPEND), the
 requested and returned sizes (or -errno), flags and mode. Only these calls
 stop the program (a seccomp filter); everything else runs at full speed.
-sync is always recorded: it writes back every file. Not seen: reads and
-writes through mappings (the mmap is recorded), io_uring and Linux AIO.
+sync is always recorded: it writes back every file.
+
+Not seen: reads and writes through mappings (the mmap is recorded), io_uring
+and Linux AIO; record says so on stderr when CMD mapped recorded files or
+used io_uring or AIO.
 
 CMD's standard streams are its own, and its exit status is record's: its exit
 code, or 128+N when signal N killed it. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
@@ -205,6 +208,7 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 	if o.verbose {
 		printRecordSummary(stderr, file, rk, res)
 	}
+	printUnseen(stderr, res)
 	for _, err := range []error{runErr, infoErr, closeErr} {
 		if err != nil {
 			// The program ran (or not); say what went wrong with the
@@ -221,6 +225,29 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 		return cli.ExitError{Code: code}
 	}
 	return nil
+}
+
+// printUnseen says what the trace cannot show, if the program did it: I/O
+// through mappings of recorded files, io_uring, Linux AIO.
+func printUnseen(w io.Writer, res ptrace.Result) {
+	if res.MmapFiles > 0 {
+		files := "files"
+		if res.MmapFiles == 1 {
+			files = "file"
+		}
+		fmt.Fprintf(w, "iotrace: record: the program mapped %d recorded %s into memory (mmap): reads and writes through the mappings are not seen\n",
+			res.MmapFiles, files)
+	}
+	var async []string
+	if res.IOUring > 0 {
+		async = append(async, "io_uring")
+	}
+	if res.AIO > 0 {
+		async = append(async, "Linux AIO")
+	}
+	if len(async) > 0 {
+		fmt.Fprintf(w, "iotrace: record: the program used %s: that I/O is not seen\n", strings.Join(async, " and "))
+	}
 }
 
 func printRecordSummary(w io.Writer, file string, rk capture.Rank, res ptrace.Result) {

@@ -444,7 +444,10 @@ func TestRecordExitAndStreams(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d\n%s", c.script, code, c.code, stderr)
 		}
 	}
-	stdout, stderr, code := recRun(t, dir, nil, "line one\nline two\n", "record", "-o", filepath.Join(dir, "cat.iot"), "--",
+	// (--include: no recorded file is mapped, so record adds nothing to
+	// stderr; without it, the C library's mappings of the locale files
+	// would be reported.)
+	stdout, stderr, code := recRun(t, dir, nil, "line one\nline two\n", "record", "--include", dir, "-o", filepath.Join(dir, "cat.iot"), "--",
 		sh, "-c", "cat; echo to-stderr >&2")
 	if code != 0 || stdout != "line one\nline two\n" || stderr != "to-stderr\n" {
 		t.Errorf("streams: exit %d stdout %q stderr %q", code, stdout, stderr)
@@ -616,6 +619,66 @@ func TestRecordSignals(t *testing.T) {
 				t.Errorf("%v (group %v): the program got the signal %d times", c.sig, c.group, len(b))
 			}
 		}
+	}
+}
+
+// TestRecordReportsUnseen: record says on stderr, once each, that the
+// program mapped recorded files (how many) and used io_uring and Linux
+// AIO, whose I/O the trace cannot show; the mappings are in the trace.
+func TestRecordReportsUnseen(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	bin := recBuildC(t, dir, "unseen", `
+#include <fcntl.h>
+#include <linux/aio_abi.h>
+#include <linux/io_uring.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	int a = open("a", O_CREAT|O_RDWR|O_TRUNC, 0644), b = open("b", O_CREAT|O_RDWR|O_TRUNC, 0644);
+	ftruncate(a, 8192);
+	ftruncate(b, 4096);
+	mmap(0, 4096, PROT_READ, MAP_SHARED, a, 0);
+	mmap(0, 4096, PROT_READ, MAP_SHARED, a, 4096);
+	mmap(0, 4096, PROT_READ|PROT_WRITE, MAP_SHARED, b, 0);
+	if (argc > 1) {
+		struct io_uring_params p;
+		memset(&p, 0, sizeof p);
+		if (syscall(SYS_io_uring_setup, 4, &p) < 0) return 9;
+		aio_context_t ctx = 0;
+		if (syscall(SYS_io_setup, 4, &ctx) < 0) return 9;
+	}
+	return 0;
+}`)
+	out := filepath.Join(dir, "unseen.iot")
+	_, stderr, code := recRun(t, dir, nil, "", "record", "--include", dir, "-o", out, "--", bin, "async")
+	if code == 9 {
+		t.Skip("io_uring or Linux AIO is not available here")
+	}
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	want := "iotrace: record: the program mapped 2 recorded files into memory (mmap): reads and writes through the mappings are not seen\n" +
+		"iotrace: record: the program used io_uring and Linux AIO: that I/O is not seen\n"
+	if stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+	}
+	r, evs := readTrace(t, out)
+	maps := 0
+	for _, e := range evs {
+		if e.Op == trace.OpMmap && e.Ret == 0 && strings.HasPrefix(r.Path(e.Path), dir+"/") {
+			maps++
+		}
+	}
+	if maps != 3 {
+		t.Errorf("%d mmap events, want 3", maps)
+	}
+	// Without the asynchronous I/O, only the mappings are reported.
+	_, stderr, code = recRun(t, dir, nil, "", "record", "--include", dir, "-o", out, "--", bin)
+	if code != 0 || stderr != strings.SplitAfter(want, "\n")[0] {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
 
