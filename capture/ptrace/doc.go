@@ -3,7 +3,11 @@
 // calls it records (open, close, read, write, the copies, seek, sync,
 // truncate, allocate, advise, mmap of a file, stat, readlink, getdents,
 // unlink, rename, link, symlink, mkdir, rmdir, dup, fcntl and their
-// variants), and follows every process and thread the program starts.
+// variants), and follows every process and thread the program starts:
+// their forks, clones, execs and exits are events too (whatever the
+// paths), and so is each recorded descriptor a process had before the
+// tracer saw it (OpInherit), so that a reader can keep one descriptor
+// table per process.
 //
 // How it works: Run re-executes the running program as a small helper
 // (HelperMain), attaches to it with PTRACE_SEIZE, and lets it go on; the

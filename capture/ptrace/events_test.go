@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,15 +12,6 @@ import (
 	"github.com/iotrace/iotrace/trace"
 	"golang.org/x/sys/unix"
 )
-
-func mustRules(t *testing.T, include ...string) *Rules {
-	t.Helper()
-	r, err := NewRules(include, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 // evq finds events in a recorded run.
 type evq struct {
@@ -62,6 +54,264 @@ func (q *evq) one(op trace.Op, path string) trace.Event {
 		q.t.Fatalf("%d %s events on %q, want 1\n%s", len(evs), op, path, dumpEvents(q.evs, q.s))
 	}
 	return evs[0]
+}
+
+// index returns the position of the first event that matches, or -1.
+func (q *evq) index(match func(trace.Event) bool) int {
+	for i, e := range q.evs {
+		if match(e) {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkProcessOrder checks that every thread but 0 appears first in the
+// fork or clone event that made it, that no thread has an event after its
+// exit, and that every thread exits once.
+func checkProcessOrder(t *testing.T, res Result, evs []trace.Event, s *trace.SliceSink) {
+	t.Helper()
+	born := map[uint32]bool{0: true}
+	exited := map[uint32]bool{}
+	for _, e := range evs {
+		if exited[e.Thread] {
+			t.Errorf("event of thread %d after its exit: %s", e.Thread, formatEvent(e, s))
+		}
+		if !born[e.Thread] {
+			t.Errorf("event of thread %d before the fork or clone that made it: %s", e.Thread, formatEvent(e, s))
+		}
+		switch e.Op {
+		case trace.OpFork, trace.OpClone:
+			if born[uint32(e.Ret)] {
+				t.Errorf("thread %d made twice: %s", e.Ret, formatEvent(e, s))
+			}
+			born[uint32(e.Ret)] = true
+			if e.Dur != 0 {
+				t.Errorf("%s lasts %d ns", e.Op, e.Dur)
+			}
+		case trace.OpExit:
+			exited[e.Thread] = true
+		}
+	}
+	for _, th := range res.Threads {
+		if !exited[th.Index] {
+			t.Errorf("thread %d (pid %d tid %d) has no exit event", th.Index, th.PID, th.TID)
+		}
+		if th.Index != 0 && !born[th.Index] {
+			t.Errorf("thread %d has no fork or clone event", th.Index)
+		}
+	}
+	if t.Failed() {
+		t.Logf("events:\n%s", dumpEvents(evs, s))
+	}
+}
+
+// TestForkPerProcessDescriptors: a shell whose subshell (a forked child)
+// puts another file on descriptor 3 writes to it, and the parent to its
+// own 3: fork and exit events say which process is which, and each write
+// is on the file of its own process's descriptor.
+func TestForkPerProcessDescriptors(t *testing.T) {
+	sh := needTool(t, "sh")
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	res, evs, s := record(t, Config{Argv: []string{sh, "-c", "exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3"},
+		Dir: dir, Rules: mustRules(t, dir)})
+	if res.Status() != 0 {
+		t.Fatalf("status %d", res.Status())
+	}
+	q := newEvq(t, evs, s, dir)
+	checkProcessOrder(t, res, evs, s)
+	forks := q.all(trace.OpFork, "*")
+	if len(forks) != 1 || forks[0].Thread != 0 || forks[0].Ret != 1 || forks[0].Flags&(unix.CLONE_THREAD|unix.CLONE_FILES) != 0 {
+		t.Fatalf("forks %v, want one of thread 0 making 1, without CLONE_THREAD or CLONE_FILES\n%s", forks, dumpEvents(evs, s))
+	}
+	if len(res.Threads) != 2 || res.Threads[1].Parent != 0 || res.Threads[1].PID == res.Threads[0].PID {
+		t.Errorf("threads %+v, want the shell and its subshell", res.Threads)
+	}
+	child := q.one(trace.OpWrite, "b.txt")
+	parent := q.one(trace.OpWrite, "a.txt")
+	if child.Thread != 1 || child.Ret != 6 || parent.Thread != 0 || parent.Ret != 7 {
+		t.Errorf("writes: child %s, parent %s", formatEvent(child, s), formatEvent(parent, s))
+	}
+	// The subshell's b.txt on its descriptor 3 (dash opens it on 4 and
+	// dup2s it to 3, closing its copy of a.txt), then on 1 for the echo.
+	var d3 bool
+	for _, e := range q.all(trace.OpDup2, "b.txt") {
+		d3 = d3 || (e.Thread == 1 && e.Ret == 3)
+	}
+	if !d3 {
+		t.Errorf("no dup2 of b.txt to 3 in the subshell\n%s", dumpEvents(evs, s))
+	}
+	// Putting the saved standard output back on 1 replaces a recorded
+	// file: recorded, on the saved descriptor, with no path.
+	restores := 0
+	for _, e := range q.all(trace.OpDup2, "") {
+		if e.Ret == 1 && e.FD >= 10 {
+			restores++
+		}
+	}
+	if restores != 2 {
+		t.Errorf("%d dup2s of the saved stdout over a recorded 1, want 2 (child and parent)\n%s", restores, dumpEvents(evs, s))
+	}
+	for _, e := range q.all(trace.OpExit, "*") {
+		if e.Ret != 0 {
+			t.Errorf("exit %s", formatEvent(e, s))
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "parent\n" {
+		t.Errorf("a.txt = %q", b)
+	}
+}
+
+func mustRules(t *testing.T, include ...string) *Rules {
+	t.Helper()
+	r, err := NewRules(include, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestThreadsAndExits: pthreads make clone events (CLONE_THREAD, the
+// creator's index, the new thread's), every thread exits once, and the
+// status of a killed process is 128+N.
+func TestThreadsAndExits(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	bin := buildC(t, dir, "threads", `
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void *inner(void *arg) { return 0; }
+static void *work(void *arg) {
+	char name[16];
+	snprintf(name, sizeof name, "t%ld", (long)arg);
+	int fd = open(name, O_CREAT|O_WRONLY|O_TRUNC, 0644);
+	write(fd, name, 2);
+	close(fd);
+	if ((long)arg == 1) {
+		pthread_t th;
+		pthread_create(&th, 0, inner, 0);
+		pthread_join(th, 0);
+	}
+	return 0;
+}
+int main(void) {
+	pthread_t th[2];
+	for (long i = 0; i < 2; i++) pthread_create(&th[i], 0, work, (void *)i);
+	for (int i = 0; i < 2; i++) pthread_join(th[i], 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		kill(getpid(), SIGTERM);
+		pause();
+	}
+	waitpid(pid, 0, 0);
+	return 3;
+}`, "-pthread")
+	res, evs, s := record(t, Config{Argv: []string{bin}, Dir: dir, Rules: mustRules(t, dir)})
+	if res.Status() != 3 {
+		t.Fatalf("status %d", res.Status())
+	}
+	q := newEvq(t, evs, s, dir)
+	checkProcessOrder(t, res, evs, s)
+	clones := q.all(trace.OpClone, "*")
+	if len(clones) != 3 {
+		t.Fatalf("%d clone events, want 3\n%s", len(clones), dumpEvents(evs, s))
+	}
+	want := uint32(unix.CLONE_THREAD | unix.CLONE_VM | unix.CLONE_FILES)
+	for _, c := range clones {
+		if c.Flags != want {
+			t.Errorf("clone flags %#x, want %#x", c.Flags, want)
+		}
+		th := res.Threads[c.Ret]
+		if th.Parent != int(c.Thread) || th.PID != res.Threads[c.Thread].PID {
+			t.Errorf("clone %s: thread %+v", formatEvent(c, s), th)
+		}
+	}
+	// The inner thread was made by the thread that wrote t1.
+	t1 := q.one(trace.OpWrite, "t1")
+	if clones[2].Thread != t1.Thread {
+		t.Errorf("inner clone by thread %d, t1 written by %d", clones[2].Thread, t1.Thread)
+	}
+	fork := q.one(trace.OpFork, "")
+	status := map[uint32]int64{}
+	for _, e := range q.all(trace.OpExit, "*") {
+		status[e.Thread] = e.Ret
+	}
+	if status[uint32(fork.Ret)] != 128+int64(unix.SIGTERM) || status[0] != 3 || len(status) != 5 {
+		t.Errorf("exit statuses %v, want the killed child's 143 and the main's 3 among 5\n%s", status, dumpEvents(evs, s))
+	}
+}
+
+// TestExecAndInherit: a program started with its standard output on a
+// recorded file (opened by the caller, at a position) learns that
+// descriptor at its first use: one inherit event before that call, with
+// the file's flags and position; exec is an event (not the first one:
+// tracing starts there), and descriptors kept across it stay known.
+func TestExecAndInherit(t *testing.T) {
+	sh := needTool(t, "sh")
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("0123456789"), 0o644)
+	out, err := os.OpenFile(filepath.Join(dir, "out.txt"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	out.WriteString("before\n")
+	in, err := os.Open(filepath.Join(dir, "in.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	in.Seek(4, 0)
+	cat := needTool(t, "cat")
+	res, evs, s := record(t, Config{Argv: []string{sh, "-c", "echo one; echo two; exec cat"},
+		Dir: dir, Stdin: in, Stdout: out, Rules: mustRules(t, dir)})
+	if res.Status() != 0 {
+		t.Fatalf("status %d", res.Status())
+	}
+	q := newEvq(t, evs, s, dir)
+	checkProcessOrder(t, res, evs, s)
+	inh := q.one(trace.OpInherit, "out.txt")
+	// (Go opens with O_CLOEXEC, but the program's descriptor 1 is a dup2
+	// of it, without; the kernel adds O_LARGEFILE, 0x8000.)
+	if inh.FD != 1 || inh.Ret != 1 || inh.Thread != 0 || inh.Offset != 7 || inh.Dur != 0 ||
+		inh.Flags&^0x8000 != trace.OWronly|trace.OAppend {
+		t.Errorf("inherit of stdout: %s, want fd 1 at 7, O_WRONLY|O_APPEND", formatEvent(inh, s))
+	}
+	i := q.index(func(e trace.Event) bool { return e.Op == trace.OpInherit && e.FD == 1 })
+	if i+1 >= len(evs) || evs[i+1].Op != trace.OpWrite || evs[i+1].FD != 1 || evs[i+1].Start != inh.Start {
+		t.Errorf("the inherit is not right before the first write on 1 (with its start)\n%s", dumpEvents(evs, s))
+	}
+	writes := q.all(trace.OpWrite, "out.txt")
+	if len(writes) != 3 || writes[0].Offset != 7 || writes[1].Offset != 11 || writes[2].Offset != 15 {
+		t.Errorf("writes to out.txt %v, want at 7, 11 and 15 (appends)\n%s", writes, dumpEvents(evs, s))
+	}
+	stdin := q.one(trace.OpInherit, "in.txt")
+	if stdin.FD != 0 || stdin.Offset != 4 || stdin.Flags&3 != trace.ORdonly {
+		t.Errorf("inherit of stdin: %s", formatEvent(stdin, s))
+	}
+	reads := q.all(trace.OpRead, "in.txt")
+	if len(reads) == 0 || reads[0].Offset != 4 || reads[0].Ret != 6 {
+		t.Errorf("reads of in.txt %v, want 6 bytes at 4", reads)
+	}
+	execs := q.all(trace.OpExec, "*")
+	if len(execs) != 1 || execs[0].Thread != 0 || execs[0].Ret != 0 || !sameFile(s.Paths.Lookup(execs[0].Path), cat) {
+		t.Errorf("exec events %v, want one of %s by thread 0\n%s", execs, cat, dumpEvents(evs, s))
+	}
+	if len(q.all(trace.OpInherit, "*")) != 2 {
+		t.Errorf("inherit events: %v, want stdin and stdout once each", q.all(trace.OpInherit, "*"))
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "before\none\ntwo\n456789" {
+		t.Errorf("out.txt = %q", b)
+	}
+}
+
+func sameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 // TestCopies: copy_file_range, sendfile and splice with and without
@@ -337,5 +587,52 @@ int main(void) {
 	la := q.all(trace.OpLinkat, "*")
 	if len(la) != 1 || la[0].Path != 0 || la[0].FD != 3 || q.rel(la[0].Path2) != "named" || la[0].Flags != unix.AT_EMPTY_PATH {
 		t.Errorf("linkat of an O_TMPFILE descriptor: %v, want no Path, FD 3, Path2 named\n%s", la, dumpEvents(evs, s))
+	}
+}
+
+// TestNonLeaderExec: a thread other than the main one execs: the main
+// thread ends (status 0), the exec is the thread's, and the program
+// goes on under the thread's index.
+func TestNonLeaderExec(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	bin := buildC(t, dir, "thexec", `
+#include <fcntl.h>
+#include <pthread.h>
+#include <unistd.h>
+static char *self;
+static void *thread(void *arg) {
+	char *argv[] = {self, "again", 0};
+	execv(self, argv);
+	return 0;
+}
+int main(int argc, char **argv) {
+	if (argc > 1) {
+		int fd = open("after", O_CREAT|O_WRONLY|O_TRUNC, 0644);
+		write(fd, "x", 1);
+		return 4;
+	}
+	self = argv[0];
+	pthread_t th;
+	pthread_create(&th, 0, thread, 0);
+	pause();
+	return 1;
+}`, "-pthread")
+	res, evs, s := record(t, Config{Argv: []string{bin}, Dir: dir, Rules: mustRules(t, dir)})
+	if res.Status() != 4 {
+		t.Fatalf("status %d", res.Status())
+	}
+	q := newEvq(t, evs, s, dir)
+	checkProcessOrder(t, res, evs, s)
+	ex := q.one(trace.OpExec, "thexec")
+	w := q.one(trace.OpWrite, "after")
+	if ex.Thread != 1 || w.Thread != 1 {
+		t.Errorf("exec by thread %d, write by %d, want 1 (the thread that exec'd)", ex.Thread, w.Thread)
+	}
+	var exits []string
+	for _, e := range q.all(trace.OpExit, "*") {
+		exits = append(exits, fmt.Sprintf("%d:%d", e.Thread, e.Ret))
+	}
+	if fmt.Sprint(exits) != "[0:0 1:4]" {
+		t.Errorf("exits %v, want the main thread's 0 and then the program's 4 under index 1\n%s", exits, dumpEvents(evs, s))
 	}
 }

@@ -520,7 +520,8 @@ func (tr *tracer) pathID(pe *pathEnt) trace.PathID {
 // fdFile returns the file of descriptor fd of t, learning it from /proc
 // if the tracer has not seen it opened (inherited descriptors, and those
 // made by calls the tracer does not follow: pipe, socket, accept…). It
-// returns nil if fd is not open.
+// returns nil if fd is not open. A recorded file learnt so gets an
+// OpInherit event, before the event of the call in flight.
 func (tr *tracer) fdFile(t *task, fd int32) *file {
 	if f := t.fds.get(fd); f != nil || fd < 0 {
 		return f
@@ -538,6 +539,11 @@ func (tr *tracer) fdFile(t *task, fd int32) *file {
 		f.pos, f.flags = pos, openFlags(flags)
 	}
 	t.fds.set(fd, f)
+	if f.rec || tr.all {
+		ev := trace.Event{Op: trace.OpInherit, Rank: tr.rank, Thread: t.idx, Start: t.ev.Start,
+			FD: fd, Ret: int64(fd), Path: tr.fileID(f), Flags: f.flags, Offset: f.pos}
+		tr.add(&ev)
+	}
 	return f
 }
 

@@ -515,7 +515,11 @@ func (tr *tracer) loop() error {
 		t := tr.task(tid)
 		if ws.Exited() || ws.Signaled() {
 			if t != nil {
-				tr.gone(t)
+				status := int64(ws.ExitStatus())
+				if ws.Signaled() {
+					status = 128 + int64(ws.Signal())
+				}
+				tr.gone(t, status)
 			} else {
 				delete(tr.early, tid)
 				tr.exited[tid] = true
@@ -542,7 +546,7 @@ func (tr *tracer) loop() error {
 		case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_SECCOMP:
 			tr.onSeccomp(t)
 		case sig == unix.SIGTRAP && (event == unix.PTRACE_EVENT_FORK || event == unix.PTRACE_EVENT_VFORK || event == unix.PTRACE_EVENT_CLONE):
-			tr.onFork(t)
+			tr.onFork(t, event)
 			tr.cont(tid, 0)
 		case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_EXEC:
 			tr.onExec(t)
@@ -567,19 +571,36 @@ func (tr *tracer) loop() error {
 	}
 }
 
-// gone handles the end of a task.
-func (tr *tracer) gone(t *task) {
+// gone handles the end of a task, with its exit status (128+N: killed
+// by signal N).
+func (tr *tracer) gone(t *task, status int64) {
 	if t.restart && t.rec {
 		t.ev.Ret = -int64(unix.EINTR)
 		tr.emit(t)
 	}
+	if t.started {
+		tr.procEvent(trace.OpExit, t.idx, status, 0, 0)
+	}
 	tr.removeTask(t)
 }
 
-func (tr *tracer) onFork(t *task) {
+// procEvent emits a process event (fork, clone, exec, exit) of thread
+// idx, at this time.
+func (tr *tracer) procEvent(op trace.Op, idx uint32, ret int64, flags uint32, path trace.PathID) {
+	ev := trace.Event{Op: op, Rank: tr.rank, Thread: idx, Start: tr.now(), Ret: ret, Flags: flags, Path: path}
+	tr.add(&ev)
+}
+
+// forkFlags are the clone flags a fork or clone event keeps.
+const forkFlags = unix.CLONE_FILES | unix.CLONE_VFORK | unix.CLONE_VM | unix.CLONE_THREAD
+
+func (tr *tracer) onFork(t *task, event int) {
 	msg, err := unix.PtraceGetEventMsg(t.tid)
 	flags := t.cloneFlags
 	t.cloneFlags = 0
+	if event == unix.PTRACE_EVENT_VFORK {
+		flags |= unix.CLONE_VFORK | unix.CLONE_VM // vfork(2) has no flags argument
+	}
 	if err != nil {
 		return
 	}
@@ -601,6 +622,12 @@ func (tr *tracer) onFork(t *task) {
 	if c.started {
 		c.idx = uint32(len(tr.threads))
 		tr.threads = append(tr.threads, Thread{Index: c.idx, PID: c.tgid, TID: child, Parent: int(t.idx)})
+		// Before any event of the new task: it runs only from now on.
+		op := trace.OpFork
+		if flags&unix.CLONE_THREAD != 0 {
+			op = trace.OpClone
+		}
+		tr.procEvent(op, t.idx, int64(c.idx), uint32(flags&forkFlags), 0)
 	}
 	tr.addTask(c)
 	if tr.early[child] {
@@ -613,8 +640,12 @@ func (tr *tracer) onExec(t *task) {
 	tr.last = t
 	if msg, err := unix.PtraceGetEventMsg(t.tid); err == nil && int(msg) != t.tid {
 		// A thread other than the leader called execve and took over the
-		// leader's thread id; the leader is gone without a report.
+		// leader's thread id; the leader is gone without a report (it
+		// ends as the other threads do, with status 0).
 		if ot := tr.tasks[int(msg)]; ot != nil {
+			if t.started {
+				tr.procEvent(trace.OpExit, t.idx, 0, 0, 0)
+			}
 			tr.removeTask(t)
 			tr.removeTask(ot)
 			ot.tid, ot.tgid = t.tid, t.tid
@@ -642,6 +673,13 @@ func (tr *tracer) onExec(t *task) {
 		fds.keep(open)
 	}
 	t.fds = fds
+	if t.started {
+		var path trace.PathID
+		if exe, err := tr.proc.readlink(t.tid, "exe", -1); err == nil {
+			path = tr.sink.Intern(string(exe))
+		}
+		tr.procEvent(trace.OpExec, t.idx, 0, 0, path)
+	}
 }
 
 // onSeccomp handles the stop the filter asked for at a traced call.
@@ -739,8 +777,14 @@ func (tr *tracer) onExit(t *task) {
 	tr.cont(t.tid, 0)
 }
 
-func (tr *tracer) emit(t *task) {
-	tr.b.add(&t.ev)
+// emit writes the event of t's call.
+func (tr *tracer) emit(t *task) { tr.add(&t.ev) }
+
+// add writes ev. Events go to the sink in the order they are added,
+// sorted by start time within a batch (stably: an event added before
+// another with the same start stays before it).
+func (tr *tracer) add(ev *trace.Event) {
+	tr.b.add(ev)
 	tr.events++
 }
 

@@ -40,7 +40,10 @@ descriptor, absolute path, the file offset it used (for read and write too:
 positions are followed per open file, through dup, fork and O_APPEND), the
 requested and returned sizes (or -errno), flags and mode. Only these calls
 stop the program (a seccomp filter); everything else runs at full speed.
-sync is always recorded: it writes back every file.
+It also records, whatever the paths, every fork, thread, exec and exit of
+the program's processes, and the descriptors they held before record saw
+them (inherit), so that a trace follows each process's descriptors. sync is
+always recorded: it writes back every file.
 
 Not seen: reads and writes through mappings (the mmap is recorded), io_uring
 and Linux AIO; record says so on stderr when CMD mapped recorded files or

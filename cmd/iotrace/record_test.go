@@ -235,12 +235,25 @@ func TestRecordE2E(t *testing.T) {
 		if strings.HasSuffix(r.Path(e.Path), ".iot") {
 			t.Errorf("the trace itself was recorded: %+v", e)
 		}
-		if e.Start < 0 || e.Dur <= 0 || e.Rank != 0 {
+		// Process events are instants; calls take time.
+		if e.Start < 0 || (e.Dur <= 0) != (e.Op.Class() == trace.ClassProcess) || e.Rank != 0 {
 			t.Errorf("times or rank: %+v", e)
 		}
 	}
 	if !renamed {
 		t.Error("rename missing")
+	}
+	// The process events survive the file: the fork of thread 1, the
+	// clone of thread 2, and every exit, the main thread's with the
+	// program's status.
+	var procs []string
+	for _, e := range evs {
+		if e.Op.Class() == trace.ClassProcess && e.Op != trace.OpInherit {
+			procs = append(procs, fmt.Sprintf("%s:%d:%d", e.Op, e.Thread, e.Ret))
+		}
+	}
+	if fmt.Sprint(procs) != "[fork:0:1 exit:1:0 clone:0:2 exit:2:0 exit:0:5]" {
+		t.Errorf("process events %v", procs)
 	}
 	// The other commands read it.
 	if out := mustRun(t, "stats", out); !strings.Contains(out, "write") {
@@ -315,9 +328,10 @@ func TestRecordCountsMatchStraceE2E(t *testing.T) {
 	got := map[trace.Op]int{}
 	for _, e := range evs {
 		// strace -c counts every fcntl and mmap, but only some commands
-		// and mappings of a descriptor are recorded: capture/ptrace's
-		// TestCountsMatchStrace counts those from a strace log.
-		if e.Op == trace.OpFcntl || e.Op == trace.OpMmap {
+		// and mappings of a descriptor are recorded, and it has no line
+		// for process events: capture/ptrace's TestCountsMatchStrace
+		// counts those from a strace log.
+		if e.Op == trace.OpFcntl || e.Op == trace.OpMmap || e.Op.Class() == trace.ClassProcess {
 			continue
 		}
 		got[e.Op]++
@@ -875,14 +889,33 @@ func TestRecordReplaysE2E(t *testing.T) {
 	}
 	a, b := stats(orig), stats(replayed)
 	c := report.Compare(a, b)
-	if m := c.Mismatches(); len(m) > 0 {
-		t.Errorf("counts differ in %v", m)
+	// The calls are compared: the recorded run's process events (its
+	// fork, its thread, their exits) are not calls a replay makes.
+	isProc := func(row report.CompareRow) bool {
+		return row.A.Class == trace.ClassProcess || row.B.Class == trace.ClassProcess
+	}
+	var callsA, callsB, bytesA, bytesB int64
+	for _, row := range c.Rows {
+		if isProc(row) {
+			continue
+		}
+		if !row.CountsMatch() {
+			t.Errorf("counts differ in %s: %d → %d", row.Op, row.A.Count, row.B.Count)
+		}
+		callsA, bytesA = callsA+row.A.Count, bytesA+row.A.Bytes
+		callsB, bytesB = callsB+row.B.Count, bytesB+row.B.Bytes
 	}
 	ops := map[string]bool{}
 	for _, row := range c.Rows {
 		ops[row.Op] = true
 		if row.A.Bytes != row.B.Bytes || row.A.Errors != row.B.Errors {
 			t.Errorf("%s: %d bytes → %d, %d errors → %d", row.Op, row.A.Bytes, row.B.Bytes, row.A.Errors, row.B.Errors)
+		}
+	}
+	// The program's fork and thread are in the recorded trace.
+	for _, op := range []string{"fork", "clone", "exit"} {
+		if !ops[op] {
+			t.Errorf("no %s in the recorded trace", op)
 		}
 	}
 	// The program's calls all made it into the trace.
@@ -892,8 +925,8 @@ func TestRecordReplaysE2E(t *testing.T) {
 			t.Errorf("no %s in the recorded trace", op)
 		}
 	}
-	if c.Total.A.Bytes == 0 || c.Total.A.Bytes != c.Total.B.Bytes || c.Total.A.Count != c.Total.B.Count {
-		t.Errorf("total: %d calls, %d bytes → %d calls, %d bytes", c.Total.A.Count, c.Total.A.Bytes, c.Total.B.Count, c.Total.B.Bytes)
+	if bytesA == 0 || bytesA != bytesB || callsA != callsB {
+		t.Errorf("total: %d calls, %d bytes → %d calls, %d bytes", callsA, bytesA, callsB, bytesB)
 	}
 	if t.Failed() {
 		var out bytes.Buffer
