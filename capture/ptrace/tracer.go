@@ -59,10 +59,16 @@ type Config struct {
 	// OnStart, if set, is called with the program's process id once it
 	// runs, before any event is written.
 	OnStart func(pid int)
-	// ForwardSignals passes SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
-	// SIGUSR2 sent to the tracer on to the program while Run runs (and
-	// keeps them from killing the tracer, which would kill the program:
-	// batch systems send SIGUSR1 or SIGUSR2 to ask a job to checkpoint).
+	// ForwardSignals passes every catchable signal sent to the tracer on
+	// to the program while Run runs (and keeps them from killing the
+	// tracer, which would kill the program: batch systems send SIGUSR1 or
+	// SIGUSR2 to ask a job to checkpoint, terminals SIGINT, SIGWINCH,
+	// SIGTSTP…), but those that are the tracer's own business: SIGCHLD,
+	// SIGURG and SIGPROF (the Go runtime's), SIGPIPE and SIGXFSZ (its own
+	// writes), the synchronous faults, and the C library's internal
+	// real-time signals 32 and 33. After passing on SIGTSTP, SIGTTIN or
+	// SIGTTOU the tracer stops itself, so that a shell's job control sees
+	// the job stop; SIGCONT is passed on too.
 	ForwardSignals bool
 
 	// decodeRegs reads system calls from the registers even where
@@ -252,7 +258,7 @@ func Run(cfg Config) (Result, error) {
 	stopFwd := make(chan struct{})
 	fwdDone := make(chan struct{})
 	if cfg.ForwardSignals {
-		sigs = make(chan os.Signal, 8)
+		sigs = make(chan os.Signal, 32)
 		signal.Notify(sigs, forwarded...)
 		go tr.forward(sigs, stopFwd, fwdDone)
 	} else {
@@ -327,8 +333,34 @@ func LookPath(name, dir string, env []string) (string, error) {
 	return "", fmt.Errorf("%s: command not found", name)
 }
 
-// forwarded are the signals ForwardSignals passes on.
-var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}
+// forwarded are the signals ForwardSignals passes on: every signal but
+// those the tracer cannot catch (SIGKILL, SIGSTOP) and those that are its
+// own business: SIGCHLD (its tracees change state), SIGURG (the Go
+// runtime preempts goroutines with it), SIGPROF (the runtime's
+// profiler), SIGPIPE and SIGXFSZ (raised by the tracer's own writes: to
+// a closed pipe, past its file size limit), the faults the kernel raises
+// synchronously in the thread that caused them (SIGSEGV, SIGBUS, SIGFPE,
+// SIGILL, SIGTRAP, SIGSYS), and 32 and 33, which the C library keeps for
+// itself (thread cancellation, setxid).
+var forwarded = func() []os.Signal {
+	var sigs []os.Signal
+	for s := syscall.Signal(1); s <= 64; s++ {
+		switch s {
+		case unix.SIGKILL, unix.SIGSTOP, unix.SIGCHLD, unix.SIGURG, unix.SIGPROF, unix.SIGPIPE, unix.SIGXFSZ,
+			unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP, unix.SIGSYS, 32, 33:
+			continue
+		}
+		sigs = append(sigs, s)
+	}
+	return sigs
+}()
+
+// stopSignal reports whether sig stops a process by default: after
+// passing one on, the tracer stops itself, so that the shell that runs
+// it sees the job stop.
+func stopSignal(sig syscall.Signal) bool {
+	return sig == unix.SIGTSTP || sig == unix.SIGTTIN || sig == unix.SIGTTOU
+}
 
 const ptraceOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACESECCOMP |
 	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACECLONE |
@@ -804,9 +836,13 @@ func (tr *tracer) forward(sigs chan os.Signal, stop, done chan struct{}) {
 				continue
 			}
 			at := tr.now()
+			got := func() bool {
+				v := tr.sigSeen[sig].Load()
+				return v != 0 && v >= at-int64(200*time.Millisecond)
+			}
 			seen := false
 			for i := 0; i < 10 && !seen; i++ {
-				if v := tr.sigSeen[sig].Load(); v != 0 && v >= at-int64(200*time.Millisecond) {
+				if got() {
 					seen = true
 					break
 				}
@@ -816,24 +852,36 @@ func (tr *tracer) forward(sigs chan os.Signal, stop, done chan struct{}) {
 				case <-time.After(5 * time.Millisecond):
 				}
 			}
-			if seen {
-				continue
-			}
-			tr.procMu.Lock()
-			for i := 0; tr.mainPid == 0 && i < 200; i++ {
-				// Not started yet: it will be in a moment.
-				tr.procMu.Unlock()
-				time.Sleep(5 * time.Millisecond)
+			if !seen {
 				tr.procMu.Lock()
-			}
-			if _, ok := tr.procs[tr.mainPid]; ok || (tr.mainPid != 0 && !tr.attached) {
-				unix.Kill(tr.mainPid, sig)
-			} else {
-				for pid := range tr.procs {
-					unix.Kill(pid, sig)
+				for i := 0; tr.mainPid == 0 && i < 200; i++ {
+					// Not started yet: it will be in a moment.
+					tr.procMu.Unlock()
+					time.Sleep(5 * time.Millisecond)
+					tr.procMu.Lock()
 				}
+				if _, ok := tr.procs[tr.mainPid]; ok || (tr.mainPid != 0 && !tr.attached) {
+					unix.Kill(tr.mainPid, sig)
+				} else {
+					for pid := range tr.procs {
+						unix.Kill(pid, sig)
+					}
+				}
+				tr.procMu.Unlock()
 			}
-			tr.procMu.Unlock()
+			if stopSignal(sig) {
+				// Stop as the program does (give it a moment to take the
+				// signal first), so that the shell sees the job stop and
+				// takes the terminal back; its SIGCONT wakes both.
+				for i := 0; i < 20 && !got(); i++ {
+					select {
+					case <-stop:
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+				unix.Kill(os.Getpid(), unix.SIGSTOP)
+			}
 		}
 	}
 }

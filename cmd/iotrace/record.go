@@ -50,10 +50,13 @@ and Linux AIO; record says so on stderr when CMD mapped recorded files or
 used io_uring or AIO.
 
 CMD's standard streams are its own, and its exit status is record's: its exit
-code, or 128+N when signal N killed it. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
-SIGUSR1 and SIGUSR2 sent to record are passed on to CMD (a signal sent to the
-whole process group reaches CMD once). The trace is written in blocks at least
-every second, so a record that is killed (CMD dies with it) leaves a trace
+code, or 128+N when signal N killed it. Signals sent to record are passed on
+to CMD (a signal sent to the whole process group reaches CMD once): all but
+SIGCHLD, SIGURG, SIGPROF, SIGPIPE, SIGXFSZ, the faults (SIGSEGV, SIGBUS,
+SIGFPE, SIGILL, SIGTRAP, SIGSYS) and the C library's signals 32 and 33. After
+SIGTSTP, SIGTTIN or SIGTTOU record stops too, so that the shell sees the job
+stop; SIGCONT goes on to CMD. The trace is written in blocks at least every
+second, so a record that is killed (CMD dies with it) leaves a trace
 readable up to its last block.
 
 Output and ranks. The rank is --rank, or comes from the MPI launcher's

@@ -636,6 +636,98 @@ func TestRecordSignals(t *testing.T) {
 	}
 }
 
+const recCatcherC = `
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static volatile sig_atomic_t got[65];
+static void on(int s) { got[s]++; }
+int main(void) {
+	int sigs[] = {SIGWINCH, SIGALRM, SIGUSR1, SIGRTMIN + 1, SIGCONT, SIGTERM};
+	for (int i = 0; i < 6; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on;
+		sa.sa_flags = SA_RESTART;
+		sigaction(sigs[i], &sa, 0);
+	}
+	FILE *p = fopen("pid", "w");
+	fprintf(p, "%d\n", getpid());
+	fclose(p);
+	while (!got[SIGTERM]) usleep(10000);
+	FILE *g = fopen("caught", "w");
+	for (int s = 1; s < 65; s++)
+		if (got[s]) fprintf(g, "%d:%d ", s, (int)got[s]);
+	fclose(g);
+	return 0;
+}
+`
+
+// procState returns the state letter of process pid ('R', 'S', 'T'
+// stopped, 't' stopped under a tracer…), or 0 if it is gone.
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+// TestRecordForwardsSignals: every catchable signal that is not the
+// tracer's own business reaches the program, once (SIGWINCH, SIGALRM,
+// SIGUSR1, a real-time signal, SIGTERM, sent to iotrace alone); SIGTSTP
+// stops the program and iotrace both, as a shell's job control needs, and
+// SIGCONT wakes both.
+func TestRecordForwardsSignals(t *testing.T) {
+	dir := t.TempDir()
+	bin := recBuildC(t, dir, "catcher", recCatcherC)
+	out := filepath.Join(dir, "catch.iot")
+	cmd, stderr, pid := startRecording(t, dir, bin, out)
+	rt := syscall.Signal(35) // SIGRTMIN+1 with glibc (SIGRTMIN 34)
+	for _, sig := range []syscall.Signal{syscall.SIGWINCH, syscall.SIGALRM, syscall.SIGUSR1, rt} {
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitState := func(pid int, want string) bool {
+		for i := 0; i < 300; i++ {
+			if strings.IndexByte(want, procState(pid)) >= 0 {
+				return true
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return false
+	}
+	cmd.Process.Signal(syscall.SIGTSTP)
+	if !waitState(pid, "tT") || !waitState(cmd.Process.Pid, "T") {
+		t.Errorf("after SIGTSTP: program state %c, iotrace state %c; want both stopped", procState(pid), procState(cmd.Process.Pid))
+	}
+	cmd.Process.Signal(syscall.SIGCONT)
+	if !waitState(pid, "RS") || !waitState(cmd.Process.Pid, "RS") {
+		t.Errorf("after SIGCONT: program state %c, iotrace state %c; want both running", procState(pid), procState(cmd.Process.Pid))
+	}
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cmd); code != 0 {
+		t.Fatalf("exit %d, want 0 (the program handles SIGTERM)\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "caught"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d:1 %d:1 %d:1 %d:1 %d:1 %d:1 ", syscall.SIGUSR1, syscall.SIGALRM, syscall.SIGTERM,
+		syscall.SIGCONT, syscall.SIGWINCH, rt)
+	if string(b) != want {
+		t.Errorf("the program caught (signal:times) %q, want %q", b, want)
+	}
+}
+
 // TestRecordReportsUnseen: record says on stderr, once each, that the
 // program mapped recorded files (how many) and used io_uring and Linux
 // AIO, whose I/O the trace cannot show; the mappings are in the trace.
