@@ -456,6 +456,8 @@ func TestFileCalls(t *testing.T) {
 #include <unistd.h>
 int main(void) {
 	syscall(SYS_close_range, 3, ~0U, 0);
+	fcntl(1, F_SETFL, O_WRONLY|O_APPEND);                             /* the first use of the inherited 1 */
+	write(1, "!", 1);                                                 /* appended: at 10 */
 	int fd = open("f", O_CREAT|O_RDWR|O_TRUNC, 0644);                 /* 3 */
 	fallocate(fd, FALLOC_FL_KEEP_SIZE, 4096, 8192);
 	posix_fadvise(fd, 10, 20, POSIX_FADV_WILLNEED);
@@ -490,13 +492,30 @@ int main(void) {
 	syscall(SYS_io_setup, 4, &ctx);
 	return ring >= 0 ? 0 : 9;
 }`)
-	res, evs, s := record(t, Config{Argv: []string{bin}, Dir: dir, Rules: mustRules(t, dir)})
+	os.WriteFile(filepath.Join(dir, "out"), []byte("0123456789"), 0o644)
+	out, err := os.OpenFile(filepath.Join(dir, "out"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	res, evs, s := record(t, Config{Argv: []string{bin}, Dir: dir, Rules: mustRules(t, dir), Stdout: out})
 	if res.Status() == 9 {
 		t.Log("io_uring_setup failed in the program")
 	} else if res.Status() != 0 {
 		t.Fatalf("status %d", res.Status())
 	}
 	q := newEvq(t, evs, s, dir)
+	// F_SETFL O_APPEND as the first use of an inherited descriptor: the
+	// inherit shows the flags before, the write lands at the end.
+	if e := q.one(trace.OpInherit, "out"); e.FD != 1 || e.Offset != 0 || e.Flags&0xfff != trace.OWronly {
+		t.Errorf("inherit of stdout: %s", formatEvent(e, s))
+	}
+	if e := q.one(trace.OpFcntl, "out"); e.Flags != trace.FSetfl || e.Size != int64(trace.OWronly|trace.OAppend) {
+		t.Errorf("fcntl of stdout: %s", formatEvent(e, s))
+	}
+	if e := q.one(trace.OpWrite, "out"); e.Offset != 10 {
+		t.Errorf("write to stdout after F_SETFL O_APPEND at %d, want 10", e.Offset)
+	}
 	if e := q.one(trace.OpFallocate, "f"); e.FD != 3 || e.Flags != unix.FALLOC_FL_KEEP_SIZE || e.Offset != 4096 || e.Size != 8192 || e.Ret != 0 {
 		t.Errorf("fallocate: %s", formatEvent(e, s))
 	}

@@ -209,13 +209,16 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 			ev.Size = int64(a[2] & unix.FD_CLOEXEC)
 		case fSetfl:
 			ev.Size = int64(openFlags(a[2]))
-			if f := t.fds.get(fd); f != nil {
-				f.flags = f.flags&^setflMask | openFlags(a[2])&setflMask
-			}
 		default:
 			return false
 		}
-		return tr.fdCall(t, tr.fdFile(t, fd))
+		// (Learnt from /proc first, if need be: with the flags before
+		// the call, which its inherit event shows.)
+		f := tr.fdFile(t, fd)
+		if f != nil && cmd == fSetfl {
+			f.flags = f.flags&^setflMask | openFlags(a[2])&setflMask
+		}
+		return tr.fdCall(t, f)
 
 	case kClone:
 		t.cloneFlags = a[cloneFlagsArg]
