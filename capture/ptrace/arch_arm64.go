@@ -12,7 +12,8 @@ const x32Bit = 0
 
 // archCalls maps this architecture's system call numbers to the calls the
 // tracer knows. arm64 has only the *at forms: no open, creat, stat, lstat,
-// access, unlink, rename, mkdir, rmdir, dup2, fork or vfork.
+// access, unlink, rename, mkdir, rmdir, link, symlink, readlink, dup2,
+// getdents, fork or vfork.
 var archCalls = []callDef{
 	{unix.SYS_OPENAT, kOpenat},
 	{unix.SYS_OPENAT2, kOpenat2},
@@ -47,10 +48,21 @@ var archCalls = []callDef{
 	{unix.SYS_FCNTL, kFcntl},
 	{unix.SYS_CLONE, kClone},
 	{unix.SYS_CLONE3, kClone3},
-	{unix.SYS_UNSHARE, kUnshare},
+	{unix.SYS_COPY_FILE_RANGE, kCopyFileRange},
 	{unix.SYS_SENDFILE, kSendfile},
 	{unix.SYS_SPLICE, kSplice},
-	{unix.SYS_COPY_FILE_RANGE, kSplice},
+	{unix.SYS_FALLOCATE, kFallocate},
+	{unix.SYS_FADVISE64, kFadvise},
+	{unix.SYS_SYNCFS, kSyncfs},
+	{unix.SYS_SYNC, kSync},
+	{unix.SYS_MMAP, kMmap},
+	{unix.SYS_LINKAT, kLinkat},
+	{unix.SYS_SYMLINKAT, kSymlinkat},
+	{unix.SYS_READLINKAT, kReadlinkat},
+	{unix.SYS_GETDENTS64, kGetdents64},
+	{unix.SYS_UNSHARE, kUnshare},
+	{unix.SYS_IO_URING_SETUP, kIoUringSetup},
+	{unix.SYS_IO_SETUP, kIoSetup},
 }
 
 // cloneFlagsArg is the argument of clone(2) that holds its flags.

@@ -51,14 +51,32 @@ const (
 	kDup2
 	kDup3
 	kFcntl
+	kCopyFileRange
+	kSendfile
+	kSplice
+	kFallocate
+	kFadvise
+	kSyncfs
+	kSync
+	kMmap // only with a descriptor: the filter lets anonymous mappings run
+	kLink
+	kLinkat
+	kSymlink
+	kSymlinkat
+	kReadlink
+	kReadlinkat
+	kGetdents
+	kGetdents64
 
-	// Bookkeeping only: never recorded, and the tracee goes on at once.
-	kClone    // clone(2): remember the flags for the fork event
-	kClone3   // clone3(2): the flags live in struct clone_args
-	kFork     // fork(2), vfork(2): no CLONE_FILES
-	kUnshare  // unshare(CLONE_FILES) gives the caller its own table
-	kSendfile // sendfile moves file positions the tracer does not follow
-	kSplice   // splice, copy_file_range: likewise
+	// Bookkeeping only: never recorded.
+	kClone   // clone(2): remember the flags for the fork event
+	kClone3  // clone3(2): the flags live in struct clone_args
+	kFork    // fork(2), vfork(2): no CLONE_FILES
+	kUnshare // unshare(CLONE_FILES) gives the caller its own table
+	// io_uring_setup(2), io_setup(2): I/O the tracer cannot see follows;
+	// counted (at their exit) for the record's summary.
+	kIoUringSetup
+	kIoSetup
 
 	kLast
 )
@@ -112,6 +130,23 @@ var kindOps = [kLast]trace.Op{
 	kDup2:       trace.OpDup2,
 	kDup3:       trace.OpDup3,
 	kFcntl:      trace.OpFcntl,
+
+	kCopyFileRange: trace.OpCopyFileRange,
+	kSendfile:      trace.OpSendfile,
+	kSplice:        trace.OpSplice,
+	kFallocate:     trace.OpFallocate,
+	kFadvise:       trace.OpFadvise,
+	kSyncfs:        trace.OpSyncfs,
+	kSync:          trace.OpSync,
+	kMmap:          trace.OpMmap,
+	kLink:          trace.OpLink,
+	kLinkat:        trace.OpLinkat,
+	kSymlink:       trace.OpSymlink,
+	kSymlinkat:     trace.OpSymlinkat,
+	kReadlink:      trace.OpReadlink,
+	kReadlinkat:    trace.OpReadlinkat,
+	kGetdents:      trace.OpGetdents,
+	kGetdents64:    trace.OpGetdents,
 }
 
 // callTable maps system call numbers to kinds for one architecture.

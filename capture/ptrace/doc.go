@@ -1,8 +1,13 @@
 // Package ptrace records the file I/O of any Linux program: it runs the
 // program under ptrace(2) with a seccomp filter that stops it only at the
-// calls it records (open, close, read, write, seek, sync, truncate, stat,
-// unlink, rename, mkdir, rmdir, dup and their variants), and follows
-// every process and thread the program starts.
+// calls it records (open, close, read, write, the copies, seek, sync,
+// truncate, allocate, advise, mmap of a file, stat, readlink, getdents,
+// unlink, rename, link, symlink, mkdir, rmdir, dup, fcntl and their
+// variants), and follows every process and thread the program starts:
+// their forks, clones, execs and exits are events too (whatever the
+// paths), and so is each recorded descriptor a process had before the
+// tracer saw it (OpInherit), so that a reader can keep one descriptor
+// table per process.
 //
 // How it works: Run re-executes the running program as a small helper
 // (HelperMain), attaches to it with PTRACE_SEIZE, and lets it go on; the
@@ -22,6 +27,8 @@
 // are recorded absolute, resolved against the working directory or the
 // dirfd at the time of the call.
 //
-// Not seen: I/O through mmap, io_uring and Linux AIO; 32-bit (i386, x32)
-// system calls of a 64-bit kernel run untraced.
+// Not seen: reads and writes through mappings (the mmap is recorded),
+// io_uring and Linux AIO (Result counts the mappings, rings and
+// contexts); 32-bit (i386, x32) system calls of a 64-bit kernel run
+// untraced.
 package ptrace

@@ -14,9 +14,8 @@ type file struct {
 	flags uint32       // open flags, x86-64 numbering
 	pos   int64        // file position
 	// posOK is false when pos may be stale: the file was learnt from
-	// /proc (another process may share it unseen), or a call the tracer
-	// does not follow (sendfile, splice, copy_file_range) moved it. The
-	// position is then read from /proc/TID/fdinfo after the next call.
+	// /proc (another process may share it unseen). The position is then
+	// read from /proc/TID/fdinfo after the next call.
 	posOK bool
 	lazy  bool // learnt from /proc rather than seen opened
 }

@@ -22,42 +22,58 @@ const (
 const (
 	fDupfd        = unix.F_DUPFD
 	fDupfdCloexec = unix.F_DUPFD_CLOEXEC
+	fSetfd        = unix.F_SETFD
 	fSetfl        = unix.F_SETFL
 )
 
 // buildFilter returns the seccomp program that asks for a tracer stop
-// (SECCOMP_RET_TRACE) on every call of defs and allows everything else.
-// fcntl stops only for F_DUPFD, F_DUPFD_CLOEXEC and F_SETFL. The program
-// loads the arguments only on the fcntl path, so the kernel's action cache
-// lets every other untraced call skip the filter altogether.
+// (SECCOMP_RET_TRACE) on every call of defs and allows everything else,
+// but for two calls whose arguments it reads: fcntl stops only for
+// F_DUPFD, F_DUPFD_CLOEXEC, F_SETFD and F_SETFL, and mmap only with a
+// descriptor (the fd argument, an int, is not -1 and MAP_ANONYMOUS is
+// not set), so that anonymous mappings, which programs make by the
+// thousand, run untraced. Those two come first: they cannot be in the
+// kernel's action cache (which knows only the call number), so the
+// filter runs at each of them, and runs a few instructions. The program
+// loads the arguments only on their paths, so the action cache lets
+// every other untraced call skip the filter altogether.
 func buildFilter(defs []callDef) ([]unix.SockFilter, error) {
 	var nrs []uint64
-	var fcntlNr uint64
-	hasFcntl := false
+	var fcntlNr, mmapNr uint64
+	hasFcntl, hasMmap := false, false
 	seen := map[uint64]bool{}
 	for _, d := range defs {
 		if seen[d.nr] {
 			continue
 		}
 		seen[d.nr] = true
-		if d.kind == kFcntl {
+		switch d.kind {
+		case kFcntl:
 			fcntlNr, hasFcntl = d.nr, true
+			continue
+		case kMmap:
+			mmapNr, hasMmap = d.nr, true
 			continue
 		}
 		nrs = append(nrs, d.nr)
 	}
-	type jumpFix struct {
-		at  int
-		toT int // label of the true branch (-1: next instruction)
-		toF int
-	}
+	// Jump targets: the next instruction, the two returns, or a label
+	// placed later with mark.
 	const (
 		next  = -1
 		allow = -2
 		trace = -3
 	)
+	type jumpFix struct {
+		at  int
+		toT int
+		toF int
+	}
 	var prog []unix.SockFilter
 	var fixes []jumpFix
+	labels := map[int]int{} // label (≥ 0) → instruction
+	newLabel := func() int { l := len(labels); labels[l] = -1; return l }
+	mark := func(l int) { labels[l] = len(prog) }
 	stmt := func(code uint16, k uint32) {
 		prog = append(prog, unix.SockFilter{Code: code, K: k})
 	}
@@ -69,6 +85,7 @@ func buildFilter(defs []callDef) ([]unix.SockFilter, error) {
 		ldAbs = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 		jge   = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+		jset  = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 		ret   = unix.BPF_RET | unix.BPF_K
 	)
 	stmt(ldAbs, seccompArch)
@@ -77,15 +94,28 @@ func buildFilter(defs []callDef) ([]unix.SockFilter, error) {
 	if x32Bit != 0 {
 		jump(jge, x32Bit, allow, next)
 	}
-	for _, nr := range nrs {
-		jump(jeq, uint32(nr), trace, next)
+	if hasMmap {
+		// mmap(addr, len, prot, flags, fd, off)
+		notMmap := newLabel()
+		jump(jeq, uint32(mmapNr), next, notMmap)
+		stmt(ldAbs, seccompArg0+8*4)
+		jump(jeq, 0xffffffff, allow, next)
+		stmt(ldAbs, seccompArg0+8*3)
+		jump(jset, unix.MAP_ANONYMOUS, allow, trace)
+		mark(notMmap)
 	}
 	if hasFcntl {
-		jump(jeq, uint32(fcntlNr), next, allow)
+		notFcntl := newLabel()
+		jump(jeq, uint32(fcntlNr), next, notFcntl)
 		stmt(ldAbs, seccompArg0+8*1)
 		jump(jeq, fDupfd, trace, next)
 		jump(jeq, fDupfdCloexec, trace, next)
-		jump(jeq, fSetfl, trace, next)
+		jump(jeq, fSetfd, trace, next)
+		jump(jeq, fSetfl, trace, allow)
+		mark(notFcntl)
+	}
+	for _, nr := range nrs {
+		jump(jeq, uint32(nr), trace, next)
 	}
 	allowAt := len(prog)
 	stmt(ret, unix.SECCOMP_RET_ALLOW)
@@ -93,11 +123,13 @@ func buildFilter(defs []callDef) ([]unix.SockFilter, error) {
 	stmt(ret, unix.SECCOMP_RET_TRACE)
 	resolve := func(from, label int) (uint8, error) {
 		to := from + 1
-		switch label {
-		case allow:
+		switch {
+		case label == allow:
 			to = allowAt
-		case trace:
+		case label == trace:
 			to = traceAt
+		case label >= 0:
+			to = labels[label]
 		}
 		d := to - from - 1
 		if d < 0 || d > 255 {

@@ -26,10 +26,14 @@ func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32, arg
 			default:
 				t.Fatalf("load of offset %d", in.K)
 			}
-		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
+		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K,
+			unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
 			ok := acc == in.K
-			if in.Code&0xf0 == unix.BPF_JGE {
+			switch in.Code & 0xf0 {
+			case unix.BPF_JGE:
 				ok = acc >= in.K
+			case unix.BPF_JSET:
+				ok = acc&in.K != 0
 			}
 			if ok {
 				pc += int(in.Jt)
@@ -56,7 +60,8 @@ func TestFilterDecides(t *testing.T) {
 		traced[d.nr] = true
 	}
 	for nr := uint32(0); nr < 600; nr++ {
-		// (fcntl with cmd 0 is F_DUPFD: traced too.)
+		// (fcntl with cmd 0 is F_DUPFD, mmap of descriptor 0 a file
+		// mapping: traced too.)
 		_, isTraced := traced[uint64(nr)]
 		got := runFilter(t, prog, auditArch, nr, [6]uint64{})
 		want := uint32(unix.SECCOMP_RET_ALLOW)
@@ -71,20 +76,43 @@ func TestFilterDecides(t *testing.T) {
 			t.Errorf("nr %d of another arch: %#x", nr, got)
 		}
 	}
-	var fcntlNr uint32
+	var fcntlNr, mmapNr uint32
 	for _, d := range archCalls {
-		if d.kind == kFcntl {
+		switch d.kind {
+		case kFcntl:
 			fcntlNr = uint32(d.nr)
+		case kMmap:
+			mmapNr = uint32(d.nr)
 		}
 	}
 	for cmd, want := range map[uint64]uint32{
 		unix.F_DUPFD: unix.SECCOMP_RET_TRACE, unix.F_DUPFD_CLOEXEC: unix.SECCOMP_RET_TRACE,
 		unix.F_SETFL: unix.SECCOMP_RET_TRACE, unix.F_GETFL: unix.SECCOMP_RET_ALLOW,
-		unix.F_SETFD: unix.SECCOMP_RET_ALLOW, unix.F_SETLK: unix.SECCOMP_RET_ALLOW,
+		unix.F_SETFD: unix.SECCOMP_RET_TRACE, unix.F_GETFD: unix.SECCOMP_RET_ALLOW,
+		unix.F_SETLK: unix.SECCOMP_RET_ALLOW, unix.F_SETLKW: unix.SECCOMP_RET_ALLOW,
 		1<<32 | unix.F_DUPFD: unix.SECCOMP_RET_TRACE, // the kernel reads cmd as an int
 	} {
 		if got := runFilter(t, prog, auditArch, fcntlNr, [6]uint64{3, cmd}); got != want {
 			t.Errorf("fcntl cmd %#x: %#x, want %#x", cmd, got, want)
+		}
+	}
+	// mmap(addr, len, prot, flags, fd, off) stops only with a descriptor.
+	const minus1 = 1<<64 - 1
+	for _, c := range []struct {
+		flags, fd uint64
+		want      uint32
+	}{
+		{unix.MAP_PRIVATE | unix.MAP_ANONYMOUS, minus1, unix.SECCOMP_RET_ALLOW},
+		{unix.MAP_PRIVATE | unix.MAP_ANONYMOUS, 0xffffffff, unix.SECCOMP_RET_ALLOW}, // an int -1, zero-extended
+		{unix.MAP_SHARED | unix.MAP_ANONYMOUS, 0, unix.SECCOMP_RET_ALLOW},           // fd ignored
+		{unix.MAP_SHARED | unix.MAP_ANONYMOUS | unix.MAP_FIXED, 5, unix.SECCOMP_RET_ALLOW},
+		{unix.MAP_PRIVATE, minus1, unix.SECCOMP_RET_ALLOW}, // EBADF: nothing mapped
+		{unix.MAP_PRIVATE, 3, unix.SECCOMP_RET_TRACE},
+		{unix.MAP_SHARED, 0, unix.SECCOMP_RET_TRACE},
+		{unix.MAP_SHARED | unix.MAP_FIXED, 1<<32 | 7, unix.SECCOMP_RET_TRACE}, // the kernel reads fd as an int
+	} {
+		if got := runFilter(t, prog, auditArch, mmapNr, [6]uint64{0, 4096, unix.PROT_READ, c.flags, c.fd, 0}); got != c.want {
+			t.Errorf("mmap flags %#x fd %#x: %#x, want %#x", c.flags, c.fd, got, c.want)
 		}
 	}
 	if x32Bit != 0 {
@@ -147,8 +175,8 @@ func constAllow(prog []unix.SockFilter, arch, nr uint32) bool {
 
 // TestFilterCacheable: every system call the tracer does not stop at is
 // allowed by the kernel's action cache without running the filter (only
-// fcntl, whose command the filter reads, runs it). The cache is what keeps
-// an untraced call at the cost of any seccomp filter.
+// fcntl and mmap, whose arguments the filter reads, run it). The cache is
+// what keeps an untraced call at the cost of any seccomp filter.
 func TestFilterCacheable(t *testing.T) {
 	prog, err := buildFilter(archCalls)
 	if err != nil {
@@ -158,19 +186,16 @@ func TestFilterCacheable(t *testing.T) {
 	for _, d := range archCalls {
 		stops[d.nr] = true
 	}
-	var fcntlNr uint64
+	argsRead := map[uint64]bool{}
 	for _, d := range archCalls {
-		if d.kind == kFcntl {
-			fcntlNr = d.nr
+		if d.kind == kFcntl || d.kind == kMmap {
+			argsRead[d.nr] = true
 		}
 	}
 	cached := 0
 	for nr := uint64(0); nr < 1024; nr++ {
 		got := constAllow(prog, auditArch, uint32(nr))
-		want := !stops[nr]
-		if nr == fcntlNr {
-			want = false
-		}
+		want := !stops[nr] && !argsRead[nr]
 		if got != want {
 			t.Errorf("system call %d: allowed from the cache %v, want %v", nr, got, want)
 		}

@@ -73,6 +73,12 @@ func dumpEvents(evs []trace.Event, s *trace.SliceSink) string {
 
 func formatEvent(e trace.Event, s *trace.SliceSink) string {
 	out := fmt.Sprintf("%s thr=%d fd=%d off=%d size=%d ret=%d", e.Op, e.Thread, e.FD, e.Offset, e.Size, e.Ret)
+	if e.Op.Info().Dir == trace.DirCopy {
+		out += fmt.Sprintf(" fd2=%d off2=%d", e.FD2, e.Offset2)
+	}
+	if e.Flags != 0 || e.Mode != 0 {
+		out += fmt.Sprintf(" flags=%#x mode=%#o", e.Flags, e.Mode)
+	}
 	if e.Path != 0 {
 		out += " path=" + s.Paths.Lookup(e.Path)
 	}

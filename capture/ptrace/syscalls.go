@@ -25,7 +25,7 @@ func fdArg(v uint64) int32 { return int32(uint32(v)) }
 func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 	ev := &t.ev
 	*ev = trace.Event{Op: kindOps[k], Rank: tr.rank, Thread: t.idx, Start: start}
-	t.k, t.a, t.f, t.pe, t.rec = k, *a, nil, nil, false
+	t.k, t.a, t.f, t.f2, t.pe, t.rec = k, *a, nil, nil, nil, false
 	switch k {
 	case kOpen:
 		return tr.openEntry(t, atFDCWD, a[0], a[1], a[2])
@@ -64,9 +64,9 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 		}
 		return t.rec
 
-	case kRead, kWrite, kFsync, kFdatasync, kFstat, kDup:
+	case kRead, kWrite, kFsync, kFdatasync, kFstat, kDup, kSyncfs, kGetdents, kGetdents64:
 		ev.FD = fdArg(a[0])
-		if k == kRead || k == kWrite {
+		if k == kRead || k == kWrite || k == kGetdents || k == kGetdents64 {
 			ev.Size = int64(a[2])
 		}
 		return tr.fdCall(t, tr.fdFile(t, ev.FD))
@@ -92,6 +92,34 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 	case kFtruncate:
 		ev.FD, ev.Size = fdArg(a[0]), int64(a[1])
 		return tr.fdCall(t, tr.fdFile(t, ev.FD))
+	case kFallocate:
+		// fallocate(fd, mode, offset, len)
+		ev.FD, ev.Flags, ev.Offset, ev.Size = fdArg(a[0]), uint32(a[1]), int64(a[2]), int64(a[3])
+		return tr.fdCall(t, tr.fdFile(t, ev.FD))
+	case kFadvise:
+		// fadvise64(fd, offset, len, advice)
+		ev.FD, ev.Offset, ev.Size, ev.Flags = fdArg(a[0]), int64(a[1]), int64(a[2]), uint32(a[3])
+		return tr.fdCall(t, tr.fdFile(t, ev.FD))
+	case kSync:
+		// sync(2) writes back every file, recorded ones too: always
+		// recorded, whatever the paths.
+		t.rec = true
+		return true
+	case kMmap:
+		// mmap(addr, len, prot, flags, fd, off); the filter stops only
+		// mappings of a descriptor.
+		fd := fdArg(a[4])
+		if fd < 0 || a[3]&unix.MAP_ANONYMOUS != 0 {
+			return false
+		}
+		ev.FD, ev.Size, ev.Mode, ev.Flags, ev.Offset = fd, int64(a[1]), uint32(a[2]), uint32(a[3]), int64(a[5])
+		return tr.fdCall(t, tr.fdFile(t, fd))
+	case kCopyFileRange, kSplice:
+		// (fd_in, off_in*, fd_out, off_out*, len, flags)
+		return tr.copyEntry(t, fdArg(a[0]), a[1], fdArg(a[2]), a[3], int64(a[4]))
+	case kSendfile:
+		// sendfile(out_fd, in_fd, offset*, count)
+		return tr.copyEntry(t, fdArg(a[1]), a[2], fdArg(a[0]), 0, int64(a[3]))
 
 	case kTruncate:
 		ev.Size = int64(a[1])
@@ -131,6 +159,23 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 	case kRenameat2:
 		ev.Flags = uint32(a[4])
 		return tr.renameCall(t, fdArg(a[0]), a[1], fdArg(a[2]), a[3])
+	case kLink:
+		return tr.renameCall(t, atFDCWD, a[0], atFDCWD, a[1])
+	case kLinkat:
+		// linkat(olddirfd, old, newdirfd, new, flags)
+		ev.Flags = uint32(a[4])
+		return tr.linkatCall(t, fdArg(a[0]), a[1], fdArg(a[2]), a[3], a[4])
+	case kSymlink:
+		return tr.symlinkCall(t, a[0], atFDCWD, a[1])
+	case kSymlinkat:
+		return tr.symlinkCall(t, a[0], fdArg(a[1]), a[2])
+	case kReadlink:
+		ev.Size = int64(a[2])
+		return tr.pathCall(t, atFDCWD, a[0], 0)
+	case kReadlinkat:
+		// An empty path reads the link open on dirfd (O_PATH).
+		ev.Size = int64(a[3])
+		return tr.pathCall(t, fdArg(a[0]), a[1], atEmptyPath)
 
 	case kDup2, kDup3:
 		ev.FD = fdArg(a[0])
@@ -138,26 +183,42 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 			ev.Flags = uint32(a[2])
 		}
 		f := tr.fdFile(t, ev.FD)
-		if !tr.fdCall(t, f) {
-			// The new descriptor is learnt from /proc when it is used.
-			if nfd := fdArg(a[1]); nfd != ev.FD {
-				t.fds.del(nfd)
-			}
+		if tr.fdCall(t, f) {
+			return true
+		}
+		nfd := fdArg(a[1])
+		if nfd == ev.FD {
 			return false
 		}
-		return true
-	case kFcntl:
-		fd := fdArg(a[0])
-		switch a[1] {
-		case fDupfd, fDupfdCloexec:
-			ev.FD, ev.Flags = fd, uint32(a[1])
-			return tr.fdCall(t, tr.fdFile(t, fd))
-		case fSetfl:
-			if f := t.fds.get(fd); f != nil {
-				f.flags = f.flags&^setflMask | openFlags(a[2])&setflMask
-			}
+		if old := tr.fdFile(t, nfd); old != nil && old.rec {
+			// The call closes a recorded file: recorded too, on the
+			// source's descriptor (a pipe, say: no path).
+			t.rec = true
+			return true
 		}
+		// The new descriptor is learnt from /proc when it is used.
+		t.fds.del(nfd)
 		return false
+	case kFcntl:
+		fd, cmd := fdArg(a[0]), uint32(a[1]) // the kernel reads cmd as an unsigned int
+		ev.FD, ev.Flags = fd, cmd
+		switch cmd {
+		case fDupfd, fDupfdCloexec:
+			ev.Size = int64(int32(a[2])) // the lowest new descriptor, an int
+		case fSetfd:
+			ev.Size = int64(a[2] & unix.FD_CLOEXEC)
+		case fSetfl:
+			ev.Size = int64(openFlags(a[2]))
+		default:
+			return false
+		}
+		// (Learnt from /proc first, if need be: with the flags before
+		// the call, which its inherit event shows.)
+		f := tr.fdFile(t, fd)
+		if f != nil && cmd == fSetfl {
+			f.flags = f.flags&^setflMask | openFlags(a[2])&setflMask
+		}
+		return tr.fdCall(t, f)
 
 	case kClone:
 		t.cloneFlags = a[cloneFlagsArg]
@@ -177,31 +238,58 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 			t.fds = t.fds.clone()
 		}
 		return false
-	case kSendfile:
-		// sendfile(out, in, offset*, count)
-		tr.posMoved(t, fdArg(a[0]))
-		if a[2] == 0 {
-			tr.posMoved(t, fdArg(a[1]))
-		}
-		return false
-	case kSplice:
-		// splice / copy_file_range(in, off_in*, out, off_out*, …)
-		if a[1] == 0 {
-			tr.posMoved(t, fdArg(a[0]))
-		}
-		if a[3] == 0 {
-			tr.posMoved(t, fdArg(a[2]))
-		}
-		return false
+	case kIoUringSetup, kIoSetup:
+		return true // counted at the exit if it worked
 	}
 	return false
 }
 
-// posMoved marks the position of fd's file as unknown.
-func (tr *tracer) posMoved(t *task, fd int32) {
-	if f := t.fds.get(fd); f != nil {
-		f.posOK = false
+// copyEntry decodes a copy from descriptor in to descriptor out, at the
+// offsets inOff and outOff point to (0: at the descriptors' positions).
+// It is recorded when either side is a recorded file; Path and Path2 are
+// those of the sides that are (all sides, with Config.All).
+func (tr *tracer) copyEntry(t *task, in int32, inOff uint64, out int32, outOff uint64, size int64) bool {
+	ev := &t.ev
+	ev.FD, ev.FD2, ev.Size = in, out, size
+	fi, fo := tr.fdFile(t, in), tr.fdFile(t, out)
+	t.f, t.f2 = fi, fo
+	// The positions of files that are not recorded matter to no event:
+	// an unrecorded copy does not need its exit.
+	t.rec = tr.all || (fi != nil && fi.rec) || (fo != nil && fo.rec)
+	if !t.rec {
+		return false
 	}
+	if inOff != 0 {
+		ev.Flags |= trace.CopyInAt
+		ev.Offset = tr.readOff(t, inOff)
+	}
+	if outOff != 0 {
+		ev.Flags |= trace.CopyOutAt
+		ev.Offset2 = tr.readOff(t, outOff)
+	}
+	ev.Path, ev.Path2 = tr.fileID(fi), tr.fileID(fo)
+	return true
+}
+
+// readOff reads the loff_t at addr (0 if it cannot be read: the call
+// fails with EFAULT then).
+func (tr *tracer) readOff(t *task, addr uint64) int64 {
+	if tr.mem.read(t.tid, addr, tr.how[:8]) != nil {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(tr.how[:8]))
+}
+
+// fileID returns the path id of f for an event, or 0 if f is not open
+// or not recorded (a pipe on the other side of a copy).
+func (tr *tracer) fileID(f *file) trace.PathID {
+	if f == nil || !(f.rec || tr.all) {
+		return 0
+	}
+	if f.id == 0 {
+		f.id = tr.sink.Intern(f.name)
+	}
+	return f.id
 }
 
 // exit completes the event of a call at its exit stop and updates the
@@ -219,9 +307,42 @@ func (tr *tracer) exit(t *task, ret int64) {
 			f.name, f.id, f.rec = pe.name, pe.id, pe.rec
 		}
 		t.fds.set(int32(ret), f)
-	case kDup, kDup2, kDup3, kFcntl:
+	case kDup, kDup2, kDup3:
 		if ret >= 0 && t.f != nil {
 			t.fds.set(int32(ret), t.f)
+		}
+	case kFcntl:
+		if cmd := uint32(t.a[1]); (cmd == fDupfd || cmd == fDupfdCloexec) && ret >= 0 && t.f != nil {
+			t.fds.set(int32(ret), t.f)
+		}
+	case kCopyFileRange, kSendfile, kSplice:
+		// The sides without an offset moved their positions.
+		if ev.Flags&trace.CopyInAt == 0 && t.f != nil {
+			ev.Offset = tr.advance(t, t.f, ev.FD, ret, false)
+		}
+		if ev.Flags&trace.CopyOutAt == 0 && t.f2 != nil {
+			ev.Offset2 = tr.advance(t, t.f2, ev.FD2, ret, true)
+		}
+	case kMmap:
+		// The result is an address: recorded as 0 (or -errno).
+		if ret < 0 && ret >= -4095 {
+			return
+		}
+		ev.Ret = 0
+		if f := t.f; f != nil && f.rec && t.rec {
+			tr.mmaps++
+			if tr.mmapFiles == nil {
+				tr.mmapFiles = map[string]bool{}
+			}
+			tr.mmapFiles[f.name] = true
+		}
+	case kIoUringSetup:
+		if ret >= 0 {
+			tr.ioUring++
+		}
+	case kIoSetup:
+		if ret >= 0 {
+			tr.aio++
 		}
 	case kRead, kReadv:
 		tr.individual(t, ret, false)
@@ -245,28 +366,39 @@ func (tr *tracer) exit(t *task, ret int64) {
 // individual sets the offset of a read or write at the file position and
 // moves the position.
 func (tr *tracer) individual(t *task, ret int64, write bool) {
-	f := t.f
-	if f == nil {
-		return
+	if t.f != nil {
+		t.ev.Offset = tr.advance(t, t.f, t.ev.FD, ret, write)
+	}
+}
+
+// advance returns the offset at which a call that moved ret bytes (or
+// failed) through descriptor fd of file f read or wrote without an
+// explicit offset, and moves f's position past them. Pipes, sockets and
+// anonymous inodes (learnt from /proc under a name that is not a path)
+// have no position: 0.
+func (tr *tracer) advance(t *task, f *file, fd int32, ret int64, write bool) int64 {
+	if f.lazy && (len(f.name) == 0 || f.name[0] != '/') {
+		return 0
 	}
 	moved := max(ret, 0)
 	switch {
 	case write && f.flags&trace.OAppend != 0:
 		// Appends land at the end of the file, wherever the position was.
-		if size, err := tr.proc.size(t.tid, t.ev.FD); err == nil {
-			t.ev.Offset, f.pos = size-moved, size
-			return
+		if size, err := tr.proc.size(t.tid, fd); err == nil {
+			f.pos = size
+			return size - moved
 		}
-		t.ev.Offset = f.pos
+		return f.pos
 	case !f.posOK:
-		if pos, _, err := tr.proc.fdinfo(t.tid, t.ev.FD); err == nil {
-			t.ev.Offset, f.pos, f.posOK = pos-moved, pos, !f.lazy
-			return
+		if pos, _, err := tr.proc.fdinfo(t.tid, fd); err == nil {
+			f.pos, f.posOK = pos, !f.lazy
+			return pos - moved
 		}
-		t.ev.Offset = f.pos
+		return f.pos
 	default:
-		t.ev.Offset = f.pos
+		off := f.pos
 		f.pos += moved
+		return off
 	}
 }
 
@@ -325,9 +457,15 @@ func (tr *tracer) pathCall(t *task, dirfd int32, addr uint64, flags uint64) bool
 	return t.rec
 }
 
+// renameCall decodes a call on two paths (rename, link): recorded when
+// either is.
 func (tr *tracer) renameCall(t *task, olddir int32, oldAddr uint64, newdir int32, newAddr uint64) bool {
 	pe, _ := tr.pathAt(t, olddir, oldAddr)
 	pe2, _ := tr.pathAt(t, newdir, newAddr)
+	return tr.twoPaths(t, pe, pe2)
+}
+
+func (tr *tracer) twoPaths(t *task, pe, pe2 *pathEnt) bool {
 	t.rec = tr.all || (pe != nil && pe.rec) || (pe2 != nil && pe2.rec)
 	if t.rec {
 		if pe != nil {
@@ -340,6 +478,41 @@ func (tr *tracer) renameCall(t *task, olddir int32, oldAddr uint64, newdir int32
 	return t.rec
 }
 
+// linkatCall decodes linkat. With AT_EMPTY_PATH and an empty old path it
+// links the file open on olddir: no Path then, FD names it.
+func (tr *tracer) linkatCall(t *task, olddir int32, oldAddr uint64, newdir int32, newAddr uint64, flags uint64) bool {
+	pe, empty := tr.pathAt(t, olddir, oldAddr)
+	pe2, _ := tr.pathAt(t, newdir, newAddr)
+	if !empty || flags&atEmptyPath == 0 {
+		return tr.twoPaths(t, pe, pe2)
+	}
+	t.ev.FD = olddir
+	f := tr.fdFile(t, olddir)
+	t.f = f
+	t.rec = tr.all || (f != nil && f.rec) || (pe2 != nil && pe2.rec)
+	if t.rec && pe2 != nil {
+		t.ev.Path2 = tr.pathID(pe2)
+	}
+	return t.rec
+}
+
+// symlinkCall decodes symlink and symlinkat: recorded when the link made
+// (Path) is; Path2 is the target exactly as the program wrote it.
+func (tr *tracer) symlinkCall(t *task, targetAddr uint64, newdir int32, linkAddr uint64) bool {
+	pe, _ := tr.pathAt(t, newdir, linkAddr)
+	t.rec = tr.all || (pe != nil && pe.rec)
+	if !t.rec {
+		return false
+	}
+	if pe != nil {
+		t.ev.Path = tr.pathID(pe)
+	}
+	if raw, err := tr.mem.readString(t.tid, targetAddr); err == nil && len(raw) > 0 {
+		t.ev.Path2 = tr.sink.Intern(string(raw))
+	}
+	return true
+}
+
 func (tr *tracer) pathID(pe *pathEnt) trace.PathID {
 	if pe.id == 0 {
 		pe.id = tr.sink.Intern(pe.name)
@@ -350,7 +523,8 @@ func (tr *tracer) pathID(pe *pathEnt) trace.PathID {
 // fdFile returns the file of descriptor fd of t, learning it from /proc
 // if the tracer has not seen it opened (inherited descriptors, and those
 // made by calls the tracer does not follow: pipe, socket, accept…). It
-// returns nil if fd is not open.
+// returns nil if fd is not open. A recorded file learnt so gets an
+// OpInherit event, before the event of the call in flight.
 func (tr *tracer) fdFile(t *task, fd int32) *file {
 	if f := t.fds.get(fd); f != nil || fd < 0 {
 		return f
@@ -368,6 +542,11 @@ func (tr *tracer) fdFile(t *task, fd int32) *file {
 		f.pos, f.flags = pos, openFlags(flags)
 	}
 	t.fds.set(fd, f)
+	if f.rec || tr.all {
+		ev := trace.Event{Op: trace.OpInherit, Rank: tr.rank, Thread: t.idx, Start: t.ev.Start,
+			FD: fd, Ret: int64(fd), Path: tr.fileID(f), Flags: f.flags, Offset: f.pos}
+		tr.add(&ev)
+	}
 	return f
 }
 

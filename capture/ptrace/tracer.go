@@ -59,10 +59,16 @@ type Config struct {
 	// OnStart, if set, is called with the program's process id once it
 	// runs, before any event is written.
 	OnStart func(pid int)
-	// ForwardSignals passes SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
-	// SIGUSR2 sent to the tracer on to the program while Run runs (and
-	// keeps them from killing the tracer, which would kill the program:
-	// batch systems send SIGUSR1 or SIGUSR2 to ask a job to checkpoint).
+	// ForwardSignals passes every catchable signal sent to the tracer on
+	// to the program while Run runs (and keeps them from killing the
+	// tracer, which would kill the program: batch systems send SIGUSR1 or
+	// SIGUSR2 to ask a job to checkpoint, terminals SIGINT, SIGWINCH,
+	// SIGTSTP…), but those that are the tracer's own business: SIGCHLD,
+	// SIGURG and SIGPROF (the Go runtime's), SIGPIPE and SIGXFSZ (its own
+	// writes), the synchronous faults, and the C library's internal
+	// real-time signals 32 and 33. After passing on SIGTSTP, SIGTTIN or
+	// SIGTTOU the tracer stops itself, so that a shell's job control sees
+	// the job stop; SIGCONT is passed on too.
 	ForwardSignals bool
 
 	// decodeRegs reads system calls from the registers even where
@@ -84,6 +90,13 @@ type Result struct {
 	ExitCode int            // its exit status, when it exited
 	Signal   syscall.Signal // the signal that killed it, or 0
 	Events   int64          // events written to the sink
+	// What the trace cannot show: successful mmap calls on recorded files
+	// (Mmaps) and the distinct files they mapped (MmapFiles), whose reads
+	// and writes through the mapping are not seen; io_uring instances
+	// (io_uring_setup) and Linux AIO contexts (io_setup) the program
+	// made, whose I/O is not seen either.
+	Mmaps, MmapFiles int
+	IOUring, AIO     int
 	// Threads lists every thread and process of the program, in the
 	// order of their thread index: 0 is the program's main thread, the
 	// others are numbered in the order the tracer saw them created.
@@ -127,6 +140,7 @@ type task struct {
 	k       kind
 	a       [6]uint64
 	f       *file    // file of the call in flight
+	f2      *file    // second file of a copy in flight (the one written)
 	pe      *pathEnt // path of the open in flight
 	ev      trace.Event
 
@@ -169,6 +183,11 @@ type tracer struct {
 	status  unix.WaitStatus
 	threads []Thread
 	events  int64
+
+	mmaps     int             // successful mmaps of recorded files
+	mmapFiles map[string]bool // the files they mapped
+	ioUring   int             // successful io_uring_setup calls
+	aio       int             // successful io_setup calls
 
 	procMu   sync.Mutex
 	procs    map[int]int // thread group -> live threads, for signal forwarding
@@ -239,7 +258,7 @@ func Run(cfg Config) (Result, error) {
 	stopFwd := make(chan struct{})
 	fwdDone := make(chan struct{})
 	if cfg.ForwardSignals {
-		sigs = make(chan os.Signal, 8)
+		sigs = make(chan os.Signal, 32)
 		signal.Notify(sigs, forwarded...)
 		go tr.forward(sigs, stopFwd, fwdDone)
 	} else {
@@ -258,6 +277,8 @@ func Run(cfg Config) (Result, error) {
 	}
 	res.Events = tr.events
 	res.Threads = tr.threads
+	res.Mmaps, res.MmapFiles = tr.mmaps, len(tr.mmapFiles)
+	res.IOUring, res.AIO = tr.ioUring, tr.aio
 	return res, err
 }
 
@@ -312,8 +333,34 @@ func LookPath(name, dir string, env []string) (string, error) {
 	return "", fmt.Errorf("%s: command not found", name)
 }
 
-// forwarded are the signals ForwardSignals passes on.
-var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}
+// forwarded are the signals ForwardSignals passes on: every signal but
+// those the tracer cannot catch (SIGKILL, SIGSTOP) and those that are its
+// own business: SIGCHLD (its tracees change state), SIGURG (the Go
+// runtime preempts goroutines with it), SIGPROF (the runtime's
+// profiler), SIGPIPE and SIGXFSZ (raised by the tracer's own writes: to
+// a closed pipe, past its file size limit), the faults the kernel raises
+// synchronously in the thread that caused them (SIGSEGV, SIGBUS, SIGFPE,
+// SIGILL, SIGTRAP, SIGSYS), and 32 and 33, which the C library keeps for
+// itself (thread cancellation, setxid).
+var forwarded = func() []os.Signal {
+	var sigs []os.Signal
+	for s := syscall.Signal(1); s <= 64; s++ {
+		switch s {
+		case unix.SIGKILL, unix.SIGSTOP, unix.SIGCHLD, unix.SIGURG, unix.SIGPROF, unix.SIGPIPE, unix.SIGXFSZ,
+			unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP, unix.SIGSYS, 32, 33:
+			continue
+		}
+		sigs = append(sigs, s)
+	}
+	return sigs
+}()
+
+// stopSignal reports whether sig stops a process by default: after
+// passing one on, the tracer stops itself, so that the shell that runs
+// it sees the job stop.
+func stopSignal(sig syscall.Signal) bool {
+	return sig == unix.SIGTSTP || sig == unix.SIGTTIN || sig == unix.SIGTTOU
+}
 
 const ptraceOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACESECCOMP |
 	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACECLONE |
@@ -500,7 +547,11 @@ func (tr *tracer) loop() error {
 		t := tr.task(tid)
 		if ws.Exited() || ws.Signaled() {
 			if t != nil {
-				tr.gone(t)
+				status := int64(ws.ExitStatus())
+				if ws.Signaled() {
+					status = 128 + int64(ws.Signal())
+				}
+				tr.gone(t, status)
 			} else {
 				delete(tr.early, tid)
 				tr.exited[tid] = true
@@ -527,7 +578,7 @@ func (tr *tracer) loop() error {
 		case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_SECCOMP:
 			tr.onSeccomp(t)
 		case sig == unix.SIGTRAP && (event == unix.PTRACE_EVENT_FORK || event == unix.PTRACE_EVENT_VFORK || event == unix.PTRACE_EVENT_CLONE):
-			tr.onFork(t)
+			tr.onFork(t, event)
 			tr.cont(tid, 0)
 		case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_EXEC:
 			tr.onExec(t)
@@ -552,19 +603,36 @@ func (tr *tracer) loop() error {
 	}
 }
 
-// gone handles the end of a task.
-func (tr *tracer) gone(t *task) {
+// gone handles the end of a task, with its exit status (128+N: killed
+// by signal N).
+func (tr *tracer) gone(t *task, status int64) {
 	if t.restart && t.rec {
 		t.ev.Ret = -int64(unix.EINTR)
 		tr.emit(t)
 	}
+	if t.started {
+		tr.procEvent(trace.OpExit, t.idx, status, 0, 0)
+	}
 	tr.removeTask(t)
 }
 
-func (tr *tracer) onFork(t *task) {
+// procEvent emits a process event (fork, clone, exec, exit) of thread
+// idx, at this time.
+func (tr *tracer) procEvent(op trace.Op, idx uint32, ret int64, flags uint32, path trace.PathID) {
+	ev := trace.Event{Op: op, Rank: tr.rank, Thread: idx, Start: tr.now(), Ret: ret, Flags: flags, Path: path}
+	tr.add(&ev)
+}
+
+// forkFlags are the clone flags a fork or clone event keeps.
+const forkFlags = unix.CLONE_FILES | unix.CLONE_VFORK | unix.CLONE_VM | unix.CLONE_THREAD
+
+func (tr *tracer) onFork(t *task, event int) {
 	msg, err := unix.PtraceGetEventMsg(t.tid)
 	flags := t.cloneFlags
 	t.cloneFlags = 0
+	if event == unix.PTRACE_EVENT_VFORK {
+		flags |= unix.CLONE_VFORK | unix.CLONE_VM // vfork(2) has no flags argument
+	}
 	if err != nil {
 		return
 	}
@@ -586,6 +654,12 @@ func (tr *tracer) onFork(t *task) {
 	if c.started {
 		c.idx = uint32(len(tr.threads))
 		tr.threads = append(tr.threads, Thread{Index: c.idx, PID: c.tgid, TID: child, Parent: int(t.idx)})
+		// Before any event of the new task: it runs only from now on.
+		op := trace.OpFork
+		if flags&unix.CLONE_THREAD != 0 {
+			op = trace.OpClone
+		}
+		tr.procEvent(op, t.idx, int64(c.idx), uint32(flags&forkFlags), 0)
 	}
 	tr.addTask(c)
 	if tr.early[child] {
@@ -598,8 +672,12 @@ func (tr *tracer) onExec(t *task) {
 	tr.last = t
 	if msg, err := unix.PtraceGetEventMsg(t.tid); err == nil && int(msg) != t.tid {
 		// A thread other than the leader called execve and took over the
-		// leader's thread id; the leader is gone without a report.
+		// leader's thread id; the leader is gone without a report (it
+		// ends as the other threads do, with status 0).
 		if ot := tr.tasks[int(msg)]; ot != nil {
+			if t.started {
+				tr.procEvent(trace.OpExit, t.idx, 0, 0, 0)
+			}
 			tr.removeTask(t)
 			tr.removeTask(ot)
 			ot.tid, ot.tgid = t.tid, t.tid
@@ -627,6 +705,13 @@ func (tr *tracer) onExec(t *task) {
 		fds.keep(open)
 	}
 	t.fds = fds
+	if t.started {
+		var path trace.PathID
+		if exe, err := tr.proc.readlink(t.tid, "exe", -1); err == nil {
+			path = tr.sink.Intern(string(exe))
+		}
+		tr.procEvent(trace.OpExec, t.idx, 0, 0, path)
+	}
 }
 
 // onSeccomp handles the stop the filter asked for at a traced call.
@@ -724,8 +809,14 @@ func (tr *tracer) onExit(t *task) {
 	tr.cont(t.tid, 0)
 }
 
-func (tr *tracer) emit(t *task) {
-	tr.b.add(&t.ev)
+// emit writes the event of t's call.
+func (tr *tracer) emit(t *task) { tr.add(&t.ev) }
+
+// add writes ev. Events go to the sink in the order they are added,
+// sorted by start time within a batch (stably: an event added before
+// another with the same start stays before it).
+func (tr *tracer) add(ev *trace.Event) {
+	tr.b.add(ev)
 	tr.events++
 }
 
@@ -745,9 +836,13 @@ func (tr *tracer) forward(sigs chan os.Signal, stop, done chan struct{}) {
 				continue
 			}
 			at := tr.now()
+			got := func() bool {
+				v := tr.sigSeen[sig].Load()
+				return v != 0 && v >= at-int64(200*time.Millisecond)
+			}
 			seen := false
 			for i := 0; i < 10 && !seen; i++ {
-				if v := tr.sigSeen[sig].Load(); v != 0 && v >= at-int64(200*time.Millisecond) {
+				if got() {
 					seen = true
 					break
 				}
@@ -757,24 +852,36 @@ func (tr *tracer) forward(sigs chan os.Signal, stop, done chan struct{}) {
 				case <-time.After(5 * time.Millisecond):
 				}
 			}
-			if seen {
-				continue
-			}
-			tr.procMu.Lock()
-			for i := 0; tr.mainPid == 0 && i < 200; i++ {
-				// Not started yet: it will be in a moment.
-				tr.procMu.Unlock()
-				time.Sleep(5 * time.Millisecond)
+			if !seen {
 				tr.procMu.Lock()
-			}
-			if _, ok := tr.procs[tr.mainPid]; ok || (tr.mainPid != 0 && !tr.attached) {
-				unix.Kill(tr.mainPid, sig)
-			} else {
-				for pid := range tr.procs {
-					unix.Kill(pid, sig)
+				for i := 0; tr.mainPid == 0 && i < 200; i++ {
+					// Not started yet: it will be in a moment.
+					tr.procMu.Unlock()
+					time.Sleep(5 * time.Millisecond)
+					tr.procMu.Lock()
 				}
+				if _, ok := tr.procs[tr.mainPid]; ok || (tr.mainPid != 0 && !tr.attached) {
+					unix.Kill(tr.mainPid, sig)
+				} else {
+					for pid := range tr.procs {
+						unix.Kill(pid, sig)
+					}
+				}
+				tr.procMu.Unlock()
 			}
-			tr.procMu.Unlock()
+			if stopSignal(sig) {
+				// Stop as the program does (give it a moment to take the
+				// signal first), so that the shell sees the job stop and
+				// takes the terminal back; its SIGCONT wakes both.
+				for i := 0; i < 20 && !got(); i++ {
+					select {
+					case <-stop:
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+				unix.Kill(os.Getpid(), unix.SIGSTOP)
+			}
 		}
 	}
 }

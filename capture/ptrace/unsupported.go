@@ -51,7 +51,10 @@ type Result struct {
 	ExitCode int
 	Signal   syscall.Signal
 	Events   int64
-	Threads  []Thread
+	// What the trace cannot show (see the Linux build).
+	Mmaps, MmapFiles int
+	IOUring, AIO     int
+	Threads          []Thread
 }
 
 // Status is the exit status a shell would report.

@@ -31,20 +31,32 @@ func newRecordCmd() *cobra.Command {
 		Short: "Run a program and record its file I/O (any Linux binary; ptrace + seccomp)",
 		Long: `record runs CMD and records the file I/O of it and of every process and
 thread it starts: open/openat/openat2/creat, close/close_range, read/pread/
-readv/preadv/preadv2, write/pwrite/writev/pwritev/pwritev2, lseek, fsync,
-fdatasync, ftruncate/truncate, the stat family and access, unlink, rename,
-mkdir, rmdir and the dup family, each with its start time and duration (ns),
+readv/preadv/preadv2, write/pwrite/writev/pwritev/pwritev2, copy_file_range/
+sendfile/splice, lseek, fsync/fdatasync/syncfs/sync, ftruncate/truncate,
+fallocate, posix_fadvise, mmap of a file, the stat family, access, readlink,
+getdents, unlink, rename, link, symlink, mkdir, rmdir, the dup family and
+fcntl F_DUPFD/F_SETFD/F_SETFL, each with its start time and duration (ns),
 descriptor, absolute path, the file offset it used (for read and write too:
 positions are followed per open file, through dup, fork and O_APPEND), the
 requested and returned sizes (or -errno), flags and mode. Only these calls
 stop the program (a seccomp filter); everything else runs at full speed.
-Not seen: I/O through mmap, io_uring and AIO.
+It also records, whatever the paths, every fork, thread, exec and exit of
+the program's processes, and the descriptors they held before record saw
+them (inherit), so that a trace follows each process's descriptors. sync is
+always recorded: it writes back every file.
+
+Not seen: reads and writes through mappings (the mmap is recorded), io_uring
+and Linux AIO; record says so on stderr when CMD mapped recorded files or
+used io_uring or AIO.
 
 CMD's standard streams are its own, and its exit status is record's: its exit
-code, or 128+N when signal N killed it. SIGINT, SIGTERM, SIGHUP, SIGQUIT,
-SIGUSR1 and SIGUSR2 sent to record are passed on to CMD (a signal sent to the
-whole process group reaches CMD once). The trace is written in blocks at least
-every second, so a record that is killed (CMD dies with it) leaves a trace
+code, or 128+N when signal N killed it. Signals sent to record are passed on
+to CMD (a signal sent to the whole process group reaches CMD once): all but
+SIGCHLD, SIGURG, SIGPROF, SIGPIPE, SIGXFSZ, the faults (SIGSEGV, SIGBUS,
+SIGFPE, SIGILL, SIGTRAP, SIGSYS) and the C library's signals 32 and 33. After
+SIGTSTP, SIGTTIN or SIGTTOU record stops too, so that the shell sees the job
+stop; SIGCONT goes on to CMD. The trace is written in blocks at least every
+second, so a record that is killed (CMD dies with it) leaves a trace
 readable up to its last block.
 
 Output and ranks. The rank is --rank, or comes from the MPI launcher's
@@ -202,6 +214,7 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 	if o.verbose {
 		printRecordSummary(stderr, file, rk, res)
 	}
+	printUnseen(stderr, res)
 	for _, err := range []error{runErr, infoErr, closeErr} {
 		if err != nil {
 			// The program ran (or not); say what went wrong with the
@@ -218,6 +231,29 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 		return cli.ExitError{Code: code}
 	}
 	return nil
+}
+
+// printUnseen says what the trace cannot show, if the program did it: I/O
+// through mappings of recorded files, io_uring, Linux AIO.
+func printUnseen(w io.Writer, res ptrace.Result) {
+	if res.MmapFiles > 0 {
+		files := "files"
+		if res.MmapFiles == 1 {
+			files = "file"
+		}
+		fmt.Fprintf(w, "iotrace: record: the program mapped %d recorded %s into memory (mmap): reads and writes through the mappings are not seen\n",
+			res.MmapFiles, files)
+	}
+	var async []string
+	if res.IOUring > 0 {
+		async = append(async, "io_uring")
+	}
+	if res.AIO > 0 {
+		async = append(async, "Linux AIO")
+	}
+	if len(async) > 0 {
+		fmt.Fprintf(w, "iotrace: record: the program used %s: that I/O is not seen\n", strings.Join(async, " and "))
+	}
 }
 
 func printRecordSummary(w io.Writer, file string, rk capture.Rank, res ptrace.Result) {
