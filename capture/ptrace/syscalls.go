@@ -329,7 +329,7 @@ func (tr *tracer) exit(t *task, ret int64) {
 			return
 		}
 		ev.Ret = 0
-		if f := t.f; f != nil && f.rec && t.rec {
+		if f := t.f; f != nil && f.rec && t.rec && !systemFile(f.name) {
 			tr.mmaps++
 			if tr.mmapFiles == nil {
 				tr.mmapFiles = map[string]bool{}
@@ -627,6 +627,18 @@ func (t *fdTable) anyRecorded(first, last uint32) bool {
 	}
 	for fd, f := range t.high {
 		if uint32(fd) >= first && uint32(fd) <= last && f.rec {
+			return true
+		}
+	}
+	return false
+}
+
+// systemFile reports whether name is a file of the system (a library the
+// dynamic loader maps, its cache, locale data): the record summary does
+// not count mappings of those as I/O the trace misses.
+func systemFile(name string) bool {
+	for _, d := range []string{"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/etc/", "/bin/", "/sbin/"} {
+		if len(name) > len(d) && name[:len(d)] == d {
 			return true
 		}
 	}

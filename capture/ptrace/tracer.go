@@ -91,7 +91,8 @@ type Result struct {
 	Signal   syscall.Signal // the signal that killed it, or 0
 	Events   int64          // events written to the sink
 	// What the trace cannot show: successful mmap calls on recorded files
-	// (Mmaps) and the distinct files they mapped (MmapFiles), whose reads
+	// (Mmaps) and the distinct files they mapped (MmapFiles), other than
+	// the system's (libraries the loader maps, its cache, locales), whose reads
 	// and writes through the mapping are not seen; io_uring instances
 	// (io_uring_setup) and Linux AIO contexts (io_setup) the program
 	// made, whose I/O is not seen either.
