@@ -290,6 +290,12 @@ const (
 	CopyOutAt uint32 = 2
 )
 
+// AtPosition marks, in the Flags of a preadv2 or pwritev2, a call made
+// with offset −1: at the descriptor's position, which it moved. Its
+// Offset is where the position was. (The call's own RWF_ flags are the
+// low bits.)
+const AtPosition uint32 = 1 << 30
+
 // Commands of fcntl, in its Flags (Linux values); the argument is Size.
 // Traces written before iotrace recorded the others hold only the dup
 // commands.

@@ -13,8 +13,6 @@ import (
 const (
 	atFDCWD     = int32(unix.AT_FDCWD)
 	atEmptyPath = unix.AT_EMPTY_PATH
-	// setflMask are the status flags F_SETFL can change (x86-64 numbering).
-	setflMask = trace.OAppend | 0x2000 /* O_ASYNC */ | trace.ODirect | 0x40000 /* O_NOATIME */ | 0x800 /* O_NONBLOCK */
 )
 
 func fdArg(v uint64) int32 { return int32(uint32(v)) }
@@ -25,7 +23,7 @@ func fdArg(v uint64) int32 { return int32(uint32(v)) }
 func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 	ev := &t.ev
 	*ev = trace.Event{Op: kindOps[k], Rank: tr.rank, Thread: t.idx, Start: start}
-	t.k, t.a, t.f, t.f2, t.pe, t.rec = k, *a, nil, nil, nil, false
+	t.k, t.a, t.f, t.f2, t.pe, t.rec, t.applied = k, *a, nil, nil, nil, false, false
 	switch k {
 	case kOpen:
 		return tr.openEntry(t, atFDCWD, a[0], a[1], a[2])
@@ -45,23 +43,20 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 	case kClose:
 		fd := fdArg(a[0])
 		f := tr.fdFile(t, fd)
-		// close releases the descriptor even when it fails with EINTR.
-		t.fds.del(fd)
 		ev.FD = fd
-		return tr.fdCall(t, f)
+		rec := tr.fdCall(t, f)
+		// close releases the descriptor even when it fails with EINTR:
+		// the table changes now, whatever the exit says.
+		tr.applyNow(t)
+		return rec
 	case kCloseRange:
 		first, last, flags := uint32(a[0]), uint32(a[1]), uint32(a[2])
 		ev.FD, ev.Size, ev.Flags = int32(first), int64(last), flags
-		if flags&unix.CLOSE_RANGE_UNSHARE != 0 {
-			t.fds = t.fds.clone()
-		}
 		t.rec = tr.all
-		if flags&unix.CLOSE_RANGE_CLOEXEC == 0 {
-			if !t.rec {
-				t.rec = t.fds.anyRecorded(first, last)
-			}
-			t.fds.closeRange(first, last)
+		if flags&unix.CLOSE_RANGE_CLOEXEC == 0 && !t.rec {
+			t.rec = tr.anyRecorded(t, first, last)
 		}
+		tr.applyNow(t)
 		return t.rec
 
 	case kRead, kWrite, kFsync, kFdatasync, kFstat, kDup, kSyncfs, kGetdents, kGetdents64:
@@ -190,14 +185,14 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 		if nfd == ev.FD {
 			return false
 		}
-		if old := tr.fdFile(t, nfd); old != nil && old.rec {
+		if old := tr.fdFile(t, nfd); old != nil && old.Aux.rec {
 			// The call closes a recorded file: recorded too, on the
 			// source's descriptor (a pipe, say: no path).
 			t.rec = true
 			return true
 		}
 		// The new descriptor is learnt from /proc when it is used.
-		t.fds.del(nfd)
+		tr.closeFD(t, nfd)
 		return false
 	case kFcntl:
 		fd, cmd := fdArg(a[0]), uint32(a[1]) // the kernel reads cmd as an unsigned int
@@ -213,12 +208,13 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 			return false
 		}
 		// (Learnt from /proc first, if need be: with the flags before
-		// the call, which its inherit event shows.)
+		// the call, which its inherit event shows. The table takes the new
+		// flags at the exit.)
 		f := tr.fdFile(t, fd)
-		if f != nil && cmd == fSetfl {
-			f.flags = f.flags&^setflMask | openFlags(a[2])&setflMask
+		if !tr.fdCall(t, f) {
+			return f != nil && (cmd == fSetfl || cmd == fSetfd) // the table follows them all the same
 		}
-		return tr.fdCall(t, f)
+		return true
 
 	case kClone:
 		t.cloneFlags = a[cloneFlagsArg]
@@ -235,7 +231,7 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 		return false
 	case kUnshare:
 		if a[0]&unix.CLONE_FILES != 0 {
-			t.fds = t.fds.clone()
+			tr.st.Unshare(t.idx)
 		}
 		return false
 	case kIoUringSetup, kIoSetup:
@@ -255,7 +251,7 @@ func (tr *tracer) copyEntry(t *task, in int32, inOff uint64, out int32, outOff u
 	t.f, t.f2 = fi, fo
 	// The positions of files that are not recorded matter to no event:
 	// an unrecorded copy does not need its exit.
-	t.rec = tr.all || (fi != nil && fi.rec) || (fo != nil && fo.rec)
+	t.rec = tr.all || (fi != nil && fi.Aux.rec) || (fo != nil && fo.Aux.rec)
 	if !t.rec {
 		return false
 	}
@@ -282,38 +278,76 @@ func (tr *tracer) readOff(t *task, addr uint64) int64 {
 
 // fileID returns the path id of f for an event, or 0 if f is not open
 // or not recorded (a pipe on the other side of a copy).
-func (tr *tracer) fileID(f *file) trace.PathID {
-	if f == nil || !(f.rec || tr.all) {
+func (tr *tracer) fileID(f *desc) trace.PathID {
+	if f == nil || !(f.Aux.rec || tr.all) {
 		return 0
 	}
-	if f.id == 0 {
-		f.id = tr.sink.Intern(f.name)
+	if f.Aux.id == 0 {
+		f.Aux.id = tr.sink.Intern(f.Aux.name)
 	}
-	return f.id
+	return f.Aux.id
+}
+
+// applyNow makes the descriptor table follow the call in flight at its
+// entry (a close releases its descriptor whatever its result), so that
+// the exit does not again.
+func (tr *tracer) applyNow(t *task) {
+	tr.st.Apply(&t.ev)
+	t.applied = true
+}
+
+// apply makes the table follow the call at its exit. A call on a
+// descriptor that is not open changes nothing (and would teach the table
+// a descriptor that is not there).
+func (tr *tracer) apply(t *task) {
+	if t.applied {
+		return
+	}
+	info := t.ev.Op.Info()
+	switch info.FD {
+	case trace.FDOn, trace.FDDup:
+		if t.f == nil {
+			return
+		}
+	}
+	st := tr.st.Apply(&t.ev)
+	if d := st.New; d != nil && info.FD == trace.FDOpen {
+		d.Aux = file{}
+		if pe := t.pe; pe != nil {
+			d.Aux = file{name: pe.name, id: pe.id, rec: pe.rec}
+		}
+	}
+}
+
+// closeFD forgets descriptor fd of t's process, as a call the tracer does
+// not record closed it.
+func (tr *tracer) closeFD(t *task, fd int32) {
+	if tr.st.Lookup(t.idx, fd) != nil {
+		tr.st.Apply(&trace.Event{Op: trace.OpClose, Thread: t.idx, FD: fd})
+	}
+}
+
+// anyRecorded reports whether a descriptor in first…last of t's process
+// names a recorded file.
+func (tr *tracer) anyRecorded(t *task, first, last uint32) bool {
+	any := false
+	tr.st.Each(t.idx, func(fd int32, d *desc) {
+		if uint32(fd) >= first && uint32(fd) <= last && d.Aux.rec {
+			any = true
+		}
+	})
+	return any
 }
 
 // exit completes the event of a call at its exit stop and updates the
 // descriptor table with its result.
 func (tr *tracer) exit(t *task, ret int64) {
 	ev := &t.ev
+	defer tr.apply(t)
 	switch t.k {
 	case kOpen, kOpenat, kCreat, kOpenat2:
-		if ret < 0 {
-			return
-		}
-		ev.FD = int32(ret)
-		f := &file{flags: ev.Flags, posOK: true}
-		if pe := t.pe; pe != nil {
-			f.name, f.id, f.rec = pe.name, pe.id, pe.rec
-		}
-		t.fds.set(int32(ret), f)
-	case kDup, kDup2, kDup3:
-		if ret >= 0 && t.f != nil {
-			t.fds.set(int32(ret), t.f)
-		}
-	case kFcntl:
-		if cmd := uint32(t.a[1]); (cmd == fDupfd || cmd == fDupfdCloexec) && ret >= 0 && t.f != nil {
-			t.fds.set(int32(ret), t.f)
+		if ret >= 0 {
+			ev.FD = int32(ret)
 		}
 	case kCopyFileRange, kSendfile, kSplice:
 		// The sides without an offset moved their positions.
@@ -329,12 +363,12 @@ func (tr *tracer) exit(t *task, ret int64) {
 			return
 		}
 		ev.Ret = 0
-		if f := t.f; f != nil && f.rec && t.rec && !systemFile(f.name) {
+		if f := t.f; f != nil && f.Aux.rec && t.rec && !systemFile(f.Aux.name) {
 			tr.mmaps++
 			if tr.mmapFiles == nil {
 				tr.mmapFiles = map[string]bool{}
 			}
-			tr.mmapFiles[f.name] = true
+			tr.mmapFiles[f.Aux.name] = true
 		}
 	case kIoUringSetup:
 		if ret >= 0 {
@@ -350,16 +384,13 @@ func (tr *tracer) exit(t *task, ret int64) {
 		tr.individual(t, ret, true)
 	case kPreadv2, kPwritev2:
 		if ev.Offset == -1 {
+			ev.Flags |= trace.AtPosition
 			tr.individual(t, ret, t.k == kPwritev2)
 		} else if t.k == kPwritev2 {
 			tr.appended(t, ret)
 		}
 	case kPwrite, kPwritev:
 		tr.appended(t, ret)
-	case kLseek:
-		if f := t.f; f != nil && ret >= 0 {
-			f.pos, f.posOK = ret, !f.lazy
-		}
 	}
 }
 
@@ -373,39 +404,32 @@ func (tr *tracer) individual(t *task, ret int64, write bool) {
 
 // advance returns the offset at which a call that moved ret bytes (or
 // failed) through descriptor fd of file f read or wrote without an
-// explicit offset, and moves f's position past them. Pipes, sockets and
-// anonymous inodes (learnt from /proc under a name that is not a path)
-// have no position: 0.
-func (tr *tracer) advance(t *task, f *file, fd int32, ret int64, write bool) int64 {
-	if f.lazy && (len(f.name) == 0 || f.name[0] != '/') {
+// explicit offset; the table then moves f's position past them. Pipes,
+// sockets and anonymous inodes (learnt from /proc under a name that is
+// not a path) have no position: 0.
+func (tr *tracer) advance(t *task, f *desc, fd int32, ret int64, write bool) int64 {
+	if f.Aux.lazy && (len(f.Aux.name) == 0 || f.Aux.name[0] != '/') {
 		return 0
 	}
 	moved := max(ret, 0)
 	switch {
-	case write && f.flags&trace.OAppend != 0:
+	case write && f.Append():
 		// Appends land at the end of the file, wherever the position was.
 		if size, err := tr.proc.size(t.tid, fd); err == nil {
-			f.pos = size
 			return size - moved
 		}
-		return f.pos
-	case !f.posOK:
+	case f.Aux.lazy || f.Pos < 0:
 		if pos, _, err := tr.proc.fdinfo(t.tid, fd); err == nil {
-			f.pos, f.posOK = pos, !f.lazy
 			return pos - moved
 		}
-		return f.pos
-	default:
-		off := f.pos
-		f.pos += moved
-		return off
 	}
+	return max(f.Pos, 0)
 }
 
 // appended corrects the offset of a positioned write to a file opened
 // with O_APPEND: Linux appends it anyway.
 func (tr *tracer) appended(t *task, ret int64) {
-	if f := t.f; f != nil && f.flags&trace.OAppend != 0 && ret >= 0 {
+	if f := t.f; f != nil && f.Append() && ret >= 0 {
 		if size, err := tr.proc.size(t.tid, t.ev.FD); err == nil {
 			t.ev.Offset = size - ret
 		}
@@ -430,14 +454,11 @@ func (tr *tracer) openEntry(t *task, dirfd int32, pathAddr, flags, mode uint64) 
 }
 
 // fdCall decides whether a call on file f (nil: not open) is recorded.
-func (tr *tracer) fdCall(t *task, f *file) bool {
+func (tr *tracer) fdCall(t *task, f *desc) bool {
 	t.f = f
-	t.rec = tr.all || (f != nil && f.rec)
+	t.rec = tr.all || (f != nil && f.Aux.rec)
 	if t.rec && f != nil {
-		if f.id == 0 {
-			f.id = tr.sink.Intern(f.name)
-		}
-		t.ev.Path = f.id
+		t.ev.Path = tr.fileID(f)
 	}
 	return t.rec
 }
@@ -489,7 +510,7 @@ func (tr *tracer) linkatCall(t *task, olddir int32, oldAddr uint64, newdir int32
 	t.ev.FD = olddir
 	f := tr.fdFile(t, olddir)
 	t.f = f
-	t.rec = tr.all || (f != nil && f.rec) || (pe2 != nil && pe2.rec)
+	t.rec = tr.all || (f != nil && f.Aux.rec) || (pe2 != nil && pe2.rec)
 	if t.rec && pe2 != nil {
 		t.ev.Path2 = tr.pathID(pe2)
 	}
@@ -525,8 +546,11 @@ func (tr *tracer) pathID(pe *pathEnt) trace.PathID {
 // made by calls the tracer does not follow: pipe, socket, accept…). It
 // returns nil if fd is not open. A recorded file learnt so gets an
 // OpInherit event, before the event of the call in flight.
-func (tr *tracer) fdFile(t *task, fd int32) *file {
-	if f := t.fds.get(fd); f != nil || fd < 0 {
+func (tr *tracer) fdFile(t *task, fd int32) *desc {
+	if fd < 0 {
+		return nil
+	}
+	if f := tr.st.Lookup(t.idx, fd); f != nil {
 		return f
 	}
 	link, err := tr.proc.readlink(t.tid, "fd", fd)
@@ -537,14 +561,21 @@ func (tr *tracer) fdFile(t *task, fd int32) *file {
 	if len(name) > 10 && name[len(name)-10:] == " (deleted)" {
 		name = name[:len(name)-10]
 	}
-	f := &file{name: name, rec: tr.rules.Match(name), lazy: true}
+	aux := file{name: name, rec: tr.rules.Match(name), lazy: true}
+	ev := trace.Event{Op: trace.OpInherit, Rank: tr.rank, Thread: t.idx, Start: t.ev.Start, FD: fd, Ret: int64(fd)}
 	if pos, flags, err := tr.proc.fdinfo(t.tid, fd); err == nil {
-		f.pos, f.flags = pos, openFlags(flags)
+		ev.Offset, ev.Flags = pos, openFlags(flags)
 	}
-	t.fds.set(fd, f)
-	if f.rec || tr.all {
-		ev := trace.Event{Op: trace.OpInherit, Rank: tr.rank, Thread: t.idx, Start: t.ev.Start,
-			FD: fd, Ret: int64(fd), Path: tr.fileID(f), Flags: f.flags, Offset: f.pos}
+	if aux.rec || tr.all {
+		aux.id = tr.sink.Intern(name)
+		ev.Path = aux.id
+	}
+	f := tr.st.Apply(&ev).New
+	if f == nil {
+		return nil
+	}
+	f.Aux = aux
+	if aux.rec || tr.all {
 		tr.add(&ev)
 	}
 	return f
@@ -575,7 +606,7 @@ func (tr *tracer) pathAt(t *task, dirfd int32, addr uint64) (pe *pathEnt, empty 
 			if f == nil {
 				return &pathEnt{name: string(raw)}, false
 			}
-			b = append(b, f.name...)
+			b = append(b, f.Aux.name...)
 		}
 		b = append(b, '/')
 	}
@@ -617,21 +648,6 @@ func (tr *tracer) iovBuf(n int) []byte {
 	return tr.iov[:n]
 }
 
-// anyRecorded reports whether a descriptor in first…last names a
-// recorded file.
-func (t *fdTable) anyRecorded(first, last uint32) bool {
-	for fd := int(first); fd < len(t.low) && uint32(fd) <= last; fd++ {
-		if f := t.low[fd]; f != nil && f.rec {
-			return true
-		}
-	}
-	for fd, f := range t.high {
-		if uint32(fd) >= first && uint32(fd) <= last && f.rec {
-			return true
-		}
-	}
-	return false
-}
 
 // systemFile reports whether name is a file of the system (a library the
 // dynamic loader maps, its cache, locale data): the record summary does

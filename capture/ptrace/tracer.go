@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -133,17 +134,17 @@ type task struct {
 	tid, tgid int
 	idx       uint32
 	started   bool // runs the program (not the helper)
-	fds       *fdTable
 
 	inCall  bool // between a seccomp stop and its exit stop
 	restart bool // the last call returned ERESTART*; ev waits for the retry
 	rec     bool // the call in flight is recorded
 	k       kind
 	a       [6]uint64
-	f       *file    // file of the call in flight
-	f2      *file    // second file of a copy in flight (the one written)
+	f       *desc    // file of the call in flight
+	f2      *desc    // second file of a copy in flight (the one written)
 	pe      *pathEnt // path of the open in flight
 	ev      trace.Event
+	applied bool // the descriptor table followed the call at its entry
 
 	cloneFlags uint64
 }
@@ -195,6 +196,8 @@ type tracer struct {
 	attached bool        // the helper is a tracee (procs holds it)
 
 	sigSeen [65]atomic.Int64 // time a tracee last got each signal
+
+	st *follower // the descriptor tables of the traced processes
 }
 
 // Run starts cfg.Argv under the tracer, records its calls until it and
@@ -225,6 +228,7 @@ func Run(cfg Config) (Result, error) {
 		proc:    newProcfs(),
 		abuf:    make([]byte, 0, 2*pathMax+2),
 		paths:   map[string]*pathEnt{},
+		st:      state.New[file, struct{}](nil),
 		tasks:   map[int]*task{},
 		early:   map[int]bool{},
 		exited:  map[int]bool{},
@@ -432,7 +436,7 @@ func (tr *tracer) run(path string) (Result, error) {
 	if err := ptraceRaw(unix.PTRACE_SEIZE, pid, 0, ptraceOptions); err != nil {
 		return fail(fmt.Errorf("ptrace(PTRACE_SEIZE): %w (is ptrace allowed here? see /proc/sys/kernel/yama/ptrace_scope)", err))
 	}
-	tr.addTask(&task{tid: pid, tgid: pid, fds: &fdTable{}})
+	tr.addTask(&task{tid: pid, tgid: pid})
 	tr.procMu.Lock()
 	tr.attached = true
 	tr.procMu.Unlock()
@@ -618,9 +622,10 @@ func (tr *tracer) gone(t *task, status int64) {
 }
 
 // procEvent emits a process event (fork, clone, exec, exit) of thread
-// idx, at this time.
+// idx, at this time, and the descriptor tables follow it.
 func (tr *tracer) procEvent(op trace.Op, idx uint32, ret int64, flags uint32, path trace.PathID) {
 	ev := trace.Event{Op: op, Rank: tr.rank, Thread: idx, Start: tr.now(), Ret: ret, Flags: flags, Path: path}
+	tr.st.Apply(&ev)
 	tr.add(&ev)
 }
 
@@ -646,11 +651,6 @@ func (tr *tracer) onFork(t *task, event int) {
 	c := &task{tid: child, tgid: child, started: t.started}
 	if flags&unix.CLONE_THREAD != 0 {
 		c.tgid = t.tgid
-	}
-	if flags&unix.CLONE_FILES != 0 {
-		c.fds = t.fds
-	} else {
-		c.fds = t.fds.clone()
 	}
 	if c.started {
 		c.idx = uint32(len(tr.threads))
@@ -695,23 +695,31 @@ func (tr *tracer) onExec(t *task) {
 		// The helper became the program: tracing starts.
 		tr.started, t.started = true, true
 		t.idx = 0
-		t.fds = &fdTable{}
 		tr.threads = append(tr.threads, Thread{Index: 0, PID: t.tid, TID: t.tid, Parent: -1})
 		return
 	}
-	// execve gives the process its own table (if it shared one) without
-	// the close-on-exec descriptors.
-	fds := t.fds.clone()
-	if open, err := openFDs(t.tid); err == nil {
-		fds.keep(open)
+	if !t.started {
+		return
 	}
-	t.fds = fds
-	if t.started {
-		var path trace.PathID
-		if exe, err := tr.proc.readlink(t.tid, "exe", -1); err == nil {
-			path = tr.sink.Intern(string(exe))
+	// execve gives the process its own table (if it shared one) without
+	// the close-on-exec descriptors: the exec event says so, and what
+	// /proc says is open then is the truth (a close-on-exec flag set by a
+	// call the tracer does not see).
+	var path trace.PathID
+	if exe, err := tr.proc.readlink(t.tid, "exe", -1); err == nil {
+		path = tr.sink.Intern(string(exe))
+	}
+	tr.procEvent(trace.OpExec, t.idx, 0, 0, path)
+	if open, err := openFDs(t.tid); err == nil {
+		var gone []int32
+		tr.st.Each(t.idx, func(fd int32, _ *desc) {
+			if !open[fd] {
+				gone = append(gone, fd)
+			}
+		})
+		for _, fd := range gone {
+			tr.closeFD(t, fd)
 		}
-		tr.procEvent(trace.OpExec, t.idx, 0, 0, path)
 	}
 }
 

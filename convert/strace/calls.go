@@ -483,14 +483,10 @@ func rw(write, positioned, vector bool) func(*ctx) error {
 			x.ev.Flags = uint32(x.flags(4, rwfNames))
 			if x.ev.Offset == -1 {
 				// At the position, which it moves: the event holds the
-				// offset used, as iotrace record's does. (The model has
-				// these calls at an explicit offset: the reader moves its
-				// follower's position itself.)
+				// offset used and says so (trace.AtPosition), as iotrace
+				// record's does.
 				x.ev.Offset = x.position(d, write)
-				if d != nil && !x.failed() {
-					off := x.ev.Offset
-					x.after = func(step) error { d.Pos = off + x.c.ret; return nil }
-				}
+				x.ev.Flags |= trace.AtPosition
 				return nil
 			}
 		}

@@ -653,7 +653,7 @@ func posHi(off int64) uintptr { return uintptr(uint64(off) >> (longBits / 2) >> 
 // which cuts them into slices, in one vector call still.
 func (x *rankExec) vector(fd int, e *trace.Event, align int) int64 {
 	write := e.Op.Dir() == trace.DirWrite
-	explicit := e.Op != trace.OpReadv && e.Op != trace.OpWritev && e.Offset >= 0
+	explicit := e.Op != trace.OpReadv && e.Op != trace.OpWritev && e.Offset >= 0 && e.Flags&trace.AtPosition == 0
 	size := max(e.Size, 0)
 	cnt := int64(min(max(e.Count, 1), maxIov))
 	cnt = max(min(cnt, size), 1)
@@ -692,10 +692,14 @@ func (x *rankExec) vector(fd int, e *trace.Event, align int) int64 {
 		trap, a3, a4 = unix.SYS_PREADV, posLo(e.Offset), posHi(e.Offset)
 	case trace.OpPwritev:
 		trap, a3, a4 = unix.SYS_PWRITEV, posLo(e.Offset), posHi(e.Offset)
-	case trace.OpPreadv2:
-		trap, a3, a4, a5 = unix.SYS_PREADV2, posLo(e.Offset), posHi(e.Offset), uintptr(e.Flags)
-	case trace.OpPwritev2:
-		trap, a3, a4, a5 = unix.SYS_PWRITEV2, posLo(e.Offset), posHi(e.Offset), uintptr(e.Flags)
+	case trace.OpPreadv2, trace.OpPwritev2:
+		trap, a3, a4, a5 = unix.SYS_PREADV2, posLo(e.Offset), posHi(e.Offset), uintptr(e.Flags&^trace.AtPosition)
+		if e.Op == trace.OpPwritev2 {
+			trap = unix.SYS_PWRITEV2
+		}
+		if e.Flags&trace.AtPosition != 0 {
+			a3, a4 = posLo(-1), posHi(-1) // at the position, as the program did
+		}
 	}
 	for {
 		r, en := x.sysv(trap, fd, a3, a4, a5)

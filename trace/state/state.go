@@ -204,7 +204,8 @@ type Follower[D, H any] struct {
 	last     uint32 // the thread of the previous lookup
 	lastProc *Proc[D]
 	handles  map[int32]*Handle[H]
-	procs    int // processes alive
+	procs    int  // processes alive
+	ebadf    bool // the event being followed failed with EBADF
 }
 
 // New returns a follower of one rank. ns, if not nil, is the namespace the
@@ -242,6 +243,10 @@ func (f *Follower[D, H]) newProc(id uint32, parent *Proc[D], t *table[D]) *Proc[
 	f.procs++
 	return &Proc[D]{ID: id, Parent: parent, tab: t}
 }
+
+// Unshare gives thread th's process a descriptor table of its own, if it
+// shares one (unshare(CLONE_FILES), which no event records).
+func (f *Follower[D, H]) Unshare(th uint32) { f.unshare(f.Proc(th)) }
 
 // Procs returns how many processes of the rank are alive.
 func (f *Follower[D, H]) Procs() int { return f.procs }
@@ -332,6 +337,8 @@ func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 	st.Proc = p
 	st.Path = e.Path
 	ok := e.Ret >= 0
+	const ebadf = 9
+	f.ebadf = e.Ret == -ebadf
 	switch info.FD {
 	case trace.FDOn:
 		st.Desc = f.use(p, e.FD, e.Path, &st)
@@ -400,12 +407,13 @@ const oCloexec = 0x80000
 const setflMask = trace.OAppend | 0x2000 | trace.ODirect | 0x40000 | 0x800
 
 // use returns the description of fd, learning it (on path) if the trace
-// never showed it opened.
+// never showed it opened — but from a call that failed with EBADF, which
+// says it was not open.
 func (f *Follower[D, H]) use(p *Proc[D], fd int32, path trace.PathID, st *Step[D, H]) *Desc[D] {
 	if s := p.tab.get(fd); s != nil {
 		return s.d
 	}
-	if fd < 0 {
+	if fd < 0 || f.ebadf {
 		return nil
 	}
 	d := &Desc[D]{Path: path, Pos: -1, Learnt: true}
@@ -542,7 +550,7 @@ func (f *Follower[D, H]) moved(e *trace.Event, info *trace.OpInfo, st *Step[D, H
 			d2.Pos = e.Offset2 + e.Ret
 		}
 	case info.Dir != trace.DirNone:
-		if d != nil && info.Addr == trace.AddrIndividual {
+		if d != nil && (info.Addr == trace.AddrIndividual || info.Vector && e.Flags&trace.AtPosition != 0) {
 			d.Pos = e.Offset + e.Ret
 		}
 	case info.Family == "seek":
