@@ -648,7 +648,6 @@ func (tr *tracer) iovBuf(n int) []byte {
 	return tr.iov[:n]
 }
 
-
 // systemFile reports whether name is a file of the system (a library the
 // dynamic loader maps, its cache, locale data): the record summary does
 // not count mappings of those as I/O the trace misses.
