@@ -55,7 +55,7 @@ const (
 type argSpec struct {
 	key      string
 	kind     argKind
-	typ      Type     // argExpr: the value's type
+	typ      Type     // argExpr: the value's type; argName: THandle for a handle the command uses (not one it binds)
 	words    []string // argWord
 	required bool
 	what     string // how errors name the value: "offset", "bytes"
@@ -65,11 +65,12 @@ type argSpec struct {
 // cmdSpec describes a command: what its operand may be and which keyword
 // arguments it takes, in the order the printer writes them.
 type cmdSpec struct {
-	name     string
-	operand  []Type // types the operand may have; nil: no operand
-	opWhat   string // how errors name the operand
-	args     []argSpec
-	synopsis string
+	name       string
+	operand    []Type // types the operand may have; nil: no operand
+	optOperand bool   // the operand may be left out (sync alone is sync(2))
+	opWhat     string // how errors name the operand
+	args       []argSpec
+	synopsis   string
 }
 
 var (
@@ -95,6 +96,16 @@ var (
 	// anyway (stat, delete, rename, lookup, read and write).
 	dFlags = argSpec{key: "flags", kind: argExpr, typ: TInt, what: "flags", detail: true}
 	dMode  = argSpec{key: "mode", kind: argExpr, typ: TInt, what: "mode", detail: true}
+	// thread T: the thread that makes the call (Event.Thread), on every
+	// command that makes events; 0 by default.
+	aThread = argSpec{key: "thread", kind: argExpr, typ: TInt, what: "thread", detail: true}
+	// fd N: the descriptor an open or dup gives, where it is not the
+	// lowest free one from 3.
+	aFD = argSpec{key: "fd", kind: argExpr, typ: TInt, what: "descriptor", detail: true}
+	// pos N: the position a call at the handle's position is at, where
+	// the trace's is not the one the script tracks.
+	aPos    = argSpec{key: "pos", kind: argExpr, typ: TInt, what: "position", detail: true}
+	aElemsC = argSpec{key: "elements", kind: argExpr, typ: TInt, what: "element count", detail: true}
 
 	pathOrHandle = []Type{TString, THandle, TMPIHandle}
 	handles      = []Type{THandle, TMPIHandle}
@@ -124,13 +135,14 @@ var commandList = []cmdSpec{
 	{name: "mpiopen", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aAs, aFlags, {key: "self", kind: argFlag}, aRet},
 		synopsis: "mpiopen PATH as NAME [flags AMODE] [self]"},
 	{name: "close", operand: handles, opWhat: "a file handle", args: []argSpec{dFlags, aCall, aRet}, synopsis: "close HANDLE"},
-	{name: "dup", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{aAs, dFlags, aCall, aRet},
+	{name: "dup", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{aAs, dFlags,
+		{key: "arg", kind: argExpr, typ: TInt, what: "argument", detail: true}, aCall, aRet},
 		synopsis: "dup HANDLE as NAME"},
 	{name: "seek", operand: handles, opWhat: "a file handle",
 		args: []argSpec{{key: "to", kind: argExpr, typ: TInt, required: true, what: "offset"},
-			{key: "from", kind: argWord, words: []string{"start", "current", "end"}}, aShared, dFlags, aCall, aRet},
+			{key: "from", kind: argWord, words: []string{"start", "current", "end", "data", "hole"}}, aShared, dFlags, aCall, aRet},
 		synopsis: "seek HANDLE to OFFSET [from start|current|end] [shared]"},
-	{name: "sync", operand: handles, opWhat: "a file handle", args: []argSpec{dFlags, aCall, aRet}, synopsis: "sync HANDLE"},
+	{name: "sync", operand: handles, opWhat: "a file handle", args: []argSpec{dFlags, aCall, aRet}, synopsis: "sync [HANDLE]"},
 	{name: "datasync", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{dFlags, aRet}, synopsis: "datasync HANDLE"},
 	{name: "view", operand: []Type{TMPIHandle}, opWhat: "an MPI file handle",
 		args: []argSpec{{key: "disp", kind: argExpr, typ: TInt, what: "displacement"},
@@ -160,6 +172,83 @@ var commandList = []cmdSpec{
 	{name: "sleep", operand: []Type{TDuration}, opWhat: "a duration", synopsis: "sleep DURATION"},
 	{name: "mark", operand: []Type{TString}, opWhat: "a label", synopsis: "mark LABEL"},
 	{name: "fail", operand: []Type{TString}, opWhat: "a message", synopsis: "fail MESSAGE"},
+
+	// Descriptors a script did not open, and the other descriptor calls.
+	{name: "inherit", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aAs,
+		{key: "fd", kind: argExpr, typ: TInt, required: true, what: "descriptor"}, aFlags, aAt, {key: "quiet", kind: argFlag}},
+		synopsis: "inherit PATH as NAME fd N [flags FLAGS] [at POS] [quiet]"},
+	{name: "fcntl", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{
+		{key: "cmd", kind: argExpr, typ: TInt, required: true, what: "command"}, {key: "arg", kind: argExpr, typ: TInt, what: "argument"}, aRet},
+		synopsis: "fcntl HANDLE cmd C [arg A]"},
+	{name: "closerange", operand: []Type{TInt}, opWhat: "a descriptor", args: []argSpec{
+		{key: "to", kind: argExpr, typ: TInt, required: true, what: "last descriptor"}, aFlags, aRet},
+		synopsis: "closerange FIRST to LAST [flags F]"},
+	{name: "copy", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{
+		{key: "to", kind: argName, typ: THandle, required: true}, aAt, {key: "outat", kind: argExpr, typ: TInt, what: "offset"}, aSizeReq,
+		aPos, {key: "outpos", kind: argExpr, typ: TInt, what: "position", detail: true}, dFlags, aCall, aRet},
+		synopsis: "copy HANDLE to HANDLE [at OFFSET] [outat OFFSET] size N"},
+	{name: "allocate", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{aAt, aSizeReq, dFlags, aRet},
+		synopsis: "allocate HANDLE [at OFFSET] size N"},
+	{name: "advise", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{aAt, {key: "size", kind: argExpr, typ: TInt, what: "size"},
+		{key: "advice", kind: argExpr, typ: TInt, what: "advice"}, aRet},
+		synopsis: "advise HANDLE [at OFFSET] [size N] [advice A]"},
+	{name: "map", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{aAt, aSizeReq,
+		{key: "prot", kind: argExpr, typ: TInt, what: "protection"}, aFlags, aRet},
+		synopsis: "map HANDLE [at OFFSET] size N [prot P] [flags F]"},
+	{name: "readdir", operand: []Type{THandle}, opWhat: "a POSIX file handle", args: []argSpec{aSizeReq, aRet},
+		synopsis: "readdir HANDLE size N"},
+	{name: "link", operand: []Type{TString}, opWhat: "a path",
+		args:     []argSpec{{key: "to", kind: argExpr, typ: TString, required: true, what: "new path"}, dFlags, aCall, aRet},
+		synopsis: "link PATH to PATH"},
+	{name: "symlink", operand: []Type{TString}, opWhat: "a path",
+		args:     []argSpec{{key: "target", kind: argExpr, typ: TString, required: true, what: "target"}, aCall, aRet},
+		synopsis: "symlink PATH target TEXT"},
+	{name: "readlink", operand: []Type{TString}, opWhat: "a path", args: []argSpec{{key: "size", kind: argExpr, typ: TInt, what: "size"}, aCall, aRet},
+		synopsis: "readlink PATH [size N]"},
+
+	// Processes and threads.
+	{name: "fork", operand: []Type{TInt}, opWhat: "a thread", args: []argSpec{aFlags, aRet}, synopsis: "fork THREAD [flags F]"},
+	{name: "clone", operand: []Type{TInt}, opWhat: "a thread", args: []argSpec{aFlags, aRet}, synopsis: "clone THREAD [flags F]"},
+	{name: "exec", operand: []Type{TString}, opWhat: "a path", args: []argSpec{dFlags, aRet}, synopsis: "exec PATH"},
+	{name: "exit", args: []argSpec{aRet}, synopsis: "exit [ret STATUS]"},
+}
+
+// noThread are the commands that make no events: they take no thread.
+var noThread = map[string]bool{"sleep": true, "fail": true}
+
+// fdArgs are the commands that take fd N: those that give a descriptor.
+var fdArgs = map[string]bool{"open": true, "dup": true}
+
+// commElems are the communication commands that take elements N.
+var commElems = map[string]bool{"bcast": true, "reduce": true, "gather": true, "scatter": true, "allreduce": true,
+	"allgather": true, "alltoall": true, "send": true, "recv": true, "sendrecv": true}
+
+func init() {
+	for i := range commandList {
+		c := &commandList[i]
+		if commElems[c.name] {
+			c.args = append(c.args, aElemsC)
+		}
+		if fdArgs[c.name] {
+			c.args = append(c.args, aFD)
+		}
+		if (c.name == "read" || c.name == "write") && c.arg("pos") == nil {
+			c.args = append(c.args, aPos)
+		}
+		if !noThread[c.name] {
+			c.args = append(c.args, aThread)
+		}
+	}
+	commandList[indexOf("sync")].optOperand = true
+}
+
+func indexOf(name string) int {
+	for i := range commandList {
+		if commandList[i].name == name {
+			return i
+		}
+	}
+	panic(name)
 }
 
 // callVariants lists, for a call a command makes, the other calls of the
@@ -175,11 +264,15 @@ var callVariants = map[trace.Op][]trace.Op{
 	trace.OpPreadv:         {trace.OpPreadv2},
 	trace.OpPwritev:        {trace.OpPwritev2},
 	trace.OpLseek:          {trace.OpFseek},
-	trace.OpFsync:          {trace.OpFflush},
+	trace.OpFsync:          {trace.OpFflush, trace.OpSyncfs},
 	trace.OpStat:           {trace.OpLstat, trace.OpFstatat, trace.OpStatx},
 	trace.OpFstat:          {trace.OpFstatat, trace.OpStatx}, // glibc's fstat is fstatat(fd, "", AT_EMPTY_PATH)
 	trace.OpUnlink:         {trace.OpUnlinkat, trace.OpMPIFileDelete},
 	trace.OpRename:         {trace.OpRenameat, trace.OpRenameat2},
+	trace.OpLink:           {trace.OpLinkat},
+	trace.OpSymlink:        {trace.OpSymlinkat},
+	trace.OpReadlink:       {trace.OpReadlinkat},
+	trace.OpCopyFileRange:  {trace.OpSendfile, trace.OpSplice},
 	trace.OpMkdir:          {trace.OpMkdirat},
 	trace.OpMPIFileReadAt:  {trace.OpMPIFileIreadAt},
 	trace.OpMPIFileWriteAt: {trace.OpMPIFileIwriteAt},
