@@ -623,6 +623,9 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		if e.Ret, _, err = it.result(cm, 0); err != nil {
 			return false, err
 		}
+		if e.Count, err = it.elements(cm); err != nil {
+			return false, err
+		}
 		return it.collective(e, ev)
 	case opSend, opRecv, opSendrecv:
 		n, err := it.nonNeg(cm.n, "a byte count")
@@ -683,6 +686,9 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		if e.Ret, _, err = it.result(cm, 0); err != nil {
 			return false, err
 		}
+		if e.Count, err = it.elements(cm); err != nil {
+			return false, err
+		}
 		it.emit(e)
 		return false, nil
 	}
@@ -690,6 +696,16 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		return it.mpiCommand(cm, ev)
 	}
 	return false, it.posixCommand(cm)
+}
+
+// elements evaluates the element count of a communication call (0
+// without one).
+func (it *Interp) elements(cm *cCmd) (int32, error) {
+	v, err := it.optInt(cm, "elements", 0, "element count", true)
+	if err == nil && v > math.MaxInt32 {
+		err = evalErr(cm.arg("elements").pos, fmt.Sprintf("element count %d out of range", v))
+	}
+	return int32(v), err
 }
 
 // collective makes a collective call: a sync unless the rank is alone.

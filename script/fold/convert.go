@@ -91,12 +91,14 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	}
 	in := newInterner()
 	type rankOut struct {
-		nodes   []*node
-		events  int64
-		threads int64
-		halves  int64 // sendrecvs without a receive half
-		comms   map[uint32]bool
-		err     error
+		nodes  []*node
+		events int64
+		halves int64 // sendrecvs without a receive half
+		// descriptors declared without an event, and of them those
+		// that replaced one the trace opened on another file
+		declared, redeclared int64
+		comms                map[uint32]bool
+		err                  error
 	}
 	outs := make([]rankOut, len(ranks))
 	var wg sync.WaitGroup
@@ -124,7 +126,8 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 						o.err = fmt.Errorf("rank %d: %w", ranks[i], o.err)
 					}
 				}
-				o.events, o.threads, o.comms, o.halves = lw.ncall, lw.threads, lw.comms, lw.unknownHalves
+				o.events, o.comms, o.halves = lw.ncall, lw.comms, lw.unknownHalves
+				o.declared, o.redeclared = lw.declared, lw.redeclared
 			}
 		}()
 	}
@@ -134,7 +137,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	close(next)
 	wg.Wait()
 	res := &Result{Ranks: nranks}
-	var threads, halves int64
+	var declared, redeclared, halves int64
 	comms := map[uint32][]int{}
 	lists := make([][]*stmt, len(ranks))
 	rs := make([]int, len(ranks))
@@ -143,7 +146,8 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 			return nil, o.err
 		}
 		res.Events += o.events
-		threads += o.threads
+		declared += o.declared
+		redeclared += o.redeclared
 		halves += o.halves
 		for c := range o.comms {
 			comms[c] = append(comms[c], int(ranks[i]))
@@ -153,8 +157,12 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		loops, depth := loopStats(lists[i], 0)
 		res.PerRank = append(res.PerRank, RankStats{Rank: ranks[i], Events: o.events, Loops: loops, Depth: depth})
 	}
-	if threads > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d calls were made by threads other than their rank's main thread: the script makes every rank's calls in one sequence, in the order the trace has them", threads))
+	if declared > 0 {
+		w := fmt.Sprintf("%d descriptors the trace uses without showing them opened (inherited, or opened by calls the capture left out) are declared with quiet inherits, which make no event", declared)
+		if redeclared > 0 {
+			w += fmt.Sprintf("; %d of them were open on another file in the trace (renamed since, or the calls of processes the trace does not tell apart)", redeclared)
+		}
+		res.Warnings = append(res.Warnings, w)
 	}
 	if halves > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d MPI_Sendrecv calls have no recorded source (the trace predates it): the script receives each from the rank it sends to, where a replay of the trace receives from any rank", halves))
@@ -404,8 +412,8 @@ func commonDir(lists [][]*stmt) string {
 		for _, s := range ss {
 			if s.kind == tLeaf && ok {
 				l := s.t.leaf
-				for _, p := range []*strT{l.path, l.path2} {
-					if p == nil || l.operand == oLabel {
+				for i, p := range []*strT{l.path, l.path2} {
+					if p == nil || l.operand == oLabel || i == 1 && l.text2 || i == 0 && l.operand != oPath {
 						continue
 					}
 					lit := p.lits[0]

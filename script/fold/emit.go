@@ -56,6 +56,37 @@ var errnoName = func() map[int64]string {
 	return m
 }()
 
+var fcntlNames = map[int64]string{trace.FDupfd: "F_DUPFD", trace.FGetfd: "F_GETFD", trace.FSetfd: "F_SETFD",
+	trace.FGetfl: "F_GETFL", trace.FSetfl: "F_SETFL", trace.FDupfdCloexec: "F_DUPFD_CLOEXEC"}
+
+// atFlagsExpr writes the AT_ flags of an *at call by name, the other
+// bits (the mark of calls inside MPI-IO) in hex.
+func atFlagsExpr(v int64) script.Expr {
+	var x script.Expr
+	rest := v
+	for _, f := range []struct {
+		name string
+		bit  int64
+	}{{"AT_SYMLINK_NOFOLLOW", 0x100}, {"AT_REMOVEDIR", 0x200}, {"AT_SYMLINK_FOLLOW", 0x400}, {"AT_EMPTY_PATH", 0x1000}} {
+		if rest&f.bit != 0 {
+			rest &^= f.bit
+			if x == nil {
+				x = ident(f.name)
+			} else {
+				x = bin("|", x, ident(f.name))
+			}
+		}
+	}
+	if rest != 0 || x == nil {
+		h := &script.NumLit{Raw: "0x" + strconv.FormatInt(rest, 16), Value: rest}
+		if x == nil {
+			return h
+		}
+		return bin("|", x, h)
+	}
+	return x
+}
+
 // lit writes a constant the way its kind reads best.
 func lit(v int64, k hkind) script.Expr {
 	if v < 0 && v != math.MinInt64 {
@@ -72,7 +103,7 @@ func lit(v int64, k hkind) script.Expr {
 				return neg(ident(n))
 			}
 		}
-		if k != kOFlags && k != kAmode && k != kPerm && k != kHex {
+		if k != kOFlags && k != kAmode && k != kPerm && k != kHex && k != kFcntl && k != kAtFlags && k != kStatusFlags {
 			return neg(lit(-v, k))
 		}
 	}
@@ -87,6 +118,16 @@ func lit(v int64, k hkind) script.Expr {
 		return &script.NumLit{Raw: "0o" + strconv.FormatInt(v, 8), Value: v}
 	case kHex:
 		return &script.NumLit{Raw: "0x" + strconv.FormatInt(v, 16), Value: v}
+	case kFcntl:
+		if n, ok := fcntlNames[v]; ok {
+			return ident(n)
+		}
+	case kAtFlags:
+		return atFlagsExpr(v)
+	case kStatusFlags:
+		if s := strings.TrimPrefix(trace.FormatOpenFlags(uint32(v)), "O_RDONLY|"); s != "O_RDONLY" {
+			return flagsExpr(s)
+		}
 	}
 	return script.Int(v)
 }
@@ -160,7 +201,7 @@ func (em *emitter) expr(p rpoly, k hkind) script.Expr {
 		return lit(v, k)
 	}
 	elemKind := k // elements of tables are constants: written as their kind reads
-	if k == kOFlags || k == kAmode || k == kPerm || k == kHex {
+	if k == kOFlags || k == kAmode || k == kPerm || k == kHex || k == kFcntl || k == kAtFlags || k == kStatusFlags {
 		k = kInt
 	}
 	var terms []eterm
@@ -566,13 +607,19 @@ func (em *emitter) command(m *mstmt) script.Stmt {
 		c.Operand = em.expr(m.holes[l.intHole], m.t.kinds[l.intHole])
 	}
 	switch l.cmd {
-	case "open", "mpiopen":
+	case "open", "mpiopen", "inherit":
 		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.handle)})
 	case "dup":
-		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.dupAs)})
+		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.handle2)})
+	case "copy":
+		c.Args = append(c.Args, &script.Arg{Key: "to", Name: ident(l.handle2)})
 	}
 	if l.path2 != nil {
-		c.Args = append(c.Args, &script.Arg{Key: "to", Value: em.str(l.path2, m.holes, true)})
+		if l.text2 {
+			c.Args = append(c.Args, &script.Arg{Key: "target", Value: em.str(l.path2, m.holes, false)})
+		} else {
+			c.Args = append(c.Args, &script.Arg{Key: "to", Value: em.str(l.path2, m.holes, true)})
+		}
 	}
 	for _, a := range l.args {
 		arg := &script.Arg{Key: a.key, Word: a.word}
