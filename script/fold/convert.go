@@ -158,9 +158,9 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		res.PerRank = append(res.PerRank, RankStats{Rank: ranks[i], Events: o.events, Loops: loops, Depth: depth})
 	}
 	if declared > 0 {
-		w := fmt.Sprintf("%d descriptors the trace uses without showing them opened (inherited, or opened by calls the capture left out) are declared with quiet inherits, which make no event", declared)
+		w := fmt.Sprintf("the trace uses %s it does not show opened (inherited, or opened by calls the capture left out): the script declares them with quiet inherits, which make no event", count(declared, "descriptor"))
 		if redeclared > 0 {
-			w += fmt.Sprintf("; %d of them were open on another file in the trace (renamed since, or the calls of processes the trace does not tell apart)", redeclared)
+			w += fmt.Sprintf("; %d of them had been opened on another file in the trace (renamed since, or the calls of processes the trace does not tell apart)", redeclared)
 		}
 		res.Warnings = append(res.Warnings, w)
 	}
@@ -217,6 +217,14 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		setLeading(in, cs)
 	}
 	return res, nil
+}
+
+// count writes n things: "1 descriptor", "3 descriptors".
+func count(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func nameOr(s, def string) string {

@@ -1,10 +1,12 @@
 package fold
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
 )
 
 // evs builds one rank's events in order, times back to back.
@@ -210,6 +212,31 @@ close in
 				t.Errorf("%d lines, want at most %d:\n%s", n, c.maxLines, numbered([]byte(out)))
 			}
 			t.Logf("\n%s", out)
+		})
+	}
+}
+
+// TestRecordedTraces converts traces recorded from real programs with
+// the binaries of the time (testdata/recorded): shells that fork and
+// move descriptors onto their standard output, cp -r, sort -o, tar czf,
+// under iotrace record (ptrace) and record --preload, with and without
+// --include. Their captures record no fork, exit or inherit events: the
+// scripts declare the descriptors they use without opening them, and
+// make every call exactly.
+func TestRecordedTraces(t *testing.T) {
+	files, _ := filepath.Glob("testdata/recorded/*.iot")
+	if len(files) < 5 {
+		t.Fatalf("%d recorded traces", len(files))
+	}
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			r, err := format.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			out, res := convertTrace(t, r, Options{Source: filepath.Base(name)})
+			t.Logf("%d calls → %d lines, warnings %q\n%s", res.Events, lines(out), res.Warnings, firstLines(out, 30))
 		})
 	}
 }
