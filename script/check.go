@@ -181,7 +181,7 @@ var constants = func() map[string]int64 {
 		"MPI_MODE_WRONLY": trace.MPIModeWronly, "MPI_MODE_RDWR": trace.MPIModeRdwr,
 		"MPI_MODE_DELETE_ON_CLOSE": 16, "MPI_MODE_UNIQUE_OPEN": 32,
 		"MPI_MODE_EXCL": trace.MPIModeExcl, "MPI_MODE_APPEND": trace.MPIModeAppend,
-		"MPI_MODE_SEQUENTIAL": 256,
+		"MPI_MODE_SEQUENTIAL": 256, "MPI_UNDEFINED": mpiUndefined,
 	}
 	// Errno names, for the results of failed calls: ret -ENOENT.
 	for _, name := range trace.ErrnoNames() {
@@ -214,6 +214,7 @@ type compiler struct {
 	hst      map[int]hstate // by handle index
 	onGroup  *symbol        // group of the innermost enclosing on
 	inParam  string         // "param" or "group size" while compiling those
+	rankOnly string         // "the color of split" while compiling what is computed for every rank
 }
 
 func (c *compiler) errorf(pos Pos, format string, args ...any) {
@@ -605,6 +606,8 @@ const (
 	opClone
 	opExec
 	opExit
+	opSplit
+	opWait
 )
 
 type cCmd struct {
@@ -634,6 +637,11 @@ type cCmd struct {
 	hmpi   bool   // the handle operand (or the one bound) is an MPI file handle
 	thread *cexpr // thread T, nil: 0
 	quiet  bool   // inherit … quiet: no event
+	// comm NAME: the communicator (handle slot) the call is on, -1 none
+	commH    int
+	commName string
+	// anysource, anytag: a receive posted with the wildcards
+	anySrc, anyTag bool
 }
 
 func (cm *cCmd) arg(key string) *cexpr { return cm.args.get(key) }
@@ -676,7 +684,7 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 		c.errorf(s.Pos, "unknown command %q", s.Name)
 		return nil
 	}
-	cm := &cCmd{pos: s.Pos, name: s.Name, h: -1, site: c.site(), site2: -1}
+	cm := &cCmd{pos: s.Pos, name: s.Name, h: -1, site: c.site(), site2: -1, commH: -1}
 	// The operand.
 	opType := TInvalid
 	if spec.operand != nil && s.Operand == nil && !spec.optOperand {
@@ -733,21 +741,30 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 				c.errorf(a.Pos, "'%s' needs a value", a.Key)
 				continue
 			}
+			if s.Name == "split" && (a.Key == "color" || a.Key == "key") {
+				c.rankOnly = "the " + a.Key + " of split"
+			}
 			x := c.expr(a.Value)
+			c.rankOnly = ""
 			c.want(x, as.typ, a.Value.Start(), fmt.Sprintf("the %s of %s", as.what, s.Name))
 			if x.isConst && x.ci < 0 && x.typ == TInt && nonNegative(s.Name, a.Key) {
 				c.errorf(a.Value.Start(), "%s must not be negative, got %d", as.what, x.ci)
 			}
 			cm.args = append(cm.args, cArg{a.Key, &x}) // the parser refuses a key given twice
 		case argName:
-			if as.typ == THandle && a.Name != nil {
-				// A handle the command uses (copy … to H).
+			if as.typ != TInvalid && a.Name != nil {
+				// A handle the command uses (copy … to H, comm C).
 				sym := c.scope.lookup(a.Name.Name)
 				switch {
+				case sym == nil && as.typ == TComm:
+					c.errorf(a.Name.Pos, "undefined: %s (make it first: split as %s)", a.Name.Name, a.Name.Name)
 				case sym == nil:
 					c.errorf(a.Name.Pos, "undefined: %s (open it first: open … as %s)", a.Name.Name, a.Name.Name)
-				case sym.kind != symHandle || sym.typ != THandle:
-					c.errorf(a.Name.Pos, "%s needs a POSIX file handle after '%s', got %s", s.Name, a.Key, kindName(sym))
+				case sym.kind != symHandle || sym.typ != as.typ:
+					what := pick(sym.kind == symHandle, article(sym.typ), kindName(sym))
+					c.errorf(a.Name.Pos, "%s needs %s after '%s', got %s", s.Name, pick(as.typ == TComm, "a communicator", "a POSIX file handle"), a.Key, what)
+				case as.typ == TComm:
+					cm.commH, cm.commName = sym.slot, sym.name
 				default:
 					cm.h2, cm.h2Pos, cm.h2Name = sym.slot, a.Name.Pos, sym.name
 				}
@@ -785,6 +802,10 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 				cm.self = true
 			case "quiet":
 				cm.quiet = true
+			case "anysource":
+				cm.anySrc = true
+			case "anytag":
+				cm.anyTag = true
 			}
 		}
 	}
@@ -921,6 +942,10 @@ func (cm *cCmd) defaultOp() trace.Op {
 		return trace.OpExec
 	case opExit:
 		return trace.OpExit
+	case opSplit:
+		return trace.OpMPICommSplit
+	case opWait:
+		return trace.OpMPIWait
 	case opSend:
 		return trace.OpMPISend
 	case opRecv:
@@ -1010,7 +1035,7 @@ func (c *compiler) details(s *CommandStmt, cm *cCmd) {
 // roots and peers may be any, -1; seek offsets may be negative).
 func nonNegative(cmd, key string) bool {
 	switch key {
-	case "tag", "recvtag", "from", "root", "with", "ret":
+	case "tag", "recvtag", "from", "root", "with", "ret", "color", "key":
 		return false
 	case "to":
 		return cmd != "seek" && cmd != "send" && cmd != "sendrecv"
@@ -1137,6 +1162,14 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 		cm.site2 = c.site()
 	case "readlink":
 		cm.op = opReadlink
+	case "split":
+		cm.op = opSplit
+		// A communicator is never closed: its name may be split again.
+		if sym := c.bindAs(s, TComm, "splitting", true); sym != nil {
+			cm.h, cm.hPos, cm.hName = sym.slot, s.Arg("as").Name.Pos, sym.name
+		}
+	case "wait":
+		cm.op = opWait
 	case "fork", "clone", "exec", "exit":
 		cm.op = map[string]cmdOp{"fork": opFork, "clone": opClone, "exec": opExec, "exit": opExit}[s.Name]
 	case "close":
@@ -1360,8 +1393,13 @@ func (c *compiler) ident(e *Ident) cexpr {
 	case symGroup:
 		return constInt(TGroup, int64(sym.which))
 	case symHandle:
-		c.errorf(e.Pos, "%s is a file handle, not a value", e.Name)
+		c.errorf(e.Pos, "%s is %s, not a value", e.Name, pick(sym.typ == TComm, "a communicator", "a file handle"))
 		return cexpr{typ: TInvalid}
+	case symVar, symLoop:
+		if c.rankOnly != "" {
+			c.errorf(e.Pos, "%s is computed for every rank of the communicator: it may use rank, grank, gsize, nranks, params and constants, not %s", c.rankOnly, e.Name)
+			return cexpr{typ: TInvalid}
+		}
 	}
 	return slotExpr(sym.typ, sym.slot)
 }

@@ -19,6 +19,7 @@ const (
 	THandle                // a POSIX file descriptor (open … as h)
 	TMPIHandle             // an MPI file handle (mpiopen … as h)
 	TList                  // a list of ints: [1KiB, 32KiB, 1MiB]
+	TComm                  // a communicator (split … as c)
 )
 
 func (t Type) String() string {
@@ -39,6 +40,8 @@ func (t Type) String() string {
 		return "MPI file handle"
 	case TList:
 		return "list"
+	case TComm:
+		return "communicator"
 	}
 	return "invalid"
 }
@@ -104,8 +107,15 @@ var (
 	aFD = argSpec{key: "fd", kind: argExpr, typ: TInt, what: "descriptor", detail: true}
 	// pos N: the position a call at the handle's position is at, where
 	// the trace's is not the one the script tracks.
-	aPos    = argSpec{key: "pos", kind: argExpr, typ: TInt, what: "position", detail: true}
-	aElemsC = argSpec{key: "elements", kind: argExpr, typ: TInt, what: "element count", detail: true}
+	aPos = argSpec{key: "pos", kind: argExpr, typ: TInt, what: "position", detail: true}
+	// comm NAME: the call is on communicator NAME (made by split), its
+	// peers and roots ranks of it.
+	aComm = argSpec{key: "comm", kind: argName, typ: TComm, detail: true}
+	// anysource, anytag: a receive posted with MPI_ANY_SOURCE or
+	// MPI_ANY_TAG; from and tag are what the message it matched had.
+	aAnySource = argSpec{key: "anysource", kind: argFlag, detail: true}
+	aAnyTag    = argSpec{key: "anytag", kind: argFlag, detail: true}
+	aElemsC    = argSpec{key: "elements", kind: argExpr, typ: TInt, what: "element count", detail: true}
 
 	pathOrHandle = []Type{TString, THandle, TMPIHandle}
 	handles      = []Type{THandle, TMPIHandle}
@@ -158,16 +168,16 @@ var commandList = []cmdSpec{
 	{name: "allgather", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aCall, aRet}, synopsis: "allgather N"},
 	{name: "alltoall", operand: []Type{TInt}, opWhat: "a byte count", args: []argSpec{aCall, aRet}, synopsis: "alltoall N"},
 	{name: "send", operand: []Type{TInt}, opWhat: "a byte count",
-		args:     []argSpec{{key: "to", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag, aRet},
+		args:     []argSpec{{key: "to", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag, aCall, aRet},
 		synopsis: "send N to PEER [tag T]"},
 	{name: "recv", operand: []Type{TInt}, opWhat: "a byte count",
-		args:     []argSpec{{key: "from", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag, aRet},
+		args:     []argSpec{{key: "from", kind: argExpr, typ: TInt, required: true, what: "peer rank"}, aTag, aAnySource, aAnyTag, aCall, aRet},
 		synopsis: "recv N from PEER|any [tag T|any]"},
 	{name: "sendrecv", operand: []Type{TInt}, opWhat: "a byte count",
 		args: []argSpec{{key: "with", kind: argExpr, typ: TInt, what: "peer rank"},
 			{key: "to", kind: argExpr, typ: TInt, what: "destination rank"},
 			{key: "from", kind: argExpr, typ: TInt, what: "source rank"}, aTag,
-			{key: "recvtag", kind: argExpr, typ: TInt, what: "receive tag"}, aRet},
+			{key: "recvtag", kind: argExpr, typ: TInt, what: "receive tag"}, aAnySource, aAnyTag, aRet},
 		synopsis: "sendrecv N with PEER|to PEER from PEER [tag T] [recvtag T]"},
 	{name: "sleep", operand: []Type{TDuration}, opWhat: "a duration", synopsis: "sleep DURATION"},
 	{name: "mark", operand: []Type{TString}, opWhat: "a label", synopsis: "mark LABEL"},
@@ -206,6 +216,12 @@ var commandList = []cmdSpec{
 	{name: "readlink", operand: []Type{TString}, opWhat: "a path", args: []argSpec{{key: "size", kind: argExpr, typ: TInt, what: "size"}, aCall, aRet},
 		synopsis: "readlink PATH [size N]"},
 
+	// Communicators and the completion of non-blocking calls.
+	{name: "split", args: []argSpec{aAs, {key: "color", kind: argExpr, typ: TInt, what: "color"}, {key: "key", kind: argExpr, typ: TInt, what: "key"},
+		{key: "id", kind: argExpr, typ: TInt, what: "communicator id", detail: true}, aCall, aRet},
+		synopsis: "split as NAME [color C] [key K]"},
+	{name: "wait", operand: []Type{TInt}, opWhat: "a number of requests", args: []argSpec{aCall, aRet}, synopsis: "wait N"},
+
 	// Processes and threads.
 	{name: "fork", operand: []Type{TInt}, opWhat: "a thread", args: []argSpec{aFlags, aRet}, synopsis: "fork THREAD [flags F]"},
 	{name: "clone", operand: []Type{TInt}, opWhat: "a thread", args: []argSpec{aFlags, aRet}, synopsis: "clone THREAD [flags F]"},
@@ -219,6 +235,10 @@ var noThread = map[string]bool{"sleep": true, "fail": true}
 // fdArgs are the commands that take fd N: those that give a descriptor.
 var fdArgs = map[string]bool{"open": true, "dup": true}
 
+// commArgs are the commands that take comm NAME.
+var commArgs = map[string]bool{"barrier": true, "bcast": true, "reduce": true, "gather": true, "scatter": true, "allreduce": true,
+	"allgather": true, "alltoall": true, "send": true, "recv": true, "sendrecv": true, "mpiopen": true, "split": true}
+
 // commElems are the communication commands that take elements N.
 var commElems = map[string]bool{"bcast": true, "reduce": true, "gather": true, "scatter": true, "allreduce": true,
 	"allgather": true, "alltoall": true, "send": true, "recv": true, "sendrecv": true}
@@ -228,6 +248,9 @@ func init() {
 		c := &commandList[i]
 		if commElems[c.name] {
 			c.args = append(c.args, aElemsC)
+		}
+		if commArgs[c.name] {
+			c.args = append(c.args, aComm)
 		}
 		if fdArgs[c.name] {
 			c.args = append(c.args, aFD)
@@ -283,10 +306,44 @@ var callVariants = map[trace.Op][]trace.Op{
 	trace.OpMPIScatter:     {trace.OpMPIScatterv},
 	trace.OpMPIAllgather:   {trace.OpMPIAllgatherv},
 	trace.OpMPIAlltoall:    {trace.OpMPIAlltoallv},
+	trace.OpMPISend:        {trace.OpMPIIsend},
+	trace.OpMPIRecv:        {trace.OpMPIIrecv},
+	trace.OpMPICommSplit:   {trace.OpMPICommDup},
+	trace.OpMPIWait:        {trace.OpMPIWaitall},
 }
 
 // CallVariants returns the calls "call NAME" may name instead of op.
 func CallVariants(op trace.Op) []trace.Op { return callVariants[op] }
+
+// DefaultCall returns the call a command makes when "call NAME" makes
+// op: op itself, or the call op is a variant of (MPI_Gather for
+// MPI_Gatherv). A call that is a variant of several (fstatat: stat of a
+// path or of a handle) is its own default.
+func DefaultCall(op trace.Op) trace.Op {
+	def := op
+	n := 0
+	for d, vs := range callVariants {
+		for _, v := range vs {
+			if v == op {
+				def = d
+				n++
+			}
+		}
+	}
+	if n != 1 {
+		return op
+	}
+	return def
+}
+
+// CommID is the id the preload capture gives the communicator whose
+// members (world ranks) a communicator made from parent after seq others
+// has: the id a script's split gives it (see comm.go).
+func CommID(parent, seq uint32, members []int) uint32 { return commID(parent, seq, members) }
+
+// MPIUndefined is MPI_UNDEFINED, the color of a split that makes no
+// communicator.
+const MPIUndefined = mpiUndefined
 
 var commands = func() map[string]*cmdSpec {
 	m := map[string]*cmdSpec{}

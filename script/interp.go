@@ -60,9 +60,16 @@ type Interp struct {
 
 	slots []val
 	mhs   []handle // MPI file handles, by handle slot (the rank's)
-	mids  fdAlloc
-	sizes map[trace.PathID]int64
-	cache []siteCache
+	chs   []commH  // communicators, by handle slot
+	// The members of the current communicator when split made it (nil:
+	// the world, or a group), its name, and how many communicators the
+	// rank made from each parent.
+	members  []int
+	commName string
+	splits   map[uint32]uint32
+	mids     fdAlloc
+	sizes    map[trace.PathID]int64
+	cache    []siteCache
 
 	// Processes and threads (proc.go): the thread of the command being
 	// run and its process; every thread's process, and the rank's first.
@@ -186,7 +193,7 @@ func (in *Instance) NewInterp(rank int, paths *trace.Paths) (*Interp, error) {
 	it := &Interp{
 		inst: in, prog: p, model: &in.model, paths: paths,
 		rank: int64(rank), nranks: int64(in.ranks), grank: int64(rank), gsize: int64(in.ranks), group: -1,
-		slots: make([]val, p.nslots), mhs: make([]handle, p.nhandles),
+		slots: make([]val, p.nslots), mhs: make([]handle, p.nhandles), chs: make([]commH, p.nhandles),
 		mids:  fdAlloc{base: 1},
 		sizes: map[trace.PathID]int64{}, cache: make([]siteCache, p.nsites),
 		budget: in.budget,
@@ -545,13 +552,16 @@ func (it *Interp) peer(cm *cCmd, key string, what string, anyOK bool) (int32, er
 // peerOr is peer that also takes none (MPI_PROC_NULL) where noneOK.
 func (it *Interp) peerOr(cm *cCmd, key string, what string, anyOK, noneOK bool) (int32, error) {
 	x := cm.arg(key)
-	if x == nil {
+	var v int64
+	if x != nil {
+		var err error
+		if v, err = it.int(x); err != nil {
+			return 0, err
+		}
+	} else if key != "root" {
 		return 0, nil
 	}
-	v, err := it.int(x)
-	if err != nil {
-		return 0, err
-	}
+	// Without one, the root is rank 0 of the communicator.
 	if anyOK && v == -1 {
 		return -1, nil
 	}
@@ -560,10 +570,20 @@ func (it *Interp) peerOr(cm *cCmd, key string, what string, anyOK, noneOK bool) 
 	}
 	if v < 0 || v >= it.gsize {
 		where := "the run"
-		if it.group >= 0 {
+		switch {
+		case it.members != nil:
+			where = "communicator " + it.commName
+		case it.group >= 0:
 			where = "group " + it.inst.groups[it.group].Name
 		}
-		return 0, evalErr(x.pos, fmt.Sprintf("%s %d out of range: %s has %d ranks (0 to %d)", what, v, where, it.gsize, it.gsize-1))
+		pos := cm.pos
+		if x != nil {
+			pos = x.pos
+		}
+		return 0, evalErr(pos, fmt.Sprintf("%s %d out of range: %s has %d ranks (0 to %d)", what, v, where, it.gsize, it.gsize-1))
+	}
+	if it.members != nil {
+		return int32(it.members[v]), nil
 	}
 	if it.group >= 0 {
 		// A rank of the group, as MPI numbers it in the group's
@@ -584,6 +604,13 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		if err := it.setThread(cm); err != nil {
 			return false, err
 		}
+	}
+	if cm.commH >= 0 {
+		restore, err := it.onComm(cm)
+		if err != nil {
+			return false, err
+		}
+		defer restore()
 	}
 	switch cm.op {
 	case opSleep:
@@ -627,6 +654,22 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 			return false, err
 		}
 		return it.collective(e, ev)
+	case opSplit:
+		return it.split(cm, ev)
+	case opWait:
+		n, err := it.nonNeg(cm.n, "a number of requests")
+		if err != nil {
+			return false, err
+		}
+		if n > math.MaxInt32 {
+			return false, evalErr(cm.n.pos, fmt.Sprintf("%d requests out of range", n))
+		}
+		e := trace.Event{Op: cm.recOp(trace.OpMPIWait), Count: int32(n)}
+		if e.Ret, _, err = it.result(cm, 0); err != nil {
+			return false, err
+		}
+		it.emit(e)
+		return false, nil
 	case opSend, opRecv, opSendrecv:
 		n, err := it.nonNeg(cm.n, "a byte count")
 		if err != nil {
@@ -663,7 +706,13 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		if err := tagOK("tag", tag, recv); err != nil {
 			return false, err
 		}
-		e := trace.Event{Op: op, Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm}
+		e := trace.Event{Op: cm.recOp(op), Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm}
+		if cm.anySrc {
+			e.Flags |= trace.PostedAnySource
+		}
+		if cm.anyTag {
+			e.Flags |= trace.PostedAnyTag
+		}
 		if cm.op == opSendrecv {
 			src := p
 			if shift {

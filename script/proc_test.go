@@ -1,6 +1,8 @@
 package script
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,4 +176,42 @@ symlink "l2" target "x" call symlinkat ret -EEXIST
 	readlink lnk size=4096 ret=5
 	symlinkat l2 -> x ret=-17
 `})
+}
+
+// TestSplit: communicators made by split are used with comm NAME: peers
+// and roots are their ranks, collectives wait for their members only, a
+// negative color makes none; ids are the preload capture's.
+func TestSplit(t *testing.T) {
+	x, evs := expandAll(t, `
+split as half color rank % 2
+barrier comm half
+bcast 8 root 1 comm half elements 1
+split as rev key nranks - 1 - rank
+sendrecv 30 to (grank + 1) % gsize from (grank + gsize - 1) % gsize tag 14 comm rev
+split as d call MPI_Comm_dup comm half
+allreduce 16 comm d
+split as low color rank / 2 - 1 id 77
+send 8 to 3 tag 1 call MPI_Isend
+recv 8 from 1 tag 2 anysource anytag call MPI_Irecv
+wait 2 call MPI_Waitall
+`, Config{Ranks: 4})
+	half0 := commID(0, 0, []int{0, 2})
+	if got := rankLines(x, evs[0]); !slices.Equal(got, []string{
+		fmt.Sprintf("MPI_Comm_split ret=%d", half0),
+		fmt.Sprintf("MPI_Barrier comm=%d", half0),
+		fmt.Sprintf("MPI_Bcast peer=2 comm=%d bytes=8 count=1", half0),
+		fmt.Sprintf("MPI_Comm_split ret=%d", commID(0, 1, []int{0, 1, 2, 3})),
+		fmt.Sprintf("MPI_Sendrecv peer=3 tag=14 recv=1/14 comm=%d bytes=30", commID(0, 1, []int{0, 1, 2, 3})),
+		fmt.Sprintf("MPI_Comm_dup comm=%d ret=%d", half0, commID(half0, 0, []int{0, 2})),
+		fmt.Sprintf("MPI_Allreduce comm=%d bytes=16", commID(half0, 0, []int{0, 2})),
+		"MPI_Comm_split ret=-1",
+		"MPI_Isend peer=3 tag=1 bytes=8",
+		"MPI_Irecv flags=0x3 peer=1 tag=2 bytes=8",
+		"MPI_Waitall count=2",
+	}) {
+		t.Errorf("rank 0:\n%s", strings.Join(got, "\n"))
+	}
+	if got := rankLines(x, evs[3])[7]; got != "MPI_Comm_split ret=77" {
+		t.Errorf("rank 3's split of color 0: %s", got)
+	}
 }

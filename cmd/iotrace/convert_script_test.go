@@ -170,11 +170,17 @@ func TestConvertMPIRecordedE2E(t *testing.T) {
 	dir := t.TempDir()
 	buildMPIPrograms(t, dir)
 	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
-	for _, c := range []struct{ name, refused string }{
-		{"twophase", ""},
-		{"strided", ""},
-		{"ring", "(MPI_Irecv): a script has no non-blocking point-to-point calls"},
-		{"colls", "MPI_Comm_split): a script's communicators are its groups"},
+	for _, c := range []struct {
+		name, refused string
+		want          []string
+	}{
+		{"twophase", "", nil},
+		{"strided", "", nil},
+		// Non-blocking calls, receives from any source, a communicator
+		// split with its ranks in reverse.
+		{"ring", "", []string{"call MPI_Isend", "wait 2 call MPI_Waitall", "anysource anytag", "comm sub"}},
+		// Collectives on the halves MPI_Comm_split made.
+		{"colls", "", []string{"split as sub color rank % 2", "bcast 2KiB comm sub"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tr := filepath.Join(dir, c.name+".iot")
@@ -191,6 +197,11 @@ func TestConvertMPIRecordedE2E(t *testing.T) {
 				t.Fatalf("convert: exit %d\n%s", code, errOut)
 			}
 			src := checkScript(t, tr, out, 4)
+			for _, w := range c.want {
+				if !strings.Contains(src, w) {
+					t.Errorf("the script has no %q", w)
+				}
+			}
 			t.Logf("%s", src)
 		})
 	}

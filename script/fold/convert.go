@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -97,6 +95,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		// descriptors declared without an event, and of them those
 		// that replaced one the trace opened on another file
 		declared, redeclared int64
+		splits               map[string]uint32 // the communicators it made, by name
 		comms                map[uint32]bool
 		err                  error
 	}
@@ -127,7 +126,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 					}
 				}
 				o.events, o.comms, o.halves = lw.ncall, lw.comms, lw.unknownHalves
-				o.declared, o.redeclared = lw.declared, lw.redeclared
+				o.declared, o.redeclared, o.splits = lw.declared, lw.redeclared, lw.splitIDs
 			}
 		}()
 	}
@@ -171,13 +170,24 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	made := make([]map[string]uint32, len(outs))
+	for i := range outs {
+		made[i] = outs[i].splits
+	}
+	members := splitMembers(made, ranks)
+	colors, err := splitColors(lists, rs, nranks, groups, members)
+	if err != nil {
+		return nil, err
+	}
 	for i := range lists {
-		groupPeers(lists[i], groups, rs[i])
+		if err := commPeers(lists[i], groups, outs[i].splits, members, rs[i]); err != nil {
+			return nil, err
+		}
 	}
 	mg := &merger{nranks: nranks, maxAlign: 1 << 20}
 	merged := mg.mergeList(rs, lists, 0)
 	em := &emitter{nranks: nranks, keep: float64(opt.KeepSleep), min: float64(opt.MinSleep),
-		groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg}
+		groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg, colors: colors}
 	em.dir = commonDir(lists)
 	all := make([]int, nranks)
 	for i := range all {
@@ -190,7 +200,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	res.Groups = len(distinctSigs(lists))
 	// Each rank's program on its own, for Explain.
 	res.rankLines = func(i int) int {
-		one := &emitter{nranks: nranks, keep: em.keep, min: em.min, groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg}
+		one := &emitter{nranks: nranks, keep: em.keep, min: em.min, groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg, colors: colors}
 		p := one.list(mg.mergeList([]int{rs[i]}, [][]*stmt{lists[i]}, 0), []int{rs[i]}, 0, 0)
 		return countLines(script.Format(&script.File{Stmts: p}))
 	}
@@ -342,52 +352,6 @@ func inferGroups(comms map[uint32][]int, nranks int) (map[uint32][]int, []script
 		return nil, nil, fmt.Errorf("the groups have %d ranks, the run %d", next, nranks)
 	}
 	return groups, decls, nil
-}
-
-// groupPeers rewrites, in rank r's program, the peers and roots of the
-// commands that run in a group's communicator from world ranks, as traces
-// give them, to ranks of the group, as a script's on block names them
-// (docs/SCRIPT.md, "on"). A peer's other form, xor(grank, x), is kept
-// where it still holds: where the peer is one rank, and where the group
-// starts at a multiple of a power of two at least its size (the xor of
-// two world ranks is then the xor of their group ranks).
-func groupPeers(list []*stmt, groups map[uint32][]int, r int) {
-	for _, s := range list {
-		if s.kind != tLeaf {
-			groupPeers(s.body, groups, r)
-			continue
-		}
-		l := s.t.leaf
-		if l == nil || l.comm < 2 || len(groups[l.comm]) == 0 || groups[l.comm][0] == 0 {
-			continue
-		}
-		first := int64(groups[l.comm][0])
-		size := int64(len(groups[l.comm]))
-		aligned := first%(int64(1)<<bits.Len64(uint64(size-1))) == 0
-		holes := slices.Clone(s.holes)
-		for _, a := range l.args {
-			switch {
-			case a.maskHole > 0:
-				p := holes[a.hole]
-				v, one := p.constant()
-				if one && (v == -1 || v == int64(trace.ProcNull)) {
-					continue // any source, or none
-				}
-				holes[a.hole] = shiftConst(p, -first)
-				switch {
-				case one:
-					holes[a.altHole] = constPoly((v - first) ^ (int64(r) - first))
-				case !aligned:
-					if m, ok := holes[a.maskHole].constant(); ok {
-						holes[a.maskHole] = constPoly(m &^ 2)
-					}
-				}
-			case a.key == "root":
-				holes[a.hole] = shiftConst(holes[a.hole], -first)
-			}
-		}
-		s.holes = holes
-	}
 }
 
 // shiftConst returns p + d.

@@ -27,6 +27,7 @@ type emitter struct {
 	nvars   int // string variables made
 	mg      *merger
 	dir     string // a directory prefix written as the parameter dir
+	colors  map[int64]splitColor
 	err     error
 }
 
@@ -595,6 +596,13 @@ func (em *emitter) pathVar(m *mstmt) (string, []script.Stmt) {
 // command writes a leaf.
 func (em *emitter) command(m *mstmt) script.Stmt {
 	l := m.t.leaf
+	if l.commName != "" && em.onFirst >= 0 {
+		// On a communicator split made (comm NAME), grank and gsize are
+		// its own: the command's values are written with the rank.
+		first := em.onFirst
+		em.onFirst = -1
+		defer func() { em.onFirst = first }()
+	}
 	c := &script.CommandStmt{Name: l.cmd}
 	switch l.operand {
 	case oPath:
@@ -607,7 +615,7 @@ func (em *emitter) command(m *mstmt) script.Stmt {
 		c.Operand = em.expr(m.holes[l.intHole], m.t.kinds[l.intHole])
 	}
 	switch l.cmd {
-	case "open", "mpiopen", "inherit":
+	case "open", "mpiopen", "inherit", "split":
 		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.handle)})
 	case "dup":
 		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.handle2)})
@@ -637,7 +645,7 @@ func (em *emitter) command(m *mstmt) script.Stmt {
 				arg.Value = em.expr(m.holes[a.hole], kPeer)
 			} else {
 				r := "rank"
-				if l.comm >= 2 {
+				if l.comm >= 2 || l.commName != "" {
 					r = "grank"
 				}
 				arg.Value = &script.CallExpr{Fun: ident("xor"), Args: []script.Expr{ident(r), em.expr(m.holes[a.altHole], kInt)}}
@@ -646,11 +654,32 @@ func (em *emitter) command(m *mstmt) script.Stmt {
 			if omit(l, a, m.holes) {
 				continue
 			}
+			if k, ok := m.holes[a.hole].constant(); ok && l.cmd == "split" && a.key == "color" {
+				// The color of every rank of the split's parent, as each
+				// rank computes it (splitColors).
+				if c, ok := em.colors[k]; ok {
+					arg.Value = em.color(c)
+					break
+				}
+			}
 			arg.Value = em.expr(m.holes[a.hole], m.t.kinds[a.hole])
 		}
 		c.Args = append(c.Args, arg)
 	}
 	return c
+}
+
+// color writes the color of a split: a function of the rank, or a list
+// indexed by the rank.
+func (em *emitter) color(c splitColor) script.Expr {
+	if c.list == nil {
+		return em.expr(rpoly{{f: c.f}}, kInt)
+	}
+	l := &script.ListLit{}
+	for _, v := range c.list {
+		l.Elems = append(l.Elems, lit(v, kInt))
+	}
+	return &script.IndexExpr{X: l, Index: ident("rank")}
 }
 
 // omit reports whether an argument of l has its default value.

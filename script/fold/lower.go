@@ -41,6 +41,11 @@ type lowerer struct {
 	open  map[string]bool // handle names in use
 	kinds map[string]bool // handle name → MPI (every name this rank used)
 	comms map[uint32]bool // group communicators seen
+	// Communicators made by split: their names by id, ids by name (names
+	// are never reused), and how many were made from each parent.
+	splitNames map[uint32]string
+	splitIDs   map[string]uint32
+	splitSeq   map[uint32]uint32
 
 	b       lb // the command being built
 	keybuf  []byte
@@ -124,6 +129,7 @@ func newLowerer(in *interner, rank uint32, path func(trace.PathID) string, out s
 	lw := &lowerer{in: in, rank: rank, path: path, out: out,
 		f:     state.New[ldesc, lhandle](nil),
 		known: map[string]int64{}, open: map[string]bool{}, kinds: map[string]bool{}, comms: map[uint32]bool{},
+		splitNames: map[uint32]string{}, splitIDs: map[string]uint32{}, splitSeq: map[uint32]uint32{},
 		tmpls: map[string]*tmpl{}, strs: map[strKey]*strCache{}}
 	// A handle name is taken while its open file description lives (a
 	// name of a descriptor another process still holds stays its name).
@@ -173,6 +179,7 @@ func (lw *lowerer) newLB() *lb {
 	args := b.l.args[:0]
 	*b = lb{h: b.h[:0], kinds: b.kinds[:0], lw: lw}
 	b.l.args = args
+	b.l.hidden = -1
 	return b
 }
 

@@ -508,14 +508,10 @@ func (lw *lowerer) mpiio(e *trace.Event, b *lb, st step) error {
 			st.Handle.Aux = lhandle{name: name}
 		}
 		b.arg("flags", int64(e.Flags), kAmode)
-		switch {
-		case e.Comm == trace.CommSelf:
+		if e.Comm == trace.CommSelf {
 			b.word("self", "")
-		case e.Comm >= 2:
-			b.l.comm = e.Comm
-			lw.comms[e.Comm] = true
-		default:
-			b.l.world = true
+		} else {
+			lw.onComm(e, b)
 		}
 		if e.Ret < 0 {
 			b.arg("ret", e.Ret, kRet)
@@ -663,35 +659,37 @@ func (lw *lowerer) mpiData(e *trace.Event, b *lb, h *state.Handle[lhandle], p st
 	return nil
 }
 
-// comm lowers a communication call.
-func (lw *lowerer) comm(e *trace.Event, b *lb) error {
-	switch {
-	case e.Comm == trace.CommSelf:
-		return lw.fail(e, "a communication call on MPI_COMM_SELF")
+// onComm makes the command run on e's communicator: all ranks' (world),
+// a group's (an on block), or one split made (comm NAME).
+func (lw *lowerer) onComm(e *trace.Event, b *lb) {
+	switch name := lw.splitNames[e.Comm]; {
+	case name != "":
+		b.word("comm", name)
+		b.l.commName = name
 	case e.Comm >= 2:
 		b.l.comm = e.Comm
 		lw.comms[e.Comm] = true
 	default:
 		b.l.world = true
 	}
+}
+
+// comm lowers a communication call.
+func (lw *lowerer) comm(e *trace.Event, b *lb) error {
 	info := e.Op.Info()
-	def := e.Op
-	switch e.Op {
-	case trace.OpMPIGatherv:
-		def = trace.OpMPIGather
-	case trace.OpMPIScatterv:
-		def = trace.OpMPIScatter
-	case trace.OpMPIAllgatherv:
-		def = trace.OpMPIAllgather
-	case trace.OpMPIAlltoallv:
-		def = trace.OpMPIAlltoall
+	if e.Comm == trace.CommSelf && info.Comm != trace.CommWait {
+		return lw.fail(e, "a communication call on MPI_COMM_SELF")
 	}
-	switch {
-	case info.Comm == trace.CommWait || def == trace.OpMPIIsend || def == trace.OpMPIIrecv:
-		return lw.fail(e, "a script has no non-blocking point-to-point calls")
-	case info.Comm == trace.CommCreate:
-		return lw.fail(e, "a script's communicators are its groups, declared at the top")
+	switch info.Comm {
+	case trace.CommCreate:
+		return lw.split(e, b)
+	case trace.CommWait:
+		// wait N: the completion of N non-blocking calls.
+		b.l.cmd, b.l.operand, b.l.intHole = "wait", oInt, b.hole(int64(e.Count), kInt)
+		return lw.finish(e, b, trace.OpMPIWait, 0)
 	}
+	lw.onComm(e, b)
+	def := script.DefaultCall(e.Op)
 	b.l.cmd = strings.ToLower(strings.TrimPrefix(def.String(), "MPI_"))
 	if e.Op != trace.OpMPIBarrier {
 		b.l.operand, b.l.intHole = oInt, b.hole(e.Bytes, kSize)
@@ -735,9 +733,59 @@ func (lw *lowerer) comm(e *trace.Event, b *lb) error {
 	if info.Comm != trace.CommP2P && e.Tag != 0 {
 		return lw.fail(e, "tag %d on a collective call", e.Tag)
 	}
+	if info.Comm == trace.CommP2P && def != trace.OpMPISend {
+		// A receive posted with MPI_ANY_SOURCE or MPI_ANY_TAG.
+		if flags&trace.PostedAnySource != 0 {
+			b.word("anysource", "")
+		}
+		if flags&trace.PostedAnyTag != 0 {
+			b.word("anytag", "")
+		}
+		flags &^= trace.PostedAnySource | trace.PostedAnyTag
+	}
 	if flags != 0 {
-		return lw.fail(e, "a receive posted with MPI_ANY_SOURCE or MPI_ANY_TAG (flags %#x): a script's receives name their source and tag", flags)
+		return lw.fail(e, "flags %#x, which the script's %s does not make", flags, b.l.cmd)
 	}
 	b.opt("elements", int64(e.Count), kInt, 0)
 	return lw.finish(e, b, def, 0)
+}
+
+// split lowers MPI_Comm_split and MPI_Comm_dup (and what captures record
+// as split: MPI_Cart_create, MPI_Comm_create): split as NAME [color C]
+// [id N]. Its color and whether it needs an id depend on the members of
+// the communicator it made, which only all ranks' traces tell:
+// Convert sets them (splitColors) from what the lowerers of all ranks
+// saw. Until then the color and id holes hold the new id, and two holes
+// no argument shows hold the parent's id and how many communicators the
+// rank made from it before.
+func (lw *lowerer) split(e *trace.Event, b *lb) error {
+	lw.onComm(e, b)
+	b.l.cmd = "split"
+	if e.Ret > 1<<32-1 || e.Ret < -1<<31 {
+		return lw.fail(e, "communicator id %d out of range", e.Ret)
+	}
+	seq := lw.splitSeq[e.Comm]
+	lw.splitSeq[e.Comm]++
+	name := lw.handleName("sub", false)
+	b.l.handle = name
+	if e.Ret >= 0 {
+		b.l.opens = name
+		lw.splitNames[uint32(e.Ret)] = name
+		lw.splitIDs[name] = uint32(e.Ret)
+	} else {
+		delete(lw.open, name)
+	}
+	if e.Op != trace.OpMPICommDup {
+		b.opt("color", e.Ret, kInt, 0)
+	}
+	b.opt("id", e.Ret, kInt, -1)
+	b.l.hidden = b.hole(int64(e.Comm), kInt)
+	b.hole(int64(seq), kInt)
+	if e.Ret < -1 {
+		b.arg("ret", e.Ret, kRet)
+	}
+	if !b.call(e.Op, trace.OpMPICommSplit) {
+		return lw.fail(e, "the script language has no such call")
+	}
+	return nil
 }

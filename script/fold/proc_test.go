@@ -194,6 +194,22 @@ repeat 8 as i {
 }
 close out
 `, 14},
+		// Rows and columns of a 2 × 4 grid made by MPI_Comm_split, a dup,
+		// collectives and a ring on them, an MPI file opened on a row.
+		{"comm-split", `
+split as rows color rank / 4
+split as cols color rank % 4
+repeat 3 as i {
+    allreduce 8 comm rows
+    bcast 64 root 1 comm cols
+    sendrecv 16 to (grank + 1) % gsize from (grank + 3) % gsize comm rows
+}
+split as d call MPI_Comm_dup
+barrier comm d
+mpiopen "row.dat" as f comm rows
+write f at grank * 1KiB size 1KiB all
+close f
+`, 16},
 		// Threads reading a file at the shared position.
 		{"threads", `
 open "/scratch/in" as in flags O_RDONLY
@@ -207,7 +223,7 @@ close in
 `, 14},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out := roundTrip(t, c.src, 2)
+			out := roundTrip(t, c.src, 8)
 			if n := lines(out); n > c.maxLines {
 				t.Errorf("%d lines, want at most %d:\n%s", n, c.maxLines, numbered([]byte(out)))
 			}

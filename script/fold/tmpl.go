@@ -106,8 +106,14 @@ type leafT struct {
 	handle2 string // dup: the name of the new handle; copy: the handle written
 	closes  string // the handle names the command releases, joined by commas
 	text2   bool   // path2 is text, not a path (a symlink's target)
-	mpi     bool   // the handle is an MPI file handle
-	events  int    // events the command makes
+	// commName is the communicator made by split the command runs on
+	// (comm NAME): its peers and roots are ranks of it.
+	commName string
+	// hidden is the first of the holes no argument shows (a split's
+	// parent and sequence number, for splitColors), -1 none.
+	hidden int
+	mpi    bool // the handle is an MPI file handle
+	events int  // events the command makes
 }
 
 func (l *leafT) key() string { return string(l.appendKey(nil, nil)) }
@@ -155,6 +161,14 @@ func (l *leafT) appendKey(b []byte, kinds []hkind) []byte {
 	b = append(b, l.closes...)
 	b = append(b, '|')
 	b = append(b, l.handle2...)
+	if l.commName != "" {
+		b = append(b, "|c:"...)
+		b = append(b, l.commName...)
+	}
+	if l.hidden >= 0 {
+		b = append(b, "|h"...)
+		b = strconv.AppendInt(b, int64(l.hidden), 10)
+	}
 	if l.text2 {
 		b = append(b, "|text2"...)
 	}
