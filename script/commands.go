@@ -135,7 +135,7 @@ var commandList = []cmdSpec{
 		args:     []argSpec{{key: "to", kind: argExpr, typ: TString, required: true, what: "new path"}, dFlags, aCall, aRet},
 		synopsis: "rename PATH to PATH"},
 	{name: "lookup", operand: []Type{TString}, opWhat: "a path", args: []argSpec{dMode, dFlags, aRet}, synopsis: "lookup PATH"},
-	{name: "stat", operand: []Type{TString, THandle}, opWhat: "a path or a file handle", args: []argSpec{dFlags, aCall, aRet}, synopsis: "stat PATH|HANDLE"},
+	{name: "stat", operand: []Type{TString, THandle}, opWhat: "a path or a file handle", args: []argSpec{dMode, dFlags, aCall, aRet}, synopsis: "stat PATH|HANDLE"},
 	{name: "mkdir", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aMode, dFlags, aCall, aRet}, synopsis: "mkdir PATH [mode PERM]"},
 	{name: "rmdir", operand: []Type{TString}, opWhat: "a path", args: []argSpec{dFlags, aRet}, synopsis: "rmdir PATH"},
 	{name: "truncate", operand: pathOrHandle, opWhat: "a path or a file handle", args: []argSpec{aToInt, dFlags, aCall, aRet},

@@ -865,7 +865,12 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		}
 		it.emit(e)
 	case opStatPath:
-		e := trace.Event{Op: cm.recOp(trace.OpStat), Path: id}
+		// mode: the mask of statx as the preload capture records it.
+		mode, err := it.flagsArg(cm, "mode", 0)
+		if err != nil {
+			return err
+		}
+		e := trace.Event{Op: cm.recOp(trace.OpStat), Path: id, Mode: mode}
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
@@ -1265,6 +1270,9 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 			}
 		}
 	case opStatFD:
+		if e.Mode, err = it.flagsArg(cm, "mode", 0); err != nil {
+			return err
+		}
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}

@@ -699,7 +699,7 @@ var cmdFields = map[string]uint32{
 	"read":       fFD | fPath | fOffset | fSize | fFlags | fCount, "write": fFD | fPath | fOffset | fSize | fFlags | fCount,
 	"copy": fFD | fFD2 | fPath | fPath2 | fOffset | fOffset2 | fSize | fFlags,
 	"seek": fFD | fPath | fOffset | fWhence | fFlags, "sync": fFD | fPath | fFlags, "datasync": fFD | fPath | fFlags,
-	"stat": fFD | fPath | fFlags, "truncate": fFD | fPath | fSize | fFlags,
+	"stat": fFD | fPath | fFlags | fMode, "truncate": fFD | fPath | fSize | fFlags,
 	"allocate": fFD | fPath | fOffset | fSize | fFlags, "advise": fFD | fPath | fOffset | fSize | fFlags,
 	"map": fFD | fPath | fOffset | fSize | fFlags | fMode, "readdir": fFD | fPath | fSize,
 	"lookup": fPath | fFlags | fMode, "delete": fPath | fFlags, "rmdir": fPath | fFlags, "mkdir": fPath | fFlags | fMode,

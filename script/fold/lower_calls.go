@@ -55,6 +55,7 @@ func (lw *lowerer) posix(e *trace.Event, b *lb, st step, exp int32) error {
 				return err
 			}
 			b.l.cmd, b.l.operand, b.l.handle = "stat", oHandle, h
+			b.opt("mode", int64(e.Mode), kHex, 0) // statx's mask
 			b.opt("flags", int64(e.Flags), kAtFlags, 0)
 			return lw.finish(e, b, trace.OpFstat, 0)
 		}
@@ -103,6 +104,7 @@ func (lw *lowerer) pathCmd(e *trace.Event, b *lb) error {
 		}
 	case info.NS == trace.NSLook:
 		b.l.cmd, def = "stat", trace.OpStat
+		b.opt("mode", int64(e.Mode), kHex, 0) // statx's mask
 	case info.NS == trace.NSRemove:
 		b.l.cmd, def = "delete", trace.OpUnlink
 		if ok {
@@ -285,6 +287,7 @@ func (lw *lowerer) fdCall(e *trace.Event, b *lb, st step) error {
 		return lw.finish(e, b, map[bool]trace.Op{true: trace.OpFdatasync, false: trace.OpFsync}[e.Op == trace.OpFdatasync], 0)
 	case info.Family == "stat":
 		b.l.cmd = "stat"
+		b.opt("mode", int64(e.Mode), kHex, 0)
 		b.opt("flags", int64(e.Flags), kHex, 0)
 		return lw.finish(e, b, trace.OpFstat, 0)
 	case info.Resize == trace.ResizeSet:
@@ -602,16 +605,10 @@ func (lw *lowerer) mpiData(e *trace.Event, b *lb, h *state.Handle[lhandle], p st
 	write := info.Dir == trace.DirWrite
 	b.l.cmd = map[bool]string{true: "write", false: "read"}[write]
 	moved := max(e.Ret, 0)
-	def := e.Op
+	def := script.DefaultCall(e.Op) // MPI_File_read_at for MPI_File_iread_at
 	switch info.Addr {
 	case trace.AddrExplicit:
 		b.arg("at", e.Offset, kSize)
-		switch e.Op {
-		case trace.OpMPIFileIreadAt:
-			def = trace.OpMPIFileReadAt
-		case trace.OpMPIFileIwriteAt:
-			def = trace.OpMPIFileWriteAt
-		}
 		if write {
 			lw.grow(p, e.Offset+moved)
 		}
@@ -623,12 +620,6 @@ func (lw *lowerer) mpiData(e *trace.Event, b *lb, h *state.Handle[lhandle], p st
 			b.arg("pos", e.Offset, kSize)
 		}
 		h.Aux.pos = e.Offset + moved
-		switch e.Op {
-		case trace.OpMPIFileIread:
-			def = trace.OpMPIFileRead
-		case trace.OpMPIFileIwrite:
-			def = trace.OpMPIFileWrite
-		}
 		if write {
 			lw.grow(p, e.Offset+moved)
 		}
