@@ -600,18 +600,27 @@ var errTooMany = "too many open files (the limit is 65536 per process)"
 const oTmpfile = 0x400000
 
 func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
-	if cm.op != opSleep && cm.op != opFail {
+	if cm.thread != nil || it.th != 0 || it.lastP == nil || it.lastTh != 0 {
 		if err := it.setThread(cm); err != nil {
 			return false, err
 		}
+	} else {
+		it.p = it.lastP // the main thread, as the command before
 	}
 	if cm.commH >= 0 {
 		restore, err := it.onComm(cm)
 		if err != nil {
 			return false, err
 		}
-		defer restore()
+		sync, err := it.command1(cm, ev)
+		restore()
+		return sync, err
 	}
+	return it.command1(cm, ev)
+}
+
+// command1 runs a command once its thread and communicator are set.
+func (it *Interp) command1(cm *cCmd, ev *trace.Event) (bool, error) {
 	switch cm.op {
 	case opSleep:
 		d, err := it.nonNeg(cm.n, "a sleep")
