@@ -96,6 +96,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		// that replaced one the trace opened on another file
 		declared, redeclared int64
 		splits               map[string]uint32 // the communicators it made, by name
+		std                  stdUse
 		comms                map[uint32]bool
 		err                  error
 	}
@@ -127,6 +128,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 				}
 				o.events, o.comms, o.halves = lw.ncall, lw.comms, lw.unknownHalves
 				o.declared, o.redeclared, o.splits = lw.declared, lw.redeclared, lw.splitIDs
+				o.std = stdUse{hoisted: lw.hoisted, touched: lw.stdTouched, kinds: lw.kinds}
 			}
 		}()
 	}
@@ -170,6 +172,11 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	std := make([]stdUse, len(outs))
+	for i := range outs {
+		std[i] = outs[i].std
+	}
+	hoistStd(in, lists, std)
 	made := make([]map[string]uint32, len(outs))
 	for i := range outs {
 		made[i] = outs[i].splits

@@ -61,6 +61,18 @@ type lowerer struct {
 	// redeclared those of them that replaced one the trace had opened on
 	// another file.
 	declared, redeclared int64
+	// The standard streams: which ones an event used or replaced, whether
+	// a process or thread was made, and the declarations of those the
+	// main thread used first, untouched before, which Convert puts at the
+	// start of the program (hoist).
+	stdTouched [3]bool
+	procs      bool
+	hoisted    [3]*stdDecl
+}
+
+// stdDecl is a standard stream declared at the start of a rank's program.
+type stdDecl struct {
+	path, name string
 }
 
 // ldesc is what the lowerer keeps on an open file description: the
@@ -317,12 +329,48 @@ func (lw *lowerer) event(e *trace.Event) error {
 	}
 	lw.started = true
 	lw.prevEnd = max(lw.prevEnd, e.End())
+	defer lw.touch(e)
 	if len(lw.pend) > 0 {
 		if done, err := lw.implicit(e, g); done || err != nil {
 			return err
 		}
 	}
 	return lw.lower(e, g)
+}
+
+// touch notes the standard streams e used or replaced, and whether it
+// made a process or thread.
+func (lw *lowerer) touch(e *trace.Event) {
+	info := e.Op.Info()
+	mark := func(fd int64) {
+		if fd >= 0 && fd < 3 {
+			lw.stdTouched[fd] = true
+		}
+	}
+	switch info.FD {
+	case trace.FDOn, trace.FDClose:
+		mark(int64(e.FD))
+		if info.Dir == trace.DirCopy {
+			mark(int64(e.FD2))
+		}
+	case trace.FDDup:
+		mark(int64(e.FD))
+		mark(e.Ret)
+	case trace.FDOpen:
+		mark(e.Ret)
+		mark(int64(e.FD))
+	case trace.FDCloseRange:
+		for fd := int64(max(e.FD, 0)); fd < 3 && fd <= e.Size; fd++ {
+			mark(fd)
+		}
+	case trace.FDAt:
+		if onDesc(e) {
+			mark(int64(e.FD))
+		}
+	}
+	if info.Proc == trace.ProcFork || info.Proc == trace.ProcThread {
+		lw.procs = true
+	}
 }
 
 // flush lowers the events held for an implicit command.
@@ -512,6 +560,17 @@ func (lw *lowerer) declare(e *trace.Event, fd int32, path trace.PathID, pos int6
 	}
 	lw.declared++
 	in := trace.Event{Op: trace.OpInherit, Thread: e.Thread, FD: fd, Ret: int64(fd), Path: path, Offset: max(pos, 0)}
+	if fd < 3 && d == nil && !lw.stdTouched[fd] && !lw.procs && e.Thread == 0 {
+		// A standard stream nothing used before: declared at the start
+		// of the program (by Convert), at position 0 (the call says pos),
+		// where every rank can declare it alike.
+		in.Offset = 0
+		st, _ := lw.apply(&in)
+		p := lw.path(path)
+		name, _ := lw.nameOf(st.New, fd, p, true)
+		lw.hoisted[fd] = &stdDecl{path: p, name: name}
+		return nil
+	}
 	st, freed := lw.apply(&in)
 	b := lw.newLB()
 	if err := lw.inherit(b, &in, st, true); err != nil {

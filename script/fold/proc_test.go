@@ -109,7 +109,7 @@ func TestRoundTripInherited(t *testing.T) {
 	b.add(trace.Event{Op: trace.OpClose, FD: 4, Path: f})
 	b.add(trace.Event{Op: trace.OpClose, FD: 10, Path: f})
 	wantIn(t, b.m,
-		`inherit "/tmp/out" as stdout fd 1 at 40 quiet`,
+		"inherit \"/tmp/out\" as stdout fd 1 quiet\nwrite stdout size 10 pos 40",
 		"fcntl f_f cmd F_SETFD arg 1",
 		"fcntl f_f cmd F_SETFL arg O_APPEND",
 		"dup f_f as f_f2 arg 10 call fcntl fd 10",
