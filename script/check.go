@@ -167,11 +167,21 @@ var constants = func() map[string]int64 {
 		"O_APPEND": trace.OAppend, "O_DIRECT": trace.ODirect, "O_SYNC": trace.OSync,
 		"O_DSYNC": trace.ODsync, "O_NOATIME": 0x40000, "O_CLOEXEC": 0x80000,
 		"O_LARGEFILE": 0x8000, "O_DIRECTORY": 0x10000, "O_NOFOLLOW": 0x20000, "O_NONBLOCK": 0x800,
+		"O_NOCTTY": 0x100, "O_ASYNC": 0x2000, "O_PATH": 0x200000, "O_TMPFILE": 0x410000,
+		// fcntl commands and flags, mmap protections and flags, fadvise
+		// advice, close_range and fork flags, AT_ flags (Linux x86-64).
+		"F_DUPFD": trace.FDupfd, "F_GETFD": trace.FGetfd, "F_SETFD": trace.FSetfd, "F_GETFL": trace.FGetfl,
+		"F_SETFL": trace.FSetfl, "F_DUPFD_CLOEXEC": trace.FDupfdCloexec, "FD_CLOEXEC": 1,
+		"PROT_READ": 1, "PROT_WRITE": 2, "PROT_EXEC": 4, "MAP_SHARED": 1, "MAP_PRIVATE": 2,
+		"POSIX_FADV_NORMAL": 0, "POSIX_FADV_RANDOM": 1, "POSIX_FADV_SEQUENTIAL": 2, "POSIX_FADV_WILLNEED": 3,
+		"POSIX_FADV_DONTNEED": 4, "POSIX_FADV_NOREUSE": 5,
+		"CLOSE_RANGE_UNSHARE": 2, "CLOSE_RANGE_CLOEXEC": trace.CloseRangeCloexec, "CLONE_FILES": trace.CloneFiles,
+		"AT_EMPTY_PATH": 0x1000, "AT_SYMLINK_NOFOLLOW": 0x100, "AT_REMOVEDIR": 0x200, "AT_SYMLINK_FOLLOW": 0x400,
 		"MPI_MODE_CREATE": trace.MPIModeCreate, "MPI_MODE_RDONLY": trace.MPIModeRdonly,
 		"MPI_MODE_WRONLY": trace.MPIModeWronly, "MPI_MODE_RDWR": trace.MPIModeRdwr,
 		"MPI_MODE_DELETE_ON_CLOSE": 16, "MPI_MODE_UNIQUE_OPEN": 32,
 		"MPI_MODE_EXCL": trace.MPIModeExcl, "MPI_MODE_APPEND": trace.MPIModeAppend,
-		"MPI_MODE_SEQUENTIAL": 256,
+		"MPI_MODE_SEQUENTIAL": 256, "MPI_UNDEFINED": mpiUndefined,
 	}
 	// Errno names, for the results of failed calls: ret -ENOENT.
 	for _, name := range trace.ErrnoNames() {
@@ -204,6 +214,7 @@ type compiler struct {
 	hst      map[int]hstate // by handle index
 	onGroup  *symbol        // group of the innermost enclosing on
 	inParam  string         // "param" or "group size" while compiling those
+	rankOnly string         // "the color of split" while compiling what is computed for every rank
 }
 
 func (c *compiler) errorf(pos Pos, format string, args ...any) {
@@ -579,6 +590,24 @@ const (
 	opSleep
 	opMark
 	opFail
+	opInherit
+	opFcntl
+	opCloseRange
+	opCopy
+	opAllocate
+	opAdvise
+	opSyncAll
+	opMap
+	opReaddir
+	opLink
+	opSymlink
+	opReadlink
+	opFork
+	opClone
+	opExec
+	opExit
+	opSplit
+	opWait
 )
 
 type cCmd struct {
@@ -601,10 +630,18 @@ type cCmd struct {
 	// Call details (docs/SCRIPT.md, "Call details").
 	callOp trace.Op // call NAME: the op to record instead of the default; 0 none
 	ret    *cexpr   // ret R
-	// dup: the new handle
+	// dup: the new handle; copy: the handle written to
 	h2     int
 	h2Pos  Pos
 	h2Name string
+	hmpi   bool   // the handle operand (or the one bound) is an MPI file handle
+	thread *cexpr // thread T, nil: 0
+	quiet  bool   // inherit … quiet: no event
+	// comm NAME: the communicator (handle slot) the call is on, -1 none
+	commH    int
+	commName string
+	// anysource, anytag: a receive posted with the wildcards
+	anySrc, anyTag bool
 }
 
 func (cm *cCmd) arg(key string) *cexpr { return cm.args.get(key) }
@@ -647,10 +684,10 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 		c.errorf(s.Pos, "unknown command %q", s.Name)
 		return nil
 	}
-	cm := &cCmd{pos: s.Pos, name: s.Name, h: -1, site: c.site(), site2: -1}
+	cm := &cCmd{pos: s.Pos, name: s.Name, h: -1, site: c.site(), site2: -1, commH: -1}
 	// The operand.
 	opType := TInvalid
-	if spec.operand != nil && s.Operand == nil {
+	if spec.operand != nil && s.Operand == nil && !spec.optOperand {
 		c.errorf(s.Pos, "%s needs %s: %s", s.Name, spec.opWhat, spec.synopsis)
 		return nil
 	}
@@ -704,12 +741,34 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 				c.errorf(a.Pos, "'%s' needs a value", a.Key)
 				continue
 			}
+			if s.Name == "split" && (a.Key == "color" || a.Key == "key") {
+				c.rankOnly = "the " + a.Key + " of split"
+			}
 			x := c.expr(a.Value)
+			c.rankOnly = ""
 			c.want(x, as.typ, a.Value.Start(), fmt.Sprintf("the %s of %s", as.what, s.Name))
 			if x.isConst && x.ci < 0 && x.typ == TInt && nonNegative(s.Name, a.Key) {
 				c.errorf(a.Value.Start(), "%s must not be negative, got %d", as.what, x.ci)
 			}
 			cm.args = append(cm.args, cArg{a.Key, &x}) // the parser refuses a key given twice
+		case argName:
+			if as.typ != TInvalid && a.Name != nil {
+				// A handle the command uses (copy … to H, comm C).
+				sym := c.scope.lookup(a.Name.Name)
+				switch {
+				case sym == nil && as.typ == TComm:
+					c.errorf(a.Name.Pos, "undefined: %s (make it first: split as %s)", a.Name.Name, a.Name.Name)
+				case sym == nil:
+					c.errorf(a.Name.Pos, "undefined: %s (open it first: open … as %s)", a.Name.Name, a.Name.Name)
+				case sym.kind != symHandle || sym.typ != as.typ:
+					what := pick(sym.kind == symHandle, article(sym.typ), kindName(sym))
+					c.errorf(a.Name.Pos, "%s needs %s after '%s', got %s", s.Name, pick(as.typ == TComm, "a communicator", "a POSIX file handle"), a.Key, what)
+				case as.typ == TComm:
+					cm.commH, cm.commName = sym.slot, sym.name
+				default:
+					cm.h2, cm.h2Pos, cm.h2Name = sym.slot, a.Name.Pos, sym.name
+				}
+			}
 		case argWord:
 			if a.Key == "call" {
 				var ok bool
@@ -726,6 +785,10 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 				cm.whence = 1
 			case "end":
 				cm.whence = 2
+			case "data":
+				cm.whence = 3 // SEEK_DATA
+			case "hole":
+				cm.whence = 4 // SEEK_HOLE
 			}
 		case argFlag:
 			switch a.Key {
@@ -737,6 +800,12 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 				cm.order = true
 			case "self":
 				cm.self = true
+			case "quiet":
+				cm.quiet = true
+			case "anysource":
+				cm.anySrc = true
+			case "anytag":
+				cm.anyTag = true
 			}
 		}
 	}
@@ -763,6 +832,8 @@ func (c *compiler) command(s *CommandStmt) cstmt {
 		}
 	}
 	cm.ret = cm.arg("ret")
+	cm.thread = cm.arg("thread")
+	cm.hmpi = opType == TMPIHandle
 	c.selectOp(s, cm, opType, hsym)
 	c.details(s, cm)
 	return cm
@@ -839,6 +910,42 @@ func (cm *cCmd) defaultOp() trace.Op {
 		return trace.OpMPIFileSetView
 	case opMPISeek:
 		return pick(cm.shared, trace.OpMPIFileSeekShared, trace.OpMPIFileSeek)
+	case opInherit:
+		return trace.OpInherit
+	case opFcntl:
+		return trace.OpFcntl
+	case opCloseRange:
+		return trace.OpCloseRange
+	case opCopy:
+		return trace.OpCopyFileRange
+	case opAllocate:
+		return trace.OpFallocate
+	case opAdvise:
+		return trace.OpFadvise
+	case opSyncAll:
+		return trace.OpSync
+	case opMap:
+		return trace.OpMmap
+	case opReaddir:
+		return trace.OpGetdents
+	case opLink:
+		return trace.OpLink
+	case opSymlink:
+		return trace.OpSymlink
+	case opReadlink:
+		return trace.OpReadlink
+	case opFork:
+		return trace.OpFork
+	case opClone:
+		return trace.OpClone
+	case opExec:
+		return trace.OpExec
+	case opExit:
+		return trace.OpExit
+	case opSplit:
+		return trace.OpMPICommSplit
+	case opWait:
+		return trace.OpMPIWait
 	case opSend:
 		return trace.OpMPISend
 	case opRecv:
@@ -874,8 +981,28 @@ func (c *compiler) details(s *CommandStmt, cm *cCmd) {
 		c.errorf(s.Arg("ret").Pos, "the ret of dup must be negative (a failed dup, e.g. -EBADF): a successful dup returns the handle the script allocates")
 	}
 	stdio := fd && (cm.callOp == trace.OpFread || cm.callOp == trace.OpFwrite)
-	only("elements", cm.op == opMPIRead || cm.op == opMPIWrite || stdio,
+	only("elements", cm.op == opMPIRead || cm.op == opMPIWrite || stdio || commElems[s.Name],
 		"needs an MPI file handle, or a POSIX file handle and call fread or fwrite (their item count)")
+	if cm.op == opDup {
+		only("arg", cm.callOp == trace.OpFcntl, "needs call fcntl: it is F_DUPFD's lowest descriptor")
+	}
+	if cm.whence > 2 && (cm.op != opSeekFD) {
+		c.errorf(s.Arg("from").Pos, "from %s needs a POSIX file handle (SEEK_DATA and SEEK_HOLE are lseek's)", s.Arg("from").Word)
+	}
+	individual := (fd || cm.op == opMPIRead || cm.op == opMPIWrite) && s.Arg("at") == nil && !cm.shared && !cm.order
+	only("pos", individual || cm.op == opCopy && s.Arg("at") == nil,
+		"needs a call at the handle's position (a handle, no 'at', not shared or ordered)")
+	only("outpos", s.Arg("outat") == nil, "does not go with 'outat': the call gives the offset")
+	switch cm.op {
+	case opFork, opClone:
+		if cm.ret != nil && cm.ret.isConst && cm.ret.ci >= 0 {
+			c.errorf(s.Arg("ret").Pos, "the ret of %s must be negative (a failed %s): a successful one returns its thread, the operand", s.Name, s.Name)
+		}
+	case opFcntl:
+		if x := cm.arg("cmd"); x != nil && x.isConst && (x.ci == trace.FDupfd || x.ci == trace.FDupfdCloexec) {
+			c.errorf(s.Arg("cmd").Pos, "fcntl's dup commands make a handle: write dup HANDLE as NAME call fcntl (flags F_DUPFD_CLOEXEC)")
+		}
+	}
 	if s.Name == "read" || s.Name == "write" {
 		only("flags", fd, "of read and write needs a POSIX file handle (the RWF_ flags of preadv2/pwritev2)")
 	}
@@ -908,7 +1035,7 @@ func (c *compiler) details(s *CommandStmt, cm *cCmd) {
 // roots and peers may be any, -1; seek offsets may be negative).
 func nonNegative(cmd, key string) bool {
 	switch key {
-	case "tag", "recvtag", "from", "root", "with", "ret":
+	case "tag", "recvtag", "from", "root", "with", "ret", "color", "key":
 		return false
 	case "to":
 		return cmd != "seek" && cmd != "send" && cmd != "sendrecv"
@@ -937,8 +1064,12 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 			}
 		}
 	}
+	// Handles are followed for the rank's main thread only: a command of
+	// another thread may be in another process, whose handles are copies
+	// (the interpreter checks those when it runs).
+	skip := cm.thread != nil && !(cm.thread.isConst && cm.thread.ci == 0)
 	useHandle := func() {
-		if hsym == nil {
+		if hsym == nil || skip {
 			return
 		}
 		st := c.hst[hsym.slot]
@@ -1004,21 +1135,50 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 	case "dup":
 		cm.op = opDup
 		useHandle()
-		if sym := c.bindAs(s, THandle, "using its name"); sym != nil {
+		if sym := c.bindAs(s, THandle, "using its name", skip); sym != nil {
 			cm.h2, cm.h2Pos, cm.h2Name = sym.slot, s.Arg("as").Name.Pos, sym.name
 		}
-	case "open", "mpiopen":
-		cm.op = pick(s.Name == "open", opOpen, opMPIOpen)
-		if sym := c.bindAs(s, pick(s.Name == "open", THandle, TMPIHandle), "opening it"); sym != nil {
+	case "open", "mpiopen", "inherit":
+		cm.op = map[string]cmdOp{"open": opOpen, "mpiopen": opMPIOpen, "inherit": opInherit}[s.Name]
+		cm.hmpi = s.Name == "mpiopen"
+		if sym := c.bindAs(s, pick(s.Name == "mpiopen", TMPIHandle, THandle), pick(s.Name == "inherit", "inheriting it", "opening it"), skip); sym != nil {
 			cm.h, cm.hPos, cm.hName = sym.slot, s.Arg("as").Name.Pos, sym.name
 		}
+	case "fcntl", "allocate", "advise", "map", "readdir":
+		cm.op = map[string]cmdOp{"fcntl": opFcntl, "allocate": opAllocate, "advise": opAdvise, "map": opMap, "readdir": opReaddir}[s.Name]
+		useHandle()
+	case "copy":
+		cm.op = opCopy
+		useHandle()
+		if a := s.Arg("to"); a != nil && a.Name != nil && !skip {
+			if st := c.hst[cm.h2]; st.st == hClosed && cm.h2Name != "" {
+				c.errorf(cm.h2Pos, "%s is used after it was closed (at %s)", cm.h2Name, st.pos)
+			}
+		}
+	case "closerange":
+		cm.op = opCloseRange
+	case "link", "symlink":
+		cm.op = pick(s.Name == "link", opLink, opSymlink)
+		cm.site2 = c.site()
+	case "readlink":
+		cm.op = opReadlink
+	case "split":
+		cm.op = opSplit
+		// A communicator is never closed: its name may be split again.
+		if sym := c.bindAs(s, TComm, "splitting", true); sym != nil {
+			cm.h, cm.hPos, cm.hName = sym.slot, s.Arg("as").Name.Pos, sym.name
+		}
+	case "wait":
+		cm.op = opWait
+	case "fork", "clone", "exec", "exit":
+		cm.op = map[string]cmdOp{"fork": opFork, "clone": opClone, "exec": opExec, "exit": opExit}[s.Name]
 	case "close":
 		cm.op = pick(opType == THandle, opCloseFD, opMPIClose)
 		if hsym != nil {
-			if st := c.hst[hsym.slot]; st.st == hClosed {
+			if st := c.hst[hsym.slot]; st.st == hClosed && !skip {
 				c.errorf(cm.hPos, "%s is already closed (at %s)", hsym.name, st.pos)
 			}
-			c.hst[hsym.slot] = hstate{st: hClosed, pos: s.Pos}
+			c.hst[hsym.slot] = pick(skip, hstate{}, hstate{st: hClosed, pos: s.Pos})
 		}
 	case "seek":
 		if opType == THandle {
@@ -1027,7 +1187,14 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 		cm.op = pick(opType == THandle, opSeekFD, opMPISeek)
 		useHandle()
 	case "sync":
-		cm.op = pick(opType == THandle, opSyncFD, opMPISync)
+		switch {
+		case s.Operand == nil:
+			cm.op = opSyncAll
+		case opType == THandle:
+			cm.op = opSyncFD
+		default:
+			cm.op = opMPISync
+		}
 		useHandle()
 	case "datasync":
 		cm.op = opDatasync
@@ -1055,30 +1222,39 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 	default:
 		cm.op = commOps[s.Name]
 	}
+	// Commands that may close handles the script does not name: what is
+	// known of every handle is lost.
+	if s.Arg("fd") != nil || cm.op == opCloseRange || cm.op == opExec || cm.op == opExit {
+		for k := range c.hst {
+			c.hst[k] = hstate{}
+		}
+	}
 }
 
 // bindAs declares (or reuses, if it is closed) the handle "as NAME" of an
-// open, mpiopen or dup, and marks it open — unknown after a failed call
-// (ret).
-func (c *compiler) bindAs(s *CommandStmt, typ Type, again string) *symbol {
+// open, mpiopen, dup or inherit, and marks it open — unknown after a
+// failed call (ret), or where the handles are not followed (skip, fd N:
+// the descriptor may be the handle's own, which the call replaces).
+func (c *compiler) bindAs(s *CommandStmt, typ Type, again string, skip bool) *symbol {
 	a := s.Arg("as")
 	if a == nil || a.Name == nil {
 		return nil
 	}
+	skip = skip || s.Arg("fd") != nil
 	sym := c.scope.lookup(a.Name.Name)
 	if sym != nil && sym.kind == symHandle {
 		if sym.typ != typ {
 			c.errorf(a.Name.Pos, "%s is %s (opened at %s); %s needs another name", sym.name, article(sym.typ), sym.pos, s.Name)
 			return nil
 		}
-		if st := c.hst[sym.slot]; st.st == hOpen {
+		if st := c.hst[sym.slot]; st.st == hOpen && !skip {
 			c.errorf(a.Name.Pos, "%s is still open (opened at %s); close it before %s again", sym.name, st.pos, again)
 		}
 	} else {
 		sym = c.declare(a.Name, symHandle, typ)
 	}
 	c.hst[sym.slot] = hstate{st: hOpen, pos: s.Pos}
-	if s.Arg("ret") != nil {
+	if s.Arg("ret") != nil || skip {
 		c.hst[sym.slot] = hstate{} // a failed call leaves the handle closed
 	}
 	return sym
@@ -1217,8 +1393,13 @@ func (c *compiler) ident(e *Ident) cexpr {
 	case symGroup:
 		return constInt(TGroup, int64(sym.which))
 	case symHandle:
-		c.errorf(e.Pos, "%s is a file handle, not a value", e.Name)
+		c.errorf(e.Pos, "%s is %s, not a value", e.Name, pick(sym.typ == TComm, "a communicator", "a file handle"))
 		return cexpr{typ: TInvalid}
+	case symVar, symLoop:
+		if c.rankOnly != "" {
+			c.errorf(e.Pos, "%s is computed for every rank of the communicator: it may use rank, grank, gsize, nranks, params and constants, not %s", c.rankOnly, e.Name)
+			return cexpr{typ: TInvalid}
+		}
 	}
 	return slotExpr(sym.typ, sym.slot)
 }

@@ -56,7 +56,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"write \"f\" size 1 size 2", `t.iop:1:18: duplicate 'size' in write`},
 		{"write \"f\" at 0 size 1 foo", `t.iop:1:23: unexpected 'foo' in write: expected 'at', 'size', 'all', 'shared' or 'ordered'`},
 		{"write \"f\" at 0 size 1 al", `t.iop:1:23: unexpected 'al' in write (did you mean all?): write PATH|HANDLE [at OFFSET] size N [all|shared|ordered]`},
-		{"seek h to 0 from middle", `t.iop:1:18: expected 'start', 'current' or 'end' after 'from', found 'middle'`},
+		{"seek h to 0 from middle", `t.iop:1:18: expected 'start', 'current', 'end', 'data' or 'hole' after 'from', found 'middle'`},
 		{"barrier 5", `t.iop:1:9: unexpected 5 after barrier (barrier takes no arguments: barrier)`},
 		{"open \"f\" as write", `t.iop:1:13: "write" is a command and cannot be used as a name after 'as'`},
 		{"let x = (1 + 2", `t.iop:1:15: expected ')' to close the '(' at 1:9, found end of file`},

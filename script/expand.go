@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,7 +40,8 @@ type Instance struct {
 	groups []Group
 	model  Model
 	cfg    Config
-	budget int64 // statements an interpreter may run, 0 unlimited (tests)
+	budget int64   // statements an interpreter may run, 0 unlimited (tests)
+	reg    commReg // the communicators splits made (comm.go)
 }
 
 // Program returns the program of the instance.
@@ -81,6 +83,9 @@ func (in *Instance) CommRanks(comm uint32) []int {
 		g := in.groups[comm-2]
 		return seq(g.First, g.Size)
 	}
+	if m, _, ok := in.splitComm(comm); ok {
+		return slices.Clone(m)
+	}
 	return nil
 }
 
@@ -100,6 +105,9 @@ func (in *Instance) commSize(comm uint32) int {
 		return 1
 	case int(comm-2) < len(in.groups):
 		return in.groups[comm-2].Size
+	}
+	if m, _, ok := in.splitComm(comm); ok {
+		return len(m)
 	}
 	return 0
 }
@@ -375,8 +383,7 @@ func (e *Expansion) Rank(r uint32) (trace.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rankSource{w: &world{inst: e.inst, paths: e.paths, main: int(r), it: it, log: e.log,
-		mainCnt: make([]clogCursor, e.inst.ncomms())}}, nil
+	return &rankSource{w: &world{inst: e.inst, paths: e.paths, main: int(r), it: it, log: e.log}}, nil
 }
 
 // Path implements trace.Trace.
@@ -423,13 +430,30 @@ func (w *world) grow() {
 		w.cnt = make([][]clogCursor, w.inst.ranks)
 		if w.main >= 0 {
 			w.its[w.main] = w.it
-			w.cnt[w.main] = w.mainCnt
-		}
-		w.front = make([]int, w.inst.ncomms())
-		for c := range w.front {
-			w.front[c] = math.MaxInt
 		}
 	}
+}
+
+// cursors returns rank r's cursors of the log, for communicators up to
+// index c at least (splits make communicators as the ranks run).
+func (w *world) cursors(r, c int) []clogCursor {
+	cnt := &w.mainCnt
+	if r != w.main {
+		cnt = &w.cnt[r]
+	}
+	for len(*cnt) <= c {
+		*cnt = append(*cnt, clogCursor{})
+	}
+	return *cnt
+}
+
+// frontOf returns the first call on communicator index c the log could
+// not give.
+func (w *world) frontOf(c int) *int {
+	for len(w.front) <= c {
+		w.front = append(w.front, math.MaxInt)
+	}
+	return &w.front[c]
 }
 
 // fromLog settles rank r's collective call or loop decision k (ev, check)
@@ -440,33 +464,28 @@ func (w *world) fromLog(r int, k StepKind, ev *trace.Event, check *LoopCheck, wa
 	if w.log == nil || w.publish {
 		return false
 	}
-	c := ev.Comm
+	id := ev.Comm
 	if k == StepDecide {
-		c = check.Comm
+		id = check.Comm
 	}
-	if int(c) >= w.inst.ncomms() {
+	c, known := w.inst.commIndex(id)
+	if !known {
 		return false
 	}
-	cnt := w.mainCnt
-	if r != w.main {
-		if w.cnt[r] == nil {
-			w.cnt[r] = make([]clogCursor, w.inst.ncomms())
-		}
-		cnt = w.cnt[r]
-	}
-	cur := &cnt[c]
+	cur := &w.cursors(r, c)[c]
 	i := cur.i
-	if w.front != nil && i >= w.front[c] {
+	if w.its != nil && i >= *w.frontOf(c) {
 		cur.i++
 		return false
 	}
-	v, ok := w.log.next(c, cur, k, wait)
+	v, ok := w.log.next(c, id, cur, k, wait)
 	if !ok {
 		cur.i++
 	}
 	if !ok {
 		w.grow()
-		w.front[c] = min(w.front[c], i)
+		f := w.frontOf(c)
+		*f = min(*f, i)
 		return false
 	}
 	it := w.it
@@ -536,12 +555,37 @@ func (w *world) run(r int) error {
 	return nil
 }
 
-func (w *world) members(comm uint32) (first, n int) {
-	if comm == trace.CommWorld {
-		return 0, w.inst.ranks
+// memberSet is the world ranks of a communicator: first … first+n-1, or
+// list.
+type memberSet struct {
+	first, n int
+	list     []int
+}
+
+func (m memberSet) at(i int) int {
+	if m.list != nil {
+		return m.list[i]
 	}
-	g := w.inst.groups[comm-2]
-	return g.First, g.Size
+	return m.first + i
+}
+
+func (m memberSet) has(r int) bool {
+	if m.list != nil {
+		return slices.Contains(m.list, r)
+	}
+	return r >= m.first && r < m.first+m.n
+}
+
+func (w *world) members(comm uint32) memberSet {
+	switch {
+	case comm == trace.CommWorld:
+		return memberSet{first: 0, n: w.inst.ranks}
+	case int(comm-2) < len(w.inst.groups):
+		g := w.inst.groups[comm-2]
+		return memberSet{first: g.First, n: g.Size}
+	}
+	m, _, _ := w.inst.splitComm(comm)
+	return memberSet{n: len(m), list: m}
 }
 
 // what describes where rank r is blocked.
@@ -562,8 +606,9 @@ func (w *world) errAt(r int, format string, args ...any) error {
 // rank it waits for) is blocked in; waiting holds the communicators whose
 // completion is in progress further up.
 func (w *world) complete(comm uint32, waiting []uint32) error {
-	first, n := w.members(comm)
-	for m := first; m < first+n; m++ {
+	ms := w.members(comm)
+	for i := 0; i < ms.n; i++ {
+		m := ms.at(i)
 		for {
 			s := &w.st[m]
 			if s.blocked && s.comm == comm {
@@ -608,23 +653,25 @@ func contains(s []uint32, c uint32) bool {
 
 // blockedIn returns a rank blocked on comm, for messages.
 func (w *world) blockedIn(comm uint32) int {
-	first, n := w.members(comm)
-	if w.main >= first && w.main < first+n && w.st[w.main].blocked && w.st[w.main].comm == comm {
+	ms := w.members(comm)
+	if ms.has(w.main) && w.st[w.main].blocked && w.st[w.main].comm == comm {
 		return w.main
 	}
-	for m := first; m < first+n; m++ {
-		if w.st[m].blocked && w.st[m].comm == comm {
+	for i := 0; i < ms.n; i++ {
+		if m := ms.at(i); w.st[m].blocked && w.st[m].comm == comm {
 			return m
 		}
 	}
-	return first
+	return ms.at(0)
 }
 
 // release finishes the call every member of comm is blocked in.
 func (w *world) release(comm uint32) error {
-	first, n := w.members(comm)
+	ms := w.members(comm)
+	first := ms.at(0)
 	s0 := &w.st[first]
-	for m := first + 1; m < first+n; m++ {
+	for i := 1; i < ms.n; i++ {
+		m := ms.at(i)
 		s := &w.st[m]
 		if s.kind != s0.kind || (s.kind == StepSync && (s.ev.Op != s0.ev.Op || s.ev.Peer != s0.ev.Peer)) || s.pos != s0.pos && s.kind == StepDecide {
 			return w.errAt(first, "rank %d is here in %s while rank %d is at %s in %s: the ranks' calls do not match", first, w.what(first), m, s.pos, w.what(m))
@@ -636,8 +683,8 @@ func (w *world) release(comm uint32) error {
 	if s0.kind == StepDecide {
 		var elapsed int64
 		moved := s0.check.Iter == 0 || s0.check.Limit == 0
-		for m := first; m < first+n; m++ {
-			c := &w.st[m].check
+		for i := 0; i < ms.n; i++ {
+			c := &w.st[ms.at(i)].check
 			elapsed = max(elapsed, c.Now-c.Start)
 			moved = moved || c.Now != c.Prev
 		}
@@ -645,7 +692,8 @@ func (w *world) release(comm uint32) error {
 			return w.errAt(first, "time-driven loop: %v", ErrTimeless)
 		}
 		cont := elapsed < s0.check.Limit
-		for m := first; m < first+n; m++ {
+		for i := 0; i < ms.n; i++ {
+			m := ms.at(i)
 			w.st[m].blocked = false
 			w.its[m].Decide(cont)
 		}
@@ -655,13 +703,14 @@ func (w *world) release(comm uint32) error {
 		return nil
 	}
 	var arrive, dur int64
-	for m := first; m < first+n; m++ {
-		e := &w.st[m].ev
+	for i := 0; i < ms.n; i++ {
+		e := &w.st[ms.at(i)].ev
 		arrive = max(arrive, e.Start)
 		dur = max(dur, e.Dur)
 	}
 	end := arrive + dur
-	for m := first; m < first+n; m++ {
+	for i := 0; i < ms.n; i++ {
+		m := ms.at(i)
 		s := &w.st[m]
 		s.ev.Dur = end - s.ev.Start
 		s.blocked = false
@@ -867,6 +916,7 @@ const logBlock = 64 << 10
 // for concurrent use.
 type clog struct {
 	mu   sync.Mutex
+	in   *Instance
 	sim  *world
 	c    []clogComm
 	n    int   // bytes
@@ -887,32 +937,44 @@ type clogCursor struct {
 }
 
 func newCLog(in *Instance, paths *trace.Paths) *clog {
-	l := &clog{c: make([]clogComm, in.ncomms())}
+	l := &clog{in: in, c: make([]clogComm, in.ncomms())}
 	l.sim = &world{inst: in, paths: paths, main: -1, log: l, publish: true}
 	return l
 }
 
-// next reads the entry of communicator c at cur, of kind k (StepSync: a
-// call's end; StepDecide: 1 or 0), and moves cur on; with wait, it runs
-// the simulation until the entry is there (or cannot be).
-func (l *clog) next(c uint32, cur *clogCursor, k StepKind, wait bool) (int64, bool) {
+// comm returns the entries of communicator index c.
+func (l *clog) comm(c int) *clogComm {
+	for len(l.c) <= c {
+		l.c = append(l.c, clogComm{})
+	}
+	return &l.c[c]
+}
+
+// next reads the entry of communicator id (index c) at cur, of kind k
+// (StepSync: a call's end; StepDecide: 1 or 0), and moves cur on; with
+// wait, it runs the simulation until the entry is there (or cannot be).
+func (l *clog) next(c int, id uint32, cur *clogCursor, k StepKind, wait bool) (int64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	cc := &l.c[c]
-	for cc.len <= cur.i {
+	for l.comm(c).len <= cur.i {
 		if !wait || l.full || l.err != nil {
 			return 0, false
 		}
+		before := l.comm(c).len
 		l.sim.grow()
-		err := l.sim.complete(c, nil)
+		err := l.sim.complete(id, nil)
 		if err == nil {
-			err = l.sim.release(c)
+			err = l.sim.release(id)
+		}
+		if err == nil && l.comm(c).len == before && !l.full {
+			err = fmt.Errorf("%s: communicator %d: no outcome", l.in.prog.name, id)
 		}
 		if err != nil {
 			l.err = err
 			l.sim = nil // its ranks' state is of no further use
 		}
 	}
+	cc := l.comm(c) // the simulation may have grown the log
 	b := cc.blocks[cur.b]
 	if cur.o >= len(b) {
 		cur.b, cur.o = cur.b+1, 0
@@ -928,14 +990,18 @@ func (l *clog) next(c uint32, cur *clogCursor, k StepKind, wait bool) (int64, bo
 	return cur.last, true
 }
 
-// put appends the next entry of communicator c (the simulation completes
-// the calls of each communicator in order).
-func (l *clog) put(c uint32, k StepKind, v int64) {
+// put appends the next entry of communicator id (the simulation
+// completes the calls of each communicator in order).
+func (l *clog) put(id uint32, k StepKind, v int64) {
 	if l.full || l.n >= maxLog {
 		l.full = true
 		return
 	}
-	cc := &l.c[c]
+	c, ok := l.in.commIndex(id)
+	if !ok {
+		return
+	}
+	cc := l.comm(c)
 	u := uint64(v)
 	if k == StepSync {
 		d := v - cc.last

@@ -272,14 +272,14 @@ func TestExpandLists(t *testing.T) {
 	wantRanks(t, `
 param sizes = [1KiB, 2KiB + nranks]
 let counts = [0, 0]
-let copy = counts
+let saved = counts
 repeat len(sizes) as i {
     repeat i + 1 {
         counts[i] = counts[i] + 1
     }
     write "f" at counts[i] size sizes[i]
 }
-mark "$counts $copy ${len([])} ${sqrt(8)} ${sqrt(9)} ${sqrt(9223372036854775807)} ${sqrt(0)}"
+mark "$counts $saved ${len([])} ${sqrt(8)} ${sqrt(9)} ${sqrt(9223372036854775807)} ${sqrt(0)}"
 `, Config{Ranks: 1, Params: map[string]string{"sizes": "[8, 16 + nranks]"}}, map[uint32]string{0: `
 	open f flags=O_WRONLY|O_CREAT mode=0644 ret=3
 	pwrite f fd=3 off=1 size=8 ret=8

@@ -46,6 +46,12 @@ var seeds = []string{
 	"on nobody { barrier }\n",
 	"let x = \"${rank\"\n",
 	"let x = -2^2 + (-2)^2 + 2^-1 + 2^3^2\n",
+	"inherit \"/dev/pts/0\" as out fd 1 flags O_WRONLY | O_APPEND at 10\ninherit \"\" as pipe fd 7 quiet thread 2\nopen \"a\" as a fd 5 thread 1\nfork 3 flags CLONE_FILES\nclone 4 thread 3\nwrite a size 1 pos 9 thread 4\ndup a as b call dup2 fd 1\ndup a as c call fcntl flags F_DUPFD_CLOEXEC arg 10\nfcntl a cmd F_SETFL arg O_APPEND\ncopy a to b at 0 outat 4KiB size 1 call splice flags 4\ncopy pipe to b size 8 pos 0 outpos 0\nallocate a at 0 size 1MiB flags 1\nadvise a size 0 advice POSIX_FADV_DONTNEED\nmap a at 0 size 4KiB prot PROT_READ | PROT_WRITE flags MAP_SHARED\nreaddir a size 32KiB ret 0\nseek a to 0 from hole ret 100\nsync\nsync a call syncfs thread 3\nexec \"/bin/sh\" thread 3\nexit ret 1 thread 3\ncloserange 3 to 4294967295 flags CLOSE_RANGE_CLOEXEC\nlink \"a\" to \"b\" call linkat flags AT_SYMLINK_FOLLOW\nsymlink \"l\" target \"../a\"\nreadlink \"l\" size 4KiB ret 4\nfork 9 ret -EAGAIN\nbcast 8 root 0 elements 1 thread 1\nrecv 8 from any elements 2\n",
+	"open \"a\" as a\nfork 1\nclose a thread 1\nwrite a size 1 thread 1\n",
+	"copy a to b size 1\n",
+	"fcntl x cmd F_DUPFD\n",
+	"inherit \"x\" as x\n",
+	"split as half color rank % 2 key -rank\nbarrier comm half\nbcast 8 root 1 comm half elements 1\nsplit as d call MPI_Comm_dup comm half\nallreduce 16 comm d\nsplit as low color rank / 2 - 1 id 77\nsend 8 to 2 tag 1 call MPI_Isend\nrecv 8 from 1 tag 2 anysource anytag call MPI_Irecv\nwait 2 call MPI_Waitall\nsendrecv 8 with 1 comm low\nmpiopen \"f\" as f comm half\nclose f\n",
 }
 
 func addSeeds(f *testing.F) {

@@ -3,6 +3,7 @@ package script
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -58,11 +59,26 @@ type Interp struct {
 	group  int // current group, -1 outside on blocks
 
 	slots []val
-	hs    []handle
-	fds   fdAlloc
-	mids  fdAlloc
-	sizes map[trace.PathID]int64
-	cache []siteCache
+	mhs   []handle // MPI file handles, by handle slot (the rank's)
+	chs   []commH  // communicators, by handle slot
+	// The members of the current communicator when split made it (nil:
+	// the world, or a group), its name, and how many communicators the
+	// rank made from each parent.
+	members  []int
+	commName string
+	splits   map[uint32]uint32
+	mids     fdAlloc
+	sizes    map[trace.PathID]int64
+	cache    []siteCache
+
+	// Processes and threads (proc.go): the thread of the command being
+	// run and its process; every thread's process, and the rank's first.
+	th      uint32
+	p       *proc
+	threads map[uint32]*proc
+	main    *proc
+	lastTh  uint32
+	lastP   *proc
 
 	now      int64
 	stack    []frame
@@ -91,9 +107,10 @@ type siteCache struct {
 
 type handle struct {
 	open     bool
+	cloexec  bool // the descriptor closes at exec
 	fd       int32
 	path     trace.PathID
-	*fdesc   // shared by the handles dup makes
+	*fdesc   // shared by the handles dup and fork make
 	comm     uint32
 	openedAt Pos
 	closedAt Pos
@@ -176,14 +193,15 @@ func (in *Instance) NewInterp(rank int, paths *trace.Paths) (*Interp, error) {
 	it := &Interp{
 		inst: in, prog: p, model: &in.model, paths: paths,
 		rank: int64(rank), nranks: int64(in.ranks), grank: int64(rank), gsize: int64(in.ranks), group: -1,
-		slots: make([]val, p.nslots), hs: make([]handle, p.nhandles),
-		fds: fdAlloc{base: 3}, mids: fdAlloc{base: 1},
+		slots: make([]val, p.nslots), mhs: make([]handle, p.nhandles), chs: make([]commH, p.nhandles),
+		mids:  fdAlloc{base: 1},
 		sizes: map[trace.PathID]int64{}, cache: make([]siteCache, p.nsites),
 		budget: in.budget,
 	}
 	for i, pa := range p.params {
 		it.slots[pa.slot] = in.params[i]
 	}
+	it.p = it.procOf(0)
 	if len(p.body) > 0 {
 		it.stack = append(it.stack, frame{kind: fBlock, body: p.body})
 	}
@@ -323,6 +341,7 @@ func (it *Interp) endFrame() {
 	case fOn:
 		it.group, it.comm, it.grank, it.gsize = f.sGroup, f.sComm, f.sGrank, f.sSize
 	case fTime:
+		it.th = 0
 		it.emit(trace.Event{Op: trace.OpRegionEnd, Path: f.label})
 	}
 	it.stack = it.stack[:n-1]
@@ -422,6 +441,7 @@ func (it *Interp) exec(s cstmt, ev *trace.Event) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		it.th = 0
 		it.emit(trace.Event{Op: trace.OpRegionBegin, Path: id})
 		it.push(frame{kind: fTime, body: s.body, label: id})
 	case *cCmd:
@@ -455,6 +475,7 @@ func (it *Interp) path(x *cexpr, site int) (trace.PathID, error) {
 // emit queues an event timed on the rank's clock.
 func (it *Interp) emit(e trace.Event) {
 	e.Rank = uint32(it.rank)
+	e.Thread = it.th
 	e.Start = it.now
 	e.Dur = it.model.dur(&e)
 	it.now += e.Dur
@@ -481,7 +502,10 @@ func (it *Interp) grow(p trace.PathID, end int64) {
 }
 
 func (it *Interp) handle(cm *cCmd) (*handle, error) {
-	h := &it.hs[cm.h]
+	h := &it.mhs[cm.h]
+	if !cm.hmpi {
+		h = &it.p.tab.hs[cm.h]
+	}
 	if !h.open {
 		if h.closedAt.IsValid() {
 			return nil, evalErr(cm.hPos, fmt.Sprintf("%s is not open (closed at %s)", cm.hName, h.closedAt))
@@ -528,13 +552,16 @@ func (it *Interp) peer(cm *cCmd, key string, what string, anyOK bool) (int32, er
 // peerOr is peer that also takes none (MPI_PROC_NULL) where noneOK.
 func (it *Interp) peerOr(cm *cCmd, key string, what string, anyOK, noneOK bool) (int32, error) {
 	x := cm.arg(key)
-	if x == nil {
+	var v int64
+	if x != nil {
+		var err error
+		if v, err = it.int(x); err != nil {
+			return 0, err
+		}
+	} else if key != "root" {
 		return 0, nil
 	}
-	v, err := it.int(x)
-	if err != nil {
-		return 0, err
-	}
+	// Without one, the root is rank 0 of the communicator.
 	if anyOK && v == -1 {
 		return -1, nil
 	}
@@ -543,10 +570,20 @@ func (it *Interp) peerOr(cm *cCmd, key string, what string, anyOK, noneOK bool) 
 	}
 	if v < 0 || v >= it.gsize {
 		where := "the run"
-		if it.group >= 0 {
+		switch {
+		case it.members != nil:
+			where = "communicator " + it.commName
+		case it.group >= 0:
 			where = "group " + it.inst.groups[it.group].Name
 		}
-		return 0, evalErr(x.pos, fmt.Sprintf("%s %d out of range: %s has %d ranks (0 to %d)", what, v, where, it.gsize, it.gsize-1))
+		pos := cm.pos
+		if x != nil {
+			pos = x.pos
+		}
+		return 0, evalErr(pos, fmt.Sprintf("%s %d out of range: %s has %d ranks (0 to %d)", what, v, where, it.gsize, it.gsize-1))
+	}
+	if it.members != nil {
+		return int32(it.members[v]), nil
 	}
 	if it.group >= 0 {
 		// A rank of the group, as MPI numbers it in the group's
@@ -556,13 +593,34 @@ func (it *Interp) peerOr(cm *cCmd, key string, what string, anyOK, noneOK bool) 
 	return int32(v), nil
 }
 
-var errTooMany = "too many open files (the limit is 65536 per rank)"
+var errTooMany = "too many open files (the limit is 65536 per process)"
 
 // oTmpfile is the bit of O_TMPFILE besides O_DIRECTORY: an open with it
 // takes a mode, as one with O_CREAT does.
 const oTmpfile = 0x400000
 
 func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
+	if cm.thread != nil || it.th != 0 || it.lastP == nil || it.lastTh != 0 {
+		if err := it.setThread(cm); err != nil {
+			return false, err
+		}
+	} else {
+		it.p = it.lastP // the main thread, as the command before
+	}
+	if cm.commH >= 0 {
+		restore, err := it.onComm(cm)
+		if err != nil {
+			return false, err
+		}
+		sync, err := it.command1(cm, ev)
+		restore()
+		return sync, err
+	}
+	return it.command1(cm, ev)
+}
+
+// command1 runs a command once its thread and communicator are set.
+func (it *Interp) command1(cm *cCmd, ev *trace.Event) (bool, error) {
 	switch cm.op {
 	case opSleep:
 		d, err := it.nonNeg(cm.n, "a sleep")
@@ -601,7 +659,26 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		if e.Ret, _, err = it.result(cm, 0); err != nil {
 			return false, err
 		}
+		if e.Count, err = it.elements(cm); err != nil {
+			return false, err
+		}
 		return it.collective(e, ev)
+	case opSplit:
+		return it.split(cm, ev)
+	case opWait:
+		n, err := it.nonNeg(cm.n, "a number of requests")
+		if err != nil {
+			return false, err
+		}
+		if n > math.MaxInt32 {
+			return false, evalErr(cm.n.pos, fmt.Sprintf("%d requests out of range", n))
+		}
+		e := trace.Event{Op: cm.recOp(trace.OpMPIWait), Count: int32(n)}
+		if e.Ret, _, err = it.result(cm, 0); err != nil {
+			return false, err
+		}
+		it.emit(e)
+		return false, nil
 	case opSend, opRecv, opSendrecv:
 		n, err := it.nonNeg(cm.n, "a byte count")
 		if err != nil {
@@ -638,7 +715,13 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		if err := tagOK("tag", tag, recv); err != nil {
 			return false, err
 		}
-		e := trace.Event{Op: op, Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm}
+		e := trace.Event{Op: cm.recOp(op), Peer: p, Tag: int32(tag), Bytes: n, Comm: it.comm}
+		if cm.anySrc {
+			e.Flags |= trace.PostedAnySource
+		}
+		if cm.anyTag {
+			e.Flags |= trace.PostedAnyTag
+		}
 		if cm.op == opSendrecv {
 			src := p
 			if shift {
@@ -661,6 +744,9 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 		if e.Ret, _, err = it.result(cm, 0); err != nil {
 			return false, err
 		}
+		if e.Count, err = it.elements(cm); err != nil {
+			return false, err
+		}
 		it.emit(e)
 		return false, nil
 	}
@@ -670,6 +756,16 @@ func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
 	return false, it.posixCommand(cm)
 }
 
+// elements evaluates the element count of a communication call (0
+// without one).
+func (it *Interp) elements(cm *cCmd) (int32, error) {
+	v, err := it.optInt(cm, "elements", 0, "element count", true)
+	if err == nil && v > math.MaxInt32 {
+		err = evalErr(cm.arg("elements").pos, fmt.Sprintf("element count %d out of range", v))
+	}
+	return int32(v), err
+}
+
 // collective makes a collective call: a sync unless the rank is alone.
 func (it *Interp) collective(e trace.Event, ev *trace.Event) (bool, error) {
 	if e.Comm == trace.CommSelf || it.inst.commSize(e.Comm) <= 1 {
@@ -677,6 +773,7 @@ func (it *Interp) collective(e trace.Event, ev *trace.Event) (bool, error) {
 		return false, nil
 	}
 	e.Rank = uint32(it.rank)
+	e.Thread = it.th
 	e.Start = it.now
 	e.Dur = it.model.dur(&e)
 	*ev = e
@@ -701,11 +798,13 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		if err != nil {
 			return err
 		}
-		fd, ok := it.fds.alloc()
+		fds := &it.p.tab.fds
+		fd, ok := fds.lowest()
 		if !ok {
 			return evalErr(cm.pos, errTooMany)
 		}
-		defer it.fds.free(fd)
+		fds.set(fd, holdTemp)
+		defer fds.set(fd, 0)
 		data := trace.Event{FD: fd, Path: id, Size: n, Ret: n}
 		var flags, mode uint32
 		switch cm.op {
@@ -732,11 +831,10 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		if err != nil {
 			return err
 		}
-		fd, ok := it.fds.alloc()
+		fd, ok := it.p.tab.fds.lowest()
 		if !ok {
 			return evalErr(cm.pos, errTooMany)
 		}
-		it.fds.free(fd)
 		it.emit(trace.Event{Op: trace.OpCreat, Path: id, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Mode: uint32(mode), Ret: int64(fd)})
 		it.emit(trace.Event{Op: trace.OpClose, FD: fd, Path: id})
 		it.setKnown(id, 0)
@@ -776,7 +874,12 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		}
 		it.emit(e)
 	case opStatPath:
-		e := trace.Event{Op: cm.recOp(trace.OpStat), Path: id}
+		// mode: the mask of statx as the preload capture records it.
+		mode, err := it.flagsArg(cm, "mode", 0)
+		if err != nil {
+			return err
+		}
+		e := trace.Event{Op: cm.recOp(trace.OpStat), Path: id, Mode: mode}
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
@@ -820,14 +923,13 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		if err != nil {
 			return err
 		}
-		h := &it.hs[cm.h]
-		if h.open {
-			return evalErr(cm.hPos, fmt.Sprintf("%s is still open (opened at %s); close it before opening it again", cm.hName, h.openedAt))
-		}
-		if flags&(trace.OCreat|oTmpfile) == 0 {
+		if flags&(trace.OCreat|oTmpfile) == 0 && cm.arg("mode") == nil {
 			mode = 0
 		}
 		e := trace.Event{Op: cm.recOp(trace.OpOpen), Path: id, Flags: uint32(flags), Mode: uint32(mode)}
+		if h := &it.p.tab.hs[cm.h]; h.open && cm.arg("fd") == nil {
+			return evalErr(cm.hPos, fmt.Sprintf("%s is still open (opened at %s); close it before opening it again", cm.hName, h.openedAt))
+		}
 		if cm.ret != nil {
 			// A failed open: no descriptor, the handle stays closed.
 			ret, err := it.int(cm.ret)
@@ -841,19 +943,282 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 			it.emit(e)
 			return nil
 		}
-		fd, ok := it.fds.alloc()
-		if !ok {
-			return evalErr(cm.pos, errTooMany)
+		fd, err := it.descArg(cm)
+		if err != nil {
+			return err
 		}
-		*h = handle{open: true, fd: fd, path: id, fdesc: &fdesc{append: flags&trace.OAppend != 0}, openedAt: cm.pos}
+		if err := it.bindable(cm.h, cm.hName, cm.hPos, fd, "opening it"); err != nil {
+			return err
+		}
+		it.install(it.p.tab, fd, cm.h, handle{path: id, fdesc: &fdesc{append: flags&trace.OAppend != 0},
+			cloexec: flags&oCloexec != 0, openedAt: cm.pos})
 		if flags&trace.OTrunc != 0 {
 			it.setKnown(id, 0)
 		}
 		e.Ret = int64(fd)
 		it.emit(e)
+	case opLink, opSymlink:
+		key, def := "to", trace.OpLink
+		if cm.op == opSymlink {
+			key, def = "target", trace.OpSymlink
+		}
+		to, err := it.path(cm.arg(key), cm.site2)
+		if err != nil {
+			return err
+		}
+		return it.call(cm, trace.Event{Op: cm.recOp(def), Path: id, Path2: to})
+	case opReadlink:
+		n, err := it.optInt(cm, "size", 0, "size", true)
+		if err != nil {
+			return err
+		}
+		return it.call(cm, trace.Event{Op: cm.recOp(trace.OpReadlink), Path: id, Size: n})
+	case opSyncAll:
+		return it.call(cm, trace.Event{Op: trace.OpSync})
+	case opInherit, opCloseRange, opFork, opClone, opExec, opExit:
+		return it.procCommand(cm, id)
 	default:
 		return it.fdCommand(cm)
 	}
+	return nil
+}
+
+// call makes a call whose only details are its flags and result.
+func (it *Interp) call(cm *cCmd, e trace.Event) error {
+	if _, err := it.details(cm, &e, 0); err != nil {
+		return err
+	}
+	it.emit(e)
+	return nil
+}
+
+// bindable checks that handle slot may take descriptor fd: it is closed,
+// or open at fd itself (which the call replaces).
+func (it *Interp) bindable(slot int, name string, pos Pos, fd int32, again string) error {
+	if h := &it.p.tab.hs[slot]; h.open && h.fd != fd {
+		return evalErr(pos, fmt.Sprintf("%s is still open (opened at %s); close it before %s again", name, h.openedAt, again))
+	}
+	return nil
+}
+
+// procCommand runs the commands on processes, threads and descriptor
+// tables (proc.go).
+func (it *Interp) procCommand(cm *cCmd, id trace.PathID) error {
+	p := it.p
+	switch cm.op {
+	case opInherit:
+		fd, err := it.descArg(cm)
+		if err != nil {
+			return err
+		}
+		flags, err := it.optInt(cm, "flags", 0, "flags", true)
+		if err != nil {
+			return err
+		}
+		at, err := it.optInt(cm, "at", 0, "position", true)
+		if err != nil {
+			return err
+		}
+		if err := it.bindable(cm.h, cm.hName, cm.hPos, fd, "inheriting it"); err != nil {
+			return err
+		}
+		it.install(p.tab, fd, cm.h, handle{path: id, fdesc: &fdesc{pos: at, append: flags&trace.OAppend != 0},
+			cloexec: flags&oCloexec != 0, openedAt: cm.pos})
+		if !cm.quiet {
+			it.emit(trace.Event{Op: trace.OpInherit, FD: fd, Ret: int64(fd), Path: id, Flags: uint32(flags), Offset: at})
+		}
+	case opCloseRange:
+		first, err := it.nonNeg(cm.n, "a descriptor")
+		if err != nil {
+			return err
+		}
+		last, err := it.nonNeg(cm.arg("to"), "a descriptor")
+		if err != nil {
+			return err
+		}
+		if first > math.MaxInt32 {
+			return evalErr(cm.n.pos, fmt.Sprintf("descriptor %d out of range (0 to %d)", first, math.MaxInt32))
+		}
+		e := trace.Event{Op: trace.OpCloseRange, FD: int32(first), Size: last}
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return err
+		}
+		it.emit(e)
+		if failed {
+			return nil
+		}
+		const unshare = 2
+		if e.Flags&unshare != 0 {
+			it.unshare(p)
+		}
+		in := func(fd int32) bool { return int64(fd) >= first && int64(fd) <= last }
+		if e.Flags&trace.CloseRangeCloexec != 0 {
+			p.tab.fds.each(func(fd, v int32) {
+				if v > 0 && in(fd) {
+					p.tab.hs[v-1].cloexec = true
+				}
+			})
+			return nil
+		}
+		it.closeWhere(p.tab, func(fd int32, _ *handle) bool { return in(fd) })
+	case opFork, opClone:
+		th, err := it.nonNeg(cm.n, "a thread")
+		if err != nil {
+			return err
+		}
+		if th > math.MaxUint32 {
+			return evalErr(cm.n.pos, fmt.Sprintf("thread %d out of range (0 to %d)", th, uint32(math.MaxUint32)))
+		}
+		e := trace.Event{Op: pick(cm.op == opFork, trace.OpFork, trace.OpClone)}
+		failed, err := it.details(cm, &e, th)
+		if err != nil {
+			return err
+		}
+		if !failed && e.Ret != th {
+			return evalErr(cm.ret.pos, fmt.Sprintf("the ret of %s must be negative (a failed %s), got %d", cm.name, cm.name, e.Ret))
+		}
+		it.emit(e)
+		switch {
+		case failed:
+		case cm.op == opFork:
+			it.fork(p, uint32(th), e.Flags&trace.CloneFiles != 0)
+		default:
+			it.newThread(p, uint32(th))
+		}
+	case opExec:
+		e := trace.Event{Op: trace.OpExec, Path: id}
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return err
+		}
+		it.emit(e)
+		if !failed {
+			it.execProc(p, it.th)
+		}
+	case opExit:
+		e := trace.Event{Op: trace.OpExit}
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
+		it.emit(e)
+		it.dropThread(it.th)
+	}
+	return nil
+}
+
+// fdCall makes the calls on a handle that fdCommand leaves to it:
+// copies, fallocate, posix_fadvise, mmap, getdents.
+func (it *Interp) fdCall(cm *cCmd, h *handle, e *trace.Event) error {
+	size := func(key string) (int64, error) { return it.optInt(cm, key, 0, "size", true) }
+	at, err := it.optInt(cm, "at", -1, "offset", true)
+	if err != nil {
+		return err
+	}
+	switch cm.op {
+	case opCopy:
+		h2 := &it.p.tab.hs[cm.h2]
+		if !h2.open {
+			return evalErr(cm.h2Pos, fmt.Sprintf("%s is not open", cm.h2Name))
+		}
+		n, err := size("size")
+		if err != nil {
+			return err
+		}
+		outat, err := it.optInt(cm, "outat", -1, "offset", true)
+		if err != nil {
+			return err
+		}
+		e.FD2, e.Path2, e.Size = h2.fd, h2.path, n
+		failed, err := it.details(cm, e, n)
+		if err != nil {
+			return err
+		}
+		moved := max(e.Ret, 0)
+		if failed {
+			moved = 0
+		}
+		// A side the call gives an offset for (CopyInAt, CopyOutAt) is
+		// read or written there; the other at its handle's position,
+		// which moves.
+		if at >= 0 {
+			e.Flags |= trace.CopyInAt
+			e.Offset = at
+		} else {
+			if x := cm.arg("pos"); x != nil {
+				if h.pos, err = it.nonNeg(x, "a position"); err != nil {
+					return err
+				}
+			}
+			e.Offset = h.pos
+			h.pos += moved
+		}
+		if outat >= 0 {
+			e.Flags |= trace.CopyOutAt
+			e.Offset2 = outat
+		} else {
+			if x := cm.arg("outpos"); x != nil {
+				if h2.pos, err = it.nonNeg(x, "a position"); err != nil {
+					return err
+				}
+			} else if h2.append {
+				h2.pos = it.known(h2.path)
+			}
+			e.Offset2 = h2.pos
+			h2.pos += moved
+		}
+		it.grow(h2.path, e.Offset2+moved)
+	case opAllocate:
+		n, err := size("size")
+		if err != nil {
+			return err
+		}
+		e.Offset, e.Size = max(at, 0), n
+		failed, err := it.details(cm, e, 0)
+		if err != nil {
+			return err
+		}
+		const keepSize = 1 // FALLOC_FL_KEEP_SIZE
+		if !failed && e.Flags&keepSize == 0 {
+			it.grow(h.path, e.Offset+n)
+		}
+	case opAdvise:
+		n, err := size("size")
+		if err != nil {
+			return err
+		}
+		advice, err := it.optInt(cm, "advice", 0, "advice", true)
+		if err != nil {
+			return err
+		}
+		e.Offset, e.Size, e.Flags = max(at, 0), n, uint32(advice)
+		if _, err := it.details(cm, e, 0); err != nil {
+			return err
+		}
+	case opMap:
+		n, err := size("size")
+		if err != nil {
+			return err
+		}
+		prot, err := it.optInt(cm, "prot", 0, "protection", true)
+		if err != nil {
+			return err
+		}
+		e.Offset, e.Size, e.Mode = max(at, 0), n, uint32(prot)
+		if _, err := it.details(cm, e, 0); err != nil {
+			return err
+		}
+	case opReaddir:
+		n, err := size("size")
+		if err != nil {
+			return err
+		}
+		e.Size = n
+		if _, err := it.details(cm, e, 0); err != nil {
+			return err
+		}
+	}
+	it.emit(*e)
 	return nil
 }
 
@@ -900,7 +1265,11 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 				it.grow(h.path, at+moved)
 			}
 		} else {
-			if write && h.append {
+			if x := cm.arg("pos"); x != nil {
+				if h.pos, err = it.nonNeg(x, "a position"); err != nil {
+					return err
+				}
+			} else if write && h.append {
 				h.pos = it.known(h.path)
 			}
 			e.Offset = h.pos
@@ -910,6 +1279,9 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 			}
 		}
 	case opStatFD:
+		if e.Mode, err = it.flagsArg(cm, "mode", 0); err != nil {
+			return err
+		}
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
@@ -932,6 +1304,18 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 			return err
 		}
 		e.Offset, e.Whence = off, cm.whence
+		if e.Op == trace.OpFseek {
+			// fseek returns 0, not the position: the position is where
+			// it asked for, where the script can compute that.
+			failed, err := it.details(cm, &e, 0)
+			if err != nil {
+				return err
+			}
+			if pos, ok := seekPos(h.pos, it.known(h.path), off, cm.whence); ok && !failed {
+				h.pos = pos
+			}
+			break
+		}
 		if cm.ret != nil {
 			// The recorded result is the new position (or an error, which
 			// leaves the position where it was).
@@ -959,11 +1343,9 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
-		it.fds.free(h.fd)
-		h.open, h.closedAt = false, cm.pos
+		it.closeFD(it.p.tab, h.fd)
 	case opDup:
-		h2 := &it.hs[cm.h2]
-		if h2.open {
+		if h2 := &it.p.tab.hs[cm.h2]; h2.open && cm.arg("fd") == nil {
 			return evalErr(cm.h2Pos, fmt.Sprintf("%s is still open (opened at %s); close it before using its name again", cm.h2Name, h2.openedAt))
 		}
 		if cm.ret != nil {
@@ -980,12 +1362,50 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
-		fd, ok := it.fds.alloc()
-		if !ok {
-			return evalErr(cm.pos, errTooMany)
+		if e.Size, err = it.optInt(cm, "arg", 0, "", false); err != nil {
+			return err
 		}
-		*h2 = handle{open: true, fd: fd, path: h.path, fdesc: h.fdesc, openedAt: cm.pos}
+		fd, err := it.descArg(cm)
+		if err != nil {
+			return err
+		}
+		if err := it.bindable(cm.h2, cm.h2Name, cm.h2Pos, fd, "using its name"); err != nil {
+			return err
+		}
+		// dup3's O_CLOEXEC and F_DUPFD_CLOEXEC make the new descriptor
+		// close-on-exec (as trace/state reads them).
+		cloexec := e.Op == trace.OpDup3 && e.Flags&oCloexec != 0 || e.Op == trace.OpFcntl && e.Flags == trace.FDupfdCloexec
+		it.install(it.p.tab, fd, cm.h2, handle{path: h.path, fdesc: h.fdesc, cloexec: cloexec, openedAt: cm.pos})
 		e.Ret = int64(fd)
+	case opFcntl:
+		cmd, err := it.nonNeg(cm.arg("cmd"), "an fcntl command")
+		if err != nil {
+			return err
+		}
+		if cmd == trace.FDupfd || cmd == trace.FDupfdCloexec {
+			return evalErr(cm.arg("cmd").pos, "fcntl's dup commands make a handle: write dup HANDLE as NAME call fcntl")
+		}
+		arg, err := it.optInt(cm, "arg", 0, "", false)
+		if err != nil {
+			return err
+		}
+		e.Flags, e.Size = uint32(cmd), arg
+		failed, err := it.details(cm, &e, 0)
+		if err != nil {
+			return err
+		}
+		if !failed {
+			switch cmd {
+			case trace.FSetfd:
+				h.cloexec = arg&1 != 0
+			case trace.FSetfl:
+				h.append = uint32(arg)&trace.OAppend != 0
+			}
+		}
+		it.emit(e)
+		return nil
+	case opCopy, opAllocate, opAdvise, opMap, opReaddir:
+		return it.fdCall(cm, h, &e)
 	}
 	if err := it.flagsDetail(cm, &e); err != nil {
 		return err
@@ -1018,18 +1438,35 @@ func (it *Interp) details(cm *cCmd, e *trace.Event, def int64) (bool, error) {
 }
 
 func (it *Interp) seekTo(cm *cCmd, h *handle, off int64) (int64, error) {
-	pos := off
-	var ov bool
-	switch cm.whence {
-	case 1:
-		pos, ov = addOv(h.pos, off)
-	case 2:
-		pos, ov = addOv(it.known(h.path), off)
-	}
-	if ov || pos < 0 {
+	pos, ok := seekPos(h.pos, it.known(h.path), off, cm.whence)
+	if !ok {
 		return 0, evalErr(cm.arg("to").pos, fmt.Sprintf("seek of %s to a negative or too large offset", cm.hName))
 	}
 	return pos, nil
+}
+
+// SeekPos is where a seek to off with whence leaves a position pos in a
+// file of known size (SEEK_DATA and SEEK_HOLE: off itself, as in a file
+// without holes), and whether that is a valid position.
+func seekPos(pos, known, off int64, whence int32) (int64, bool) {
+	var p int64
+	var ov bool
+	switch whence {
+	case 0, 3, 4:
+		p = off
+	case 1:
+		p, ov = addOv(pos, off)
+	case 2:
+		p, ov = addOv(known, off)
+	default:
+		return 0, false
+	}
+	return p, !ov && p >= 0
+}
+
+// SeekPos is seekPos for the converter, which mirrors the interpreter.
+func SeekPos(pos, known, off int64, whence int32) (int64, bool) {
+	return seekPos(pos, known, off, whence)
 }
 
 func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
@@ -1042,7 +1479,7 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		h := &it.hs[cm.h]
+		h := &it.mhs[cm.h]
 		if h.open {
 			return false, evalErr(cm.hPos, fmt.Sprintf("%s is still open (opened at %s); close it before opening it again", cm.hName, h.openedAt))
 		}
@@ -1096,6 +1533,11 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 		case at >= 0:
 			e.Offset = at
 		default:
+			if x := cm.arg("pos"); x != nil {
+				if h.pos, err = it.nonNeg(x, "a position"); err != nil {
+					return false, err
+				}
+			}
 			e.Offset = h.pos
 			h.pos += moved
 		}

@@ -383,10 +383,12 @@ func (p *parser) command(spec *cmdSpec) *CommandStmt {
 	nt := p.next()
 	c := &CommandStmt{Name: spec.name}
 	if spec.operand != nil {
-		if p.atStmtEnd() || (p.tok().kind == tIdent && spec.arg(p.tok().text) != nil && p.peek(1).kind != tOp) {
+		switch {
+		case !p.atStmtEnd() && !(p.tok().kind == tIdent && spec.arg(p.tok().text) != nil && p.peek(1).kind != tOp):
+			c.Operand = p.expr()
+		case !spec.optOperand:
 			p.failf(p.tok().pos, "%s needs %s: %s", spec.name, spec.opWhat, spec.synopsis)
 		}
-		c.Operand = p.expr()
 	}
 	for !p.atStmtEnd() {
 		t := p.tok()

@@ -24,8 +24,11 @@ func evStr(e *trace.Event, path func(trace.PathID) string) string {
 			fmt.Fprintf(&b, " %s=%d", name, v)
 		}
 	}
+	add("thread", int64(e.Thread))
 	add("fd", int64(e.FD))
 	add("off", e.Offset)
+	add("fd2", int64(e.FD2))
+	add("off2", e.Offset2)
 	add("size", e.Size)
 	flags := e.Flags
 	if e.Op == trace.OpMPISendrecv {

@@ -71,7 +71,9 @@ func convertToScript(cmd *cobra.Command, t trace.Trace, args []string, out strin
 	}
 	if !o.noVerify {
 		if err := fold.Verify(t, scriptName, src, res.Ranks); err != nil {
-			return fmt.Errorf("%s: the script does not make the trace's calls (a bug: please report it with the trace): %w", name, err)
+			// What the converter let through but the language cannot
+			// make: one line naming the rank, the call and the field.
+			return fmt.Errorf("%s: cannot write it as a script exactly: %w", name, err)
 		}
 	}
 	var report io.Writer = cmd.OutOrStdout()

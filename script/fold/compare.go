@@ -9,17 +9,22 @@ import (
 	"sync"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // Compare checks that got makes, rank by rank, the calls of want, as the
 // conversion contract says (docs/SCRIPT.md, "Converting traces to
-// scripts"): the same number of calls, and for each the same op, paths,
-// offset, size, result, flags, mode, whence, peer, tag, communicator,
-// bytes, count and stride, on the same handle. Descriptors and MPI file
-// handles may be numbered differently, as long as one handle of want is
-// always one handle of got; a call that names a path is on no handle (the
-// directory descriptor a capture may give it is not compared); times and
-// threads are not compared. It returns the first difference.
+// scripts"): the same number of calls, and for each the same op, thread,
+// paths, offsets, size, result, flags, mode, whence, peer, tag,
+// communicator, bytes, count and stride, on the same descriptors. A
+// descriptor a call does not use is not compared: the directory of a
+// call that names a path (AT_FDCWD, or an *at call's descriptor; it
+// matters only for a call with no path, which is on it), the FD an open
+// repeats its result in. MPI file handles may be numbered differently, as
+// long as one handle of want is always one handle of got. A call on a
+// descriptor that names no file in want is on the file its descriptor
+// was opened on (trace/state follows want's descriptors). Times are not
+// compared. It returns the first difference.
 func Compare(want, got trace.Trace) error {
 	wr, gr := want.Ranks(), got.Ranks()
 	// A rank without events is the same as a rank that is not there.
@@ -111,9 +116,9 @@ func compareRank(want, got trace.Trace, r uint32) error {
 	}
 	a := &stream{src: ws, buf: make([]trace.Event, 0, trace.BatchSize)}
 	b := &stream{src: gs, buf: make([]trace.Event, 0, trace.BatchSize)}
-	fds := map[int32]int32{}    // descriptor in want → in got
-	mpis := map[int32]int32{}   // MPI file handle in want → in got
-	files := map[int32]string{} // descriptor in want → the path it was opened with
+	// want's descriptors and MPI file handles; a handle's Aux is its id
+	// in got.
+	f := state.New[struct{}, int32](nil)
 	for call := int64(1); ; call++ {
 		x, err := a.next()
 		if err != nil {
@@ -131,7 +136,8 @@ func compareRank(want, got trace.Trace, r uint32) error {
 		case y == nil:
 			return fmt.Errorf("rank %d: the script ends after %d calls, the trace goes on with %s", r, call-1, describe(x, want.Path))
 		}
-		if err := compareEvent(x, y, want.Path, got.Path, fds, mpis, files); err != nil {
+		st := f.Apply(x)
+		if err := compareEvent(x, y, want.Path, got.Path, st); err != nil {
 			return fmt.Errorf("rank %d, call %d (%s): %w", r, call, x.Op, err)
 		}
 	}
@@ -146,9 +152,12 @@ func (d *diff) Error() string {
 	return fmt.Sprintf("%s is %v in the trace, %v in the script", d.field, d.want, d.got)
 }
 
-func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, fds, mpis map[int32]int32, files map[int32]string) error {
+func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, st state.Step[struct{}, int32]) error {
 	if x.Op != y.Op {
 		return &diff{"the call", x.Op, y.Op}
+	}
+	if x.Thread != y.Thread {
+		return &diff{"the thread", x.Thread, y.Thread}
 	}
 	xs, xt, xok := x.RecvFrom()
 	ys, yt, yok := y.RecvFrom()
@@ -166,102 +175,73 @@ func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, fds, mpis
 		yc.Flags &^= trace.RecvHalf
 		y = &yc
 	}
-	a := wp(x.Path)
-	if x.Path == 0 && x.Op.Class() == trace.ClassPOSIX {
+	info := x.Op.Info()
+	onDesc := info.Class == trace.ClassPOSIX || info.Class == trace.ClassMeta
+	a, a2 := wp(x.Path), wp(x.Path2)
+	if onDesc {
 		// Some sources name the file only where it is opened: a call on
 		// a descriptor is on the file it was opened with.
-		if p, ok := files[x.FD]; ok {
-			a = p
+		if x.Path == 0 && st.Desc != nil && (info.FD != trace.FDAt || x.FD >= 0) {
+			a = wp(st.Desc.Path)
+		}
+		if x.Path2 == 0 && st.Desc2 != nil {
+			a2 = wp(st.Desc2.Path)
 		}
 	}
 	if b := gp(y.Path); a != b {
 		return &diff{"the path", fmt.Sprintf("%q", a), fmt.Sprintf("%q", b)}
 	}
-	if a, b := wp(x.Path2), gp(y.Path2); a != b {
-		return &diff{"the second path", fmt.Sprintf("%q", a), fmt.Sprintf("%q", b)}
+	if b := gp(y.Path2); a2 != b {
+		return &diff{"the second path", fmt.Sprintf("%q", a2), fmt.Sprintf("%q", b)}
 	}
 	ints := []struct {
 		name string
 		a, b int64
 	}{
-		{"the offset", x.Offset, y.Offset}, {"the size", x.Size, y.Size},
+		{"the offset", x.Offset, y.Offset}, {"the size", x.Size, y.Size}, {"the result", x.Ret, y.Ret},
 		{"flags", int64(x.Flags), int64(y.Flags)}, {"mode", int64(x.Mode), int64(y.Mode)},
 		{"whence", int64(x.Whence), int64(y.Whence)}, {"the peer", int64(x.Peer), int64(y.Peer)},
 		{"the tag", int64(x.Tag), int64(y.Tag)}, {"the communicator", int64(x.Comm), int64(y.Comm)},
 		{"bytes", x.Bytes, y.Bytes}, {"the count", int64(x.Count), int64(y.Count)},
-		{"the stride", x.Stride, y.Stride},
+		{"the stride", x.Stride, y.Stride}, {"the second offset", x.Offset2, y.Offset2},
+		{"the second descriptor", int64(x.FD2), int64(y.FD2)},
 	}
 	for _, f := range ints {
 		if f.a != f.b {
 			return &diff{f.name, f.a, f.b}
 		}
 	}
-	info := x.Op.Info()
-	switch {
-	case info.Family == "open" && info.Class == trace.ClassPOSIX:
-		// The result is the new descriptor; the FD field repeats it in
-		// some captures and is zero in others.
-		if (x.Ret < 0) != (y.Ret < 0) || x.Ret < 0 && x.Ret != y.Ret {
-			return &diff{"the result", x.Ret, y.Ret}
-		}
-		if x.Ret >= 0 {
-			fds[int32(x.Ret)] = int32(y.Ret)
-			files[int32(x.Ret)] = wp(x.Path)
-		}
-		return nil
-	case x.Op == trace.OpMPIFileOpen:
-		if x.Ret != y.Ret {
-			return &diff{"the result", x.Ret, y.Ret}
-		}
-		if x.Ret >= 0 {
-			mpis[x.FD] = y.FD
-		} else if x.FD != y.FD {
-			return &diff{"the handle", x.FD, y.FD}
-		}
-		return nil
-	}
-	if x.Ret != y.Ret {
-		return &diff{"the result", x.Ret, y.Ret}
-	}
-	if namesPath(x) {
-		return nil
-	}
-	m := fds
 	if info.Class == trace.ClassMPIIO {
-		m = mpis
+		switch {
+		case x.Op == trace.OpMPIFileOpen:
+			if x.Ret >= 0 && st.Handle != nil {
+				st.Handle.Aux = y.FD
+				return nil
+			}
+		case st.Handle != nil && !st.Learnt:
+			if y.FD != st.Handle.Aux {
+				return &diff{"the MPI file handle", fmt.Sprintf("%d (%d in the script's numbering)", x.FD, st.Handle.Aux), y.FD}
+			}
+			return nil
+		}
 	}
-	want := x.FD
-	if v, ok := m[x.FD]; ok && x.FD != 0 {
-		want = v
-	}
-	if y.FD != want {
-		return &diff{"the handle", fmt.Sprintf("%d (%d in the script's numbering)", x.FD, want), y.FD}
-	}
-	if x.Op == trace.OpClose || x.Op == trace.OpFclose {
-		delete(fds, x.FD)
-		delete(files, x.FD)
-	}
-	if x.Op == trace.OpMPIFileClose {
-		delete(mpis, x.FD)
+	if usesFD(x) && x.FD != y.FD {
+		return &diff{"the descriptor", x.FD, y.FD}
 	}
 	return nil
 }
 
-// namesPath reports whether e is a metadata call on a path (stat, unlink,
-// mkdir, rename …) rather than on a descriptor. Its FD, where a capture
-// sets it, is the directory the path was resolved against (AT_FDCWD,
-// −100, or the descriptor of an *at call): the path in the trace is
-// already resolved, a replay uses the path alone, and a script names only
-// the path.
-func namesPath(e *trace.Event) bool {
-	if e.Path == 0 {
-		return false
-	}
-	switch e.Op {
-	case trace.OpStat, trace.OpLstat, trace.OpFstatat, trace.OpStatx, trace.OpAccess, trace.OpUnlink, trace.OpUnlinkat,
-		trace.OpMPIFileDelete, trace.OpRmdir, trace.OpMkdir, trace.OpMkdirat, trace.OpTruncate, trace.OpRename,
-		trace.OpRenameat, trace.OpRenameat2:
+// usesFD reports whether e's FD is a descriptor its call uses: not the
+// directory of a call that names a path, nor what an open repeats of its
+// result (see Compare).
+func usesFD(e *trace.Event) bool {
+	switch e.Op.Info().FD {
+	case trace.FDOn, trace.FDDup, trace.FDClose, trace.FDCloseRange:
 		return true
+	case trace.FDAt:
+		return e.Path == 0
+	case trace.FDOpen:
+		return e.Op == trace.OpInherit || e.Op == trace.OpMPIFileOpen
 	}
 	return false
 }

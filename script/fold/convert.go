@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -91,12 +89,16 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	}
 	in := newInterner()
 	type rankOut struct {
-		nodes   []*node
-		events  int64
-		threads int64
-		halves  int64 // sendrecvs without a receive half
-		comms   map[uint32]bool
-		err     error
+		nodes  []*node
+		events int64
+		halves int64 // sendrecvs without a receive half
+		// descriptors declared without an event, and of them those
+		// that replaced one the trace opened on another file
+		declared, redeclared int64
+		splits               map[string]uint32 // the communicators it made, by name
+		std                  stdUse
+		comms                map[uint32]bool
+		err                  error
 	}
 	outs := make([]rankOut, len(ranks))
 	var wg sync.WaitGroup
@@ -124,7 +126,9 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 						o.err = fmt.Errorf("rank %d: %w", ranks[i], o.err)
 					}
 				}
-				o.events, o.threads, o.comms, o.halves = lw.ncall, lw.threads, lw.comms, lw.unknownHalves
+				o.events, o.comms, o.halves = lw.ncall, lw.comms, lw.unknownHalves
+				o.declared, o.redeclared, o.splits = lw.declared, lw.redeclared, lw.splitIDs
+				o.std = stdUse{hoisted: lw.hoisted, touched: lw.stdTouched, kinds: lw.kinds}
 			}
 		}()
 	}
@@ -134,7 +138,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	close(next)
 	wg.Wait()
 	res := &Result{Ranks: nranks}
-	var threads, halves int64
+	var declared, redeclared, halves int64
 	comms := map[uint32][]int{}
 	lists := make([][]*stmt, len(ranks))
 	rs := make([]int, len(ranks))
@@ -143,7 +147,8 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 			return nil, o.err
 		}
 		res.Events += o.events
-		threads += o.threads
+		declared += o.declared
+		redeclared += o.redeclared
 		halves += o.halves
 		for c := range o.comms {
 			comms[c] = append(comms[c], int(ranks[i]))
@@ -153,8 +158,12 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		loops, depth := loopStats(lists[i], 0)
 		res.PerRank = append(res.PerRank, RankStats{Rank: ranks[i], Events: o.events, Loops: loops, Depth: depth})
 	}
-	if threads > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d calls were made by threads other than their rank's main thread: the script makes every rank's calls in one sequence, in the order the trace has them", threads))
+	if declared > 0 {
+		w := fmt.Sprintf("the trace uses %s it does not show opened (inherited, or opened by calls the capture left out): the script declares them with quiet inherits, which make no event", count(declared, "descriptor"))
+		if redeclared > 0 {
+			w += fmt.Sprintf("; %d of them had been opened on another file in the trace (renamed since, or the calls of processes the trace does not tell apart)", redeclared)
+		}
+		res.Warnings = append(res.Warnings, w)
 	}
 	if halves > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d MPI_Sendrecv calls have no recorded source (the trace predates it): the script receives each from the rank it sends to, where a replay of the trace receives from any rank", halves))
@@ -163,13 +172,29 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	std := make([]stdUse, len(outs))
+	for i := range outs {
+		std[i] = outs[i].std
+	}
+	hoistStd(in, lists, std)
+	made := make([]map[string]uint32, len(outs))
+	for i := range outs {
+		made[i] = outs[i].splits
+	}
+	members := splitMembers(made, ranks)
+	colors, err := splitColors(lists, rs, nranks, groups, members)
+	if err != nil {
+		return nil, err
+	}
 	for i := range lists {
-		groupPeers(lists[i], groups, rs[i])
+		if err := commPeers(lists[i], groups, outs[i].splits, members, rs[i]); err != nil {
+			return nil, err
+		}
 	}
 	mg := &merger{nranks: nranks, maxAlign: 1 << 20}
 	merged := mg.mergeList(rs, lists, 0)
 	em := &emitter{nranks: nranks, keep: float64(opt.KeepSleep), min: float64(opt.MinSleep),
-		groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg}
+		groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg, colors: colors}
 	em.dir = commonDir(lists)
 	all := make([]int, nranks)
 	for i := range all {
@@ -182,7 +207,7 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	res.Groups = len(distinctSigs(lists))
 	// Each rank's program on its own, for Explain.
 	res.rankLines = func(i int) int {
-		one := &emitter{nranks: nranks, keep: em.keep, min: em.min, groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg}
+		one := &emitter{nranks: nranks, keep: em.keep, min: em.min, groups: groups, used: map[int]bool{}, onFirst: -1, mg: mg, colors: colors}
 		p := one.list(mg.mergeList([]int{rs[i]}, [][]*stmt{lists[i]}, 0), []int{rs[i]}, 0, 0)
 		return countLines(script.Format(&script.File{Stmts: p}))
 	}
@@ -209,6 +234,14 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 		setLeading(in, cs)
 	}
 	return res, nil
+}
+
+// count writes n things: "1 descriptor", "3 descriptors".
+func count(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func nameOr(s, def string) string {
@@ -328,52 +361,6 @@ func inferGroups(comms map[uint32][]int, nranks int) (map[uint32][]int, []script
 	return groups, decls, nil
 }
 
-// groupPeers rewrites, in rank r's program, the peers and roots of the
-// commands that run in a group's communicator from world ranks, as traces
-// give them, to ranks of the group, as a script's on block names them
-// (docs/SCRIPT.md, "on"). A peer's other form, xor(grank, x), is kept
-// where it still holds: where the peer is one rank, and where the group
-// starts at a multiple of a power of two at least its size (the xor of
-// two world ranks is then the xor of their group ranks).
-func groupPeers(list []*stmt, groups map[uint32][]int, r int) {
-	for _, s := range list {
-		if s.kind != tLeaf {
-			groupPeers(s.body, groups, r)
-			continue
-		}
-		l := s.t.leaf
-		if l == nil || l.comm < 2 || len(groups[l.comm]) == 0 || groups[l.comm][0] == 0 {
-			continue
-		}
-		first := int64(groups[l.comm][0])
-		size := int64(len(groups[l.comm]))
-		aligned := first%(int64(1)<<bits.Len64(uint64(size-1))) == 0
-		holes := slices.Clone(s.holes)
-		for _, a := range l.args {
-			switch {
-			case a.maskHole > 0:
-				p := holes[a.hole]
-				v, one := p.constant()
-				if one && (v == -1 || v == int64(trace.ProcNull)) {
-					continue // any source, or none
-				}
-				holes[a.hole] = shiftConst(p, -first)
-				switch {
-				case one:
-					holes[a.altHole] = constPoly((v - first) ^ (int64(r) - first))
-				case !aligned:
-					if m, ok := holes[a.maskHole].constant(); ok {
-						holes[a.maskHole] = constPoly(m &^ 2)
-					}
-				}
-			case a.key == "root":
-				holes[a.hole] = shiftConst(holes[a.hole], -first)
-			}
-		}
-		s.holes = holes
-	}
-}
-
 // shiftConst returns p + d.
 func shiftConst(p poly, d int64) poly {
 	out := make(poly, 0, len(p)+1)
@@ -404,8 +391,8 @@ func commonDir(lists [][]*stmt) string {
 		for _, s := range ss {
 			if s.kind == tLeaf && ok {
 				l := s.t.leaf
-				for _, p := range []*strT{l.path, l.path2} {
-					if p == nil || l.operand == oLabel {
+				for i, p := range []*strT{l.path, l.path2} {
+					if p == nil || l.operand == oLabel || i == 1 && l.text2 || i == 0 && l.operand != oPath {
 						continue
 					}
 					lit := p.lits[0]

@@ -27,6 +27,7 @@ type emitter struct {
 	nvars   int // string variables made
 	mg      *merger
 	dir     string // a directory prefix written as the parameter dir
+	colors  map[int64]splitColor
 	err     error
 }
 
@@ -56,6 +57,37 @@ var errnoName = func() map[int64]string {
 	return m
 }()
 
+var fcntlNames = map[int64]string{trace.FDupfd: "F_DUPFD", trace.FGetfd: "F_GETFD", trace.FSetfd: "F_SETFD",
+	trace.FGetfl: "F_GETFL", trace.FSetfl: "F_SETFL", trace.FDupfdCloexec: "F_DUPFD_CLOEXEC"}
+
+// atFlagsExpr writes the AT_ flags of an *at call by name, the other
+// bits (the mark of calls inside MPI-IO) in hex.
+func atFlagsExpr(v int64) script.Expr {
+	var x script.Expr
+	rest := v
+	for _, f := range []struct {
+		name string
+		bit  int64
+	}{{"AT_SYMLINK_NOFOLLOW", 0x100}, {"AT_REMOVEDIR", 0x200}, {"AT_SYMLINK_FOLLOW", 0x400}, {"AT_EMPTY_PATH", 0x1000}} {
+		if rest&f.bit != 0 {
+			rest &^= f.bit
+			if x == nil {
+				x = ident(f.name)
+			} else {
+				x = bin("|", x, ident(f.name))
+			}
+		}
+	}
+	if rest != 0 || x == nil {
+		h := &script.NumLit{Raw: "0x" + strconv.FormatInt(rest, 16), Value: rest}
+		if x == nil {
+			return h
+		}
+		return bin("|", x, h)
+	}
+	return x
+}
+
 // lit writes a constant the way its kind reads best.
 func lit(v int64, k hkind) script.Expr {
 	if v < 0 && v != math.MinInt64 {
@@ -72,7 +104,7 @@ func lit(v int64, k hkind) script.Expr {
 				return neg(ident(n))
 			}
 		}
-		if k != kOFlags && k != kAmode && k != kPerm && k != kHex {
+		if k != kOFlags && k != kAmode && k != kPerm && k != kHex && k != kFcntl && k != kAtFlags && k != kStatusFlags {
 			return neg(lit(-v, k))
 		}
 	}
@@ -87,6 +119,16 @@ func lit(v int64, k hkind) script.Expr {
 		return &script.NumLit{Raw: "0o" + strconv.FormatInt(v, 8), Value: v}
 	case kHex:
 		return &script.NumLit{Raw: "0x" + strconv.FormatInt(v, 16), Value: v}
+	case kFcntl:
+		if n, ok := fcntlNames[v]; ok {
+			return ident(n)
+		}
+	case kAtFlags:
+		return atFlagsExpr(v)
+	case kStatusFlags:
+		if s := strings.TrimPrefix(trace.FormatOpenFlags(uint32(v)), "O_RDONLY|"); s != "O_RDONLY" {
+			return flagsExpr(s)
+		}
 	}
 	return script.Int(v)
 }
@@ -160,7 +202,7 @@ func (em *emitter) expr(p rpoly, k hkind) script.Expr {
 		return lit(v, k)
 	}
 	elemKind := k // elements of tables are constants: written as their kind reads
-	if k == kOFlags || k == kAmode || k == kPerm || k == kHex {
+	if k == kOFlags || k == kAmode || k == kPerm || k == kHex || k == kFcntl || k == kAtFlags || k == kStatusFlags {
 		k = kInt
 	}
 	var terms []eterm
@@ -554,6 +596,13 @@ func (em *emitter) pathVar(m *mstmt) (string, []script.Stmt) {
 // command writes a leaf.
 func (em *emitter) command(m *mstmt) script.Stmt {
 	l := m.t.leaf
+	if l.commName != "" && em.onFirst >= 0 {
+		// On a communicator split made (comm NAME), grank and gsize are
+		// its own: the command's values are written with the rank.
+		first := em.onFirst
+		em.onFirst = -1
+		defer func() { em.onFirst = first }()
+	}
 	c := &script.CommandStmt{Name: l.cmd}
 	switch l.operand {
 	case oPath:
@@ -566,13 +615,19 @@ func (em *emitter) command(m *mstmt) script.Stmt {
 		c.Operand = em.expr(m.holes[l.intHole], m.t.kinds[l.intHole])
 	}
 	switch l.cmd {
-	case "open", "mpiopen":
+	case "open", "mpiopen", "inherit", "split":
 		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.handle)})
 	case "dup":
-		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.dupAs)})
+		c.Args = append(c.Args, &script.Arg{Key: "as", Name: ident(l.handle2)})
+	case "copy":
+		c.Args = append(c.Args, &script.Arg{Key: "to", Name: ident(l.handle2)})
 	}
 	if l.path2 != nil {
-		c.Args = append(c.Args, &script.Arg{Key: "to", Value: em.str(l.path2, m.holes, true)})
+		if l.text2 {
+			c.Args = append(c.Args, &script.Arg{Key: "target", Value: em.str(l.path2, m.holes, false)})
+		} else {
+			c.Args = append(c.Args, &script.Arg{Key: "to", Value: em.str(l.path2, m.holes, true)})
+		}
 	}
 	for _, a := range l.args {
 		arg := &script.Arg{Key: a.key, Word: a.word}
@@ -590,7 +645,7 @@ func (em *emitter) command(m *mstmt) script.Stmt {
 				arg.Value = em.expr(m.holes[a.hole], kPeer)
 			} else {
 				r := "rank"
-				if l.comm >= 2 {
+				if l.comm >= 2 || l.commName != "" {
 					r = "grank"
 				}
 				arg.Value = &script.CallExpr{Fun: ident("xor"), Args: []script.Expr{ident(r), em.expr(m.holes[a.altHole], kInt)}}
@@ -599,11 +654,32 @@ func (em *emitter) command(m *mstmt) script.Stmt {
 			if omit(l, a, m.holes) {
 				continue
 			}
+			if k, ok := m.holes[a.hole].constant(); ok && l.cmd == "split" && a.key == "color" {
+				// The color of every rank of the split's parent, as each
+				// rank computes it (splitColors).
+				if c, ok := em.colors[k]; ok {
+					arg.Value = em.color(c)
+					break
+				}
+			}
 			arg.Value = em.expr(m.holes[a.hole], m.t.kinds[a.hole])
 		}
 		c.Args = append(c.Args, arg)
 	}
 	return c
+}
+
+// color writes the color of a split: a function of the rank, or a list
+// indexed by the rank.
+func (em *emitter) color(c splitColor) script.Expr {
+	if c.list == nil {
+		return em.expr(rpoly{{f: c.f}}, kInt)
+	}
+	l := &script.ListLit{}
+	for _, v := range c.list {
+		l.Elems = append(l.Elems, lit(v, kInt))
+	}
+	return &script.IndexExpr{X: l, Index: ident("rank")}
 }
 
 // omit reports whether an argument of l has its default value.

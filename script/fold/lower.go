@@ -7,13 +7,27 @@ import (
 
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // A lowerer turns one rank's events into leaf commands, following the
-// state a script's interpreter keeps (handle positions, the sizes of files
-// as the rank knows them) so that every command it writes makes exactly
-// the event of the trace. What no command can make is an *Unsupported
-// error.
+// state a script's interpreter keeps so that every command it writes
+// makes exactly the event of the trace. Descriptors, processes and MPI
+// file handles are trace/state's (a Follower); what the interpreter keeps
+// beyond the trace — a handle's position as the script computes it, the
+// size of each file as the rank knows it, the names of handles — is the
+// lowerer's. What no command can make is an *Unsupported error.
+//
+// The follower and the interpreter hold the same descriptors at every
+// point: every change of a table the trace shows, the script makes too,
+// and where the trace uses a descriptor it never showed opened (one its
+// process inherited, a pipe, a call the capture left out) or one that
+// names another file than the follower knows (a rename since, or calls of
+// processes the trace does not tell apart), the script declares it with
+// a quiet inherit — no event — which the follower is fed as an inherit
+// too. So the descriptor an open gets in the script is the lowest free
+// one of the follower's table, and fd N is written where the trace's
+// differs.
 type lowerer struct {
 	in    *interner
 	rank  uint32
@@ -21,12 +35,17 @@ type lowerer struct {
 	out   sink
 	ncall int64 // events seen
 
-	fds   map[int32]*hnd // trace descriptor → open handle
-	mpis  map[int32]*hnd // trace MPI file handle → open handle
+	f     *state.Follower[ldesc, lhandle]
+	freed []string // handle names released while the follower applies an event
 	known map[string]int64
 	open  map[string]bool // handle names in use
 	kinds map[string]bool // handle name → MPI (every name this rank used)
 	comms map[uint32]bool // group communicators seen
+	// Communicators made by split: their names by id, ids by name (names
+	// are never reused), and how many were made from each parent.
+	splitNames map[uint32]string
+	splitIDs   map[string]uint32
+	splitSeq   map[uint32]uint32
 
 	b       lb // the command being built
 	keybuf  []byte
@@ -35,31 +54,57 @@ type lowerer struct {
 	pend    []pending // an open that may start an implicit read/write/append
 	prevEnd int64
 	started bool
-	threads int64 // events of threads other than the main one
 	// unknownHalves counts the MPI_Sendrecv calls without a recorded
 	// receive half.
 	unknownHalves int64
-	warnings      []string
+	// declared counts the descriptors declared with quiet inherits;
+	// redeclared those of them that replaced one the trace had opened on
+	// another file.
+	declared, redeclared int64
+	// The standard streams: which ones an event used or replaced, whether
+	// a process or thread was made, and the declarations of those the
+	// main thread used first, untouched before, which Convert puts at the
+	// start of the program (hoist).
+	stdTouched [3]bool
+	procs      bool
+	hoisted    [3]*stdDecl
 }
 
-type hnd struct {
-	name string
-	path string
-	*desc
-	comm uint32
-	mpi  bool
+// stdDecl is a standard stream declared at the start of a rank's program.
+type stdDecl struct {
+	path, name string
 }
 
-// desc is an open file description, which dup shares.
-type desc struct {
+// ldesc is what the lowerer keeps on an open file description: the
+// position and O_APPEND as the script's interpreter has them, and the
+// names of its handles by descriptor (a fork's copy of a handle has its
+// name).
+type ldesc struct {
 	pos    int64
 	append bool
+	names  []fdName
 }
 
+type fdName struct {
+	fd   int32
+	name string
+}
+
+// lhandle is what the lowerer keeps on an MPI file handle: its name and
+// its individual file pointer as the interpreter has it.
+type lhandle struct {
+	name string
+	pos  int64
+}
+
+type step = state.Step[ldesc, lhandle]
+
 type pending struct {
-	e   trace.Event
-	gap int64
-	h   *hnd
+	e     trace.Event
+	gap   int64
+	st    step
+	exp   int32    // the descriptor the script's open gives
+	freed []string // names its application released
 }
 
 // Unsupported is a call that a script cannot make.
@@ -93,10 +138,39 @@ type label struct {
 }
 
 func newLowerer(in *interner, rank uint32, path func(trace.PathID) string, out sink) *lowerer {
-	return &lowerer{in: in, rank: rank, path: path, out: out,
-		fds: map[int32]*hnd{}, mpis: map[int32]*hnd{}, known: map[string]int64{},
-		open: map[string]bool{}, kinds: map[string]bool{}, comms: map[uint32]bool{},
+	lw := &lowerer{in: in, rank: rank, path: path, out: out,
+		f:     state.New[ldesc, lhandle](nil),
+		known: map[string]int64{}, open: map[string]bool{}, kinds: map[string]bool{}, comms: map[uint32]bool{},
+		splitNames: map[uint32]string{}, splitIDs: map[string]uint32{}, splitSeq: map[uint32]uint32{},
 		tmpls: map[string]*tmpl{}, strs: map[strKey]*strCache{}}
+	// A handle name is taken while its open file description lives (a
+	// name of a descriptor another process still holds stays its name).
+	lw.f.OnRelease = func(d *state.Desc[ldesc]) {
+		for _, n := range d.Aux.names {
+			lw.release(n.name)
+		}
+	}
+	lw.f.OnHandleClose = func(h *state.Handle[lhandle]) { lw.release(h.Aux.name) }
+	return lw
+}
+
+func (lw *lowerer) release(name string) {
+	if name != "" && lw.open[name] {
+		delete(lw.open, name)
+		lw.freed = append(lw.freed, name)
+	}
+}
+
+// apply feeds e to the follower: what it worked on, and the handle names
+// it released.
+func (lw *lowerer) apply(e *trace.Event) (step, []string) {
+	lw.freed = lw.freed[:0]
+	st := lw.f.Apply(e)
+	var freed []string
+	if len(lw.freed) > 0 {
+		freed = append(freed, lw.freed...)
+	}
+	return st, freed
 }
 
 func (lw *lowerer) fail(e *trace.Event, format string, args ...any) error {
@@ -117,6 +191,7 @@ func (lw *lowerer) newLB() *lb {
 	args := b.l.args[:0]
 	*b = lb{h: b.h[:0], kinds: b.kinds[:0], lw: lw}
 	b.l.args = args
+	b.l.hidden = -1
 	return b
 }
 
@@ -213,17 +288,22 @@ func (b *lb) parse(s string) *strT {
 	return t
 }
 
-// call records a variant spelling of the default call.
-func (b *lb) call(op, def trace.Op) {
-	if op != def {
-		b.word("call", op.String())
+// call records a variant spelling of the default call; false if the
+// command has no such spelling.
+func (b *lb) call(op, def trace.Op) bool {
+	if op == def {
+		return true
 	}
+	b.word("call", op.String())
+	for _, v := range script.CallVariants(def) {
+		if v == op {
+			return true
+		}
+	}
+	return false
 }
 
 func (lw *lowerer) emit(b *lb, g int64, events int) error {
-	if events == 0 {
-		events = 1
-	}
 	b.l.events = events
 	lw.keybuf = b.l.appendKey(lw.keybuf[:0], b.kinds)
 	t := lw.tmpls[string(lw.keybuf)]
@@ -249,9 +329,7 @@ func (lw *lowerer) event(e *trace.Event) error {
 	}
 	lw.started = true
 	lw.prevEnd = max(lw.prevEnd, e.End())
-	if e.Thread != 0 {
-		lw.threads++
-	}
+	defer lw.touch(e)
 	if len(lw.pend) > 0 {
 		if done, err := lw.implicit(e, g); done || err != nil {
 			return err
@@ -260,12 +338,48 @@ func (lw *lowerer) event(e *trace.Event) error {
 	return lw.lower(e, g)
 }
 
+// touch notes the standard streams e used or replaced, and whether it
+// made a process or thread.
+func (lw *lowerer) touch(e *trace.Event) {
+	info := e.Op.Info()
+	mark := func(fd int64) {
+		if fd >= 0 && fd < 3 {
+			lw.stdTouched[fd] = true
+		}
+	}
+	switch info.FD {
+	case trace.FDOn, trace.FDClose:
+		mark(int64(e.FD))
+		if info.Dir == trace.DirCopy {
+			mark(int64(e.FD2))
+		}
+	case trace.FDDup:
+		mark(int64(e.FD))
+		mark(e.Ret)
+	case trace.FDOpen:
+		mark(e.Ret)
+		mark(int64(e.FD))
+	case trace.FDCloseRange:
+		for fd := int64(max(e.FD, 0)); fd < 3 && fd <= e.Size; fd++ {
+			mark(fd)
+		}
+	case trace.FDAt:
+		if onDesc(e) {
+			mark(int64(e.FD))
+		}
+	}
+	if info.Proc == trace.ProcFork || info.Proc == trace.ProcThread {
+		lw.procs = true
+	}
+}
+
 // flush lowers the events held for an implicit command.
 func (lw *lowerer) flush() error {
 	pend := lw.pend
 	lw.pend = nil
 	for i := range pend {
-		if err := lw.explicit(&pend[i].e, pend[i].gap); err != nil {
+		p := &pend[i]
+		if err := lw.explicit(&p.e, p.gap, p.st, p.exp, p.freed); err != nil {
 			return err
 		}
 	}
@@ -277,23 +391,26 @@ func (lw *lowerer) flush() error {
 func (lw *lowerer) implicit(e *trace.Event, g int64) (bool, error) {
 	open := &lw.pend[0].e
 	fd := int32(open.Ret)
-	ok := e.FD == fd && e.Op.Class() == trace.ClassPOSIX
+	ok := e.FD == fd && e.Op.Class() == trace.ClassPOSIX && e.Thread == open.Thread &&
+		(e.Path == 0 || e.Path == open.Path) && lw.zero(e, fFD|fPath|fOffset|fSize) == ""
 	if open.Op == trace.OpCreat {
 		// create PATH [mode M]: creat and close.
-		if !ok || e.Op != trace.OpClose || e.Ret != 0 {
+		if !ok || e.Op != trace.OpClose || e.Ret != 0 || e.Offset != 0 || e.Size != 0 {
 			return false, lw.flush()
 		}
+		lw.apply(e)
 		p := lw.path(open.Path)
 		b := lw.newLB()
 		b.l.cmd, b.l.operand, b.l.path = "create", oPath, b.str(p)
 		b.opt("mode", int64(open.Mode), kPerm, 0o644)
+		b.opt("thread", int64(e.Thread), kInt, 0)
 		lw.known[p] = 0
 		total := lw.pend[0].gap + g
 		lw.pend = nil
 		return true, lw.emit(b, total, 2)
 	}
 	if ok && len(lw.pend) == 1 {
-		ok = e.Ret == e.Size && e.Count == 0 && e.Flags == 0
+		ok = e.Ret == e.Size
 		switch open.Flags {
 		case trace.ORdonly:
 			ok = ok && open.Mode == 0 && (e.Op == trace.OpPread || e.Op == trace.OpRead && e.Offset == 0)
@@ -305,10 +422,12 @@ func (lw *lowerer) implicit(e *trace.Event, g int64) (bool, error) {
 			ok = false
 		}
 		if ok {
-			lw.pend = append(lw.pend, pending{e: *e, gap: g})
+			st, freed := lw.apply(e)
+			lw.pend = append(lw.pend, pending{e: *e, gap: g, st: st, freed: freed})
 			return true, nil
 		}
-	} else if ok && len(lw.pend) == 2 && e.Op == trace.OpClose && e.Ret == 0 {
+	} else if ok && len(lw.pend) == 2 && e.Op == trace.OpClose && e.Ret == 0 && e.Offset == 0 && e.Size == 0 {
+		lw.apply(e)
 		data := &lw.pend[1].e
 		p := lw.path(open.Path)
 		b := lw.newLB()
@@ -325,6 +444,7 @@ func (lw *lowerer) implicit(e *trace.Event, g int64) (bool, error) {
 			b.arg("at", data.Offset, kSize)
 		}
 		b.arg("size", data.Size, kSize)
+		b.opt("thread", int64(e.Thread), kInt, 0)
 		if data.Op.Dir() == trace.DirWrite {
 			lw.grow(p, data.Offset+data.Size)
 		}
@@ -343,18 +463,160 @@ func (lw *lowerer) grow(p string, end int64) {
 
 // lower lowers an event that does not continue an implicit command.
 func (lw *lowerer) lower(e *trace.Event, g int64) error {
-	if e.Op == trace.OpCreat && e.Ret >= 0 && e.Flags == trace.OWronly|trace.OCreat|trace.OTrunc {
-		lw.pend = []pending{{e: *e, gap: g}}
+	if err := lw.prepare(e); err != nil {
+		return err
+	}
+	exp := lw.lowestFree(e.Thread)
+	st, freed := lw.apply(e)
+	if e.Ret >= 0 && e.Ret == int64(exp) && lw.zero(e, fFD|fPath|fFlags|fMode) == "" &&
+		(e.Op == trace.OpCreat && e.Flags == trace.OWronly|trace.OCreat|trace.OTrunc ||
+			e.Op == trace.OpOpen && (e.Flags == trace.ORdonly || e.Flags == trace.OWronly|trace.OCreat ||
+				e.Flags == trace.OWronly|trace.OCreat|trace.OAppend)) {
+		lw.pend = []pending{{e: *e, gap: g, st: st, exp: exp, freed: freed}}
 		return nil
 	}
-	if e.Op == trace.OpOpen && e.Ret >= 0 {
-		switch e.Flags {
-		case trace.ORdonly, trace.OWronly | trace.OCreat, trace.OWronly | trace.OCreat | trace.OAppend:
-			lw.pend = []pending{{e: *e, gap: g}}
-			return nil
+	return lw.explicit(e, g, st, exp, freed)
+}
+
+// lowestFree is the descriptor the script's interpreter gives thread th's
+// next open: the lowest free one from 3 in its process's table.
+func (lw *lowerer) lowestFree(th uint32) int32 {
+	var used []int32
+	lw.f.Each(th, func(fd int32, _ *state.Desc[ldesc]) {
+		if fd >= 3 {
+			used = append(used, fd)
+		}
+	})
+	fd := int32(3)
+	for again := true; again; {
+		again = false
+		for _, u := range used {
+			if u == fd {
+				fd++
+				again = true
+			}
 		}
 	}
-	return lw.explicit(e, g)
+	return fd
+}
+
+// prepare declares, with quiet inherits, the descriptors e uses that the
+// follower does not hold on e's file (see lowerer).
+func (lw *lowerer) prepare(e *trace.Event) error {
+	info := e.Op.Info()
+	switch info.Class {
+	case trace.ClassMPIIO:
+		if (info.FD == trace.FDOn || info.FD == trace.FDClose) && lw.f.Handle(e.FD) == nil {
+			return lw.fail(e, "MPI file handle %d was not opened in the trace (a script opens its MPI files itself)", e.FD)
+		}
+		return nil
+	case trace.ClassPOSIX, trace.ClassMeta:
+	default:
+		return nil
+	}
+	switch info.FD {
+	case trace.FDOn, trace.FDDup, trace.FDClose:
+		pos := int64(0)
+		if info.Addr == trace.AddrIndividual && (info.Dir != trace.DirCopy || e.Flags&trace.CopyInAt == 0) {
+			pos = e.Offset
+		}
+		if err := lw.declare(e, e.FD, e.Path, pos); err != nil {
+			return err
+		}
+		if info.Dir == trace.DirCopy {
+			pos = 0
+			if e.Flags&trace.CopyOutAt == 0 {
+				pos = e.Offset2
+			}
+			return lw.declare(e, e.FD2, e.Path2, pos)
+		}
+	case trace.FDAt:
+		if onDesc(e) {
+			return lw.declare(e, e.FD, e.Path, 0)
+		}
+	}
+	return nil
+}
+
+// onDesc reports whether a call that names a path relative to a directory
+// descriptor (an *at call) is on that descriptor instead: it has no path
+// (AT_EMPTY_PATH).
+func onDesc(e *trace.Event) bool {
+	return e.Op.Info().FD == trace.FDAt && e.Path == 0 && e.FD >= 0
+}
+
+// declare makes descriptor fd of e's process one the follower holds on
+// path (0: any), with a quiet inherit at position pos if it does not.
+func (lw *lowerer) declare(e *trace.Event, fd int32, path trace.PathID, pos int64) error {
+	d := lw.f.Lookup(e.Thread, fd)
+	if d != nil && (path == 0 || d.Path == path) {
+		return nil
+	}
+	if fd < 0 {
+		return lw.fail(e, "a call on descriptor %d: a script's descriptors are not negative", fd)
+	}
+	if d != nil {
+		lw.redeclared++
+	}
+	lw.declared++
+	in := trace.Event{Op: trace.OpInherit, Thread: e.Thread, FD: fd, Ret: int64(fd), Path: path, Offset: max(pos, 0)}
+	if fd < 3 && d == nil && !lw.stdTouched[fd] && !lw.procs && e.Thread == 0 {
+		// A standard stream nothing used before: declared at the start
+		// of the program (by Convert), at position 0 (the call says pos),
+		// where every rank can declare it alike.
+		in.Offset = 0
+		st, _ := lw.apply(&in)
+		p := lw.path(path)
+		name, _ := lw.nameOf(st.New, fd, p, true)
+		lw.hoisted[fd] = &stdDecl{path: p, name: name}
+		return nil
+	}
+	st, freed := lw.apply(&in)
+	b := lw.newLB()
+	if err := lw.inherit(b, &in, st, true); err != nil {
+		return err
+	}
+	b.opt("thread", int64(e.Thread), kInt, 0)
+	b.l.closes = strings.Join(freed, ",")
+	return lw.emit(b, 0, 0)
+}
+
+// nameOf returns the name of the handle at descriptor fd of description
+// d, and whether it is new: a new descriptor takes the name the same
+// description had at fd in another process (a fork's copy), or a new one
+// after the file (p).
+func (lw *lowerer) nameOf(d *state.Desc[ldesc], fd int32, p string, std bool) (string, bool) {
+	for _, n := range d.Aux.names {
+		if n.fd == fd {
+			if !lw.open[n.name] {
+				lw.open[n.name] = true
+				return n.name, true
+			}
+			return n.name, false
+		}
+	}
+	base := p
+	switch {
+	case std && fd >= 0 && fd <= 2:
+		base = []string{"stdin", "stdout", "stderr"}[fd]
+	case p == "":
+		base = "pipe"
+	}
+	name := lw.handleName(base, false)
+	d.Aux.names = append(d.Aux.names, fdName{fd, name})
+	return name, true
+}
+
+// handleOf returns the name of descriptor fd of thread th's process.
+func (lw *lowerer) handleOf(e *trace.Event, d *state.Desc[ldesc], fd int32) (string, error) {
+	if d != nil {
+		for _, n := range d.Aux.names {
+			if n.fd == fd {
+				return n.name, nil
+			}
+		}
+	}
+	return "", lw.fail(e, "descriptor %d has no handle in the script (the trace changed it in a way the converter does not follow)", fd)
 }
 
 // handleName picks the name of a new handle of path p: the file's name
@@ -391,30 +653,6 @@ func (lw *lowerer) handleName(p string, mpi bool) string {
 	return n
 }
 
-func (lw *lowerer) fdHandle(e *trace.Event) (*hnd, error) {
-	h := lw.fds[e.FD]
-	if h == nil {
-		return nil, lw.fail(e, "descriptor %d was not opened in the trace (inherited, or opened by a call the capture left out); a script works on files it opens", e.FD)
-	}
-	if e.Path != 0 {
-		if p := lw.path(e.Path); p != h.path {
-			return nil, lw.fail(e, "the call names %s, but descriptor %d was opened as %s", p, e.FD, h.path)
-		}
-	}
-	return h, nil
-}
-
-func (lw *lowerer) mpiHandle(e *trace.Event) (*hnd, error) {
-	h := lw.mpis[e.FD]
-	if h == nil {
-		return nil, lw.fail(e, "MPI file handle %d was not opened in the trace", e.FD)
-	}
-	if e.Comm != h.comm {
-		return nil, lw.fail(e, "communicator %d differs from the one the file was opened on (%d)", e.Comm, h.comm)
-	}
-	return h, nil
-}
-
 // ret records a result, left out when it is def.
 func (b *lb) ret(v, def int64) { b.opt("ret", v, kRet, def) }
 
@@ -422,397 +660,33 @@ func (b *lb) ret(v, def int64) { b.opt("ret", v, kRet, def) }
 // size (hole h).
 func (b *lb) retSize(v int64, h int) { b.optHole("ret", v, kRet, h) }
 
-// seekPos is where a seek leaves the position, as a script computes it.
-func seekPos(pos, known, off int64, whence int32) (int64, bool) {
-	var p int64
-	switch whence {
-	case 0:
-		p = off
-	case 1:
-		p = pos + off
-	case 2:
-		p = known + off
-	default:
-		return 0, false
-	}
-	return p, p >= 0
-}
+var whenceWords = []string{"start", "current", "end", "data", "hole"}
 
-var whenceWords = []string{"start", "current", "end"}
-
-func (lw *lowerer) explicit(e *trace.Event, g int64) error {
+// explicit lowers an event into the one command that makes it.
+func (lw *lowerer) explicit(e *trace.Event, g int64, st step, exp int32, freed []string) error {
 	b := lw.newLB()
 	info := e.Op.Info()
-	if (info.Class == trace.ClassPOSIX || info.Class == trace.ClassMeta) && e.Comm != 0 {
-		return lw.fail(e, "a POSIX call with communicator %d", e.Comm)
-	}
-	op := e.Op
-	if (op == trace.OpFstatat || op == trace.OpStatx) && e.FD != 0 {
-		op = trace.OpFstat // fstat as glibc makes it: fstatat(fd, "", AT_EMPTY_PATH)
-	}
-	switch op {
-	case trace.OpOpen, trace.OpOpenat, trace.OpOpenat2, trace.OpCreat, trace.OpFopen:
-		p := lw.path(e.Path)
-		b.l.cmd, b.l.operand, b.l.path = "open", oPath, b.str(p)
-		creates := e.Flags&(trace.OCreat|0x400000) != 0
-		if !creates && e.Mode != 0 {
-			return lw.fail(e, "mode %#o without O_CREAT or O_TMPFILE", e.Mode)
+	var err error
+	switch info.Class {
+	case trace.ClassPOSIX, trace.ClassMeta:
+		if e.Comm != 0 {
+			return lw.fail(e, "a POSIX call with communicator %d", e.Comm)
 		}
-		if e.Ret < 0 {
-			b.l.handle = lw.handleName(p, false)
-			delete(lw.open, b.l.handle)
-		} else {
-			h := &hnd{path: p, desc: &desc{append: e.Flags&trace.OAppend != 0}}
-			h.name = lw.handleName(p, false)
-			b.l.handle, b.l.opens = h.name, h.name
-			lw.fds[int32(e.Ret)] = h
-			if e.Flags&trace.OTrunc != 0 {
-				lw.known[p] = 0
-			}
+		err = lw.posix(e, b, st, exp)
+	case trace.ClassMPIIO:
+		err = lw.mpiio(e, b, st)
+	case trace.ClassComm:
+		err = lw.comm(e, b)
+	case trace.ClassProcess:
+		err = lw.process(e, b, st)
+	case trace.ClassMarker:
+		if e.Thread != 0 && e.Op != trace.OpMark {
+			return lw.fail(e, "a region of thread %d: a script's regions are the rank's", e.Thread)
 		}
-		b.arg("flags", int64(e.Flags), kOFlags)
-		b.l.args = append(b.l.args, argT{key: "mode", hole: b.hole(int64(e.Mode), kPerm), defHole: -1, defMode: true})
-		b.call(e.Op, trace.OpOpen)
-		if e.Ret < 0 {
-			b.arg("ret", e.Ret, kRet)
-		}
-	case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl:
-		h, err := lw.fdHandle(e)
-		if err != nil {
-			return err
-		}
-		b.l.cmd, b.l.operand, b.l.handle = "dup", oHandle, h.name
-		name := lw.handleName(h.path, false)
-		b.l.opens = name
-		b.l.dupAs = name
-		b.opt("flags", int64(e.Flags), kHex, 0)
-		b.call(e.Op, trace.OpDup)
-		if e.Ret < 0 {
-			delete(lw.open, name)
-			b.l.opens = ""
-			b.arg("ret", e.Ret, kRet)
+		if e.Op == trace.OpMark {
+			b.l.cmd, b.l.operand, b.l.path = "mark", oLabel, b.str(lw.path(e.Path))
 			break
 		}
-		if old := lw.fds[int32(e.Ret)]; old != nil {
-			return lw.fail(e, "the new descriptor %d is open already (dup2 closes it): a script closes its handles itself", e.Ret)
-		}
-		lw.fds[int32(e.Ret)] = &hnd{name: name, path: h.path, desc: h.desc}
-	case trace.OpClose, trace.OpFclose:
-		h, err := lw.fdHandle(e)
-		if err != nil {
-			return err
-		}
-		delete(lw.fds, e.FD)
-		delete(lw.open, h.name)
-		b.l.cmd, b.l.operand, b.l.handle, b.l.closes = "close", oHandle, h.name, h.name
-		b.opt("flags", int64(e.Flags), kHex, 0)
-		b.call(e.Op, trace.OpClose)
-		b.ret(e.Ret, 0)
-	case trace.OpRead, trace.OpFread, trace.OpReadv, trace.OpWrite, trace.OpFwrite, trace.OpWritev,
-		trace.OpPread, trace.OpPreadv, trace.OpPreadv2, trace.OpPwrite, trace.OpPwritev, trace.OpPwritev2:
-		h, err := lw.fdHandle(e)
-		if err != nil {
-			return err
-		}
-		write := info.Dir == trace.DirWrite
-		b.l.cmd, b.l.operand, b.l.handle = map[bool]string{true: "write", false: "read"}[write], oHandle, h.name
-		moved := max(e.Ret, 0)
-		if info.Addr == trace.AddrExplicit {
-			b.arg("at", e.Offset, kSize)
-			if write {
-				lw.grow(h.path, e.Offset+moved)
-			}
-		} else {
-			if write && h.append {
-				h.pos = lw.known[h.path]
-			}
-			if e.Offset != h.pos {
-				return lw.fail(e, "the call is at offset %d of %s, but the file position a script tracks is %d (moved by a call the trace does not have, or written by another process)", e.Offset, h.path, h.pos)
-			}
-			h.pos += moved
-			if write {
-				lw.grow(h.path, e.Offset+moved)
-			}
-		}
-		b.arg("size", e.Size, kSize)
-		sizeHole := len(b.h) - 1
-		def := trace.OpRead
-		switch {
-		case info.Vector && info.Addr == trace.AddrExplicit:
-			def = trace.OpPreadv
-		case info.Vector:
-			def = trace.OpReadv
-		case info.Addr == trace.AddrExplicit:
-			def = trace.OpPread
-		}
-		if write {
-			def += trace.OpWrite - trace.OpRead
-		}
-		if info.Vector {
-			b.arg("iov", int64(e.Count), kInt)
-		} else if e.Op == trace.OpFread || e.Op == trace.OpFwrite {
-			b.opt("elements", int64(e.Count), kInt, 0) // the item count (nmemb)
-		} else if e.Count != 0 {
-			return lw.fail(e, "count %d on a call that is not a vector call", e.Count)
-		}
-		b.opt("flags", int64(e.Flags), kHex, 0)
-		b.call(e.Op, def)
-		b.retSize(e.Ret, sizeHole)
-	case trace.OpLseek, trace.OpFseek:
-		h, err := lw.fdHandle(e)
-		if err != nil {
-			return err
-		}
-		if e.Whence < 0 || e.Whence > 2 {
-			return lw.fail(e, "whence %d (SEEK_DATA and SEEK_HOLE are not in the script language)", e.Whence)
-		}
-		b.l.cmd, b.l.operand, b.l.handle = "seek", oHandle, h.name
-		b.arg("to", e.Offset, kSize)
-		if e.Whence != 0 {
-			b.word("from", whenceWords[e.Whence])
-		}
-		b.opt("flags", int64(e.Flags), kHex, 0)
-		b.call(e.Op, trace.OpLseek)
-		if p, ok := seekPos(h.pos, lw.known[h.path], e.Offset, e.Whence); !ok || p != e.Ret {
-			b.arg("ret", e.Ret, kRet)
-		}
-		if e.Ret >= 0 {
-			h.pos = e.Ret
-		}
-	case trace.OpFsync, trace.OpFflush, trace.OpFdatasync, trace.OpFstat, trace.OpFtruncate:
-		h, err := lw.fdHandle(e)
-		if err != nil {
-			return err
-		}
-		b.l.operand, b.l.handle = oHandle, h.name
-		switch op {
-		case trace.OpFsync, trace.OpFflush:
-			b.l.cmd = "sync"
-			b.opt("flags", int64(e.Flags), kHex, 0)
-			b.call(e.Op, trace.OpFsync)
-		case trace.OpFdatasync:
-			b.l.cmd = "datasync"
-			b.opt("flags", int64(e.Flags), kHex, 0)
-		case trace.OpFstat:
-			b.l.cmd = "stat"
-			b.opt("flags", int64(e.Flags), kHex, 0)
-			b.call(e.Op, trace.OpFstat)
-		case trace.OpFtruncate:
-			b.l.cmd = "truncate"
-			b.arg("to", e.Size, kSize)
-			b.opt("flags", int64(e.Flags), kHex, 0)
-			if e.Ret >= 0 {
-				lw.known[h.path] = e.Size
-			}
-		}
-		b.ret(e.Ret, 0)
-	case trace.OpStat, trace.OpLstat, trace.OpFstatat, trace.OpStatx, trace.OpAccess, trace.OpUnlink, trace.OpUnlinkat,
-		trace.OpMPIFileDelete, trace.OpRmdir, trace.OpMkdir, trace.OpMkdirat, trace.OpTruncate, trace.OpRename,
-		trace.OpRenameat, trace.OpRenameat2:
-		// The FD of a call that names a path is the directory it was
-		// resolved against (AT_FDCWD, or an *at call's descriptor) where
-		// a capture records it: the path is already resolved, so the
-		// script names the path alone (namesPath).
-		if e.FD != 0 && e.Path == 0 {
-			return lw.fail(e, "a call on descriptor %d where a script names a path", e.FD)
-		}
-		p := lw.path(e.Path)
-		b.l.operand, b.l.path = oPath, b.str(p)
-		ok := e.Ret >= 0
-		def := e.Op
-		switch e.Op {
-		case trace.OpStat, trace.OpLstat, trace.OpFstatat, trace.OpStatx:
-			b.l.cmd = "stat"
-			def = trace.OpStat
-		case trace.OpAccess:
-			b.l.cmd = "lookup"
-			b.opt("mode", int64(e.Mode), kInt, 0)
-		case trace.OpUnlink, trace.OpUnlinkat, trace.OpMPIFileDelete:
-			b.l.cmd = "delete"
-			def = trace.OpUnlink
-			if ok {
-				delete(lw.known, p)
-			}
-		case trace.OpRmdir:
-			b.l.cmd = "rmdir"
-		case trace.OpMkdir, trace.OpMkdirat:
-			b.l.cmd = "mkdir"
-			b.opt("mode", int64(e.Mode), kPerm, 0o755)
-			def = trace.OpMkdir
-		case trace.OpTruncate:
-			b.l.cmd = "truncate"
-			b.arg("to", e.Size, kSize)
-			if ok {
-				lw.known[p] = e.Size
-			}
-		default:
-			b.l.cmd = "rename"
-			p2 := lw.path(e.Path2)
-			b.l.path2 = b.str(p2)
-			if sz, had := lw.known[p]; had && ok {
-				delete(lw.known, p)
-				lw.known[p2] = sz
-			}
-			def = trace.OpRename
-		}
-		b.opt("flags", int64(e.Flags), kHex, 0)
-		b.call(e.Op, def)
-		b.ret(e.Ret, 0)
-	case trace.OpMPIFileOpen:
-		p := lw.path(e.Path)
-		b.l.cmd, b.l.operand, b.l.path, b.l.mpi = "mpiopen", oPath, b.str(p), true
-		name := lw.handleName(p, true)
-		b.l.handle = name
-		if e.Ret < 0 {
-			delete(lw.open, name)
-		} else {
-			b.l.opens = name
-			if lw.mpis[e.FD] != nil {
-				return lw.fail(e, "MPI file handle %d is already open", e.FD)
-			}
-			lw.mpis[e.FD] = &hnd{name: name, path: p, comm: e.Comm, mpi: true, desc: &desc{append: e.Flags&trace.MPIModeAppend != 0}}
-		}
-		b.arg("flags", int64(e.Flags), kAmode)
-		switch {
-		case e.Comm == trace.CommSelf:
-			b.word("self", "")
-		case e.Comm >= 2:
-			b.l.comm = e.Comm
-			lw.comms[e.Comm] = true
-		default:
-			b.l.world = true
-		}
-		if e.Ret < 0 {
-			b.arg("ret", e.Ret, kRet)
-		} else if e.Ret != 0 {
-			return lw.fail(e, "result %d of a successful MPI_File_open", e.Ret)
-		}
-	case trace.OpMPIFileClose, trace.OpMPIFileSync, trace.OpMPIFileSetSize, trace.OpMPIFilePreallocate,
-		trace.OpMPIFileSetView, trace.OpMPIFileSeek, trace.OpMPIFileSeekShared:
-		h, err := lw.mpiHandle(e)
-		if err != nil {
-			return err
-		}
-		b.l.operand, b.l.handle, b.l.mpi = oHandle, h.name, true
-		ok := e.Ret >= 0
-		switch e.Op {
-		case trace.OpMPIFileClose:
-			b.l.cmd, b.l.closes = "close", h.name
-			delete(lw.mpis, e.FD)
-			delete(lw.open, h.name)
-		case trace.OpMPIFileSync:
-			b.l.cmd = "sync"
-		case trace.OpMPIFileSetSize, trace.OpMPIFilePreallocate:
-			b.l.cmd = "truncate"
-			b.arg("to", e.Size, kSize)
-			b.call(e.Op, trace.OpMPIFileSetSize)
-			if ok {
-				lw.known[h.path] = e.Size
-			}
-		case trace.OpMPIFileSetView:
-			b.l.cmd = "view"
-			b.opt("disp", e.Offset, kSize, 0)
-			switch {
-			case e.Size == 0 && e.Stride == 0:
-			case e.Size > 0 && e.Stride >= e.Size:
-				b.arg("block", e.Size, kSize)
-				b.arg("stride", e.Stride, kSize)
-			default:
-				return lw.fail(e, "a view with block %d and stride %d: a script's views are vectors with 0 < block <= stride", e.Size, e.Stride)
-			}
-			if ok {
-				h.pos = 0
-			}
-		default:
-			b.l.cmd = "seek"
-			if e.Whence < 0 || e.Whence > 2 {
-				return lw.fail(e, "whence %d", e.Whence)
-			}
-			b.arg("to", e.Offset, kSize)
-			if e.Whence != 0 {
-				b.word("from", whenceWords[e.Whence])
-			}
-			if e.Op == trace.OpMPIFileSeekShared {
-				b.word("shared", "")
-			} else if ok {
-				p, good := seekPos(h.pos, lw.known[h.path], e.Offset, e.Whence)
-				if !good {
-					return lw.fail(e, "a seek to a negative offset that did not fail")
-				}
-				h.pos = p
-			}
-		}
-		b.ret(e.Ret, 0)
-	case trace.OpMPIFileReadAt, trace.OpMPIFileReadAtAll, trace.OpMPIFileWriteAt, trace.OpMPIFileWriteAtAll,
-		trace.OpMPIFileRead, trace.OpMPIFileReadAll, trace.OpMPIFileWrite, trace.OpMPIFileWriteAll,
-		trace.OpMPIFileReadShared, trace.OpMPIFileWriteShared, trace.OpMPIFileReadOrdered, trace.OpMPIFileWriteOrdered,
-		trace.OpMPIFileIreadAt, trace.OpMPIFileIwriteAt, trace.OpMPIFileIread, trace.OpMPIFileIwrite:
-		h, err := lw.mpiHandle(e)
-		if err != nil {
-			return err
-		}
-		write := info.Dir == trace.DirWrite
-		b.l.cmd, b.l.operand, b.l.handle, b.l.mpi = map[bool]string{true: "write", false: "read"}[write], oHandle, h.name, true
-		moved := max(e.Ret, 0)
-		def := e.Op
-		switch info.Addr {
-		case trace.AddrExplicit:
-			b.arg("at", e.Offset, kSize)
-			switch e.Op {
-			case trace.OpMPIFileIreadAt:
-				def = trace.OpMPIFileReadAt
-			case trace.OpMPIFileIwriteAt:
-				def = trace.OpMPIFileWriteAt
-			}
-			if write {
-				lw.grow(h.path, e.Offset+moved)
-			}
-		case trace.AddrIndividual:
-			if e.Offset != h.pos {
-				return lw.fail(e, "the call is at offset %d of the view, but the individual file pointer a script tracks is %d", e.Offset, h.pos)
-			}
-			h.pos += moved
-			switch e.Op {
-			case trace.OpMPIFileIread:
-				def = trace.OpMPIFileRead
-			case trace.OpMPIFileIwrite:
-				def = trace.OpMPIFileWrite
-			}
-			if write {
-				lw.grow(h.path, e.Offset+moved)
-			}
-		default:
-			if e.Offset != 0 {
-				return lw.fail(e, "offset %d on a shared-pointer call (a script records 0: the position depends on the other ranks)", e.Offset)
-			}
-		}
-		b.arg("size", e.Size, kSize)
-		sizeHole := len(b.h) - 1
-		switch def {
-		case trace.OpMPIFileReadAtAll, trace.OpMPIFileWriteAtAll, trace.OpMPIFileReadAll, trace.OpMPIFileWriteAll:
-			b.word("all", "")
-		case trace.OpMPIFileReadShared, trace.OpMPIFileWriteShared:
-			b.word("shared", "")
-		case trace.OpMPIFileReadOrdered, trace.OpMPIFileWriteOrdered:
-			b.word("ordered", "")
-		}
-		if e.Size > 1<<31-1 {
-			b.arg("elements", int64(e.Count), kInt)
-		} else {
-			b.optHole("elements", int64(e.Count), kInt, sizeHole)
-		}
-		b.call(e.Op, def)
-		b.retSize(e.Ret, sizeHole)
-	case trace.OpMPIBarrier, trace.OpMPIBcast, trace.OpMPIReduce, trace.OpMPIGather, trace.OpMPIGatherv,
-		trace.OpMPIScatter, trace.OpMPIScatterv, trace.OpMPIAllreduce, trace.OpMPIAllgather, trace.OpMPIAllgatherv,
-		trace.OpMPIAlltoall, trace.OpMPIAlltoallv, trace.OpMPISend, trace.OpMPIRecv, trace.OpMPISendrecv:
-		if err := lw.comm(e, b); err != nil {
-			return err
-		}
-	case trace.OpMark:
-		b.l.cmd, b.l.operand, b.l.path = "mark", oLabel, b.str(lw.path(e.Path))
-		b.l.events = 1
-	case trace.OpRegionBegin, trace.OpRegionEnd:
 		text := lw.path(e.Path)
 		l := &label{text: text, s: b.str(text), gap: g}
 		l.h, l.kinds = append([]int64(nil), b.h...), append([]hkind(nil), b.kinds...)
@@ -821,122 +695,101 @@ func (lw *lowerer) explicit(e *trace.Event, g int64) error {
 		}
 		return lw.out.end(l)
 	default:
-		why := "the script language has no such call"
-		switch e.Op {
-		case trace.OpCloseRange:
-			why = "a script closes its handles one by one"
-		case trace.OpMPIIsend, trace.OpMPIIrecv, trace.OpMPIWait, trace.OpMPIWaitall:
-			why = "a script has no non-blocking point-to-point calls"
-		case trace.OpMPICommSplit, trace.OpMPICommDup:
-			why = "a script's communicators are its groups, declared at the top"
-		}
-		if !e.Op.Known() {
-			why = "an op this build does not know"
-		}
-		return lw.fail(e, "%s", why)
+		return lw.fail(e, "an op this build does not know")
 	}
-	if err := lw.checkZero(e); err != nil {
+	if err != nil {
 		return err
 	}
+	if err := lw.checkZero(e, &b.l); err != nil {
+		return err
+	}
+	b.opt("thread", int64(e.Thread), kInt, 0)
+	b.l.closes = strings.Join(freed, ",")
 	return lw.emit(b, g, 1)
 }
 
-// comm lowers a communication call.
-func (lw *lowerer) comm(e *trace.Event, b *lb) error {
-	switch {
-	case e.Comm == trace.CommSelf:
-		return lw.fail(e, "a communication call on MPI_COMM_SELF")
-	case e.Comm >= 2:
-		b.l.comm = e.Comm
-		lw.comms[e.Comm] = true
-	default:
-		b.l.world = true
-	}
-	def := e.Op
-	switch e.Op {
-	case trace.OpMPIGatherv:
-		def = trace.OpMPIGather
-	case trace.OpMPIScatterv:
-		def = trace.OpMPIScatter
-	case trace.OpMPIAllgatherv:
-		def = trace.OpMPIAllgather
-	case trace.OpMPIAlltoallv:
-		def = trace.OpMPIAlltoall
-	}
-	b.l.cmd = strings.ToLower(strings.TrimPrefix(def.String(), "MPI_"))
-	if e.Op != trace.OpMPIBarrier {
-		b.l.operand, b.l.intHole = oInt, b.hole(e.Bytes, kSize)
-	} else if e.Bytes != 0 {
-		return lw.fail(e, "a barrier with %d bytes", e.Bytes)
-	}
-	switch def {
-	case trace.OpMPIBcast, trace.OpMPIReduce, trace.OpMPIGather, trace.OpMPIScatter:
-		b.opt("root", int64(e.Peer), kInt, 0)
-	case trace.OpMPISend:
-		b.peer("to", int64(e.Peer), lw.rank)
-		b.opt("tag", int64(e.Tag), kInt, 0)
-	case trace.OpMPIRecv:
-		b.peer("from", int64(e.Peer), lw.rank)
-		b.opt("tag", int64(e.Tag), kAny, 0)
-	case trace.OpMPISendrecv:
-		src, rtag, known := e.RecvFrom()
-		if !known {
-			// A trace from before the receive half was recorded: the
-			// script names the destination as the source too (the
-			// comparison allows it; Convert says so).
-			src, rtag = e.Peer, e.Tag
-			lw.unknownHalves++
-		} else if f := e.Flags &^ trace.RecvHalf; f != 0 {
-			return lw.fail(e, "a receive half posted with MPI_ANY_SOURCE or MPI_ANY_TAG (flags %#x): a script's sendrecv receives from the rank and with the tag it names", f)
-		}
-		if src == e.Peer && e.Peer >= 0 {
-			b.peer("with", int64(e.Peer), lw.rank)
-		} else {
-			b.peer("to", int64(e.Peer), lw.rank)
-			b.peer("from", int64(src), lw.rank)
-		}
-		th := b.hole(int64(e.Tag), kInt)
-		b.l.args = append(b.l.args, argT{key: "tag", hole: th, defHole: -1, hasDef: true, def: 0})
-		b.optHole("recvtag", int64(rtag), kAny, th)
-	default:
-		if e.Peer != 0 {
-			return lw.fail(e, "peer %d on a call without a root", e.Peer)
+// Fields of an event, for checkZero.
+const (
+	fPath uint32 = 1 << iota
+	fPath2
+	fFD
+	fFD2
+	fOffset
+	fOffset2
+	fSize
+	fFlags
+	fMode
+	fWhence
+	fPeer
+	fTag
+	fComm
+	fBytes
+	fCount
+	fStride
+	fSource
+)
+
+var fieldNames = []string{"path", "second path", "descriptor", "second descriptor", "offset", "second offset", "size",
+	"flags", "mode", "whence", "peer", "tag", "communicator", "bytes", "count", "stride", "receive half"}
+
+// zero returns the name and value of the first field of e outside
+// allowed that is not zero, "" if none.
+func (lw *lowerer) zero(e *trace.Event, allowed uint32) string {
+	vals := []int64{int64(e.Path), int64(e.Path2), int64(e.FD), int64(e.FD2), e.Offset, e.Offset2, e.Size,
+		int64(e.Flags), int64(e.Mode), int64(e.Whence), int64(e.Peer), int64(e.Tag), int64(e.Comm), e.Bytes,
+		int64(e.Count), e.Stride, int64(e.Source) | int64(e.RecvTag)}
+	for i, v := range vals {
+		if v != 0 && allowed&(1<<i) == 0 {
+			switch i {
+			case 0, 1:
+				return fmt.Sprintf("%s %q", fieldNames[i], lw.path(trace.PathID(v)))
+			}
+			return fmt.Sprintf("%s %d", fieldNames[i], v)
 		}
 	}
-	if def != trace.OpMPISend && def != trace.OpMPIRecv && def != trace.OpMPISendrecv && e.Tag != 0 {
-		return lw.fail(e, "tag %d on a collective call", e.Tag)
-	}
-	b.call(e.Op, def)
-	b.ret(e.Ret, 0)
-	return nil
+	return ""
 }
 
-// checkZero refuses fields a command never sets.
-func (lw *lowerer) checkZero(e *trace.Event) error {
+// cmdFields are the fields each command sets, beyond the result.
+var cmdFields = map[string]uint32{
+	"open": fPath | fFlags | fMode, "inherit": fPath | fFD | fFlags | fOffset,
+	"dup": fFD | fPath | fFlags | fSize, "fcntl": fFD | fPath | fFlags | fSize, "close": fFD | fPath | fFlags,
+	"closerange": fFD | fSize | fFlags,
+	"read":       fFD | fPath | fOffset | fSize | fFlags | fCount, "write": fFD | fPath | fOffset | fSize | fFlags | fCount,
+	"copy": fFD | fFD2 | fPath | fPath2 | fOffset | fOffset2 | fSize | fFlags,
+	"seek": fFD | fPath | fOffset | fWhence | fFlags, "sync": fFD | fPath | fFlags, "datasync": fFD | fPath | fFlags,
+	"stat": fFD | fPath | fFlags | fMode, "truncate": fFD | fPath | fSize | fFlags,
+	"allocate": fFD | fPath | fOffset | fSize | fFlags, "advise": fFD | fPath | fOffset | fSize | fFlags,
+	"map": fFD | fPath | fOffset | fSize | fFlags | fMode, "readdir": fFD | fPath | fSize,
+	"lookup": fPath | fFlags | fMode, "delete": fPath | fFlags, "rmdir": fPath | fFlags, "mkdir": fPath | fFlags | fMode,
+	"rename": fPath | fPath2 | fFlags, "link": fPath | fPath2 | fFlags, "symlink": fPath | fPath2,
+	"readlink": fPath | fSize, "fork": fFlags, "clone": fFlags, "exec": fPath | fFlags, "exit": 0, "mark": fPath,
+	"mpiopen": fPath | fFlags | fFD | fComm,
+}
+
+// mpiFields are the fields of the calls on an MPI file handle.
+const mpiFields = fFD | fPath | fComm | fOffset | fSize | fCount | fFlags | fStride | fWhence
+
+// commFields are the fields of communication calls.
+const commFields = fPeer | fTag | fComm | fBytes | fCount | fFlags | fSource
+
+// checkZero refuses fields the command l never sets. A descriptor a call
+// does not use (the directory of a call that names a path, the result an
+// open repeats) is not kept, as the contract says.
+func (lw *lowerer) checkZero(e *trace.Event, l *leafT) error {
 	info := e.Op.Info()
-	bad := func(name string, v int64) error {
-		return lw.fail(e, "%s %d, which a script does not make for this call", name, v)
+	allowed := cmdFields[l.cmd]
+	switch {
+	case info.Class == trace.ClassComm:
+		allowed = commFields
+	case l.mpi && l.cmd != "delete":
+		allowed = mpiFields
 	}
-	if info.Class != trace.ClassComm {
-		switch {
-		case e.Peer != 0:
-			return bad("peer", int64(e.Peer))
-		case e.Tag != 0:
-			return bad("tag", int64(e.Tag))
-		case e.Bytes != 0:
-			return bad("bytes", e.Bytes)
-		}
-	} else if info.Class == trace.ClassComm && (e.Path != 0 || e.FD != 0 || e.Offset != 0 || e.Size != 0) {
-		return lw.fail(e, "file fields on a communication call")
+	if info.FD == trace.FDOpen && e.Op != trace.OpInherit || info.FD == trace.FDNone || info.FD == trace.FDAt && !onDesc(e) {
+		allowed |= fFD
 	}
-	if e.Stride != 0 && e.Op != trace.OpMPIFileSetView {
-		return bad("stride", e.Stride)
-	}
-	if e.Whence != 0 && e.Op.Info().Family != "seek" && e.Op != trace.OpMPIFileSeek && e.Op != trace.OpMPIFileSeekShared {
-		return bad("whence", int64(e.Whence))
-	}
-	if e.Path2 != 0 && info.Family != "rename" {
-		return lw.fail(e, "a second path on a call that takes one")
+	if bad := lw.zero(e, allowed); bad != "" {
+		return lw.fail(e, "%s, which the script's %s does not make (a field the capture set that the language has no word for)", bad, l.cmd)
 	}
 	return nil
 }

@@ -166,7 +166,14 @@ func skeleton(ss []*stmt) string {
 				if l.path != nil {
 					l.path = &strT{k: "P"}
 				}
-				l.handle, l.opens, l.closes, l.dupAs = canon(l.handle), canon(l.opens), canon(l.closes), canon(l.dupAs)
+				l.handle, l.opens, l.handle2 = canon(l.handle), canon(l.opens), canon(l.handle2)
+				if l.closes != "" {
+					cs := strings.Split(l.closes, ",")
+					for i, c := range cs {
+						cs[i] = canon(c)
+					}
+					l.closes = strings.Join(cs, ",")
+				}
 				l.intHole = -1
 				args := make([]argT, len(l.args))
 				for i, a := range l.args {

@@ -10,20 +10,23 @@ import (
 type hkind uint8
 
 const (
-	kInt    hkind = iota // a plain int
-	kSize                // bytes: sizes, offsets, byte counts (printed with units)
-	kOFlags              // open flags
-	kAmode               // MPI access mode
-	kPerm                // permission bits (octal)
-	kHex                 // other flags (hex)
-	kRet                 // a result: negative ones are errno names
-	kPeer                // a peer: -1 is any
-	kAny                 // a tag: -1 is any
-	kDigits              // the value of a run of digits in a string
-	kWidth               // the format of a run of digits: see meetWidth
-	kCount               // a repeat count
-	kPeerX               // a peer as xor(rank, x): x (the alternative of a kPeer hole)
-	kAlt                 // which of a peer's two forms still hold: bit 1 the plain value, bit 2 the xor
+	kInt         hkind = iota // a plain int
+	kSize                     // bytes: sizes, offsets, byte counts (printed with units)
+	kOFlags                   // open flags
+	kAmode                    // MPI access mode
+	kPerm                     // permission bits (octal)
+	kHex                      // other flags (hex)
+	kRet                      // a result: negative ones are errno names
+	kPeer                     // a peer: -1 is any
+	kAny                      // a tag: -1 is any
+	kDigits                   // the value of a run of digits in a string
+	kWidth                    // the format of a run of digits: see meetWidth
+	kCount                    // a repeat count
+	kPeerX                    // a peer as xor(rank, x): x (the alternative of a kPeer hole)
+	kAlt                      // which of a peer's two forms still hold: bit 1 the plain value, bit 2 the xor
+	kFcntl                    // an fcntl command
+	kAtFlags                  // AT_ flags of *at calls
+	kStatusFlags              // open flags without the access mode (F_SETFL)
 )
 
 // altBit is the bit of an alternative hole in its mask hole.
@@ -99,11 +102,18 @@ type leafT struct {
 	args    []argT
 	comm    uint32 // the group communicator the command runs in (>= 2), or 0
 	world   bool   // the command runs on all ranks' communicator (outside any on block)
-	opens   string // the handle a successful open (or dup) binds
-	dupAs   string // dup: the name of the new handle
-	closes  string // the handle a close releases
-	mpi     bool   // the handle is an MPI file handle
-	events  int    // events the command makes
+	opens   string // the handle name a successful open (dup, inherit) takes
+	handle2 string // dup: the name of the new handle; copy: the handle written
+	closes  string // the handle names the command releases, joined by commas
+	text2   bool   // path2 is text, not a path (a symlink's target)
+	// commName is the communicator made by split the command runs on
+	// (comm NAME): its peers and roots are ranks of it.
+	commName string
+	// hidden is the first of the holes no argument shows (a split's
+	// parent and sequence number, for splitColors), -1 none.
+	hidden int
+	mpi    bool // the handle is an MPI file handle
+	events int  // events the command makes
 }
 
 func (l *leafT) key() string { return string(l.appendKey(nil, nil)) }
@@ -150,7 +160,18 @@ func (l *leafT) appendKey(b []byte, kinds []hkind) []byte {
 	b = append(b, '|')
 	b = append(b, l.closes...)
 	b = append(b, '|')
-	b = append(b, l.dupAs...)
+	b = append(b, l.handle2...)
+	if l.commName != "" {
+		b = append(b, "|c:"...)
+		b = append(b, l.commName...)
+	}
+	if l.hidden >= 0 {
+		b = append(b, "|h"...)
+		b = strconv.AppendInt(b, int64(l.hidden), 10)
+	}
+	if l.text2 {
+		b = append(b, "|text2"...)
+	}
 	if l.world {
 		b = append(b, "|world"...)
 	}
@@ -240,11 +261,15 @@ func (in *interner) leaf(l *leafT, kinds []hkind) *tmpl {
 				t.alt[a.hole], t.alt[a.altHole] = a.maskHole, a.maskHole
 			}
 		}
-		if l.opens != "" {
-			t.eff = []string{"+" + l.opens}
-		}
+		// A command releases names before it takes one (dup2 onto an
+		// open descriptor).
 		if l.closes != "" {
-			t.eff = []string{"-" + l.closes}
+			for _, n := range strings.Split(l.closes, ",") {
+				t.eff = append(t.eff, "-"+n)
+			}
+		}
+		if l.opens != "" {
+			t.eff = append(t.eff, "+"+l.opens)
 		}
 		return t
 	})
