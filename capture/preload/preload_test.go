@@ -359,3 +359,49 @@ func TestShimMPIPartLoadsWithoutMPI(t *testing.T) {
 		t.Errorf("events %v", evs[0])
 	}
 }
+
+// TestShimKeepsDescriptorsFree checks that the shim holds no descriptor
+// of the program's: its first open gets 3, as without the shim, and a
+// program that closes every descriptor but the standard ones (as daemons
+// do) still has its later calls recorded, in a linear spool (which grows
+// while the program runs) and in a ring.
+func TestShimKeepsDescriptorsFree(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	bin := compile(t, dir, "fds", `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+	int fd = open("first.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd != 3) { fprintf(stderr, "first open got %d\n", fd); return 1; }
+	close(fd);
+	for (int i = 3; i < 4096; i++) close(i);
+	char b[64] = {0};
+	fd = open("after.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	/* more records than a chunk of a linear spool holds: it must grow */
+	for (int i = 0; i < 50000; i++) pwrite(fd, b, 64, (off_t)i * 64);
+	close(fd);
+	return 0;
+}
+`)
+	for _, mode := range []spoolMode{linear, drained} {
+		t.Run(mode.String(), func(t *testing.T) {
+			spool, err := record(t, libs, mode, dir, bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, _, stats := encode(t, spool, nil)
+			n := 0
+			for _, e := range evs[0] {
+				if e.Op == trace.OpPwrite && e.Ret == 64 {
+					n++
+				}
+			}
+			if n != 50000 || stats[0].Dropped != 0 {
+				t.Errorf("%d of 50000 pwrites after closing every descriptor, %d dropped", n, stats[0].Dropped)
+			}
+		})
+	}
+}

@@ -73,7 +73,6 @@ _Static_assert(__builtin_offsetof(struct header, tail) == 3264, "header layout")
 _Static_assert(sizeof(struct header) <= SPOOL_HEADER, "header size");
 
 static struct header *hdr;
-static int spool_fd = -1;
 static int active;
 /* record_all records the POSIX calls made inside MPI calls other than
  * MPI-IO too (IOTRACE_ALL=1, iotrace record --all). */
@@ -111,19 +110,33 @@ static int64_t real_now(void) {
 
 /* ---- the spool ---- */
 
+/* sys_mmap maps without going through the shim's own mmap wrapper. */
+static void *sys_mmap(size_t len, int prot, int flags, int fd, off_t off) {
+	return (void *)syscall(SYS_mmap, NULL, len, prot, flags, fd, off);
+}
+
+/* The shim keeps no descriptor open in the program: a linear spool grows
+ * by opening its file again by name, mapping the next chunk and closing
+ * it; a ring is mapped once. So the program's descriptors are numbered
+ * as without the shim (its first open gets 3), and a program that closes
+ * every descriptor (a daemon) cannot close the spool. */
+static char spool_name[PATH_MAX];
+
 static char *map_chunk(uint64_t c) {
 	char *p = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
 	if (p) return p;
 	pthread_mutex_lock(&grow_mu);
 	p = chunks[c];
-	if (!p && spool_fd >= 0) {
+	int fd = p || !spool_name[0] ? -1 : (int)syscall(SYS_openat, AT_FDCWD, spool_name, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
 		off_t need = SPOOL_HEADER + (off_t)(c + 1) * CHUNK;
 		struct stat st;
-		if (syscall(SYS_fstat, spool_fd, &st) == 0 && st.st_size < need)
-			syscall(SYS_ftruncate, spool_fd, need);
+		if (syscall(SYS_fstat, fd, &st) == 0 && st.st_size < need)
+			syscall(SYS_ftruncate, fd, need);
 		/* Populated: the pages of a spool in tmpfs come writable at once,
 		 * not one fault per page in the calls that fill them. */
-		void *m = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, spool_fd, SPOOL_HEADER + (off_t)c * CHUNK);
+		void *m = sys_mmap(CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, SPOOL_HEADER + (off_t)c * CHUNK);
+		syscall(SYS_close, fd);
 		if (m != MAP_FAILED) {
 			p = m;
 			__atomic_store_n(&chunks[c], p, __ATOMIC_RELEASE);
@@ -243,16 +256,32 @@ static void read_small(const char *name, char *buf, uint32_t cap, uint32_t *len)
 	syscall(SYS_close, fd);
 }
 
-static void open_spool(void) {
+/* The spool settings, read from the environment once, at the start: a
+ * program may change its environment before it forks. */
+static char spool_dir[PATH_MAX];
+static long spool_ring;
+static uint32_t spool_consumer;
+
+static void read_settings(void) {
 	const char *dir = getenv("IOTRACE_SPOOL");
-	if (!dir || !*dir) return;
+	if (!dir || !*dir || strlen(dir) >= sizeof spool_dir - 64) return;
+	strcpy(spool_dir, dir);
 	const char *rs = getenv("IOTRACE_RING");
 	long ring = rs ? atol(rs) : 0;
 	if (ring < 0 || ring > (1L << 24)) ring = 0;
 	const char *cs = getenv("IOTRACE_CONSUMER");
 	if (!cs || atol(cs) <= 0) ring = 0; /* a ring needs its consumer */
+	spool_ring = ring;
+	spool_consumer = ring ? (uint32_t)atol(cs) : 0;
+	const char *all = getenv("IOTRACE_ALL");
+	record_all = all && all[0] == '1';
+}
+
+static void open_spool(void) {
+	if (!spool_dir[0]) return;
+	long ring = spool_ring;
 	char name[PATH_MAX];
-	snprintf(name, sizeof name, "%s/%s-%d-%lld.sp", dir, ring ? "ring" : "spool", (int)getpid(), (long long)iotrace_now());
+	snprintf(name, sizeof name, "%s/%s-%d-%lld.sp", spool_dir, ring ? "ring" : "spool", (int)getpid(), (long long)iotrace_now());
 	int fd = syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) return;
 	size_t size = SPOOL_HEADER + (size_t)ring * REC_SIZE;
@@ -260,19 +289,18 @@ static void open_spool(void) {
 		syscall(SYS_close, fd);
 		return;
 	}
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | (ring ? MAP_POPULATE : 0), fd, 0);
-	if (m == MAP_FAILED) {
-		syscall(SYS_close, fd);
-		return;
-	}
+	void *m = sys_mmap(size, PROT_READ | PROT_WRITE, MAP_SHARED | (ring ? MAP_POPULATE : 0), fd, 0);
+	syscall(SYS_close, fd);
+	if (m == MAP_FAILED) return;
 	hdr = m;
 	if (ring) {
 		ring_base = (char *)m + SPOOL_HEADER;
 		ring_slots = (uint32_t)ring;
 		hdr->ring = (uint32_t)ring;
-		hdr->consumer = cs ? (uint32_t)atol(cs) : 0;
+		hdr->consumer = spool_consumer;
+	} else {
+		strcpy(spool_name, name);
 	}
-	spool_fd = fd;
 	hdr->version = SPOOL_VERSION;
 	hdr->rec_size = REC_SIZE;
 	hdr->header_size = SPOOL_HEADER;
@@ -284,8 +312,6 @@ static void open_spool(void) {
 	hdr->real_start = real_now();
 	read_small("/proc/self/cmdline", hdr->cmdline, sizeof hdr->cmdline, &hdr->cmdline_len);
 	if (syscall(SYS_getcwd, hdr->cwd, sizeof hdr->cwd) > 0) hdr->cwd_len = strnlen(hdr->cwd, sizeof hdr->cwd);
-	const char *all = getenv("IOTRACE_ALL");
-	record_all = all && all[0] == '1';
 	memcpy(hdr->magic, ring ? RING_MAGIC : SPOOL_MAGIC, 8); /* last: a reader sees a whole header or none */
 	active = 1;
 }
@@ -307,8 +333,7 @@ static void after_fork_child(void) {
 	ring_base = NULL;
 	ring_slots = 0;
 	ring_dropping = 0;
-	syscall(SYS_close, spool_fd);
-	spool_fd = -1;
+	spool_name[0] = 0;
 	next_slot = 0;
 	next_tid = 0;
 	generation++;
@@ -316,6 +341,7 @@ static void after_fork_child(void) {
 }
 
 __attribute__((constructor)) static void shim_init(void) {
+	read_settings();
 	open_spool();
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
