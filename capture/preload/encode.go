@@ -60,6 +60,23 @@ const (
 	cFwrite
 	cFseek
 	cFflush
+	cCopyFileRange
+	cSendfile
+	cSplice
+	cFallocate
+	cFadvise
+	cSyncfs
+	cSync
+	cMmap
+	cLink
+	cLinkat
+	cSymlink
+	cSymlinkat
+	cReadlink
+	cReadlinkat
+	cFcntl
+	cCloseRange
+	cExit
 )
 
 const (
@@ -128,6 +145,11 @@ var ops = map[uint16]trace.Op{
 	cRenameat: trace.OpRenameat, cRenameat2: trace.OpRenameat2, cMkdir: trace.OpMkdir, cMkdirat: trace.OpMkdirat,
 	cRmdir: trace.OpRmdir, cFopen: trace.OpFopen, cFclose: trace.OpFclose, cFread: trace.OpFread,
 	cFwrite: trace.OpFwrite, cFseek: trace.OpFseek, cFflush: trace.OpFflush,
+	cCopyFileRange: trace.OpCopyFileRange, cSendfile: trace.OpSendfile, cSplice: trace.OpSplice,
+	cFallocate: trace.OpFallocate, cFadvise: trace.OpFadvise, cSyncfs: trace.OpSyncfs, cSync: trace.OpSync,
+	cMmap: trace.OpMmap, cLink: trace.OpLink, cLinkat: trace.OpLinkat, cSymlink: trace.OpSymlink,
+	cSymlinkat: trace.OpSymlinkat, cReadlink: trace.OpReadlink, cReadlinkat: trace.OpReadlinkat,
+	cFcntl: trace.OpFcntl, cCloseRange: trace.OpCloseRange,
 
 	cMPISend: trace.OpMPISend, cMPIRecv: trace.OpMPIRecv, cMPIIsend: trace.OpMPIIsend, cMPIIrecv: trace.OpMPIIrecv,
 	cMPIWait: trace.OpMPIWait, cMPIWaitall: trace.OpMPIWaitall, cMPISendrecv: trace.OpMPISendrecv,
@@ -159,10 +181,11 @@ const (
 )
 
 const (
-	oAppend  = 0x400
-	atFDCWD  = -100
-	seekSet  = 0
-	seekCurr = 1
+	oAppend           = 0x400
+	atFDCWD           = -100
+	seekSet           = 0
+	seekCurr          = 1
+	closeRangeCloexec = 4
 )
 
 // Run is the spools of one recorded run, each process given a rank.
@@ -472,6 +495,31 @@ func (p *procIter) resolve(r *Record, name string) string {
 	return path.Join(dir, name)
 }
 
+// resolve2 makes a call's second path absolute: one relative to a
+// directory descriptor (RF_PATH2_AT) joins the name of the descriptor
+// in Peer.
+func (p *procIter) resolve2(r *Record, name string) string {
+	if name == "" || strings.HasPrefix(name, "/") {
+		return path.Clean(name)
+	}
+	dir := p.cwd
+	if r.Flags&rfPath2At != 0 {
+		if f := p.fds[r.Peer]; f != nil {
+			dir = f.name
+		}
+	}
+	return path.Join(dir, name)
+}
+
+// atFD is the directory descriptor of a path call: the one its path is
+// relative to, or AT_FDCWD.
+func atFD(r *Record) int32 {
+	if r.Flags&rfPathAt != 0 {
+		return r.FD
+	}
+	return atFDCWD
+}
+
 func (p *procIter) match(name string) bool {
 	return p.rules == nil || p.rules.Match(name)
 }
@@ -502,7 +550,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 			p.fds[r.FD] = &ofile{name: name, id: p.intern(name), keep: p.match(name), pos: pos, app: r.OFlags&oAppend != 0}
 		}
 		return e, false
-	case cMPIRank, cMPIFinalize:
+	case cMPIRank, cMPIFinalize, cExit:
 		return e, false
 	}
 	op, ok := ops[r.Call]
@@ -532,18 +580,60 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		e.FD = r.FD
 		return e, f != nil && f.keep
 	case cDup, cDup2, cDup3:
+		// dup2 and dup3 are recorded when the target was a file, whatever
+		// the source: the target then no longer names that file.
 		f := p.fds[r.FD]
-		if r.Ret >= 0 && f != nil {
-			p.fds[int32(r.Ret)] = f
+		var old *ofile
+		if r.Ret >= 0 && int32(r.Ret) != r.FD {
+			old = p.fds[int32(r.Ret)]
+			if f != nil {
+				p.fds[int32(r.Ret)] = f
+			} else {
+				delete(p.fds, int32(r.Ret))
+			}
 		}
 		e.FD = r.FD
-		return e, f != nil && f.keep
+		return e, (f != nil && f.keep) || (old != nil && old.keep)
+	case cCloseRange:
+		keep := false
+		for fd, f := range p.fds {
+			if fd >= r.FD && (r.Size < 0 || int64(fd) <= r.Size) {
+				keep = keep || f.keep
+				if r.OFlags&closeRangeCloexec == 0 {
+					delete(p.fds, fd)
+				}
+			}
+		}
+		e.FD, e.Size, e.Flags = r.FD, r.Size, e.Flags|r.OFlags
+		return e, keep
+	case cSync:
+		return e, true
+	case cSymlink, cSymlinkat:
+		// Path2 is the link's target exactly as written: not resolved.
+		name := p.resolve(r, r.Path)
+		e.Path, e.Path2, e.FD = p.intern(name), p.intern(r.Path2), atFD(r)
+		return e, p.match(name)
+	case cLink, cLinkat:
+		// linkat(fd, "", …, AT_EMPTY_PATH) links the file open on fd: no
+		// first path.
+		keep := false
+		if r.Path != "" {
+			name := p.resolve(r, r.Path)
+			e.Path, keep = p.intern(name), p.match(name)
+		} else if f := p.fds[r.FD]; f != nil {
+			keep = f.keep
+		}
+		name2 := p.resolve2(r, r.Path2)
+		e.Path2, e.FD, e.Flags = p.intern(name2), atFD(r), e.Flags|r.OFlags
+		return e, keep || p.match(name2)
+	case cCopyFileRange, cSendfile, cSplice:
+		return p.copyEvent(r, e)
 	case cStat, cLstat, cFstatat, cStatx, cAccess, cUnlink, cUnlinkat, cMkdir, cMkdirat, cRmdir, cTruncate,
-		cRename, cRenameat, cRenameat2:
+		cRename, cRenameat, cRenameat2, cReadlink, cReadlinkat:
 		name := p.resolve(r, r.Path)
 		keep := p.match(name)
 		if r.Path2 != "" {
-			name2 := p.resolve(&Record{}, r.Path2)
+			name2 := p.resolve2(r, r.Path2)
 			if p.match(name2) {
 				keep = true
 			}
@@ -611,6 +701,18 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 	}
 	// Descriptor calls.
 	f := p.fds[r.FD]
+	if r.Call == cFcntl && f != nil {
+		switch r.OFlags {
+		case trace.FDupfd, trace.FDupfdCloexec:
+			if r.Ret >= 0 {
+				p.fds[int32(r.Ret)] = f
+			}
+		case trace.FSetfl:
+			if r.Ret >= 0 {
+				f.app = r.Size&oAppend != 0
+			}
+		}
+	}
 	if f == nil || !f.keep {
 		return e, false
 	}
@@ -654,7 +756,49 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		}
 	case op == trace.OpFtruncate:
 		e.Size = r.Size
+	case op == trace.OpFallocate, op == trace.OpFadvise, op == trace.OpFcntl:
+		e.Offset, e.Size, e.Flags = r.Off, r.Size, e.Flags|r.OFlags
+	case op == trace.OpMmap:
+		e.Offset, e.Size, e.Flags, e.Mode = r.Off, r.Size, e.Flags|r.OFlags, r.Mode
 	}
+	return e, true
+}
+
+// copyEvent converts a copy between two descriptors (copy_file_range,
+// sendfile, splice): FD reads at Offset, FD2 writes at Offset2. It is
+// kept when either side is a recorded file. An offset the call did not
+// give is the side's position (the shim reads it; where it could not,
+// the position this process's events put it at), which moves by what
+// was copied.
+func (p *procIter) copyEvent(r *Record, e trace.Event) (trace.Event, bool) {
+	in, out := p.fds[r.FD], p.fds[r.Peer]
+	if (in == nil || !in.keep) && (out == nil || !out.keep) {
+		return e, false
+	}
+	e.FD, e.FD2, e.Size = r.FD, r.Peer, r.Size
+	e.Flags |= r.OFlags & (trace.CopyInAt | trace.CopyOutAt)
+	side := func(f *ofile, off int64, given bool) (trace.PathID, int64) {
+		if f == nil {
+			return 0, 0 // a pipe or socket: no offset
+		}
+		if !given {
+			if off < 0 {
+				off = f.pos
+			}
+			switch {
+			case r.Ret >= 0 && off >= 0:
+				f.pos = off + r.Ret
+			case r.Ret >= 0:
+				f.pos = -1
+			}
+		}
+		if !f.keep {
+			return 0, off
+		}
+		return f.id, off
+	}
+	e.Path, e.Offset = side(in, r.Off, r.OFlags&trace.CopyInAt != 0)
+	e.Path2, e.Offset2 = side(out, r.Bytes, r.OFlags&trace.CopyOutAt != 0)
 	return e, true
 }
 

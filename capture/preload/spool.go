@@ -31,7 +31,8 @@ const (
 	rfAnyTag     = 4
 	rfPathAt     = 8
 	rfRecvHalf   = 16 // MPI_Sendrecv: Off and Size hold its receive half's source and tag
-	knownRFFlags = rfInMPIIO | rfAnySource | rfAnyTag | rfPathAt | rfRecvHalf
+	rfPath2At    = 32 // the second path is relative to the directory descriptor in Peer
+	knownRFFlags = rfInMPIIO | rfAnySource | rfAnyTag | rfPathAt | rfRecvHalf | rfPath2At
 )
 
 // Header describes the process that wrote a spool.

@@ -32,6 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC 4
+#endif
+
 #define EXPORT __attribute__((visibility("default")))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -393,6 +397,8 @@ static unsigned fd_type(int fd, int name) {
 				r.start = iotrace_now();
 				r.off = syscall(SYS_lseek, fd, 0, SEEK_CUR);
 				r.oflags = fl >= 0 ? (uint32_t)fl : 0;
+				long fdfl = syscall(SYS_fcntl, fd, F_GETFD);
+				if (fdfl > 0 && (fdfl & FD_CLOEXEC)) r.oflags |= O_CLOEXEC;
 				iotrace_emit(&r, path, NULL);
 			}
 		}
@@ -404,6 +410,13 @@ static unsigned fd_type(int fd, int name) {
 
 static void fd_set_kind(int fd, unsigned k) {
 	if (fd >= 0 && fd < FDKINDS) fdkind[fd] = k;
+}
+
+/* forget_range forgets the kinds of the descriptors a close_range
+ * closed (with CLOSE_RANGE_CLOEXEC it closes none). */
+static void forget_range(unsigned first, unsigned last, int fl) {
+	if (fl & CLOSE_RANGE_CLOEXEC) return;
+	for (unsigned fd = first; fd < FDKINDS && fd <= last; fd++) fdkind[fd] = 0;
 }
 
 /* fd_opened types a descriptor an open returned (the open names it). */
@@ -431,6 +444,23 @@ static const char *atpath(int dirfd, const char *p, char *buf, struct rec *r) {
 	return p;
 }
 
+/* atpath2 is atpath for a call's second path: its directory descriptor
+ * goes in peer. */
+static const char *atpath2(int dirfd, const char *p, char *buf, struct rec *r) {
+	if (!p || p[0] == '/' || dirfd == AT_FDCWD) return abspath(p, buf);
+	r->flags |= RF_PATH2_AT;
+	r->peer = dirfd;
+	return p;
+}
+
+/* know_dir makes sure the encoder knows the directory a relative path is
+ * resolved against: a directory descriptor the shim did not see opened
+ * (opendir's, an inherited one) gets its name recorded (C_NONE) before
+ * the call that uses it. */
+static inline void know_dir(int dirfd, const char *p) {
+	if (dirfd >= 0 && dirfd < FDKINDS && fdkind[dirfd] == 0 && p && p[0] != '/') fd_type(dirfd, 1);
+}
+
 #define BEGIN                  \
 	int64_t t0 = iotrace_now(); \
 	t_in++
@@ -452,6 +482,7 @@ static mode_t open_mode(int flags, va_list ap) {
 	if (!on()) return REALCALL;                                         \
 	struct rec r = {0};                                                 \
 	char buf[PATH_MAX];                                                 \
+	know_dir(DIRFD, path);                                              \
 	BEGIN;                                                              \
 	int fd = REALCALL;                                                  \
 	END(r);                                                             \
@@ -668,20 +699,20 @@ EXPORT int ftruncate64(int fd, off64_t len) {
 	FD_BODY(C_FTRUNCATE, int, real_ftruncate64(fd, len), 0, len, 0);
 }
 
-/* dup family: recorded when the source is a file; the new descriptor
- * takes its kind. */
+/* dup family: recorded when the source is a file, or when the target
+ * was one (dup2 of a pipe onto a file's descriptor: the file is no longer
+ * named by it); the new descriptor takes the source's kind. */
 #define DUP_BODY(CALL, REALCALL, NEWFD)                                  \
 	if (!on()) return REALCALL;                                          \
-	t_in++;                                                              \
 	int file = fd_file(fd);                                              \
-	t_in--;                                                              \
+	int target = (NEWFD) >= 0 && (NEWFD) != fd && fd_file(NEWFD);        \
 	unsigned kind = fd >= 0 && fd < FDKINDS ? fdkind[fd] : 0;            \
 	struct rec r = {0};                                                  \
 	BEGIN;                                                               \
 	int v = REALCALL;                                                    \
 	END(r);                                                              \
 	if (v >= 0 && v != fd) fd_set_kind(v, kind);                         \
-	if (file) {                                                          \
+	if (file || target) {                                                \
 		r.call = CALL;                                                   \
 		r.fd = fd;                                                       \
 		r.size = (NEWFD);                                                \
@@ -706,17 +737,19 @@ EXPORT int dup3(int fd, int nfd, int fl) {
 
 /* ---- metadata ---- */
 
-#define PATH_BODY(CALL, T, REALCALL, DIRFD, PATH, PATH2, OFLAGS, MODE, SIZE) \
+#define PATH_BODY2(CALL, T, REALCALL, DIRFD, PATH, DIRFD2, PATH2, OFLAGS, MODE, SIZE) \
 	if (!on()) return REALCALL;                                              \
 	struct rec r = {0};                                                      \
 	char buf[PATH_MAX], buf2[PATH_MAX];                                      \
+	know_dir(DIRFD, PATH);                                                   \
+	know_dir(DIRFD2, PATH2);                                                 \
 	BEGIN;                                                                   \
 	T v = REALCALL;                                                          \
 	END(r);                                                                  \
 	r.call = CALL;                                                           \
 	r.fd = -1;                                                               \
 	const char *p = atpath(DIRFD, PATH, buf, &r);                            \
-	const char *p2 = abspath(PATH2, buf2);                                   \
+	const char *p2 = atpath2(DIRFD2, PATH2, buf2, &r);                       \
 	r.oflags = (OFLAGS);                                                     \
 	r.mode = (MODE);                                                         \
 	r.size = (SIZE);                                                         \
@@ -724,6 +757,9 @@ EXPORT int dup3(int fd, int nfd, int fl) {
 	iotrace_emit(&r, p, p2);                                                 \
 	errno = saved;                                                           \
 	return v
+
+#define PATH_BODY(CALL, T, REALCALL, DIRFD, PATH, PATH2, OFLAGS, MODE, SIZE) \
+	PATH_BODY2(CALL, T, REALCALL, DIRFD, PATH, AT_FDCWD, PATH2, OFLAGS, MODE, SIZE)
 
 EXPORT int stat(const char *path, struct stat *st) {
 	REAL(stat);
@@ -771,11 +807,11 @@ EXPORT int rename(const char *a, const char *b) {
 }
 EXPORT int renameat(int da, const char *a, int db, const char *b) {
 	REAL(renameat);
-	PATH_BODY(C_RENAMEAT, int, real_renameat(da, a, db, b), da, a, db == AT_FDCWD || (b && b[0] == '/') ? b : NULL, 0, 0, 0);
+	PATH_BODY2(C_RENAMEAT, int, real_renameat(da, a, db, b), da, a, db, b, 0, 0, 0);
 }
 EXPORT int renameat2(int da, const char *a, int db, const char *b, unsigned fl) {
 	REAL(renameat2);
-	PATH_BODY(C_RENAMEAT2, int, real_renameat2(da, a, db, b, fl), da, a, db == AT_FDCWD || (b && b[0] == '/') ? b : NULL, fl, 0, 0);
+	PATH_BODY2(C_RENAMEAT2, int, real_renameat2(da, a, db, b, fl), da, a, db, b, fl, 0, 0);
 }
 EXPORT int mkdir(const char *path, mode_t mode) {
 	REAL(mkdir);
@@ -838,6 +874,355 @@ EXPORT int __fxstat(int ver, int fd, struct stat *st) {
 EXPORT int __fxstat64(int ver, int fd, struct stat64 *st) {
 	REAL(__fxstat64);
 	FD_BODY(C_FSTAT, int, real___fxstat64(ver, fd, st), 0, 0, 0);
+}
+
+/* ---- _FORTIFY_SOURCE entry points ----
+ *
+ * Programs built with _FORTIFY_SOURCE (Debian's are) call these instead
+ * of the plain functions; each checks its buffer and does the plain
+ * call, here recorded as that call. */
+
+int __open_2(const char *, int);
+int __open64_2(const char *, int);
+int __openat_2(int, const char *, int);
+int __openat64_2(int, const char *, int);
+ssize_t __read_chk(int, void *, size_t, size_t);
+ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
+ssize_t __pread64_chk(int, void *, size_t, off64_t, size_t);
+ssize_t __readlink_chk(const char *, char *, size_t, size_t);
+ssize_t __readlinkat_chk(int, const char *, char *, size_t, size_t);
+
+EXPORT int __open_2(const char *path, int flags) {
+	mode_t mode = 0;
+	REAL(__open_2);
+	OPEN_BODY(C_OPEN, AT_FDCWD, real___open_2(path, flags));
+}
+EXPORT int __open64_2(const char *path, int flags) {
+	mode_t mode = 0;
+	REAL(__open64_2);
+	OPEN_BODY(C_OPEN, AT_FDCWD, real___open64_2(path, flags));
+}
+EXPORT int __openat_2(int dirfd, const char *path, int flags) {
+	mode_t mode = 0;
+	REAL(__openat_2);
+	OPEN_BODY(C_OPENAT, dirfd, real___openat_2(dirfd, path, flags));
+}
+EXPORT int __openat64_2(int dirfd, const char *path, int flags) {
+	mode_t mode = 0;
+	REAL(__openat64_2);
+	OPEN_BODY(C_OPENAT, dirfd, real___openat64_2(dirfd, path, flags));
+}
+EXPORT ssize_t __read_chk(int fd, void *b, size_t n, size_t blen) {
+	REAL(__read_chk);
+	DATA_BODY(C_READ, ssize_t, real___read_chk(fd, b, n, blen), -1, n, 0, 0);
+}
+EXPORT ssize_t __pread_chk(int fd, void *b, size_t n, off_t off, size_t blen) {
+	REAL(__pread_chk);
+	DATA_BODY(C_PREAD, ssize_t, real___pread_chk(fd, b, n, off, blen), off, n, 0, 0);
+}
+EXPORT ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t off, size_t blen) {
+	REAL(__pread64_chk);
+	DATA_BODY(C_PREAD, ssize_t, real___pread64_chk(fd, b, n, off, blen), off, n, 0, 0);
+}
+
+/* ---- links ---- */
+
+EXPORT int link(const char *a, const char *b) {
+	REAL(link);
+	PATH_BODY(C_LINK, int, real_link(a, b), AT_FDCWD, a, b, 0, 0, 0);
+}
+/* linkat with AT_EMPTY_PATH and an empty old name links the file open on
+ * olddirfd: no path, fd = olddirfd (RF_PATH_AT marks it). */
+EXPORT int linkat(int da, const char *a, int db, const char *b, int fl) {
+	REAL(linkat);
+	PATH_BODY2(C_LINKAT, int, real_linkat(da, a, db, b, fl), da, a, db, b, (uint32_t)fl, 0, 0);
+}
+/* symlink: the path is the link made, the second path its target exactly
+ * as written (a target is not resolved: it is the link's content). */
+#define SYMLINK_BODY(CALL, REALCALL, DIRFD)                              \
+	if (!on()) return REALCALL;                                          \
+	struct rec r = {0};                                                  \
+	char buf[PATH_MAX];                                                  \
+	know_dir(DIRFD, lp);                                                 \
+	BEGIN;                                                               \
+	int v = REALCALL;                                                    \
+	END(r);                                                              \
+	r.call = CALL;                                                       \
+	r.fd = -1;                                                           \
+	const char *p = atpath(DIRFD, lp, buf, &r);                          \
+	RET(r, v);                                                           \
+	iotrace_emit(&r, p, target);                                         \
+	errno = saved;                                                       \
+	return v
+
+EXPORT int symlink(const char *target, const char *lp) {
+	REAL(symlink);
+	SYMLINK_BODY(C_SYMLINK, real_symlink(target, lp), AT_FDCWD);
+}
+EXPORT int symlinkat(const char *target, int dirfd, const char *lp) {
+	REAL(symlinkat);
+	SYMLINK_BODY(C_SYMLINKAT, real_symlinkat(target, dirfd, lp), dirfd);
+}
+EXPORT ssize_t readlink(const char *path, char *b, size_t n) {
+	REAL(readlink);
+	PATH_BODY(C_READLINK, ssize_t, real_readlink(path, b, n), AT_FDCWD, path, NULL, 0, 0, (int64_t)n);
+}
+EXPORT ssize_t readlinkat(int dirfd, const char *path, char *b, size_t n) {
+	REAL(readlinkat);
+	PATH_BODY(C_READLINKAT, ssize_t, real_readlinkat(dirfd, path, b, n), dirfd, path, NULL, 0, 0, (int64_t)n);
+}
+EXPORT ssize_t __readlink_chk(const char *path, char *b, size_t n, size_t blen) {
+	REAL(__readlink_chk);
+	PATH_BODY(C_READLINK, ssize_t, real___readlink_chk(path, b, n, blen), AT_FDCWD, path, NULL, 0, 0, (int64_t)n);
+}
+EXPORT ssize_t __readlinkat_chk(int dirfd, const char *path, char *b, size_t n, size_t blen) {
+	REAL(__readlinkat_chk);
+	PATH_BODY(C_READLINKAT, ssize_t, real___readlinkat_chk(dirfd, path, b, n, blen), dirfd, path, NULL, 0, 0, (int64_t)n);
+}
+
+/* ---- copies between descriptors ----
+ *
+ * Recorded when either side is a file: fd reads, peer writes. An offset
+ * the call gave (oflags 1 in, 2 out) is recorded as it was before the
+ * call; for a side without one, the position it read or wrote at, from
+ * the position after the call (for an O_APPEND file: the end it wrote
+ * at). A side that is not a file has offset -1. */
+
+#define COPY_IN_AT 1u
+#define COPY_OUT_AT 2u
+
+static int64_t pos_before(int fd, int file, int64_t moved) {
+	if (!file) return -1;
+	int64_t p = syscall(SYS_lseek, fd, 0, SEEK_CUR);
+	return p < 0 ? -1 : p - moved;
+}
+
+#define COPY_BODY(CALL, REALCALL, IN, OFFIN, OUT, OFFOUT, LEN)           \
+	if (!on()) return REALCALL;                                          \
+	int fin = fd_file(IN), fout = fd_file(OUT);                          \
+	if (!fin && !fout) return REALCALL;                                  \
+	int64_t oi = (OFFIN) ? (int64_t) * (OFFIN) : -1;                     \
+	int64_t oo = (OFFOUT) ? (int64_t) * (OFFOUT) : -1;                   \
+	struct rec r = {0};                                                  \
+	BEGIN;                                                               \
+	ssize_t v = REALCALL;                                                \
+	END(r);                                                              \
+	int64_t moved = v > 0 ? v : 0;                                       \
+	r.call = CALL;                                                       \
+	r.fd = IN;                                                           \
+	r.peer = OUT;                                                        \
+	r.size = (int64_t)(LEN);                                             \
+	r.oflags = ((OFFIN) ? COPY_IN_AT : 0) | ((OFFOUT) ? COPY_OUT_AT : 0); \
+	r.off = (OFFIN) ? oi : pos_before(IN, fin, moved);                   \
+	r.bytes = (OFFOUT) ? oo : pos_before(OUT, fout, moved);              \
+	RET(r, v);                                                           \
+	iotrace_emit(&r, NULL, NULL);                                        \
+	errno = saved;                                                       \
+	return v
+
+EXPORT ssize_t copy_file_range(int in, off64_t *offin, int out, off64_t *offout, size_t len, unsigned fl) {
+	REAL(copy_file_range);
+	COPY_BODY(C_COPY_FILE_RANGE, real_copy_file_range(in, offin, out, offout, len, fl), in, offin, out, offout, len);
+}
+EXPORT ssize_t splice(int in, loff_t *offin, int out, loff_t *offout, size_t len, unsigned fl) {
+	REAL(splice);
+	COPY_BODY(C_SPLICE, real_splice(in, offin, out, offout, len, fl), in, offin, out, offout, len);
+}
+EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n) {
+	REAL(sendfile);
+	off_t *none = NULL;
+	COPY_BODY(C_SENDFILE, real_sendfile(out, in, off, n), in, off, out, none, n);
+}
+EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n) {
+	REAL(sendfile64);
+	off64_t *none = NULL;
+	COPY_BODY(C_SENDFILE, real_sendfile64(out, in, off, n), in, off, out, none, n);
+}
+
+/* ---- space, advice, sync, mappings ---- */
+
+EXPORT int fallocate(int fd, int mode, off_t off, off_t len) {
+	REAL(fallocate);
+	FD_BODY(C_FALLOCATE, int, real_fallocate(fd, mode, off, len), off, len, (uint32_t)mode);
+}
+EXPORT int fallocate64(int fd, int mode, off64_t off, off64_t len) {
+	REAL(fallocate64);
+	FD_BODY(C_FALLOCATE, int, real_fallocate64(fd, mode, off, len), off, len, (uint32_t)mode);
+}
+
+/* posix_fadvise and posix_fallocate return the error number itself. */
+#define ERRNUM_BODY(CALL, REALCALL, OFF, SIZE, OFLAGS)                   \
+	if (!on() || !fd_file(fd)) return REALCALL;                         \
+	struct rec r = {0};                                                  \
+	BEGIN;                                                               \
+	int rc = REALCALL;                                                   \
+	END(r);                                                              \
+	r.call = CALL;                                                       \
+	r.fd = fd;                                                           \
+	r.off = (OFF);                                                       \
+	r.size = (SIZE);                                                     \
+	r.oflags = (OFLAGS);                                                 \
+	r.ret = -(int64_t)rc;                                                \
+	iotrace_emit(&r, NULL, NULL);                                        \
+	errno = saved;                                                       \
+	return rc
+
+EXPORT int posix_fadvise(int fd, off_t off, off_t len, int advice) {
+	REAL(posix_fadvise);
+	ERRNUM_BODY(C_FADVISE, real_posix_fadvise(fd, off, len, advice), off, len, (uint32_t)advice);
+}
+EXPORT int posix_fadvise64(int fd, off64_t off, off64_t len, int advice) {
+	REAL(posix_fadvise64);
+	ERRNUM_BODY(C_FADVISE, real_posix_fadvise64(fd, off, len, advice), off, len, (uint32_t)advice);
+}
+/* posix_fallocate is fallocate(fd, 0, off, len) for the kernel (glibc
+ * writes zeros itself where the file system cannot: not seen). */
+EXPORT int posix_fallocate(int fd, off_t off, off_t len) {
+	REAL(posix_fallocate);
+	ERRNUM_BODY(C_FALLOCATE, real_posix_fallocate(fd, off, len), off, len, 0);
+}
+EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len) {
+	REAL(posix_fallocate64);
+	ERRNUM_BODY(C_FALLOCATE, real_posix_fallocate64(fd, off, len), off, len, 0);
+}
+EXPORT int syncfs(int fd) {
+	REAL(syncfs);
+	FD_BODY(C_SYNCFS, int, real_syncfs(fd), 0, 0, 0);
+}
+EXPORT void sync(void) {
+	REAL(sync);
+	if (!on()) {
+		real_sync();
+		return;
+	}
+	struct rec r = {0};
+	BEGIN;
+	real_sync();
+	END(r);
+	r.call = C_SYNC;
+	r.fd = -1;
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+}
+
+/* mmap of a file (not anonymous memory): ret 0 or -errno, not the
+ * address. */
+#define MMAP_BODY(REALCALL)                                              \
+	if (fd < 0 || (fl & MAP_ANONYMOUS) || !on() || !fd_file(fd)) return REALCALL; \
+	struct rec r = {0};                                                  \
+	BEGIN;                                                               \
+	void *m = REALCALL;                                                  \
+	END(r);                                                              \
+	r.call = C_MMAP;                                                     \
+	r.fd = fd;                                                           \
+	r.off = off;                                                         \
+	r.size = (int64_t)len;                                               \
+	r.oflags = (uint32_t)fl;                                             \
+	r.mode = (uint32_t)prot;                                             \
+	r.ret = m == MAP_FAILED ? -(int64_t)saved : 0;                       \
+	iotrace_emit(&r, NULL, NULL);                                        \
+	errno = saved;                                                       \
+	return m
+
+EXPORT void *mmap(void *a, size_t len, int prot, int fl, int fd, off_t off) {
+	REAL(mmap);
+	MMAP_BODY(real_mmap(a, len, prot, fl, fd, off));
+}
+EXPORT void *mmap64(void *a, size_t len, int prot, int fl, int fd, off64_t off) {
+	REAL(mmap64);
+	MMAP_BODY(real_mmap64(a, len, prot, fl, fd, off));
+}
+
+/* ---- fcntl, close_range ---- */
+
+/* fcntl: the dup commands (the new descriptor takes the source's kind),
+ * F_SETFD and F_SETFL (which may set or clear O_APPEND) on files; other
+ * commands pass through. The argument is read as glibc reads it. */
+#define FCNTL_BODY(REALCALL)                                             \
+	switch (cmd) {                                                       \
+	case F_DUPFD:                                                        \
+	case F_DUPFD_CLOEXEC:                                                \
+	case F_SETFD:                                                        \
+	case F_SETFL:                                                        \
+		break;                                                           \
+	default:                                                             \
+		return REALCALL;                                                 \
+	}                                                                    \
+	if (!on() || !fd_file(fd)) return REALCALL;                         \
+	unsigned kind = fd < FDKINDS ? fdkind[fd] : 0;                       \
+	struct rec r = {0};                                                  \
+	BEGIN;                                                               \
+	int v = REALCALL;                                                    \
+	END(r);                                                              \
+	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && v >= 0) fd_set_kind(v, kind); \
+	if (cmd == F_SETFL && v >= 0) fd_set_kind(fd, ((long)arg & O_APPEND) ? 3 : 1); \
+	r.call = C_FCNTL;                                                    \
+	r.fd = fd;                                                           \
+	r.oflags = (uint32_t)cmd;                                            \
+	r.size = (int64_t)(long)arg;                                         \
+	RET(r, v);                                                           \
+	iotrace_emit(&r, NULL, NULL);                                        \
+	errno = saved;                                                       \
+	return v
+
+EXPORT int fcntl(int fd, int cmd, ...) {
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	REAL(fcntl);
+	FCNTL_BODY(real_fcntl(fd, cmd, arg));
+}
+EXPORT int fcntl64(int fd, int cmd, ...) {
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	REAL(fcntl64);
+	FCNTL_BODY(real_fcntl64(fd, cmd, arg));
+}
+
+/* close_range (and closefrom, which is close_range(low, ~0U, 0) for the
+ * kernel): recorded always; the encoder knows which of its files the
+ * range held. */
+EXPORT int close_range(unsigned first, unsigned last, int fl) {
+	REAL(close_range);
+	if (!on()) {
+		int rc = real_close_range(first, last, fl);
+		if (rc == 0) forget_range(first, last, fl);
+		return rc;
+	}
+	struct rec r = {0};
+	BEGIN;
+	int rc = real_close_range(first, last, fl);
+	END(r);
+	if (rc == 0) forget_range(first, last, fl);
+	r.call = C_CLOSE_RANGE;
+	r.fd = (int32_t)first;
+	r.size = last;
+	r.oflags = (uint32_t)fl;
+	RET(r, rc);
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+	return rc;
+}
+EXPORT void closefrom(int low) {
+	REAL(closefrom);
+	if (!on() || low < 0) {
+		real_closefrom(low);
+		if (low >= 0) forget_range((unsigned)low, ~0u, 0);
+		return;
+	}
+	struct rec r = {0};
+	BEGIN;
+	real_closefrom(low);
+	END(r);
+	forget_range((unsigned)low, ~0u, 0);
+	r.call = C_CLOSE_RANGE;
+	r.fd = low;
+	r.size = ~0u;
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
 }
 
 /* ---- stdio ---- */

@@ -26,6 +26,7 @@
 #define RF_ANY_TAG 4u       /* a receive posted with MPI_ANY_TAG */
 #define RF_PATH_AT 8u       /* the path is relative to the descriptor in fd */
 #define RF_RECV_HALF 16u    /* MPI_Sendrecv: off and size hold its receive half's source and tag */
+#define RF_PATH2_AT 32u     /* the second path is relative to the descriptor in peer */
 
 /* Call ids: the shim's own numbering, mapped to trace ops by the Go side. */
 enum {
@@ -39,6 +40,20 @@ enum {
 	C_UNLINK, C_UNLINKAT, C_RENAME, C_RENAMEAT, C_RENAMEAT2,
 	C_MKDIR, C_MKDIRAT, C_RMDIR,
 	C_FOPEN, C_FCLOSE, C_FREAD, C_FWRITE, C_FSEEK, C_FFLUSH,
+	/* Copies: fd reads at off, peer (the second descriptor) writes at
+	 * bytes (the second offset); oflags say which offsets the call gave
+	 * (1 in, 2 out), the others are the positions it moved. */
+	C_COPY_FILE_RANGE, C_SENDFILE, C_SPLICE,
+	C_FALLOCATE,        /* oflags: mode */
+	C_FADVISE,          /* oflags: advice */
+	C_SYNCFS, C_SYNC,
+	C_MMAP,             /* oflags: MAP_ flags, mode: PROT_ bits, ret 0 or -errno */
+	C_LINK, C_LINKAT,   /* path: the existing name, path2: the new one */
+	C_SYMLINK, C_SYMLINKAT, /* path: the link made, path2: its target as written */
+	C_READLINK, C_READLINKAT,
+	C_FCNTL,            /* oflags: the command, size: its argument */
+	C_CLOSE_RANGE,      /* fd: first, size: last, oflags: flags */
+	C_EXIT,             /* the process ends: ret is its exit status */
 
 	C_MPI_RANK = 100, /* peer = world rank, count = world size */
 	C_MPI_FINALIZE,
@@ -70,10 +85,10 @@ struct rec {
 	int64_t off;     /* offset; view displacement */
 	int64_t size;    /* requested bytes; view block length */
 	int64_t ret;     /* result, or -errno */
-	int64_t bytes;   /* communication bytes; view stride */
+	int64_t bytes;   /* communication bytes; view stride; second offset (copies) */
 	uint32_t oflags; /* open flags, MPI amode, *at flags, whence */
 	uint32_t mode;
-	int32_t peer;    /* world rank of peer or root */
+	int32_t peer;    /* world rank of peer or root; second descriptor (copies, RF_PATH2_AT) */
 	int32_t tag;
 	uint32_t comm;   /* communicator id: 0 world, 1 self */
 	int32_t count;   /* iovec count, element count; ret2 for dup-like calls */
