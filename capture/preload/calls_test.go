@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -167,6 +168,64 @@ func TestShimCalls(t *testing.T) {
 		}
 		if e.Op == trace.OpRead && (fmt.Sprint(e.FD) == d2 || e.FD == 40) {
 			t.Errorf("a read on a descriptor that no longer names a recorded file: %+v", e)
+		}
+	}
+}
+
+// TestShimInternalOpens checks the opens glibc makes itself: the mkstemp
+// family, tmpfile and opendir are recorded as the openat the kernel sees,
+// closedir as the close.
+func TestShimInternalOpens(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	bin := compile(t, dir, "tmp", `
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(void) {
+	char a[] = "tmpXXXXXX", b[] = "tmpXXXXXX.suf";
+	int fa = mkstemp(a);
+	int fb = mkostemps(b, 4, O_APPEND | O_CLOEXEC);
+	write(fa, "abc", 3);
+	close(fa);
+	close(fb);
+	FILE *t = tmpfile();
+	fclose(t);
+	DIR *d = opendir(".");
+	while (readdir(d)) {}
+	closedir(d);
+	printf("%s %s\n", a, b);
+	return 0;
+}
+`)
+	spool, err := record(t, libs, drained, dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, paths, _ := encode(t, spool, nil)
+	real, _ := filepath.EvalSymlinks(dir)
+	var lines []string
+	for _, e := range evs[0] {
+		name := paths.Lookup(e.Path)
+		if strings.HasPrefix(name, dir) || strings.HasPrefix(name, real) {
+			name = "DIR" + strings.TrimPrefix(strings.TrimPrefix(name, real), dir)
+		}
+		lines = append(lines, fmt.Sprintf("%s %s flags=%#x mode=%#o ret=%d", e.Op, name, e.Flags, e.Mode, e.Ret))
+	}
+	got := strings.Join(lines, "\n")
+	for _, re := range []string{
+		`openat DIR/tmp[A-Za-z0-9]{6} flags=0xc2 mode=0600 ret=3`,
+		`openat DIR/tmp[A-Za-z0-9]{6}\.suf flags=0x804c2 mode=0600 ret=4`,
+		`write  flags=0x0 mode=0 ret=3`,
+		`close  flags=0x0 mode=0 ret=0\nclose  flags=0x0 mode=0 ret=0`,
+		`openat /tmp/.* \(deleted\) flags=0xc2 mode=0600 ret=3\n(.*\n)?fclose `,
+		`openat DIR flags=0x90800 mode=0 ret=3\nclose `,
+	} {
+		if !regexp.MustCompile(re).MatchString(got) {
+			t.Errorf("no %q in the events:\n%s", re, got)
 		}
 	}
 }

@@ -13,6 +13,7 @@
 #undef _FORTIFY_SOURCE
 #include "shim.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1223,6 +1224,138 @@ EXPORT void closefrom(int low) {
 	r.size = ~0u;
 	iotrace_emit(&r, NULL, NULL);
 	errno = saved;
+}
+
+/* ---- opens made inside glibc ----
+ *
+ * The mkstemp family, tmpfile and opendir open their files with glibc's
+ * own calls, which no wrapper sees: each is recorded as the openat the
+ * kernel sees, closedir as the close. (readdir's getdents64 calls stay
+ * unseen: they are glibc's own.) */
+
+#define TEMP_BODY(REALCALL, FLAGS)                                       \
+	if (!on()) return REALCALL;                                          \
+	struct rec r = {0};                                                  \
+	char buf[PATH_MAX];                                                  \
+	BEGIN;                                                               \
+	int fd = REALCALL;                                                   \
+	END(r);                                                              \
+	r.call = C_OPENAT;                                                   \
+	r.fd = -1;                                                           \
+	r.oflags = O_RDWR | O_CREAT | O_EXCL | ((uint32_t)(FLAGS) & ~(uint32_t)O_ACCMODE); \
+	r.mode = 0600;                                                       \
+	RET(r, fd);                                                          \
+	fd_opened(fd);                                                       \
+	iotrace_emit(&r, abspath(tmpl, buf), NULL);                          \
+	errno = saved;                                                       \
+	return fd
+
+EXPORT int mkstemp(char *tmpl) {
+	REAL(mkstemp);
+	TEMP_BODY(real_mkstemp(tmpl), 0);
+}
+EXPORT int mkstemp64(char *tmpl) {
+	REAL(mkstemp64);
+	TEMP_BODY(real_mkstemp64(tmpl), 0);
+}
+EXPORT int mkstemps(char *tmpl, int suffix) {
+	REAL(mkstemps);
+	TEMP_BODY(real_mkstemps(tmpl, suffix), 0);
+}
+EXPORT int mkstemps64(char *tmpl, int suffix) {
+	REAL(mkstemps64);
+	TEMP_BODY(real_mkstemps64(tmpl, suffix), 0);
+}
+EXPORT int mkostemp(char *tmpl, int fl) {
+	REAL(mkostemp);
+	TEMP_BODY(real_mkostemp(tmpl, fl), fl);
+}
+EXPORT int mkostemp64(char *tmpl, int fl) {
+	REAL(mkostemp64);
+	TEMP_BODY(real_mkostemp64(tmpl, fl), fl);
+}
+EXPORT int mkostemps(char *tmpl, int suffix, int fl) {
+	REAL(mkostemps);
+	TEMP_BODY(real_mkostemps(tmpl, suffix, fl), fl);
+}
+EXPORT int mkostemps64(char *tmpl, int suffix, int fl) {
+	REAL(mkostemps64);
+	TEMP_BODY(real_mkostemps64(tmpl, suffix, fl), fl);
+}
+
+/* tmpfile: the file has no name (O_TMPFILE) or lost it (unlinked at
+ * once): recorded with its /proc/self/fd name ("/tmp/#123 (deleted)"). */
+#define TMPFILE_BODY(REALCALL)                                           \
+	if (!on()) return REALCALL;                                          \
+	struct rec r = {0};                                                  \
+	char name[PATH_MAX] = "";                                            \
+	BEGIN;                                                               \
+	FILE *f = REALCALL;                                                  \
+	END(r);                                                              \
+	int fd = f ? f->_fileno : -1;                                        \
+	if (fd >= 0) {                                                       \
+		char link[64];                                                   \
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);             \
+		long n = syscall(SYS_readlinkat, AT_FDCWD, link, name, sizeof name - 1); \
+		name[n > 0 ? n : 0] = 0;                                         \
+	}                                                                    \
+	r.call = C_OPENAT;                                                   \
+	r.fd = -1;                                                           \
+	r.oflags = O_RDWR | O_CREAT | O_EXCL;                                \
+	r.mode = 0600;                                                       \
+	r.ret = f ? fd : -(int64_t)saved;                                    \
+	fd_opened(fd);                                                       \
+	iotrace_emit(&r, name[0] ? name : "/tmp", NULL);                     \
+	errno = saved;                                                       \
+	return f
+
+EXPORT FILE *tmpfile(void) {
+	REAL(tmpfile);
+	TMPFILE_BODY(real_tmpfile());
+}
+EXPORT FILE *tmpfile64(void) {
+	REAL(tmpfile64);
+	TMPFILE_BODY(real_tmpfile64());
+}
+
+/* opendir opens with the flags glibc gives; fdopendir opens nothing (its
+ * descriptor was recorded where it was opened). */
+EXPORT DIR *opendir(const char *path) {
+	REAL(opendir);
+	if (!on()) return real_opendir(path);
+	struct rec r = {0};
+	char buf[PATH_MAX];
+	BEGIN;
+	DIR *d = real_opendir(path);
+	END(r);
+	int fd = d ? dirfd(d) : -1;
+	r.call = C_OPENAT;
+	r.fd = -1;
+	r.oflags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY;
+	r.ret = d ? fd : -(int64_t)saved;
+	fd_opened(fd);
+	iotrace_emit(&r, abspath(path, buf), NULL);
+	errno = saved;
+	return d;
+}
+EXPORT int closedir(DIR *d) {
+	REAL(closedir);
+	int fd = d ? dirfd(d) : -1;
+	if (!on() || !fd_file(fd)) {
+		if (fd >= 0) fd_set_kind(fd, 0);
+		return real_closedir(d);
+	}
+	struct rec r = {0};
+	BEGIN;
+	int rc = real_closedir(d);
+	END(r);
+	fd_set_kind(fd, 0);
+	r.call = C_CLOSE;
+	r.fd = fd;
+	RET(r, rc);
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+	return rc;
 }
 
 /* ---- stdio ---- */
