@@ -540,16 +540,24 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 	}
 	switch r.Call {
 	case cNone:
-		// A descriptor the shim did not see opened: its name and position.
-		if r.FD >= 0 {
-			name := p.resolve(r, r.Path)
-			pos := r.Off
-			if pos < 0 {
-				pos = -1
-			}
-			p.fds[r.FD] = &ofile{name: name, id: p.intern(name), keep: p.match(name), pos: pos, app: r.OFlags&oAppend != 0}
+		// A descriptor the shim did not see opened (inherited, or opened
+		// by a call it does not wrap): its name, flags and position, as
+		// an inherit event.
+		if r.FD < 0 {
+			return e, false
 		}
-		return e, false
+		name := p.resolve(r, r.Path)
+		pos := r.Off
+		if pos < 0 {
+			pos = -1
+		}
+		f := &ofile{name: name, keep: p.match(name), pos: pos, app: r.OFlags&oAppend != 0}
+		if f.keep {
+			f.id = p.intern(name)
+		}
+		p.fds[r.FD] = f
+		e.Op, e.FD, e.Ret, e.Path, e.Flags, e.Offset, e.Dur = trace.OpInherit, r.FD, int64(r.FD), f.id, e.Flags|r.OFlags, pos, 0
+		return e, f.keep
 	case cMPIRank, cMPIFinalize, cExit:
 		return e, false
 	}

@@ -71,7 +71,8 @@ var mpiPrograms = []mpiProgram{
 		}
 		if r == 0 {
 			m[trace.OpMPIFileWriteAt] = tally{4, 3*32768 + 24}
-			m[trace.OpFopen], m[trace.OpFwrite], m[trace.OpFclose] = tally{1, 0}, tally{3, 48}, tally{1, 0}
+			// Three fwrites of 16 bytes: one write(2) of 48 at fclose.
+			m[trace.OpFopen], m[trace.OpWrite], m[trace.OpFclose] = tally{1, 0}, tally{1, 48}, tally{1, 0}
 		}
 		return m
 	}},

@@ -34,18 +34,25 @@ func addPreloadFlags(c *cobra.Command, p *preloadFlags) {
 Preload. --preload runs CMD with a small C library loaded into it and every
 process it starts (LD_PRELOAD) instead of ptrace: a call costs a fraction of a
 microsecond instead of a few, and MPI calls are seen. It records the open
-family, close, read/write/pread/pwrite and their vector forms, lseek, fsync,
-fdatasync, ftruncate, truncate, the dup family, the stat family, access,
-unlink, rename, mkdir, rmdir, and stdio fopen/fread/fwrite/fseek/fflush/
-fclose; and, through the MPI profiling interface (PMPI, which Open MPI's
-Fortran bindings use too), MPI-IO calls and MPI communication (send/recv and
-their non-blocking forms with waits, sendrecv, barrier, bcast, reduce,
-allreduce, gather(v), scatter(v), allgather(v), alltoall(v), communicator
-creation). Ranks and peers are ranks of MPI_COMM_WORLD, as MPI_Comm_rank gives
-them; communicators get ids every member computes alike. POSIX calls the MPI
-library makes inside an MPI-IO call are marked IN_MPIIO, so that reports do
-not count that I/O twice. Not seen: statically linked programs, calls made
-with syscall(2), I/O through mmap, and fprintf-style stdio.
+family (and the _FORTIFY_SOURCE entry points such as __open_2 and __read_chk),
+close, close_range, read/write/pread/pwrite and their vector forms, lseek,
+fsync, fdatasync, syncfs, sync, ftruncate, truncate, fallocate, posix_fadvise,
+copy_file_range, sendfile, splice, mmap of files, the dup family and fcntl,
+the stat family, access, unlink, rename, mkdir, rmdir, link, symlink,
+readlink, the files the mkstemp family, tmpfile and opendir open; stdio streams
+on files as the system calls stdio makes for them (a refill of a stream's
+buffer is a read, a flush a write, fopen an open, fclose a close), as a
+tracer of system calls sees them; and, through the MPI profiling interface
+(PMPI, which Open MPI's Fortran bindings use too), MPI-IO calls and MPI
+communication (send/recv and their non-blocking forms with waits, sendrecv,
+barrier, bcast, reduce, allreduce, gather(v), scatter(v), allgather(v),
+alltoall(v), communicator creation). Ranks and peers are ranks of
+MPI_COMM_WORLD, as MPI_Comm_rank gives them; communicators get ids every
+member computes alike. POSIX calls the MPI library makes inside an MPI-IO
+call are marked IN_MPIIO, so that reports do not count that I/O twice. Not
+seen: statically linked programs, calls made with syscall(2) and those glibc
+makes to itself (readdir's getdents64, scanf's refills, the stdio of
+dprintf), I/O through mmap'd memory.
 
 The shim is C, built on first use with cc (and mpi.h from mpicc for the MPI
 part) into ~/.cache/iotrace/preload (IOTRACE_CACHE). Each process appends

@@ -345,9 +345,12 @@ static void after_fork_child(void) {
 	open_spool();
 }
 
+static void shim_exit(int status, void *arg);
+
 __attribute__((constructor)) static void shim_init(void) {
 	read_settings();
 	open_spool();
+	on_exit(shim_exit, NULL);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
@@ -1107,9 +1110,12 @@ EXPORT void sync(void) {
 }
 
 /* mmap of a file (not anonymous memory): ret 0 or -errno, not the
- * address. */
+ * address. A mapping an MPI library makes inside an MPI-IO call (Open
+ * MPI's shared file pointer segment) is its own machinery, which the
+ * replay's MPI-IO call makes again and a script cannot say: recorded only
+ * with record_all. */
 #define MMAP_BODY(REALCALL)                                              \
-	if (fd < 0 || (fl & MAP_ANONYMOUS) || !on() || !fd_file(fd)) return REALCALL; \
+	if (fd < 0 || (fl & MAP_ANONYMOUS) || !on() || (t_mpiio > 0 && !record_all) || !fd_file(fd)) return REALCALL; \
 	struct rec r = {0};                                                  \
 	BEGIN;                                                               \
 	void *m = REALCALL;                                                  \
@@ -1358,7 +1364,267 @@ EXPORT int closedir(DIR *d) {
 	return rc;
 }
 
-/* ---- stdio ---- */
+/* ---- stdio ----
+ *
+ * A stream on a file is recorded as the system calls stdio makes for it,
+ * as a tracer of system calls sees them, not as the library calls: a
+ * refill of the stream's buffer is a read of the file at the kernel's
+ * position, a flush is a write, fopen is OpFopen (the kernel's openat),
+ * fclose is the flush's write and OpFclose (the close), an fseek that
+ * moves the kernel's position is an lseek (with the read that refills
+ * the buffer after it). glibc makes these calls with its own read and
+ * write, which no wrapper sees, so the shim infers them: around each
+ * wrapped call on a file stream it compares the stream's buffer pointers
+ * (struct _IO_FILE, public in <bits/types/struct_FILE.h>) before and
+ * after. Only when they show that the call reached the kernel (a getc or
+ * putc that found its buffer empty or full, a read-side call that got
+ * more bytes than the buffer held, a write-side call that left fewer
+ * pending than it was given) does it read the kernel's position
+ * (lseek(fd, 0, SEEK_CUR)) and emit the calls glibc made: the bytes moved
+ * come from the pointers, split as glibc splits them (it refills and
+ * flushes whole buffers, and reads or writes the whole blocks of a large
+ * fread or fwrite straight between the caller's memory and the file), the
+ * offsets from the kernel's position after the call. The hot path of
+ * getc and putc is glibc's own test (is there a byte in the buffer, room
+ * for one?) before calling glibc.
+ *
+ * Streams on pipes and terminals are not files: not recorded. What glibc
+ * flushes at exit is flushed (and recorded) by the shim's exit handler,
+ * just before glibc would. */
+
+#ifndef _IO_EOF_SEEN
+#define _IO_EOF_SEEN 0x10
+#endif
+#ifndef _IO_ERR_SEEN
+#define _IO_ERR_SEEN 0x20
+#endif
+/* Flags of glibc's FILE that its public header does not name (libio.h;
+ * part of its ABI since glibc 2.1). */
+#define IOF_LINE_BUF 0x200
+#define IOF_PUTTING 0x800
+#define IOF_MAGIC_MASK 0xFFFF0000u
+#define IOF_MAGIC 0xFBAD0000u
+
+/* <stdio.h> makes these macros when optimizing. */
+#undef fread_unlocked
+#undef fwrite_unlocked
+#undef getc_unlocked
+#undef putc_unlocked
+#undef getc
+#undef putc
+
+int _IO_getc(FILE *);
+int _IO_putc(int, FILE *);
+int __uflow(FILE *);
+int __overflow(FILE *, int);
+ssize_t __getdelim(char **, size_t *, int, FILE *);
+size_t __fread_chk(void *, size_t, size_t, size_t, FILE *);
+size_t __fread_unlocked_chk(void *, size_t, size_t, size_t, FILE *);
+char *__fgets_chk(char *, size_t, int, FILE *);
+char *__fgets_unlocked_chk(char *, size_t, int, FILE *);
+int __fprintf_chk(FILE *, int, const char *, ...);
+int __printf_chk(int, const char *, ...);
+int __vfprintf_chk(FILE *, int, const char *, va_list);
+int __vprintf_chk(int, const char *, va_list);
+
+/* A stream's pointers and flags. */
+struct snap {
+	char *rptr, *rend, *rbase, *wbase, *wptr, *wend, *bbase, *bend;
+	int flags;
+};
+
+static inline void snap(FILE *f, struct snap *s) {
+	s->rptr = f->_IO_read_ptr;
+	s->rend = f->_IO_read_end;
+	s->rbase = f->_IO_read_base;
+	s->wbase = f->_IO_write_base;
+	s->wptr = f->_IO_write_ptr;
+	s->wend = f->_IO_write_end;
+	s->bbase = f->_IO_buf_base;
+	s->bend = f->_IO_buf_end;
+	s->flags = f->_flags;
+}
+
+/* pending: bytes written to the stream, not yet to the file. */
+static inline int64_t pending(const struct snap *s) {
+	return (s->flags & IOF_PUTTING) && s->wptr > s->wbase ? s->wptr - s->wbase : 0;
+}
+
+/* avail: bytes read from the file, not yet by the program. */
+static inline int64_t avail(const struct snap *s) { return s->rend > s->rptr ? s->rend - s->rptr : 0; }
+
+/* bufsize: the stream's buffer (1 for an unbuffered stream). */
+static inline int64_t bufsize(const struct snap *s) { return s->bend > s->bbase ? s->bend - s->bbase : 1; }
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* kio emits the system calls one stdio call made, each given an equal
+ * share of its time. */
+struct kio {
+	int fd;
+	int64_t t0, dur, n, i;
+};
+
+static void kio_emit(struct kio *k, uint16_t call, int64_t off, int64_t size, int64_t ret, uint32_t whence) {
+	struct rec r = {0};
+	int64_t n = k->n > 0 ? k->n : 1;
+	r.call = call;
+	r.fd = k->fd;
+	r.off = off;
+	r.size = size;
+	r.ret = ret;
+	r.oflags = whence;
+	r.start = k->t0 + k->dur * k->i / n;
+	r.dur = k->dur / n;
+	k->i++;
+	iotrace_emit(&r, NULL, NULL);
+}
+
+static int64_t kpos(int fd) { return syscall(SYS_lseek, fd, 0, SEEK_CUR); }
+
+/* Streams that hold bytes to write, by descriptor: the exit handler
+ * flushes them (glibc would, after every handler). */
+#define WSTREAMS 4096
+static FILE *wstream[WSTREAMS];
+
+static inline void wstream_note(FILE *f, int fd, int64_t left) {
+	if (left > 0 && fd >= 0 && fd < WSTREAMS && wstream[fd] != f) wstream[fd] = f;
+}
+
+static inline void wstream_forget(FILE *f, int fd) {
+	if (fd >= 0 && fd < WSTREAMS && wstream[fd] == f) wstream[fd] = NULL;
+}
+
+/* A run of reads of the same size and result. */
+struct rrun {
+	int64_t req, got, count;
+};
+
+/* stdio_read: a read-side call on f gave the program got bytes; s0 is
+ * the stream before it; want is what fread asked for, or -1 for a call
+ * that only refills the buffer (getc, fgets, getdelim: glibc's underflow,
+ * a read of a whole buffer each time). It emits the reads the call made
+ * (and the flush of a stream that was writing). */
+static void stdio_read(FILE *f, const struct snap *s0, int64_t got, int64_t want, int64_t t0, int64_t dur, int err) {
+	struct snap s1;
+	snap(f, &s1);
+	int64_t w = pending(s0) - pending(&s1);
+	int64_t d = got - avail(s0) + avail(&s1); /* bytes the kernel gave */
+	int eof0 = s0->flags & _IO_EOF_SEEN, eof1 = s1.flags & _IO_EOF_SEEN;
+	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
+	if (w < 0) w = 0;
+	if (d < 0) d = 0;
+	if (d == 0 && w == 0 && !err1 && !(eof1 && !eof0) && (want < 0 || want <= avail(s0))) return;
+	int64_t bs = bufsize(&s1);
+	struct rrun runs[8];
+	int nr = 0;
+	if (want < 0) {
+		if (!eof0) {
+			if (d / bs) runs[nr++] = (struct rrun){bs, bs, d / bs};
+			if (d % bs) runs[nr++] = (struct rrun){bs, d % bs, 1};
+			if (eof1) runs[nr++] = (struct rrun){bs, 0, 1};
+			else if (err1) runs[nr++] = (struct rrun){bs, -(int64_t)err, 1};
+		}
+	} else {
+		/* glibc's fread (_IO_file_xsgetn): what the buffer holds, then
+		 * whole blocks straight to the caller, then a refill for the
+		 * rest; reads of a file give what they ask while it lasts. */
+		int64_t left = want - min64(avail(s0), want), rem = d;
+		while (left > 0 && nr < 6) {
+			int refill = s1.bbase && left < bs;
+			int64_t req = left;
+			if (refill) {
+				if (eof0) break;
+				req = bs;
+			} else if (bs >= 128) {
+				req -= left % bs;
+			}
+			int64_t g = min64(req, rem);
+			if (g == 0 && err1) {
+				runs[nr++] = (struct rrun){req, -(int64_t)err, 1};
+				break;
+			}
+			runs[nr++] = (struct rrun){req, g, 1};
+			rem -= g;
+			if (g == 0) break;
+			left -= refill ? min64(g, left) : g;
+		}
+		if (rem != 0) { /* not what glibc would have done: one read */
+			nr = 0;
+			runs[nr++] = (struct rrun){d, d, 1};
+		}
+	}
+	int64_t n = w > 0;
+	for (int i = 0; i < nr; i++) n += runs[i].count;
+	if (n == 0) return;
+	struct kio k = {f->_fileno, t0, dur, n, 0};
+	int64_t pos = kpos(k.fd);
+	pos = pos < 0 ? -1 : pos - d;
+	if (w > 0) kio_emit(&k, C_WRITE, pos < 0 ? -1 : pos - w, w, w, 0);
+	for (int i = 0; i < nr; i++) {
+		for (int64_t c = 0; c < runs[i].count; c++) {
+			kio_emit(&k, C_READ, pos, runs[i].req, runs[i].got, 0);
+			if (pos >= 0 && runs[i].got > 0) pos += runs[i].got;
+		}
+	}
+}
+
+/* stdio_write: a write-side call on f took n bytes; s0 is the stream
+ * before it. It emits the writes the call made: the flush of the full
+ * buffer, then (glibc's _IO_new_file_xsputn) the whole blocks of the
+ * rest straight from the caller's memory. */
+static void stdio_write(FILE *f, const struct snap *s0, int64_t n, int64_t t0, int64_t dur, int err) {
+	struct snap s1;
+	snap(f, &s1);
+	int64_t p0 = pending(s0), p1 = pending(&s1);
+	int64_t w = p0 + n - p1;
+	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
+	wstream_note(f, f->_fileno, p1);
+	if (w <= 0 && !err1) return;
+	int64_t bs = bufsize(&s1), sizes[3];
+	int nw = 0;
+	if (!(s0->flags & IOF_LINE_BUF) && n > 0) {
+		int64_t space = s0->wend > s0->wptr ? s0->wend - s0->wptr : 0;
+		int64_t fill = min64(space, n), todo = n - fill;
+		if (todo > 0) {
+			if (p0 + fill > 0) sizes[nw++] = p0 + fill;
+			int64_t direct = todo - (bs >= 128 ? todo % bs : 0);
+			if (direct > 0) sizes[nw++] = direct;
+		}
+	}
+	int64_t sum = 0;
+	for (int i = 0; i < nw; i++) sum += sizes[i];
+	if (sum != w) { /* line buffered, or not what glibc would have done: one write */
+		nw = 0;
+		if (w > 0) sizes[nw++] = w;
+	}
+	struct kio k = {f->_fileno, t0, dur, nw + (err1 ? 1 : 0), 0};
+	int64_t pos = kpos(k.fd);
+	pos = pos < 0 ? -1 : pos - (w > 0 ? w : 0);
+	for (int i = 0; i < nw; i++) {
+		kio_emit(&k, C_WRITE, pos, sizes[i], sizes[i], 0);
+		if (pos >= 0) pos += sizes[i];
+	}
+	if (err1) kio_emit(&k, C_WRITE, pos, p1 > 0 ? p1 : bs, -(int64_t)err, 0);
+}
+
+/* stdio_flush: fflush made f write what it held, or (a stream that was
+ * reading) move the kernel's position back to where the program read. */
+static void stdio_flush(FILE *f, const struct snap *s0, int64_t t0, int64_t dur, int err) {
+	struct snap s1;
+	snap(f, &s1);
+	int64_t w = pending(s0) - pending(&s1);
+	int64_t back = !(s0->flags & IOF_PUTTING) && avail(s0) > 0 && avail(&s1) == 0 ? avail(s0) : 0;
+	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
+	if (w <= 0 && back == 0 && !err1) return;
+	struct kio k = {f->_fileno, t0, dur, (w > 0) + (back > 0) + err1, 0};
+	int64_t pos = kpos(k.fd);
+	if (w > 0) kio_emit(&k, C_WRITE, pos < 0 ? -1 : pos - w, w, w, 0);
+	if (err1) kio_emit(&k, C_WRITE, pos, pending(&s1), -(int64_t)err, 0);
+	if (back > 0) kio_emit(&k, C_LSEEK, -back, 0, pos, SEEK_CUR);
+}
+
+/* ---- stdio: opening and closing ---- */
 
 static uint32_t mode_flags(const char *m) {
 	uint32_t f = 0;
@@ -1376,23 +1642,33 @@ static uint32_t mode_flags(const char *m) {
 	return f;
 }
 
+/* fopen is the kernel's openat; in append mode glibc then seeks to the
+ * end (lseek(fd, 0, SEEK_END)). */
 #define FOPEN_BODY(REALCALL)                                             \
-	if (!on()) return REALCALL;                                         \
-	struct rec r = {0};                                                  \
+	if (!on()) return REALCALL;                                          \
 	char buf[PATH_MAX];                                                  \
-	BEGIN;                                                               \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
 	FILE *f = REALCALL;                                                  \
-	END(r);                                                              \
-	int fd = f ? fileno(f) : -1;                                         \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	int fd = f ? f->_fileno : -1;                                        \
+	fd_opened(fd);                                                       \
+	int app = f && mode && mode[0] == 'a';                               \
+	struct rec r = {0};                                                  \
 	r.call = C_FOPEN;                                                    \
 	r.fd = -1;                                                           \
 	r.oflags = mode_flags(mode);                                         \
 	r.mode = 0666;                                                       \
 	r.ret = f ? fd : -(int64_t)saved;                                    \
-	t_in++;                                                              \
-	fd_opened(fd);                                                       \
-	t_in--;                                                              \
+	r.start = t0;                                                        \
+	r.dur = app ? dur / 2 : dur;                                         \
 	iotrace_emit(&r, abspath(path, buf), NULL);                          \
+	if (app) {                                                           \
+		struct kio k = {fd, t0, dur, 2, 1};                              \
+		kio_emit(&k, C_LSEEK, 0, 0, kpos(fd), SEEK_END);                 \
+	}                                                                    \
 	errno = saved;                                                       \
 	return f
 
@@ -1405,95 +1681,657 @@ EXPORT FILE *fopen64(const char *path, const char *mode) {
 	FOPEN_BODY(real_fopen64(path, mode));
 }
 
+/* fdopen opens nothing; in append mode glibc sets O_APPEND (fcntl
+ * F_SETFL) if the descriptor lacks it and seeks to the end. */
+EXPORT FILE *fdopen(int fd, const char *mode) {
+	REAL(fdopen);
+	if (!on() || !mode || mode[0] != 'a' || !fd_file(fd)) return real_fdopen(fd, mode);
+	long fl = syscall(SYS_fcntl, fd, F_GETFL);
+	int64_t t0 = iotrace_now();
+	t_in++;
+	FILE *f = real_fdopen(fd, mode);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	if (f) {
+		int set = fl >= 0 && !(fl & O_APPEND);
+		struct kio k = {fd, t0, dur, 1 + set, 0};
+		if (set) {
+			fd_set_kind(fd, 3);
+			struct rec r = {0};
+			r.call = C_FCNTL;
+			r.fd = fd;
+			r.oflags = F_SETFL;
+			r.size = fl | O_APPEND;
+			r.start = t0;
+			r.dur = dur / 2;
+			k.i++;
+			iotrace_emit(&r, NULL, NULL);
+		}
+		kio_emit(&k, C_LSEEK, 0, 0, kpos(fd), SEEK_END);
+	}
+	errno = saved;
+	return f;
+}
+
+/* freopen flushes and closes the stream's file and opens another on the
+ * same descriptor (glibc opens it, dup3s it onto the old number and
+ * closes the new one): recorded as the flush's write, the close and the
+ * fopen of the descriptor. */
+#define FREOPEN_BODY(REALCALL)                                           \
+	int old = f ? f->_fileno : -1;                                       \
+	if (!on() || !path) {                                                \
+		FILE *nf = REALCALL;                                             \
+		if (old >= 0) fd_set_kind(old, 0);                               \
+		if (nf) fd_set_kind(nf->_fileno, 0);                             \
+		return nf;                                                       \
+	}                                                                    \
+	int file = old >= 0 && fd_file(old);                                 \
+	struct snap s0;                                                      \
+	snap(f, &s0);                                                        \
+	int64_t w = file ? pending(&s0) : 0;                                 \
+	int64_t pos = w > 0 ? kpos(old) : -1;                                \
+	char buf[PATH_MAX];                                                  \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	FILE *nf = REALCALL;                                                 \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	wstream_forget(f, old);                                              \
+	fd_set_kind(old, 0);                                                 \
+	int fd = nf ? nf->_fileno : -1;                                      \
+	fd_opened(fd);                                                       \
+	struct kio k = {old, t0, dur, (w > 0) + file + 1, 0};                \
+	if (w > 0) kio_emit(&k, C_WRITE, pos, w, w, 0);                      \
+	if (file) kio_emit(&k, C_CLOSE, 0, 0, 0, 0);                         \
+	struct rec r = {0};                                                  \
+	r.call = C_FOPEN;                                                    \
+	r.fd = -1;                                                           \
+	r.oflags = mode_flags(mode);                                         \
+	r.mode = 0666;                                                       \
+	r.ret = nf ? fd : -(int64_t)saved;                                   \
+	r.start = t0 + dur * k.i / k.n;                                      \
+	r.dur = dur / k.n;                                                   \
+	iotrace_emit(&r, abspath(path, buf), NULL);                          \
+	errno = saved;                                                       \
+	return nf
+
+EXPORT FILE *freopen(const char *path, const char *mode, FILE *f) {
+	REAL(freopen);
+	FREOPEN_BODY(real_freopen(path, mode, f));
+}
+EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f) {
+	REAL(freopen64);
+	FREOPEN_BODY(real_freopen64(path, mode, f));
+}
+
+/* fclose: the flush's write, then the close. */
 EXPORT int fclose(FILE *f) {
 	REAL(fclose);
-	int fd = f ? fileno(f) : -1;
+	int fd = f ? f->_fileno : -1;
 	if (!on() || !fd_file(fd)) {
+		wstream_forget(f, fd);
 		if (fd >= 0) fd_set_kind(fd, 0);
 		return real_fclose(f);
 	}
-	struct rec r = {0};
-	BEGIN;
+	struct snap s0;
+	snap(f, &s0);
+	int64_t w = pending(&s0), pos = -1;
+	if (w > 0) {
+		pos = kpos(fd);
+		struct stat st;
+		if (fd < FDKINDS && fdkind[fd] == 3 && syscall(SYS_fstat, fd, &st) == 0) pos = st.st_size; /* O_APPEND */
+	}
+	int64_t t0 = iotrace_now();
+	t_in++;
 	int rc = real_fclose(f);
-	END(r);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	wstream_forget(f, fd);
 	fd_set_kind(fd, 0);
-	r.call = C_FCLOSE;
-	r.fd = fd;
-	r.ret = rc == 0 ? 0 : -(int64_t)saved;
-	iotrace_emit(&r, NULL, NULL);
+	struct kio k = {fd, t0, dur, 1 + (w > 0), 0};
+	if (w > 0) kio_emit(&k, C_WRITE, pos, w, rc == 0 ? w : -(int64_t)saved, 0);
+	kio_emit(&k, C_FCLOSE, 0, 0, rc == 0 ? 0 : -(int64_t)saved, 0);
 	errno = saved;
 	return rc;
 }
 
-#define STDIO_DATA(CALL, REALCALL)                                       \
-	int fd = f ? fileno(f) : -1;                                         \
-	if (!on() || !fd_file(fd)) return REALCALL;                         \
-	struct rec r = {0};                                                  \
+EXPORT int fcloseall(void) {
+	REAL(fcloseall);
+	memset(wstream, 0, sizeof wstream);
+	return real_fcloseall();
+}
+
+/* ---- stdio: reading ---- */
+
+/* STDIO_CALL runs a call on a file stream with the stream's pointers
+ * before it in s0, the call's time in t0 and dur, errno in saved. Every
+ * wrapper tests, inline, whether the call can reach the kernel (glibc's
+ * own test for getc and putc), and does the rest out of line, so that its
+ * hot path saves no register. */
+#define STDIO_CALL(F, T, V, REALCALL) STDIO_CALL2(F, T, V, REALCALL, REALCALL)
+
+/* STDIO_CALL2: PASSCALL when the call is not recorded, else REALCALL. */
+#define STDIO_CALL2(F, T, V, PASSCALL, REALCALL)                         \
+	int fd_ = (F)->_fileno;                                              \
+	if (!on() || !fd_file(fd_)) return PASSCALL;                         \
+	struct snap s0;                                                      \
+	snap((F), &s0);                                                      \
+	int64_t t0 = iotrace_now();                                          \
 	t_in++;                                                              \
-	r.off = ftello(f);                                                   \
-	t_in--;                                                              \
-	BEGIN;                                                               \
-	size_t n = REALCALL;                                                 \
-	END(r);                                                              \
-	r.call = CALL;                                                       \
-	r.fd = fd;                                                           \
-	r.size = (int64_t)(size * nmemb);                                    \
-	r.count = (int32_t)nmemb;                                            \
-	r.ret = (n < nmemb && ferror(f)) && n == 0 ? -(int64_t)saved : (int64_t)(n * size); \
-	iotrace_emit(&r, NULL, NULL);                                        \
-	errno = saved;                                                       \
-	return n
+	T V = REALCALL;                                                      \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--
+
+#define SLOW __attribute__((noinline))
+
+/* getc and its kin read the file only when the buffer is empty. */
+static SLOW int getc_slow(FILE *f, int (*fn)(FILE *)) {
+	STDIO_CALL(f, int, c, fn(f));
+	stdio_read(f, &s0, c == EOF ? 0 : 1, -1, t0, dur, saved);
+	errno = saved;
+	return c;
+}
+
+/* single_threaded: glibc's flag (<sys/single_threaded.h>, 2.32): no
+ * other thread can use a stream, so getc and putc need not lock it and
+ * the hot path is glibc's own macro body, inline. Weak: an older glibc
+ * has no flag (the address is 0) and every call goes to glibc. */
+extern char __libc_single_threaded __attribute__((weak));
+static inline int single_threaded(void) { return &__libc_single_threaded && __libc_single_threaded; }
+
+/* GETC_BODY: a byte in the buffer is what getc_unlocked's macro takes
+ * (UNLOCKED, or a single thread), else glibc's FN; an empty buffer is the
+ * slow path. */
+#define GETC_BODY(NAME, F, UNLOCKED)                                     \
+	FILE *f = (F);                                                       \
+	if (__builtin_expect(f->_IO_read_ptr < f->_IO_read_end, 1) && ((UNLOCKED) || single_threaded())) \
+		return *(unsigned char *)f->_IO_read_ptr++;                      \
+	REAL(NAME);                                                          \
+	if (f->_IO_read_ptr < f->_IO_read_end) return real_##NAME(f);        \
+	return getc_slow(f, real_##NAME)
+
+EXPORT int getc(FILE *f0) {
+	GETC_BODY(getc, f0, 0);
+}
+EXPORT int fgetc(FILE *f0) {
+	GETC_BODY(fgetc, f0, 0);
+}
+EXPORT int _IO_getc(FILE *f0) {
+	GETC_BODY(_IO_getc, f0, 0);
+}
+EXPORT int getc_unlocked(FILE *f0) {
+	GETC_BODY(getc_unlocked, f0, 1);
+}
+EXPORT int fgetc_unlocked(FILE *f0) {
+	GETC_BODY(fgetc_unlocked, f0, 1);
+}
+/* getchar is getc(stdin). */
+EXPORT int getchar(void) {
+	GETC_BODY(getc, stdin, 0);
+}
+EXPORT int getchar_unlocked(void) {
+	GETC_BODY(getc_unlocked, stdin, 1);
+}
+/* __uflow: what the getc macros of <stdio.h> call on an empty buffer. */
+EXPORT int __uflow(FILE *f0) {
+	GETC_BODY(__uflow, f0, 0);
+}
+
+/* line_buffered_in: the stream's buffer holds the rest of a line (up to
+ * delim), or the n bytes fgets takes (n < 0: no limit): the call does not
+ * reach the kernel. */
+static inline int line_buffered_in(FILE *f, int delim, int64_t n) {
+	int64_t a = f->_IO_read_end > f->_IO_read_ptr ? f->_IO_read_end - f->_IO_read_ptr : 0;
+	if (n >= 0 && a >= n) return 1;
+	return a > 0 && memchr(f->_IO_read_ptr, delim, n >= 0 && n < a ? n : a) != NULL;
+}
+
+static SLOW char *fgets_slow(char *s, int n, FILE *f, char *(*fn)(char *, int, FILE *)) {
+	STDIO_CALL(f, char *, v, fn(s, n, f));
+	stdio_read(f, &s0, v ? (int64_t)strlen(v) : 0, -1, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+static SLOW char *fgets_chk_slow(char *s, size_t size, int n, FILE *f, char *(*fn)(char *, size_t, int, FILE *)) {
+	STDIO_CALL(f, char *, v, fn(s, size, n, f));
+	stdio_read(f, &s0, v ? (int64_t)strlen(v) : 0, -1, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+
+EXPORT char *fgets(char *s, int n, FILE *f) {
+	REAL(fgets);
+	if (n <= 1 || line_buffered_in(f, '\n', n - 1)) return real_fgets(s, n, f);
+	return fgets_slow(s, n, f, real_fgets);
+}
+EXPORT char *fgets_unlocked(char *s, int n, FILE *f) {
+	REAL(fgets_unlocked);
+	if (n <= 1 || line_buffered_in(f, '\n', n - 1)) return real_fgets_unlocked(s, n, f);
+	return fgets_slow(s, n, f, real_fgets_unlocked);
+}
+EXPORT char *__fgets_chk(char *s, size_t size, int n, FILE *f) {
+	REAL(__fgets_chk);
+	if (n <= 1 || line_buffered_in(f, '\n', n - 1)) return real___fgets_chk(s, size, n, f);
+	return fgets_chk_slow(s, size, n, f, real___fgets_chk);
+}
+EXPORT char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *f) {
+	REAL(__fgets_unlocked_chk);
+	if (n <= 1 || line_buffered_in(f, '\n', n - 1)) return real___fgets_unlocked_chk(s, size, n, f);
+	return fgets_chk_slow(s, size, n, f, real___fgets_unlocked_chk);
+}
+
+static SLOW ssize_t getdelim_slow(char **lp, size_t *np, int delim, FILE *f, ssize_t (*fn)(char **, size_t *, int, FILE *)) {
+	STDIO_CALL(f, ssize_t, v, fn(lp, np, delim, f));
+	stdio_read(f, &s0, v > 0 ? v : 0, -1, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+
+/* getline is getdelim with '\n'. */
+EXPORT ssize_t getline(char **lp, size_t *np, FILE *f) {
+	REAL(getline);
+	REAL(getdelim);
+	if (line_buffered_in(f, '\n', -1)) return real_getline(lp, np, f);
+	return getdelim_slow(lp, np, '\n', f, real_getdelim);
+}
+EXPORT ssize_t getdelim(char **lp, size_t *np, int delim, FILE *f) {
+	REAL(getdelim);
+	if (line_buffered_in(f, delim, -1)) return real_getdelim(lp, np, delim, f);
+	return getdelim_slow(lp, np, delim, f, real_getdelim);
+}
+EXPORT ssize_t __getdelim(char **lp, size_t *np, int delim, FILE *f) {
+	REAL(__getdelim);
+	if (line_buffered_in(f, delim, -1)) return real___getdelim(lp, np, delim, f);
+	return getdelim_slow(lp, np, delim, f, real___getdelim);
+}
+
+/* fread: glibc's fread reads size × nmemb bytes and returns whole items;
+ * the shim asks for the bytes (size 1), so that it knows how many came,
+ * and returns the items as glibc does. A request the buffer holds does
+ * not reach the kernel. */
+static inline int64_t avail_now(FILE *f) {
+	return f->_IO_read_end > f->_IO_read_ptr ? f->_IO_read_end - f->_IO_read_ptr : 0;
+}
+
+static SLOW size_t fread_slow(void *b, size_t size, size_t nmemb, FILE *f, size_t (*fn)(void *, size_t, size_t, FILE *)) {
+	size_t req = size * nmemb;
+	STDIO_CALL2(f, size_t, got, fn(b, size, nmemb, f), fn(b, 1, req, f));
+	stdio_read(f, &s0, (int64_t)got, (int64_t)req, t0, dur, saved);
+	errno = saved;
+	return got == req ? nmemb : got / size;
+}
+static SLOW size_t fread_chk_slow(void *b, size_t blen, size_t size, size_t nmemb, FILE *f, size_t (*fn)(void *, size_t, size_t, size_t, FILE *)) {
+	size_t req = size * nmemb;
+	STDIO_CALL2(f, size_t, got, fn(b, blen, size, nmemb, f), fn(b, blen, 1, req, f));
+	stdio_read(f, &s0, (int64_t)got, (int64_t)req, t0, dur, saved);
+	errno = saved;
+	return got == req ? nmemb : got / size;
+}
+
+#define FREAD_FAST(REQ) ((REQ) == 0 || (REQ) <= (size_t)avail_now(f))
 
 EXPORT size_t fread(void *b, size_t size, size_t nmemb, FILE *f) {
 	REAL(fread);
-	STDIO_DATA(C_FREAD, real_fread(b, size, nmemb, f));
+	if (FREAD_FAST(size * nmemb)) return real_fread(b, size, nmemb, f);
+	return fread_slow(b, size, nmemb, f, real_fread);
+}
+EXPORT size_t fread_unlocked(void *b, size_t size, size_t nmemb, FILE *f) {
+	REAL(fread_unlocked);
+	if (FREAD_FAST(size * nmemb)) return real_fread_unlocked(b, size, nmemb, f);
+	return fread_slow(b, size, nmemb, f, real_fread_unlocked);
+}
+/* The _chk forms check size × nmemb against the buffer: a product that
+ * overflows goes to glibc as it is, which fails it. */
+EXPORT size_t __fread_chk(void *b, size_t blen, size_t size, size_t nmemb, FILE *f) {
+	REAL(__fread_chk);
+	if ((size != 0 && nmemb > SIZE_MAX / size) || FREAD_FAST(size * nmemb)) return real___fread_chk(b, blen, size, nmemb, f);
+	return fread_chk_slow(b, blen, size, nmemb, f, real___fread_chk);
+}
+EXPORT size_t __fread_unlocked_chk(void *b, size_t blen, size_t size, size_t nmemb, FILE *f) {
+	REAL(__fread_unlocked_chk);
+	if ((size != 0 && nmemb > SIZE_MAX / size) || FREAD_FAST(size * nmemb)) return real___fread_unlocked_chk(b, blen, size, nmemb, f);
+	return fread_chk_slow(b, blen, size, nmemb, f, real___fread_unlocked_chk);
+}
+
+/* ---- stdio: writing ---- */
+
+/* putc and its kin write the file only when the buffer is full (or the
+ * stream is line buffered or unbuffered: glibc then keeps no room). */
+static SLOW int putc_slow(int c, FILE *f, int (*fn)(int, FILE *)) {
+	STDIO_CALL(f, int, v, fn(c, f));
+	stdio_write(f, &s0, v == EOF ? 0 : 1, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+
+/* PUTC_BODY: room in the buffer takes the byte as putc_unlocked's macro
+ * does (UNLOCKED, or a single thread), else glibc's FN; a full buffer is
+ * the slow path. */
+#define PUTC_BODY(NAME, C, F, UNLOCKED)                                  \
+	FILE *f = (F);                                                       \
+	if (__builtin_expect(f->_IO_write_ptr < f->_IO_write_end, 1) && ((UNLOCKED) || single_threaded())) \
+		return (unsigned char)(*f->_IO_write_ptr++ = (char)(C));         \
+	REAL(NAME);                                                          \
+	if (f->_IO_write_ptr < f->_IO_write_end) return real_##NAME(C, f);   \
+	return putc_slow(C, f, real_##NAME)
+
+EXPORT int putc(int c, FILE *f0) {
+	PUTC_BODY(putc, c, f0, 0);
+}
+EXPORT int fputc(int c, FILE *f0) {
+	PUTC_BODY(fputc, c, f0, 0);
+}
+EXPORT int _IO_putc(int c, FILE *f0) {
+	PUTC_BODY(_IO_putc, c, f0, 0);
+}
+EXPORT int putc_unlocked(int c, FILE *f0) {
+	PUTC_BODY(putc_unlocked, c, f0, 1);
+}
+EXPORT int fputc_unlocked(int c, FILE *f0) {
+	PUTC_BODY(fputc_unlocked, c, f0, 1);
+}
+/* putchar is putc(c, stdout). */
+EXPORT int putchar(int c) {
+	PUTC_BODY(putc, c, stdout, 0);
+}
+EXPORT int putchar_unlocked(int c) {
+	PUTC_BODY(putc_unlocked, c, stdout, 1);
+}
+/* __overflow: what the putc macros of <stdio.h> call on a full buffer
+ * (with EOF: a flush). */
+static SLOW int overflow_slow(FILE *f, int c, int (*fn)(FILE *, int)) {
+	STDIO_CALL(f, int, v, fn(f, c));
+	stdio_write(f, &s0, v == EOF || c == EOF ? 0 : 1, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+EXPORT int __overflow(FILE *f, int c) {
+	REAL(__overflow);
+	if (__builtin_expect(f->_IO_write_ptr < f->_IO_write_end && c != EOF, 1)) return real___overflow(f, c);
+	return overflow_slow(f, c, real___overflow);
+}
+
+/* room: the stream takes n bytes without writing (not line buffered). */
+static inline int room(FILE *f, size_t n) {
+	return !(f->_flags & IOF_LINE_BUF) && f->_IO_write_end > f->_IO_write_ptr && (size_t)(f->_IO_write_end - f->_IO_write_ptr) >= n;
+}
+
+static SLOW int fputs_slow(const char *s, size_t n, FILE *f, int (*fn)(const char *, FILE *)) {
+	STDIO_CALL(f, int, v, fn(s, f));
+	stdio_write(f, &s0, v == EOF ? 0 : (int64_t)n, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+
+EXPORT int fputs(const char *s, FILE *f) {
+	REAL(fputs);
+	size_t n = strlen(s);
+	if (room(f, n)) return real_fputs(s, f);
+	return fputs_slow(s, n, f, real_fputs);
+}
+EXPORT int fputs_unlocked(const char *s, FILE *f) {
+	REAL(fputs_unlocked);
+	size_t n = strlen(s);
+	if (room(f, n)) return real_fputs_unlocked(s, f);
+	return fputs_slow(s, n, f, real_fputs_unlocked);
+}
+static SLOW int puts_slow(const char *s, size_t n, int (*fn)(const char *)) {
+	FILE *f = stdout;
+	STDIO_CALL(f, int, v, fn(s));
+	stdio_write(f, &s0, v == EOF ? 0 : (int64_t)n, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+EXPORT int puts(const char *s) {
+	REAL(puts);
+	size_t n = strlen(s) + 1;
+	if (room(stdout, n)) return real_puts(s);
+	return puts_slow(s, n, real_puts);
+}
+
+/* fwrite: as fread, the shim writes bytes and returns glibc's items. */
+static SLOW size_t fwrite_slow(const void *b, size_t size, size_t nmemb, FILE *f, size_t (*fn)(const void *, size_t, size_t, FILE *)) {
+	size_t req = size * nmemb;
+	STDIO_CALL2(f, size_t, v, fn(b, size, nmemb, f), fn(b, 1, req, f));
+	stdio_write(f, &s0, (int64_t)v, t0, dur, saved);
+	errno = saved;
+	return v == req ? nmemb : v / size;
 }
 EXPORT size_t fwrite(const void *b, size_t size, size_t nmemb, FILE *f) {
 	REAL(fwrite);
-	STDIO_DATA(C_FWRITE, real_fwrite(b, size, nmemb, f));
+	size_t req = size * nmemb;
+	if (req == 0 || room(f, req)) return real_fwrite(b, size, nmemb, f);
+	return fwrite_slow(b, size, nmemb, f, real_fwrite);
+}
+EXPORT size_t fwrite_unlocked(const void *b, size_t size, size_t nmemb, FILE *f) {
+	REAL(fwrite_unlocked);
+	size_t req = size * nmemb;
+	if (req == 0 || room(f, req)) return real_fwrite_unlocked(b, size, nmemb, f);
+	return fwrite_slow(b, size, nmemb, f, real_fwrite_unlocked);
 }
 
-#define FSEEK_BODY(REALCALL)                                             \
-	int fd = f ? fileno(f) : -1;                                         \
-	if (!on() || !fd_file(fd)) return REALCALL;                         \
-	struct rec r = {0};                                                  \
-	BEGIN;                                                               \
-	int rc = REALCALL;                                                   \
-	END(r);                                                              \
-	r.call = C_FSEEK;                                                    \
-	r.fd = fd;                                                           \
-	r.off = off;                                                         \
-	r.oflags = (uint32_t)whence;                                         \
-	r.ret = rc == 0 ? 0 : -(int64_t)saved;                               \
-	iotrace_emit(&r, NULL, NULL);                                        \
+/* The printf family: the bytes printed are the result. How many is not
+ * known before the call, so when the buffer has room for PRINTF_ROOM
+ * bytes the call is not timed (two clock reads would double its cost):
+ * should it flush all the same, its writes get the time it ended and no
+ * duration. */
+#define PRINTF_ROOM 512
+
+static SLOW void printf_flushed(FILE *f, const struct snap *s0, int v, int saved) {
+	if (on() && fd_file(f->_fileno)) stdio_write(f, s0, v > 0 ? v : 0, iotrace_now(), 0, saved);
+}
+static SLOW int vfprintf_slow(FILE *f, int flag, const char *fmt, va_list ap, int (*fn)(FILE *, const char *, va_list), int (*chk)(FILE *, int, const char *, va_list)) {
+	STDIO_CALL(f, int, v, fn ? fn(f, fmt, ap) : chk(f, flag, fmt, ap));
+	stdio_write(f, &s0, v > 0 ? v : 0, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+
+/* print runs vfprintf (fn) or __vfprintf_chk (chk). */
+static inline int print(FILE *f, int flag, const char *fmt, va_list ap, int (*fn)(FILE *, const char *, va_list), int (*chk)(FILE *, int, const char *, va_list)) {
+	if (!room(f, PRINTF_ROOM)) return vfprintf_slow(f, flag, fmt, ap, fn, chk);
+	struct snap s0;
+	s0.wbase = f->_IO_write_base;
+	s0.wptr = f->_IO_write_ptr;
+	s0.wend = f->_IO_write_end;
+	s0.flags = f->_flags;
+	t_in++;
+	int v = fn ? fn(f, fmt, ap) : chk(f, flag, fmt, ap);
+	t_in--;
+	if (__builtin_expect(v >= 0 && f->_IO_write_ptr - s0.wptr == v, 1)) return v;
+	int saved = errno;
+	printf_flushed(f, &s0, v, saved);
+	errno = saved;
+	return v;
+}
+
+EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap) {
+	REAL(vfprintf);
+	return print(f, 0, fmt, ap, real_vfprintf, NULL);
+}
+EXPORT int vprintf(const char *fmt, va_list ap) {
+	REAL(vfprintf);
+	return print(stdout, 0, fmt, ap, real_vfprintf, NULL);
+}
+EXPORT int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap) {
+	REAL(__vfprintf_chk);
+	return print(f, flag, fmt, ap, NULL, real___vfprintf_chk);
+}
+EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap) {
+	REAL(__vfprintf_chk);
+	return print(stdout, flag, fmt, ap, NULL, real___vfprintf_chk);
+}
+EXPORT int fprintf(FILE *f, const char *fmt, ...) {
+	REAL(vfprintf);
+	va_list ap;
+	va_start(ap, fmt);
+	int v = print(f, 0, fmt, ap, real_vfprintf, NULL);
+	va_end(ap);
+	return v;
+}
+EXPORT int printf(const char *fmt, ...) {
+	REAL(vfprintf);
+	va_list ap;
+	va_start(ap, fmt);
+	int v = print(stdout, 0, fmt, ap, real_vfprintf, NULL);
+	va_end(ap);
+	return v;
+}
+EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...) {
+	REAL(__vfprintf_chk);
+	va_list ap;
+	va_start(ap, fmt);
+	int v = print(f, flag, fmt, ap, NULL, real___vfprintf_chk);
+	va_end(ap);
+	return v;
+}
+EXPORT int __printf_chk(int flag, const char *fmt, ...) {
+	REAL(__vfprintf_chk);
+	va_list ap;
+	va_start(ap, fmt);
+	int v = print(stdout, flag, fmt, ap, NULL, real___vfprintf_chk);
+	va_end(ap);
+	return v;
+}
+
+/* ---- stdio: flushing and seeking ---- */
+
+static int flush_one(FILE *f, int (*fn)(FILE *)) {
+	STDIO_CALL(f, int, rc, fn(f));
+	stdio_flush(f, &s0, t0, dur, saved);
+	errno = saved;
+	return rc;
+}
+
+/* flush_noted flushes, one by one, the file streams known to hold bytes
+ * to write (fflush(NULL), and the exit handler). */
+static void flush_noted(int (*fn)(FILE *)) {
+	for (int fd = 0; fd < WSTREAMS; fd++) {
+		FILE *f = wstream[fd];
+		if (!f) continue;
+		if (f->_fileno != fd || ((unsigned)f->_flags & IOF_MAGIC_MASK) != IOF_MAGIC || !(f->_flags & IOF_PUTTING) || f->_IO_write_ptr <= f->_IO_write_base) {
+			wstream[fd] = NULL;
+			continue;
+		}
+		flush_one(f, fn);
+	}
+}
+
+EXPORT int fflush(FILE *f) {
+	REAL(fflush);
+	if (!f) {
+		if (on()) flush_noted(real_fflush);
+		return real_fflush(f);
+	}
+	return flush_one(f, real_fflush);
+}
+EXPORT int fflush_unlocked(FILE *f) {
+	REAL(fflush_unlocked);
+	if (!f) {
+		if (on()) flush_noted(real_fflush_unlocked);
+		return real_fflush_unlocked(f);
+	}
+	return flush_one(f, real_fflush_unlocked);
+}
+
+/* stdio_seek: glibc's fseek (_IO_new_file_seekoff) flushes what the
+ * stream held (a write at the position before), then always seeks the
+ * file: to the position it already has when the target is in the buffer
+ * (a "resync"), else to the start of the block the target is in, and
+ * then refills the buffer there (the bytes up to the target when the
+ * stream held nothing, else a whole buffer). Which it did shows in the
+ * stream's _offset (the kernel's position, as glibc knows it: -1 when it
+ * does not) and its read pointers. */
+static void stdio_seek(FILE *f, const struct snap *s0, int64_t off0, int64_t pos0, int rc, int64_t t0, int64_t dur) {
+	struct snap s1;
+	snap(f, &s1);
+	int64_t w = pending(s0) - pending(&s1);
+	if (w < 0) w = 0;
+	int64_t off1 = f->_offset, pos1 = kpos(f->_fileno);
+	int inbuf = off0 >= 0 && off1 == off0 && s1.rbase == s0->rbase && s1.rend == s0->rend && s1.rptr < s1.rend;
+	int64_t got = !inbuf && s1.rend > s1.rbase ? s1.rend - s1.rbase : 0;
+	int exact = s0->rbase == s0->rend && s0->wbase == s0->wptr;
+	int64_t req = exact ? s1.rptr - s1.rbase : bufsize(&s1);
+	int64_t at = pos1 < 0 ? -1 : pos1 - got;
+	int seek = rc == 0 && pos1 >= 0;
+	struct kio k = {f->_fileno, t0, dur, (w > 0) + seek + (seek && got > 0), 0};
+	if (k.n == 0) return;
+	if (w > 0) kio_emit(&k, C_WRITE, pos0, w, w, 0);
+	if (seek) kio_emit(&k, C_LSEEK, at, 0, at, SEEK_SET);
+	if (seek && got > 0) kio_emit(&k, C_READ, at, req, got, 0);
+}
+
+#define FSEEK_BODY(T, REALCALL)                                          \
+	int fd = f ? f->_fileno : -1;                                        \
+	if (!on() || !fd_file(fd)) return REALCALL;                          \
+	struct snap s0;                                                      \
+	snap(f, &s0);                                                        \
+	int64_t off0 = f->_offset, pos0 = kpos(fd);                          \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	T rc = REALCALL;                                                     \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	stdio_seek(f, &s0, off0, pos0, rc, t0, dur);                         \
 	errno = saved;                                                       \
 	return rc
 
 EXPORT int fseek(FILE *f, long off, int whence) {
 	REAL(fseek);
-	FSEEK_BODY(real_fseek(f, off, whence));
+	FSEEK_BODY(int, real_fseek(f, off, whence));
 }
 EXPORT int fseeko(FILE *f, off_t off, int whence) {
 	REAL(fseeko);
-	FSEEK_BODY(real_fseeko(f, off, whence));
+	FSEEK_BODY(int, real_fseeko(f, off, whence));
 }
 EXPORT int fseeko64(FILE *f, off64_t off, int whence) {
 	REAL(fseeko64);
-	FSEEK_BODY(real_fseeko64(f, off, whence));
+	FSEEK_BODY(int, real_fseeko64(f, off, whence));
+}
+EXPORT int fsetpos(FILE *f, const fpos_t *p) {
+	REAL(fsetpos);
+	FSEEK_BODY(int, real_fsetpos(f, p));
+}
+EXPORT int fsetpos64(FILE *f, const fpos64_t *p) {
+	REAL(fsetpos64);
+	FSEEK_BODY(int, real_fsetpos64(f, p));
+}
+EXPORT void rewind(FILE *f) {
+	REAL(rewind);
+	int fd = f ? f->_fileno : -1;
+	if (!on() || !fd_file(fd)) {
+		real_rewind(f);
+		return;
+	}
+	struct snap s0;
+	snap(f, &s0);
+	int64_t off0 = f->_offset, pos0 = kpos(fd);
+	int64_t t0 = iotrace_now();
+	t_in++;
+	real_rewind(f);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	stdio_seek(f, &s0, off0, pos0, 0, t0, dur);
+	errno = saved;
 }
 
-EXPORT int fflush(FILE *f) {
-	REAL(fflush);
-	int fd = f ? fileno(f) : -1;
-	if (!on() || !fd_file(fd)) return real_fflush(f);
-	struct rec r = {0};
-	BEGIN;
-	int rc = real_fflush(f);
-	END(r);
-	r.call = C_FFLUSH;
-	r.fd = fd;
-	r.ret = rc == 0 ? 0 : -(int64_t)saved;
-	iotrace_emit(&r, NULL, NULL);
-	errno = saved;
-	return rc;
+/* ---- exit ---- */
+
+/* shim_exit runs in exit(), after the handlers the program registered
+ * (the shim's was registered before them): it flushes the file streams
+ * that hold bytes, as glibc is about to, so that their writes are
+ * recorded. */
+static void shim_exit(int status, void *arg) {
+	(void)status;
+	(void)arg;
+	if (!on()) return;
+	static int (*flush)(FILE *);
+	if (!flush) flush = (int (*)(FILE *))dlsym(RTLD_NEXT, "fflush");
+	if (flush) flush_noted(flush);
 }
