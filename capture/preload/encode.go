@@ -311,39 +311,50 @@ type Stats struct {
 // Encode writes the events of rank's processes to sink, in call order,
 // with times from the run's epoch. rules picks the recorded paths (nil:
 // every path). Thread indexes: the first process's threads from 0, then
-// each further process's after them, in the order the processes started.
-// A damaged spool ends its process's events with an error naming file
-// and offset, after the events before it were written.
+// each further process's after them, in the order the processes started;
+// a process image an exec started keeps its main thread's index. Besides
+// the calls, Encode writes the process events every consumer needs to
+// keep one descriptor table per process: a fork where a process whose
+// parent is in the rank starts, an exec where a process starts a new
+// image, a clone where a thread first appears, an exit where each thread
+// and process ends, an inherit for each descriptor a process used but was
+// not seen opening. A damaged spool ends its process's events with an
+// error naming file and offset, after the events before it were written.
 func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, error) {
 	var st Stats
 	epoch := r.Epoch()
-	var its []*procIter
-	var base uint32
+	var procs []*proc
 	for _, s := range r.Spools {
 		if r.rank[s] != rank {
 			continue
 		}
-		p := &procIter{sc: s.Scan(), s: s, sink: sink, rules: rules, thread: base,
-			shift: s.Header.RealStart - s.Header.MonoStart - epoch,
-			fds:   map[int32]*ofile{}, handles: map[int32]*handle{}, cwd: s.Header.Cwd}
-		its = append(its, p)
-		st.Processes++
-		st.Dropped += int64(s.Header.Dropped)
-		// The next process's threads come after this one's.
-		n, err := maxTid(s)
+		pr, err := scanProc(s)
 		if err != nil {
 			return st, err
 		}
-		base += n + 1
+		pr.shift = s.Header.RealStart - s.Header.MonoStart - epoch
+		procs = append(procs, pr)
+		st.Processes++
+		st.Dropped += int64(s.Header.Dropped)
 	}
-	st.Threads = int(base)
+	st.Threads = int(numberThreads(procs))
+	var its []stream
+	var piters []*procIter
+	for _, pr := range procs {
+		s := pr.s
+		p := &procIter{sc: s.Scan(), s: s, sink: sink, rules: rules, main: pr.main, base: pr.base,
+			shift: pr.shift, fds: map[int32]*ofile{}, handles: map[int32]*handle{}, cwd: s.Header.Cwd}
+		its = append(its, p)
+		piters = append(piters, p)
+	}
+	its = append(its, &synthIter{evs: processEvents(procs, sink)})
 	h := &iterHeap{}
 	var firstErr error
 	for _, p := range its {
 		if p.next() {
 			heap.Push(h, p)
-		} else if p.err != nil && firstErr == nil {
-			firstErr = p.err
+		} else if err := p.error(); err != nil && firstErr == nil {
+			firstErr = err
 		}
 	}
 	out := make([]trace.Event, 0, trace.BatchSize)
@@ -358,7 +369,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, 
 	}
 	for h.Len() > 0 {
 		p := (*h)[0]
-		out = append(out, p.cur)
+		out = append(out, *p.current())
 		if len(out) == cap(out) {
 			if err := flush(); err != nil {
 				return st, err
@@ -368,44 +379,194 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, 
 			heap.Fix(h, 0)
 		} else {
 			heap.Pop(h)
-			if p.err != nil && firstErr == nil {
-				firstErr = p.err
+			if err := p.error(); err != nil && firstErr == nil {
+				firstErr = err
 			}
 		}
 	}
 	if err := flush(); err != nil {
 		return st, err
 	}
-	for _, p := range its {
+	for _, p := range piters {
 		st.Records += p.sc.Stats.Records
 		st.Incomplete += p.sc.Stats.Incomplete
 	}
 	return st, firstErr
 }
 
-// maxTid scans a spool for its largest thread index.
-func maxTid(s *Spool) (uint32, error) {
-	var m uint32
+// proc is one process image (one spool) of a rank.
+type proc struct {
+	s           *Spool
+	shift       int64
+	main, base  uint32 // thread index of the main thread; of thread 1 (thread k: base+k-1)
+	maxTid      uint32
+	first, last map[uint32]int64 // each thread's first start and last end (the shim's clock)
+	end         int64            // the image's last end
+	exited      bool             // the shim recorded exit's status
+	status      int64
+	prev, next  *proc // the image exec replaced, the one that replaced it
+	parent      *proc // the process it was forked from, when in the rank
+}
+
+func (p *proc) index(tid uint32) uint32 {
+	if tid == 0 {
+		return p.main
+	}
+	return p.base + tid - 1
+}
+
+// scanProc reads a spool for what the process events need: its threads'
+// first and last calls, and its exit status.
+func scanProc(s *Spool) (*proc, error) {
+	p := &proc{s: s, first: map[uint32]int64{}, last: map[uint32]int64{}, end: s.Header.MonoStart}
 	_, err := s.Records(func(r *Record) error {
-		m = max(m, r.Tid)
+		if r.Call == cExit {
+			p.exited, p.status = true, r.Ret
+		}
+		if f, ok := p.first[r.Tid]; !ok || r.Start < f {
+			p.first[r.Tid] = r.Start
+		}
+		p.last[r.Tid] = max(p.last[r.Tid], r.Start+r.Dur)
+		p.end = max(p.end, r.Start+r.Dur)
+		p.maxTid = max(p.maxTid, r.Tid)
 		return nil
 	})
 	if err != nil {
 		var se *SpoolError
-		if errors.As(err, &se) {
-			return m, nil // Encode reports it
+		if !errors.As(err, &se) {
+			return nil, err
 		}
-		return 0, err
+		// Encode reports a damaged spool; what came before counts.
 	}
-	return m, nil
+	return p, nil
 }
 
-type iterHeap []*procIter
+// numberThreads links the images of a process (a spool whose pid is an
+// earlier spool's, of the same process start time, was started by exec)
+// and each process to its parent, and numbers the threads: a process's
+// main thread and others from the next free index, an exec's image
+// keeping its process's main thread. It returns the indexes used.
+func numberThreads(procs []*proc) uint32 {
+	var n uint32
+	latest := map[uint32]*proc{} // by pid: the latest image
+	for _, p := range procs {
+		h := p.s.Header
+		if q := latest[h.PID]; q != nil && q.next == nil && (h.ProcStart == 0 || q.s.Header.ProcStart == 0 || h.ProcStart == q.s.Header.ProcStart) {
+			p.prev, q.next = q, p
+			p.main, p.base = q.main, n
+			n += p.maxTid
+		} else {
+			p.parent = latest[h.PPID]
+			p.main, p.base = n, n+1
+			n += p.maxTid + 1
+		}
+		latest[h.PID] = p
+	}
+	return n
+}
 
-func (h iterHeap) Len() int           { return len(h) }
-func (h iterHeap) Less(i, j int) bool { return h[i].cur.Start < h[j].cur.Start }
-func (h iterHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *iterHeap) Push(x any)        { *h = append(*h, x.(*procIter)) }
+// Order of events of the same time: those that make a process or thread
+// before its calls, exits after them.
+const (
+	prioStart = 0
+	prioCall  = 1
+	prioEnd   = 2
+)
+
+// processEvents returns the fork, exec, clone and exit events of procs,
+// in time order.
+func processEvents(procs []*proc, sink trace.Sink) []synthEvent {
+	var evs []synthEvent
+	add := func(prio int8, e trace.Event) { evs = append(evs, synthEvent{e, prio}) }
+	for _, p := range procs {
+		start := p.s.Header.MonoStart + p.shift
+		switch {
+		case p.prev != nil:
+			add(prioStart, trace.Event{Op: trace.OpExec, Thread: p.main, Start: start, Path: sink.Intern(program(p.s.Header))})
+		case p.parent != nil:
+			add(prioStart, trace.Event{Op: trace.OpFork, Thread: p.parent.main, Start: start, Ret: int64(p.main)})
+		}
+		var tids []uint32
+		for tid := range p.first {
+			if tid != 0 {
+				tids = append(tids, tid)
+			}
+		}
+		slices.Sort(tids)
+		for _, tid := range tids {
+			add(prioStart, trace.Event{Op: trace.OpClone, Thread: p.main, Start: p.first[tid] + p.shift, Ret: int64(p.index(tid))})
+			add(prioEnd, trace.Event{Op: trace.OpExit, Thread: p.index(tid), Start: p.last[tid] + p.shift})
+		}
+		if p.next == nil {
+			e := trace.Event{Op: trace.OpExit, Thread: p.main, Start: p.end + p.shift}
+			if p.exited {
+				e.Ret = p.status
+			}
+			add(prioEnd+1, e) // after its threads' exits
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b synthEvent) int {
+		return cmp.Or(cmp.Compare(a.e.Start, b.e.Start), cmp.Compare(a.prio, b.prio))
+	})
+	return evs
+}
+
+// program is the program a process image runs: the shim's record of
+// /proc/self/exe, else its first argument (made absolute when it names a
+// path).
+func program(h Header) string {
+	if h.Exe != "" {
+		return h.Exe
+	}
+	if len(h.Cmdline) == 0 {
+		return ""
+	}
+	a := h.Cmdline[0]
+	if strings.Contains(a, "/") && !strings.HasPrefix(a, "/") && h.Cwd != "" {
+		return path.Join(h.Cwd, a)
+	}
+	return a
+}
+
+// stream is a source of events in time order that Encode merges.
+type stream interface {
+	next() bool
+	current() *trace.Event
+	prio() int8
+	error() error
+}
+
+type synthEvent struct {
+	e    trace.Event
+	prio int8
+}
+
+// synthIter streams events made by the encoder.
+type synthIter struct {
+	evs []synthEvent
+	i   int
+}
+
+func (s *synthIter) next() bool {
+	if s.i >= len(s.evs) {
+		return false
+	}
+	s.i++
+	return true
+}
+func (s *synthIter) current() *trace.Event { return &s.evs[s.i-1].e }
+func (s *synthIter) prio() int8            { return s.evs[s.i-1].prio }
+func (s *synthIter) error() error          { return nil }
+
+type iterHeap []stream
+
+func (h iterHeap) Len() int { return len(h) }
+func (h iterHeap) Less(i, j int) bool {
+	a, b := h[i].current().Start, h[j].current().Start
+	return a < b || a == b && h[i].prio() < h[j].prio()
+}
+func (h iterHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *iterHeap) Push(x any)   { *h = append(*h, x.(stream)) }
 func (h *iterHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -434,7 +595,8 @@ type procIter struct {
 	s       *Spool
 	sink    trace.Sink
 	rules   *ptrace.Rules
-	thread  uint32
+	main    uint32 // thread index of the main thread
+	base    uint32 // of thread 1
 	shift   int64
 	fds     map[int32]*ofile
 	handles map[int32]*handle
@@ -448,6 +610,17 @@ type procIter struct {
 }
 
 const chunkEvents = 4096
+
+func (p *procIter) index(tid uint32) uint32 {
+	if tid == 0 {
+		return p.main
+	}
+	return p.base + tid - 1
+}
+
+func (p *procIter) current() *trace.Event { return &p.cur }
+func (p *procIter) prio() int8            { return prioCall }
+func (p *procIter) error() error          { return p.err }
 
 func (p *procIter) next() bool {
 	if p.pos >= len(p.chunk) {
@@ -534,7 +707,7 @@ func (p *procIter) intern(name string) trace.PathID {
 // event converts a record; false when it gives no event (not recorded
 // path, bookkeeping record).
 func (p *procIter) event(r *Record) (trace.Event, bool) {
-	e := trace.Event{Thread: p.thread + r.Tid, Start: r.Start + p.shift, Dur: r.Dur, Ret: r.Ret}
+	e := trace.Event{Thread: p.index(r.Tid), Start: r.Start + p.shift, Dur: r.Dur, Ret: r.Ret}
 	if r.Flags&rfInMPIIO != 0 {
 		e.Flags = trace.InMPIIO
 	}

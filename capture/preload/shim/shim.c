@@ -58,7 +58,11 @@ struct header {
 	char cmdline[1024]; /* NUL-separated arguments */
 	uint32_t cwd_len;
 	char cwd[2048];
-	char pad[3200 - 3136];
+	/* The process's start (clock ticks since boot, /proc/self/stat field
+	 * 22): the same in every image of a process (exec), not in another
+	 * process that got the same pid. */
+	uint64_t proc_start;
+	char pad[3200 - 3144];
 	/* Ring mode: the spool is a ring of `ring` slots that iotrace drains
 	 * while the program runs (the consumer moves tail). */
 	uint64_t head;  /* slots taken */
@@ -66,6 +70,10 @@ struct header {
 	uint32_t consumer; /* pid of the consumer */
 	char pad2[3264 - 3216];
 	uint64_t tail;  /* slots drained, written by the consumer: a cache line of its own */
+	char pad3[3328 - 3272];
+	/* The program (/proc/self/exe), when it fits; else exe_len is 0. */
+	uint32_t exe_len;
+	char exe[760];
 };
 
 /* The Go reader (capture/preload/spool.go) reads these offsets. */
@@ -75,6 +83,9 @@ _Static_assert(__builtin_offsetof(struct header, cwd_len) == 1084, "header layou
 _Static_assert(__builtin_offsetof(struct header, head) == 3200, "header layout");
 _Static_assert(__builtin_offsetof(struct header, ring) == 3208, "header layout");
 _Static_assert(__builtin_offsetof(struct header, tail) == 3264, "header layout");
+_Static_assert(__builtin_offsetof(struct header, proc_start) == 3136, "header layout");
+_Static_assert(__builtin_offsetof(struct header, exe_len) == 3328, "header layout");
+_Static_assert(__builtin_offsetof(struct header, exe) == 3332, "header layout");
 _Static_assert(sizeof(struct header) <= SPOOL_HEADER, "header size");
 
 static struct header *hdr;
@@ -282,6 +293,20 @@ static void read_settings(void) {
 	record_all = all && all[0] == '1';
 }
 
+/* proc_start reads field 22 of /proc/self/stat (after the command's
+ * parenthesis, which may hold anything). */
+static uint64_t proc_start(void) {
+	char b[1024];
+	uint32_t n;
+	read_small("/proc/self/stat", b, sizeof b - 1, &n);
+	b[n] = 0;
+	char *p = strrchr(b, ')');
+	if (!p) return 0;
+	for (int field = 2; *p && field < 22; p++)
+		if (*p == ' ') field++;
+	return strtoull(p, NULL, 10);
+}
+
 static void open_spool(void) {
 	if (!spool_dir[0]) return;
 	long ring = spool_ring;
@@ -316,6 +341,9 @@ static void open_spool(void) {
 	hdr->mono_start = iotrace_now();
 	hdr->real_start = real_now();
 	read_small("/proc/self/cmdline", hdr->cmdline, sizeof hdr->cmdline, &hdr->cmdline_len);
+	hdr->proc_start = proc_start();
+	long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", hdr->exe, sizeof hdr->exe);
+	hdr->exe_len = n > 0 && n < (long)sizeof hdr->exe ? (uint32_t)n : 0;
 	if (syscall(SYS_getcwd, hdr->cwd, sizeof hdr->cwd) > 0) hdr->cwd_len = strnlen(hdr->cwd, sizeof hdr->cwd);
 	memcpy(hdr->magic, ring ? RING_MAGIC : SPOOL_MAGIC, 8); /* last: a reader sees a whole header or none */
 	active = 1;
@@ -342,6 +370,10 @@ static void after_fork_child(void) {
 	next_slot = 0;
 	next_tid = 0;
 	generation++;
+	/* A new process: it learns its descriptors again (the first call on
+	 * one records what it is: an inherit event of the child), so that
+	 * each process's events name the files they use. */
+	memset(fdkind, 0, sizeof fdkind);
 	open_spool();
 }
 
@@ -2327,11 +2359,38 @@ EXPORT void rewind(FILE *f) {
  * (the shim's was registered before them): it flushes the file streams
  * that hold bytes, as glibc is about to, so that their writes are
  * recorded. */
+static void exit_record(int status) {
+	struct rec r = {0};
+	r.call = C_EXIT;
+	r.fd = -1;
+	r.start = iotrace_now();
+	r.ret = status & 0xff;
+	iotrace_emit(&r, NULL, NULL);
+}
+
 static void shim_exit(int status, void *arg) {
-	(void)status;
 	(void)arg;
-	if (!on()) return;
-	static int (*flush)(FILE *);
-	if (!flush) flush = (int (*)(FILE *))dlsym(RTLD_NEXT, "fflush");
-	if (flush) flush_noted(flush);
+	if (!active || t_in) return;
+	if (on()) {
+		static int (*flush)(FILE *);
+		if (!flush) flush = (int (*)(FILE *))dlsym(RTLD_NEXT, "fflush");
+		if (flush) flush_noted(flush);
+	}
+	/* The exit status: the encoder ends the process with it (a process
+	 * killed by a signal has none). */
+	exit_record(status);
+}
+
+/* _exit and _Exit end the process without exit's handlers. */
+EXPORT void _exit(int status) {
+	REAL(_exit);
+	if (active && !t_in) exit_record(status);
+	real__exit(status);
+	__builtin_unreachable();
+}
+EXPORT void _Exit(int status) {
+	REAL(_Exit);
+	if (active && !t_in) exit_record(status);
+	real__Exit(status);
+	__builtin_unreachable();
 }

@@ -12,6 +12,18 @@
 
 #include <stdint.h>
 
+/* The header (SPOOL_HEADER bytes; struct header in shim.c, whose
+ * _Static_asserts pin the offsets): magic (0), u32 version, record size,
+ * header size, pid (20), ppid, i32 MPI rank and size, u32 records
+ * dropped, i64 CLOCK_MONOTONIC and CLOCK_REALTIME ns at the start (40),
+ * u32 length and 1024 bytes of the command line (56), u32 length and
+ * 2048 bytes of the working directory (1084), u64 the process's start
+ * time in clock ticks since boot, /proc/self/stat field 22 (3136: the same
+ * in each image of a process, so that an exec is told from another
+ * process with the pid), ring mode's u64 head (3200), u32 slots (3208),
+ * u32 consumer pid (3212) and u64 tail (3264), u32 length and 760 bytes
+ * of the program, /proc/self/exe's target (3328; length 0 when it does not
+ * fit). Spools written before 3136 and 3328 were used hold zeros there. */
 #define SPOOL_MAGIC "IOTSPOOL"
 #define RING_MAGIC "IOTRING1"
 #define SPOOL_VERSION 1
