@@ -8,8 +8,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/capture/preload"
@@ -17,6 +20,7 @@ import (
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 type preloadFlags struct {
@@ -58,8 +62,11 @@ The shim is C, built on first use with cc (and mpi.h from mpicc for the MPI
 part) into ~/.cache/iotrace/preload (IOTRACE_CACHE). Each process appends
 fixed-size records to its own spool file, mapped in memory, so a process that
 crashes keeps every call it finished; iotrace encodes the spools into the
-trace when CMD ends. If iotrace itself is killed, 'iotrace record
---from-spool DIR -o OUT' encodes what the spools hold (see --spool).
+trace when CMD ends, and the processes CMD left running (a daemon, a
+background job) have ended too: iotrace waits for them (it is their
+subreaper), says so after a second, and stops waiting at an interrupt (their
+later calls are then not recorded). If iotrace itself is killed, 'iotrace
+record --from-spool DIR -o OUT' encodes what the spools hold (see --spool).
 
   mpirun -np 4 iotrace record --preload -o run.iot -- ./app`
 }
@@ -119,17 +126,39 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	drainer := preload.StartDrainer(spool)
+	// The processes the program leaves running (a daemon's double fork,
+	// a background job) become iotrace's children instead of init's, so
+	// that it knows them from their fork on, before they write a ring.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil && o.verbose {
+		fmt.Fprintf(stderr, "iotrace: record: %v: processes the program leaves running are waited for only once they record\n", err)
+	}
 	if err := cmd.Start(); err != nil {
 		signal.Stop(sigs)
 		drainer.Stop()
 		return fmt.Errorf("record: %w", err)
 	}
+	// While the program runs, signals go to it; once it has ended, one
+	// stops the waiting for the processes it left running.
+	ended := make(chan struct{})
+	stop := make(chan os.Signal, 1)
 	go func() {
 		for s := range sigs {
-			cmd.Process.Signal(s)
+			select {
+			case <-ended:
+				select {
+				case stop <- s:
+				default:
+				}
+			default:
+				cmd.Process.Signal(s)
+			}
 		}
 	}()
 	werr := cmd.Wait()
+	close(ended)
+	if left := waitLeft(stderr, spool, stop); len(left) > 0 {
+		fmt.Fprintf(stderr, "iotrace: record: stopped waiting: %s still running (%s); their later calls are not recorded\n", processes(len(left)), pidList(left))
+	}
 	signal.Stop(sigs)
 	close(sigs)
 	if derr := drainer.Stop(); derr != nil {
@@ -162,6 +191,95 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 		return cli.ExitError{Code: status}
 	}
 	return nil
+}
+
+// waitLeft waits, after the program has ended, for the processes it left
+// running (a daemon's, a background job's: their calls are recorded while
+// they run): iotrace's children (iotrace is their subreaper), which it
+// reaps, and the processes that write a ring in the spool directory. It
+// says so once after a second; a signal on stop ends the waiting. It
+// returns the pids of the processes still running then.
+func waitLeft(stderr io.Writer, spool string, stop <-chan os.Signal) []int {
+	gone := map[string]bool{}
+	start := time.Now()
+	said := false
+	running := func() []int {
+		pids := preload.LiveProducers(spool, gone)
+		for _, p := range children() {
+			if !slices.Contains(pids, p) {
+				pids = append(pids, p)
+			}
+		}
+		slices.Sort(pids)
+		return pids
+	}
+	for {
+		pids := running()
+		if len(pids) == 0 {
+			return nil
+		}
+		if !said && time.Since(start) >= time.Second {
+			fmt.Fprintf(stderr, "iotrace: record: waiting for %s the program left running (%s); interrupt to stop\n", processes(len(pids)), pidList(pids))
+			said = true
+		}
+		select {
+		case <-stop:
+			return running()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// children reaps the children of iotrace that ended and returns those
+// that run (all but zombies).
+func children() []int {
+	var ws unix.WaitStatus
+	for {
+		if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 || err != nil {
+			break
+		}
+	}
+	var pids []int
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil && !slices.Contains(pids, p) && !zombie(p) {
+				pids = append(pids, p)
+			}
+		}
+	}
+	return pids
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+}
+
+func processes(n int) string {
+	if n == 1 {
+		return "1 process"
+	}
+	return fmt.Sprintf("%d processes", n)
+}
+
+func pidList(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	if len(pids) == 1 {
+		return "pid " + s[0]
+	}
+	return "pids " + strings.Join(s, " ")
 }
 
 // recordRules are the path rules of a record: --include, --exclude, the

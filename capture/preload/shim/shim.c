@@ -68,7 +68,8 @@ struct header {
 	uint64_t head;  /* slots taken */
 	uint32_t ring;  /* slots in the ring, 0 in linear mode */
 	uint32_t consumer; /* pid of the consumer */
-	char pad2[3264 - 3216];
+	uint32_t closed;   /* the consumer stopped draining: records are counted as dropped */
+	char pad2[3264 - 3220];
 	uint64_t tail;  /* slots drained, written by the consumer: a cache line of its own */
 	char pad3[3328 - 3272];
 	/* The program (/proc/self/exe), when it fits; else exe_len is 0. */
@@ -82,6 +83,7 @@ _Static_assert(__builtin_offsetof(struct header, cmdline_len) == 56, "header lay
 _Static_assert(__builtin_offsetof(struct header, cwd_len) == 1084, "header layout");
 _Static_assert(__builtin_offsetof(struct header, head) == 3200, "header layout");
 _Static_assert(__builtin_offsetof(struct header, ring) == 3208, "header layout");
+_Static_assert(__builtin_offsetof(struct header, closed) == 3216, "header layout");
 _Static_assert(__builtin_offsetof(struct header, tail) == 3264, "header layout");
 _Static_assert(__builtin_offsetof(struct header, proc_start) == 3136, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe_len) == 3328, "header layout");
@@ -202,6 +204,10 @@ static int ring_wait(uint64_t end) {
 	if (end - __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) <= ring_slots) return 1;
 	for (int k = 0;; k++) {
 		if (ring_dropping) return 0;
+		if (__atomic_load_n(&hdr->closed, __ATOMIC_ACQUIRE)) {
+			ring_dropping = 1;
+			return 0;
+		}
 		if (end - __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) <= ring_slots) return 1;
 		if (k < 64) {
 			sched_yield();

@@ -21,7 +21,8 @@
  * time in clock ticks since boot, /proc/self/stat field 22 (3136: the same
  * in each image of a process, so that an exec is told from another
  * process with the pid), ring mode's u64 head (3200), u32 slots (3208),
- * u32 consumer pid (3212) and u64 tail (3264), u32 length and 760 bytes
+ * u32 consumer pid (3212), u32 closed (3216: the consumer stopped
+ * draining, a writer that finds the ring full drops) and u64 tail (3264), u32 length and 760 bytes
  * of the program, /proc/self/exe's target (3328; length 0 when it does not
  * fit). Spools written before 3136 and 3328 were used hold zeros there. */
 #define SPOOL_MAGIC "IOTSPOOL"
