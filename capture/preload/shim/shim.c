@@ -2366,6 +2366,9 @@ EXPORT void rewind(FILE *f) {
  * that hold bytes, as glibc is about to, so that their writes are
  * recorded. */
 static void exit_record(int status) {
+	/* A vfork child shares its parent's memory, spool included: its
+	 * _exit (an exec that failed) is not its parent's. */
+	if (hdr && (uint32_t)syscall(SYS_getpid) != hdr->pid) return;
 	struct rec r = {0};
 	r.call = C_EXIT;
 	r.fd = -1;
