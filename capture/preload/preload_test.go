@@ -14,7 +14,7 @@ import (
 )
 
 // needCC skips t without a C compiler (fails under CI, which has one).
-func needCC(t *testing.T) {
+func needCC(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("cc"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 // buildShim builds the shim into a fresh cache, once for the tests.
-func buildShim(t *testing.T) Libs {
+func buildShim(t testing.TB) Libs {
 	t.Helper()
 	needCC(t)
 	shim.Do(func() { shim.libs, shim.err = Build() })
@@ -53,7 +53,7 @@ func buildShim(t *testing.T) Libs {
 	return shim.libs
 }
 
-func compile(t *testing.T, dir, name, src string, flags ...string) string {
+func compile(t testing.TB, dir, name, src string, flags ...string) string {
 	t.Helper()
 	c := filepath.Join(dir, name+".c")
 	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
@@ -84,7 +84,14 @@ const (
 func (m spoolMode) String() string { return [...]string{"linear", "drained ring", "recovered ring"}[m] }
 
 // record runs bin with the shim in dir and returns its spool directory.
-func record(t *testing.T, libs Libs, mode spoolMode, dir, bin string, args ...string) (string, error) {
+func record(t testing.TB, libs Libs, mode spoolMode, dir, bin string, args ...string) (string, error) {
+	t.Helper()
+	spool, _, err := recordOutput(t, libs, mode, dir, bin, args...)
+	return spool, err
+}
+
+// recordOutput is record, returning the program's output too.
+func recordOutput(t testing.TB, libs Libs, mode spoolMode, dir, bin string, args ...string) (string, []byte, error) {
 	t.Helper()
 	spool := filepath.Join(dir, "spool")
 	os.RemoveAll(spool)
@@ -117,7 +124,7 @@ func record(t *testing.T, libs Libs, mode spoolMode, dir, bin string, args ...st
 			t.Fatal(rerr)
 		}
 	}
-	return spool, err
+	return spool, out, err
 }
 
 // encode reads the spools of dir and returns each rank's events.

@@ -1881,42 +1881,40 @@ static SLOW int getc_slow(FILE *f, int (*fn)(FILE *)) {
 extern char __libc_single_threaded __attribute__((weak));
 static inline int single_threaded(void) { return &__libc_single_threaded && __libc_single_threaded; }
 
-/* GETC_BODY: a byte in the buffer is what getc_unlocked's macro takes
- * (UNLOCKED, or a single thread), else glibc's FN; an empty buffer is the
- * slow path. */
-#define GETC_BODY(NAME, F, UNLOCKED)                                     \
-	FILE *f = (F);                                                       \
-	if (__builtin_expect(f->_IO_read_ptr < f->_IO_read_end, 1) && ((UNLOCKED) || single_threaded())) \
-		return *(unsigned char *)f->_IO_read_ptr++;                      \
-	REAL(NAME);                                                          \
-	if (f->_IO_read_ptr < f->_IO_read_end) return real_##NAME(f);        \
-	return getc_slow(f, real_##NAME)
+/* GETC: getc NAME takes a byte in the buffer as getc_unlocked's macro
+ * does (UNLOCKED, or a single thread), inline; the rest (glibc's NAME,
+ * or the slow path on an empty buffer) is in NAME_rest, tail-called, so
+ * that the wrapper saves no register. */
+#define GETC(NAME, UNLOCKED)                                             \
+	static SLOW int NAME##_rest(FILE *f) {                               \
+		REAL(NAME);                                                      \
+		if (f->_IO_read_ptr < f->_IO_read_end) return real_##NAME(f);    \
+		return getc_slow(f, real_##NAME);                                \
+	}                                                                    \
+	EXPORT int NAME(FILE *f) {                                           \
+		if (__builtin_expect(f->_IO_read_ptr < f->_IO_read_end, 1) && ((UNLOCKED) || single_threaded())) \
+			return *(unsigned char *)f->_IO_read_ptr++;                  \
+		return NAME##_rest(f);                                           \
+	}
 
-EXPORT int getc(FILE *f0) {
-	GETC_BODY(getc, f0, 0);
-}
-EXPORT int fgetc(FILE *f0) {
-	GETC_BODY(fgetc, f0, 0);
-}
-EXPORT int _IO_getc(FILE *f0) {
-	GETC_BODY(_IO_getc, f0, 0);
-}
-EXPORT int getc_unlocked(FILE *f0) {
-	GETC_BODY(getc_unlocked, f0, 1);
-}
-EXPORT int fgetc_unlocked(FILE *f0) {
-	GETC_BODY(fgetc_unlocked, f0, 1);
-}
+GETC(getc, 0)
+GETC(fgetc, 0)
+GETC(_IO_getc, 0)
+GETC(getc_unlocked, 1)
+GETC(fgetc_unlocked, 1)
+/* __uflow: what the getc macros of <stdio.h> call on an empty buffer. */
+GETC(__uflow, 0)
+
 /* getchar is getc(stdin). */
 EXPORT int getchar(void) {
-	GETC_BODY(getc, stdin, 0);
+	FILE *f = stdin;
+	if (__builtin_expect(f->_IO_read_ptr < f->_IO_read_end, 1) && single_threaded()) return *(unsigned char *)f->_IO_read_ptr++;
+	return getc_rest(f);
 }
 EXPORT int getchar_unlocked(void) {
-	GETC_BODY(getc_unlocked, stdin, 1);
-}
-/* __uflow: what the getc macros of <stdio.h> call on an empty buffer. */
-EXPORT int __uflow(FILE *f0) {
-	GETC_BODY(__uflow, f0, 0);
+	FILE *f = stdin;
+	if (__builtin_expect(f->_IO_read_ptr < f->_IO_read_end, 1)) return *(unsigned char *)f->_IO_read_ptr++;
+	return getc_unlocked_rest(f);
 }
 
 /* line_buffered_in: the stream's buffer holds the rest of a line (up to
@@ -2046,39 +2044,39 @@ static SLOW int putc_slow(int c, FILE *f, int (*fn)(int, FILE *)) {
 	return v;
 }
 
-/* PUTC_BODY: room in the buffer takes the byte as putc_unlocked's macro
- * does (UNLOCKED, or a single thread), else glibc's FN; a full buffer is
- * the slow path. */
-#define PUTC_BODY(NAME, C, F, UNLOCKED)                                  \
-	FILE *f = (F);                                                       \
-	if (__builtin_expect(f->_IO_write_ptr < f->_IO_write_end, 1) && ((UNLOCKED) || single_threaded())) \
-		return (unsigned char)(*f->_IO_write_ptr++ = (char)(C));         \
-	REAL(NAME);                                                          \
-	if (f->_IO_write_ptr < f->_IO_write_end) return real_##NAME(C, f);   \
-	return putc_slow(C, f, real_##NAME)
+/* PUTC: putc NAME puts a byte in a buffer with room as putc_unlocked's
+ * macro does (UNLOCKED, or a single thread), inline; the rest is in
+ * NAME_rest, tail-called. */
+#define PUTC(NAME, UNLOCKED)                                             \
+	static SLOW int NAME##_rest(int c, FILE *f) {                        \
+		REAL(NAME);                                                      \
+		if (f->_IO_write_ptr < f->_IO_write_end) return real_##NAME(c, f); \
+		return putc_slow(c, f, real_##NAME);                             \
+	}                                                                    \
+	EXPORT int NAME(int c, FILE *f) {                                    \
+		if (__builtin_expect(f->_IO_write_ptr < f->_IO_write_end, 1) && ((UNLOCKED) || single_threaded())) \
+			return (unsigned char)(*f->_IO_write_ptr++ = (char)c);       \
+		return NAME##_rest(c, f);                                        \
+	}
 
-EXPORT int putc(int c, FILE *f0) {
-	PUTC_BODY(putc, c, f0, 0);
-}
-EXPORT int fputc(int c, FILE *f0) {
-	PUTC_BODY(fputc, c, f0, 0);
-}
-EXPORT int _IO_putc(int c, FILE *f0) {
-	PUTC_BODY(_IO_putc, c, f0, 0);
-}
-EXPORT int putc_unlocked(int c, FILE *f0) {
-	PUTC_BODY(putc_unlocked, c, f0, 1);
-}
-EXPORT int fputc_unlocked(int c, FILE *f0) {
-	PUTC_BODY(fputc_unlocked, c, f0, 1);
-}
+PUTC(putc, 0)
+PUTC(fputc, 0)
+PUTC(_IO_putc, 0)
+PUTC(putc_unlocked, 1)
+PUTC(fputc_unlocked, 1)
+
 /* putchar is putc(c, stdout). */
 EXPORT int putchar(int c) {
-	PUTC_BODY(putc, c, stdout, 0);
+	FILE *f = stdout;
+	if (__builtin_expect(f->_IO_write_ptr < f->_IO_write_end, 1) && single_threaded()) return (unsigned char)(*f->_IO_write_ptr++ = (char)c);
+	return putc_rest(c, f);
 }
 EXPORT int putchar_unlocked(int c) {
-	PUTC_BODY(putc_unlocked, c, stdout, 1);
+	FILE *f = stdout;
+	if (__builtin_expect(f->_IO_write_ptr < f->_IO_write_end, 1)) return (unsigned char)(*f->_IO_write_ptr++ = (char)c);
+	return putc_unlocked_rest(c, f);
 }
+
 /* __overflow: what the putc macros of <stdio.h> call on a full buffer
  * (with EOF: a flush). */
 static SLOW int overflow_slow(FILE *f, int c, int (*fn)(FILE *, int)) {
