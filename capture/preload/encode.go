@@ -60,6 +60,23 @@ const (
 	cFwrite
 	cFseek
 	cFflush
+	cCopyFileRange
+	cSendfile
+	cSplice
+	cFallocate
+	cFadvise
+	cSyncfs
+	cSync
+	cMmap
+	cLink
+	cLinkat
+	cSymlink
+	cSymlinkat
+	cReadlink
+	cReadlinkat
+	cFcntl
+	cCloseRange
+	cExit
 )
 
 const (
@@ -128,6 +145,11 @@ var ops = map[uint16]trace.Op{
 	cRenameat: trace.OpRenameat, cRenameat2: trace.OpRenameat2, cMkdir: trace.OpMkdir, cMkdirat: trace.OpMkdirat,
 	cRmdir: trace.OpRmdir, cFopen: trace.OpFopen, cFclose: trace.OpFclose, cFread: trace.OpFread,
 	cFwrite: trace.OpFwrite, cFseek: trace.OpFseek, cFflush: trace.OpFflush,
+	cCopyFileRange: trace.OpCopyFileRange, cSendfile: trace.OpSendfile, cSplice: trace.OpSplice,
+	cFallocate: trace.OpFallocate, cFadvise: trace.OpFadvise, cSyncfs: trace.OpSyncfs, cSync: trace.OpSync,
+	cMmap: trace.OpMmap, cLink: trace.OpLink, cLinkat: trace.OpLinkat, cSymlink: trace.OpSymlink,
+	cSymlinkat: trace.OpSymlinkat, cReadlink: trace.OpReadlink, cReadlinkat: trace.OpReadlinkat,
+	cFcntl: trace.OpFcntl, cCloseRange: trace.OpCloseRange,
 
 	cMPISend: trace.OpMPISend, cMPIRecv: trace.OpMPIRecv, cMPIIsend: trace.OpMPIIsend, cMPIIrecv: trace.OpMPIIrecv,
 	cMPIWait: trace.OpMPIWait, cMPIWaitall: trace.OpMPIWaitall, cMPISendrecv: trace.OpMPISendrecv,
@@ -159,10 +181,11 @@ const (
 )
 
 const (
-	oAppend  = 0x400
-	atFDCWD  = -100
-	seekSet  = 0
-	seekCurr = 1
+	oAppend           = 0x400
+	atFDCWD           = -100
+	seekSet           = 0
+	seekCurr          = 1
+	closeRangeCloexec = 4
 )
 
 // Run is the spools of one recorded run, each process given a rank.
@@ -288,39 +311,50 @@ type Stats struct {
 // Encode writes the events of rank's processes to sink, in call order,
 // with times from the run's epoch. rules picks the recorded paths (nil:
 // every path). Thread indexes: the first process's threads from 0, then
-// each further process's after them, in the order the processes started.
-// A damaged spool ends its process's events with an error naming file
-// and offset, after the events before it were written.
+// each further process's after them, in the order the processes started;
+// a process image an exec started keeps its main thread's index. Besides
+// the calls, Encode writes the process events every consumer needs to
+// keep one descriptor table per process: a fork where a process whose
+// parent is in the rank starts, an exec where a process starts a new
+// image, a clone where a thread first appears, an exit where each thread
+// and process ends, an inherit for each descriptor a process used but was
+// not seen opening. A damaged spool ends its process's events with an
+// error naming file and offset, after the events before it were written.
 func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, error) {
 	var st Stats
 	epoch := r.Epoch()
-	var its []*procIter
-	var base uint32
+	var procs []*proc
 	for _, s := range r.Spools {
 		if r.rank[s] != rank {
 			continue
 		}
-		p := &procIter{sc: s.Scan(), s: s, sink: sink, rules: rules, thread: base,
-			shift: s.Header.RealStart - s.Header.MonoStart - epoch,
-			fds:   map[int32]*ofile{}, handles: map[int32]*handle{}, cwd: s.Header.Cwd}
-		its = append(its, p)
-		st.Processes++
-		st.Dropped += int64(s.Header.Dropped)
-		// The next process's threads come after this one's.
-		n, err := maxTid(s)
+		pr, err := scanProc(s)
 		if err != nil {
 			return st, err
 		}
-		base += n + 1
+		pr.shift = s.Header.RealStart - s.Header.MonoStart - epoch
+		procs = append(procs, pr)
+		st.Processes++
+		st.Dropped += int64(s.Header.Dropped)
 	}
-	st.Threads = int(base)
+	st.Threads = int(numberThreads(procs))
+	var its []stream
+	var piters []*procIter
+	for _, pr := range procs {
+		s := pr.s
+		p := &procIter{sc: s.Scan(), s: s, sink: sink, rules: rules, main: pr.main, base: pr.base,
+			shift: pr.shift, fds: map[int32]*ofile{}, handles: map[int32]*handle{}, cwd: s.Header.Cwd}
+		its = append(its, p)
+		piters = append(piters, p)
+	}
+	its = append(its, &synthIter{evs: processEvents(procs, sink)})
 	h := &iterHeap{}
 	var firstErr error
 	for _, p := range its {
 		if p.next() {
 			heap.Push(h, p)
-		} else if p.err != nil && firstErr == nil {
-			firstErr = p.err
+		} else if err := p.error(); err != nil && firstErr == nil {
+			firstErr = err
 		}
 	}
 	out := make([]trace.Event, 0, trace.BatchSize)
@@ -335,7 +369,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, 
 	}
 	for h.Len() > 0 {
 		p := (*h)[0]
-		out = append(out, p.cur)
+		out = append(out, *p.current())
 		if len(out) == cap(out) {
 			if err := flush(); err != nil {
 				return st, err
@@ -345,44 +379,194 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, 
 			heap.Fix(h, 0)
 		} else {
 			heap.Pop(h)
-			if p.err != nil && firstErr == nil {
-				firstErr = p.err
+			if err := p.error(); err != nil && firstErr == nil {
+				firstErr = err
 			}
 		}
 	}
 	if err := flush(); err != nil {
 		return st, err
 	}
-	for _, p := range its {
+	for _, p := range piters {
 		st.Records += p.sc.Stats.Records
 		st.Incomplete += p.sc.Stats.Incomplete
 	}
 	return st, firstErr
 }
 
-// maxTid scans a spool for its largest thread index.
-func maxTid(s *Spool) (uint32, error) {
-	var m uint32
+// proc is one process image (one spool) of a rank.
+type proc struct {
+	s           *Spool
+	shift       int64
+	main, base  uint32 // thread index of the main thread; of thread 1 (thread k: base+k-1)
+	maxTid      uint32
+	first, last map[uint32]int64 // each thread's first start and last end (the shim's clock)
+	end         int64            // the image's last end
+	exited      bool             // the shim recorded exit's status
+	status      int64
+	prev, next  *proc // the image exec replaced, the one that replaced it
+	parent      *proc // the process it was forked from, when in the rank
+}
+
+func (p *proc) index(tid uint32) uint32 {
+	if tid == 0 {
+		return p.main
+	}
+	return p.base + tid - 1
+}
+
+// scanProc reads a spool for what the process events need: its threads'
+// first and last calls, and its exit status.
+func scanProc(s *Spool) (*proc, error) {
+	p := &proc{s: s, first: map[uint32]int64{}, last: map[uint32]int64{}, end: s.Header.MonoStart}
 	_, err := s.Records(func(r *Record) error {
-		m = max(m, r.Tid)
+		if r.Call == cExit {
+			p.exited, p.status = true, r.Ret
+		}
+		if f, ok := p.first[r.Tid]; !ok || r.Start < f {
+			p.first[r.Tid] = r.Start
+		}
+		p.last[r.Tid] = max(p.last[r.Tid], r.Start+r.Dur)
+		p.end = max(p.end, r.Start+r.Dur)
+		p.maxTid = max(p.maxTid, r.Tid)
 		return nil
 	})
 	if err != nil {
 		var se *SpoolError
-		if errors.As(err, &se) {
-			return m, nil // Encode reports it
+		if !errors.As(err, &se) {
+			return nil, err
 		}
-		return 0, err
+		// Encode reports a damaged spool; what came before counts.
 	}
-	return m, nil
+	return p, nil
 }
 
-type iterHeap []*procIter
+// numberThreads links the images of a process (a spool whose pid is an
+// earlier spool's, of the same process start time, was started by exec)
+// and each process to its parent, and numbers the threads: a process's
+// main thread and others from the next free index, an exec's image
+// keeping its process's main thread. It returns the indexes used.
+func numberThreads(procs []*proc) uint32 {
+	var n uint32
+	latest := map[uint32]*proc{} // by pid: the latest image
+	for _, p := range procs {
+		h := p.s.Header
+		if q := latest[h.PID]; q != nil && q.next == nil && (h.ProcStart == 0 || q.s.Header.ProcStart == 0 || h.ProcStart == q.s.Header.ProcStart) {
+			p.prev, q.next = q, p
+			p.main, p.base = q.main, n
+			n += p.maxTid
+		} else {
+			p.parent = latest[h.PPID]
+			p.main, p.base = n, n+1
+			n += p.maxTid + 1
+		}
+		latest[h.PID] = p
+	}
+	return n
+}
 
-func (h iterHeap) Len() int           { return len(h) }
-func (h iterHeap) Less(i, j int) bool { return h[i].cur.Start < h[j].cur.Start }
-func (h iterHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *iterHeap) Push(x any)        { *h = append(*h, x.(*procIter)) }
+// Order of events of the same time: those that make a process or thread
+// before its calls, exits after them.
+const (
+	prioStart = 0
+	prioCall  = 1
+	prioEnd   = 2
+)
+
+// processEvents returns the fork, exec, clone and exit events of procs,
+// in time order.
+func processEvents(procs []*proc, sink trace.Sink) []synthEvent {
+	var evs []synthEvent
+	add := func(prio int8, e trace.Event) { evs = append(evs, synthEvent{e, prio}) }
+	for _, p := range procs {
+		start := p.s.Header.MonoStart + p.shift
+		switch {
+		case p.prev != nil:
+			add(prioStart, trace.Event{Op: trace.OpExec, Thread: p.main, Start: start, Path: sink.Intern(program(p.s.Header))})
+		case p.parent != nil:
+			add(prioStart, trace.Event{Op: trace.OpFork, Thread: p.parent.main, Start: start, Ret: int64(p.main)})
+		}
+		var tids []uint32
+		for tid := range p.first {
+			if tid != 0 {
+				tids = append(tids, tid)
+			}
+		}
+		slices.Sort(tids)
+		for _, tid := range tids {
+			add(prioStart, trace.Event{Op: trace.OpClone, Thread: p.main, Start: p.first[tid] + p.shift, Ret: int64(p.index(tid))})
+			add(prioEnd, trace.Event{Op: trace.OpExit, Thread: p.index(tid), Start: p.last[tid] + p.shift})
+		}
+		if p.next == nil {
+			e := trace.Event{Op: trace.OpExit, Thread: p.main, Start: p.end + p.shift}
+			if p.exited {
+				e.Ret = p.status
+			}
+			add(prioEnd+1, e) // after its threads' exits
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b synthEvent) int {
+		return cmp.Or(cmp.Compare(a.e.Start, b.e.Start), cmp.Compare(a.prio, b.prio))
+	})
+	return evs
+}
+
+// program is the program a process image runs: the shim's record of
+// /proc/self/exe, else its first argument (made absolute when it names a
+// path).
+func program(h Header) string {
+	if h.Exe != "" {
+		return h.Exe
+	}
+	if len(h.Cmdline) == 0 {
+		return ""
+	}
+	a := h.Cmdline[0]
+	if strings.Contains(a, "/") && !strings.HasPrefix(a, "/") && h.Cwd != "" {
+		return path.Join(h.Cwd, a)
+	}
+	return a
+}
+
+// stream is a source of events in time order that Encode merges.
+type stream interface {
+	next() bool
+	current() *trace.Event
+	prio() int8
+	error() error
+}
+
+type synthEvent struct {
+	e    trace.Event
+	prio int8
+}
+
+// synthIter streams events made by the encoder.
+type synthIter struct {
+	evs []synthEvent
+	i   int
+}
+
+func (s *synthIter) next() bool {
+	if s.i >= len(s.evs) {
+		return false
+	}
+	s.i++
+	return true
+}
+func (s *synthIter) current() *trace.Event { return &s.evs[s.i-1].e }
+func (s *synthIter) prio() int8            { return s.evs[s.i-1].prio }
+func (s *synthIter) error() error          { return nil }
+
+type iterHeap []stream
+
+func (h iterHeap) Len() int { return len(h) }
+func (h iterHeap) Less(i, j int) bool {
+	a, b := h[i].current().Start, h[j].current().Start
+	return a < b || a == b && h[i].prio() < h[j].prio()
+}
+func (h iterHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *iterHeap) Push(x any)   { *h = append(*h, x.(stream)) }
 func (h *iterHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -411,7 +595,8 @@ type procIter struct {
 	s       *Spool
 	sink    trace.Sink
 	rules   *ptrace.Rules
-	thread  uint32
+	main    uint32 // thread index of the main thread
+	base    uint32 // of thread 1
 	shift   int64
 	fds     map[int32]*ofile
 	handles map[int32]*handle
@@ -425,6 +610,17 @@ type procIter struct {
 }
 
 const chunkEvents = 4096
+
+func (p *procIter) index(tid uint32) uint32 {
+	if tid == 0 {
+		return p.main
+	}
+	return p.base + tid - 1
+}
+
+func (p *procIter) current() *trace.Event { return &p.cur }
+func (p *procIter) prio() int8            { return prioCall }
+func (p *procIter) error() error          { return p.err }
 
 func (p *procIter) next() bool {
 	if p.pos >= len(p.chunk) {
@@ -472,6 +668,31 @@ func (p *procIter) resolve(r *Record, name string) string {
 	return path.Join(dir, name)
 }
 
+// resolve2 makes a call's second path absolute: one relative to a
+// directory descriptor (RF_PATH2_AT) joins the name of the descriptor
+// in Peer.
+func (p *procIter) resolve2(r *Record, name string) string {
+	if name == "" || strings.HasPrefix(name, "/") {
+		return path.Clean(name)
+	}
+	dir := p.cwd
+	if r.Flags&rfPath2At != 0 {
+		if f := p.fds[r.Peer]; f != nil {
+			dir = f.name
+		}
+	}
+	return path.Join(dir, name)
+}
+
+// atFD is the directory descriptor of a path call: the one its path is
+// relative to, or AT_FDCWD.
+func atFD(r *Record) int32 {
+	if r.Flags&rfPathAt != 0 {
+		return r.FD
+	}
+	return atFDCWD
+}
+
 func (p *procIter) match(name string) bool {
 	return p.rules == nil || p.rules.Match(name)
 }
@@ -486,23 +707,31 @@ func (p *procIter) intern(name string) trace.PathID {
 // event converts a record; false when it gives no event (not recorded
 // path, bookkeeping record).
 func (p *procIter) event(r *Record) (trace.Event, bool) {
-	e := trace.Event{Thread: p.thread + r.Tid, Start: r.Start + p.shift, Dur: r.Dur, Ret: r.Ret}
+	e := trace.Event{Thread: p.index(r.Tid), Start: r.Start + p.shift, Dur: r.Dur, Ret: r.Ret}
 	if r.Flags&rfInMPIIO != 0 {
 		e.Flags = trace.InMPIIO
 	}
 	switch r.Call {
 	case cNone:
-		// A descriptor the shim did not see opened: its name and position.
-		if r.FD >= 0 {
-			name := p.resolve(r, r.Path)
-			pos := r.Off
-			if pos < 0 {
-				pos = -1
-			}
-			p.fds[r.FD] = &ofile{name: name, id: p.intern(name), keep: p.match(name), pos: pos, app: r.OFlags&oAppend != 0}
+		// A descriptor the shim did not see opened (inherited, or opened
+		// by a call it does not wrap): its name, flags and position, as
+		// an inherit event.
+		if r.FD < 0 {
+			return e, false
 		}
-		return e, false
-	case cMPIRank, cMPIFinalize:
+		name := p.resolve(r, r.Path)
+		pos := r.Off
+		if pos < 0 {
+			pos = -1
+		}
+		f := &ofile{name: name, keep: p.match(name), pos: pos, app: r.OFlags&oAppend != 0}
+		if f.keep {
+			f.id = p.intern(name)
+		}
+		p.fds[r.FD] = f
+		e.Op, e.FD, e.Ret, e.Path, e.Flags, e.Offset, e.Dur = trace.OpInherit, r.FD, int64(r.FD), f.id, e.Flags|r.OFlags, pos, 0
+		return e, f.keep
+	case cMPIRank, cMPIFinalize, cExit:
 		return e, false
 	}
 	op, ok := ops[r.Call]
@@ -532,18 +761,60 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		e.FD = r.FD
 		return e, f != nil && f.keep
 	case cDup, cDup2, cDup3:
+		// dup2 and dup3 are recorded when the target was a file, whatever
+		// the source: the target then no longer names that file.
 		f := p.fds[r.FD]
-		if r.Ret >= 0 && f != nil {
-			p.fds[int32(r.Ret)] = f
+		var old *ofile
+		if r.Ret >= 0 && int32(r.Ret) != r.FD {
+			old = p.fds[int32(r.Ret)]
+			if f != nil {
+				p.fds[int32(r.Ret)] = f
+			} else {
+				delete(p.fds, int32(r.Ret))
+			}
 		}
 		e.FD = r.FD
-		return e, f != nil && f.keep
+		return e, (f != nil && f.keep) || (old != nil && old.keep)
+	case cCloseRange:
+		keep := false
+		for fd, f := range p.fds {
+			if fd >= r.FD && (r.Size < 0 || int64(fd) <= r.Size) {
+				keep = keep || f.keep
+				if r.OFlags&closeRangeCloexec == 0 {
+					delete(p.fds, fd)
+				}
+			}
+		}
+		e.FD, e.Size, e.Flags = r.FD, r.Size, e.Flags|r.OFlags
+		return e, keep
+	case cSync:
+		return e, true
+	case cSymlink, cSymlinkat:
+		// Path2 is the link's target exactly as written: not resolved.
+		name := p.resolve(r, r.Path)
+		e.Path, e.Path2, e.FD = p.intern(name), p.intern(r.Path2), atFD(r)
+		return e, p.match(name)
+	case cLink, cLinkat:
+		// linkat(fd, "", …, AT_EMPTY_PATH) links the file open on fd: no
+		// first path.
+		keep := false
+		if r.Path != "" {
+			name := p.resolve(r, r.Path)
+			e.Path, keep = p.intern(name), p.match(name)
+		} else if f := p.fds[r.FD]; f != nil {
+			keep = f.keep
+		}
+		name2 := p.resolve2(r, r.Path2)
+		e.Path2, e.FD, e.Flags = p.intern(name2), atFD(r), e.Flags|r.OFlags
+		return e, keep || p.match(name2)
+	case cCopyFileRange, cSendfile, cSplice:
+		return p.copyEvent(r, e)
 	case cStat, cLstat, cFstatat, cStatx, cAccess, cUnlink, cUnlinkat, cMkdir, cMkdirat, cRmdir, cTruncate,
-		cRename, cRenameat, cRenameat2:
+		cRename, cRenameat, cRenameat2, cReadlink, cReadlinkat:
 		name := p.resolve(r, r.Path)
 		keep := p.match(name)
 		if r.Path2 != "" {
-			name2 := p.resolve(&Record{}, r.Path2)
+			name2 := p.resolve2(r, r.Path2)
 			if p.match(name2) {
 				keep = true
 			}
@@ -611,6 +882,18 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 	}
 	// Descriptor calls.
 	f := p.fds[r.FD]
+	if r.Call == cFcntl && f != nil {
+		switch r.OFlags {
+		case trace.FDupfd, trace.FDupfdCloexec:
+			if r.Ret >= 0 {
+				p.fds[int32(r.Ret)] = f
+			}
+		case trace.FSetfl:
+			if r.Ret >= 0 {
+				f.app = r.Size&oAppend != 0
+			}
+		}
+	}
 	if f == nil || !f.keep {
 		return e, false
 	}
@@ -654,7 +937,49 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		}
 	case op == trace.OpFtruncate:
 		e.Size = r.Size
+	case op == trace.OpFallocate, op == trace.OpFadvise, op == trace.OpFcntl:
+		e.Offset, e.Size, e.Flags = r.Off, r.Size, e.Flags|r.OFlags
+	case op == trace.OpMmap:
+		e.Offset, e.Size, e.Flags, e.Mode = r.Off, r.Size, e.Flags|r.OFlags, r.Mode
 	}
+	return e, true
+}
+
+// copyEvent converts a copy between two descriptors (copy_file_range,
+// sendfile, splice): FD reads at Offset, FD2 writes at Offset2. It is
+// kept when either side is a recorded file. An offset the call did not
+// give is the side's position (the shim reads it; where it could not,
+// the position this process's events put it at), which moves by what
+// was copied.
+func (p *procIter) copyEvent(r *Record, e trace.Event) (trace.Event, bool) {
+	in, out := p.fds[r.FD], p.fds[r.Peer]
+	if (in == nil || !in.keep) && (out == nil || !out.keep) {
+		return e, false
+	}
+	e.FD, e.FD2, e.Size = r.FD, r.Peer, r.Size
+	e.Flags |= r.OFlags & (trace.CopyInAt | trace.CopyOutAt)
+	side := func(f *ofile, off int64, given bool) (trace.PathID, int64) {
+		if f == nil {
+			return 0, 0 // a pipe or socket: no offset
+		}
+		if !given {
+			if off < 0 {
+				off = f.pos
+			}
+			switch {
+			case r.Ret >= 0 && off >= 0:
+				f.pos = off + r.Ret
+			case r.Ret >= 0:
+				f.pos = -1
+			}
+		}
+		if !f.keep {
+			return 0, off
+		}
+		return f.id, off
+	}
+	e.Path, e.Offset = side(in, r.Off, r.OFlags&trace.CopyInAt != 0)
+	e.Path2, e.Offset2 = side(out, r.Bytes, r.OFlags&trace.CopyOutAt != 0)
 	return e, true
 }
 

@@ -1,11 +1,14 @@
 package preload
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +37,7 @@ const (
 	offHead     = 3200
 	offRing     = 3208
 	offConsumer = 3212
+	offClosed   = 3216 // the consumer stopped: a writer that finds the ring full drops its records
 	offTail     = 3264 // a cache line of its own: the consumer writes it
 )
 
@@ -186,6 +190,9 @@ func (r *ring) flush(uint64) error {
 // linear spool's header and removes the ring.
 func (r *ring) finish() error {
 	defer r.close()
+	// A process still running (one the program left, when record stops
+	// waiting for it) must not wait for a consumer that is gone.
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&r.mem[offClosed])), 1)
 	if _, err := r.drain(true); err != nil {
 		return err
 	}
@@ -284,8 +291,10 @@ func (d *Drainer) Stop() error {
 	return d.err
 }
 
-// Recover drains the rings a killed iotrace left in dir into linear
-// spools (--from-spool).
+// Recover drains the rings a killed iotrace (or one that stopped waiting
+// for processes the program left running) left in dir into linear spools
+// (--from-spool). A ring without a header, of a process that ended (or
+// was still running) as its shim started, is removed: it holds no record.
 func Recover(dir string) error {
 	names, err := filepath.Glob(filepath.Join(dir, "ring-*.sp"))
 	if err != nil {
@@ -293,6 +302,13 @@ func Recover(dir string) error {
 	}
 	for _, n := range names {
 		r, err := openRing(n)
+		var se *SpoolError
+		if errors.As(err, &se) && se.Offset == 0 {
+			if err := os.Remove(n); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -301,4 +317,69 @@ func Recover(dir string) error {
 		}
 	}
 	return nil
+}
+
+// LiveProducers returns the pids of the processes that write rings in
+// dir and still run (not zombies; the same process the ring names, by its
+// start time, not another that got its pid). gone caches the rings found
+// ended, for the next call.
+func LiveProducers(dir string, gone map[string]bool) []int {
+	names, _ := filepath.Glob(filepath.Join(dir, "ring-*.sp"))
+	var pids []int
+	for _, n := range names {
+		if gone[n] {
+			continue
+		}
+		pid, start := ringProducer(n)
+		if pid <= 0 || !procAlive(pid, start) {
+			gone[n] = true
+			continue
+		}
+		if !slices.Contains(pids, pid) {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return pids
+}
+
+// ringProducer reads the pid and process start time of a ring's writer
+// (a ring whose header is not written yet: the pid in its name).
+func ringProducer(name string) (int, uint64) {
+	f, err := os.Open(name)
+	if err == nil {
+		defer f.Close()
+		h := make([]byte, offProcStart+8)
+		if _, err := f.ReadAt(h, 0); err == nil && string(h[:8]) == ringMagic {
+			return int(binary.LittleEndian.Uint32(h[20:])), binary.LittleEndian.Uint64(h[offProcStart:])
+		}
+	}
+	var pid int
+	var ns int64
+	if _, err := fmt.Sscanf(filepath.Base(name), "ring-%d-%d.sp", &pid, &ns); err != nil {
+		return 0, 0
+	}
+	return pid, 0
+}
+
+// procAlive says whether process pid runs (a zombie has ended), and, with
+// start, whether it is the process that started then.
+func procAlive(pid int, start uint64) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3, the state
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	if start != 0 {
+		st, err := strconv.ParseUint(f[19], 10, 64) // field 22
+		return err == nil && st == start
+	}
+	return true
 }

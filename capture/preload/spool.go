@@ -31,7 +31,8 @@ const (
 	rfAnyTag     = 4
 	rfPathAt     = 8
 	rfRecvHalf   = 16 // MPI_Sendrecv: Off and Size hold its receive half's source and tag
-	knownRFFlags = rfInMPIIO | rfAnySource | rfAnyTag | rfPathAt | rfRecvHalf
+	rfPath2At    = 32 // the second path is relative to the directory descriptor in Peer
+	knownRFFlags = rfInMPIIO | rfAnySource | rfAnyTag | rfPathAt | rfRecvHalf | rfPath2At
 )
 
 // Header describes the process that wrote a spool.
@@ -43,7 +44,22 @@ type Header struct {
 	RealStart  int64  // CLOCK_REALTIME ns at the same moment
 	Cmdline    []string
 	Cwd        string
+	// ProcStart is the process's start time (clock ticks since boot):
+	// the same in every image of a process (exec), different in another
+	// process that got the same pid. 0 in spools of shims that did not
+	// record it.
+	ProcStart uint64
+	// Exe is the program (/proc/self/exe), "" when the shim did not
+	// record it (a path longer than the header holds, an older shim).
+	Exe string
 }
+
+// Header offsets of the process's start time and program.
+const (
+	offProcStart = 3136
+	offExe       = 3328
+	maxExe       = 760
+)
 
 // Record is one call as the shim recorded it (shim.h struct rec).
 type Record struct {
@@ -145,6 +161,12 @@ func NewSpool(name string, r io.ReaderAt, size int64) (*Spool, error) {
 		return nil, &SpoolError{name, 1084, fmt.Sprintf("working directory of %d bytes (at most 2048)", n)}
 	} else {
 		hd.Cwd = string(h[1088 : 1088+n])
+	}
+	hd.ProcStart = le.Uint64(h[offProcStart:])
+	if n := le.Uint32(h[offExe:]); n > maxExe {
+		return nil, &SpoolError{name, offExe, fmt.Sprintf("program name of %d bytes (at most %d)", n, maxExe)}
+	} else {
+		hd.Exe = string(h[offExe+4 : offExe+4+n])
 	}
 	if hd.Rank < -1 || hd.Size < -1 || (hd.Size > 0 && hd.Rank >= hd.Size) {
 		return nil, &SpoolError{name, 28, fmt.Sprintf("MPI rank %d of %d", hd.Rank, hd.Size)}

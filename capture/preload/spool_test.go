@@ -29,6 +29,9 @@ func spoolBytes(h Header, recs []*Record) []byte {
 	copy(b[60:], cmd)
 	le.PutUint32(b[1084:], uint32(len(h.Cwd)))
 	copy(b[1088:], h.Cwd)
+	le.PutUint64(b[offProcStart:], h.ProcStart)
+	le.PutUint32(b[offExe:], uint32(len(h.Exe)))
+	copy(b[offExe+4:], h.Exe)
 	for _, r := range recs {
 		slot := make([]byte, recSize)
 		if r == nil {
@@ -74,7 +77,7 @@ func readAll(t *testing.T, data []byte) (*Spool, []Record, ReadStats, error) {
 }
 
 func TestSpoolRoundTrip(t *testing.T) {
-	h := Header{PID: 42, PPID: 1, Rank: 3, Size: 4, MonoStart: 1000, RealStart: 5e18, Cmdline: []string{"./app", "-x"}, Cwd: "/work"}
+	h := Header{PID: 42, PPID: 1, Rank: 3, Size: 4, MonoStart: 1000, RealStart: 5e18, Cmdline: []string{"./app", "-x"}, Cwd: "/work", ProcStart: 123456, Exe: "/work/app"}
 	long := "/" + strings.Repeat("d", 300) + "/file"
 	recs := []*Record{
 		{Call: cOpen, FD: -1, Start: 1100, Dur: 5, Ret: 3, OFlags: 0x241, Mode: 0o644, Path: long},
@@ -88,7 +91,8 @@ func TestSpoolRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Header.PID != 42 || s.Header.Rank != 3 || s.Header.Size != 4 || s.Header.Cwd != "/work" ||
-		len(s.Header.Cmdline) != 2 || s.Header.Cmdline[1] != "-x" || s.Header.RealStart != 5e18 {
+		len(s.Header.Cmdline) != 2 || s.Header.Cmdline[1] != "-x" || s.Header.RealStart != 5e18 ||
+		s.Header.ProcStart != 123456 || s.Header.Exe != "/work/app" {
 		t.Errorf("header %+v", s.Header)
 	}
 	if len(got) != 4 || st.Records != 4 || st.Incomplete != 1 {

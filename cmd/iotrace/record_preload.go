@@ -8,8 +8,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/capture/preload"
@@ -17,6 +20,7 @@ import (
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 type preloadFlags struct {
@@ -34,25 +38,35 @@ func addPreloadFlags(c *cobra.Command, p *preloadFlags) {
 Preload. --preload runs CMD with a small C library loaded into it and every
 process it starts (LD_PRELOAD) instead of ptrace: a call costs a fraction of a
 microsecond instead of a few, and MPI calls are seen. It records the open
-family, close, read/write/pread/pwrite and their vector forms, lseek, fsync,
-fdatasync, ftruncate, truncate, the dup family, the stat family, access,
-unlink, rename, mkdir, rmdir, and stdio fopen/fread/fwrite/fseek/fflush/
-fclose; and, through the MPI profiling interface (PMPI, which Open MPI's
-Fortran bindings use too), MPI-IO calls and MPI communication (send/recv and
-their non-blocking forms with waits, sendrecv, barrier, bcast, reduce,
-allreduce, gather(v), scatter(v), allgather(v), alltoall(v), communicator
-creation). Ranks and peers are ranks of MPI_COMM_WORLD, as MPI_Comm_rank gives
-them; communicators get ids every member computes alike. POSIX calls the MPI
-library makes inside an MPI-IO call are marked IN_MPIIO, so that reports do
-not count that I/O twice. Not seen: statically linked programs, calls made
-with syscall(2), I/O through mmap, and fprintf-style stdio.
+family (and the _FORTIFY_SOURCE entry points such as __open_2 and __read_chk),
+close, close_range, read/write/pread/pwrite and their vector forms, lseek,
+fsync, fdatasync, syncfs, sync, ftruncate, truncate, fallocate, posix_fadvise,
+copy_file_range, sendfile, splice, mmap of files, the dup family and fcntl,
+the stat family, access, unlink, rename, mkdir, rmdir, link, symlink,
+readlink, the files the mkstemp family, tmpfile and opendir open; stdio streams
+on files as the system calls stdio makes for them (a refill of a stream's
+buffer is a read, a flush a write, fopen an open, fclose a close), as a
+tracer of system calls sees them; and, through the MPI profiling interface
+(PMPI, which Open MPI's Fortran bindings use too), MPI-IO calls and MPI
+communication (send/recv and their non-blocking forms with waits, sendrecv,
+barrier, bcast, reduce, allreduce, gather(v), scatter(v), allgather(v),
+alltoall(v), communicator creation). Ranks and peers are ranks of
+MPI_COMM_WORLD, as MPI_Comm_rank gives them; communicators get ids every
+member computes alike. POSIX calls the MPI library makes inside an MPI-IO
+call are marked IN_MPIIO, so that reports do not count that I/O twice. Not
+seen: statically linked programs, calls made with syscall(2) and those glibc
+makes to itself (readdir's getdents64, scanf's refills, the stdio of
+dprintf), I/O through mmap'd memory.
 
 The shim is C, built on first use with cc (and mpi.h from mpicc for the MPI
 part) into ~/.cache/iotrace/preload (IOTRACE_CACHE). Each process appends
 fixed-size records to its own spool file, mapped in memory, so a process that
 crashes keeps every call it finished; iotrace encodes the spools into the
-trace when CMD ends. If iotrace itself is killed, 'iotrace record
---from-spool DIR -o OUT' encodes what the spools hold (see --spool).
+trace when CMD ends, and the processes CMD left running (a daemon, a
+background job) have ended too: iotrace waits for them (it is their
+subreaper), says so after a second, and stops waiting at an interrupt (their
+later calls are then not recorded). If iotrace itself is killed, 'iotrace
+record --from-spool DIR -o OUT' encodes what the spools hold (see --spool).
 
   mpirun -np 4 iotrace record --preload -o run.iot -- ./app`
 }
@@ -112,17 +126,39 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	drainer := preload.StartDrainer(spool)
+	// The processes the program leaves running (a daemon's double fork,
+	// a background job) become iotrace's children instead of init's, so
+	// that it knows them from their fork on, before they write a ring.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil && o.verbose {
+		fmt.Fprintf(stderr, "iotrace: record: %v: processes the program leaves running are waited for only once they record\n", err)
+	}
 	if err := cmd.Start(); err != nil {
 		signal.Stop(sigs)
 		drainer.Stop()
 		return fmt.Errorf("record: %w", err)
 	}
+	// While the program runs, signals go to it; once it has ended, one
+	// stops the waiting for the processes it left running.
+	ended := make(chan struct{})
+	stop := make(chan os.Signal, 1)
 	go func() {
 		for s := range sigs {
-			cmd.Process.Signal(s)
+			select {
+			case <-ended:
+				select {
+				case stop <- s:
+				default:
+				}
+			default:
+				cmd.Process.Signal(s)
+			}
 		}
 	}()
 	werr := cmd.Wait()
+	close(ended)
+	if left := waitLeft(stderr, spool, stop); len(left) > 0 {
+		fmt.Fprintf(stderr, "iotrace: record: stopped waiting: %s still running (%s); their later calls are not recorded\n", processes(len(left)), pidList(left))
+	}
 	signal.Stop(sigs)
 	close(sigs)
 	if derr := drainer.Stop(); derr != nil {
@@ -155,6 +191,95 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 		return cli.ExitError{Code: status}
 	}
 	return nil
+}
+
+// waitLeft waits, after the program has ended, for the processes it left
+// running (a daemon's, a background job's: their calls are recorded while
+// they run): iotrace's children (iotrace is their subreaper), which it
+// reaps, and the processes that write a ring in the spool directory. It
+// says so once after a second; a signal on stop ends the waiting. It
+// returns the pids of the processes still running then.
+func waitLeft(stderr io.Writer, spool string, stop <-chan os.Signal) []int {
+	gone := map[string]bool{}
+	start := time.Now()
+	said := false
+	running := func() []int {
+		pids := preload.LiveProducers(spool, gone)
+		for _, p := range children() {
+			if !slices.Contains(pids, p) {
+				pids = append(pids, p)
+			}
+		}
+		slices.Sort(pids)
+		return pids
+	}
+	for {
+		pids := running()
+		if len(pids) == 0 {
+			return nil
+		}
+		if !said && time.Since(start) >= time.Second {
+			fmt.Fprintf(stderr, "iotrace: record: waiting for %s the program left running (%s); interrupt to stop\n", processes(len(pids)), pidList(pids))
+			said = true
+		}
+		select {
+		case <-stop:
+			return running()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// children reaps the children of iotrace that ended and returns those
+// that run (all but zombies).
+func children() []int {
+	var ws unix.WaitStatus
+	for {
+		if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 || err != nil {
+			break
+		}
+	}
+	var pids []int
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil && !slices.Contains(pids, p) && !zombie(p) {
+				pids = append(pids, p)
+			}
+		}
+	}
+	return pids
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+}
+
+func processes(n int) string {
+	if n == 1 {
+		return "1 process"
+	}
+	return fmt.Sprintf("%d processes", n)
+}
+
+func pidList(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	if len(pids) == 1 {
+		return "pid " + s[0]
+	}
+	return "pids " + strings.Join(s, " ")
 }
 
 // recordRules are the path rules of a record: --include, --exclude, the

@@ -1,12 +1,21 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
 )
 
 // TestRecordPreload records a C program with --preload, as a user runs
@@ -39,11 +48,16 @@ int main(void) {
 	}
 	got, _ := tallies(t, out)
 	want := map[trace.Op]tally{trace.OpOpen: {1, 0}, trace.OpWrite: {100, 51200}, trace.OpFsync: {1, 0},
-		trace.OpClose: {1, 0}, trace.OpFopen: {1, 0}, trace.OpFread: {1, 512}, trace.OpFclose: {1, 0}}
+		trace.OpClose: {1, 0}, trace.OpFopen: {1, 0}, trace.OpRead: {1, 4096}, trace.OpFclose: {1, 0}}
 	for op, w := range want {
 		if g := got[0][op]; g != w {
 			t.Errorf("%s: %d calls, %d bytes; want %d, %d", op, g.n, g.bytes, w.n, w.bytes)
 		}
+	}
+	// fread of 512 bytes is the read that fills stdio's buffer (4096
+	// bytes: the file system's block), as the kernel sees it.
+	if g := got[0][trace.OpFread]; g.n != 0 {
+		t.Errorf("fread recorded as a library call: %+v", g)
 	}
 	// --spool keeps the spools: encode them again.
 	again := filepath.Join(dir, "again.iot")
@@ -61,5 +75,165 @@ int main(void) {
 	os.Mkdir(empty, 0o755)
 	if _, stderr, code := recRun(t, dir, env, "", "record", "--from-spool", empty, "-o", filepath.Join(dir, "e.iot")); code == 0 || !strings.Contains(stderr, "no process wrote a spool") {
 		t.Errorf("empty --from-spool: exit %d, %q", code, stderr)
+	}
+}
+
+// fileTallies reads a trace and counts, for each file, the opens, reads
+// and writes and the bytes moved (one process per rank, or processes
+// whose descriptors do not collide).
+func fileTallies(t *testing.T, path string) map[string]map[trace.Op]tally {
+	t.Helper()
+	r, err := format.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	src := trace.All(r)
+	evs, err := trace.ReadAll(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[trace.Op]tally{}
+	var h trace.Handles
+	inherited := map[int32]trace.PathID{}
+	for i := range evs {
+		e := &evs[i]
+		p := h.Path(e)
+		h.Observe(e)
+		if e.Op == trace.OpInherit {
+			inherited[e.FD] = e.Path
+		} else if p == 0 {
+			p = inherited[e.FD]
+		}
+		name := src.Path(p)
+		if name == "" {
+			continue
+		}
+		if out[name] == nil {
+			out[name] = map[trace.Op]tally{}
+		}
+		tl := out[name][e.Op]
+		tl.n++
+		if e.Op.Dir() != trace.DirNone {
+			tl.bytes += max(e.Ret, 0)
+		}
+		out[name][e.Op] = tl
+	}
+	return out
+}
+
+// TestRecordPreloadTar records GNU tar creating and extracting an
+// archive: it opens with __openat_2 and reads with read, which the shim
+// records (they were unseen), and writes every file.
+func TestRecordPreloadTar(t *testing.T) {
+	tar := recNeedTool(t, "tar")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(filepath.Join(src, "d"), 0o755)
+	for i, n := range []int{30000, 5000, 70000} {
+		if err := os.WriteFile(filepath.Join(src, "d", fmt.Sprintf("f%d", i)), make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	out := filepath.Join(dir, "c.iot")
+	if _, stderr, code := recRun(t, dir, env, "", "record", "--preload", "-o", out, "--", tar, "cf", "a.tar", "src"); code != 0 {
+		t.Fatalf("tar cf: exit %d\n%s", code, stderr)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	got := fileTallies(t, out)
+	for i, n := range []int64{30000, 5000, 70000} {
+		f := got[filepath.Join(real, "src", "d", fmt.Sprintf("f%d", i))]
+		if f[trace.OpOpenat].n != 1 || f[trace.OpRead].bytes != n || f[trace.OpClose].n != 1 {
+			t.Errorf("tar cf: f%d: %v: want an openat, %d bytes read, a close", i, f, n)
+		}
+	}
+	st, _ := os.Stat(filepath.Join(dir, "a.tar"))
+	if a := got[filepath.Join(real, "a.tar")]; a[trace.OpWrite].bytes != st.Size() {
+		t.Errorf("tar cf: the archive: %v: want %d bytes written", a, st.Size())
+	}
+	x := filepath.Join(dir, "x")
+	os.Mkdir(x, 0o755)
+	out = filepath.Join(dir, "x.iot")
+	if _, stderr, code := recRun(t, x, env, "", "record", "--preload", "-o", out, "--", tar, "xf", "../a.tar"); code != 0 {
+		t.Fatalf("tar xf: exit %d\n%s", code, stderr)
+	}
+	got = fileTallies(t, out)
+	if a := got[filepath.Join(real, "a.tar")]; a[trace.OpRead].bytes != st.Size() {
+		t.Errorf("tar xf: the archive: %v: want %d bytes read", a, st.Size())
+	}
+	for i, n := range []int64{30000, 5000, 70000} {
+		f := got[filepath.Join(real, "x", "src", "d", fmt.Sprintf("f%d", i))]
+		if f[trace.OpOpenat].n != 1 || f[trace.OpWrite].bytes != n {
+			t.Errorf("tar xf: f%d: %v: want an openat and %d bytes written", i, f, n)
+		}
+	}
+}
+
+// TestRecordPreloadWaitsForLeftProcesses records a shell that leaves a
+// background job running: record waits for it, and its late write is in
+// the trace.
+func TestRecordPreloadWaitsForLeftProcesses(t *testing.T) {
+	sh := recNeedTool(t, "sh")
+	dir := t.TempDir()
+	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	out := filepath.Join(dir, "w.iot")
+	if _, stderr, code := recRun(t, dir, env, "", "record", "--preload", "-o", out, "--", sh, "-c", "(sleep 0.3; echo late > f) & exit 0"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	if f := fileTallies(t, out)[filepath.Join(real, "f")]; f[trace.OpOpen].n != 1 || f[trace.OpWrite].bytes != 5 {
+		t.Errorf("the background job's file: %v: want its open and 5 bytes written", f)
+	}
+}
+
+// TestRecordPreloadStopsWaiting interrupts record while it waits for a
+// process the program left running: it stops, says how many still run,
+// and writes the trace of what was recorded.
+func TestRecordPreloadStopsWaiting(t *testing.T) {
+	sh := recNeedTool(t, "sh")
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out := filepath.Join(dir, "s.iot")
+	cmd := exec.CommandContext(ctx, iotraceBin, "record", "--preload", "-o", out, "--", sh, "-c", "(sleep 30; echo late > f) & echo early > e; exit 0")
+	cmd.Dir = dir
+	cmd.Env = append(recCleanEnv(), "IOTRACE_CACHE="+filepath.Join(dir, "cache"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	pids := regexp.MustCompile(`\b\d+\b`)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		switch {
+		case strings.Contains(sc.Text(), "waiting for"):
+			cmd.Process.Signal(os.Interrupt)
+		case strings.Contains(sc.Text(), "stopped waiting"):
+			// The background job and its sleep hold stderr open: end them.
+			for _, p := range pids.FindAllString(sc.Text(), -1)[1:] {
+				if pid, err := strconv.Atoi(p); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, strings.Join(lines, "\n"))
+	}
+	got := strings.Join(lines, "\n")
+	left := regexp.MustCompile(`waiting for 2 processes the program left running \(pids (\d+) (\d+)\); interrupt to stop\n` +
+		`iotrace: record: stopped waiting: 2 processes still running \(pids (\d+) (\d+)\); their later calls are not recorded`).FindStringSubmatch(got)
+	if left == nil {
+		t.Fatalf("stderr:\n%s", got)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	if f := fileTallies(t, out)[filepath.Join(real, "e")]; f[trace.OpWrite].bytes != 6 {
+		t.Errorf("the program's own write: %v", f)
 	}
 }

@@ -13,6 +13,7 @@
 #undef _FORTIFY_SOURCE
 #include "shim.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,10 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC 4
+#endif
 
 #define EXPORT __attribute__((visibility("default")))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
@@ -53,14 +58,23 @@ struct header {
 	char cmdline[1024]; /* NUL-separated arguments */
 	uint32_t cwd_len;
 	char cwd[2048];
-	char pad[3200 - 3136];
+	/* The process's start (clock ticks since boot, /proc/self/stat field
+	 * 22): the same in every image of a process (exec), not in another
+	 * process that got the same pid. */
+	uint64_t proc_start;
+	char pad[3200 - 3144];
 	/* Ring mode: the spool is a ring of `ring` slots that iotrace drains
 	 * while the program runs (the consumer moves tail). */
 	uint64_t head;  /* slots taken */
 	uint32_t ring;  /* slots in the ring, 0 in linear mode */
 	uint32_t consumer; /* pid of the consumer */
-	char pad2[3264 - 3216];
+	uint32_t closed;   /* the consumer stopped draining: records are counted as dropped */
+	char pad2[3264 - 3220];
 	uint64_t tail;  /* slots drained, written by the consumer: a cache line of its own */
+	char pad3[3328 - 3272];
+	/* The program (/proc/self/exe), when it fits; else exe_len is 0. */
+	uint32_t exe_len;
+	char exe[760];
 };
 
 /* The Go reader (capture/preload/spool.go) reads these offsets. */
@@ -69,11 +83,14 @@ _Static_assert(__builtin_offsetof(struct header, cmdline_len) == 56, "header lay
 _Static_assert(__builtin_offsetof(struct header, cwd_len) == 1084, "header layout");
 _Static_assert(__builtin_offsetof(struct header, head) == 3200, "header layout");
 _Static_assert(__builtin_offsetof(struct header, ring) == 3208, "header layout");
+_Static_assert(__builtin_offsetof(struct header, closed) == 3216, "header layout");
 _Static_assert(__builtin_offsetof(struct header, tail) == 3264, "header layout");
+_Static_assert(__builtin_offsetof(struct header, proc_start) == 3136, "header layout");
+_Static_assert(__builtin_offsetof(struct header, exe_len) == 3328, "header layout");
+_Static_assert(__builtin_offsetof(struct header, exe) == 3332, "header layout");
 _Static_assert(sizeof(struct header) <= SPOOL_HEADER, "header size");
 
 static struct header *hdr;
-static int spool_fd = -1;
 static int active;
 /* record_all records the POSIX calls made inside MPI calls other than
  * MPI-IO too (IOTRACE_ALL=1, iotrace record --all). */
@@ -111,19 +128,33 @@ static int64_t real_now(void) {
 
 /* ---- the spool ---- */
 
+/* sys_mmap maps without going through the shim's own mmap wrapper. */
+static void *sys_mmap(size_t len, int prot, int flags, int fd, off_t off) {
+	return (void *)syscall(SYS_mmap, NULL, len, prot, flags, fd, off);
+}
+
+/* The shim keeps no descriptor open in the program: a linear spool grows
+ * by opening its file again by name, mapping the next chunk and closing
+ * it; a ring is mapped once. So the program's descriptors are numbered
+ * as without the shim (its first open gets 3), and a program that closes
+ * every descriptor (a daemon) cannot close the spool. */
+static char spool_name[PATH_MAX];
+
 static char *map_chunk(uint64_t c) {
 	char *p = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
 	if (p) return p;
 	pthread_mutex_lock(&grow_mu);
 	p = chunks[c];
-	if (!p && spool_fd >= 0) {
+	int fd = p || !spool_name[0] ? -1 : (int)syscall(SYS_openat, AT_FDCWD, spool_name, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
 		off_t need = SPOOL_HEADER + (off_t)(c + 1) * CHUNK;
 		struct stat st;
-		if (syscall(SYS_fstat, spool_fd, &st) == 0 && st.st_size < need)
-			syscall(SYS_ftruncate, spool_fd, need);
+		if (syscall(SYS_fstat, fd, &st) == 0 && st.st_size < need)
+			syscall(SYS_ftruncate, fd, need);
 		/* Populated: the pages of a spool in tmpfs come writable at once,
 		 * not one fault per page in the calls that fill them. */
-		void *m = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, spool_fd, SPOOL_HEADER + (off_t)c * CHUNK);
+		void *m = sys_mmap(CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, SPOOL_HEADER + (off_t)c * CHUNK);
+		syscall(SYS_close, fd);
 		if (m != MAP_FAILED) {
 			p = m;
 			__atomic_store_n(&chunks[c], p, __ATOMIC_RELEASE);
@@ -173,6 +204,10 @@ static int ring_wait(uint64_t end) {
 	if (end - __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) <= ring_slots) return 1;
 	for (int k = 0;; k++) {
 		if (ring_dropping) return 0;
+		if (__atomic_load_n(&hdr->closed, __ATOMIC_ACQUIRE)) {
+			ring_dropping = 1;
+			return 0;
+		}
 		if (end - __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) <= ring_slots) return 1;
 		if (k < 64) {
 			sched_yield();
@@ -243,16 +278,46 @@ static void read_small(const char *name, char *buf, uint32_t cap, uint32_t *len)
 	syscall(SYS_close, fd);
 }
 
-static void open_spool(void) {
+/* The spool settings, read from the environment once, at the start: a
+ * program may change its environment before it forks. */
+static char spool_dir[PATH_MAX];
+static long spool_ring;
+static uint32_t spool_consumer;
+
+static void read_settings(void) {
 	const char *dir = getenv("IOTRACE_SPOOL");
-	if (!dir || !*dir) return;
+	if (!dir || !*dir || strlen(dir) >= sizeof spool_dir - 64) return;
+	strcpy(spool_dir, dir);
 	const char *rs = getenv("IOTRACE_RING");
 	long ring = rs ? atol(rs) : 0;
 	if (ring < 0 || ring > (1L << 24)) ring = 0;
 	const char *cs = getenv("IOTRACE_CONSUMER");
 	if (!cs || atol(cs) <= 0) ring = 0; /* a ring needs its consumer */
+	spool_ring = ring;
+	spool_consumer = ring ? (uint32_t)atol(cs) : 0;
+	const char *all = getenv("IOTRACE_ALL");
+	record_all = all && all[0] == '1';
+}
+
+/* proc_start reads field 22 of /proc/self/stat (after the command's
+ * parenthesis, which may hold anything). */
+static uint64_t proc_start(void) {
+	char b[1024];
+	uint32_t n;
+	read_small("/proc/self/stat", b, sizeof b - 1, &n);
+	b[n] = 0;
+	char *p = strrchr(b, ')');
+	if (!p) return 0;
+	for (int field = 2; *p && field < 22; p++)
+		if (*p == ' ') field++;
+	return strtoull(p, NULL, 10);
+}
+
+static void open_spool(void) {
+	if (!spool_dir[0]) return;
+	long ring = spool_ring;
 	char name[PATH_MAX];
-	snprintf(name, sizeof name, "%s/%s-%d-%lld.sp", dir, ring ? "ring" : "spool", (int)getpid(), (long long)iotrace_now());
+	snprintf(name, sizeof name, "%s/%s-%d-%lld.sp", spool_dir, ring ? "ring" : "spool", (int)getpid(), (long long)iotrace_now());
 	int fd = syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) return;
 	size_t size = SPOOL_HEADER + (size_t)ring * REC_SIZE;
@@ -260,19 +325,18 @@ static void open_spool(void) {
 		syscall(SYS_close, fd);
 		return;
 	}
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | (ring ? MAP_POPULATE : 0), fd, 0);
-	if (m == MAP_FAILED) {
-		syscall(SYS_close, fd);
-		return;
-	}
+	void *m = sys_mmap(size, PROT_READ | PROT_WRITE, MAP_SHARED | (ring ? MAP_POPULATE : 0), fd, 0);
+	syscall(SYS_close, fd);
+	if (m == MAP_FAILED) return;
 	hdr = m;
 	if (ring) {
 		ring_base = (char *)m + SPOOL_HEADER;
 		ring_slots = (uint32_t)ring;
 		hdr->ring = (uint32_t)ring;
-		hdr->consumer = cs ? (uint32_t)atol(cs) : 0;
+		hdr->consumer = spool_consumer;
+	} else {
+		strcpy(spool_name, name);
 	}
-	spool_fd = fd;
 	hdr->version = SPOOL_VERSION;
 	hdr->rec_size = REC_SIZE;
 	hdr->header_size = SPOOL_HEADER;
@@ -283,9 +347,10 @@ static void open_spool(void) {
 	hdr->mono_start = iotrace_now();
 	hdr->real_start = real_now();
 	read_small("/proc/self/cmdline", hdr->cmdline, sizeof hdr->cmdline, &hdr->cmdline_len);
+	hdr->proc_start = proc_start();
+	long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", hdr->exe, sizeof hdr->exe);
+	hdr->exe_len = n > 0 && n < (long)sizeof hdr->exe ? (uint32_t)n : 0;
 	if (syscall(SYS_getcwd, hdr->cwd, sizeof hdr->cwd) > 0) hdr->cwd_len = strnlen(hdr->cwd, sizeof hdr->cwd);
-	const char *all = getenv("IOTRACE_ALL");
-	record_all = all && all[0] == '1';
 	memcpy(hdr->magic, ring ? RING_MAGIC : SPOOL_MAGIC, 8); /* last: a reader sees a whole header or none */
 	active = 1;
 }
@@ -307,16 +372,23 @@ static void after_fork_child(void) {
 	ring_base = NULL;
 	ring_slots = 0;
 	ring_dropping = 0;
-	syscall(SYS_close, spool_fd);
-	spool_fd = -1;
+	spool_name[0] = 0;
 	next_slot = 0;
 	next_tid = 0;
 	generation++;
+	/* A new process: it learns its descriptors again (the first call on
+	 * one records what it is: an inherit event of the child), so that
+	 * each process's events name the files they use. */
+	memset(fdkind, 0, sizeof fdkind);
 	open_spool();
 }
 
+static void shim_exit(int status, void *arg);
+
 __attribute__((constructor)) static void shim_init(void) {
+	read_settings();
 	open_spool();
+	on_exit(shim_exit, NULL);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
@@ -367,6 +439,8 @@ static unsigned fd_type(int fd, int name) {
 				r.start = iotrace_now();
 				r.off = syscall(SYS_lseek, fd, 0, SEEK_CUR);
 				r.oflags = fl >= 0 ? (uint32_t)fl : 0;
+				long fdfl = syscall(SYS_fcntl, fd, F_GETFD);
+				if (fdfl > 0 && (fdfl & FD_CLOEXEC)) r.oflags |= O_CLOEXEC;
 				iotrace_emit(&r, path, NULL);
 			}
 		}
@@ -378,6 +452,13 @@ static unsigned fd_type(int fd, int name) {
 
 static void fd_set_kind(int fd, unsigned k) {
 	if (fd >= 0 && fd < FDKINDS) fdkind[fd] = k;
+}
+
+/* forget_range forgets the kinds of the descriptors a close_range
+ * closed (with CLOSE_RANGE_CLOEXEC it closes none). */
+static void forget_range(unsigned first, unsigned last, int fl) {
+	if (fl & CLOSE_RANGE_CLOEXEC) return;
+	for (unsigned fd = first; fd < FDKINDS && fd <= last; fd++) fdkind[fd] = 0;
 }
 
 /* fd_opened types a descriptor an open returned (the open names it). */
@@ -405,6 +486,23 @@ static const char *atpath(int dirfd, const char *p, char *buf, struct rec *r) {
 	return p;
 }
 
+/* atpath2 is atpath for a call's second path: its directory descriptor
+ * goes in peer. */
+static const char *atpath2(int dirfd, const char *p, char *buf, struct rec *r) {
+	if (!p || p[0] == '/' || dirfd == AT_FDCWD) return abspath(p, buf);
+	r->flags |= RF_PATH2_AT;
+	r->peer = dirfd;
+	return p;
+}
+
+/* know_dir makes sure the encoder knows the directory a relative path is
+ * resolved against: a directory descriptor the shim did not see opened
+ * (opendir's, an inherited one) gets its name recorded (C_NONE) before
+ * the call that uses it. */
+static inline void know_dir(int dirfd, const char *p) {
+	if (dirfd >= 0 && dirfd < FDKINDS && fdkind[dirfd] == 0 && p && p[0] != '/') fd_type(dirfd, 1);
+}
+
 #define BEGIN                  \
 	int64_t t0 = iotrace_now(); \
 	t_in++
@@ -426,6 +524,7 @@ static mode_t open_mode(int flags, va_list ap) {
 	if (!on()) return REALCALL;                                         \
 	struct rec r = {0};                                                 \
 	char buf[PATH_MAX];                                                 \
+	know_dir(DIRFD, path);                                              \
 	BEGIN;                                                              \
 	int fd = REALCALL;                                                  \
 	END(r);                                                             \
@@ -642,20 +741,20 @@ EXPORT int ftruncate64(int fd, off64_t len) {
 	FD_BODY(C_FTRUNCATE, int, real_ftruncate64(fd, len), 0, len, 0);
 }
 
-/* dup family: recorded when the source is a file; the new descriptor
- * takes its kind. */
+/* dup family: recorded when the source is a file, or when the target
+ * was one (dup2 of a pipe onto a file's descriptor: the file is no longer
+ * named by it); the new descriptor takes the source's kind. */
 #define DUP_BODY(CALL, REALCALL, NEWFD)                                  \
 	if (!on()) return REALCALL;                                          \
-	t_in++;                                                              \
 	int file = fd_file(fd);                                              \
-	t_in--;                                                              \
+	int target = (NEWFD) >= 0 && (NEWFD) != fd && fd_file(NEWFD);        \
 	unsigned kind = fd >= 0 && fd < FDKINDS ? fdkind[fd] : 0;            \
 	struct rec r = {0};                                                  \
 	BEGIN;                                                               \
 	int v = REALCALL;                                                    \
 	END(r);                                                              \
 	if (v >= 0 && v != fd) fd_set_kind(v, kind);                         \
-	if (file) {                                                          \
+	if (file || target) {                                                \
 		r.call = CALL;                                                   \
 		r.fd = fd;                                                       \
 		r.size = (NEWFD);                                                \
@@ -680,17 +779,19 @@ EXPORT int dup3(int fd, int nfd, int fl) {
 
 /* ---- metadata ---- */
 
-#define PATH_BODY(CALL, T, REALCALL, DIRFD, PATH, PATH2, OFLAGS, MODE, SIZE) \
+#define PATH_BODY2(CALL, T, REALCALL, DIRFD, PATH, DIRFD2, PATH2, OFLAGS, MODE, SIZE) \
 	if (!on()) return REALCALL;                                              \
 	struct rec r = {0};                                                      \
 	char buf[PATH_MAX], buf2[PATH_MAX];                                      \
+	know_dir(DIRFD, PATH);                                                   \
+	know_dir(DIRFD2, PATH2);                                                 \
 	BEGIN;                                                                   \
 	T v = REALCALL;                                                          \
 	END(r);                                                                  \
 	r.call = CALL;                                                           \
 	r.fd = -1;                                                               \
 	const char *p = atpath(DIRFD, PATH, buf, &r);                            \
-	const char *p2 = abspath(PATH2, buf2);                                   \
+	const char *p2 = atpath2(DIRFD2, PATH2, buf2, &r);                       \
 	r.oflags = (OFLAGS);                                                     \
 	r.mode = (MODE);                                                         \
 	r.size = (SIZE);                                                         \
@@ -698,6 +799,9 @@ EXPORT int dup3(int fd, int nfd, int fl) {
 	iotrace_emit(&r, p, p2);                                                 \
 	errno = saved;                                                           \
 	return v
+
+#define PATH_BODY(CALL, T, REALCALL, DIRFD, PATH, PATH2, OFLAGS, MODE, SIZE) \
+	PATH_BODY2(CALL, T, REALCALL, DIRFD, PATH, AT_FDCWD, PATH2, OFLAGS, MODE, SIZE)
 
 EXPORT int stat(const char *path, struct stat *st) {
 	REAL(stat);
@@ -745,11 +849,11 @@ EXPORT int rename(const char *a, const char *b) {
 }
 EXPORT int renameat(int da, const char *a, int db, const char *b) {
 	REAL(renameat);
-	PATH_BODY(C_RENAMEAT, int, real_renameat(da, a, db, b), da, a, db == AT_FDCWD || (b && b[0] == '/') ? b : NULL, 0, 0, 0);
+	PATH_BODY2(C_RENAMEAT, int, real_renameat(da, a, db, b), da, a, db, b, 0, 0, 0);
 }
 EXPORT int renameat2(int da, const char *a, int db, const char *b, unsigned fl) {
 	REAL(renameat2);
-	PATH_BODY(C_RENAMEAT2, int, real_renameat2(da, a, db, b, fl), da, a, db == AT_FDCWD || (b && b[0] == '/') ? b : NULL, fl, 0, 0);
+	PATH_BODY2(C_RENAMEAT2, int, real_renameat2(da, a, db, b, fl), da, a, db, b, fl, 0, 0);
 }
 EXPORT int mkdir(const char *path, mode_t mode) {
 	REAL(mkdir);
@@ -814,7 +918,751 @@ EXPORT int __fxstat64(int ver, int fd, struct stat64 *st) {
 	FD_BODY(C_FSTAT, int, real___fxstat64(ver, fd, st), 0, 0, 0);
 }
 
-/* ---- stdio ---- */
+/* ---- _FORTIFY_SOURCE entry points ----
+ *
+ * Programs built with _FORTIFY_SOURCE (Debian's are) call these instead
+ * of the plain functions; each checks its buffer and does the plain
+ * call, here recorded as that call. */
+
+int __open_2(const char *, int);
+int __open64_2(const char *, int);
+int __openat_2(int, const char *, int);
+int __openat64_2(int, const char *, int);
+ssize_t __read_chk(int, void *, size_t, size_t);
+ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
+ssize_t __pread64_chk(int, void *, size_t, off64_t, size_t);
+ssize_t __readlink_chk(const char *, char *, size_t, size_t);
+ssize_t __readlinkat_chk(int, const char *, char *, size_t, size_t);
+
+EXPORT int __open_2(const char *path, int flags) {
+	mode_t mode = 0;
+	REAL(__open_2);
+	OPEN_BODY(C_OPEN, AT_FDCWD, real___open_2(path, flags));
+}
+EXPORT int __open64_2(const char *path, int flags) {
+	mode_t mode = 0;
+	REAL(__open64_2);
+	OPEN_BODY(C_OPEN, AT_FDCWD, real___open64_2(path, flags));
+}
+EXPORT int __openat_2(int dirfd, const char *path, int flags) {
+	mode_t mode = 0;
+	REAL(__openat_2);
+	OPEN_BODY(C_OPENAT, dirfd, real___openat_2(dirfd, path, flags));
+}
+EXPORT int __openat64_2(int dirfd, const char *path, int flags) {
+	mode_t mode = 0;
+	REAL(__openat64_2);
+	OPEN_BODY(C_OPENAT, dirfd, real___openat64_2(dirfd, path, flags));
+}
+EXPORT ssize_t __read_chk(int fd, void *b, size_t n, size_t blen) {
+	REAL(__read_chk);
+	DATA_BODY(C_READ, ssize_t, real___read_chk(fd, b, n, blen), -1, n, 0, 0);
+}
+EXPORT ssize_t __pread_chk(int fd, void *b, size_t n, off_t off, size_t blen) {
+	REAL(__pread_chk);
+	DATA_BODY(C_PREAD, ssize_t, real___pread_chk(fd, b, n, off, blen), off, n, 0, 0);
+}
+EXPORT ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t off, size_t blen) {
+	REAL(__pread64_chk);
+	DATA_BODY(C_PREAD, ssize_t, real___pread64_chk(fd, b, n, off, blen), off, n, 0, 0);
+}
+
+/* ---- links ---- */
+
+EXPORT int link(const char *a, const char *b) {
+	REAL(link);
+	PATH_BODY(C_LINK, int, real_link(a, b), AT_FDCWD, a, b, 0, 0, 0);
+}
+/* linkat with AT_EMPTY_PATH and an empty old name links the file open on
+ * olddirfd: no path, fd = olddirfd (RF_PATH_AT marks it). */
+EXPORT int linkat(int da, const char *a, int db, const char *b, int fl) {
+	REAL(linkat);
+	PATH_BODY2(C_LINKAT, int, real_linkat(da, a, db, b, fl), da, a, db, b, (uint32_t)fl, 0, 0);
+}
+/* symlink: the path is the link made, the second path its target exactly
+ * as written (a target is not resolved: it is the link's content). */
+#define SYMLINK_BODY(CALL, REALCALL, DIRFD)                              \
+	if (!on()) return REALCALL;                                          \
+	struct rec r = {0};                                                  \
+	char buf[PATH_MAX];                                                  \
+	know_dir(DIRFD, lp);                                                 \
+	BEGIN;                                                               \
+	int v = REALCALL;                                                    \
+	END(r);                                                              \
+	r.call = CALL;                                                       \
+	r.fd = -1;                                                           \
+	const char *p = atpath(DIRFD, lp, buf, &r);                          \
+	RET(r, v);                                                           \
+	iotrace_emit(&r, p, target);                                         \
+	errno = saved;                                                       \
+	return v
+
+EXPORT int symlink(const char *target, const char *lp) {
+	REAL(symlink);
+	SYMLINK_BODY(C_SYMLINK, real_symlink(target, lp), AT_FDCWD);
+}
+EXPORT int symlinkat(const char *target, int dirfd, const char *lp) {
+	REAL(symlinkat);
+	SYMLINK_BODY(C_SYMLINKAT, real_symlinkat(target, dirfd, lp), dirfd);
+}
+EXPORT ssize_t readlink(const char *path, char *b, size_t n) {
+	REAL(readlink);
+	PATH_BODY(C_READLINK, ssize_t, real_readlink(path, b, n), AT_FDCWD, path, NULL, 0, 0, (int64_t)n);
+}
+EXPORT ssize_t readlinkat(int dirfd, const char *path, char *b, size_t n) {
+	REAL(readlinkat);
+	PATH_BODY(C_READLINKAT, ssize_t, real_readlinkat(dirfd, path, b, n), dirfd, path, NULL, 0, 0, (int64_t)n);
+}
+EXPORT ssize_t __readlink_chk(const char *path, char *b, size_t n, size_t blen) {
+	REAL(__readlink_chk);
+	PATH_BODY(C_READLINK, ssize_t, real___readlink_chk(path, b, n, blen), AT_FDCWD, path, NULL, 0, 0, (int64_t)n);
+}
+EXPORT ssize_t __readlinkat_chk(int dirfd, const char *path, char *b, size_t n, size_t blen) {
+	REAL(__readlinkat_chk);
+	PATH_BODY(C_READLINKAT, ssize_t, real___readlinkat_chk(dirfd, path, b, n, blen), dirfd, path, NULL, 0, 0, (int64_t)n);
+}
+
+/* ---- copies between descriptors ----
+ *
+ * Recorded when either side is a file: fd reads, peer writes. An offset
+ * the call gave (oflags 1 in, 2 out) is recorded as it was before the
+ * call; for a side without one, the position it read or wrote at, from
+ * the position after the call (for an O_APPEND file: the end it wrote
+ * at). A side that is not a file has offset -1. */
+
+#define COPY_IN_AT 1u
+#define COPY_OUT_AT 2u
+
+static int64_t pos_before(int fd, int file, int64_t moved) {
+	if (!file) return -1;
+	int64_t p = syscall(SYS_lseek, fd, 0, SEEK_CUR);
+	return p < 0 ? -1 : p - moved;
+}
+
+#define COPY_BODY(CALL, REALCALL, IN, OFFIN, OUT, OFFOUT, LEN)           \
+	if (!on()) return REALCALL;                                          \
+	int fin = fd_file(IN), fout = fd_file(OUT);                          \
+	if (!fin && !fout) return REALCALL;                                  \
+	int64_t oi = (OFFIN) ? (int64_t) * (OFFIN) : -1;                     \
+	int64_t oo = (OFFOUT) ? (int64_t) * (OFFOUT) : -1;                   \
+	struct rec r = {0};                                                  \
+	BEGIN;                                                               \
+	ssize_t v = REALCALL;                                                \
+	END(r);                                                              \
+	int64_t moved = v > 0 ? v : 0;                                       \
+	r.call = CALL;                                                       \
+	r.fd = IN;                                                           \
+	r.peer = OUT;                                                        \
+	r.size = (int64_t)(LEN);                                             \
+	r.oflags = ((OFFIN) ? COPY_IN_AT : 0) | ((OFFOUT) ? COPY_OUT_AT : 0); \
+	r.off = (OFFIN) ? oi : pos_before(IN, fin, moved);                   \
+	r.bytes = (OFFOUT) ? oo : pos_before(OUT, fout, moved);              \
+	RET(r, v);                                                           \
+	iotrace_emit(&r, NULL, NULL);                                        \
+	errno = saved;                                                       \
+	return v
+
+EXPORT ssize_t copy_file_range(int in, off64_t *offin, int out, off64_t *offout, size_t len, unsigned fl) {
+	REAL(copy_file_range);
+	COPY_BODY(C_COPY_FILE_RANGE, real_copy_file_range(in, offin, out, offout, len, fl), in, offin, out, offout, len);
+}
+EXPORT ssize_t splice(int in, loff_t *offin, int out, loff_t *offout, size_t len, unsigned fl) {
+	REAL(splice);
+	COPY_BODY(C_SPLICE, real_splice(in, offin, out, offout, len, fl), in, offin, out, offout, len);
+}
+EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n) {
+	REAL(sendfile);
+	off_t *none = NULL;
+	COPY_BODY(C_SENDFILE, real_sendfile(out, in, off, n), in, off, out, none, n);
+}
+EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n) {
+	REAL(sendfile64);
+	off64_t *none = NULL;
+	COPY_BODY(C_SENDFILE, real_sendfile64(out, in, off, n), in, off, out, none, n);
+}
+
+/* ---- space, advice, sync, mappings ---- */
+
+EXPORT int fallocate(int fd, int mode, off_t off, off_t len) {
+	REAL(fallocate);
+	FD_BODY(C_FALLOCATE, int, real_fallocate(fd, mode, off, len), off, len, (uint32_t)mode);
+}
+EXPORT int fallocate64(int fd, int mode, off64_t off, off64_t len) {
+	REAL(fallocate64);
+	FD_BODY(C_FALLOCATE, int, real_fallocate64(fd, mode, off, len), off, len, (uint32_t)mode);
+}
+
+/* posix_fadvise and posix_fallocate return the error number itself. */
+#define ERRNUM_BODY(CALL, REALCALL, OFF, SIZE, OFLAGS)                   \
+	if (!on() || !fd_file(fd)) return REALCALL;                         \
+	struct rec r = {0};                                                  \
+	BEGIN;                                                               \
+	int rc = REALCALL;                                                   \
+	END(r);                                                              \
+	r.call = CALL;                                                       \
+	r.fd = fd;                                                           \
+	r.off = (OFF);                                                       \
+	r.size = (SIZE);                                                     \
+	r.oflags = (OFLAGS);                                                 \
+	r.ret = -(int64_t)rc;                                                \
+	iotrace_emit(&r, NULL, NULL);                                        \
+	errno = saved;                                                       \
+	return rc
+
+EXPORT int posix_fadvise(int fd, off_t off, off_t len, int advice) {
+	REAL(posix_fadvise);
+	ERRNUM_BODY(C_FADVISE, real_posix_fadvise(fd, off, len, advice), off, len, (uint32_t)advice);
+}
+EXPORT int posix_fadvise64(int fd, off64_t off, off64_t len, int advice) {
+	REAL(posix_fadvise64);
+	ERRNUM_BODY(C_FADVISE, real_posix_fadvise64(fd, off, len, advice), off, len, (uint32_t)advice);
+}
+/* posix_fallocate is fallocate(fd, 0, off, len) for the kernel (glibc
+ * writes zeros itself where the file system cannot: not seen). */
+EXPORT int posix_fallocate(int fd, off_t off, off_t len) {
+	REAL(posix_fallocate);
+	ERRNUM_BODY(C_FALLOCATE, real_posix_fallocate(fd, off, len), off, len, 0);
+}
+EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len) {
+	REAL(posix_fallocate64);
+	ERRNUM_BODY(C_FALLOCATE, real_posix_fallocate64(fd, off, len), off, len, 0);
+}
+EXPORT int syncfs(int fd) {
+	REAL(syncfs);
+	FD_BODY(C_SYNCFS, int, real_syncfs(fd), 0, 0, 0);
+}
+EXPORT void sync(void) {
+	REAL(sync);
+	if (!on()) {
+		real_sync();
+		return;
+	}
+	struct rec r = {0};
+	BEGIN;
+	real_sync();
+	END(r);
+	r.call = C_SYNC;
+	r.fd = -1;
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+}
+
+/* mmap of a file (not anonymous memory): ret 0 or -errno, not the
+ * address. A mapping an MPI library makes inside an MPI-IO call (Open
+ * MPI's shared file pointer segment) is its own machinery, which the
+ * replay's MPI-IO call makes again and a script cannot say: recorded only
+ * with record_all. */
+#define MMAP_BODY(REALCALL)                                              \
+	if (fd < 0 || (fl & MAP_ANONYMOUS) || !on() || (t_mpiio > 0 && !record_all) || !fd_file(fd)) return REALCALL; \
+	struct rec r = {0};                                                  \
+	BEGIN;                                                               \
+	void *m = REALCALL;                                                  \
+	END(r);                                                              \
+	r.call = C_MMAP;                                                     \
+	r.fd = fd;                                                           \
+	r.off = off;                                                         \
+	r.size = (int64_t)len;                                               \
+	r.oflags = (uint32_t)fl;                                             \
+	r.mode = (uint32_t)prot;                                             \
+	r.ret = m == MAP_FAILED ? -(int64_t)saved : 0;                       \
+	iotrace_emit(&r, NULL, NULL);                                        \
+	errno = saved;                                                       \
+	return m
+
+EXPORT void *mmap(void *a, size_t len, int prot, int fl, int fd, off_t off) {
+	REAL(mmap);
+	MMAP_BODY(real_mmap(a, len, prot, fl, fd, off));
+}
+EXPORT void *mmap64(void *a, size_t len, int prot, int fl, int fd, off64_t off) {
+	REAL(mmap64);
+	MMAP_BODY(real_mmap64(a, len, prot, fl, fd, off));
+}
+
+/* ---- fcntl, close_range ---- */
+
+/* fcntl: the dup commands (the new descriptor takes the source's kind),
+ * F_SETFD and F_SETFL (which may set or clear O_APPEND) on files; other
+ * commands pass through. The argument is read as glibc reads it. */
+#define FCNTL_BODY(REALCALL)                                             \
+	switch (cmd) {                                                       \
+	case F_DUPFD:                                                        \
+	case F_DUPFD_CLOEXEC:                                                \
+	case F_SETFD:                                                        \
+	case F_SETFL:                                                        \
+		break;                                                           \
+	default:                                                             \
+		return REALCALL;                                                 \
+	}                                                                    \
+	if (!on() || !fd_file(fd)) return REALCALL;                         \
+	unsigned kind = fd < FDKINDS ? fdkind[fd] : 0;                       \
+	struct rec r = {0};                                                  \
+	BEGIN;                                                               \
+	int v = REALCALL;                                                    \
+	END(r);                                                              \
+	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && v >= 0) fd_set_kind(v, kind); \
+	if (cmd == F_SETFL && v >= 0) fd_set_kind(fd, ((long)arg & O_APPEND) ? 3 : 1); \
+	r.call = C_FCNTL;                                                    \
+	r.fd = fd;                                                           \
+	r.oflags = (uint32_t)cmd;                                            \
+	r.size = (int64_t)(long)arg;                                         \
+	RET(r, v);                                                           \
+	iotrace_emit(&r, NULL, NULL);                                        \
+	errno = saved;                                                       \
+	return v
+
+EXPORT int fcntl(int fd, int cmd, ...) {
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	REAL(fcntl);
+	FCNTL_BODY(real_fcntl(fd, cmd, arg));
+}
+EXPORT int fcntl64(int fd, int cmd, ...) {
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	REAL(fcntl64);
+	FCNTL_BODY(real_fcntl64(fd, cmd, arg));
+}
+
+/* close_range (and closefrom, which is close_range(low, ~0U, 0) for the
+ * kernel): recorded always; the encoder knows which of its files the
+ * range held. */
+EXPORT int close_range(unsigned first, unsigned last, int fl) {
+	REAL(close_range);
+	if (!on()) {
+		int rc = real_close_range(first, last, fl);
+		if (rc == 0) forget_range(first, last, fl);
+		return rc;
+	}
+	struct rec r = {0};
+	BEGIN;
+	int rc = real_close_range(first, last, fl);
+	END(r);
+	if (rc == 0) forget_range(first, last, fl);
+	r.call = C_CLOSE_RANGE;
+	r.fd = (int32_t)first;
+	r.size = last;
+	r.oflags = (uint32_t)fl;
+	RET(r, rc);
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+	return rc;
+}
+EXPORT void closefrom(int low) {
+	REAL(closefrom);
+	if (!on() || low < 0) {
+		real_closefrom(low);
+		if (low >= 0) forget_range((unsigned)low, ~0u, 0);
+		return;
+	}
+	struct rec r = {0};
+	BEGIN;
+	real_closefrom(low);
+	END(r);
+	forget_range((unsigned)low, ~0u, 0);
+	r.call = C_CLOSE_RANGE;
+	r.fd = low;
+	r.size = ~0u;
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+}
+
+/* ---- opens made inside glibc ----
+ *
+ * The mkstemp family, tmpfile and opendir open their files with glibc's
+ * own calls, which no wrapper sees: each is recorded as the openat the
+ * kernel sees, closedir as the close. (readdir's getdents64 calls stay
+ * unseen: they are glibc's own.) */
+
+#define TEMP_BODY(REALCALL, FLAGS)                                       \
+	if (!on()) return REALCALL;                                          \
+	struct rec r = {0};                                                  \
+	char buf[PATH_MAX];                                                  \
+	BEGIN;                                                               \
+	int fd = REALCALL;                                                   \
+	END(r);                                                              \
+	r.call = C_OPENAT;                                                   \
+	r.fd = -1;                                                           \
+	r.oflags = O_RDWR | O_CREAT | O_EXCL | ((uint32_t)(FLAGS) & ~(uint32_t)O_ACCMODE); \
+	r.mode = 0600;                                                       \
+	RET(r, fd);                                                          \
+	fd_opened(fd);                                                       \
+	iotrace_emit(&r, abspath(tmpl, buf), NULL);                          \
+	errno = saved;                                                       \
+	return fd
+
+EXPORT int mkstemp(char *tmpl) {
+	REAL(mkstemp);
+	TEMP_BODY(real_mkstemp(tmpl), 0);
+}
+EXPORT int mkstemp64(char *tmpl) {
+	REAL(mkstemp64);
+	TEMP_BODY(real_mkstemp64(tmpl), 0);
+}
+EXPORT int mkstemps(char *tmpl, int suffix) {
+	REAL(mkstemps);
+	TEMP_BODY(real_mkstemps(tmpl, suffix), 0);
+}
+EXPORT int mkstemps64(char *tmpl, int suffix) {
+	REAL(mkstemps64);
+	TEMP_BODY(real_mkstemps64(tmpl, suffix), 0);
+}
+EXPORT int mkostemp(char *tmpl, int fl) {
+	REAL(mkostemp);
+	TEMP_BODY(real_mkostemp(tmpl, fl), fl);
+}
+EXPORT int mkostemp64(char *tmpl, int fl) {
+	REAL(mkostemp64);
+	TEMP_BODY(real_mkostemp64(tmpl, fl), fl);
+}
+EXPORT int mkostemps(char *tmpl, int suffix, int fl) {
+	REAL(mkostemps);
+	TEMP_BODY(real_mkostemps(tmpl, suffix, fl), fl);
+}
+EXPORT int mkostemps64(char *tmpl, int suffix, int fl) {
+	REAL(mkostemps64);
+	TEMP_BODY(real_mkostemps64(tmpl, suffix, fl), fl);
+}
+
+/* tmpfile: the file has no name (O_TMPFILE) or lost it (unlinked at
+ * once): recorded with its /proc/self/fd name ("/tmp/#123 (deleted)"). */
+#define TMPFILE_BODY(REALCALL)                                           \
+	if (!on()) return REALCALL;                                          \
+	struct rec r = {0};                                                  \
+	char name[PATH_MAX] = "";                                            \
+	BEGIN;                                                               \
+	FILE *f = REALCALL;                                                  \
+	END(r);                                                              \
+	int fd = f ? f->_fileno : -1;                                        \
+	if (fd >= 0) {                                                       \
+		char link[64];                                                   \
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);             \
+		long n = syscall(SYS_readlinkat, AT_FDCWD, link, name, sizeof name - 1); \
+		name[n > 0 ? n : 0] = 0;                                         \
+	}                                                                    \
+	r.call = C_OPENAT;                                                   \
+	r.fd = -1;                                                           \
+	r.oflags = O_RDWR | O_CREAT | O_EXCL;                                \
+	r.mode = 0600;                                                       \
+	r.ret = f ? fd : -(int64_t)saved;                                    \
+	fd_opened(fd);                                                       \
+	iotrace_emit(&r, name[0] ? name : "/tmp", NULL);                     \
+	errno = saved;                                                       \
+	return f
+
+EXPORT FILE *tmpfile(void) {
+	REAL(tmpfile);
+	TMPFILE_BODY(real_tmpfile());
+}
+EXPORT FILE *tmpfile64(void) {
+	REAL(tmpfile64);
+	TMPFILE_BODY(real_tmpfile64());
+}
+
+/* opendir opens with the flags glibc gives; fdopendir opens nothing (its
+ * descriptor was recorded where it was opened). */
+EXPORT DIR *opendir(const char *path) {
+	REAL(opendir);
+	if (!on()) return real_opendir(path);
+	struct rec r = {0};
+	char buf[PATH_MAX];
+	BEGIN;
+	DIR *d = real_opendir(path);
+	END(r);
+	int fd = d ? dirfd(d) : -1;
+	r.call = C_OPENAT;
+	r.fd = -1;
+	r.oflags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY;
+	r.ret = d ? fd : -(int64_t)saved;
+	fd_opened(fd);
+	iotrace_emit(&r, abspath(path, buf), NULL);
+	errno = saved;
+	return d;
+}
+EXPORT int closedir(DIR *d) {
+	REAL(closedir);
+	int fd = d ? dirfd(d) : -1;
+	if (!on() || !fd_file(fd)) {
+		if (fd >= 0) fd_set_kind(fd, 0);
+		return real_closedir(d);
+	}
+	struct rec r = {0};
+	BEGIN;
+	int rc = real_closedir(d);
+	END(r);
+	fd_set_kind(fd, 0);
+	r.call = C_CLOSE;
+	r.fd = fd;
+	RET(r, rc);
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+	return rc;
+}
+
+/* ---- stdio ----
+ *
+ * A stream on a file is recorded as the system calls stdio makes for it,
+ * as a tracer of system calls sees them, not as the library calls: a
+ * refill of the stream's buffer is a read of the file at the kernel's
+ * position, a flush is a write, fopen is OpFopen (the kernel's openat),
+ * fclose is the flush's write and OpFclose (the close), an fseek that
+ * moves the kernel's position is an lseek (with the read that refills
+ * the buffer after it). glibc makes these calls with its own read and
+ * write, which no wrapper sees, so the shim infers them: around each
+ * wrapped call on a file stream it compares the stream's buffer pointers
+ * (struct _IO_FILE, public in <bits/types/struct_FILE.h>) before and
+ * after. Only when they show that the call reached the kernel (a getc or
+ * putc that found its buffer empty or full, a read-side call that got
+ * more bytes than the buffer held, a write-side call that left fewer
+ * pending than it was given) does it read the kernel's position
+ * (lseek(fd, 0, SEEK_CUR)) and emit the calls glibc made: the bytes moved
+ * come from the pointers, split as glibc splits them (it refills and
+ * flushes whole buffers, and reads or writes the whole blocks of a large
+ * fread or fwrite straight between the caller's memory and the file), the
+ * offsets from the kernel's position after the call. The hot path of
+ * getc and putc is glibc's own test (is there a byte in the buffer, room
+ * for one?) before calling glibc.
+ *
+ * Streams on pipes and terminals are not files: not recorded. What glibc
+ * flushes at exit is flushed (and recorded) by the shim's exit handler,
+ * just before glibc would. */
+
+#ifndef _IO_EOF_SEEN
+#define _IO_EOF_SEEN 0x10
+#endif
+#ifndef _IO_ERR_SEEN
+#define _IO_ERR_SEEN 0x20
+#endif
+/* Flags of glibc's FILE that its public header does not name (libio.h;
+ * part of its ABI since glibc 2.1). */
+#define IOF_LINE_BUF 0x200
+#define IOF_PUTTING 0x800
+#define IOF_MAGIC_MASK 0xFFFF0000u
+#define IOF_MAGIC 0xFBAD0000u
+
+/* <stdio.h> makes these macros when optimizing. */
+#undef fread_unlocked
+#undef fwrite_unlocked
+#undef getc_unlocked
+#undef putc_unlocked
+#undef getc
+#undef putc
+
+int _IO_getc(FILE *);
+int _IO_putc(int, FILE *);
+int __uflow(FILE *);
+int __overflow(FILE *, int);
+ssize_t __getdelim(char **, size_t *, int, FILE *);
+size_t __fread_chk(void *, size_t, size_t, size_t, FILE *);
+size_t __fread_unlocked_chk(void *, size_t, size_t, size_t, FILE *);
+char *__fgets_chk(char *, size_t, int, FILE *);
+char *__fgets_unlocked_chk(char *, size_t, int, FILE *);
+int __fprintf_chk(FILE *, int, const char *, ...);
+int __printf_chk(int, const char *, ...);
+int __vfprintf_chk(FILE *, int, const char *, va_list);
+int __vprintf_chk(int, const char *, va_list);
+
+/* A stream's pointers and flags. */
+struct snap {
+	char *rptr, *rend, *rbase, *wbase, *wptr, *wend, *bbase, *bend;
+	int flags;
+};
+
+static inline void snap(FILE *f, struct snap *s) {
+	s->rptr = f->_IO_read_ptr;
+	s->rend = f->_IO_read_end;
+	s->rbase = f->_IO_read_base;
+	s->wbase = f->_IO_write_base;
+	s->wptr = f->_IO_write_ptr;
+	s->wend = f->_IO_write_end;
+	s->bbase = f->_IO_buf_base;
+	s->bend = f->_IO_buf_end;
+	s->flags = f->_flags;
+}
+
+/* pending: bytes written to the stream, not yet to the file. */
+static inline int64_t pending(const struct snap *s) {
+	return (s->flags & IOF_PUTTING) && s->wptr > s->wbase ? s->wptr - s->wbase : 0;
+}
+
+/* avail: bytes read from the file, not yet by the program. */
+static inline int64_t avail(const struct snap *s) { return s->rend > s->rptr ? s->rend - s->rptr : 0; }
+
+/* bufsize: the stream's buffer (1 for an unbuffered stream). */
+static inline int64_t bufsize(const struct snap *s) { return s->bend > s->bbase ? s->bend - s->bbase : 1; }
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* kio emits the system calls one stdio call made, each given an equal
+ * share of its time. */
+struct kio {
+	int fd;
+	int64_t t0, dur, n, i;
+};
+
+static void kio_emit(struct kio *k, uint16_t call, int64_t off, int64_t size, int64_t ret, uint32_t whence) {
+	struct rec r = {0};
+	int64_t n = k->n > 0 ? k->n : 1;
+	r.call = call;
+	r.fd = k->fd;
+	r.off = off;
+	r.size = size;
+	r.ret = ret;
+	r.oflags = whence;
+	r.start = k->t0 + k->dur * k->i / n;
+	r.dur = k->dur / n;
+	k->i++;
+	iotrace_emit(&r, NULL, NULL);
+}
+
+static int64_t kpos(int fd) { return syscall(SYS_lseek, fd, 0, SEEK_CUR); }
+
+/* Streams that hold bytes to write, by descriptor: the exit handler
+ * flushes them (glibc would, after every handler). */
+#define WSTREAMS 4096
+static FILE *wstream[WSTREAMS];
+
+static inline void wstream_note(FILE *f, int fd, int64_t left) {
+	if (left > 0 && fd >= 0 && fd < WSTREAMS && wstream[fd] != f) wstream[fd] = f;
+}
+
+static inline void wstream_forget(FILE *f, int fd) {
+	if (fd >= 0 && fd < WSTREAMS && wstream[fd] == f) wstream[fd] = NULL;
+}
+
+/* A run of reads of the same size and result. */
+struct rrun {
+	int64_t req, got, count;
+};
+
+/* stdio_read: a read-side call on f gave the program got bytes; s0 is
+ * the stream before it; want is what fread asked for, or -1 for a call
+ * that only refills the buffer (getc, fgets, getdelim: glibc's underflow,
+ * a read of a whole buffer each time). It emits the reads the call made
+ * (and the flush of a stream that was writing). */
+static void stdio_read(FILE *f, const struct snap *s0, int64_t got, int64_t want, int64_t t0, int64_t dur, int err) {
+	struct snap s1;
+	snap(f, &s1);
+	int64_t w = pending(s0) - pending(&s1);
+	int64_t d = got - avail(s0) + avail(&s1); /* bytes the kernel gave */
+	int eof0 = s0->flags & _IO_EOF_SEEN, eof1 = s1.flags & _IO_EOF_SEEN;
+	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
+	if (w < 0) w = 0;
+	if (d < 0) d = 0;
+	if (d == 0 && w == 0 && !err1 && !(eof1 && !eof0) && (want < 0 || want <= avail(s0))) return;
+	int64_t bs = bufsize(&s1);
+	struct rrun runs[8];
+	int nr = 0;
+	if (want < 0) {
+		if (!eof0) {
+			if (d / bs) runs[nr++] = (struct rrun){bs, bs, d / bs};
+			if (d % bs) runs[nr++] = (struct rrun){bs, d % bs, 1};
+			if (eof1) runs[nr++] = (struct rrun){bs, 0, 1};
+			else if (err1) runs[nr++] = (struct rrun){bs, -(int64_t)err, 1};
+		}
+	} else {
+		/* glibc's fread (_IO_file_xsgetn): what the buffer holds, then
+		 * whole blocks straight to the caller, then a refill for the
+		 * rest; reads of a file give what they ask while it lasts. */
+		int64_t left = want - min64(avail(s0), want), rem = d;
+		while (left > 0 && nr < 6) {
+			int refill = s1.bbase && left < bs;
+			int64_t req = left;
+			if (refill) {
+				if (eof0) break;
+				req = bs;
+			} else if (bs >= 128) {
+				req -= left % bs;
+			}
+			int64_t g = min64(req, rem);
+			if (g == 0 && err1) {
+				runs[nr++] = (struct rrun){req, -(int64_t)err, 1};
+				break;
+			}
+			runs[nr++] = (struct rrun){req, g, 1};
+			rem -= g;
+			if (g == 0) break;
+			left -= refill ? min64(g, left) : g;
+		}
+		if (rem != 0) { /* not what glibc would have done: one read */
+			nr = 0;
+			runs[nr++] = (struct rrun){d, d, 1};
+		}
+	}
+	int64_t n = w > 0;
+	for (int i = 0; i < nr; i++) n += runs[i].count;
+	if (n == 0) return;
+	struct kio k = {f->_fileno, t0, dur, n, 0};
+	int64_t pos = kpos(k.fd);
+	pos = pos < 0 ? -1 : pos - d;
+	if (w > 0) kio_emit(&k, C_WRITE, pos < 0 ? -1 : pos - w, w, w, 0);
+	for (int i = 0; i < nr; i++) {
+		for (int64_t c = 0; c < runs[i].count; c++) {
+			kio_emit(&k, C_READ, pos, runs[i].req, runs[i].got, 0);
+			if (pos >= 0 && runs[i].got > 0) pos += runs[i].got;
+		}
+	}
+}
+
+/* stdio_write: a write-side call on f took n bytes; s0 is the stream
+ * before it. It emits the writes the call made: the flush of the full
+ * buffer, then (glibc's _IO_new_file_xsputn) the whole blocks of the
+ * rest straight from the caller's memory. */
+static void stdio_write(FILE *f, const struct snap *s0, int64_t n, int64_t t0, int64_t dur, int err) {
+	struct snap s1;
+	snap(f, &s1);
+	int64_t p0 = pending(s0), p1 = pending(&s1);
+	int64_t w = p0 + n - p1;
+	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
+	wstream_note(f, f->_fileno, p1);
+	if (w <= 0 && !err1) return;
+	int64_t bs = bufsize(&s1), sizes[3];
+	int nw = 0;
+	if (!(s0->flags & IOF_LINE_BUF) && n > 0) {
+		int64_t space = s0->wend > s0->wptr ? s0->wend - s0->wptr : 0;
+		int64_t fill = min64(space, n), todo = n - fill;
+		if (todo > 0) {
+			if (p0 + fill > 0) sizes[nw++] = p0 + fill;
+			int64_t direct = todo - (bs >= 128 ? todo % bs : 0);
+			if (direct > 0) sizes[nw++] = direct;
+		}
+	}
+	int64_t sum = 0;
+	for (int i = 0; i < nw; i++) sum += sizes[i];
+	if (sum != w) { /* line buffered, or not what glibc would have done: one write */
+		nw = 0;
+		if (w > 0) sizes[nw++] = w;
+	}
+	struct kio k = {f->_fileno, t0, dur, nw + (err1 ? 1 : 0), 0};
+	int64_t pos = kpos(k.fd);
+	pos = pos < 0 ? -1 : pos - (w > 0 ? w : 0);
+	for (int i = 0; i < nw; i++) {
+		kio_emit(&k, C_WRITE, pos, sizes[i], sizes[i], 0);
+		if (pos >= 0) pos += sizes[i];
+	}
+	if (err1) kio_emit(&k, C_WRITE, pos, p1 > 0 ? p1 : bs, -(int64_t)err, 0);
+}
+
+/* stdio_flush: fflush made f write what it held, or (a stream that was
+ * reading) move the kernel's position back to where the program read. */
+static void stdio_flush(FILE *f, const struct snap *s0, int64_t t0, int64_t dur, int err) {
+	struct snap s1;
+	snap(f, &s1);
+	int64_t w = pending(s0) - pending(&s1);
+	int64_t back = !(s0->flags & IOF_PUTTING) && avail(s0) > 0 && avail(&s1) == 0 ? avail(s0) : 0;
+	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
+	if (w <= 0 && back == 0 && !err1) return;
+	struct kio k = {f->_fileno, t0, dur, (w > 0) + (back > 0) + err1, 0};
+	int64_t pos = kpos(k.fd);
+	if (w > 0) kio_emit(&k, C_WRITE, pos < 0 ? -1 : pos - w, w, w, 0);
+	if (err1) kio_emit(&k, C_WRITE, pos, pending(&s1), -(int64_t)err, 0);
+	if (back > 0) kio_emit(&k, C_LSEEK, -back, 0, pos, SEEK_CUR);
+}
+
+/* ---- stdio: opening and closing ---- */
 
 static uint32_t mode_flags(const char *m) {
 	uint32_t f = 0;
@@ -832,23 +1680,33 @@ static uint32_t mode_flags(const char *m) {
 	return f;
 }
 
+/* fopen is the kernel's openat; in append mode glibc then seeks to the
+ * end (lseek(fd, 0, SEEK_END)). */
 #define FOPEN_BODY(REALCALL)                                             \
-	if (!on()) return REALCALL;                                         \
-	struct rec r = {0};                                                  \
+	if (!on()) return REALCALL;                                          \
 	char buf[PATH_MAX];                                                  \
-	BEGIN;                                                               \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
 	FILE *f = REALCALL;                                                  \
-	END(r);                                                              \
-	int fd = f ? fileno(f) : -1;                                         \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	int fd = f ? f->_fileno : -1;                                        \
+	fd_opened(fd);                                                       \
+	int app = f && mode && mode[0] == 'a';                               \
+	struct rec r = {0};                                                  \
 	r.call = C_FOPEN;                                                    \
 	r.fd = -1;                                                           \
 	r.oflags = mode_flags(mode);                                         \
 	r.mode = 0666;                                                       \
 	r.ret = f ? fd : -(int64_t)saved;                                    \
-	t_in++;                                                              \
-	fd_opened(fd);                                                       \
-	t_in--;                                                              \
+	r.start = t0;                                                        \
+	r.dur = app ? dur / 2 : dur;                                         \
 	iotrace_emit(&r, abspath(path, buf), NULL);                          \
+	if (app) {                                                           \
+		struct kio k = {fd, t0, dur, 2, 1};                              \
+		kio_emit(&k, C_LSEEK, 0, 0, kpos(fd), SEEK_END);                 \
+	}                                                                    \
 	errno = saved;                                                       \
 	return f
 
@@ -861,95 +1719,685 @@ EXPORT FILE *fopen64(const char *path, const char *mode) {
 	FOPEN_BODY(real_fopen64(path, mode));
 }
 
+/* fdopen opens nothing; in append mode glibc sets O_APPEND (fcntl
+ * F_SETFL) if the descriptor lacks it and seeks to the end. */
+EXPORT FILE *fdopen(int fd, const char *mode) {
+	REAL(fdopen);
+	if (!on() || !mode || mode[0] != 'a' || !fd_file(fd)) return real_fdopen(fd, mode);
+	long fl = syscall(SYS_fcntl, fd, F_GETFL);
+	int64_t t0 = iotrace_now();
+	t_in++;
+	FILE *f = real_fdopen(fd, mode);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	if (f) {
+		int set = fl >= 0 && !(fl & O_APPEND);
+		struct kio k = {fd, t0, dur, 1 + set, 0};
+		if (set) {
+			fd_set_kind(fd, 3);
+			struct rec r = {0};
+			r.call = C_FCNTL;
+			r.fd = fd;
+			r.oflags = F_SETFL;
+			r.size = fl | O_APPEND;
+			r.start = t0;
+			r.dur = dur / 2;
+			k.i++;
+			iotrace_emit(&r, NULL, NULL);
+		}
+		kio_emit(&k, C_LSEEK, 0, 0, kpos(fd), SEEK_END);
+	}
+	errno = saved;
+	return f;
+}
+
+/* freopen flushes and closes the stream's file and opens another on the
+ * same descriptor (glibc opens it, dup3s it onto the old number and
+ * closes the new one): recorded as the flush's write, the close and the
+ * fopen of the descriptor. */
+#define FREOPEN_BODY(REALCALL)                                           \
+	int old = f ? f->_fileno : -1;                                       \
+	if (!on() || !path) {                                                \
+		FILE *nf = REALCALL;                                             \
+		if (old >= 0) fd_set_kind(old, 0);                               \
+		if (nf) fd_set_kind(nf->_fileno, 0);                             \
+		return nf;                                                       \
+	}                                                                    \
+	int file = old >= 0 && fd_file(old);                                 \
+	struct snap s0;                                                      \
+	snap(f, &s0);                                                        \
+	int64_t w = file ? pending(&s0) : 0;                                 \
+	int64_t pos = w > 0 ? kpos(old) : -1;                                \
+	char buf[PATH_MAX];                                                  \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	FILE *nf = REALCALL;                                                 \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	wstream_forget(f, old);                                              \
+	fd_set_kind(old, 0);                                                 \
+	int fd = nf ? nf->_fileno : -1;                                      \
+	fd_opened(fd);                                                       \
+	struct kio k = {old, t0, dur, (w > 0) + file + 1, 0};                \
+	if (w > 0) kio_emit(&k, C_WRITE, pos, w, w, 0);                      \
+	if (file) kio_emit(&k, C_CLOSE, 0, 0, 0, 0);                         \
+	struct rec r = {0};                                                  \
+	r.call = C_FOPEN;                                                    \
+	r.fd = -1;                                                           \
+	r.oflags = mode_flags(mode);                                         \
+	r.mode = 0666;                                                       \
+	r.ret = nf ? fd : -(int64_t)saved;                                   \
+	r.start = t0 + dur * k.i / k.n;                                      \
+	r.dur = dur / k.n;                                                   \
+	iotrace_emit(&r, abspath(path, buf), NULL);                          \
+	errno = saved;                                                       \
+	return nf
+
+EXPORT FILE *freopen(const char *path, const char *mode, FILE *f) {
+	REAL(freopen);
+	FREOPEN_BODY(real_freopen(path, mode, f));
+}
+EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f) {
+	REAL(freopen64);
+	FREOPEN_BODY(real_freopen64(path, mode, f));
+}
+
+/* fclose: the flush's write, then the close. */
 EXPORT int fclose(FILE *f) {
 	REAL(fclose);
-	int fd = f ? fileno(f) : -1;
+	int fd = f ? f->_fileno : -1;
 	if (!on() || !fd_file(fd)) {
+		wstream_forget(f, fd);
 		if (fd >= 0) fd_set_kind(fd, 0);
 		return real_fclose(f);
 	}
-	struct rec r = {0};
-	BEGIN;
+	struct snap s0;
+	snap(f, &s0);
+	int64_t w = pending(&s0), pos = -1;
+	if (w > 0) {
+		pos = kpos(fd);
+		struct stat st;
+		if (fd < FDKINDS && fdkind[fd] == 3 && syscall(SYS_fstat, fd, &st) == 0) pos = st.st_size; /* O_APPEND */
+	}
+	int64_t t0 = iotrace_now();
+	t_in++;
 	int rc = real_fclose(f);
-	END(r);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	wstream_forget(f, fd);
 	fd_set_kind(fd, 0);
-	r.call = C_FCLOSE;
-	r.fd = fd;
-	r.ret = rc == 0 ? 0 : -(int64_t)saved;
-	iotrace_emit(&r, NULL, NULL);
+	struct kio k = {fd, t0, dur, 1 + (w > 0), 0};
+	if (w > 0) kio_emit(&k, C_WRITE, pos, w, rc == 0 ? w : -(int64_t)saved, 0);
+	kio_emit(&k, C_FCLOSE, 0, 0, rc == 0 ? 0 : -(int64_t)saved, 0);
 	errno = saved;
 	return rc;
 }
 
-#define STDIO_DATA(CALL, REALCALL)                                       \
-	int fd = f ? fileno(f) : -1;                                         \
-	if (!on() || !fd_file(fd)) return REALCALL;                         \
-	struct rec r = {0};                                                  \
+EXPORT int fcloseall(void) {
+	REAL(fcloseall);
+	memset(wstream, 0, sizeof wstream);
+	return real_fcloseall();
+}
+
+/* ---- stdio: reading ---- */
+
+/* STDIO_CALL runs a call on a file stream with the stream's pointers
+ * before it in s0, the call's time in t0 and dur, errno in saved. Every
+ * wrapper tests, inline, whether the call can reach the kernel (glibc's
+ * own test for getc and putc), and does the rest out of line, so that its
+ * hot path saves no register. */
+#define STDIO_CALL(F, T, V, REALCALL) STDIO_CALL2(F, T, V, REALCALL, REALCALL)
+
+/* STDIO_CALL2: PASSCALL when the call is not recorded, else REALCALL. */
+#define STDIO_CALL2(F, T, V, PASSCALL, REALCALL)                         \
+	int fd_ = (F)->_fileno;                                              \
+	if (!on() || !fd_file(fd_)) return PASSCALL;                         \
+	struct snap s0;                                                      \
+	snap((F), &s0);                                                      \
+	int64_t t0 = iotrace_now();                                          \
 	t_in++;                                                              \
-	r.off = ftello(f);                                                   \
-	t_in--;                                                              \
-	BEGIN;                                                               \
-	size_t n = REALCALL;                                                 \
-	END(r);                                                              \
-	r.call = CALL;                                                       \
-	r.fd = fd;                                                           \
-	r.size = (int64_t)(size * nmemb);                                    \
-	r.count = (int32_t)nmemb;                                            \
-	r.ret = (n < nmemb && ferror(f)) && n == 0 ? -(int64_t)saved : (int64_t)(n * size); \
-	iotrace_emit(&r, NULL, NULL);                                        \
-	errno = saved;                                                       \
-	return n
+	T V = REALCALL;                                                      \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--
+
+#define SLOW __attribute__((noinline))
+
+/* getc and its kin read the file only when the buffer is empty. */
+static SLOW int getc_slow(FILE *f, int (*fn)(FILE *)) {
+	STDIO_CALL(f, int, c, fn(f));
+	stdio_read(f, &s0, c == EOF ? 0 : 1, -1, t0, dur, saved);
+	errno = saved;
+	return c;
+}
+
+/* single_threaded: glibc's flag (<sys/single_threaded.h>, 2.32): no
+ * other thread can use a stream, so getc and putc need not lock it and
+ * the hot path is glibc's own macro body, inline. Weak: an older glibc
+ * has no flag (the address is 0) and every call goes to glibc. */
+extern char __libc_single_threaded __attribute__((weak));
+static inline int single_threaded(void) { return &__libc_single_threaded && __libc_single_threaded; }
+
+/* GETC: getc NAME takes a byte in the buffer as getc_unlocked's macro
+ * does (UNLOCKED, or a single thread), inline; the rest (glibc's NAME,
+ * or the slow path on an empty buffer) is in NAME_rest, tail-called, so
+ * that the wrapper saves no register. */
+#define GETC(NAME, UNLOCKED)                                             \
+	static SLOW int NAME##_rest(FILE *f) {                               \
+		REAL(NAME);                                                      \
+		if (f->_IO_read_ptr < f->_IO_read_end) return real_##NAME(f);    \
+		return getc_slow(f, real_##NAME);                                \
+	}                                                                    \
+	EXPORT int NAME(FILE *f) {                                           \
+		if (__builtin_expect(f->_IO_read_ptr < f->_IO_read_end, 1) && ((UNLOCKED) || single_threaded())) \
+			return *(unsigned char *)f->_IO_read_ptr++;                  \
+		return NAME##_rest(f);                                           \
+	}
+
+GETC(getc, 0)
+GETC(fgetc, 0)
+GETC(_IO_getc, 0)
+GETC(getc_unlocked, 1)
+GETC(fgetc_unlocked, 1)
+/* __uflow: what the getc macros of <stdio.h> call on an empty buffer. */
+GETC(__uflow, 0)
+
+/* getchar is getc(stdin). */
+EXPORT int getchar(void) {
+	FILE *f = stdin;
+	if (__builtin_expect(f->_IO_read_ptr < f->_IO_read_end, 1) && single_threaded()) return *(unsigned char *)f->_IO_read_ptr++;
+	return getc_rest(f);
+}
+EXPORT int getchar_unlocked(void) {
+	FILE *f = stdin;
+	if (__builtin_expect(f->_IO_read_ptr < f->_IO_read_end, 1)) return *(unsigned char *)f->_IO_read_ptr++;
+	return getc_unlocked_rest(f);
+}
+
+/* line_buffered_in: the stream's buffer holds the rest of a line (up to
+ * delim), or the n bytes fgets takes (n < 0: no limit): the call does not
+ * reach the kernel. */
+static inline int line_buffered_in(FILE *f, int delim, int64_t n) {
+	int64_t a = f->_IO_read_end > f->_IO_read_ptr ? f->_IO_read_end - f->_IO_read_ptr : 0;
+	if (n >= 0 && a >= n) return 1;
+	return a > 0 && memchr(f->_IO_read_ptr, delim, n >= 0 && n < a ? n : a) != NULL;
+}
+
+static SLOW char *fgets_slow(char *s, int n, FILE *f, char *(*fn)(char *, int, FILE *)) {
+	STDIO_CALL(f, char *, v, fn(s, n, f));
+	stdio_read(f, &s0, v ? (int64_t)strlen(v) : 0, -1, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+static SLOW char *fgets_chk_slow(char *s, size_t size, int n, FILE *f, char *(*fn)(char *, size_t, int, FILE *)) {
+	STDIO_CALL(f, char *, v, fn(s, size, n, f));
+	stdio_read(f, &s0, v ? (int64_t)strlen(v) : 0, -1, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+
+EXPORT char *fgets(char *s, int n, FILE *f) {
+	REAL(fgets);
+	if (n <= 1 || line_buffered_in(f, '\n', n - 1)) return real_fgets(s, n, f);
+	return fgets_slow(s, n, f, real_fgets);
+}
+EXPORT char *fgets_unlocked(char *s, int n, FILE *f) {
+	REAL(fgets_unlocked);
+	if (n <= 1 || line_buffered_in(f, '\n', n - 1)) return real_fgets_unlocked(s, n, f);
+	return fgets_slow(s, n, f, real_fgets_unlocked);
+}
+EXPORT char *__fgets_chk(char *s, size_t size, int n, FILE *f) {
+	REAL(__fgets_chk);
+	if (n <= 1 || line_buffered_in(f, '\n', n - 1)) return real___fgets_chk(s, size, n, f);
+	return fgets_chk_slow(s, size, n, f, real___fgets_chk);
+}
+EXPORT char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *f) {
+	REAL(__fgets_unlocked_chk);
+	if (n <= 1 || line_buffered_in(f, '\n', n - 1)) return real___fgets_unlocked_chk(s, size, n, f);
+	return fgets_chk_slow(s, size, n, f, real___fgets_unlocked_chk);
+}
+
+static SLOW ssize_t getdelim_slow(char **lp, size_t *np, int delim, FILE *f, ssize_t (*fn)(char **, size_t *, int, FILE *)) {
+	STDIO_CALL(f, ssize_t, v, fn(lp, np, delim, f));
+	stdio_read(f, &s0, v > 0 ? v : 0, -1, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+
+/* getline is getdelim with '\n'. */
+EXPORT ssize_t getline(char **lp, size_t *np, FILE *f) {
+	REAL(getline);
+	REAL(getdelim);
+	if (line_buffered_in(f, '\n', -1)) return real_getline(lp, np, f);
+	return getdelim_slow(lp, np, '\n', f, real_getdelim);
+}
+EXPORT ssize_t getdelim(char **lp, size_t *np, int delim, FILE *f) {
+	REAL(getdelim);
+	if (line_buffered_in(f, delim, -1)) return real_getdelim(lp, np, delim, f);
+	return getdelim_slow(lp, np, delim, f, real_getdelim);
+}
+EXPORT ssize_t __getdelim(char **lp, size_t *np, int delim, FILE *f) {
+	REAL(__getdelim);
+	if (line_buffered_in(f, delim, -1)) return real___getdelim(lp, np, delim, f);
+	return getdelim_slow(lp, np, delim, f, real___getdelim);
+}
+
+/* fread: glibc's fread reads size × nmemb bytes and returns whole items;
+ * the shim asks for the bytes (size 1), so that it knows how many came,
+ * and returns the items as glibc does. A request the buffer holds does
+ * not reach the kernel. */
+static inline int64_t avail_now(FILE *f) {
+	return f->_IO_read_end > f->_IO_read_ptr ? f->_IO_read_end - f->_IO_read_ptr : 0;
+}
+
+static SLOW size_t fread_slow(void *b, size_t size, size_t nmemb, FILE *f, size_t (*fn)(void *, size_t, size_t, FILE *)) {
+	size_t req = size * nmemb;
+	STDIO_CALL2(f, size_t, got, fn(b, size, nmemb, f), fn(b, 1, req, f));
+	stdio_read(f, &s0, (int64_t)got, (int64_t)req, t0, dur, saved);
+	errno = saved;
+	return got == req ? nmemb : got / size;
+}
+static SLOW size_t fread_chk_slow(void *b, size_t blen, size_t size, size_t nmemb, FILE *f, size_t (*fn)(void *, size_t, size_t, size_t, FILE *)) {
+	size_t req = size * nmemb;
+	STDIO_CALL2(f, size_t, got, fn(b, blen, size, nmemb, f), fn(b, blen, 1, req, f));
+	stdio_read(f, &s0, (int64_t)got, (int64_t)req, t0, dur, saved);
+	errno = saved;
+	return got == req ? nmemb : got / size;
+}
+
+#define FREAD_FAST(REQ) ((REQ) == 0 || (REQ) <= (size_t)avail_now(f))
 
 EXPORT size_t fread(void *b, size_t size, size_t nmemb, FILE *f) {
 	REAL(fread);
-	STDIO_DATA(C_FREAD, real_fread(b, size, nmemb, f));
+	if (FREAD_FAST(size * nmemb)) return real_fread(b, size, nmemb, f);
+	return fread_slow(b, size, nmemb, f, real_fread);
+}
+EXPORT size_t fread_unlocked(void *b, size_t size, size_t nmemb, FILE *f) {
+	REAL(fread_unlocked);
+	if (FREAD_FAST(size * nmemb)) return real_fread_unlocked(b, size, nmemb, f);
+	return fread_slow(b, size, nmemb, f, real_fread_unlocked);
+}
+/* The _chk forms check size × nmemb against the buffer: a product that
+ * overflows goes to glibc as it is, which fails it. */
+EXPORT size_t __fread_chk(void *b, size_t blen, size_t size, size_t nmemb, FILE *f) {
+	REAL(__fread_chk);
+	if ((size != 0 && nmemb > SIZE_MAX / size) || FREAD_FAST(size * nmemb)) return real___fread_chk(b, blen, size, nmemb, f);
+	return fread_chk_slow(b, blen, size, nmemb, f, real___fread_chk);
+}
+EXPORT size_t __fread_unlocked_chk(void *b, size_t blen, size_t size, size_t nmemb, FILE *f) {
+	REAL(__fread_unlocked_chk);
+	if ((size != 0 && nmemb > SIZE_MAX / size) || FREAD_FAST(size * nmemb)) return real___fread_unlocked_chk(b, blen, size, nmemb, f);
+	return fread_chk_slow(b, blen, size, nmemb, f, real___fread_unlocked_chk);
+}
+
+/* ---- stdio: writing ---- */
+
+/* putc and its kin write the file only when the buffer is full (or the
+ * stream is line buffered or unbuffered: glibc then keeps no room). */
+static SLOW int putc_slow(int c, FILE *f, int (*fn)(int, FILE *)) {
+	STDIO_CALL(f, int, v, fn(c, f));
+	stdio_write(f, &s0, v == EOF ? 0 : 1, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+
+/* PUTC: putc NAME puts a byte in a buffer with room as putc_unlocked's
+ * macro does (UNLOCKED, or a single thread), inline; the rest is in
+ * NAME_rest, tail-called. */
+#define PUTC(NAME, UNLOCKED)                                             \
+	static SLOW int NAME##_rest(int c, FILE *f) {                        \
+		REAL(NAME);                                                      \
+		if (f->_IO_write_ptr < f->_IO_write_end) return real_##NAME(c, f); \
+		return putc_slow(c, f, real_##NAME);                             \
+	}                                                                    \
+	EXPORT int NAME(int c, FILE *f) {                                    \
+		if (__builtin_expect(f->_IO_write_ptr < f->_IO_write_end, 1) && ((UNLOCKED) || single_threaded())) \
+			return (unsigned char)(*f->_IO_write_ptr++ = (char)c);       \
+		return NAME##_rest(c, f);                                        \
+	}
+
+PUTC(putc, 0)
+PUTC(fputc, 0)
+PUTC(_IO_putc, 0)
+PUTC(putc_unlocked, 1)
+PUTC(fputc_unlocked, 1)
+
+/* putchar is putc(c, stdout). */
+EXPORT int putchar(int c) {
+	FILE *f = stdout;
+	if (__builtin_expect(f->_IO_write_ptr < f->_IO_write_end, 1) && single_threaded()) return (unsigned char)(*f->_IO_write_ptr++ = (char)c);
+	return putc_rest(c, f);
+}
+EXPORT int putchar_unlocked(int c) {
+	FILE *f = stdout;
+	if (__builtin_expect(f->_IO_write_ptr < f->_IO_write_end, 1)) return (unsigned char)(*f->_IO_write_ptr++ = (char)c);
+	return putc_unlocked_rest(c, f);
+}
+
+/* __overflow: what the putc macros of <stdio.h> call on a full buffer
+ * (with EOF: a flush). */
+static SLOW int overflow_slow(FILE *f, int c, int (*fn)(FILE *, int)) {
+	STDIO_CALL(f, int, v, fn(f, c));
+	stdio_write(f, &s0, v == EOF || c == EOF ? 0 : 1, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+EXPORT int __overflow(FILE *f, int c) {
+	REAL(__overflow);
+	if (__builtin_expect(f->_IO_write_ptr < f->_IO_write_end && c != EOF, 1)) return real___overflow(f, c);
+	return overflow_slow(f, c, real___overflow);
+}
+
+/* room: the stream takes n bytes without writing (not line buffered). */
+static inline int room(FILE *f, size_t n) {
+	return !(f->_flags & IOF_LINE_BUF) && f->_IO_write_end > f->_IO_write_ptr && (size_t)(f->_IO_write_end - f->_IO_write_ptr) >= n;
+}
+
+static SLOW int fputs_slow(const char *s, size_t n, FILE *f, int (*fn)(const char *, FILE *)) {
+	STDIO_CALL(f, int, v, fn(s, f));
+	stdio_write(f, &s0, v == EOF ? 0 : (int64_t)n, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+
+EXPORT int fputs(const char *s, FILE *f) {
+	REAL(fputs);
+	size_t n = strlen(s);
+	if (room(f, n)) return real_fputs(s, f);
+	return fputs_slow(s, n, f, real_fputs);
+}
+EXPORT int fputs_unlocked(const char *s, FILE *f) {
+	REAL(fputs_unlocked);
+	size_t n = strlen(s);
+	if (room(f, n)) return real_fputs_unlocked(s, f);
+	return fputs_slow(s, n, f, real_fputs_unlocked);
+}
+static SLOW int puts_slow(const char *s, size_t n, int (*fn)(const char *)) {
+	FILE *f = stdout;
+	STDIO_CALL(f, int, v, fn(s));
+	stdio_write(f, &s0, v == EOF ? 0 : (int64_t)n, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+EXPORT int puts(const char *s) {
+	REAL(puts);
+	size_t n = strlen(s) + 1;
+	if (room(stdout, n)) return real_puts(s);
+	return puts_slow(s, n, real_puts);
+}
+
+/* fwrite: as fread, the shim writes bytes and returns glibc's items. */
+static SLOW size_t fwrite_slow(const void *b, size_t size, size_t nmemb, FILE *f, size_t (*fn)(const void *, size_t, size_t, FILE *)) {
+	size_t req = size * nmemb;
+	STDIO_CALL2(f, size_t, v, fn(b, size, nmemb, f), fn(b, 1, req, f));
+	stdio_write(f, &s0, (int64_t)v, t0, dur, saved);
+	errno = saved;
+	return v == req ? nmemb : v / size;
 }
 EXPORT size_t fwrite(const void *b, size_t size, size_t nmemb, FILE *f) {
 	REAL(fwrite);
-	STDIO_DATA(C_FWRITE, real_fwrite(b, size, nmemb, f));
+	size_t req = size * nmemb;
+	if (req == 0 || room(f, req)) return real_fwrite(b, size, nmemb, f);
+	return fwrite_slow(b, size, nmemb, f, real_fwrite);
+}
+EXPORT size_t fwrite_unlocked(const void *b, size_t size, size_t nmemb, FILE *f) {
+	REAL(fwrite_unlocked);
+	size_t req = size * nmemb;
+	if (req == 0 || room(f, req)) return real_fwrite_unlocked(b, size, nmemb, f);
+	return fwrite_slow(b, size, nmemb, f, real_fwrite_unlocked);
 }
 
-#define FSEEK_BODY(REALCALL)                                             \
-	int fd = f ? fileno(f) : -1;                                         \
-	if (!on() || !fd_file(fd)) return REALCALL;                         \
-	struct rec r = {0};                                                  \
-	BEGIN;                                                               \
-	int rc = REALCALL;                                                   \
-	END(r);                                                              \
-	r.call = C_FSEEK;                                                    \
-	r.fd = fd;                                                           \
-	r.off = off;                                                         \
-	r.oflags = (uint32_t)whence;                                         \
-	r.ret = rc == 0 ? 0 : -(int64_t)saved;                               \
-	iotrace_emit(&r, NULL, NULL);                                        \
+/* The printf family: the bytes printed are the result. How many is not
+ * known before the call, so when the buffer has room for PRINTF_ROOM
+ * bytes the call is not timed (two clock reads would double its cost):
+ * should it flush all the same, its writes get the time it ended and no
+ * duration. */
+#define PRINTF_ROOM 512
+
+static SLOW void printf_flushed(FILE *f, const struct snap *s0, int v, int saved) {
+	if (on() && fd_file(f->_fileno)) stdio_write(f, s0, v > 0 ? v : 0, iotrace_now(), 0, saved);
+}
+static SLOW int vfprintf_slow(FILE *f, int flag, const char *fmt, va_list ap, int (*fn)(FILE *, const char *, va_list), int (*chk)(FILE *, int, const char *, va_list)) {
+	STDIO_CALL(f, int, v, fn ? fn(f, fmt, ap) : chk(f, flag, fmt, ap));
+	stdio_write(f, &s0, v > 0 ? v : 0, t0, dur, saved);
+	errno = saved;
+	return v;
+}
+
+/* print runs vfprintf (fn) or __vfprintf_chk (chk). */
+static inline int print(FILE *f, int flag, const char *fmt, va_list ap, int (*fn)(FILE *, const char *, va_list), int (*chk)(FILE *, int, const char *, va_list)) {
+	if (!room(f, PRINTF_ROOM)) return vfprintf_slow(f, flag, fmt, ap, fn, chk);
+	struct snap s0;
+	s0.wbase = f->_IO_write_base;
+	s0.wptr = f->_IO_write_ptr;
+	s0.wend = f->_IO_write_end;
+	s0.flags = f->_flags;
+	t_in++;
+	int v = fn ? fn(f, fmt, ap) : chk(f, flag, fmt, ap);
+	t_in--;
+	if (__builtin_expect(v >= 0 && f->_IO_write_ptr - s0.wptr == v, 1)) return v;
+	int saved = errno;
+	printf_flushed(f, &s0, v, saved);
+	errno = saved;
+	return v;
+}
+
+EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap) {
+	REAL(vfprintf);
+	return print(f, 0, fmt, ap, real_vfprintf, NULL);
+}
+EXPORT int vprintf(const char *fmt, va_list ap) {
+	REAL(vfprintf);
+	return print(stdout, 0, fmt, ap, real_vfprintf, NULL);
+}
+EXPORT int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap) {
+	REAL(__vfprintf_chk);
+	return print(f, flag, fmt, ap, NULL, real___vfprintf_chk);
+}
+EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap) {
+	REAL(__vfprintf_chk);
+	return print(stdout, flag, fmt, ap, NULL, real___vfprintf_chk);
+}
+EXPORT int fprintf(FILE *f, const char *fmt, ...) {
+	REAL(vfprintf);
+	va_list ap;
+	va_start(ap, fmt);
+	int v = print(f, 0, fmt, ap, real_vfprintf, NULL);
+	va_end(ap);
+	return v;
+}
+EXPORT int printf(const char *fmt, ...) {
+	REAL(vfprintf);
+	va_list ap;
+	va_start(ap, fmt);
+	int v = print(stdout, 0, fmt, ap, real_vfprintf, NULL);
+	va_end(ap);
+	return v;
+}
+EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...) {
+	REAL(__vfprintf_chk);
+	va_list ap;
+	va_start(ap, fmt);
+	int v = print(f, flag, fmt, ap, NULL, real___vfprintf_chk);
+	va_end(ap);
+	return v;
+}
+EXPORT int __printf_chk(int flag, const char *fmt, ...) {
+	REAL(__vfprintf_chk);
+	va_list ap;
+	va_start(ap, fmt);
+	int v = print(stdout, flag, fmt, ap, NULL, real___vfprintf_chk);
+	va_end(ap);
+	return v;
+}
+
+/* ---- stdio: flushing and seeking ---- */
+
+static int flush_one(FILE *f, int (*fn)(FILE *)) {
+	STDIO_CALL(f, int, rc, fn(f));
+	stdio_flush(f, &s0, t0, dur, saved);
+	errno = saved;
+	return rc;
+}
+
+/* flush_noted flushes, one by one, the file streams known to hold bytes
+ * to write (fflush(NULL), and the exit handler). */
+static void flush_noted(int (*fn)(FILE *)) {
+	for (int fd = 0; fd < WSTREAMS; fd++) {
+		FILE *f = wstream[fd];
+		if (!f) continue;
+		if (f->_fileno != fd || ((unsigned)f->_flags & IOF_MAGIC_MASK) != IOF_MAGIC || !(f->_flags & IOF_PUTTING) || f->_IO_write_ptr <= f->_IO_write_base) {
+			wstream[fd] = NULL;
+			continue;
+		}
+		flush_one(f, fn);
+	}
+}
+
+EXPORT int fflush(FILE *f) {
+	REAL(fflush);
+	if (!f) {
+		if (on()) flush_noted(real_fflush);
+		return real_fflush(f);
+	}
+	return flush_one(f, real_fflush);
+}
+EXPORT int fflush_unlocked(FILE *f) {
+	REAL(fflush_unlocked);
+	if (!f) {
+		if (on()) flush_noted(real_fflush_unlocked);
+		return real_fflush_unlocked(f);
+	}
+	return flush_one(f, real_fflush_unlocked);
+}
+
+/* stdio_seek: glibc's fseek (_IO_new_file_seekoff) flushes what the
+ * stream held (a write at the position before), then always seeks the
+ * file: to the position it already has when the target is in the buffer
+ * (a "resync"), else to the start of the block the target is in, and
+ * then refills the buffer there (the bytes up to the target when the
+ * stream held nothing, else a whole buffer). Which it did shows in the
+ * stream's _offset (the kernel's position, as glibc knows it: -1 when it
+ * does not) and its read pointers. */
+static void stdio_seek(FILE *f, const struct snap *s0, int64_t off0, int64_t pos0, int rc, int64_t t0, int64_t dur) {
+	struct snap s1;
+	snap(f, &s1);
+	int64_t w = pending(s0) - pending(&s1);
+	if (w < 0) w = 0;
+	int64_t off1 = f->_offset, pos1 = kpos(f->_fileno);
+	int inbuf = off0 >= 0 && off1 == off0 && s1.rbase == s0->rbase && s1.rend == s0->rend && s1.rptr < s1.rend;
+	int64_t got = !inbuf && s1.rend > s1.rbase ? s1.rend - s1.rbase : 0;
+	int exact = s0->rbase == s0->rend && s0->wbase == s0->wptr;
+	int64_t req = exact ? s1.rptr - s1.rbase : bufsize(&s1);
+	int64_t at = pos1 < 0 ? -1 : pos1 - got;
+	int seek = rc == 0 && pos1 >= 0;
+	struct kio k = {f->_fileno, t0, dur, (w > 0) + seek + (seek && got > 0), 0};
+	if (k.n == 0) return;
+	if (w > 0) kio_emit(&k, C_WRITE, pos0, w, w, 0);
+	if (seek) kio_emit(&k, C_LSEEK, at, 0, at, SEEK_SET);
+	if (seek && got > 0) kio_emit(&k, C_READ, at, req, got, 0);
+}
+
+#define FSEEK_BODY(T, REALCALL)                                          \
+	int fd = f ? f->_fileno : -1;                                        \
+	if (!on() || !fd_file(fd)) return REALCALL;                          \
+	struct snap s0;                                                      \
+	snap(f, &s0);                                                        \
+	int64_t off0 = f->_offset, pos0 = kpos(fd);                          \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	T rc = REALCALL;                                                     \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	stdio_seek(f, &s0, off0, pos0, rc, t0, dur);                         \
 	errno = saved;                                                       \
 	return rc
 
 EXPORT int fseek(FILE *f, long off, int whence) {
 	REAL(fseek);
-	FSEEK_BODY(real_fseek(f, off, whence));
+	FSEEK_BODY(int, real_fseek(f, off, whence));
 }
 EXPORT int fseeko(FILE *f, off_t off, int whence) {
 	REAL(fseeko);
-	FSEEK_BODY(real_fseeko(f, off, whence));
+	FSEEK_BODY(int, real_fseeko(f, off, whence));
 }
 EXPORT int fseeko64(FILE *f, off64_t off, int whence) {
 	REAL(fseeko64);
-	FSEEK_BODY(real_fseeko64(f, off, whence));
+	FSEEK_BODY(int, real_fseeko64(f, off, whence));
+}
+EXPORT int fsetpos(FILE *f, const fpos_t *p) {
+	REAL(fsetpos);
+	FSEEK_BODY(int, real_fsetpos(f, p));
+}
+EXPORT int fsetpos64(FILE *f, const fpos64_t *p) {
+	REAL(fsetpos64);
+	FSEEK_BODY(int, real_fsetpos64(f, p));
+}
+EXPORT void rewind(FILE *f) {
+	REAL(rewind);
+	int fd = f ? f->_fileno : -1;
+	if (!on() || !fd_file(fd)) {
+		real_rewind(f);
+		return;
+	}
+	struct snap s0;
+	snap(f, &s0);
+	int64_t off0 = f->_offset, pos0 = kpos(fd);
+	int64_t t0 = iotrace_now();
+	t_in++;
+	real_rewind(f);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	stdio_seek(f, &s0, off0, pos0, 0, t0, dur);
+	errno = saved;
 }
 
-EXPORT int fflush(FILE *f) {
-	REAL(fflush);
-	int fd = f ? fileno(f) : -1;
-	if (!on() || !fd_file(fd)) return real_fflush(f);
+/* ---- exit ---- */
+
+/* shim_exit runs in exit(), after the handlers the program registered
+ * (the shim's was registered before them): it flushes the file streams
+ * that hold bytes, as glibc is about to, so that their writes are
+ * recorded. */
+static void exit_record(int status) {
+	/* A vfork child shares its parent's memory, spool included: its
+	 * _exit (an exec that failed) is not its parent's. */
+	if (hdr && (uint32_t)syscall(SYS_getpid) != hdr->pid) return;
 	struct rec r = {0};
-	BEGIN;
-	int rc = real_fflush(f);
-	END(r);
-	r.call = C_FFLUSH;
-	r.fd = fd;
-	r.ret = rc == 0 ? 0 : -(int64_t)saved;
+	r.call = C_EXIT;
+	r.fd = -1;
+	r.start = iotrace_now();
+	r.ret = status & 0xff;
 	iotrace_emit(&r, NULL, NULL);
-	errno = saved;
-	return rc;
+}
+
+static void shim_exit(int status, void *arg) {
+	(void)arg;
+	if (!active || t_in) return;
+	if (on()) {
+		static int (*flush)(FILE *);
+		if (!flush) flush = (int (*)(FILE *))dlsym(RTLD_NEXT, "fflush");
+		if (flush) flush_noted(flush);
+	}
+	/* The exit status: the encoder ends the process with it (a process
+	 * killed by a signal has none). */
+	exit_record(status);
+}
+
+/* _exit and _Exit end the process without exit's handlers. */
+EXPORT void _exit(int status) {
+	REAL(_exit);
+	if (active && !t_in) exit_record(status);
+	real__exit(status);
+	__builtin_unreachable();
+}
+EXPORT void _Exit(int status) {
+	REAL(_Exit);
+	if (active && !t_in) exit_record(status);
+	real__Exit(status);
+	__builtin_unreachable();
 }

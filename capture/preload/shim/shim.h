@@ -12,6 +12,19 @@
 
 #include <stdint.h>
 
+/* The header (SPOOL_HEADER bytes; struct header in shim.c, whose
+ * _Static_asserts pin the offsets): magic (0), u32 version, record size,
+ * header size, pid (20), ppid, i32 MPI rank and size, u32 records
+ * dropped, i64 CLOCK_MONOTONIC and CLOCK_REALTIME ns at the start (40),
+ * u32 length and 1024 bytes of the command line (56), u32 length and
+ * 2048 bytes of the working directory (1084), u64 the process's start
+ * time in clock ticks since boot, /proc/self/stat field 22 (3136: the same
+ * in each image of a process, so that an exec is told from another
+ * process with the pid), ring mode's u64 head (3200), u32 slots (3208),
+ * u32 consumer pid (3212), u32 closed (3216: the consumer stopped
+ * draining, a writer that finds the ring full drops) and u64 tail (3264), u32 length and 760 bytes
+ * of the program, /proc/self/exe's target (3328; length 0 when it does not
+ * fit). Spools written before 3136 and 3328 were used hold zeros there. */
 #define SPOOL_MAGIC "IOTSPOOL"
 #define RING_MAGIC "IOTRING1"
 #define SPOOL_VERSION 1
@@ -26,6 +39,7 @@
 #define RF_ANY_TAG 4u       /* a receive posted with MPI_ANY_TAG */
 #define RF_PATH_AT 8u       /* the path is relative to the descriptor in fd */
 #define RF_RECV_HALF 16u    /* MPI_Sendrecv: off and size hold its receive half's source and tag */
+#define RF_PATH2_AT 32u     /* the second path is relative to the descriptor in peer */
 
 /* Call ids: the shim's own numbering, mapped to trace ops by the Go side. */
 enum {
@@ -39,6 +53,20 @@ enum {
 	C_UNLINK, C_UNLINKAT, C_RENAME, C_RENAMEAT, C_RENAMEAT2,
 	C_MKDIR, C_MKDIRAT, C_RMDIR,
 	C_FOPEN, C_FCLOSE, C_FREAD, C_FWRITE, C_FSEEK, C_FFLUSH,
+	/* Copies: fd reads at off, peer (the second descriptor) writes at
+	 * bytes (the second offset); oflags say which offsets the call gave
+	 * (1 in, 2 out), the others are the positions it moved. */
+	C_COPY_FILE_RANGE, C_SENDFILE, C_SPLICE,
+	C_FALLOCATE,        /* oflags: mode */
+	C_FADVISE,          /* oflags: advice */
+	C_SYNCFS, C_SYNC,
+	C_MMAP,             /* oflags: MAP_ flags, mode: PROT_ bits, ret 0 or -errno */
+	C_LINK, C_LINKAT,   /* path: the existing name, path2: the new one */
+	C_SYMLINK, C_SYMLINKAT, /* path: the link made, path2: its target as written */
+	C_READLINK, C_READLINKAT,
+	C_FCNTL,            /* oflags: the command, size: its argument */
+	C_CLOSE_RANGE,      /* fd: first, size: last, oflags: flags */
+	C_EXIT,             /* the process ends: ret is its exit status */
 
 	C_MPI_RANK = 100, /* peer = world rank, count = world size */
 	C_MPI_FINALIZE,
@@ -70,10 +98,10 @@ struct rec {
 	int64_t off;     /* offset; view displacement */
 	int64_t size;    /* requested bytes; view block length */
 	int64_t ret;     /* result, or -errno */
-	int64_t bytes;   /* communication bytes; view stride */
+	int64_t bytes;   /* communication bytes; view stride; second offset (copies) */
 	uint32_t oflags; /* open flags, MPI amode, *at flags, whence */
 	uint32_t mode;
-	int32_t peer;    /* world rank of peer or root */
+	int32_t peer;    /* world rank of peer or root; second descriptor (copies, RF_PATH2_AT) */
 	int32_t tag;
 	uint32_t comm;   /* communicator id: 0 world, 1 self */
 	int32_t count;   /* iovec count, element count; ret2 for dup-like calls */

@@ -1,0 +1,135 @@
+package preload
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// benchProg makes N calls of one kind on FILE and prints the thread CPU
+// time per call in ns (CPU time: robust on a shared machine; the program
+// only computes and makes calls).
+const benchProg = `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+static long ns(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec * 1000000000L + t.tv_nsec; }
+int main(int argc, char **argv) {
+	const char *m = argv[1];
+	long n = atol(argv[2]), sum = 0, t0 = 0, t1 = 0;
+	char buf[4096] = {0};
+	if (!strcmp(m, "getc") || !strcmp(m, "fgets") || !strcmp(m, "fread")) {
+		FILE *f = fopen(argv[3], "r");
+		t0 = ns();
+		for (long i = 0; i < n; i++) {
+			int c;
+			if (m[0] == 'g') c = getc(f);
+			else if (m[1] == 'g') c = fgets(buf, 64, f) ? buf[0] : EOF;
+			else c = fread(buf, 1, 16, f) ? buf[0] : EOF;
+			if (c == EOF) rewind(f);
+			else sum += c;
+		}
+		t1 = ns();
+		fclose(f);
+	} else if (!strcmp(m, "putc") || !strcmp(m, "fprintf")) {
+		FILE *f = fopen(argv[3], "w");
+		t0 = ns();
+		for (long i = 0; i < n; i++) {
+			if (m[0] == 'p') putc('x', f);
+			else fprintf(f, "%ld\n", i & 7);
+		}
+		t1 = ns();
+		fclose(f);
+	} else {
+		int fd = open(argv[3], O_RDWR);
+		t0 = ns();
+		for (long i = 0; i < n; i++) {
+			if (m[0] == 'r') { if (read(fd, buf, 64) <= 0) lseek(fd, 0, SEEK_SET); }
+			else if (m[0] == 'w') write(fd, buf, 64);
+			else pwrite(fd, buf, 64, (i & 1023) * 64);
+		}
+		t1 = ns();
+		close(fd);
+	}
+	printf("%.2f\n", (double)(t1 - t0) / n);
+	return sum == 42;
+}
+`
+
+// BenchmarkShimCalls measures what the shim adds to the calls programs
+// make most: getc and putc (stdio's hot path, which must stay at glibc's
+// speed), fgets, fread (16 bytes) and fprintf on a file, and read, write
+// and pwrite of 64 bytes (each one recorded). Each iteration runs the C
+// program without the shim and with it (a ring drained as iotrace record
+// drains it), interleaved; the metrics are medians of the per-call CPU
+// time without the shim, with it, and their difference:
+//
+//	go test ./capture/preload -run XXX -bench ShimCalls -benchtime 5x
+func BenchmarkShimCalls(b *testing.B) {
+	libs := buildShim(b)
+	dir := b.TempDir()
+	bin := compile(b, dir, "calls", benchProg, "-O2")
+	in := filepath.Join(dir, "in.txt")
+	line := strings.Repeat("abcdefghij", 7) + "\n"
+	if err := os.WriteFile(in, []byte(strings.Repeat(line, 1<<18)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	rw := filepath.Join(dir, "rw.dat")
+	if err := os.WriteFile(rw, make([]byte, 1<<20), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		mode string
+		n    int
+		file string
+	}{
+		{"getc", 20_000_000, in}, {"putc", 20_000_000, "out.txt"}, {"fgets", 2_000_000, in},
+		{"fread", 2_000_000, in}, {"fprintf", 2_000_000, "out.txt"},
+		{"read", 500_000, rw}, {"write", 500_000, rw}, {"pwrite", 500_000, rw},
+	} {
+		b.Run(c.mode, func(b *testing.B) {
+			var plain, shim []float64
+			parse := func(out []byte) float64 {
+				v, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+				if err != nil {
+					b.Fatalf("%q: %v", out, err)
+				}
+				return v
+			}
+			args := []string{c.mode, strconv.Itoa(c.n), c.file}
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(bin, args...)
+				cmd.Dir = dir
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatal(err)
+				}
+				plain = append(plain, parse(out))
+				spool, out, err := recordOutput(b, libs, drained, dir, bin, args...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				os.RemoveAll(spool)
+				shim = append(shim, parse(out))
+			}
+			p, s := median(plain), median(shim)
+			b.ReportMetric(p, "plain-ns/call")
+			b.ReportMetric(s, "shim-ns/call")
+			b.ReportMetric(s-p, "added-ns/call")
+		})
+	}
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
