@@ -14,6 +14,7 @@ import (
 
 	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // needStrace returns strace's path; it skips t without it (fails under
@@ -103,17 +104,10 @@ func parseStrace(t *testing.T, name, dir string) fileCalls {
 // events (one process).
 func shimCalls(evs []trace.Event, paths *trace.Paths) fileCalls {
 	out := fileCalls{}
-	var h trace.Handles
-	inherited := map[int32]trace.PathID{}
+	f := state.New[struct{}, struct{}](nil)
 	for i := range evs {
 		e := &evs[i]
-		p := h.Path(e)
-		h.Observe(e)
-		if e.Op == trace.OpInherit {
-			inherited[e.FD] = e.Path
-		} else if p == 0 {
-			p = inherited[e.FD] // trace.Handles does not follow inherit events
-		}
+		p := f.Apply(e).Path
 		switch e.Op {
 		case trace.OpRead, trace.OpWrite:
 			name := paths.Lookup(p)

@@ -22,7 +22,8 @@ type tally struct{ n, bytes int64 }
 // tallies reads a trace and tallies each rank's calls by op, leaving out
 // the POSIX calls made inside MPI-IO calls (how many an MPI library
 // makes is its business) and the process events (not calls: a rank's
-// process ends with an exit event).
+// process ends with an exit event); it returns the events too, all of
+// them.
 func tallies(t *testing.T, path string) (map[uint32]map[trace.Op]tally, []trace.Event) {
 	t.Helper()
 	r, err := format.Open(path)
@@ -35,7 +36,6 @@ func tallies(t *testing.T, path string) (map[uint32]map[trace.Op]tally, []trace.
 		t.Fatal(err)
 	}
 	out := map[uint32]map[trace.Op]tally{}
-	var kept []trace.Event
 	for _, e := range evs {
 		if e.Flags&trace.InMPIIO != 0 && e.Op.Class() != trace.ClassComm || e.Op.Class() == trace.ClassProcess {
 			continue
@@ -52,9 +52,8 @@ func tallies(t *testing.T, path string) (map[uint32]map[trace.Op]tally, []trace.
 			tl.bytes += max(e.Ret, 0)
 		}
 		out[e.Rank][e.Op] = tl
-		kept = append(kept, e)
 	}
-	return out, kept
+	return out, evs
 }
 
 // mpiProgram is a test program and what each of its 4 ranks must have

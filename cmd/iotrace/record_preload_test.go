@@ -16,6 +16,7 @@ import (
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // TestRecordPreload records a C program with --preload, as a user runs
@@ -94,18 +95,10 @@ func fileTallies(t *testing.T, path string) map[string]map[trace.Op]tally {
 		t.Fatal(err)
 	}
 	out := map[string]map[trace.Op]tally{}
-	var h trace.Handles
-	inherited := map[int32]trace.PathID{}
+	f := state.New[struct{}, struct{}](nil)
 	for i := range evs {
 		e := &evs[i]
-		p := h.Path(e)
-		h.Observe(e)
-		if e.Op == trace.OpInherit {
-			inherited[e.FD] = e.Path
-		} else if p == 0 {
-			p = inherited[e.FD]
-		}
-		name := src.Path(p)
+		name := src.Path(f.Apply(e).Path)
 		if name == "" {
 			continue
 		}
