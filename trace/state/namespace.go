@@ -101,6 +101,11 @@ type File struct {
 
 	written int64 // the furthest end the trace wrote
 	keep    int64 // bytes of the content before the trace still there (math.MaxInt64: all)
+	// appendAt is the lowest offset an append landed at while the content
+	// from before the trace was all there (-1: none): the file had that
+	// many bytes. The lowest, as the appends of several threads or
+	// processes can come in any order in a trace.
+	appendAt int64
 }
 
 // NewNamespace returns an empty namespace; path resolves the path ids of
@@ -112,7 +117,7 @@ func NewNamespace(path func(trace.PathID) string) *Namespace {
 	return ns
 }
 
-func newFile() *File { return &File{keep: math.MaxInt64} }
+func newFile() *File { return &File{keep: math.MaxInt64, appendAt: -1} }
 
 // Path returns n's name now (for a removed name: where it was).
 func (n *Node) Path() string { return n.pathOf(false) }
@@ -505,6 +510,25 @@ func (f *File) sawSize(s int64, initial bool) {
 	}
 }
 
+// appended notes an append that landed at off.
+func (f *File) appended(off int64, initial bool) {
+	if !initial || f.keep != math.MaxInt64 || off < 0 {
+		return
+	}
+	if f.appendAt < 0 || off < f.appendAt {
+		f.appendAt = off
+	}
+}
+
+// need is the size the file must have before the trace, and whether that
+// is exact.
+func (f *File) need() (int64, bool) {
+	if f.appendAt >= 0 && f.appendAt >= f.Need {
+		return f.appendAt, true
+	}
+	return f.Need, f.NeedExact
+}
+
 func (n *Node) wasThere() bool { return n != nil && (n.Initial || n.Maybe) }
 
 // Entry is one name of the namespace, for the lists Before and End give.
@@ -554,13 +578,15 @@ func (ns *Namespace) Before() []Entry {
 		if n == ns.abs || n == ns.rel {
 			return
 		}
-		if !n.Initial && !(n.Maybe && n.File != nil && n.File.Need > 0) {
+		var need int64
+		var exact bool
+		if n.File != nil && n.Kind != KindDir {
+			need, exact = n.File.need()
+		}
+		if !n.Initial && !(n.Maybe && need > 0) {
 			return
 		}
-		e := Entry{Path: n.InitialPath(), Kind: n.Kind, Node: n}
-		if n.File != nil && n.Kind != KindDir {
-			e.Need, e.Exact = n.File.Need, n.File.NeedExact
-		}
+		e := Entry{Path: n.InitialPath(), Kind: n.Kind, Node: n, Need: need, Exact: exact}
 		out = append(out, e)
 	})
 	sortEntries(out)

@@ -364,3 +364,23 @@ func TestNamespaceAppendsAndDirectories(t *testing.T) {
 		t.Errorf("end: %s", got)
 	}
 }
+
+// TestNamespaceAppendsOutOfOrder: two threads append through O_APPEND;
+// a trace can hold their calls in another order than the kernel ran
+// them: the file had as many bytes as the lowest append's offset.
+func TestNamespaceAppendsOutOfOrder(t *testing.T) {
+	b := newBuilder()
+	b.add(trace.Event{Op: trace.OpOpen, Path: b.p("/w/log"), Flags: trace.OWronly | trace.OCreat | trace.OAppend, Ret: 3})
+	b.add(trace.Event{Op: trace.OpDup, FD: 3, Ret: 4})
+	b.add(trace.Event{Op: trace.OpWrite, Thread: 1, FD: 4, Offset: 43, Size: 18, Ret: 18})
+	b.add(trace.Event{Op: trace.OpWrite, Thread: 2, FD: 3, Offset: 25, Size: 18, Ret: 18})
+	_, ns, _ := b.follow(t)
+	for _, e := range ns.Before() {
+		if e.Path == "/w/log" && (e.Need != 25 || !e.Exact) {
+			t.Errorf("the log needs %d (exact %v), want 25", e.Need, e.Exact)
+		}
+	}
+	if got := entries(ns.End()); got != "/w/log 61" {
+		t.Errorf("end: %s", got)
+	}
+}
