@@ -69,10 +69,4 @@ var expected = map[string]string{
 // docs/CORPUS.md marks them. Keep this list short: a cell belongs here
 // only when the program or iotrace races, never to hide a failure.
 var flaky = map[string]string{
-	"tar-czf/ptrace/b":  "REPLAY-FORK, depending on how tar and its child interleave: when the child's creat, dup to 1 and close of fd 3 (archive.tgz) fall after tar opened src as fd 3, the replay's one table makes gzip's writes to fd 1 fail with EBADF (archive.tgz 0 B)",
-	"tar-czf/ptrace/c":  "REPLAY-FORK, as b: the child's close of its fd 3 closes tar's fd 3 (src) in the replay, and tar's own close of it is skipped (close 17→16), unless the child ran first",
-	"h5py-mpi/ptrace/b": "the ranks race in the replay: a ptrace trace has no MPI calls, so nothing orders rank 1's open of out.h5 (without O_CREAT) after rank 0 creates it; when rank 1 is first, its open fails with ENOENT and its writes with EBADF",
-	"h5py-mpi/ptrace/c": "as b: the lost writes make the replay's bytes differ",
-	"ncmpigen/ptrace/b": "the ranks race in the replay as in h5py-mpi: rank 1 opens out.nc without O_CREAT",
-	"ncmpigen/ptrace/c": "as b: the lost writes make the replay's bytes differ",
 }

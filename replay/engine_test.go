@@ -519,3 +519,40 @@ func TestSharedPointers(t *testing.T) {
 		t.Fatalf("the shared file has %d bytes (%v), want 890", st.Size, err)
 	}
 }
+
+// TestRanksWaitForFilesOthersMake: a trace without MPI calls (ptrace sees
+// none) where rank 1 opens a file rank 0 created earlier: as fast as
+// possible, rank 1 would open it before rank 0 has made it; it waits for
+// the create, as it came after it in the traced run.
+func TestRanksWaitForFilesOthersMake(t *testing.T) {
+	m := trace.NewMemTrace()
+	other, shared := m.Paths.Intern("/s/other"), m.Paths.Intern("/s/shared")
+	var evs []trace.Event
+	evs = append(evs, trace.Event{Rank: 0, Op: trace.OpOpen, Path: other, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Ret: 3, Start: 1})
+	for i := int64(0); i < 3000; i++ {
+		evs = append(evs, trace.Event{Rank: 0, Op: trace.OpPwrite, FD: 3, Offset: i * 4096, Size: 4096, Ret: 4096, Start: 10 + i})
+	}
+	evs = append(evs,
+		trace.Event{Rank: 0, Op: trace.OpOpen, Path: shared, Flags: trace.OWronly | trace.OCreat | trace.OExcl, Ret: 4, Start: 5000},
+		trace.Event{Rank: 0, Op: trace.OpPwrite, FD: 4, Size: 100, Ret: 100, Start: 5001},
+		trace.Event{Rank: 0, Op: trace.OpClose, FD: 4, Start: 5002},
+		trace.Event{Rank: 1, Op: trace.OpStat, Path: shared, Start: 6000},
+		trace.Event{Rank: 1, Op: trace.OpOpen, Path: shared, Flags: trace.ORdonly, Ret: 3, Start: 6001},
+		trace.Event{Rank: 1, Op: trace.OpPread, FD: 3, Size: 100, Ret: 100, Start: 6002},
+	)
+	m.Add(evs...)
+	for try := 0; try < 5; try++ {
+		dir := t.TempDir()
+		be, err := posix.New(posix.Options{Target: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := run(t, m, replay.Options{Timing: replay.AFAP}, be)
+		be.Close()
+		if res.Failures() != 0 || res.Skipped() != 0 {
+			var b strings.Builder
+			res.WriteSummary(&b)
+			t.Fatalf("try %d: failures or skips:\n%s", try, b.String())
+		}
+	}
+}

@@ -35,6 +35,10 @@ type Plan struct {
 	// them while it ran): the prepare phase cannot make them.
 	Anomalies int
 
+	// deps holds, per rank (by its index in Ranks), the calls that must
+	// wait for another rank's call (see fileDeps), by event number.
+	deps [][]Dep
+
 	// shared holds, per rank (by its index in Ranks), the offset of each
 	// of its shared file pointer calls (MPI_File_*_shared and _ordered),
 	// in order: the trace records 0 for them (where such a call lands
@@ -99,6 +103,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 	}
 	defer m.close()
 	sp := newSharedPointers()
+	deps := newFileDeps(len(p.Ranks))
 	per := make([]rankPlan, len(p.Ranks))
 	for i, r := range p.Ranks {
 		per[i] = rankPlan{rc: RankCount{Rank: r, Ops: map[trace.Op]int64{}}, f: state.New[struct{}, struct{}](ns)}
@@ -113,6 +118,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		}
 		rp := &per[i]
 		r := p.Ranks[i]
+		rp.n++
 		if e.Op < 1024 {
 			rp.counts[e.Op]++
 		} else {
@@ -150,7 +156,9 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		if st.Handle != nil && cls == trace.ClassMPIIO {
 			sp.event(i, e, st.Handle)
 		}
+		deps.event(i, rp.n-1, m.epoch(i), e)
 	}
+	p.deps = deps.byRank
 	p.shared = sp.offsets(len(p.Ranks))
 	for i := range per {
 		rc := &per[i].rc
@@ -251,6 +259,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 
 // rankPlan is what the plan keeps per rank while it reads.
 type rankPlan struct {
+	n      int64 // events read
 	rc     RankCount
 	counts [1024]int64 // by op, below 1024; the rest in rc.Ops
 	f      *state.Follower[struct{}, struct{}]
@@ -388,6 +397,10 @@ func (m *merger) next() (int, *trace.Event, error) {
 	m.pending = i
 	return i, &c.buf[c.i], nil
 }
+
+// epoch returns the collective calls on MPI_COMM_WORLD rank index i made
+// before its current event.
+func (m *merger) epoch(i int) int64 { return m.cur[i].epoch }
 
 func (m *merger) close() {
 	for _, c := range m.cur {
@@ -547,4 +560,63 @@ func keys[V any](m map[string]V) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// Dep says that a call (the Event-th of its rank, from 0) must wait until
+// the rank at index Rank (in Plan.Ranks) has made its After-th call.
+type Dep struct {
+	Event int64
+	Rank  int
+	After int64
+}
+
+// fileDeps finds the calls of a rank that use a file another rank made
+// with nothing between them that orders the ranks (no collective call on
+// MPI_COMM_WORLD, as in a trace captured without MPI's calls: ptrace sees
+// no MPI). Run as fast as possible, such a rank would open the file
+// before its maker creates it: it waits for the create, as it did in the
+// traced run (where the trace's clocks say the create came first).
+type fileDeps struct {
+	makers map[trace.PathID]maker
+	used   []map[trace.PathID]bool // per rank: files whose dependency is settled
+	byRank [][]Dep
+}
+
+type maker struct {
+	rank  int
+	event int64
+	epoch int64
+}
+
+func newFileDeps(ranks int) *fileDeps {
+	return &fileDeps{makers: map[trace.PathID]maker{}, used: make([]map[trace.PathID]bool, ranks), byRank: make([][]Dep, ranks)}
+}
+
+// event follows the n-th event (from 0) of the rank at index rank, made
+// after epoch collective calls on MPI_COMM_WORLD.
+func (d *fileDeps) event(rank int, n, epoch int64, e *trace.Event) {
+	if e.Path == 0 || e.Ret < 0 {
+		return
+	}
+	info := e.Op.Info()
+	switch info.NS {
+	case trace.NSOpen, trace.NSLook, trace.NSRemove, trace.NSRename, trace.NSLink:
+	default:
+		return
+	}
+	if info.Collective {
+		return // MPI_File_open: the ranks meet there anyway
+	}
+	if d.used[rank] == nil {
+		d.used[rank] = map[trace.PathID]bool{}
+	}
+	if mk, ok := d.makers[e.Path]; ok && mk.rank != rank && mk.epoch == epoch && !d.used[rank][e.Path] {
+		d.byRank[rank] = append(d.byRank[rank], Dep{Event: n, Rank: mk.rank, After: mk.event + 1})
+	}
+	d.used[rank][e.Path] = true
+	creates := info.NS == trace.NSOpen && (e.Op == trace.OpCreat || e.Flags&trace.OCreat != 0 ||
+		info.Class == trace.ClassMPIIO && e.Flags&trace.MPIModeCreate != 0)
+	if _, ok := d.makers[e.Path]; creates && !ok {
+		d.makers[e.Path] = maker{rank: rank, event: n, epoch: epoch}
+	}
 }

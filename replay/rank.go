@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/iotrace/iotrace/replay/comm"
 	"github.com/iotrace/iotrace/trace"
@@ -34,6 +37,10 @@ type runner struct {
 	handles    map[int32]uint32 // MPI file handle → communicator
 	reqs       []comm.Request   // outstanding non-blocking calls, oldest first
 	sharedNext int              // the rank's shared file pointer calls so far
+	progress   atomic.Int64     // events this rank has done, for the ranks that wait on it
+	deps       []Dep            // the plan's waits of this rank
+	nextDep    int
+	peers      []*runner // the runners, by the index of their rank in the plan (nil: not here)
 	call       Call
 	pathMap    map[trace.PathID]*pathSlot // the paths of this rank so far
 	lastID     trace.PathID               // the path of the previous lookup
@@ -137,6 +144,7 @@ func (rn *runner) safeRun() (err error) {
 func (rn *runner) run() (err error) {
 	var rd *reader
 	defer func() {
+		rn.progress.Store(math.MaxInt64) // whoever waits for this rank waits no more
 		if rd != nil {
 			rd.stop()
 		}
@@ -212,6 +220,38 @@ func (rn *runner) keep(b []trace.Event, k int) {
 	}
 }
 
+// depTimeout bounds a wait for another rank's call: the trace's clocks
+// may be wrong, and a replay must not hang on them.
+const depTimeout = 10 * time.Second
+
+// waitDeps waits until the ranks the next call depends on have made the
+// calls it waits for (see Plan.deps). It returns false when the replay
+// stops.
+func (rn *runner) waitDeps() bool {
+	deadline := time.Now().Add(depTimeout)
+	for ; rn.nextDep < len(rn.deps) && rn.deps[rn.nextDep].Event == rn.events; rn.nextDep++ {
+		d := rn.deps[rn.nextDep]
+		if d.Rank >= len(rn.peers) || rn.peers[d.Rank] == nil {
+			continue // a rank this process does not run: MPI's own calls order it
+		}
+		p := rn.peers[d.Rank]
+		for spin := 0; p.progress.Load() < d.After; spin++ {
+			if rn.stop.Load() || rn.ctx.Err() != nil {
+				return false
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+			if spin < 100 {
+				runtime.Gosched()
+			} else {
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}
+	return true
+}
+
 // after says whether the rank stops after a batch whose read returned
 // rerr, and with what error.
 func (rn *runner) after(rerr error) (bool, error) {
@@ -245,6 +285,14 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 			rn.res.events += int64(i)
 			return k, nil
 		}
+		if rn.nextDep < len(rn.deps) && rn.deps[rn.nextDep].Event == rn.events {
+			if !rn.waitDeps() {
+				rn.res.events += int64(i)
+				return k, nil
+			}
+			now = rn.w.now()
+		}
+		rn.progress.Store(rn.events) // the calls before this one are done
 		rn.events++
 		oStart, oEnd, oRet := e.Start, e.Start+e.Dur, e.Ret
 		start := now

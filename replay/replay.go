@@ -214,6 +214,17 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		}
 	}
 
+	// The ranks that wait for another's calls (Plan.deps) see its runner,
+	// where it runs in this process.
+	peers := make([]*runner, len(r.plan.Ranks))
+	for i, rn := range runners {
+		peers[planIdx[i]] = rn
+	}
+	for i, rn := range runners {
+		if pi := planIdx[i]; pi < len(r.plan.deps) {
+			rn.deps, rn.peers = r.plan.deps[pi], peers
+		}
+	}
 	if r.opts.Ready != nil {
 		r.opts.Ready()
 	}

@@ -125,7 +125,9 @@ func applyNS[D, H any](ns *Namespace, e *trace.Event, info *trace.OpInfo, st *St
 	case trace.DirWrite:
 		if st.Desc != nil && st.Desc.Append() && info.Addr == trace.AddrIndividual {
 			// An append lands at the end of the file: it was that long.
-			f.appended(e.Offset, initial)
+			f.appended(e.Offset, e.Ret, initial)
+		} else {
+			f.otherWrites = true
 		}
 		f.write(e.Offset, e.Ret)
 	case trace.DirCopy:

@@ -106,6 +106,13 @@ type File struct {
 	// many bytes. The lowest, as the appends of several threads or
 	// processes can come in any order in a trace.
 	appendAt int64
+	// The bytes the appends moved, the furthest end they reached, and
+	// whether anything else wrote the file: when only appends did, the
+	// file had appendEnd − appendBytes bytes, whatever order the trace
+	// holds them in and whatever offsets a capture that raced with
+	// another thread's append gave them.
+	appendBytes, appendEnd int64
+	otherWrites            bool
 }
 
 // NewNamespace returns an empty namespace; path resolves the path ids of
@@ -510,21 +517,30 @@ func (f *File) sawSize(s int64, initial bool) {
 	}
 }
 
-// appended notes an append that landed at off.
-func (f *File) appended(off int64, initial bool) {
+// appended notes an append of n bytes that landed at off.
+func (f *File) appended(off, n int64, initial bool) {
 	if !initial || f.keep != math.MaxInt64 || off < 0 {
 		return
 	}
 	if f.appendAt < 0 || off < f.appendAt {
 		f.appendAt = off
 	}
+	f.appendBytes += max(n, 0)
+	f.appendEnd = max(f.appendEnd, off+max(n, 0))
 }
 
 // need is the size the file must have before the trace, and whether that
 // is exact.
 func (f *File) need() (int64, bool) {
-	if f.appendAt >= 0 && f.appendAt >= f.Need {
-		return f.appendAt, true
+	if f.appendAt < 0 {
+		return f.Need, f.NeedExact
+	}
+	at := f.appendAt
+	if s := f.appendEnd - f.appendBytes; !f.otherWrites && s >= 0 && s < at {
+		at = s
+	}
+	if at >= f.Need {
+		return at, true
 	}
 	return f.Need, f.NeedExact
 }

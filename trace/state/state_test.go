@@ -384,3 +384,21 @@ func TestNamespaceAppendsOutOfOrder(t *testing.T) {
 		t.Errorf("end: %s", got)
 	}
 }
+
+// TestNamespaceAppendsRaced: a capture that learns where an append landed
+// from the file's size after it records two racing appends at the same
+// offset; the bytes appended and where they ended say how long the file
+// was.
+func TestNamespaceAppendsRaced(t *testing.T) {
+	b := newBuilder()
+	b.add(trace.Event{Op: trace.OpOpen, Path: b.p("/w/log"), Flags: trace.OWronly | trace.OCreat | trace.OAppend, Ret: 3})
+	b.add(trace.Event{Op: trace.OpWrite, Thread: 1, FD: 3, Offset: 43, Size: 18, Ret: 18})
+	b.add(trace.Event{Op: trace.OpWrite, Thread: 2, FD: 3, Offset: 43, Size: 18, Ret: 18})
+	b.add(trace.Event{Op: trace.OpWrite, Thread: 2, FD: 3, Offset: 61, Size: 18, Ret: 18})
+	_, ns, _ := b.follow(t)
+	for _, e := range ns.Before() {
+		if e.Path == "/w/log" && (e.Need != 25 || !e.Exact) {
+			t.Errorf("the log needs %d (exact %v), want 25", e.Need, e.Exact)
+		}
+	}
+}
