@@ -68,5 +68,4 @@ var expected = map[string]string{
 // outside the harness, named here; the test accepts either verdict, and
 // docs/CORPUS.md marks them. Keep this list short: a cell belongs here
 // only when the program or iotrace races, never to hide a failure.
-var flaky = map[string]string{
-}
+var flaky = map[string]string{}
