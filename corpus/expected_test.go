@@ -38,23 +38,15 @@ package corpus
 //   - REPLAY-APPEND: a file only appended to is not prepared with its old
 //     size (the trace's write offset says it), so it ends shorter.
 var expected = map[string]string{
-	"tar-czf/ptrace/a":  "readdir 0≠10: PT-CALLS",
 	"tar-czf/preload/a": "open 1≠16, close 12≠17, stat 49≠54: SHIM-MISSING (__openat_2, fdopendir)",
 	"tar-xzf/preload/a": "open 12≠17, close 13≠18, stat 2≠7: SHIM-MISSING (__openat_2)",
 	"git/preload/a":     "open 118≠149, close 89≠99, link 0≠20, mmap 0≠10, write bytes 23 short: SHIM-MISSING (__open64_2, mkstemp64; fprintf-style stdio)",
 	"cp-r/preload/a":    "copy 0≠21, advise 0≠11, open 23≠28, close 22≠27, stat 44≠49: SHIM-MISSING (copy_file_range, posix_fadvise, opendir)",
 	"sort/preload/a":    "write bytes 0≠11555389, advise 0≠1: SHIM-MISSING (sort writes with fwrite_unlocked)",
-
-	"rsync/ptrace/a":  "readdir 0≠10: PT-CALLS",
-	"rsync/preload/a": "close 67≠72, stat 83≠88: SHIM-MISSING (opendir, fdopendir)",
-
-	"make/ptrace/a":     "readdir 0≠2, readlink 0≠18: PT-CALLS",
+	"rsync/preload/a":   "close 67≠72, stat 83≠88: SHIM-MISSING (opendir, fdopendir)",
 	"make/preload/a":    "dup 8≠0, read 87≠105, seek 146≠208, stat 62≠90: SHIM-MISSING",
 	"make/preload/c":    "trace→replay: read bytes 173361→174631",
 	"python3/preload/a": "open 6≠7, close 6≠7, stat 6≠7: SHIM-MISSING (os.listdir's opendir)",
-
-	"sh-redirect/ptrace/a":  "copy 0≠4, advise 0≠2 (cat): PT-CALLS",
-	"sh-redirect/preload/a": "copy 0≠4, advise 0≠2, close 6≠7: SHIM-MISSING",
 
 	"h5py-mpi/preload/a": "record: every rank dies with SIGSEGV in the shim's MPI_Init_thread: mpi4py loads libmpi with RTLD_LOCAL, so dlsym(RTLD_NEXT, \"PMPI_Init_thread\") is NULL and is called",
 	"h5py-mpi/preload/b": "record: SIGSEGV (see a)",

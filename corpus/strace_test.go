@@ -27,8 +27,10 @@ type sysSpec struct {
 	op    string   // the op trace.ParseOp knows it by ("" = the syscall's own name)
 	fds   []int    // arguments that are descriptors of the file(s)
 	paths [][2]int // (directory descriptor argument or -1, path argument)
-	// fcntlDup: count only F_DUPFD and F_DUPFD_CLOEXEC, the commands that
-	// make a descriptor (family dup); the other commands are no I/O.
+	// fcntlDup: count only the commands of fcntl the captures record
+	// (family dup): F_DUPFD and F_DUPFD_CLOEXEC, which make a descriptor,
+	// and F_SETFD and F_SETFL, which change what the descriptor tables
+	// follow (close-on-exec, O_APPEND); the others are no I/O.
 	fcntlDup bool
 }
 
@@ -65,8 +67,8 @@ var syscalls = map[string]sysSpec{
 	"fadvise64":       {fds: []int{0}},
 	"mmap":            {fds: []int{4}},
 	"dup":             {fds: []int{0}},
-	"dup2":            {fds: []int{0}},
-	"dup3":            {fds: []int{0}},
+	"dup2":            {fds: []int{0, 1}}, // its target too: the call closes the file open there
+	"dup3":            {fds: []int{0, 1}},
 	"fcntl":           {fds: []int{0}, fcntlDup: true},
 	"fstat":           {fds: []int{0}},
 	"getdents":        {fds: []int{0}},
@@ -94,6 +96,9 @@ var syscalls = map[string]sysSpec{
 	"symlink":         {paths: [][2]int{{-1, 1}}}, // argument 0 is the link's text, not a file
 	"symlinkat":       {paths: [][2]int{{1, 2}}},
 }
+
+// recordedFcntl are the commands of fcntl the captures record.
+var recordedFcntl = map[string]bool{"F_DUPFD": true, "F_DUPFD_CLOEXEC": true, "F_SETFD": true, "F_SETFL": true}
 
 // bookkeeping are traced too, but only to follow working directories.
 var bookkeeping = []string{"chdir", "fchdir", "clone", "clone3", "fork", "vfork"}
@@ -436,7 +441,7 @@ func countCalls(calls []straceCall, dir, rootCwd string, out map[string]famCount
 		if !ok {
 			continue
 		}
-		if spec.fcntlDup && (len(c.args) < 2 || (c.args[1] != "F_DUPFD" && c.args[1] != "F_DUPFD_CLOEXEC")) {
+		if spec.fcntlDup && (len(c.args) < 2 || !recordedFcntl[c.args[1]]) {
 			continue
 		}
 		hit := false
