@@ -367,6 +367,28 @@ func (m *merger) down(j int) {
 // that come next, or a nil event at the end. The event stays valid until
 // the next call.
 func (m *merger) next() (int, *trace.Event, error) {
+	if len(m.cur) == 1 {
+		// One rank: its events in order, no heap.
+		c := m.cur[0]
+		if m.pending >= 0 {
+			e := &c.buf[c.i]
+			if e.Comm == trace.CommWorld && e.Op.Class() == trace.ClassComm && e.Op.Info().Collective {
+				c.epoch++
+			}
+			c.i++
+		}
+		m.pending = 0
+		if c.i >= c.n {
+			if c.fill(); c.err != nil {
+				return 0, nil, c.err
+			}
+			if c.i >= c.n {
+				m.pending = -1
+				return 0, nil, nil
+			}
+		}
+		return 0, &c.buf[c.i], nil
+	}
 	if i := m.pending; i >= 0 {
 		// Move past the event returned last.
 		m.pending = -1
