@@ -152,6 +152,9 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 				}
 			}
 		}
+		if rp.f.Data(e) != nil {
+			continue // a read or write on a descriptor: followed, nothing more to plan
+		}
 		st := rp.f.Apply(e)
 		if st.Handle != nil && cls == trace.ClassMPIIO {
 			sp.event(i, e, st.Handle)

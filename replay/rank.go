@@ -39,6 +39,7 @@ type runner struct {
 	sharedNext int              // the rank's shared file pointer calls so far
 	progress   atomic.Int64     // events this rank has done, for the ranks that wait on it
 	deps       []Dep            // the plan's waits of this rank
+	watched    bool             // another rank waits for this one's calls
 	nextDep    int
 	peers      []*runner // the runners, by the index of their rank in the plan (nil: not here)
 	call       Call
@@ -292,7 +293,9 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 			}
 			now = rn.w.now()
 		}
-		rn.progress.Store(rn.events) // the calls before this one are done
+		if rn.watched {
+			rn.progress.Store(rn.events) // the calls before this one are done
+		}
 		rn.events++
 		oStart, oEnd, oRet := e.Start, e.Start+e.Dur, e.Ret
 		start := now

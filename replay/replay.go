@@ -223,6 +223,11 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	for i, rn := range runners {
 		if pi := planIdx[i]; pi < len(r.plan.deps) {
 			rn.deps, rn.peers = r.plan.deps[pi], peers
+			for _, d := range rn.deps {
+				if d.Rank < len(peers) && peers[d.Rank] != nil {
+					peers[d.Rank].watched = true
+				}
+			}
 		}
 	}
 	if r.opts.Ready != nil {

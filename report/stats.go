@@ -662,6 +662,16 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 // (trace/state) knows it: the file its descriptor or MPI file handle was
 // opened on, or the path it names.
 func (c *computer) fileOf(rs *rankState, e *trace.Event, info *opInfo) *FileRow {
+	if d := rs.files.Data(e); d != nil {
+		// A read or write on a descriptor the rank has open: the hot path.
+		if d.Path != 0 {
+			return c.file(d.Path)
+		}
+		if e.Path != 0 {
+			return c.file(e.Path)
+		}
+		return c.pseudoFile(e.FD)
+	}
 	st := rs.files.Apply(e)
 	switch info.Class {
 	case trace.ClassPOSIX, trace.ClassMeta, trace.ClassMPIIO:

@@ -86,15 +86,16 @@ done
 echo "run.sh: 3. capture, $REPS repetitions" >&2
 declare -A cap
 for rep in $(seq "$REPS"); do
-	cap[untraced]+="$(taskset -c 0 "$tmp/pwrite" "$shm/p.dat" "$N") "
+	# The file is outside /dev (which iotrace record leaves out by default).
+	cap[untraced]+="$(taskset -c 0 "$tmp/pwrite" "$tmp/p.dat" "$N") "
 	sides=(base head)
 	[ $((rep % 2)) = 0 ] && sides=(head base)
 	for side in "${sides[@]}"; do
-		cap[$side,ptrace]+="$(taskset -c 0 "$tmp/$side/iotrace" record -o "$tmp/$side-ptrace.iot" -- "$tmp/pwrite" "$shm/p.dat" "$N") "
-		cap[$side,preload]+="$(taskset -c 0 "$tmp/$side/iotrace" record --preload -o "$tmp/$side-preload.iot" -- "$tmp/pwrite" "$shm/p.dat" "$N") "
+		cap[$side,ptrace]+="$(taskset -c 0 "$tmp/$side/iotrace" record -o "$tmp/$side-ptrace.iot" -- "$tmp/pwrite" "$tmp/p.dat" "$N") "
+		cap[$side,preload]+="$(taskset -c 0 "$tmp/$side/iotrace" record --preload -o "$tmp/$side-preload.iot" -- "$tmp/pwrite" "$tmp/p.dat" "$N") "
 	done
 done
-rm -f "$shm/p.dat"
+rm -f "$tmp/p.dat"
 
 # 4. sizes
 echo "run.sh: 4. trace sizes" >&2

@@ -351,16 +351,40 @@ func result(err error) (int64, replay.Skip) {
 	return errno(err), replay.NotSkipped
 }
 
+// opInfos is the op table, for the hot path (trace.Op.Info copies).
+var opInfos = func() (t [1024]trace.OpInfo) {
+	for op := range t {
+		t[op] = trace.Op(op).Info()
+	}
+	return t
+}()
+
 // Do implements replay.Executor.
 func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 	e := c.Ev
+	if d := x.st.Data(e); d != nil && d.Aux.state == fdOpen {
+		// The hot path: a read or write on a descriptor of the trace that
+		// the replay has open.
+		info := &opInfos[e.Op]
+		align := x.align
+		if d.Aux.direct {
+			align = replay.DirectAlign
+		}
+		return x.rw(int(d.Aux.fd), info.Dir == trace.DirWrite, info.Addr == trace.AddrExplicit, e.Offset, e.Size, align), replay.NotSkipped
+	} else if d != nil {
+		st := state.Step[realFile, mpiFile]{Desc: d, Path: d.Path}
+		return x.onFD(c, &st, &opInfos[e.Op])
+	}
 	x.closeErr = nil
 	st := x.st.Apply(e)
-	info := e.Op.Info()
+	if e.Op >= trace.Op(len(opInfos)) {
+		return 0, replay.SkipUnsupported
+	}
+	info := &opInfos[e.Op]
 	switch info.Class {
 	case trace.ClassMeta:
 		if info.FD == trace.FDOn || info.FD == trace.FDAt && c.Path == "" && st.Desc != nil {
-			return x.onFD(c, st, &info)
+			return x.onFD(c, &st, info)
 		}
 		return x.meta(c, st)
 	case trace.ClassMPIIO:
@@ -382,7 +406,7 @@ func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 	case trace.FDDup:
 		return x.dup(c, st)
 	case trace.FDOn:
-		return x.onFD(c, st, &info)
+		return x.onFD(c, &st, info)
 	}
 	if e.Op == trace.OpSync {
 		unix.Sync()
@@ -392,7 +416,7 @@ func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 }
 
 // onFD replays a call on a descriptor.
-func (x *rankExec) onFD(c *replay.Call, st state.Step[realFile, mpiFile], info *trace.OpInfo) (int64, replay.Skip) {
+func (x *rankExec) onFD(c *replay.Call, st *state.Step[realFile, mpiFile], info *trace.OpInfo) (int64, replay.Skip) {
 	e := c.Ev
 	fd, ret, skip := x.use(st.Desc, c, e.FD)
 	if fd < 0 {
@@ -471,7 +495,7 @@ func (x *rankExec) onFD(c *replay.Call, st state.Step[realFile, mpiFile], info *
 // copy replays copy_file_range, sendfile and splice. A splice has a pipe
 // on one side, which the trace does not hold: its file side is replayed
 // as the read or write it was.
-func (x *rankExec) copy(c *replay.Call, st state.Step[realFile, mpiFile], in int) (int64, replay.Skip) {
+func (x *rankExec) copy(c *replay.Call, st *state.Step[realFile, mpiFile], in int) (int64, replay.Skip) {
 	e := c.Ev
 	out, ret, skip := x.use(st.Desc2, c, e.FD2)
 	size := max(e.Size, 0)

@@ -962,6 +962,12 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 			return fmt.Errorf("column %d: %v", id, err)
 		}
 	}
+	rare := false // any of the columns from colFlags on in this block
+	for id := colFlags; id <= numCols; id++ {
+		if c := &rs.cols[id]; c.b != nil || c.base != 0 {
+			rare = true
+		}
+	}
 	prevEnd, predOff, shift := rs.prevEnd, rs.predOff, rs.s.shift
 	for i := range evs {
 		op, th := v[colOp][i], v[colThread][i]
@@ -987,6 +993,12 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 		}
 		e.Path, e.Path2 = p, p2
 		e.FD = int32(v[colFD][i])
+		if !rare {
+			// Flags, modes, communication and copies: none in this block.
+			e.Flags, e.Mode, e.Whence, e.Peer, e.Tag, e.Comm = 0, 0, 0, 0, 0, 0
+			e.Bytes, e.Count, e.Stride, e.Source, e.RecvTag, e.FD2, e.Offset2 = 0, 0, 0, 0, 0, 0, 0
+			continue
+		}
 		e.Flags = uint32(v[colFlags][i])
 		e.Mode = uint32(v[colMode][i])
 		e.Whence = int32(v[colWhence][i])

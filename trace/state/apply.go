@@ -120,16 +120,8 @@ func applyNS[D, H any](ns *Namespace, e *trace.Event, info *trace.OpInfo, st *St
 		return
 	}
 	switch info.Dir {
-	case trace.DirRead:
-		f.read(e.Offset, e.Ret, e.Size, initial)
-	case trace.DirWrite:
-		if st.Desc != nil && st.Desc.Append() && info.Addr == trace.AddrIndividual {
-			// An append lands at the end of the file: it was that long.
-			f.appended(e.Offset, e.Ret, initial)
-		} else {
-			f.otherWrites = true
-		}
-		f.write(e.Offset, e.Ret)
+	case trace.DirRead, trace.DirWrite:
+		dataNS(n, e, info, st.Desc != nil && st.Desc.Append())
 	case trace.DirCopy:
 		f.read(e.Offset, e.Ret, e.Size, initial)
 		if d2 := st.Desc2; d2 != nil && d2.Node != nil && d2.Node.File != nil {
@@ -143,6 +135,24 @@ func applyNS[D, H any](ns *Namespace, e *trace.Event, info *trace.OpInfo, st *St
 			f.read(e.Offset, e.Size, e.Size, initial)
 		}
 	}
+}
+
+// dataNS follows a read or write that succeeded on the file of n, made
+// through a description opened with O_APPEND or not.
+func dataNS(n *Node, e *trace.Event, info *trace.OpInfo, appending bool) {
+	f := n.File
+	initial := n.wasThere()
+	if info.Dir == trace.DirRead {
+		f.read(e.Offset, e.Ret, e.Size, initial)
+		return
+	}
+	if appending && info.Addr == trace.AddrIndividual {
+		// An append lands at the end of the file: it was that long.
+		f.appended(e.Offset, e.Ret, initial)
+	} else {
+		f.otherWrites = true
+	}
+	f.write(e.Offset, e.Ret)
 }
 
 // openHandle follows an MPI_File_open that succeeded.

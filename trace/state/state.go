@@ -323,14 +323,21 @@ func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 		return st
 	}
 	info := &infos[e.Op]
+	if d := f.Data(e); d != nil {
+		st.Proc, st.Desc, st.Path = f.lastProc, d, e.Path
+		if d.Path != 0 {
+			st.Path = d.Path
+		}
+		return st
+	}
 	switch info.Class {
 	case trace.ClassMarker, trace.ClassComm, trace.ClassUnknown:
 		return st
 	case trace.ClassMPIIO:
-		f.mpiio(e, info, &st)
+		f.mpiio(e, &info.OpInfo, &st)
 		return st
 	case trace.ClassProcess:
-		f.process(e, info, &st)
+		f.process(e, &info.OpInfo, &st)
 		return st
 	}
 	p := f.Proc(e.Thread)
@@ -381,23 +388,66 @@ func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 		st.Path = st.New.Path
 	}
 	if ok {
-		f.moved(e, info, &st)
+		f.moved(e, &info.OpInfo, &st)
 	}
 	if f.ns != nil {
-		applyNS(f.ns, e, info, &st)
+		applyNS(f.ns, e, &info.OpInfo, &st)
 	}
 	return st
 }
 
-// infos holds the OpInfo of every op below opLimit, for the hot path.
+// infos holds the OpInfo of every op below opLimit, for the hot path,
+// and whether Apply may take its fast path for the op: a POSIX read or
+// write on a descriptor (not a vector call, which preadv2 makes at the
+// position; not a copy).
 const opLimit = 1024
 
-var infos = func() (t [opLimit]trace.OpInfo) {
+type opInfo struct {
+	trace.OpInfo
+	fast bool
+}
+
+var infos = func() (t [opLimit]opInfo) {
 	for op := trace.Op(0); op < opLimit; op++ {
-		t[op] = op.Info()
+		in := op.Info()
+		t[op] = opInfo{OpInfo: in, fast: in.Class == trace.ClassPOSIX && in.FD == trace.FDOn &&
+			(in.Dir == trace.DirRead || in.Dir == trace.DirWrite) && !in.Vector}
 	}
 	return t
 }()
+
+// Data follows e and returns its description if e is a read or write on
+// a descriptor the table holds, by the thread of the call before (what
+// most calls of a trace are); for any other event it changes nothing and
+// returns nil: then call Apply. It is Apply without the Step, for hot
+// paths: Data(e) != nil leaves the state as Apply(e) would.
+func (f *Follower[D, H]) Data(e *trace.Event) *Desc[D] {
+	if e.Op >= opLimit || f.lastProc == nil || f.last != e.Thread {
+		return nil
+	}
+	info := &infos[e.Op]
+	if !info.fast {
+		return nil
+	}
+	t := f.lastProc.tab
+	fd := e.FD
+	if fd < 0 || int(fd) >= len(t.low) {
+		return nil
+	}
+	d := t.low[fd].d
+	if d == nil {
+		return nil
+	}
+	if e.Ret >= 0 {
+		if info.Addr == trace.AddrIndividual {
+			d.Pos = e.Offset + e.Ret
+		}
+		if f.ns != nil && d.Node != nil && d.Node.File != nil {
+			dataNS(d.Node, e, &info.OpInfo, d.Append())
+		}
+	}
+	return d
+}
 
 // oCloexec is O_CLOEXEC (x86-64 value) in open flags.
 const oCloexec = 0x80000
