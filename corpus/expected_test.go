@@ -48,10 +48,6 @@ var expected = map[string]string{
 	"make/preload/c":    "trace→replay: read bytes 173361→174631",
 	"python3/preload/a": "open 6≠7, close 6≠7, stat 6≠7: SHIM-MISSING (os.listdir's opendir)",
 
-	"h5py-mpi/preload/a": "record: every rank dies with SIGSEGV in the shim's MPI_Init_thread: mpi4py loads libmpi with RTLD_LOCAL, so dlsym(RTLD_NEXT, \"PMPI_Init_thread\") is NULL and is called",
-	"h5py-mpi/preload/b": "record: SIGSEGV (see a)",
-	"h5py-mpi/preload/c": "record: SIGSEGV (see a)",
-	"h5py-mpi/preload/d": "record: SIGSEGV (see a)",
 	"ncmpigen/preload/a": "stat 3≠5: SHIM-MISSING",
 	"fio/preload/a":      "advise 0≠5, allocate 0≠1, open 3≠4, close 3≠4: SHIM-MISSING (posix_fadvise64, posix_fallocate64, opendir)",
 }
