@@ -17,6 +17,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fts.h>
+#include <gnu/libc-version.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -518,6 +520,31 @@ static mode_t open_mode(int flags, va_list ap) {
 	return 0;
 }
 
+/* kio: the system calls one library call made (glibc's own, which no
+ * wrapper sees): they share its time, n of them, the i-th next. */
+struct kio {
+	int fd;
+	int64_t t0, dur, n, i;
+};
+
+/* seq_emit emits r, one of the n system calls a library call made, with
+ * its share of the call's time (k: the call's time and count). */
+static void seq_emit(struct kio *k, struct rec *r, const char *p, const char *p2) {
+	int64_t n = k->n > 0 ? k->n : 1;
+	r->start = k->t0 + k->dur * k->i / n;
+	r->dur = k->dur / n;
+	k->i++;
+	iotrace_emit(r, p, p2);
+}
+
+/* free_fd is the descriptor an open would get now (the lowest free):
+ * the number glibc's own open inside the next call gets. */
+static int free_fd(void) {
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/", O_PATH | O_CLOEXEC);
+	if (fd >= 0) syscall(SYS_close, fd);
+	return fd;
+}
+
 /* ---- open family ---- */
 
 #define OPEN_BODY(CALL, DIRFD, REALCALL)                              \
@@ -916,6 +943,286 @@ EXPORT int __fxstat(int ver, int fd, struct stat *st) {
 EXPORT int __fxstat64(int ver, int fd, struct stat64 *st) {
 	REAL(__fxstat64);
 	FD_BODY(C_FSTAT, int, real___fxstat64(ver, fd, st), 0, 0, 0);
+}
+
+/* fstatat of binaries built against glibc before 2.33. */
+int __fxstatat(int, int, const char *, struct stat *, int);
+int __fxstatat64(int, int, const char *, struct stat64 *, int);
+
+EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *st, int fl) {
+	REAL(__fxstatat);
+	PATH_BODY(C_FSTATAT, int, real___fxstatat(ver, dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, 0);
+}
+EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st, int fl) {
+	REAL(__fxstatat64);
+	PATH_BODY(C_FSTATAT, int, real___fxstatat64(ver, dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, 0);
+}
+
+/* faccessat is one system call (faccessat2 with flags). */
+EXPORT int faccessat(int dirfd, const char *path, int mode, int fl) {
+	REAL(faccessat);
+	PATH_BODY(C_ACCESS, int, real_faccessat(dirfd, path, mode, fl), dirfd, path, NULL, (uint32_t)fl, (uint32_t)mode, 0);
+}
+
+/* ---- calls glibc makes of its own inside a library function ----
+ *
+ * Each is recorded as the system calls glibc makes for it (glibc 2.36's
+ * code: the calls, their order and their arguments), with their results
+ * where the function's result and errno tell them, or made again by the
+ * shim where they do not. */
+
+/* euidaccess (eaccess): stat, then (not F_OK) access when the process's
+ * real and effective ids are the same; else glibc decides from the stat
+ * alone. The first case is made here, through the shim's own stat64 and
+ * access (so each is recorded as it was made); the second is glibc's,
+ * recorded as its one stat. */
+#define EUIDACCESS_BODY(REALCALL)                                        \
+	if (!on()) return REALCALL;                                          \
+	if (getuid() == geteuid() && getgid() == getegid()) {                \
+		struct stat64 st;                                                \
+		if (stat64(path, &st) != 0) return -1;                           \
+		mode &= X_OK | W_OK | R_OK;                                      \
+		if (mode == F_OK) return 0;                                      \
+		return access(path, mode);                                       \
+	}                                                                    \
+	PATH_BODY(C_STAT, int, REALCALL, AT_FDCWD, path, NULL, 0, 0, 0)
+
+EXPORT int euidaccess(const char *path, int mode) {
+	REAL(euidaccess);
+	EUIDACCESS_BODY(real_euidaccess(path, mode));
+}
+EXPORT int eaccess(const char *path, int mode) {
+	REAL(eaccess);
+	EUIDACCESS_BODY(real_eaccess(path, mode));
+}
+
+/* glibc_before(major, minor): the C library running is older. */
+static int glibc_before(int major, int minor) {
+	static int ver;
+	if (!ver) {
+		const char *v = gnu_get_libc_version();
+		int a = 0, b = 0;
+		if (!v || sscanf(v, "%d.%d", &a, &b) != 2) a = 2, b = 36;
+		ver = a * 1000 + b;
+	}
+	return ver < major * 1000 + minor;
+}
+
+/* fchmodat with AT_SYMLINK_NOFOLLOW (and lchmod, which is that): the
+ * kernel's fchmodat has no flags, so glibc before 2.39 opens the file
+ * (O_PATH | O_NOFOLLOW), fstatats it (a symbolic link: EOPNOTSUPP),
+ * chmods /proc/self/fd/N and closes it. Which of these it made follows
+ * from the result: an error of the open (ENOENT, EACCES, ...) ends it
+ * there. */
+static int opath_open_failed(int err) {
+	switch (err) {
+	case ENOENT: case ENOTDIR: case EACCES: case ELOOP: case ENAMETOOLONG:
+	case EMFILE: case ENFILE: case EBADF: case ENOMEM: case EINVAL:
+		return 1;
+	}
+	return 0;
+}
+
+#define CHMOD_NOFOLLOW_BODY(REALCALL, DIRFD)                             \
+	if (!on() || !(fl & AT_SYMLINK_NOFOLLOW) || !glibc_before(2, 39)) return REALCALL; \
+	char buf[PATH_MAX];                                                  \
+	know_dir(DIRFD, path);                                               \
+	int fd = free_fd();                                                  \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	int v = REALCALL;                                                    \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	int opened = v == 0 || !opath_open_failed(saved);                    \
+	struct kio k = {fd, t0, dur, opened ? 3 : 1, 0};                     \
+	struct rec r = {0};                                                  \
+	r.call = C_OPENAT;                                                   \
+	r.fd = -1;                                                           \
+	r.oflags = O_PATH | O_NOFOLLOW | O_CLOEXEC;                          \
+	r.ret = opened ? fd : -(int64_t)saved;                               \
+	const char *p = atpath(DIRFD, path, buf, &r);                        \
+	if (opened) fd_set_kind(fd, 0);                                      \
+	seq_emit(&k, &r, p, NULL);                                           \
+	if (opened) {                                                        \
+		struct rec s = {0};                                              \
+		s.call = C_FSTAT; /* fstatat(fd, "", AT_EMPTY_PATH) */           \
+		s.fd = fd;                                                       \
+		seq_emit(&k, &s, NULL, NULL);                                    \
+		struct rec c = {0};                                              \
+		c.call = C_CLOSE;                                                \
+		c.fd = fd;                                                       \
+		seq_emit(&k, &c, NULL, NULL);                                    \
+	}                                                                    \
+	errno = saved;                                                       \
+	return v
+
+EXPORT int fchmodat(int dirfd, const char *path, mode_t mode, int fl) {
+	REAL(fchmodat);
+	CHMOD_NOFOLLOW_BODY(real_fchmodat(dirfd, path, mode, fl), dirfd);
+}
+EXPORT int lchmod(const char *path, mode_t mode) {
+	REAL(lchmod);
+	int fl = AT_SYMLINK_NOFOLLOW;
+	CHMOD_NOFOLLOW_BODY(real_lchmod(path, mode), AT_FDCWD);
+}
+
+/* remove: unlink, and rmdir when that failed with EISDIR (glibc's own
+ * calls): made here, through the shim's unlink and rmdir. */
+EXPORT int remove(const char *path) {
+	REAL(remove);
+	if (!on()) return real_remove(path);
+	if (unlink(path) == 0) return 0;
+	if (errno != EISDIR) return -1;
+	return rmdir(path) == 0 ? 0 : -1;
+}
+
+/* mkdtemp: mkdir(name, 0700) of names it makes up until one is new:
+ * recorded as the mkdir that made it (or failed otherwise; the names
+ * that existed already are not seen). */
+EXPORT char *mkdtemp(char *tmpl) {
+	REAL(mkdtemp);
+	if (!on()) return real_mkdtemp(tmpl);
+	struct rec r = {0};
+	char buf[PATH_MAX];
+	BEGIN;
+	char *d = real_mkdtemp(tmpl);
+	END(r);
+	r.call = C_MKDIR;
+	r.fd = -1;
+	r.mode = 0700;
+	r.ret = d ? 0 : -(int64_t)saved;
+	if (d || saved != EINVAL) iotrace_emit(&r, abspath(tmpl, buf), NULL); /* EINVAL: a bad template, no call */
+	errno = saved;
+	return d;
+}
+
+/* realpath (canonicalize_file_name, __realpath_chk) resolves a name one
+ * component at a time: readlink of each (EINVAL: not a link; a link's
+ * target takes the rest of the name's place), and, where the rest of
+ * the name needs a directory ("x/", "x/."), faccessat(name/, F_OK,
+ * AT_EACCESS) of what is resolved so far; it stops at the first other
+ * error. The shim walks the name again as glibc did, with its own
+ * readlinks, to record those calls and their results. A relative name
+ * starts from the working directory (not itself resolved). */
+static int dir_suffix_needed(const char *end) {
+	while (*end == '/') {
+		while (*end == '/') end++;
+		switch (*end++) {
+		case '\0': return 1;
+		case '.': break;
+		default: return 0;
+		}
+		if (!*end || (*end == '.' && (!end[1] || end[1] == '/'))) return 1;
+	}
+	return 0;
+}
+
+#define RP_MAX (2 * PATH_MAX)
+
+static void realpath_calls(const char *name, int64_t t0, int64_t dur) {
+	if (!name || !name[0]) return;
+	static TLS char rname[RP_MAX + 2], extra[RP_MAX], link[1024];
+	size_t dl;
+	if (name[0] != '/') {
+		if (syscall(SYS_getcwd, rname, RP_MAX) <= 0) return;
+		dl = strnlen(rname, RP_MAX);
+	} else {
+		rname[0] = '/';
+		dl = 1;
+	}
+	int ncomp = 1;
+	for (const char *c = name; *c; c++)
+		if (*c == '/') ncomp++;
+	struct kio k = {-1, t0, dur, ncomp, 0};
+	int links = 0;
+	const char *start = name, *end;
+	for (; *start; start = end) {
+		while (*start == '/') start++;
+		for (end = start; *end && *end != '/'; end++) {
+		}
+		size_t len = (size_t)(end - start);
+		if (len == 0) break;
+		if (len == 1 && start[0] == '.') continue;
+		if (len == 2 && start[0] == '.' && start[1] == '.') {
+			if (dl > 1)
+				for (dl--; dl > 0 && rname[dl - 1] != '/'; dl--) {
+				}
+			continue;
+		}
+		if (rname[dl - 1] != '/') rname[dl++] = '/';
+		if (dl + len + 2 > RP_MAX) return;
+		memcpy(rname + dl, start, len);
+		dl += len;
+		rname[dl] = 0;
+		long n = syscall(SYS_readlinkat, AT_FDCWD, rname, link, sizeof link - 1);
+		int err = n < 0 ? errno : 0;
+		if (k.i >= k.n) k.n = k.i + 1;
+		struct rec r = {0};
+		r.call = C_READLINK;
+		r.fd = -1;
+		r.size = sizeof link - 1;
+		r.ret = n >= 0 ? n : -(int64_t)err;
+		seq_emit(&k, &r, rname, NULL);
+		if (n >= 0) {
+			if (++links > 40 || n >= (long)sizeof link - 1) return; /* ELOOP; a longer link: glibc reads it again, bigger */
+			size_t rest = strlen(end);
+			if ((size_t)n + rest + 1 > sizeof extra) return;
+			memmove(extra + n, end, rest + 1);
+			memcpy(extra, link, (size_t)n);
+			end = extra;
+			if (link[0] == '/') {
+				dl = 1;
+			} else if (dl > 1) {
+				for (dl--; dl > 0 && rname[dl - 1] != '/'; dl--) {
+				}
+			}
+			if (k.i >= k.n) k.n = k.i + 1;
+		} else if (dir_suffix_needed(end)) {
+			rname[dl] = '/';
+			rname[dl + 1] = 0;
+			long a = syscall(SYS_faccessat2, AT_FDCWD, rname, F_OK, AT_EACCESS);
+			int aerr = a < 0 ? errno : 0;
+			if (k.i >= k.n) k.n = k.i + 1;
+			struct rec s = {0};
+			s.call = C_ACCESS;
+			s.fd = -1;
+			s.oflags = AT_EACCESS;
+			s.ret = a < 0 ? -(int64_t)aerr : 0;
+			seq_emit(&k, &s, rname, NULL);
+			rname[dl] = 0;
+			if (a < 0) return;
+		} else if (err != EINVAL) {
+			return;
+		}
+	}
+}
+
+#define REALPATH_BODY(T, REALCALL)                                       \
+	if (!on()) return REALCALL;                                          \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	T v = REALCALL;                                                      \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	realpath_calls(name, t0, dur);                                       \
+	t_in--;                                                              \
+	errno = saved;                                                       \
+	return v
+
+char *__realpath_chk(const char *, char *, size_t);
+
+EXPORT char *realpath(const char *name, char *resolved) {
+	REAL(realpath);
+	REALPATH_BODY(char *, real_realpath(name, resolved));
+}
+EXPORT char *canonicalize_file_name(const char *name) {
+	REAL(canonicalize_file_name);
+	REALPATH_BODY(char *, real_canonicalize_file_name(name));
+}
+EXPORT char *__realpath_chk(const char *name, char *resolved, size_t rlen) {
+	REAL(__realpath_chk);
+	REALPATH_BODY(char *, real___realpath_chk(name, resolved, rlen));
 }
 
 /* ---- _FORTIFY_SOURCE entry points ----
@@ -1362,26 +1669,77 @@ EXPORT FILE *tmpfile64(void) {
 	TMPFILE_BODY(real_tmpfile64());
 }
 
-/* opendir opens with the flags glibc gives; fdopendir opens nothing (its
- * descriptor was recorded where it was opened). */
-EXPORT DIR *opendir(const char *path) {
-	REAL(opendir);
-	if (!on()) return real_opendir(path);
+/* glibc's opendir: openat(O_DIRECTORY), then fstat of the descriptor
+ * (is it a directory?); an empty name fails with no call. */
+#define OPENDIR_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY)
+
+static void dir_opened(struct kio *k, int dirfd, const char *path, int fd, int err, char *buf) {
 	struct rec r = {0};
-	char buf[PATH_MAX];
-	BEGIN;
-	DIR *d = real_opendir(path);
-	END(r);
-	int fd = d ? dirfd(d) : -1;
 	r.call = C_OPENAT;
 	r.fd = -1;
-	r.oflags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY;
-	r.ret = d ? fd : -(int64_t)saved;
+	r.oflags = OPENDIR_FLAGS;
+	r.ret = fd >= 0 ? fd : -(int64_t)err;
+	const char *p = atpath(dirfd, path, buf, &r);
 	fd_opened(fd);
-	iotrace_emit(&r, abspath(path, buf), NULL);
+	seq_emit(k, &r, p, NULL);
+	if (fd >= 0) {
+		struct rec s = {0};
+		s.call = C_FSTAT;
+		s.fd = fd;
+		seq_emit(k, &s, NULL, NULL);
+	}
+}
+
+EXPORT DIR *opendir(const char *path) {
+	REAL(opendir);
+	if (!on() || !path || !path[0]) return real_opendir(path);
+	char buf[PATH_MAX];
+	int64_t t0 = iotrace_now();
+	t_in++;
+	DIR *d = real_opendir(path);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	int fd = d ? dirfd(d) : -1;
+	struct kio k = {fd, t0, dur, d ? 2 : 1, 0};
+	dir_opened(&k, AT_FDCWD, path, fd, saved, buf);
 	errno = saved;
 	return d;
 }
+
+/* fdopendir: fstat (a directory?), fcntl(F_GETFL) (readable? not a
+ * command the shim records), fcntl(F_SETFD, FD_CLOEXEC). It failed at
+ * the fstat (EBADF), after it (ENOTDIR, EINVAL: not readable), or made
+ * all three. */
+EXPORT DIR *fdopendir(int fd) {
+	REAL(fdopendir);
+	if (!on() || !fd_file(fd)) return real_fdopendir(fd);
+	int64_t t0 = iotrace_now();
+	t_in++;
+	DIR *d = real_fdopendir(fd);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	int setfd = d || (saved != EBADF && saved != ENOTDIR && saved != EINVAL);
+	struct kio k = {fd, t0, dur, 1 + setfd, 0};
+	struct rec r = {0};
+	r.call = C_FSTAT;
+	r.fd = fd;
+	r.ret = d || saved != EBADF ? 0 : -(int64_t)saved;
+	seq_emit(&k, &r, NULL, NULL);
+	if (setfd) {
+		struct rec s = {0};
+		s.call = C_FCNTL;
+		s.fd = fd;
+		s.oflags = F_SETFD;
+		s.size = FD_CLOEXEC;
+		s.ret = d ? 0 : -(int64_t)saved;
+		seq_emit(&k, &s, NULL, NULL);
+	}
+	errno = saved;
+	return d;
+}
+
 EXPORT int closedir(DIR *d) {
 	REAL(closedir);
 	int fd = d ? dirfd(d) : -1;
@@ -1401,6 +1759,129 @@ EXPORT int closedir(DIR *d) {
 	errno = saved;
 	return rc;
 }
+
+/* rewinddir and seekdir move the descriptor: lseek(fd, pos, SEEK_SET). */
+#define SEEKDIR_BODY(REALCALL, POS)                                      \
+	int fd = d ? dirfd(d) : -1;                                          \
+	if (!on() || !fd_file(fd)) {                                         \
+		REALCALL;                                                        \
+		return;                                                          \
+	}                                                                    \
+	struct rec r = {0};                                                  \
+	BEGIN;                                                               \
+	REALCALL;                                                            \
+	END(r);                                                              \
+	r.call = C_LSEEK;                                                    \
+	r.fd = fd;                                                           \
+	r.off = (POS);                                                       \
+	r.oflags = SEEK_SET;                                                 \
+	r.ret = (POS);                                                       \
+	iotrace_emit(&r, NULL, NULL);                                        \
+	errno = saved
+
+EXPORT void rewinddir(DIR *d) {
+	REAL(rewinddir);
+	SEEKDIR_BODY(real_rewinddir(d), 0);
+}
+EXPORT void seekdir(DIR *d, long pos) {
+	REAL(seekdir);
+	SEEKDIR_BODY(real_seekdir(d, pos), pos);
+}
+
+/* scandir opens the directory as opendir does, reads it (getdents64,
+ * unseen) and closes it. */
+#define SCANDIR_BODY(REALCALL, DIRFD)                                    \
+	if (!on() || !path || !path[0]) return REALCALL;                     \
+	char buf[PATH_MAX];                                                  \
+	know_dir(DIRFD, path);                                               \
+	int fd = free_fd();                                                  \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	int v = REALCALL;                                                    \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	int opened = v >= 0 || (saved != ENOENT && saved != ENOTDIR && saved != EACCES && saved != ELOOP && saved != ENAMETOOLONG && saved != EMFILE && saved != ENFILE && saved != EBADF); \
+	struct kio k = {fd, t0, dur, opened ? 3 : 1, 0};                     \
+	dir_opened(&k, DIRFD, path, opened ? fd : -1, saved, buf);           \
+	if (opened) {                                                        \
+		fd_set_kind(fd, 0);                                              \
+		struct rec c = {0};                                              \
+		c.call = C_CLOSE;                                                \
+		c.fd = fd;                                                       \
+		seq_emit(&k, &c, NULL, NULL);                                    \
+	}                                                                    \
+	errno = saved;                                                       \
+	return v
+
+typedef int (*dirent_filter)(const struct dirent *);
+typedef int (*dirent_compar)(const struct dirent **, const struct dirent **);
+typedef int (*dirent64_filter)(const struct dirent64 *);
+typedef int (*dirent64_compar)(const struct dirent64 **, const struct dirent64 **);
+
+EXPORT int scandir(const char *path, struct dirent ***list, dirent_filter sel, dirent_compar cmp) {
+	REAL(scandir);
+	SCANDIR_BODY(real_scandir(path, list, sel, cmp), AT_FDCWD);
+}
+EXPORT int scandir64(const char *path, struct dirent64 ***list, dirent64_filter sel, dirent64_compar cmp) {
+	REAL(scandir64);
+	SCANDIR_BODY(real_scandir64(path, list, sel, cmp), AT_FDCWD);
+}
+EXPORT int scandirat(int dirfd, const char *path, struct dirent ***list, dirent_filter sel, dirent_compar cmp) {
+	REAL(scandirat);
+	SCANDIR_BODY(real_scandirat(dirfd, path, list, sel, cmp), dirfd);
+}
+EXPORT int scandirat64(int dirfd, const char *path, struct dirent64 ***list, dirent64_filter sel, dirent64_compar cmp) {
+	REAL(scandirat64);
+	SCANDIR_BODY(real_scandirat64(dirfd, path, list, sel, cmp), dirfd);
+}
+
+/* fts_open keeps the working directory open (open(".", O_RDONLY), its
+ * fts_rfd) unless FTS_NOCHDIR; fts_close goes back to it and closes it.
+ * The walk itself (fts_read, fts_children: opendir, stat, chdir of each
+ * directory) is glibc's own: not seen. */
+EXPORT FTS *fts_open(char *const *argv, int opts, int (*cmp)(const FTSENT **, const FTSENT **)) {
+	REAL(fts_open);
+	if (!on() || (opts & FTS_NOCHDIR)) return real_fts_open(argv, opts, cmp);
+	char buf[PATH_MAX];
+	struct rec r = {0};
+	BEGIN;
+	FTS *sp = real_fts_open(argv, opts, cmp);
+	END(r);
+	/* The open is fts_open's last step: it made it when it returned a
+	 * stream. (One that failed leaves fts_rfd -1 and the errno unknown:
+	 * not recorded.) */
+	if (sp && sp->fts_rfd >= 0) {
+		r.call = C_OPEN;
+		r.fd = -1;
+		r.oflags = O_RDONLY;
+		r.ret = sp->fts_rfd;
+		fd_opened(sp->fts_rfd);
+		iotrace_emit(&r, abspath(".", buf), NULL);
+	}
+	errno = saved;
+	return sp;
+}
+EXPORT int fts_close(FTS *sp) {
+	REAL(fts_close);
+	int fd = sp && !(sp->fts_options & FTS_NOCHDIR) ? sp->fts_rfd : -1;
+	if (!on() || fd < 0 || !fd_file(fd)) return real_fts_close(sp);
+	struct rec r = {0};
+	BEGIN;
+	int rc = real_fts_close(sp);
+	END(r);
+	fd_set_kind(fd, 0);
+	r.call = C_CLOSE;
+	r.fd = fd;
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+	return rc;
+}
+/* fts64_* are the same functions (an FTS64 begins as an FTS does). */
+EXPORT FTS64 *fts64_open(char *const *argv, int opts, int (*cmp)(const FTSENT64 **, const FTSENT64 **)) {
+	return (FTS64 *)fts_open(argv, opts, (int (*)(const FTSENT **, const FTSENT **))cmp);
+}
+EXPORT int fts64_close(FTS64 *sp) { return fts_close((FTS *)sp); }
 
 /* ---- stdio ----
  *
@@ -1496,12 +1977,8 @@ static inline int64_t bufsize(const struct snap *s) { return s->bend > s->bbase 
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* kio emits the system calls one stdio call made, each given an equal
- * share of its time. */
-struct kio {
-	int fd;
-	int64_t t0, dur, n, i;
-};
+/* kio_emit emits a system call one stdio call made (k: the call), with
+ * its share of the call's time. */
 
 static void kio_emit(struct kio *k, uint16_t call, int64_t off, int64_t size, int64_t ret, uint32_t whence) {
 	struct rec r = {0};

@@ -1,0 +1,235 @@
+package preload
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
+)
+
+// sysFamily is the op family of each system call the tests below count
+// (as x86-64 Linux names them); fcntl counts for the commands the
+// captures record.
+var sysFamily = map[string]string{
+	"open": "open", "openat": "open", "creat": "open", "close": "close",
+	"read": "read", "pread64": "read", "write": "write", "pwrite64": "write",
+	"lseek": "seek", "fsync": "sync", "fdatasync": "sync",
+	"newfstatat": "stat", "fstat": "stat", "statx": "stat", "access": "stat", "faccessat": "stat",
+	"faccessat2": "stat", "readlink": "stat", "readlinkat": "stat",
+	"dup": "dup", "dup2": "dup", "dup3": "dup", "fcntl": "dup",
+	"unlink": "unlink", "unlinkat": "unlink", "rmdir": "rmdir", "mkdir": "mkdir", "mkdirat": "mkdir",
+	"rename": "rename", "renameat": "rename", "renameat2": "rename",
+	"ftruncate": "truncate", "fadvise64": "advise", "fallocate": "allocate",
+	"link": "link", "linkat": "link", "symlink": "link", "symlinkat": "link",
+}
+
+var (
+	straceAny  = regexp.MustCompile(`^\d+ +([a-z0-9_]+)\((.*)\) += (-?\d+)`)
+	decoration = regexp.MustCompile(`<(/[^>]*)>`)
+)
+
+// straceFamilies runs bin in dir under strace (without the shim) and
+// counts the calls of each op family that name a file under dir: a
+// descriptor decorated with a path under it, or a path argument that is
+// under it (relative ones are: dir is the working directory). Each
+// family's calls are listed too, for the messages.
+func straceFamilies(t *testing.T, dir, bin string, args ...string) (map[string]int, map[string][]string) {
+	t.Helper()
+	st := needStrace(t)
+	out := filepath.Join(t.TempDir(), "strace.out")
+	var names []string
+	for n := range sysFamily {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	cmd := exec.Command(st, append([]string{"-f", "-qq", "-y", "-s256", "-e", "signal=none", "-e", "trace=" + strings.Join(names, ","), "-o", out, "--", bin}, args...)...)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("strace %s: %v\n%s", bin, err, b)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	counts, lines := map[string]int{}, map[string][]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		m := straceAny.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		fam, ok := sysFamily[m[1]]
+		if !ok {
+			continue
+		}
+		if m[1] == "fcntl" && !regexp.MustCompile(`F_DUPFD|F_SETFD|F_SETFL`).MatchString(m[2]) {
+			continue
+		}
+		in := false
+		under := func(p string) bool { return p == real || strings.HasPrefix(p, real+"/") }
+		args := strings.SplitN(m[2], ", ", 3)
+		switch {
+		case strings.HasPrefix(args[0], `"`):
+			// A path, relative to the working directory (dir).
+			p := strings.Trim(args[0], `"`)
+			in = !strings.HasPrefix(p, "/") || under(p)
+			if m[1] == "symlink" && len(args) > 1 {
+				in = under(filepath.Join(real, strings.Trim(args[1], `"`)))
+			}
+		case len(args) > 1 && strings.HasPrefix(args[1], `"`) && args[1] != `""`:
+			// A directory descriptor and a path.
+			p := strings.Trim(args[1], `"`)
+			if !strings.HasPrefix(p, "/") {
+				if d := decoration.FindStringSubmatch(args[0]); d != nil {
+					p = d[1] + "/" + p
+				}
+			}
+			in = under(p)
+		default:
+			if d := decoration.FindStringSubmatch(args[0]); d != nil {
+				in = under(d[1])
+			}
+		}
+		if in {
+			counts[fam]++
+			lines[fam] = append(lines[fam], sc.Text())
+		}
+	}
+	return counts, lines
+}
+
+// shimFamilies records bin in dir with the shim and counts the calls of
+// each op family on files under dir.
+func shimFamilies(t *testing.T, libs Libs, dir, bin string, args ...string) (map[string]int, map[string][]string) {
+	t.Helper()
+	spool, err := record(t, libs, drained, dir, bin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	rules, _ := ptrace.NewRules([]string{real}, []string{spool}, true)
+	evs, paths, _ := encode(t, spool, rules)
+	counts, lines := map[string]int{}, map[string][]string{}
+	for _, rank := range evs {
+		f := state.New[struct{}, struct{}](nil)
+		for i := range rank {
+			e := &rank[i]
+			p := paths.Lookup(f.Apply(e).Path)
+			if e.Path != 0 {
+				p = paths.Lookup(e.Path)
+			}
+			if e.Op.Class() == trace.ClassProcess || (p != real && !strings.HasPrefix(p, real+"/")) {
+				continue
+			}
+			fam := e.Op.Info().Family
+			counts[fam]++
+			lines[fam] = append(lines[fam], fmt.Sprintf("%s fd=%d %s off=%d size=%d ret=%d", e.Op, e.FD, p, e.Offset, e.Size, e.Ret))
+		}
+	}
+	return counts, lines
+}
+
+// compareFamilies compares strace's counts with the shim's, family by
+// family (readdir left out: getdents64 is glibc's own).
+func compareFamilies(t *testing.T, sc, sh map[string]int, scl, shl map[string][]string) {
+	t.Helper()
+	fams := map[string]bool{}
+	for f := range sc {
+		fams[f] = true
+	}
+	for f := range sh {
+		fams[f] = true
+	}
+	for f := range fams {
+		if f != "readdir" && sc[f] != sh[f] {
+			t.Errorf("%s: strace saw %d calls, the shim recorded %d\nstrace:\n  %s\nshim:\n  %s", f, sc[f], sh[f],
+				strings.Join(scl[f], "\n  "), strings.Join(shl[f], "\n  "))
+		}
+	}
+}
+
+// libcInternalProg calls the library functions that make file calls of
+// their own inside glibc: directory streams, euidaccess, fchmodat without
+// following links, remove, mkdtemp, realpath, scandir, fts.
+const libcInternalProg = `
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <fts.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int main(void) {
+	mkdir("d", 0755);
+	close(open("d/f", O_WRONLY | O_CREAT, 0644));
+	symlink("d", "link");
+	DIR *a = opendir("d");
+	while (readdir(a)) {}
+	rewinddir(a);
+	seekdir(a, 0);
+	closedir(a);
+	opendir("nonexistent");
+	opendir("");
+	int fd = open("d", O_RDONLY | O_DIRECTORY);
+	DIR *b = fdopendir(fd);
+	closedir(b);
+	struct dirent **list;
+	int n = scandir("d", &list, NULL, alphasort);
+	while (n-- > 0) free(list[n]);
+	free(list);
+	euidaccess("d/f", R_OK);
+	euidaccess("d/f", F_OK);
+	eaccess("nonexistent", W_OK);
+	faccessat(AT_FDCWD, "d/f", R_OK, AT_EACCESS);
+	fchmodat(AT_FDCWD, "d/f", 0600, AT_SYMLINK_NOFOLLOW);
+	fchmodat(AT_FDCWD, "link", 0600, AT_SYMLINK_NOFOLLOW); /* EOPNOTSUPP */
+	fchmodat(AT_FDCWD, "nonexistent", 0600, AT_SYMLINK_NOFOLLOW);
+	lchmod("d/f", 0644);
+	free(realpath("d/f", NULL));
+	free(realpath("link/f", NULL));
+	free(realpath("link/../d/./f", NULL));
+	free(realpath("d/nonexistent", NULL));
+	free(realpath("d/f/", NULL));
+	free(canonicalize_file_name("link/"));
+	char *roots[] = {"/proc/self/fdinfo", NULL};
+	FTS *fts = fts_open(roots, FTS_PHYSICAL, NULL);
+	fts_close(fts);
+	char t[] = "tXXXXXX";
+	mkdtemp(t);
+	remove(t);
+	remove("d/f");
+	remove("nonexistent");
+	return 0;
+}
+`
+
+// TestShimLibcInternalCalls runs a program that calls the glibc
+// functions that make file calls of their own under strace and under the
+// shim, and checks that the shim recorded, family by family, the calls
+// strace saw on the program's files.
+func TestShimLibcInternalCalls(t *testing.T) {
+	libs := buildShim(t)
+	bin := compile(t, t.TempDir(), "internal", libcInternalProg, "-O2")
+	d1, d2 := t.TempDir(), t.TempDir()
+	sc, scl := straceFamilies(t, d1, bin)
+	sh, shl := shimFamilies(t, libs, d2, bin)
+	if sc["open"] < 5 || sc["stat"] < 10 {
+		t.Fatalf("strace saw %v", sc)
+	}
+	t.Logf("strace: %v", sc)
+	compareFamilies(t, sc, sh, scl, shl)
+}
