@@ -233,3 +233,214 @@ func TestShimLibcInternalCalls(t *testing.T) {
 	t.Logf("strace: %v", sc)
 	compareFamilies(t, sc, sh, scl, shl)
 }
+
+// scall is a call on a file as the kernel saw it: reads and writes with
+// their size and result, lseeks with their offset, whence and result,
+// fstats with their result.
+type scall struct {
+	op          string
+	arg, whence int64
+	ret         int64
+}
+
+func (s scall) String() string {
+	switch s.op {
+	case "lseek":
+		return fmt.Sprintf("lseek(%d,%d)=%d", s.arg, s.whence, s.ret)
+	case "fstat":
+		return fmt.Sprintf("fstat=%d", s.ret)
+	}
+	return fmt.Sprintf("%s(%d)=%d", s.op, s.arg, s.ret)
+}
+
+var (
+	straceIO     = regexp.MustCompile(`^\d+ +(read|write|lseek|newfstatat|fstat)\(\d+<([^>]*)>, (.*)\) += (-?\d+)`)
+	straceSize   = regexp.MustCompile(`, (\d+)$`)
+	straceLseek  = regexp.MustCompile(`^(-?\d+), SEEK_(SET|CUR|END)$`)
+	whenceByName = map[string]int64{"SET": 0, "CUR": 1, "END": 2}
+)
+
+// straceIOCalls runs bin in dir under strace (without the shim) and
+// returns, for each file under dir, its reads, writes, lseeks and fstats
+// in order, named relative to dir.
+func straceIOCalls(t *testing.T, dir, bin string) map[string][]scall {
+	t.Helper()
+	st := needStrace(t)
+	out := filepath.Join(t.TempDir(), "strace.out")
+	cmd := exec.Command(st, "-f", "-qq", "-y", "-s0", "-e", "signal=none", "-e", "trace=read,write,lseek,newfstatat,fstat", "-o", out, "--", bin)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("strace %s: %v\n%s", bin, err, b)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string][]scall{}
+	for _, l := range strings.Split(string(data), "\n") {
+		m := straceIO.FindStringSubmatch(l)
+		if m == nil || !strings.HasPrefix(m[2], real+"/") {
+			continue
+		}
+		name := strings.TrimPrefix(m[2], real)
+		var ret int64
+		fmt.Sscan(m[4], &ret)
+		c := scall{op: m[1], ret: ret}
+		switch m[1] {
+		case "read", "write":
+			if s := straceSize.FindStringSubmatch(m[3]); s != nil {
+				fmt.Sscan(s[1], &c.arg)
+			}
+		case "lseek":
+			s := straceLseek.FindStringSubmatch(m[3])
+			if s == nil {
+				t.Fatalf("an lseek strace prints so: %s", l)
+			}
+			fmt.Sscan(s[1], &c.arg)
+			c.whence = whenceByName[s[2]]
+		default:
+			if !strings.Contains(m[3], "AT_EMPTY_PATH") && m[1] == "newfstatat" {
+				continue
+			}
+			c = scall{op: "fstat", ret: ret}
+		}
+		calls[name] = append(calls[name], c)
+	}
+	return calls
+}
+
+// shimIOCalls records bin in dir with the shim and returns the same calls
+// as straceIOCalls from its events.
+func shimIOCalls(t *testing.T, libs Libs, dir, bin string) map[string][]scall {
+	t.Helper()
+	spool, err := record(t, libs, drained, dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	rules, _ := ptrace.NewRules([]string{real}, []string{spool}, true)
+	evs, paths, _ := encode(t, spool, rules)
+	calls := map[string][]scall{}
+	for _, rank := range evs {
+		f := state.New[struct{}, struct{}](nil)
+		for i := range rank {
+			e := &rank[i]
+			name := strings.TrimPrefix(paths.Lookup(f.Apply(e).Path), real)
+			var c scall
+			switch e.Op {
+			case trace.OpRead, trace.OpWrite:
+				c = scall{op: e.Op.String(), arg: e.Size, ret: e.Ret}
+			case trace.OpLseek:
+				c = scall{op: "lseek", arg: e.Offset, whence: int64(e.Whence), ret: e.Ret}
+			case trace.OpFstat:
+				c = scall{op: "fstat", ret: e.Ret}
+			default:
+				continue
+			}
+			calls[name] = append(calls[name], c)
+		}
+	}
+	return calls
+}
+
+// stdioSeekProg seeks, tells and switches between reading and writing on
+// streams the ways real programs do (GNU as writes its object file so:
+// w+, fseek past the end, fwrite, fseek back, fread, fwrite), and exits
+// with a stream that read ahead open.
+const stdioSeekProg = `
+#include <stdio.h>
+#include <string.h>
+
+static char buf[9000];
+
+int main(void) {
+	memset(buf, 'q', sizeof buf);
+	FILE *f = fopen("obj.o", "w+");
+	fseek(f, 496, SEEK_SET);
+	fwrite(buf, 1, 39, f);
+	for (int i = 0; i < 5; i++) {
+		fseek(f, 0, SEEK_SET);
+		fread(buf, 1, 64 + 16 * i, f);
+		fwrite(buf, 1, 9 + i, f);
+	}
+	fseek(f, 4, SEEK_CUR);
+	fwrite(buf, 1, 960, f);
+	fseek(f, -100, SEEK_END);
+	fread(buf, 1, 50, f);
+	fseek(f, 10, SEEK_CUR);
+	long p = ftell(f);
+	fseek(f, 5000, SEEK_SET); /* past the end: a short read, then a seek on */
+	fwrite(buf, 1, 3, f);
+	rewind(f);
+	fclose(f);
+
+	f = fopen("obj.o", "r");
+	fgetc(f);
+	p += ftell(f);
+	fpos_t pos;
+	fgetpos(f, &pos);
+	fseek(f, 100, SEEK_SET);
+	fseek(f, 120, SEEK_SET); /* in the buffer: a resync */
+	fgetc(f);
+	fclose(f);
+
+	f = fopen("log.txt", "a");
+	fputs("one\n", f);
+	p += ftell(f); /* append mode with bytes held: a seek to the end */
+	fclose(f);
+	f = fopen("log.txt", "a+");
+	fputs("two\n", f);
+	fclose(f);
+
+	f = fopen("obj.o", "r"); /* left open, having read ahead: exit seeks it back */
+	fread(buf, 1, 10, f);
+	printf("%ld\n", p);
+	return 0;
+}
+`
+
+// TestShimStdioSeeksAsSyscalls runs stdio programs under strace and
+// under the shim (two runs: the shim's own calls would show under
+// strace) and compares, file by file, the reads, writes, lseeks and
+// fstats in order: the lseeks fseek, ftell and a flush after reading make,
+// the fstat of a stream's first buffer.
+func TestShimStdioSeeksAsSyscalls(t *testing.T) {
+	libs := buildShim(t)
+	for _, prog := range []struct{ name, src string }{{"seeks", stdioSeekProg}, {"stdio", stdioProg}} {
+		t.Run(prog.name, func(t *testing.T) {
+			bin := compile(t, t.TempDir(), prog.name, prog.src, "-O2")
+			d1, d2 := t.TempDir(), t.TempDir()
+			sc := straceIOCalls(t, d1, bin)
+			sh := shimIOCalls(t, libs, d2, bin)
+			if len(sc) == 0 {
+				t.Fatal("strace saw no calls on the program's files")
+			}
+			if testing.Verbose() {
+				for n, cs := range sc {
+					t.Logf("%s: %v", n, cs)
+				}
+			}
+			var names []string
+			for n := range sc {
+				names = append(names, n)
+			}
+			for n := range sh {
+				if _, ok := sc[n]; !ok {
+					names = append(names, n)
+				}
+			}
+			slices.Sort(names)
+			for _, n := range names {
+				a, b := sc[n], sh[n]
+				if !slices.Equal(a, b) {
+					i := 0
+					for i < len(a) && i < len(b) && a[i] == b[i] {
+						i++
+					}
+					t.Errorf("%s: the calls differ from call %d of %d on:\nstrace %v\nshim   %v", n, i, len(a), a[i:min(len(a), i+10)], b[i:min(len(b), i+10)])
+				}
+			}
+		})
+	}
+}

@@ -1919,8 +1919,13 @@ EXPORT int fts64_close(FTS64 *sp) { return fts_close((FTS *)sp); }
 #endif
 /* Flags of glibc's FILE that its public header does not name (libio.h;
  * part of its ABI since glibc 2.1). */
+#define IOF_UNBUFFERED 0x2
+#define IOF_NO_READS 0x4
+#define IOF_NO_WRITES 0x8
+#define IOF_IN_BACKUP 0x100
 #define IOF_LINE_BUF 0x200
 #define IOF_PUTTING 0x800
+#define IOF_APPENDING 0x1000
 #define IOF_MAGIC_MASK 0xFFFF0000u
 #define IOF_MAGIC 0xFBAD0000u
 
@@ -1946,10 +1951,12 @@ int __printf_chk(int, const char *, ...);
 int __vfprintf_chk(FILE *, int, const char *, va_list);
 int __vprintf_chk(int, const char *, va_list);
 
-/* A stream's pointers and flags. */
+/* A stream's pointers, flags and the kernel's position as glibc knows
+ * it (_offset, -1 when it does not). */
 struct snap {
 	char *rptr, *rend, *rbase, *wbase, *wptr, *wend, *bbase, *bend;
 	int flags;
+	int64_t off;
 };
 
 static inline void snap(FILE *f, struct snap *s) {
@@ -1962,6 +1969,7 @@ static inline void snap(FILE *f, struct snap *s) {
 	s->bbase = f->_IO_buf_base;
 	s->bend = f->_IO_buf_end;
 	s->flags = f->_flags;
+	s->off = f->_offset;
 }
 
 /* pending: bytes written to the stream, not yet to the file. */
@@ -1997,17 +2005,34 @@ static void kio_emit(struct kio *k, uint16_t call, int64_t off, int64_t size, in
 
 static int64_t kpos(int fd) { return syscall(SYS_lseek, fd, 0, SEEK_CUR); }
 
-/* Streams that hold bytes to write, by descriptor: the exit handler
- * flushes them (glibc would, after every handler). */
-#define WSTREAMS 4096
-static FILE *wstream[WSTREAMS];
-
-static inline void wstream_note(FILE *f, int fd, int64_t left) {
-	if (left > 0 && fd >= 0 && fd < WSTREAMS && wstream[fd] != f) wstream[fd] = f;
+/* allocated: the call gave the stream its buffer, and glibc's
+ * _IO_file_doallocate fstat'ed the file for its block size (an
+ * unbuffered stream gets a byte of its own, with no call). */
+static inline int allocated(const struct snap *s0, const struct snap *s1) {
+	return !s0->bbase && s1->bbase && !(s0->flags & IOF_UNBUFFERED);
 }
 
-static inline void wstream_forget(FILE *f, int fd) {
-	if (fd >= 0 && fd < WSTREAMS && wstream[fd] == f) wstream[fd] = NULL;
+/* flush_delta: glibc's new_do_write, before it writes what a stream in
+ * state s holds, seeks the file back (lseek(delta, SEEK_CUR)) from where
+ * the stream read up to (its read end, where the kernel is) to where its
+ * writes begin, when they differ; never for a stream in append mode. A
+ * stream that was reading begins its writes where the program read. */
+static inline int64_t flush_delta(const struct snap *s) {
+	if (s->flags & IOF_APPENDING) return 0;
+	if (s->flags & IOF_PUTTING) return s->wbase - s->rend;
+	if (!s->bbase || s->rptr == s->bend) return 0;
+	return s->rptr - s->rend;
+}
+
+/* flush_n: the calls a flush of w bytes from state s makes. */
+static inline int flush_n(const struct snap *s, int64_t w) { return w > 0 ? 1 + (flush_delta(s) != 0) : 0; }
+
+/* kio_flush emits a flush of w bytes from state s: the lseek back, if
+ * any, and the write, at at (-1: unknown) with result ret. */
+static void kio_flush(struct kio *k, const struct snap *s, int64_t w, int64_t at, int64_t ret) {
+	int64_t d = flush_delta(s);
+	if (d != 0) kio_emit(k, C_LSEEK, d, 0, at, SEEK_CUR);
+	kio_emit(k, C_WRITE, at, w, ret, 0);
 }
 
 /* A run of reads of the same size and result. */
@@ -2027,9 +2052,10 @@ static void stdio_read(FILE *f, const struct snap *s0, int64_t got, int64_t want
 	int64_t d = got - avail(s0) + avail(&s1); /* bytes the kernel gave */
 	int eof0 = s0->flags & _IO_EOF_SEEN, eof1 = s1.flags & _IO_EOF_SEEN;
 	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
+	int alloc = allocated(s0, &s1);
 	if (w < 0) w = 0;
 	if (d < 0) d = 0;
-	if (d == 0 && w == 0 && !err1 && !(eof1 && !eof0) && (want < 0 || want <= avail(s0))) return;
+	if (d == 0 && w == 0 && !alloc && !err1 && !(eof1 && !eof0) && (want < 0 || want <= avail(s0))) return;
 	int64_t bs = bufsize(&s1);
 	struct rrun runs[8];
 	int nr = 0;
@@ -2069,13 +2095,14 @@ static void stdio_read(FILE *f, const struct snap *s0, int64_t got, int64_t want
 			runs[nr++] = (struct rrun){d, d, 1};
 		}
 	}
-	int64_t n = w > 0;
+	int64_t n = flush_n(s0, w) + alloc;
 	for (int i = 0; i < nr; i++) n += runs[i].count;
 	if (n == 0) return;
 	struct kio k = {f->_fileno, t0, dur, n, 0};
 	int64_t pos = kpos(k.fd);
 	pos = pos < 0 ? -1 : pos - d;
-	if (w > 0) kio_emit(&k, C_WRITE, pos < 0 ? -1 : pos - w, w, w, 0);
+	if (w > 0) kio_flush(&k, s0, w, pos < 0 ? -1 : pos - w, w);
+	if (alloc) kio_emit(&k, C_FSTAT, 0, 0, 0, 0);
 	for (int i = 0; i < nr; i++) {
 		for (int64_t c = 0; c < runs[i].count; c++) {
 			kio_emit(&k, C_READ, pos, runs[i].req, runs[i].got, 0);
@@ -2094,8 +2121,8 @@ static void stdio_write(FILE *f, const struct snap *s0, int64_t n, int64_t t0, i
 	int64_t p0 = pending(s0), p1 = pending(&s1);
 	int64_t w = p0 + n - p1;
 	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
-	wstream_note(f, f->_fileno, p1);
-	if (w <= 0 && !err1) return;
+	int alloc = allocated(s0, &s1);
+	if (w <= 0 && !err1 && !alloc) return;
 	int64_t bs = bufsize(&s1), sizes[3];
 	int nw = 0;
 	if (!(s0->flags & IOF_LINE_BUF) && n > 0) {
@@ -2113,9 +2140,13 @@ static void stdio_write(FILE *f, const struct snap *s0, int64_t n, int64_t t0, i
 		nw = 0;
 		if (w > 0) sizes[nw++] = w;
 	}
-	struct kio k = {f->_fileno, t0, dur, nw + (err1 ? 1 : 0), 0};
-	int64_t pos = kpos(k.fd);
+	/* The first write is the one that may seek back first. */
+	int64_t back = nw > 0 || err1 ? flush_delta(s0) : 0;
+	struct kio k = {f->_fileno, t0, dur, alloc + (back != 0) + nw + (err1 ? 1 : 0), 0};
+	int64_t pos = w > 0 || err1 || back ? kpos(k.fd) : -1;
 	pos = pos < 0 ? -1 : pos - (w > 0 ? w : 0);
+	if (alloc) kio_emit(&k, C_FSTAT, 0, 0, 0, 0);
+	if (back) kio_emit(&k, C_LSEEK, back, 0, pos, SEEK_CUR);
 	for (int i = 0; i < nw; i++) {
 		kio_emit(&k, C_WRITE, pos, sizes[i], sizes[i], 0);
 		if (pos >= 0) pos += sizes[i];
@@ -2132,9 +2163,9 @@ static void stdio_flush(FILE *f, const struct snap *s0, int64_t t0, int64_t dur,
 	int64_t back = !(s0->flags & IOF_PUTTING) && avail(s0) > 0 && avail(&s1) == 0 ? avail(s0) : 0;
 	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
 	if (w <= 0 && back == 0 && !err1) return;
-	struct kio k = {f->_fileno, t0, dur, (w > 0) + (back > 0) + err1, 0};
+	struct kio k = {f->_fileno, t0, dur, flush_n(s0, w) + (back > 0) + err1, 0};
 	int64_t pos = kpos(k.fd);
-	if (w > 0) kio_emit(&k, C_WRITE, pos < 0 ? -1 : pos - w, w, w, 0);
+	if (w > 0) kio_flush(&k, s0, w, pos < 0 ? -1 : pos - w, w);
 	if (err1) kio_emit(&k, C_WRITE, pos, pending(&s1), -(int64_t)err, 0);
 	if (back > 0) kio_emit(&k, C_LSEEK, -back, 0, pos, SEEK_CUR);
 }
@@ -2157,8 +2188,10 @@ static uint32_t mode_flags(const char *m) {
 	return f;
 }
 
-/* fopen is the kernel's openat; in append mode glibc then seeks to the
- * end (lseek(fd, 0, SEEK_END)). */
+/* fopen is the kernel's openat; in append mode without reading ("a",
+ * not "a+") glibc then seeks to the end (lseek(fd, 0, SEEK_END)). */
+static inline int append_only(const char *m) { return m && m[0] == 'a' && !strchr(m, '+'); }
+
 #define FOPEN_BODY(REALCALL)                                             \
 	if (!on()) return REALCALL;                                          \
 	char buf[PATH_MAX];                                                  \
@@ -2170,7 +2203,7 @@ static uint32_t mode_flags(const char *m) {
 	t_in--;                                                              \
 	int fd = f ? f->_fileno : -1;                                        \
 	fd_opened(fd);                                                       \
-	int app = f && mode && mode[0] == 'a';                               \
+	int app = f && append_only(mode);                                    \
 	struct rec r = {0};                                                  \
 	r.call = C_FOPEN;                                                    \
 	r.fd = -1;                                                           \
@@ -2197,7 +2230,8 @@ EXPORT FILE *fopen64(const char *path, const char *mode) {
 }
 
 /* fdopen opens nothing; in append mode glibc sets O_APPEND (fcntl
- * F_SETFL) if the descriptor lacks it and seeks to the end. */
+ * F_SETFL) if the descriptor lacks it and then, not reading ("a"), seeks
+ * to the end. */
 EXPORT FILE *fdopen(int fd, const char *mode) {
 	REAL(fdopen);
 	if (!on() || !mode || mode[0] != 'a' || !fd_file(fd)) return real_fdopen(fd, mode);
@@ -2209,8 +2243,8 @@ EXPORT FILE *fdopen(int fd, const char *mode) {
 	int64_t dur = iotrace_now() - t0;
 	t_in--;
 	if (f) {
-		int set = fl >= 0 && !(fl & O_APPEND);
-		struct kio k = {fd, t0, dur, 1 + set, 0};
+		int set = fl >= 0 && !(fl & O_APPEND), seek = set && append_only(mode);
+		struct kio k = {fd, t0, dur, set + seek, 0};
 		if (set) {
 			fd_set_kind(fd, 3);
 			struct rec r = {0};
@@ -2223,7 +2257,7 @@ EXPORT FILE *fdopen(int fd, const char *mode) {
 			k.i++;
 			iotrace_emit(&r, NULL, NULL);
 		}
-		kio_emit(&k, C_LSEEK, 0, 0, kpos(fd), SEEK_END);
+		if (seek) kio_emit(&k, C_LSEEK, 0, 0, kpos(fd), SEEK_END);
 	}
 	errno = saved;
 	return f;
@@ -2246,6 +2280,7 @@ EXPORT FILE *fdopen(int fd, const char *mode) {
 	snap(f, &s0);                                                        \
 	int64_t w = file ? pending(&s0) : 0;                                 \
 	int64_t pos = w > 0 ? kpos(old) : -1;                                \
+	if (pos >= 0) pos += flush_delta(&s0);                               \
 	char buf[PATH_MAX];                                                  \
 	int64_t t0 = iotrace_now();                                          \
 	t_in++;                                                              \
@@ -2253,12 +2288,11 @@ EXPORT FILE *fdopen(int fd, const char *mode) {
 	int saved = errno;                                                   \
 	int64_t dur = iotrace_now() - t0;                                    \
 	t_in--;                                                              \
-	wstream_forget(f, old);                                              \
 	fd_set_kind(old, 0);                                                 \
 	int fd = nf ? nf->_fileno : -1;                                      \
 	fd_opened(fd);                                                       \
-	struct kio k = {old, t0, dur, (w > 0) + file + 1, 0};                \
-	if (w > 0) kio_emit(&k, C_WRITE, pos, w, w, 0);                      \
+	struct kio k = {old, t0, dur, flush_n(&s0, w) + file + 1, 0};        \
+	if (w > 0) kio_flush(&k, &s0, w, pos, w);                            \
 	if (file) kio_emit(&k, C_CLOSE, 0, 0, 0, 0);                         \
 	struct rec r = {0};                                                  \
 	r.call = C_FOPEN;                                                    \
@@ -2286,7 +2320,6 @@ EXPORT int fclose(FILE *f) {
 	REAL(fclose);
 	int fd = f ? f->_fileno : -1;
 	if (!on() || !fd_file(fd)) {
-		wstream_forget(f, fd);
 		if (fd >= 0) fd_set_kind(fd, 0);
 		return real_fclose(f);
 	}
@@ -2295,6 +2328,7 @@ EXPORT int fclose(FILE *f) {
 	int64_t w = pending(&s0), pos = -1;
 	if (w > 0) {
 		pos = kpos(fd);
+		if (pos >= 0) pos += flush_delta(&s0);
 		struct stat st;
 		if (fd < FDKINDS && fdkind[fd] == 3 && syscall(SYS_fstat, fd, &st) == 0) pos = st.st_size; /* O_APPEND */
 	}
@@ -2304,10 +2338,9 @@ EXPORT int fclose(FILE *f) {
 	int saved = errno;
 	int64_t dur = iotrace_now() - t0;
 	t_in--;
-	wstream_forget(f, fd);
 	fd_set_kind(fd, 0);
-	struct kio k = {fd, t0, dur, 1 + (w > 0), 0};
-	if (w > 0) kio_emit(&k, C_WRITE, pos, w, rc == 0 ? w : -(int64_t)saved, 0);
+	struct kio k = {fd, t0, dur, 1 + flush_n(&s0, w), 0};
+	if (w > 0) kio_flush(&k, &s0, w, pos, rc == 0 ? w : -(int64_t)saved);
 	kio_emit(&k, C_FCLOSE, 0, 0, rc == 0 ? 0 : -(int64_t)saved, 0);
 	errno = saved;
 	return rc;
@@ -2315,7 +2348,6 @@ EXPORT int fclose(FILE *f) {
 
 EXPORT int fcloseall(void) {
 	REAL(fcloseall);
-	memset(wstream, 0, sizeof wstream);
 	return real_fcloseall();
 }
 
@@ -2720,24 +2752,43 @@ static int flush_one(FILE *f, int (*fn)(FILE *)) {
 	return rc;
 }
 
-/* flush_noted flushes, one by one, the file streams known to hold bytes
- * to write (fflush(NULL), and the exit handler). */
-static void flush_noted(int (*fn)(FILE *)) {
-	for (int fd = 0; fd < WSTREAMS; fd++) {
-		FILE *f = wstream[fd];
-		if (!f) continue;
-		if (f->_fileno != fd || ((unsigned)f->_flags & IOF_MAGIC_MASK) != IOF_MAGIC || !(f->_flags & IOF_PUTTING) || f->_IO_write_ptr <= f->_IO_write_base) {
-			wstream[fd] = NULL;
-			continue;
+/* glibc's list of its streams and its lock (libio, exported since 2.1;
+ * the list's head is a struct _IO_FILE_plus, which begins with a FILE). */
+extern FILE *_IO_list_all __attribute__((weak));
+void _IO_list_lock(void) __attribute__((weak));
+void _IO_list_unlock(void) __attribute__((weak));
+
+/* overflow_eof is what glibc's fflush(NULL) and exit do to a stream
+ * holding bytes to write: _IO_OVERFLOW(f, EOF), which writes them (not
+ * fflush(f), which then also forgets the kernel's position). */
+static int overflow_eof(FILE *f) {
+	REAL(__overflow);
+	return real___overflow(f, EOF);
+}
+
+/* flush_streams makes, one stream at a time (so that the shim sees
+ * each), the calls glibc makes for all of them: fflush(NULL) flushes each
+ * file stream holding bytes to write; exit (_IO_cleanup) does that, then
+ * makes each used stream unbuffered, which syncs it: a stream that read
+ * ahead seeks the file back to where the program read (fsync is fn). */
+static void flush_streams(int (*fsync_fn)(FILE *), int at_exit) {
+	if (!&_IO_list_all) return;
+	if (&_IO_list_lock) _IO_list_lock();
+	for (int pass = 0; pass < 1 + at_exit; pass++)
+		for (FILE *f = _IO_list_all; f; f = f->_chain) {
+			if (((unsigned)f->_flags & IOF_MAGIC_MASK) != IOF_MAGIC) continue;
+			int w = f->_mode <= 0 && f->_IO_write_ptr > f->_IO_write_base;
+			int back = !(f->_flags & IOF_UNBUFFERED) && f->_mode != 0 && f->_IO_read_ptr != f->_IO_read_end;
+			if (pass == 0 && w && fd_file(f->_fileno)) flush_one(f, overflow_eof);
+			if (pass == 1 && back && fsync_fn && fd_file(f->_fileno)) flush_one(f, fsync_fn);
 		}
-		flush_one(f, fn);
-	}
+	if (&_IO_list_unlock) _IO_list_unlock();
 }
 
 EXPORT int fflush(FILE *f) {
 	REAL(fflush);
 	if (!f) {
-		if (on()) flush_noted(real_fflush);
+		if (on()) flush_streams(NULL, 0);
 		return real_fflush(f);
 	}
 	return flush_one(f, real_fflush);
@@ -2745,74 +2796,157 @@ EXPORT int fflush(FILE *f) {
 EXPORT int fflush_unlocked(FILE *f) {
 	REAL(fflush_unlocked);
 	if (!f) {
-		if (on()) flush_noted(real_fflush_unlocked);
+		if (on()) flush_streams(NULL, 0);
 		return real_fflush_unlocked(f);
 	}
 	return flush_one(f, real_fflush_unlocked);
 }
 
-/* stdio_seek: glibc's fseek (_IO_new_file_seekoff) flushes what the
- * stream held (a write at the position before), then always seeks the
- * file: to the position it already has when the target is in the buffer
- * (a "resync"), else to the start of the block the target is in, and
- * then refills the buffer there (the bytes up to the target when the
- * stream held nothing, else a whole buffer). Which it did shows in the
- * stream's _offset (the kernel's position, as glibc knows it: -1 when it
- * does not) and its read pointers. */
-static void stdio_seek(FILE *f, const struct snap *s0, int64_t off0, int64_t pos0, int rc, int64_t t0, int64_t dur) {
+/* stdio_seek: glibc's fseek (_IO_new_file_seekoff, every fseek,
+ * fsetpos and rewind), step by step from the stream's state before it
+ * (s0) and the kernel's position then (pos0, known when it flushes):
+ * the flush of what the stream held (a stream that read first seeks back
+ * to where its writes begin), the fstat of a stream's first buffer; then
+ * the target: SEEK_CUR counts from glibc's idea of the position (an
+ * lseek SEEK_CUR when it has none), SEEK_END from an fstat of the size.
+ * A target in the buffer keeps it and seeks the kernel to where it was
+ * (a "resync"); else glibc seeks to the start of the target's block and
+ * reads up to the target (the whole buffer unless the stream was empty)
+ * and, when that read is short (past the end), seeks on by the rest. The
+ * results come from the stream after the call (s1: its _offset is the
+ * kernel's position; its read pointers the bytes read), the length of a
+ * short read from the file's size. */
+struct scall {
+	uint16_t call;
+	uint32_t whence;
+	int64_t off, size, ret;
+};
+
+static void stdio_seek(FILE *f, const struct snap *s0, int64_t pos0, int rc, int err, int64_t offset, int whence, int64_t t0, int64_t dur) {
 	struct snap s1;
 	snap(f, &s1);
-	int64_t w = pending(s0) - pending(&s1);
-	if (w < 0) w = 0;
-	int64_t off1 = f->_offset, pos1 = kpos(f->_fileno);
-	int inbuf = off0 >= 0 && off1 == off0 && s1.rbase == s0->rbase && s1.rend == s0->rend && s1.rptr < s1.rend;
-	int64_t got = !inbuf && s1.rend > s1.rbase ? s1.rend - s1.rbase : 0;
+	struct scall c[8];
+	int n = 0;
+#define SCALL(CALL, OFF, SIZE, RET, WH) (c[n++] = (struct scall){CALL, (uint32_t)(WH), OFF, SIZE, RET})
 	int exact = s0->rbase == s0->rend && s0->wbase == s0->wptr;
-	int64_t req = exact ? s1.rptr - s1.rbase : bufsize(&s1);
-	int64_t at = pos1 < 0 ? -1 : pos1 - got;
-	int seek = rc == 0 && pos1 >= 0;
-	struct kio k = {f->_fileno, t0, dur, (w > 0) + seek + (seek && got > 0), 0};
-	if (k.n == 0) return;
-	if (w > 0) kio_emit(&k, C_WRITE, pos0, w, w, 0);
-	if (seek) kio_emit(&k, C_LSEEK, at, 0, at, SEEK_SET);
-	if (seek && got > 0) kio_emit(&k, C_READ, at, req, got, 0);
+	int64_t koff = s0->off;
+	char *bbase = s0->bbase, *rbase = s0->rbase, *rptr = s0->rptr, *rend = s0->rend;
+	if (s0->wptr > s0->wbase || (s0->flags & IOF_PUTTING)) {
+		int64_t w = s0->wptr > s0->wbase ? s0->wptr - s0->wbase : 0;
+		if (w > 0) {
+			int64_t d = flush_delta(s0), at = pos0 < 0 ? -1 : pos0 + d;
+			if (d != 0) SCALL(C_LSEEK, d, 0, at, SEEK_CUR);
+			struct stat st;
+			if ((s0->flags & IOF_APPENDING) && syscall(SYS_fstat, f->_fileno, &st) == 0) at = st.st_size - w;
+			int failed = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
+			SCALL(C_WRITE, at, w, failed ? -(int64_t)err : w, 0);
+			if (failed) goto emit;
+			koff = (s0->flags & IOF_APPENDING) ? -1 : d != 0 ? at + w : koff >= 0 ? koff + w : -1;
+			rbase = rptr = rend = bbase;
+		} else {
+			rbase = bbase;
+			if (s0->wptr > rend) rend = s0->wptr;
+			rptr = s0->wptr;
+		}
+	}
+	if (!bbase) {
+		if (!(s0->flags & IOF_UNBUFFERED)) SCALL(C_FSTAT, 0, 0, 0, 0);
+		bbase = rbase = rptr = rend = s1.bbase;
+	}
+	int64_t bs = bufsize(&s1), target;
+	switch (whence) {
+	case SEEK_CUR:
+		offset -= rend - rptr;
+		if (koff < 0) goto dumb;
+		target = offset + koff;
+		if (target < 0) goto emit; /* EINVAL, no call */
+		break;
+	case SEEK_SET:
+		target = offset;
+		break;
+	case SEEK_END:
+		SCALL(C_FSTAT, 0, 0, 0, 0);
+		if (rc != 0 || s1.off < 0) goto emit;
+		target = s1.off - (s1.rend - s1.rptr);
+		break;
+	default:
+		goto emit;
+	}
+	if (koff >= 0 && rbase && !(s0->flags & IOF_IN_BACKUP)) {
+		int64_t first = koff - (rend - bbase);
+		if (target >= first && target < koff) {
+			SCALL(C_LSEEK, koff, 0, koff, SEEK_SET); /* resync */
+			goto emit;
+		}
+	}
+	if (s0->flags & IOF_NO_READS) {
+		offset = target;
+		whence = SEEK_SET;
+		goto dumb;
+	}
+	{
+		int64_t at = target & ~(bs - 1), delta = target - at;
+		if (delta > bs) {
+			at = target;
+			delta = 0;
+		}
+		SCALL(C_LSEEK, at, 0, at >= 0 ? at : -(int64_t)err, SEEK_SET);
+		if (at < 0 || delta == 0) goto emit;
+		int64_t req = exact ? delta : bs;
+		if (s1.rptr > s1.bbase) { /* it read up to the target at least */
+			SCALL(C_READ, at, req, s1.rend - s1.bbase, 0);
+			goto emit;
+		}
+		struct stat st;
+		int64_t got = syscall(SYS_fstat, f->_fileno, &st) == 0 && st.st_size > at ? min64(st.st_size - at, req) : 0;
+		if (got >= delta) got = 0;
+		SCALL(C_READ, at, req, got, 0);
+		offset = delta - got;
+		whence = SEEK_CUR;
+	}
+dumb:
+	SCALL(C_LSEEK, offset, 0, rc == 0 ? s1.off : -(int64_t)err, whence);
+emit:;
+#undef SCALL
+	struct kio k = {f->_fileno, t0, dur, n, 0};
+	for (int i = 0; i < n; i++) kio_emit(&k, c[i].call, c[i].off, c[i].size, c[i].ret, c[i].whence);
 }
 
-#define FSEEK_BODY(T, REALCALL)                                          \
+#define FSEEK_BODY(T, REALCALL, OFF, WHENCE)                             \
 	int fd = f ? f->_fileno : -1;                                        \
 	if (!on() || !fd_file(fd)) return REALCALL;                          \
 	struct snap s0;                                                      \
 	snap(f, &s0);                                                        \
-	int64_t off0 = f->_offset, pos0 = kpos(fd);                          \
+	int64_t pos0 = s0.wptr > s0.wbase ? kpos(fd) : -1;                   \
 	int64_t t0 = iotrace_now();                                          \
 	t_in++;                                                              \
 	T rc = REALCALL;                                                     \
 	int saved = errno;                                                   \
 	int64_t dur = iotrace_now() - t0;                                    \
 	t_in--;                                                              \
-	stdio_seek(f, &s0, off0, pos0, rc, t0, dur);                         \
+	stdio_seek(f, &s0, pos0, rc, saved, (OFF), (WHENCE), t0, dur);       \
 	errno = saved;                                                       \
 	return rc
 
 EXPORT int fseek(FILE *f, long off, int whence) {
 	REAL(fseek);
-	FSEEK_BODY(int, real_fseek(f, off, whence));
+	FSEEK_BODY(int, real_fseek(f, off, whence), off, whence);
 }
 EXPORT int fseeko(FILE *f, off_t off, int whence) {
 	REAL(fseeko);
-	FSEEK_BODY(int, real_fseeko(f, off, whence));
+	FSEEK_BODY(int, real_fseeko(f, off, whence), off, whence);
 }
 EXPORT int fseeko64(FILE *f, off64_t off, int whence) {
 	REAL(fseeko64);
-	FSEEK_BODY(int, real_fseeko64(f, off, whence));
+	FSEEK_BODY(int, real_fseeko64(f, off, whence), off, whence);
 }
 EXPORT int fsetpos(FILE *f, const fpos_t *p) {
 	REAL(fsetpos);
-	FSEEK_BODY(int, real_fsetpos(f, p));
+	FSEEK_BODY(int, real_fsetpos(f, p), p->__pos, SEEK_SET);
 }
 EXPORT int fsetpos64(FILE *f, const fpos64_t *p) {
 	REAL(fsetpos64);
-	FSEEK_BODY(int, real_fsetpos64(f, p));
+	FSEEK_BODY(int, real_fsetpos64(f, p), p->__pos, SEEK_SET);
 }
 EXPORT void rewind(FILE *f) {
 	REAL(rewind);
@@ -2823,23 +2957,83 @@ EXPORT void rewind(FILE *f) {
 	}
 	struct snap s0;
 	snap(f, &s0);
-	int64_t off0 = f->_offset, pos0 = kpos(fd);
+	int64_t pos0 = s0.wptr > s0.wbase ? kpos(fd) : -1;
 	int64_t t0 = iotrace_now();
 	t_in++;
 	real_rewind(f);
 	int saved = errno;
 	int64_t dur = iotrace_now() - t0;
 	t_in--;
-	stdio_seek(f, &s0, off0, pos0, 0, t0, dur);
+	stdio_seek(f, &s0, pos0, 0, saved, 0, SEEK_SET, t0, dur);
 	errno = saved;
+}
+
+/* ftell (ftello, fgetpos): glibc asks the kernel only when it does not
+ * know the position (_offset -1: a new stream, one read to its end or
+ * flushed): lseek(fd, 0, SEEK_CUR); and a stream in append mode holding
+ * bytes seeks to the end first (lseek(fd, 0, SEEK_END)), which it then
+ * knows. The hot path is that test. */
+static inline int ftell_appends(FILE *f) {
+	return f->_IO_buf_base && f->_IO_write_ptr > f->_IO_write_base && (f->_flags & IOF_APPENDING);
+}
+
+/* ftell_adjust: what glibc adds to the kernel's position for the bytes
+ * the stream holds (do_ftell). */
+static int64_t ftell_adjust(FILE *f) {
+	if (!f->_IO_buf_base) return 0;
+	if (f->_IO_write_ptr <= f->_IO_write_base) return -(f->_IO_read_end - f->_IO_read_ptr);
+	if (f->_flags & IOF_APPENDING) return f->_IO_write_ptr - f->_IO_write_base;
+	return f->_IO_write_ptr - f->_IO_read_end;
+}
+
+static SLOW void ftell_rec(FILE *f, int app, int64_t adj, int64_t pos, int err, int64_t t0, int64_t dur) {
+	struct kio k = {f->_fileno, t0, dur, 1, 0};
+	if (app) kio_emit(&k, C_LSEEK, 0, 0, f->_offset >= 0 ? f->_offset : -(int64_t)err, SEEK_END);
+	else kio_emit(&k, C_LSEEK, 0, 0, pos >= 0 ? pos - adj : -(int64_t)err, SEEK_CUR);
+}
+
+#define FTELL_BODY(T, REALCALL, POS)                                     \
+	int fd = f->_fileno;                                                 \
+	int app = ftell_appends(f);                                          \
+	if ((!app && f->_offset >= 0) || !on() || !fd_file(fd)) return REALCALL; \
+	int64_t adj = ftell_adjust(f);                                       \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	T v = REALCALL;                                                      \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	ftell_rec(f, app, adj, (POS), saved, t0, dur);                       \
+	errno = saved;                                                       \
+	return v
+
+EXPORT long ftell(FILE *f) {
+	REAL(ftell);
+	FTELL_BODY(long, real_ftell(f), v);
+}
+EXPORT off_t ftello(FILE *f) {
+	REAL(ftello);
+	FTELL_BODY(off_t, real_ftello(f), v);
+}
+EXPORT off64_t ftello64(FILE *f) {
+	REAL(ftello64);
+	FTELL_BODY(off64_t, real_ftello64(f), v);
+}
+EXPORT int fgetpos(FILE *f, fpos_t *p) {
+	REAL(fgetpos);
+	FTELL_BODY(int, real_fgetpos(f, p), v == 0 ? (int64_t)p->__pos : -1);
+}
+EXPORT int fgetpos64(FILE *f, fpos64_t *p) {
+	REAL(fgetpos64);
+	FTELL_BODY(int, real_fgetpos64(f, p), v == 0 ? (int64_t)p->__pos : -1);
 }
 
 /* ---- exit ---- */
 
 /* shim_exit runs in exit(), after the handlers the program registered
- * (the shim's was registered before them): it flushes the file streams
- * that hold bytes, as glibc is about to, so that their writes are
- * recorded. */
+ * (the shim's was registered before them): it does to the file streams
+ * what glibc is about to (flushes those that hold bytes, seeks back those
+ * that read ahead), so that those calls are recorded. */
 static void exit_record(int status) {
 	/* A vfork child shares its parent's memory, spool included: its
 	 * _exit (an exec that failed) is not its parent's. */
@@ -2858,7 +3052,7 @@ static void shim_exit(int status, void *arg) {
 	if (on()) {
 		static int (*flush)(FILE *);
 		if (!flush) flush = (int (*)(FILE *))dlsym(RTLD_NEXT, "fflush");
-		if (flush) flush_noted(flush);
+		flush_streams(flush, 1);
 	}
 	/* The exit status: the encoder ends the process with it (a process
 	 * killed by a signal has none). */
