@@ -444,3 +444,37 @@ func TestShimStdioSeeksAsSyscalls(t *testing.T) {
 		})
 	}
 }
+
+// TestShimStartsInEarlierConstructors: the loader runs the constructors
+// of a program's libraries before the shim's (a preloaded library
+// depends on none of them), and the calls they make are the program's
+// (fio's libpmem walks a directory so): the first of them starts the
+// shim.
+func TestShimStartsInEarlierConstructors(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libearly.c")
+	if err := os.WriteFile(lib, []byte(`
+#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void early(void) {
+	int fd = open("early.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	write(fd, "x", 1);
+	close(fd);
+}
+void nothing(void) {}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("cc", "-shared", "-fPIC", "-o", filepath.Join(dir, "libearly.so"), lib).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, b)
+	}
+	bin := compile(t, dir, "prog", "void nothing(void);\nint main(void) { nothing(); return 0; }\n",
+		"-O1", "-L"+dir, "-Wl,-rpath,"+dir, "-Wl,--no-as-needed", "-learly")
+	sh, shl := shimFamilies(t, libs, dir, bin)
+	for fam, n := range map[string]int{"open": 1, "write": 1, "close": 1} {
+		if sh[fam] != n {
+			t.Errorf("%s: %d calls recorded, want %d: %v", fam, sh[fam], n, shl[fam])
+		}
+	}
+}

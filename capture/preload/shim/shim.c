@@ -387,12 +387,21 @@ static void after_fork_child(void) {
 
 static void shim_exit(int status, void *arg);
 
-__attribute__((constructor)) static void shim_init(void) {
+/* shim_start opens the spool, once. The shim's constructor runs it, but
+ * the loader runs the constructors of the program's libraries first (a
+ * preloaded library depends on none of them): a call one of those makes
+ * (libpmem's fts_open in fio) starts the shim itself (on_early). */
+static int started;
+
+static void shim_start(void) {
+	if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL)) return;
 	read_settings();
 	open_spool();
 	on_exit(shim_exit, NULL);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
+
+__attribute__((constructor)) static void shim_init(void) { shim_start(); }
 
 /* ---- helpers of the wrappers ---- */
 
@@ -404,7 +413,14 @@ __attribute__((constructor)) static void shim_init(void) {
  * not made by the MPI library inside an MPI call other than MPI-IO (the
  * configuration, plugins and session files of MPI_Init and
  * MPI_Finalize), unless record_all. */
-static inline int on(void) { return active && !t_in && (t_mpi == 0 || t_mpiio > 0 || record_all); }
+static __attribute__((noinline)) int on_early(void) {
+	if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE) && !t_in) shim_start();
+	return active && !t_in && (t_mpi == 0 || t_mpiio > 0 || record_all);
+}
+static inline int on(void) {
+	if (__builtin_expect(!active, 0)) return on_early();
+	return !t_in && (t_mpi == 0 || t_mpiio > 0 || record_all);
+}
 
 /* fd_type finds what fd is; with name, it records the path of a file
  * (C_NONE) and its position. */
