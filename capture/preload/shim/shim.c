@@ -2,10 +2,13 @@
  * iotrace preload shim, POSIX part: intercepts the file calls of libc
  * (open family, close, read/write family, lseek, fsync, fdatasync,
  * ftruncate, dup family, stat family, access, unlink, rename, mkdir,
- * rmdir, truncate, and stdio fopen/fread/fwrite/fseek/fflush/fclose) and
- * appends one raw record per call to this process's spool: a file in
+ * rmdir, truncate, links, copies, mmap, fcntl, ...) and appends one raw
+ * record per system call to this process's spool: a file in
  * $IOTRACE_SPOOL, mapped in shared memory, so that a record survives a
- * crash of the program the moment it is written.
+ * crash of the program the moment it is written. Where glibc makes file
+ * calls of its own inside a function (stdio, directory streams, realpath,
+ * euidaccess, remove, ...), the wrapper records those calls, as glibc
+ * 2.36 makes them.
  *
  * Built by iotrace (capture/preload): cc -shared -fPIC -O2. Needs libc only.
  */
@@ -319,7 +322,7 @@ static void open_spool(void) {
 	if (!spool_dir[0]) return;
 	long ring = spool_ring;
 	char name[PATH_MAX];
-	snprintf(name, sizeof name, "%s/%s-%d-%lld.sp", spool_dir, ring ? "ring" : "spool", (int)getpid(), (long long)iotrace_now());
+	if (snprintf(name, sizeof name, "%s/%s-%d-%lld.sp", spool_dir, ring ? "ring" : "spool", (int)getpid(), (long long)iotrace_now()) >= (int)sizeof name) return;
 	int fd = syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) return;
 	size_t size = SPOOL_HEADER + (size_t)ring * REC_SIZE;
