@@ -1139,9 +1139,22 @@ static int dir_suffix_needed(const char *end) {
 
 #define RP_MAX (2 * PATH_MAX)
 
+struct rp_bufs {
+	char rname[RP_MAX + 2], extra[RP_MAX], link[1024];
+};
+
+static void realpath_walk(const char *name, int64_t t0, int64_t dur, struct rp_bufs *b);
+
 static void realpath_calls(const char *name, int64_t t0, int64_t dur) {
 	if (!name || !name[0]) return;
-	static TLS char rname[RP_MAX + 2], extra[RP_MAX], link[1024];
+	struct rp_bufs *b = malloc(sizeof *b);
+	if (!b) return;
+	realpath_walk(name, t0, dur, b);
+	free(b);
+}
+
+static void realpath_walk(const char *name, int64_t t0, int64_t dur, struct rp_bufs *b) {
+	char *rname = b->rname, *extra = b->extra, *link = b->link;
 	size_t dl;
 	if (name[0] != '/') {
 		if (syscall(SYS_getcwd, rname, RP_MAX) <= 0) return;
@@ -1174,19 +1187,19 @@ static void realpath_calls(const char *name, int64_t t0, int64_t dur) {
 		memcpy(rname + dl, start, len);
 		dl += len;
 		rname[dl] = 0;
-		long n = syscall(SYS_readlinkat, AT_FDCWD, rname, link, sizeof link - 1);
+		long n = syscall(SYS_readlinkat, AT_FDCWD, rname, link, sizeof b->link - 1);
 		int err = n < 0 ? errno : 0;
 		if (k.i >= k.n) k.n = k.i + 1;
 		struct rec r = {0};
 		r.call = C_READLINK;
 		r.fd = -1;
-		r.size = sizeof link - 1;
+		r.size = sizeof b->link - 1;
 		r.ret = n >= 0 ? n : -(int64_t)err;
 		seq_emit(&k, &r, rname, NULL);
 		if (n >= 0) {
-			if (++links > 40 || n >= (long)sizeof link - 1) return; /* ELOOP; a longer link: glibc reads it again, bigger */
+			if (++links > 40 || n >= (long)sizeof b->link - 1) return; /* ELOOP; a longer link: glibc reads it again, bigger */
 			size_t rest = strlen(end);
-			if ((size_t)n + rest + 1 > sizeof extra) return;
+			if ((size_t)n + rest + 1 > sizeof b->extra) return;
 			memmove(extra + n, end, rest + 1);
 			memcpy(extra, link, (size_t)n);
 			end = extra;
