@@ -74,7 +74,10 @@ recording is judged by four oracles:
 
 **What (a) leaves out, per mode.** ptrace sees system calls, so every family
 is compared. preload sees the calls a program makes into the C library, not
-the system calls the library makes for itself:
+the system calls the library makes for itself; where glibc makes them inside
+a function the shim wraps, the shim records them as glibc makes them (stdio's
+reads, writes, lseeks and fstats, opendir's openat and fstat, realpath's
+readlinks, …: capture/preload/shim/shim.c), and what is left is:
 
 `)
 	for _, mode := range modes {
@@ -87,11 +90,10 @@ the system calls the library makes for itself:
 			w("- %s: **%s** — %s.\n", mode, f, modeExclusions[mode][f])
 		}
 	}
-	w(`- preload: where the capture has stdio calls on DIR's files (fread, fwrite,
-  fseek, fflush), glibc's buffering decides how many read, write and lseek
-  system calls they make, and glibc's own fstat of a new stream is not seen:
-  the families read, write, seek, sync and stat are then compared by the
-  bytes written only (the cell says so).
+	w(`- preload, not excluded (no program here makes them on DIR's files): the
+  calls inside glibc's fts_read and fts_children, glob, nftw and ftw, the
+  refills of the scanf family, posix_spawn's file actions, fcloseall, and a
+  library's loading by dlopen.
 `)
 	var nc []string
 	for call, why := range notCompared {
@@ -100,7 +102,7 @@ the system calls the library makes for itself:
 	sort.Strings(nc)
 	w("- both: %s; sync(2), which names no file, is not traced.\n", strings.Join(nc, "; "))
 	w(`
-**Known failures.** Today most cells fail: that is what the corpus is for.
+**Known failures.** Cells that fail are what the corpus is for.
 `+"`corpus/expected_test.go`"+` lists every failing cell with the reason seen; the test
 fails when a cell fails that is not listed (a regression) and when a listed
 cell passes (delete its line), and names exactly the cells that changed.

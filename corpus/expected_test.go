@@ -4,57 +4,8 @@ package corpus
 // reason seen and, where it is known, the cause. TestCorpus fails when a
 // cell fails that is not here (a regression) and when a cell here passes
 // (iotrace got better: delete the line). docs/CORPUS.md shows the reasons
-// of the last run.
-//
-// Causes named below, so that each line stays short:
-//   - PT-CALLS: the ptrace tracer's call table (capture/ptrace/arch_amd64.go)
-//     has no getdents64, fadvise64, fallocate, link/linkat/symlink,
-//     readlink, mmap; sendfile, splice and copy_file_range are followed for
-//     bookkeeping but not recorded.
-//   - SHIM-MISSING: the preload shim does not wrap the fortified opens
-//     (__open_2, __openat_2, __open64_2, which Debian's -D_FORTIFY_SOURCE
-//     builds of tar, rsync and git call), fwrite_unlocked / fputs_unlocked
-//     / fread_unlocked (coreutils), copy_file_range, posix_fadvise,
-//     fallocate, link, symlink, readlink, mmap, mkstemp; and it sees none of
-//     the opens, fstats and closes glibc makes inside opendir / fdopendir /
-//     closedir.
-//   - REPLAY-DIR: ioreplay fails an open of a directory (O_DIRECTORY or
-//     O_PATH) with EINVAL, and then the close of that descriptor with EBADF.
-//   - REPLAY-FORK: ioreplay has one descriptor table per rank, so the
-//     descriptors of forked children and their parent collide.
-//   - CONVERT-FORK: convert puts the calls of a rank's processes in one
-//     sequence, so their descriptors collide there too.
-//   - CONVERT-LOWFD: convert's verification fails on dup/dup2 whose result
-//     is a descriptor below 3 ("the result is 0 in the trace, 4 in the
-//     script"); convert says it is a bug.
-//   - CONVERT-FOPEN: the shim records fopen with mode 0666 and no O_CREAT;
-//     convert refuses it ("mode 0666 without O_CREAT or O_TMPFILE").
-//   - CONVERT-ATFD: the shim records path calls with FD -100 (AT_FDCWD) or
-//     the *at descriptor; convert refuses them ("descriptor -100 was not
-//     opened in the trace"), though docs/SCRIPT.md says that FD is not kept.
-//   - CONVERT-APPEND: an O_APPEND write at the end of a file the rank did
-//     not write: convert refuses it ("the file position a script tracks is
-//     0").
-//   - REPLAY-APPEND: a file only appended to is not prepared with its old
-//     size (the trace's write offset says it), so it ends shorter.
-var expected = map[string]string{
-	"tar-czf/preload/a": "open 1≠16, close 12≠17, stat 49≠54: SHIM-MISSING (__openat_2, fdopendir)",
-	"tar-xzf/preload/a": "open 12≠17, close 13≠18, stat 2≠7: SHIM-MISSING (__openat_2)",
-	"git/preload/a":     "open 118≠149, close 89≠99, link 0≠20, mmap 0≠10, write bytes 23 short: SHIM-MISSING (__open64_2, mkstemp64; fprintf-style stdio)",
-	"cp-r/preload/a":    "copy 0≠21, advise 0≠11, open 23≠28, close 22≠27, stat 44≠49: SHIM-MISSING (copy_file_range, posix_fadvise, opendir)",
-	"sort/preload/a":    "write bytes 0≠11555389, advise 0≠1: SHIM-MISSING (sort writes with fwrite_unlocked)",
-	"rsync/preload/a":   "close 67≠72, stat 83≠88: SHIM-MISSING (opendir, fdopendir)",
-	"make/preload/a":    "dup 8≠0, read 87≠105, seek 146≠208, stat 62≠90: SHIM-MISSING",
-	"make/preload/c":    "trace→replay: read bytes 173361→174631",
-	"python3/preload/a": "open 6≠7, close 6≠7, stat 6≠7: SHIM-MISSING (os.listdir's opendir)",
-
-	"h5py-mpi/preload/a": "record: every rank dies with SIGSEGV in the shim's MPI_Init_thread: mpi4py loads libmpi with RTLD_LOCAL, so dlsym(RTLD_NEXT, \"PMPI_Init_thread\") is NULL and is called",
-	"h5py-mpi/preload/b": "record: SIGSEGV (see a)",
-	"h5py-mpi/preload/c": "record: SIGSEGV (see a)",
-	"h5py-mpi/preload/d": "record: SIGSEGV (see a)",
-	"ncmpigen/preload/a": "stat 3≠5: SHIM-MISSING",
-	"fio/preload/a":      "advise 0≠5, allocate 0≠1, open 3≠4, close 3≠4: SHIM-MISSING (posix_fadvise64, posix_fallocate64, opendir)",
-}
+// of the last run. Every cell passes today.
+var expected = map[string]string{}
 
 // flaky are cells whose verdict changes from run to run for a reason
 // outside the harness, named here; the test accepts either verdict, and

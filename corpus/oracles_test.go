@@ -27,16 +27,6 @@ var modeExclusions = map[string]map[string]string{
 	},
 }
 
-// stdioCalls are the stdio calls the preload shim records instead of the
-// system calls glibc makes for them: buffering decides how many read,
-// write and lseek calls there are, and glibc's internal fstat of a new
-// stream is not seen either. Where the preload capture has them, oracle
-// (a) compares in stdioFamilies only the bytes written (all of a stream's
-// data reaches the file by its close or the exit). fopen and fclose are
-// one openat and one close each, and are compared as such.
-var stdioCalls = map[string]bool{"fread": true, "fwrite": true, "fseek": true, "fflush": true}
-var stdioFamilies = []string{"read", "write", "seek", "sync", "stat"}
-
 // Not compared in (a) in either mode: close_range names descriptors by
 // number, which strace -y does not decorate (strace_test.go).
 var notCompared = map[string]string{"close_range": "names a range of descriptor numbers; strace -y shows no files for it"}
@@ -96,7 +86,6 @@ func callOf(row string) string {
 // per op.
 func oracleCapture(c *Case, mode string, st *statsReport, refOps map[string]famCount) cell {
 	gotOps := map[string]famCount{}
-	stdio := false
 	for row, fc := range st.rows() {
 		call := callOf(row)
 		if _, skip := notCompared[call]; skip {
@@ -106,9 +95,6 @@ func oracleCapture(c *Case, mode string, st *statsReport, refOps map[string]famC
 			if cl := op.Info().Class; cl != trace.ClassPOSIX && cl != trace.ClassMeta {
 				continue // MPI-IO, communication, markers, processes: strace sees none of them as such
 			}
-		}
-		if stdioCalls[call] {
-			stdio = true
 		}
 		g := gotOps[call]
 		g.Count += fc.Count
@@ -128,7 +114,6 @@ func oracleCapture(c *Case, mode string, st *statsReport, refOps map[string]famC
 		names = append(names, f)
 	}
 	sort.Strings(names)
-	stdio = stdio && mode == "preload"
 	var diffs []string
 	for _, f := range names {
 		if _, ok := modeExclusions[mode][f]; ok {
@@ -137,12 +122,6 @@ func oracleCapture(c *Case, mode string, st *statsReport, refOps map[string]famC
 		g, w := got[f], ref[f]
 		if slack := c.Slack[f]; slack > 0 && g.Count != w.Count && abs(g.Count-w.Count) <= slack {
 			w.Count = g.Count // within what two runs of the program differ by
-		}
-		if stdio && contains(stdioFamilies, f) {
-			if f == "write" && g.Bytes != w.Bytes {
-				diffs = append(diffs, fmt.Sprintf("write bytes %d≠%d (stdio)", g.Bytes, w.Bytes))
-			}
-			continue
 		}
 		var d string
 		switch {
@@ -160,18 +139,10 @@ func oracleCapture(c *Case, mode string, st *statsReport, refOps map[string]famC
 		}
 		diffs = append(diffs, d)
 	}
-	note := ""
-	if stdio {
-		note = "stdio: read/seek/sync/stat not compared, write by bytes"
-	}
 	if len(diffs) > 0 {
-		r := "capture≠strace: " + strings.Join(diffs, ", ")
-		if note != "" {
-			r += "; " + note
-		}
-		return cell{Reason: r}
+		return cell{Reason: "capture≠strace: " + strings.Join(diffs, ", ")}
 	}
-	return cell{Pass: true, Reason: note}
+	return cell{Pass: true}
 }
 
 // opDiffs lists the ops of family fam whose counts differ: " [readlink 0≠7]".
@@ -206,15 +177,6 @@ func abs(n int64) int64 {
 		return -n
 	}
 	return n
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // size writes a byte count short: 512B, 86.5K, 12.3M.

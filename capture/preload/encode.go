@@ -186,6 +186,7 @@ const (
 	seekSet           = 0
 	seekCurr          = 1
 	closeRangeCloexec = 4
+	atEmptyPath       = 0x1000
 )
 
 // Run is the spools of one recorded run, each process given a rank.
@@ -813,6 +814,14 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		cRename, cRenameat, cRenameat2, cReadlink, cReadlinkat:
 		name := p.resolve(r, r.Path)
 		keep := p.match(name)
+		if r.Path == "" && r.Flags&rfPathAt != 0 && r.OFlags&atEmptyPath != 0 {
+			// fstatat(fd, "", AT_EMPTY_PATH), statx too: the file open on
+			// fd.
+			name, keep = "", false
+			if f := p.fds[r.FD]; f != nil {
+				name, keep = f.name, f.keep
+			}
+		}
 		if r.Path2 != "" {
 			name2 := p.resolve2(r, r.Path2)
 			if p.match(name2) {

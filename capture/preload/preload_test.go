@@ -276,8 +276,8 @@ func testShimPOSIX(t *testing.T, libs Libs, mode spoolMode, dir, bin string) {
 		"write  off=9222 size=8 ret=8",
 		// stdio as the kernel sees it: fwrite's bytes are written when
 		// fseek flushes them, and at fclose; fread refills the buffer.
-		"fopen /log.txt\nwrite  off=0 size=50 ret=50\nlseek \nwrite  off=10 size=10 ret=10\nfclose ",
-		"fopen /log.txt\nread  off=0 size=4096 ret=50\nread  off=50 size=4096 ret=0\nfclose ",
+		"fopen /log.txt\nfstat \nwrite  off=0 size=50 ret=50\nlseek \nwrite  off=10 size=10 ret=10\nfclose ",
+		"fopen /log.txt\nfstat \nread  off=0 size=4096 ret=50\nread  off=50 size=4096 ret=0\nfclose ",
 		"stat /sub/data.dat",
 		"access /log.txt",
 		"rename /log.txt",

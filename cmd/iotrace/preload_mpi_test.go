@@ -71,8 +71,10 @@ var mpiPrograms = []mpiProgram{
 		}
 		if r == 0 {
 			m[trace.OpMPIFileWriteAt] = tally{4, 3*32768 + 24}
-			// Three fwrites of 16 bytes: one write(2) of 48 at fclose.
+			// Three fwrites of 16 bytes: one write(2) of 48 at fclose; the
+			// stream's first write fstats the file for its buffer's size.
 			m[trace.OpFopen], m[trace.OpWrite], m[trace.OpFclose] = tally{1, 0}, tally{1, 48}, tally{1, 0}
+			m[trace.OpFstat] = tally{1, 0}
 		}
 		return m
 	}},

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotrace/iotrace/internal/mpitest"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/state"
@@ -228,5 +229,87 @@ func TestRecordPreloadStopsWaiting(t *testing.T) {
 	real, _ := filepath.EvalSymlinks(dir)
 	if f := fileTallies(t, out)[filepath.Join(real, "e")]; f[trace.OpWrite].bytes != 6 {
 		t.Errorf("the program's own write: %v", f)
+	}
+}
+
+// TestRecordPreloadMPILoadedLocal records an MPI program whose MPI
+// library comes in with a module the program dlopens with RTLD_LOCAL (as
+// Python loads mpi4py): the library is not in the shim's scope, so
+// dlsym(RTLD_NEXT) does not find it. The shim must find it all the same
+// (each rank records its MPI-IO calls) and never call a function it did
+// not find. The file view is a type of one block at a rank's own place in
+// its extent (HDF5's hyperslab of a dataset): the view the shim records
+// starts at that block.
+func TestRecordPreloadMPILoadedLocal(t *testing.T) {
+	mpitest.Need(t)
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "mod.c")
+	if err := os.WriteFile(mod, []byte(`
+#include <mpi.h>
+int run(void) {
+	int rank, size, block = 4096;
+	MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &size);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Datatype part, ft;
+	int sizes[1] = {block * size}, subs[1] = {block}, starts[1] = {block * rank};
+	MPI_Type_create_subarray(1, sizes, subs, starts, MPI_ORDER_C, MPI_BYTE, &part);
+	MPI_Type_commit(&part);
+	ft = part;
+	static char buf[4096];
+	MPI_File fh;
+	MPI_File_open(MPI_COMM_WORLD, "local.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+	MPI_File_set_view(fh, 512, MPI_BYTE, ft, "native", MPI_INFO_NULL);
+	MPI_File_write_at_all(fh, 0, buf, block, MPI_BYTE, MPI_STATUS_IGNORE);
+	MPI_Offset end;
+	MPI_File_get_size(fh, &end);
+	MPI_File_close(&fh);
+	MPI_Type_free(&part);
+	MPI_Finalize();
+	return end > 0 ? 0 : 9;
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("mpicc", "-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, "mod.so"), mod).CombinedOutput(); err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, b)
+	}
+	host := recBuildC(t, dir, "host", `
+#include <dlfcn.h>
+#include <stdio.h>
+int main(void) {
+	void *h = dlopen("./mod.so", RTLD_NOW | RTLD_LOCAL);
+	if (!h) { fprintf(stderr, "%s\n", dlerror()); return 2; }
+	int (*run)(void) = (int (*)(void))dlsym(h, "run");
+	return run();
+}
+`)
+	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	out := filepath.Join(dir, "local.iot")
+	mpitest.MustRun(t, dir, 2*time.Minute, 2, env, iotraceBin, "record", "--preload", "-o", out, "--", host)
+	got, evs := tallies(t, out)
+	for r := uint32(0); r < 2; r++ {
+		want := map[trace.Op]tally{trace.OpMPIFileOpen: {1, 0}, trace.OpMPIFileSetView: {1, 0},
+			trace.OpMPIFileWriteAtAll: {1, 4096}, trace.OpMPIFileClose: {1, 0}}
+		for op, w := range want {
+			if g := got[r][op]; g != w {
+				t.Errorf("rank %d: %s: %d calls, %d bytes; want %d, %d", r, op, g.n, g.bytes, w.n, w.bytes)
+			}
+		}
+	}
+	var views int
+	for _, e := range evs {
+		switch {
+		case e.Op == trace.OpMPIFileSetView:
+			views++
+			if e.Offset != 512+4096*int64(e.Rank) || e.Size != 4096 || e.Stride != 8192 {
+				t.Errorf("rank %d: view at %d, %d bytes every %d; want %d, 4096 every 8192", e.Rank, e.Offset, e.Size, e.Stride, 512+4096*int64(e.Rank))
+			}
+		case e.Op == trace.OpLseek && e.Flags&trace.InMPIIO == 0:
+			t.Errorf("rank %d: an lseek outside MPI-IO (MPI_File_get_size's must count as the library's)", e.Rank)
+		}
+	}
+	if views != 2 {
+		t.Errorf("%d views recorded, want 2", views)
 	}
 }

@@ -11,7 +11,13 @@
  * that every member computes alike (0 world, 1 self, and for a new
  * communicator a hash of its parent's id, the number of communicators
  * made from the parent so far, and its members). The library is found at
- * run time: this file needs mpi.h to build, not libmpi to load.
+ * run time: this file needs mpi.h to build, not libmpi to load. It is
+ * found however it was loaded: a program linked with it has it in the
+ * global scope (dlsym(RTLD_NEXT)); a module loaded with RTLD_LOCAL
+ * (mpi4py's MPI.so, which Python loads so) has it in its own scope only,
+ * where the shim looks it up among the loaded objects (lib_sym). A
+ * function the shim cannot find is never called: the wrapper fails with
+ * MPI_ERR_INTERN and the process records no MPI.
  *
  * Built by iotrace (capture/preload): cc -shared -fPIC -O2 -I<mpi.h dir>.
  */
@@ -21,7 +27,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +37,97 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Open MPI's predefined handles are addresses of its global objects: weak
- * references, so that a program without MPI still loads this library. */
+/* ---- finding the MPI library ---- */
+
+/* in_self says whether a is an address in this library (whose PMPI_
+ * wrappers a lookup must not return). */
+static int in_self(void *a) {
+	static void *base;
+	Dl_info di;
+	if (!base && dladdr((void *)in_self, &di)) base = di.dli_fbase;
+	return a && dladdr(a, &di) && di.dli_fbase == base;
+}
+
+#define MAX_OBJS 512
+struct objs {
+	int n;
+	char *name[MAX_OBJS];
+};
+
+static int collect(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	struct objs *o = data;
+	if (info->dlpi_name && info->dlpi_name[0] && o->n < MAX_OBJS) o->name[o->n++] = strdup(info->dlpi_name);
+	return 0;
+}
+
+/* find_loaded looks name up in each loaded object's own scope: the
+ * objects are listed first and opened (RTLD_NOLOAD: only those already
+ * there) after, not from dl_iterate_phdr's callback, which holds the
+ * loader's lock. */
+static void *find_loaded(const char *name) {
+	struct objs o = {0};
+	dl_iterate_phdr(collect, &o);
+	void *a = NULL;
+	for (int i = 0; i < o.n; i++) {
+		if (!a) {
+			void *h = dlopen(o.name[i], RTLD_LAZY | RTLD_NOLOAD);
+			if (h) {
+				void *x = dlsym(h, name);
+				if (x && !in_self(x)) a = x;
+				dlclose(h);
+			}
+		}
+		free(o.name[i]);
+	}
+	return a;
+}
+
+/* lib_sym finds a symbol of the MPI library: next in the global scope,
+ * or in the loaded object that defines it. NULL when there is none. */
+static void *lib_sym(const char *name) {
+	void *a = dlsym(RTLD_NEXT, name);
+	if (a && !in_self(a)) return a;
+	return find_loaded(name);
+}
+
+/* mpi_off: a function of the library was not found; the process records
+ * no MPI from then on. */
+static int mpi_off;
+
+static int no_lib(const char *name) {
+	if (!__atomic_exchange_n(&mpi_off, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "iotrace: the preload shim found no %s in the loaded MPI library; this process records no MPI calls\n", name);
+	return MPI_ERR_INTERN;
+}
+
+/* REALP resolves the library's PMPI_name; a wrapper whose function is
+ * not found fails (it cannot make the call) instead of calling NULL. */
+#define REALP(name, type)                                                  \
+	static __typeof__(P##name) *real;                                    \
+	if (!real) real = (__typeof__(P##name) *)lib_sym("P" #name);         \
+	if (!real) return no_lib("P" #name)
+
+/* stub stands for a helper function of the library that is missing (it
+ * writes no result: the caller's initial values stand). */
+static int stub(void) { return MPI_ERR_INTERN; }
+
+static void *lib_fn(const char *name) {
+	void *a = lib_sym(name);
+	if (!a) {
+		no_lib(name);
+		return (void *)stub;
+	}
+	return a;
+}
+
+#define LIB(name, type) ((type)lib_fn("P" #name))
+
+/* Open MPI's predefined handles are the addresses of its global objects:
+ * weak references, so that a program without MPI still loads this
+ * library. They are resolved when the shim is loaded: a library loaded
+ * later with RTLD_LOCAL is not in the shim's scope, and they are 0. Then
+ * the objects are found as the functions are (and named 0 when not). */
 #ifdef OPEN_MPI
 #pragma weak ompi_mpi_comm_world
 #pragma weak ompi_mpi_comm_self
@@ -38,16 +135,33 @@
 #pragma weak ompi_mpi_byte
 #pragma weak ompi_mpi_datatype_null
 #pragma weak ompi_request_null
+
+static void *handle_of(void **slot, void *weak, const char *name) {
+	void *h = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if (h) return h;
+	h = weak ? weak : lib_sym(name);
+	__atomic_store_n(slot, h, __ATOMIC_RELAXED);
+	return h;
+}
+
+#define HANDLE(type, g)                                                    \
+	({                                                                   \
+		static void *h_;                                                 \
+		(type) handle_of(&h_, (void *)&(g), #g);                        \
+	})
+#undef MPI_COMM_WORLD
+#undef MPI_COMM_SELF
+#undef MPI_COMM_NULL
+#undef MPI_BYTE
+#undef MPI_DATATYPE_NULL
+#undef MPI_REQUEST_NULL
+#define MPI_COMM_WORLD HANDLE(MPI_Comm, ompi_mpi_comm_world)
+#define MPI_COMM_SELF HANDLE(MPI_Comm, ompi_mpi_comm_self)
+#define MPI_COMM_NULL HANDLE(MPI_Comm, ompi_mpi_comm_null)
+#define MPI_BYTE HANDLE(MPI_Datatype, ompi_mpi_byte)
+#define MPI_DATATYPE_NULL HANDLE(MPI_Datatype, ompi_mpi_datatype_null)
+#define MPI_REQUEST_NULL HANDLE(MPI_Request, ompi_request_null)
 #endif
-
-/* REALP resolves the library's PMPI_name. */
-#define REALP(name, type)                                                  \
-	static __typeof__(P##name) *real;                                    \
-	if (!real) real = (__typeof__(P##name) *)dlsym(RTLD_NEXT, "P" #name)
-
-#define LIB(name, type) ((type)lib_sym("P" #name))
-
-static void *lib_sym(const char *name) { return dlsym(RTLD_NEXT, name); }
 
 /* ---- communicators ---- */
 
@@ -190,7 +304,7 @@ static int64_t tsize(MPI_Datatype t) {
 
 #define ENTER                                      \
 	int *dp_ = iotrace_mpi_depth();                \
-	int outer_ = (*dp_)++ == 0 && iotrace_active(); \
+	int outer_ = (*dp_)++ == 0 && iotrace_active() && !mpi_off; \
 	int64_t t0_ = outer_ ? iotrace_now() : 0
 #define LEAVE (*dp_)--
 #define STAMP(r)                     \
@@ -224,6 +338,7 @@ static int64_t err_ret(int rc) {
 /* ---- startup ---- */
 
 static void rank_known(void) {
+	if (mpi_off) return;
 	LIB(MPI_Comm_rank, int (*)(MPI_Comm, int *))(MPI_COMM_WORLD, &world_rank);
 	LIB(MPI_Comm_size, int (*)(MPI_Comm, int *))(MPI_COMM_WORLD, &world_size);
 	iotrace_set_rank(world_rank, world_size);
@@ -954,17 +1069,23 @@ IPTR_WRAP(MPI_File_iread, C_MPI_FILE_IREAD, void *)
 IPTR_WRAP(MPI_File_iwrite, C_MPI_FILE_IWRITE, const void *)
 
 /* view describes a filetype as blocks of *block bytes every *stride
- * bytes (0, 0: contiguous): exactly for a vector or a resized
- * contiguous type, and as its size every extent bytes for the others. */
-static void view(MPI_Datatype ft, int64_t *block, int64_t *stride) {
-	MPI_Aint lb = 0, ext = 0;
+ * bytes (0, 0: contiguous), the first *first bytes after the
+ * displacement: exactly for a vector, a resized contiguous type, and a
+ * type of one block anywhere in its extent (HDF5's, a rank's part of a
+ * dataset: first is where the block starts), and as its size every
+ * extent bytes from its first byte for the others. */
+static void view(MPI_Datatype ft, int64_t *block, int64_t *stride, int64_t *first) {
+	MPI_Aint lb = 0, ext = 0, tlb = 0, text = 0;
 	int64_t size = tsize(ft);
 	LIB(MPI_Type_get_extent, int (*)(MPI_Datatype, MPI_Aint *, MPI_Aint *))(ft, &lb, &ext);
 	*block = 0;
 	*stride = 0;
+	*first = 0;
 	if (size <= 0 || ext <= size) return;
 	*block = size;
 	*stride = ext;
+	if (LIB(MPI_Type_get_true_extent, int (*)(MPI_Datatype, MPI_Aint *, MPI_Aint *))(ft, &tlb, &text) == MPI_SUCCESS && tlb > lb)
+		*first = (int64_t)(tlb - lb);
 	int ni, na, nd, comb;
 	if (LIB(MPI_Type_get_envelope, int (*)(MPI_Datatype, int *, int *, int *, int *))(ft, &ni, &na, &nd, &comb) != MPI_SUCCESS) return;
 	if ((comb != MPI_COMBINER_VECTOR && comb != MPI_COMBINER_HVECTOR) || ni > 8 || na > 8 || nd > 8) return;
@@ -997,12 +1118,25 @@ WRAP(int, MPI_File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype et, MPI
 		STAMP(r);
 		r.fd = f ? f->id : -1;
 		r.comm = f ? f->comm : 0;
-		r.off = disp;
-		view(ft, &r.size, &r.bytes);
+		int64_t first;
+		view(ft, &r.size, &r.bytes, &first);
+		r.off = disp + first;
 		r.ret = err_ret(rc);
 		iotrace_emit(&r, NULL, NULL);
 	}
 	IO_LEAVE;
+	return rc;
+}
+
+/* MPI_File_get_size is no I/O of the program's, but the library may
+ * make calls on the file for it (Open MPI: lseek to the end and back):
+ * they are marked as made inside MPI-IO, as its machinery. */
+WRAP(int, MPI_File_get_size, (MPI_File fh, MPI_Offset *size), (fh, size)) {
+	REALP(MPI_File_get_size, int (*)(MPI_File, MPI_Offset *));
+	IO_ENTER;
+	int rc = real(fh, size);
+	IO_LEAVE;
+	(void)t0_;
 	return rc;
 }
 

@@ -2,10 +2,13 @@
  * iotrace preload shim, POSIX part: intercepts the file calls of libc
  * (open family, close, read/write family, lseek, fsync, fdatasync,
  * ftruncate, dup family, stat family, access, unlink, rename, mkdir,
- * rmdir, truncate, and stdio fopen/fread/fwrite/fseek/fflush/fclose) and
- * appends one raw record per call to this process's spool: a file in
+ * rmdir, truncate, links, copies, mmap, fcntl, ...) and appends one raw
+ * record per system call to this process's spool: a file in
  * $IOTRACE_SPOOL, mapped in shared memory, so that a record survives a
- * crash of the program the moment it is written.
+ * crash of the program the moment it is written. Where glibc makes file
+ * calls of its own inside a function (stdio, directory streams, realpath,
+ * euidaccess, remove, ...), the wrapper records those calls, as glibc
+ * 2.36 makes them.
  *
  * Built by iotrace (capture/preload): cc -shared -fPIC -O2. Needs libc only.
  */
@@ -17,6 +20,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fts.h>
+#include <gnu/libc-version.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -317,7 +322,7 @@ static void open_spool(void) {
 	if (!spool_dir[0]) return;
 	long ring = spool_ring;
 	char name[PATH_MAX];
-	snprintf(name, sizeof name, "%s/%s-%d-%lld.sp", spool_dir, ring ? "ring" : "spool", (int)getpid(), (long long)iotrace_now());
+	if (snprintf(name, sizeof name, "%s/%s-%d-%lld.sp", spool_dir, ring ? "ring" : "spool", (int)getpid(), (long long)iotrace_now()) >= (int)sizeof name) return;
 	int fd = syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) return;
 	size_t size = SPOOL_HEADER + (size_t)ring * REC_SIZE;
@@ -385,12 +390,21 @@ static void after_fork_child(void) {
 
 static void shim_exit(int status, void *arg);
 
-__attribute__((constructor)) static void shim_init(void) {
+/* shim_start opens the spool, once. The shim's constructor runs it, but
+ * the loader runs the constructors of the program's libraries first (a
+ * preloaded library depends on none of them): a call one of those makes
+ * (libpmem's fts_open in fio) starts the shim itself (on_early). */
+static int started;
+
+static void shim_start(void) {
+	if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL)) return;
 	read_settings();
 	open_spool();
 	on_exit(shim_exit, NULL);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
+
+__attribute__((constructor)) static void shim_init(void) { shim_start(); }
 
 /* ---- helpers of the wrappers ---- */
 
@@ -402,7 +416,14 @@ __attribute__((constructor)) static void shim_init(void) {
  * not made by the MPI library inside an MPI call other than MPI-IO (the
  * configuration, plugins and session files of MPI_Init and
  * MPI_Finalize), unless record_all. */
-static inline int on(void) { return active && !t_in && (t_mpi == 0 || t_mpiio > 0 || record_all); }
+static __attribute__((noinline)) int on_early(void) {
+	if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE) && !t_in) shim_start();
+	return active && !t_in && (t_mpi == 0 || t_mpiio > 0 || record_all);
+}
+static inline int on(void) {
+	if (__builtin_expect(!active, 0)) return on_early();
+	return !t_in && (t_mpi == 0 || t_mpiio > 0 || record_all);
+}
 
 /* fd_type finds what fd is; with name, it records the path of a file
  * (C_NONE) and its position. */
@@ -516,6 +537,31 @@ static inline void know_dir(int dirfd, const char *p) {
 static mode_t open_mode(int flags, va_list ap) {
 	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) return va_arg(ap, mode_t);
 	return 0;
+}
+
+/* kio: the system calls one library call made (glibc's own, which no
+ * wrapper sees): they share its time, n of them, the i-th next. */
+struct kio {
+	int fd;
+	int64_t t0, dur, n, i;
+};
+
+/* seq_emit emits r, one of the n system calls a library call made, with
+ * its share of the call's time (k: the call's time and count). */
+static void seq_emit(struct kio *k, struct rec *r, const char *p, const char *p2) {
+	int64_t n = k->n > 0 ? k->n : 1;
+	r->start = k->t0 + k->dur * k->i / n;
+	r->dur = k->dur / n;
+	k->i++;
+	iotrace_emit(r, p, p2);
+}
+
+/* free_fd is the descriptor an open would get now (the lowest free):
+ * the number glibc's own open inside the next call gets. */
+static int free_fd(void) {
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/", O_PATH | O_CLOEXEC);
+	if (fd >= 0) syscall(SYS_close, fd);
+	return fd;
 }
 
 /* ---- open family ---- */
@@ -916,6 +962,299 @@ EXPORT int __fxstat(int ver, int fd, struct stat *st) {
 EXPORT int __fxstat64(int ver, int fd, struct stat64 *st) {
 	REAL(__fxstat64);
 	FD_BODY(C_FSTAT, int, real___fxstat64(ver, fd, st), 0, 0, 0);
+}
+
+/* fstatat of binaries built against glibc before 2.33. */
+int __fxstatat(int, int, const char *, struct stat *, int);
+int __fxstatat64(int, int, const char *, struct stat64 *, int);
+
+EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *st, int fl) {
+	REAL(__fxstatat);
+	PATH_BODY(C_FSTATAT, int, real___fxstatat(ver, dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, 0);
+}
+EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st, int fl) {
+	REAL(__fxstatat64);
+	PATH_BODY(C_FSTATAT, int, real___fxstatat64(ver, dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, 0);
+}
+
+/* faccessat is one system call (faccessat2 with flags). */
+EXPORT int faccessat(int dirfd, const char *path, int mode, int fl) {
+	REAL(faccessat);
+	PATH_BODY(C_ACCESS, int, real_faccessat(dirfd, path, mode, fl), dirfd, path, NULL, (uint32_t)fl, (uint32_t)mode, 0);
+}
+
+/* ---- calls glibc makes of its own inside a library function ----
+ *
+ * Each is recorded as the system calls glibc makes for it (glibc 2.36's
+ * code: the calls, their order and their arguments), with their results
+ * where the function's result and errno tell them, or made again by the
+ * shim where they do not. */
+
+/* euidaccess (eaccess): stat, then (not F_OK) access when the process's
+ * real and effective ids are the same; else glibc decides from the stat
+ * alone. The first case is made here, through the shim's own stat64 and
+ * access (so each is recorded as it was made); the second is glibc's,
+ * recorded as its one stat. */
+#define EUIDACCESS_BODY(REALCALL)                                        \
+	if (!on()) return REALCALL;                                          \
+	if (getuid() == geteuid() && getgid() == getegid()) {                \
+		struct stat64 st;                                                \
+		if (stat64(path, &st) != 0) return -1;                           \
+		mode &= X_OK | W_OK | R_OK;                                      \
+		if (mode == F_OK) return 0;                                      \
+		return access(path, mode);                                       \
+	}                                                                    \
+	PATH_BODY(C_STAT, int, REALCALL, AT_FDCWD, path, NULL, 0, 0, 0)
+
+EXPORT int euidaccess(const char *path, int mode) {
+	REAL(euidaccess);
+	EUIDACCESS_BODY(real_euidaccess(path, mode));
+}
+EXPORT int eaccess(const char *path, int mode) {
+	REAL(eaccess);
+	EUIDACCESS_BODY(real_eaccess(path, mode));
+}
+
+/* glibc_before(major, minor): the C library running is older. */
+static int glibc_before(int major, int minor) {
+	static int ver;
+	if (!ver) {
+		const char *v = gnu_get_libc_version();
+		int a = 0, b = 0;
+		if (!v || sscanf(v, "%d.%d", &a, &b) != 2) a = 2, b = 36;
+		ver = a * 1000 + b;
+	}
+	return ver < major * 1000 + minor;
+}
+
+/* fchmodat with AT_SYMLINK_NOFOLLOW (and lchmod, which is that): the
+ * kernel's fchmodat has no flags, so glibc before 2.39 opens the file
+ * (O_PATH | O_NOFOLLOW), fstatats it (a symbolic link: EOPNOTSUPP),
+ * chmods /proc/self/fd/N and closes it. Which of these it made follows
+ * from the result: an error of the open (ENOENT, EACCES, ...) ends it
+ * there. */
+static int opath_open_failed(int err) {
+	switch (err) {
+	case ENOENT: case ENOTDIR: case EACCES: case ELOOP: case ENAMETOOLONG:
+	case EMFILE: case ENFILE: case EBADF: case ENOMEM: case EINVAL:
+		return 1;
+	}
+	return 0;
+}
+
+#define CHMOD_NOFOLLOW_BODY(REALCALL, DIRFD)                             \
+	if (!on() || !(fl & AT_SYMLINK_NOFOLLOW) || !glibc_before(2, 39)) return REALCALL; \
+	char buf[PATH_MAX];                                                  \
+	know_dir(DIRFD, path);                                               \
+	int fd = free_fd();                                                  \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	int v = REALCALL;                                                    \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	int opened = v == 0 || !opath_open_failed(saved);                    \
+	struct kio k = {fd, t0, dur, opened ? 3 : 1, 0};                     \
+	struct rec r = {0};                                                  \
+	r.call = C_OPENAT;                                                   \
+	r.fd = -1;                                                           \
+	r.oflags = O_PATH | O_NOFOLLOW | O_CLOEXEC;                          \
+	r.ret = opened ? fd : -(int64_t)saved;                               \
+	const char *p = atpath(DIRFD, path, buf, &r);                        \
+	if (opened) fd_set_kind(fd, 0);                                      \
+	seq_emit(&k, &r, p, NULL);                                           \
+	if (opened) {                                                        \
+		struct rec s = {0};                                              \
+		s.call = C_FSTAT; /* fstatat(fd, "", AT_EMPTY_PATH) */           \
+		s.fd = fd;                                                       \
+		seq_emit(&k, &s, NULL, NULL);                                    \
+		struct rec c = {0};                                              \
+		c.call = C_CLOSE;                                                \
+		c.fd = fd;                                                       \
+		seq_emit(&k, &c, NULL, NULL);                                    \
+	}                                                                    \
+	errno = saved;                                                       \
+	return v
+
+EXPORT int fchmodat(int dirfd, const char *path, mode_t mode, int fl) {
+	REAL(fchmodat);
+	CHMOD_NOFOLLOW_BODY(real_fchmodat(dirfd, path, mode, fl), dirfd);
+}
+EXPORT int lchmod(const char *path, mode_t mode) {
+	REAL(lchmod);
+	int fl = AT_SYMLINK_NOFOLLOW;
+	CHMOD_NOFOLLOW_BODY(real_lchmod(path, mode), AT_FDCWD);
+}
+
+/* remove: unlink, and rmdir when that failed with EISDIR (glibc's own
+ * calls): made here, through the shim's unlink and rmdir. */
+EXPORT int remove(const char *path) {
+	REAL(remove);
+	if (!on()) return real_remove(path);
+	if (unlink(path) == 0) return 0;
+	if (errno != EISDIR) return -1;
+	return rmdir(path) == 0 ? 0 : -1;
+}
+
+/* mkdtemp: mkdir(name, 0700) of names it makes up until one is new:
+ * recorded as the mkdir that made it (or failed otherwise; the names
+ * that existed already are not seen). */
+EXPORT char *mkdtemp(char *tmpl) {
+	REAL(mkdtemp);
+	if (!on()) return real_mkdtemp(tmpl);
+	struct rec r = {0};
+	char buf[PATH_MAX];
+	BEGIN;
+	char *d = real_mkdtemp(tmpl);
+	END(r);
+	r.call = C_MKDIR;
+	r.fd = -1;
+	r.mode = 0700;
+	r.ret = d ? 0 : -(int64_t)saved;
+	if (d || saved != EINVAL) iotrace_emit(&r, abspath(tmpl, buf), NULL); /* EINVAL: a bad template, no call */
+	errno = saved;
+	return d;
+}
+
+/* realpath (canonicalize_file_name, __realpath_chk) resolves a name one
+ * component at a time: readlink of each (EINVAL: not a link; a link's
+ * target takes the rest of the name's place), and, where the rest of
+ * the name needs a directory ("x/", "x/."), faccessat(name/, F_OK,
+ * AT_EACCESS) of what is resolved so far; it stops at the first other
+ * error. The shim walks the name again as glibc did, with its own
+ * readlinks, to record those calls and their results. A relative name
+ * starts from the working directory (not itself resolved). */
+static int dir_suffix_needed(const char *end) {
+	while (*end == '/') {
+		while (*end == '/') end++;
+		switch (*end++) {
+		case '\0': return 1;
+		case '.': break;
+		default: return 0;
+		}
+		if (!*end || (*end == '.' && (!end[1] || end[1] == '/'))) return 1;
+	}
+	return 0;
+}
+
+#define RP_MAX (2 * PATH_MAX)
+
+struct rp_bufs {
+	char rname[RP_MAX + 2], extra[RP_MAX], link[1024];
+};
+
+static void realpath_walk(const char *name, int64_t t0, int64_t dur, struct rp_bufs *b);
+
+static void realpath_calls(const char *name, int64_t t0, int64_t dur) {
+	if (!name || !name[0]) return;
+	struct rp_bufs *b = malloc(sizeof *b);
+	if (!b) return;
+	realpath_walk(name, t0, dur, b);
+	free(b);
+}
+
+static void realpath_walk(const char *name, int64_t t0, int64_t dur, struct rp_bufs *b) {
+	char *rname = b->rname, *extra = b->extra, *link = b->link;
+	size_t dl;
+	if (name[0] != '/') {
+		if (syscall(SYS_getcwd, rname, RP_MAX) <= 0) return;
+		dl = strnlen(rname, RP_MAX);
+	} else {
+		rname[0] = '/';
+		dl = 1;
+	}
+	int ncomp = 1;
+	for (const char *c = name; *c; c++)
+		if (*c == '/') ncomp++;
+	struct kio k = {-1, t0, dur, ncomp, 0};
+	int links = 0;
+	const char *start = name, *end;
+	for (; *start; start = end) {
+		while (*start == '/') start++;
+		for (end = start; *end && *end != '/'; end++) {
+		}
+		size_t len = (size_t)(end - start);
+		if (len == 0) break;
+		if (len == 1 && start[0] == '.') continue;
+		if (len == 2 && start[0] == '.' && start[1] == '.') {
+			if (dl > 1)
+				for (dl--; dl > 0 && rname[dl - 1] != '/'; dl--) {
+				}
+			continue;
+		}
+		if (rname[dl - 1] != '/') rname[dl++] = '/';
+		if (dl + len + 2 > RP_MAX) return;
+		memcpy(rname + dl, start, len);
+		dl += len;
+		rname[dl] = 0;
+		long n = syscall(SYS_readlinkat, AT_FDCWD, rname, link, sizeof b->link - 1);
+		int err = n < 0 ? errno : 0;
+		if (k.i >= k.n) k.n = k.i + 1;
+		struct rec r = {0};
+		r.call = C_READLINK;
+		r.fd = -1;
+		r.size = sizeof b->link - 1;
+		r.ret = n >= 0 ? n : -(int64_t)err;
+		seq_emit(&k, &r, rname, NULL);
+		if (n >= 0) {
+			if (++links > 40 || n >= (long)sizeof b->link - 1) return; /* ELOOP; a longer link: glibc reads it again, bigger */
+			size_t rest = strlen(end);
+			if ((size_t)n + rest + 1 > sizeof b->extra) return;
+			memmove(extra + n, end, rest + 1);
+			memcpy(extra, link, (size_t)n);
+			end = extra;
+			if (link[0] == '/') {
+				dl = 1;
+			} else if (dl > 1) {
+				for (dl--; dl > 0 && rname[dl - 1] != '/'; dl--) {
+				}
+			}
+			if (k.i >= k.n) k.n = k.i + 1;
+		} else if (dir_suffix_needed(end)) {
+			rname[dl] = '/';
+			rname[dl + 1] = 0;
+			long a = syscall(SYS_faccessat2, AT_FDCWD, rname, F_OK, AT_EACCESS);
+			int aerr = a < 0 ? errno : 0;
+			if (k.i >= k.n) k.n = k.i + 1;
+			struct rec s = {0};
+			s.call = C_ACCESS;
+			s.fd = -1;
+			s.oflags = AT_EACCESS;
+			s.ret = a < 0 ? -(int64_t)aerr : 0;
+			seq_emit(&k, &s, rname, NULL);
+			rname[dl] = 0;
+			if (a < 0) return;
+		} else if (err != EINVAL) {
+			return;
+		}
+	}
+}
+
+#define REALPATH_BODY(T, REALCALL)                                       \
+	if (!on()) return REALCALL;                                          \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	T v = REALCALL;                                                      \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	realpath_calls(name, t0, dur);                                       \
+	t_in--;                                                              \
+	errno = saved;                                                       \
+	return v
+
+char *__realpath_chk(const char *, char *, size_t);
+
+EXPORT char *realpath(const char *name, char *resolved) {
+	REAL(realpath);
+	REALPATH_BODY(char *, real_realpath(name, resolved));
+}
+EXPORT char *canonicalize_file_name(const char *name) {
+	REAL(canonicalize_file_name);
+	REALPATH_BODY(char *, real_canonicalize_file_name(name));
+}
+EXPORT char *__realpath_chk(const char *name, char *resolved, size_t rlen) {
+	REAL(__realpath_chk);
+	REALPATH_BODY(char *, real___realpath_chk(name, resolved, rlen));
 }
 
 /* ---- _FORTIFY_SOURCE entry points ----
@@ -1362,26 +1701,77 @@ EXPORT FILE *tmpfile64(void) {
 	TMPFILE_BODY(real_tmpfile64());
 }
 
-/* opendir opens with the flags glibc gives; fdopendir opens nothing (its
- * descriptor was recorded where it was opened). */
-EXPORT DIR *opendir(const char *path) {
-	REAL(opendir);
-	if (!on()) return real_opendir(path);
+/* glibc's opendir: openat(O_DIRECTORY), then fstat of the descriptor
+ * (is it a directory?); an empty name fails with no call. */
+#define OPENDIR_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY)
+
+static void dir_opened(struct kio *k, int dirfd, const char *path, int fd, int err, char *buf) {
 	struct rec r = {0};
-	char buf[PATH_MAX];
-	BEGIN;
-	DIR *d = real_opendir(path);
-	END(r);
-	int fd = d ? dirfd(d) : -1;
 	r.call = C_OPENAT;
 	r.fd = -1;
-	r.oflags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY;
-	r.ret = d ? fd : -(int64_t)saved;
+	r.oflags = OPENDIR_FLAGS;
+	r.ret = fd >= 0 ? fd : -(int64_t)err;
+	const char *p = atpath(dirfd, path, buf, &r);
 	fd_opened(fd);
-	iotrace_emit(&r, abspath(path, buf), NULL);
+	seq_emit(k, &r, p, NULL);
+	if (fd >= 0) {
+		struct rec s = {0};
+		s.call = C_FSTAT;
+		s.fd = fd;
+		seq_emit(k, &s, NULL, NULL);
+	}
+}
+
+EXPORT DIR *opendir(const char *path) {
+	REAL(opendir);
+	if (!on() || !path || !path[0]) return real_opendir(path);
+	char buf[PATH_MAX];
+	int64_t t0 = iotrace_now();
+	t_in++;
+	DIR *d = real_opendir(path);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	int fd = d ? dirfd(d) : -1;
+	struct kio k = {fd, t0, dur, d ? 2 : 1, 0};
+	dir_opened(&k, AT_FDCWD, path, fd, saved, buf);
 	errno = saved;
 	return d;
 }
+
+/* fdopendir: fstat (a directory?), fcntl(F_GETFL) (readable? not a
+ * command the shim records), fcntl(F_SETFD, FD_CLOEXEC). It failed at
+ * the fstat (EBADF), after it (ENOTDIR, EINVAL: not readable), or made
+ * all three. */
+EXPORT DIR *fdopendir(int fd) {
+	REAL(fdopendir);
+	if (!on() || !fd_file(fd)) return real_fdopendir(fd);
+	int64_t t0 = iotrace_now();
+	t_in++;
+	DIR *d = real_fdopendir(fd);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	int setfd = d || (saved != EBADF && saved != ENOTDIR && saved != EINVAL);
+	struct kio k = {fd, t0, dur, 1 + setfd, 0};
+	struct rec r = {0};
+	r.call = C_FSTAT;
+	r.fd = fd;
+	r.ret = d || saved != EBADF ? 0 : -(int64_t)saved;
+	seq_emit(&k, &r, NULL, NULL);
+	if (setfd) {
+		struct rec s = {0};
+		s.call = C_FCNTL;
+		s.fd = fd;
+		s.oflags = F_SETFD;
+		s.size = FD_CLOEXEC;
+		s.ret = d ? 0 : -(int64_t)saved;
+		seq_emit(&k, &s, NULL, NULL);
+	}
+	errno = saved;
+	return d;
+}
+
 EXPORT int closedir(DIR *d) {
 	REAL(closedir);
 	int fd = d ? dirfd(d) : -1;
@@ -1401,6 +1791,129 @@ EXPORT int closedir(DIR *d) {
 	errno = saved;
 	return rc;
 }
+
+/* rewinddir and seekdir move the descriptor: lseek(fd, pos, SEEK_SET). */
+#define SEEKDIR_BODY(REALCALL, POS)                                      \
+	int fd = d ? dirfd(d) : -1;                                          \
+	if (!on() || !fd_file(fd)) {                                         \
+		REALCALL;                                                        \
+		return;                                                          \
+	}                                                                    \
+	struct rec r = {0};                                                  \
+	BEGIN;                                                               \
+	REALCALL;                                                            \
+	END(r);                                                              \
+	r.call = C_LSEEK;                                                    \
+	r.fd = fd;                                                           \
+	r.off = (POS);                                                       \
+	r.oflags = SEEK_SET;                                                 \
+	r.ret = (POS);                                                       \
+	iotrace_emit(&r, NULL, NULL);                                        \
+	errno = saved
+
+EXPORT void rewinddir(DIR *d) {
+	REAL(rewinddir);
+	SEEKDIR_BODY(real_rewinddir(d), 0);
+}
+EXPORT void seekdir(DIR *d, long pos) {
+	REAL(seekdir);
+	SEEKDIR_BODY(real_seekdir(d, pos), pos);
+}
+
+/* scandir opens the directory as opendir does, reads it (getdents64,
+ * unseen) and closes it. */
+#define SCANDIR_BODY(REALCALL, DIRFD)                                    \
+	if (!on() || !path || !path[0]) return REALCALL;                     \
+	char buf[PATH_MAX];                                                  \
+	know_dir(DIRFD, path);                                               \
+	int fd = free_fd();                                                  \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	int v = REALCALL;                                                    \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	int opened = v >= 0 || (saved != ENOENT && saved != ENOTDIR && saved != EACCES && saved != ELOOP && saved != ENAMETOOLONG && saved != EMFILE && saved != ENFILE && saved != EBADF); \
+	struct kio k = {fd, t0, dur, opened ? 3 : 1, 0};                     \
+	dir_opened(&k, DIRFD, path, opened ? fd : -1, saved, buf);           \
+	if (opened) {                                                        \
+		fd_set_kind(fd, 0);                                              \
+		struct rec c = {0};                                              \
+		c.call = C_CLOSE;                                                \
+		c.fd = fd;                                                       \
+		seq_emit(&k, &c, NULL, NULL);                                    \
+	}                                                                    \
+	errno = saved;                                                       \
+	return v
+
+typedef int (*dirent_filter)(const struct dirent *);
+typedef int (*dirent_compar)(const struct dirent **, const struct dirent **);
+typedef int (*dirent64_filter)(const struct dirent64 *);
+typedef int (*dirent64_compar)(const struct dirent64 **, const struct dirent64 **);
+
+EXPORT int scandir(const char *path, struct dirent ***list, dirent_filter sel, dirent_compar cmp) {
+	REAL(scandir);
+	SCANDIR_BODY(real_scandir(path, list, sel, cmp), AT_FDCWD);
+}
+EXPORT int scandir64(const char *path, struct dirent64 ***list, dirent64_filter sel, dirent64_compar cmp) {
+	REAL(scandir64);
+	SCANDIR_BODY(real_scandir64(path, list, sel, cmp), AT_FDCWD);
+}
+EXPORT int scandirat(int dirfd, const char *path, struct dirent ***list, dirent_filter sel, dirent_compar cmp) {
+	REAL(scandirat);
+	SCANDIR_BODY(real_scandirat(dirfd, path, list, sel, cmp), dirfd);
+}
+EXPORT int scandirat64(int dirfd, const char *path, struct dirent64 ***list, dirent64_filter sel, dirent64_compar cmp) {
+	REAL(scandirat64);
+	SCANDIR_BODY(real_scandirat64(dirfd, path, list, sel, cmp), dirfd);
+}
+
+/* fts_open keeps the working directory open (open(".", O_RDONLY), its
+ * fts_rfd) unless FTS_NOCHDIR; fts_close goes back to it and closes it.
+ * The walk itself (fts_read, fts_children: opendir, stat, chdir of each
+ * directory) is glibc's own: not seen. */
+EXPORT FTS *fts_open(char *const *argv, int opts, int (*cmp)(const FTSENT **, const FTSENT **)) {
+	REAL(fts_open);
+	if (!on() || (opts & FTS_NOCHDIR)) return real_fts_open(argv, opts, cmp);
+	char buf[PATH_MAX];
+	struct rec r = {0};
+	BEGIN;
+	FTS *sp = real_fts_open(argv, opts, cmp);
+	END(r);
+	/* The open is fts_open's last step: it made it when it returned a
+	 * stream. (One that failed leaves fts_rfd -1 and the errno unknown:
+	 * not recorded.) */
+	if (sp && sp->fts_rfd >= 0) {
+		r.call = C_OPEN;
+		r.fd = -1;
+		r.oflags = O_RDONLY;
+		r.ret = sp->fts_rfd;
+		fd_opened(sp->fts_rfd);
+		iotrace_emit(&r, abspath(".", buf), NULL);
+	}
+	errno = saved;
+	return sp;
+}
+EXPORT int fts_close(FTS *sp) {
+	REAL(fts_close);
+	int fd = sp && !(sp->fts_options & FTS_NOCHDIR) ? sp->fts_rfd : -1;
+	if (!on() || fd < 0 || !fd_file(fd)) return real_fts_close(sp);
+	struct rec r = {0};
+	BEGIN;
+	int rc = real_fts_close(sp);
+	END(r);
+	fd_set_kind(fd, 0);
+	r.call = C_CLOSE;
+	r.fd = fd;
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+	return rc;
+}
+/* fts64_* are the same functions (an FTS64 begins as an FTS does). */
+EXPORT FTS64 *fts64_open(char *const *argv, int opts, int (*cmp)(const FTSENT64 **, const FTSENT64 **)) {
+	return (FTS64 *)fts_open(argv, opts, (int (*)(const FTSENT **, const FTSENT **))cmp);
+}
+EXPORT int fts64_close(FTS64 *sp) { return fts_close((FTS *)sp); }
 
 /* ---- stdio ----
  *
@@ -1438,8 +1951,13 @@ EXPORT int closedir(DIR *d) {
 #endif
 /* Flags of glibc's FILE that its public header does not name (libio.h;
  * part of its ABI since glibc 2.1). */
+#define IOF_UNBUFFERED 0x2
+#define IOF_NO_READS 0x4
+#define IOF_NO_WRITES 0x8
+#define IOF_IN_BACKUP 0x100
 #define IOF_LINE_BUF 0x200
 #define IOF_PUTTING 0x800
+#define IOF_APPENDING 0x1000
 #define IOF_MAGIC_MASK 0xFFFF0000u
 #define IOF_MAGIC 0xFBAD0000u
 
@@ -1465,10 +1983,12 @@ int __printf_chk(int, const char *, ...);
 int __vfprintf_chk(FILE *, int, const char *, va_list);
 int __vprintf_chk(int, const char *, va_list);
 
-/* A stream's pointers and flags. */
+/* A stream's pointers, flags and the kernel's position as glibc knows
+ * it (_offset, -1 when it does not). */
 struct snap {
 	char *rptr, *rend, *rbase, *wbase, *wptr, *wend, *bbase, *bend;
 	int flags;
+	int64_t off;
 };
 
 static inline void snap(FILE *f, struct snap *s) {
@@ -1481,6 +2001,7 @@ static inline void snap(FILE *f, struct snap *s) {
 	s->bbase = f->_IO_buf_base;
 	s->bend = f->_IO_buf_end;
 	s->flags = f->_flags;
+	s->off = f->_offset;
 }
 
 /* pending: bytes written to the stream, not yet to the file. */
@@ -1496,12 +2017,8 @@ static inline int64_t bufsize(const struct snap *s) { return s->bend > s->bbase 
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* kio emits the system calls one stdio call made, each given an equal
- * share of its time. */
-struct kio {
-	int fd;
-	int64_t t0, dur, n, i;
-};
+/* kio_emit emits a system call one stdio call made (k: the call), with
+ * its share of the call's time. */
 
 static void kio_emit(struct kio *k, uint16_t call, int64_t off, int64_t size, int64_t ret, uint32_t whence) {
 	struct rec r = {0};
@@ -1520,17 +2037,34 @@ static void kio_emit(struct kio *k, uint16_t call, int64_t off, int64_t size, in
 
 static int64_t kpos(int fd) { return syscall(SYS_lseek, fd, 0, SEEK_CUR); }
 
-/* Streams that hold bytes to write, by descriptor: the exit handler
- * flushes them (glibc would, after every handler). */
-#define WSTREAMS 4096
-static FILE *wstream[WSTREAMS];
-
-static inline void wstream_note(FILE *f, int fd, int64_t left) {
-	if (left > 0 && fd >= 0 && fd < WSTREAMS && wstream[fd] != f) wstream[fd] = f;
+/* allocated: the call gave the stream its buffer, and glibc's
+ * _IO_file_doallocate fstat'ed the file for its block size (an
+ * unbuffered stream gets a byte of its own, with no call). */
+static inline int allocated(const struct snap *s0, const struct snap *s1) {
+	return !s0->bbase && s1->bbase && !(s0->flags & IOF_UNBUFFERED);
 }
 
-static inline void wstream_forget(FILE *f, int fd) {
-	if (fd >= 0 && fd < WSTREAMS && wstream[fd] == f) wstream[fd] = NULL;
+/* flush_delta: glibc's new_do_write, before it writes what a stream in
+ * state s holds, seeks the file back (lseek(delta, SEEK_CUR)) from where
+ * the stream read up to (its read end, where the kernel is) to where its
+ * writes begin, when they differ; never for a stream in append mode. A
+ * stream that was reading begins its writes where the program read. */
+static inline int64_t flush_delta(const struct snap *s) {
+	if (s->flags & IOF_APPENDING) return 0;
+	if (s->flags & IOF_PUTTING) return s->wbase - s->rend;
+	if (!s->bbase || s->rptr == s->bend) return 0;
+	return s->rptr - s->rend;
+}
+
+/* flush_n: the calls a flush of w bytes from state s makes. */
+static inline int flush_n(const struct snap *s, int64_t w) { return w > 0 ? 1 + (flush_delta(s) != 0) : 0; }
+
+/* kio_flush emits a flush of w bytes from state s: the lseek back, if
+ * any, and the write, at at (-1: unknown) with result ret. */
+static void kio_flush(struct kio *k, const struct snap *s, int64_t w, int64_t at, int64_t ret) {
+	int64_t d = flush_delta(s);
+	if (d != 0) kio_emit(k, C_LSEEK, d, 0, at, SEEK_CUR);
+	kio_emit(k, C_WRITE, at, w, ret, 0);
 }
 
 /* A run of reads of the same size and result. */
@@ -1550,9 +2084,10 @@ static void stdio_read(FILE *f, const struct snap *s0, int64_t got, int64_t want
 	int64_t d = got - avail(s0) + avail(&s1); /* bytes the kernel gave */
 	int eof0 = s0->flags & _IO_EOF_SEEN, eof1 = s1.flags & _IO_EOF_SEEN;
 	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
+	int alloc = allocated(s0, &s1);
 	if (w < 0) w = 0;
 	if (d < 0) d = 0;
-	if (d == 0 && w == 0 && !err1 && !(eof1 && !eof0) && (want < 0 || want <= avail(s0))) return;
+	if (d == 0 && w == 0 && !alloc && !err1 && !(eof1 && !eof0) && (want < 0 || want <= avail(s0))) return;
 	int64_t bs = bufsize(&s1);
 	struct rrun runs[8];
 	int nr = 0;
@@ -1592,13 +2127,14 @@ static void stdio_read(FILE *f, const struct snap *s0, int64_t got, int64_t want
 			runs[nr++] = (struct rrun){d, d, 1};
 		}
 	}
-	int64_t n = w > 0;
+	int64_t n = flush_n(s0, w) + alloc;
 	for (int i = 0; i < nr; i++) n += runs[i].count;
 	if (n == 0) return;
 	struct kio k = {f->_fileno, t0, dur, n, 0};
 	int64_t pos = kpos(k.fd);
 	pos = pos < 0 ? -1 : pos - d;
-	if (w > 0) kio_emit(&k, C_WRITE, pos < 0 ? -1 : pos - w, w, w, 0);
+	if (w > 0) kio_flush(&k, s0, w, pos < 0 ? -1 : pos - w, w);
+	if (alloc) kio_emit(&k, C_FSTAT, 0, 0, 0, 0);
 	for (int i = 0; i < nr; i++) {
 		for (int64_t c = 0; c < runs[i].count; c++) {
 			kio_emit(&k, C_READ, pos, runs[i].req, runs[i].got, 0);
@@ -1617,8 +2153,8 @@ static void stdio_write(FILE *f, const struct snap *s0, int64_t n, int64_t t0, i
 	int64_t p0 = pending(s0), p1 = pending(&s1);
 	int64_t w = p0 + n - p1;
 	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
-	wstream_note(f, f->_fileno, p1);
-	if (w <= 0 && !err1) return;
+	int alloc = allocated(s0, &s1);
+	if (w <= 0 && !err1 && !alloc) return;
 	int64_t bs = bufsize(&s1), sizes[3];
 	int nw = 0;
 	if (!(s0->flags & IOF_LINE_BUF) && n > 0) {
@@ -1636,9 +2172,13 @@ static void stdio_write(FILE *f, const struct snap *s0, int64_t n, int64_t t0, i
 		nw = 0;
 		if (w > 0) sizes[nw++] = w;
 	}
-	struct kio k = {f->_fileno, t0, dur, nw + (err1 ? 1 : 0), 0};
-	int64_t pos = kpos(k.fd);
+	/* The first write is the one that may seek back first. */
+	int64_t back = nw > 0 || err1 ? flush_delta(s0) : 0;
+	struct kio k = {f->_fileno, t0, dur, alloc + (back != 0) + nw + (err1 ? 1 : 0), 0};
+	int64_t pos = w > 0 || err1 || back ? kpos(k.fd) : -1;
 	pos = pos < 0 ? -1 : pos - (w > 0 ? w : 0);
+	if (alloc) kio_emit(&k, C_FSTAT, 0, 0, 0, 0);
+	if (back) kio_emit(&k, C_LSEEK, back, 0, pos, SEEK_CUR);
 	for (int i = 0; i < nw; i++) {
 		kio_emit(&k, C_WRITE, pos, sizes[i], sizes[i], 0);
 		if (pos >= 0) pos += sizes[i];
@@ -1655,9 +2195,9 @@ static void stdio_flush(FILE *f, const struct snap *s0, int64_t t0, int64_t dur,
 	int64_t back = !(s0->flags & IOF_PUTTING) && avail(s0) > 0 && avail(&s1) == 0 ? avail(s0) : 0;
 	int err1 = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
 	if (w <= 0 && back == 0 && !err1) return;
-	struct kio k = {f->_fileno, t0, dur, (w > 0) + (back > 0) + err1, 0};
+	struct kio k = {f->_fileno, t0, dur, flush_n(s0, w) + (back > 0) + err1, 0};
 	int64_t pos = kpos(k.fd);
-	if (w > 0) kio_emit(&k, C_WRITE, pos < 0 ? -1 : pos - w, w, w, 0);
+	if (w > 0) kio_flush(&k, s0, w, pos < 0 ? -1 : pos - w, w);
 	if (err1) kio_emit(&k, C_WRITE, pos, pending(&s1), -(int64_t)err, 0);
 	if (back > 0) kio_emit(&k, C_LSEEK, -back, 0, pos, SEEK_CUR);
 }
@@ -1680,8 +2220,10 @@ static uint32_t mode_flags(const char *m) {
 	return f;
 }
 
-/* fopen is the kernel's openat; in append mode glibc then seeks to the
- * end (lseek(fd, 0, SEEK_END)). */
+/* fopen is the kernel's openat; in append mode without reading ("a",
+ * not "a+") glibc then seeks to the end (lseek(fd, 0, SEEK_END)). */
+static inline int append_only(const char *m) { return m && m[0] == 'a' && !strchr(m, '+'); }
+
 #define FOPEN_BODY(REALCALL)                                             \
 	if (!on()) return REALCALL;                                          \
 	char buf[PATH_MAX];                                                  \
@@ -1693,7 +2235,7 @@ static uint32_t mode_flags(const char *m) {
 	t_in--;                                                              \
 	int fd = f ? f->_fileno : -1;                                        \
 	fd_opened(fd);                                                       \
-	int app = f && mode && mode[0] == 'a';                               \
+	int app = f && append_only(mode);                                    \
 	struct rec r = {0};                                                  \
 	r.call = C_FOPEN;                                                    \
 	r.fd = -1;                                                           \
@@ -1720,7 +2262,8 @@ EXPORT FILE *fopen64(const char *path, const char *mode) {
 }
 
 /* fdopen opens nothing; in append mode glibc sets O_APPEND (fcntl
- * F_SETFL) if the descriptor lacks it and seeks to the end. */
+ * F_SETFL) if the descriptor lacks it and then, not reading ("a"), seeks
+ * to the end. */
 EXPORT FILE *fdopen(int fd, const char *mode) {
 	REAL(fdopen);
 	if (!on() || !mode || mode[0] != 'a' || !fd_file(fd)) return real_fdopen(fd, mode);
@@ -1732,8 +2275,8 @@ EXPORT FILE *fdopen(int fd, const char *mode) {
 	int64_t dur = iotrace_now() - t0;
 	t_in--;
 	if (f) {
-		int set = fl >= 0 && !(fl & O_APPEND);
-		struct kio k = {fd, t0, dur, 1 + set, 0};
+		int set = fl >= 0 && !(fl & O_APPEND), seek = set && append_only(mode);
+		struct kio k = {fd, t0, dur, set + seek, 0};
 		if (set) {
 			fd_set_kind(fd, 3);
 			struct rec r = {0};
@@ -1746,7 +2289,7 @@ EXPORT FILE *fdopen(int fd, const char *mode) {
 			k.i++;
 			iotrace_emit(&r, NULL, NULL);
 		}
-		kio_emit(&k, C_LSEEK, 0, 0, kpos(fd), SEEK_END);
+		if (seek) kio_emit(&k, C_LSEEK, 0, 0, kpos(fd), SEEK_END);
 	}
 	errno = saved;
 	return f;
@@ -1769,6 +2312,7 @@ EXPORT FILE *fdopen(int fd, const char *mode) {
 	snap(f, &s0);                                                        \
 	int64_t w = file ? pending(&s0) : 0;                                 \
 	int64_t pos = w > 0 ? kpos(old) : -1;                                \
+	if (pos >= 0) pos += flush_delta(&s0);                               \
 	char buf[PATH_MAX];                                                  \
 	int64_t t0 = iotrace_now();                                          \
 	t_in++;                                                              \
@@ -1776,12 +2320,11 @@ EXPORT FILE *fdopen(int fd, const char *mode) {
 	int saved = errno;                                                   \
 	int64_t dur = iotrace_now() - t0;                                    \
 	t_in--;                                                              \
-	wstream_forget(f, old);                                              \
 	fd_set_kind(old, 0);                                                 \
 	int fd = nf ? nf->_fileno : -1;                                      \
 	fd_opened(fd);                                                       \
-	struct kio k = {old, t0, dur, (w > 0) + file + 1, 0};                \
-	if (w > 0) kio_emit(&k, C_WRITE, pos, w, w, 0);                      \
+	struct kio k = {old, t0, dur, flush_n(&s0, w) + file + 1, 0};        \
+	if (w > 0) kio_flush(&k, &s0, w, pos, w);                            \
 	if (file) kio_emit(&k, C_CLOSE, 0, 0, 0, 0);                         \
 	struct rec r = {0};                                                  \
 	r.call = C_FOPEN;                                                    \
@@ -1809,7 +2352,6 @@ EXPORT int fclose(FILE *f) {
 	REAL(fclose);
 	int fd = f ? f->_fileno : -1;
 	if (!on() || !fd_file(fd)) {
-		wstream_forget(f, fd);
 		if (fd >= 0) fd_set_kind(fd, 0);
 		return real_fclose(f);
 	}
@@ -1818,6 +2360,7 @@ EXPORT int fclose(FILE *f) {
 	int64_t w = pending(&s0), pos = -1;
 	if (w > 0) {
 		pos = kpos(fd);
+		if (pos >= 0) pos += flush_delta(&s0);
 		struct stat st;
 		if (fd < FDKINDS && fdkind[fd] == 3 && syscall(SYS_fstat, fd, &st) == 0) pos = st.st_size; /* O_APPEND */
 	}
@@ -1827,10 +2370,9 @@ EXPORT int fclose(FILE *f) {
 	int saved = errno;
 	int64_t dur = iotrace_now() - t0;
 	t_in--;
-	wstream_forget(f, fd);
 	fd_set_kind(fd, 0);
-	struct kio k = {fd, t0, dur, 1 + (w > 0), 0};
-	if (w > 0) kio_emit(&k, C_WRITE, pos, w, rc == 0 ? w : -(int64_t)saved, 0);
+	struct kio k = {fd, t0, dur, 1 + flush_n(&s0, w), 0};
+	if (w > 0) kio_flush(&k, &s0, w, pos, rc == 0 ? w : -(int64_t)saved);
 	kio_emit(&k, C_FCLOSE, 0, 0, rc == 0 ? 0 : -(int64_t)saved, 0);
 	errno = saved;
 	return rc;
@@ -1838,7 +2380,6 @@ EXPORT int fclose(FILE *f) {
 
 EXPORT int fcloseall(void) {
 	REAL(fcloseall);
-	memset(wstream, 0, sizeof wstream);
 	return real_fcloseall();
 }
 
@@ -2243,24 +2784,43 @@ static int flush_one(FILE *f, int (*fn)(FILE *)) {
 	return rc;
 }
 
-/* flush_noted flushes, one by one, the file streams known to hold bytes
- * to write (fflush(NULL), and the exit handler). */
-static void flush_noted(int (*fn)(FILE *)) {
-	for (int fd = 0; fd < WSTREAMS; fd++) {
-		FILE *f = wstream[fd];
-		if (!f) continue;
-		if (f->_fileno != fd || ((unsigned)f->_flags & IOF_MAGIC_MASK) != IOF_MAGIC || !(f->_flags & IOF_PUTTING) || f->_IO_write_ptr <= f->_IO_write_base) {
-			wstream[fd] = NULL;
-			continue;
+/* glibc's list of its streams and its lock (libio, exported since 2.1;
+ * the list's head is a struct _IO_FILE_plus, which begins with a FILE). */
+extern FILE *_IO_list_all __attribute__((weak));
+void _IO_list_lock(void) __attribute__((weak));
+void _IO_list_unlock(void) __attribute__((weak));
+
+/* overflow_eof is what glibc's fflush(NULL) and exit do to a stream
+ * holding bytes to write: _IO_OVERFLOW(f, EOF), which writes them (not
+ * fflush(f), which then also forgets the kernel's position). */
+static int overflow_eof(FILE *f) {
+	REAL(__overflow);
+	return real___overflow(f, EOF);
+}
+
+/* flush_streams makes, one stream at a time (so that the shim sees
+ * each), the calls glibc makes for all of them: fflush(NULL) flushes each
+ * file stream holding bytes to write; exit (_IO_cleanup) does that, then
+ * makes each used stream unbuffered, which syncs it: a stream that read
+ * ahead seeks the file back to where the program read (fsync is fn). */
+static void flush_streams(int (*fsync_fn)(FILE *), int at_exit) {
+	if (!&_IO_list_all) return;
+	if (&_IO_list_lock) _IO_list_lock();
+	for (int pass = 0; pass < 1 + at_exit; pass++)
+		for (FILE *f = _IO_list_all; f; f = f->_chain) {
+			if (((unsigned)f->_flags & IOF_MAGIC_MASK) != IOF_MAGIC) continue;
+			int w = f->_mode <= 0 && f->_IO_write_ptr > f->_IO_write_base;
+			int back = !(f->_flags & IOF_UNBUFFERED) && f->_mode != 0 && f->_IO_read_ptr != f->_IO_read_end;
+			if (pass == 0 && w && fd_file(f->_fileno)) flush_one(f, overflow_eof);
+			if (pass == 1 && back && fsync_fn && fd_file(f->_fileno)) flush_one(f, fsync_fn);
 		}
-		flush_one(f, fn);
-	}
+	if (&_IO_list_unlock) _IO_list_unlock();
 }
 
 EXPORT int fflush(FILE *f) {
 	REAL(fflush);
 	if (!f) {
-		if (on()) flush_noted(real_fflush);
+		if (on()) flush_streams(NULL, 0);
 		return real_fflush(f);
 	}
 	return flush_one(f, real_fflush);
@@ -2268,74 +2828,157 @@ EXPORT int fflush(FILE *f) {
 EXPORT int fflush_unlocked(FILE *f) {
 	REAL(fflush_unlocked);
 	if (!f) {
-		if (on()) flush_noted(real_fflush_unlocked);
+		if (on()) flush_streams(NULL, 0);
 		return real_fflush_unlocked(f);
 	}
 	return flush_one(f, real_fflush_unlocked);
 }
 
-/* stdio_seek: glibc's fseek (_IO_new_file_seekoff) flushes what the
- * stream held (a write at the position before), then always seeks the
- * file: to the position it already has when the target is in the buffer
- * (a "resync"), else to the start of the block the target is in, and
- * then refills the buffer there (the bytes up to the target when the
- * stream held nothing, else a whole buffer). Which it did shows in the
- * stream's _offset (the kernel's position, as glibc knows it: -1 when it
- * does not) and its read pointers. */
-static void stdio_seek(FILE *f, const struct snap *s0, int64_t off0, int64_t pos0, int rc, int64_t t0, int64_t dur) {
+/* stdio_seek: glibc's fseek (_IO_new_file_seekoff, every fseek,
+ * fsetpos and rewind), step by step from the stream's state before it
+ * (s0) and the kernel's position then (pos0, known when it flushes):
+ * the flush of what the stream held (a stream that read first seeks back
+ * to where its writes begin), the fstat of a stream's first buffer; then
+ * the target: SEEK_CUR counts from glibc's idea of the position (an
+ * lseek SEEK_CUR when it has none), SEEK_END from an fstat of the size.
+ * A target in the buffer keeps it and seeks the kernel to where it was
+ * (a "resync"); else glibc seeks to the start of the target's block and
+ * reads up to the target (the whole buffer unless the stream was empty)
+ * and, when that read is short (past the end), seeks on by the rest. The
+ * results come from the stream after the call (s1: its _offset is the
+ * kernel's position; its read pointers the bytes read), the length of a
+ * short read from the file's size. */
+struct scall {
+	uint16_t call;
+	uint32_t whence;
+	int64_t off, size, ret;
+};
+
+static void stdio_seek(FILE *f, const struct snap *s0, int64_t pos0, int rc, int err, int64_t offset, int whence, int64_t t0, int64_t dur) {
 	struct snap s1;
 	snap(f, &s1);
-	int64_t w = pending(s0) - pending(&s1);
-	if (w < 0) w = 0;
-	int64_t off1 = f->_offset, pos1 = kpos(f->_fileno);
-	int inbuf = off0 >= 0 && off1 == off0 && s1.rbase == s0->rbase && s1.rend == s0->rend && s1.rptr < s1.rend;
-	int64_t got = !inbuf && s1.rend > s1.rbase ? s1.rend - s1.rbase : 0;
+	struct scall c[8];
+	int n = 0;
+#define SCALL(CALL, OFF, SIZE, RET, WH) (c[n++] = (struct scall){CALL, (uint32_t)(WH), OFF, SIZE, RET})
 	int exact = s0->rbase == s0->rend && s0->wbase == s0->wptr;
-	int64_t req = exact ? s1.rptr - s1.rbase : bufsize(&s1);
-	int64_t at = pos1 < 0 ? -1 : pos1 - got;
-	int seek = rc == 0 && pos1 >= 0;
-	struct kio k = {f->_fileno, t0, dur, (w > 0) + seek + (seek && got > 0), 0};
-	if (k.n == 0) return;
-	if (w > 0) kio_emit(&k, C_WRITE, pos0, w, w, 0);
-	if (seek) kio_emit(&k, C_LSEEK, at, 0, at, SEEK_SET);
-	if (seek && got > 0) kio_emit(&k, C_READ, at, req, got, 0);
+	int64_t koff = s0->off;
+	char *bbase = s0->bbase, *rbase = s0->rbase, *rptr = s0->rptr, *rend = s0->rend;
+	if (s0->wptr > s0->wbase || (s0->flags & IOF_PUTTING)) {
+		int64_t w = s0->wptr > s0->wbase ? s0->wptr - s0->wbase : 0;
+		if (w > 0) {
+			int64_t d = flush_delta(s0), at = pos0 < 0 ? -1 : pos0 + d;
+			if (d != 0) SCALL(C_LSEEK, d, 0, at, SEEK_CUR);
+			struct stat st;
+			if ((s0->flags & IOF_APPENDING) && syscall(SYS_fstat, f->_fileno, &st) == 0) at = st.st_size - w;
+			int failed = (s1.flags & _IO_ERR_SEEN) && !(s0->flags & _IO_ERR_SEEN);
+			SCALL(C_WRITE, at, w, failed ? -(int64_t)err : w, 0);
+			if (failed) goto emit;
+			koff = (s0->flags & IOF_APPENDING) ? -1 : d != 0 ? at + w : koff >= 0 ? koff + w : -1;
+			rbase = rptr = rend = bbase;
+		} else {
+			rbase = bbase;
+			if (s0->wptr > rend) rend = s0->wptr;
+			rptr = s0->wptr;
+		}
+	}
+	if (!bbase) {
+		if (!(s0->flags & IOF_UNBUFFERED)) SCALL(C_FSTAT, 0, 0, 0, 0);
+		bbase = rbase = rptr = rend = s1.bbase;
+	}
+	int64_t bs = bufsize(&s1), target;
+	switch (whence) {
+	case SEEK_CUR:
+		offset -= rend - rptr;
+		if (koff < 0) goto dumb;
+		target = offset + koff;
+		if (target < 0) goto emit; /* EINVAL, no call */
+		break;
+	case SEEK_SET:
+		target = offset;
+		break;
+	case SEEK_END:
+		SCALL(C_FSTAT, 0, 0, 0, 0);
+		if (rc != 0 || s1.off < 0) goto emit;
+		target = s1.off - (s1.rend - s1.rptr);
+		break;
+	default:
+		goto emit;
+	}
+	if (koff >= 0 && rbase && !(s0->flags & IOF_IN_BACKUP)) {
+		int64_t first = koff - (rend - bbase);
+		if (target >= first && target < koff) {
+			SCALL(C_LSEEK, koff, 0, koff, SEEK_SET); /* resync */
+			goto emit;
+		}
+	}
+	if (s0->flags & IOF_NO_READS) {
+		offset = target;
+		whence = SEEK_SET;
+		goto dumb;
+	}
+	{
+		int64_t at = target & ~(bs - 1), delta = target - at;
+		if (delta > bs) {
+			at = target;
+			delta = 0;
+		}
+		SCALL(C_LSEEK, at, 0, at >= 0 ? at : -(int64_t)err, SEEK_SET);
+		if (at < 0 || delta == 0) goto emit;
+		int64_t req = exact ? delta : bs;
+		if (s1.rptr > s1.bbase) { /* it read up to the target at least */
+			SCALL(C_READ, at, req, s1.rend - s1.bbase, 0);
+			goto emit;
+		}
+		struct stat st;
+		int64_t got = syscall(SYS_fstat, f->_fileno, &st) == 0 && st.st_size > at ? min64(st.st_size - at, req) : 0;
+		if (got >= delta) got = 0;
+		SCALL(C_READ, at, req, got, 0);
+		offset = delta - got;
+		whence = SEEK_CUR;
+	}
+dumb:
+	SCALL(C_LSEEK, offset, 0, rc == 0 ? s1.off : -(int64_t)err, whence);
+emit:;
+#undef SCALL
+	struct kio k = {f->_fileno, t0, dur, n, 0};
+	for (int i = 0; i < n; i++) kio_emit(&k, c[i].call, c[i].off, c[i].size, c[i].ret, c[i].whence);
 }
 
-#define FSEEK_BODY(T, REALCALL)                                          \
+#define FSEEK_BODY(T, REALCALL, OFF, WHENCE)                             \
 	int fd = f ? f->_fileno : -1;                                        \
 	if (!on() || !fd_file(fd)) return REALCALL;                          \
 	struct snap s0;                                                      \
 	snap(f, &s0);                                                        \
-	int64_t off0 = f->_offset, pos0 = kpos(fd);                          \
+	int64_t pos0 = s0.wptr > s0.wbase ? kpos(fd) : -1;                   \
 	int64_t t0 = iotrace_now();                                          \
 	t_in++;                                                              \
 	T rc = REALCALL;                                                     \
 	int saved = errno;                                                   \
 	int64_t dur = iotrace_now() - t0;                                    \
 	t_in--;                                                              \
-	stdio_seek(f, &s0, off0, pos0, rc, t0, dur);                         \
+	stdio_seek(f, &s0, pos0, rc, saved, (OFF), (WHENCE), t0, dur);       \
 	errno = saved;                                                       \
 	return rc
 
 EXPORT int fseek(FILE *f, long off, int whence) {
 	REAL(fseek);
-	FSEEK_BODY(int, real_fseek(f, off, whence));
+	FSEEK_BODY(int, real_fseek(f, off, whence), off, whence);
 }
 EXPORT int fseeko(FILE *f, off_t off, int whence) {
 	REAL(fseeko);
-	FSEEK_BODY(int, real_fseeko(f, off, whence));
+	FSEEK_BODY(int, real_fseeko(f, off, whence), off, whence);
 }
 EXPORT int fseeko64(FILE *f, off64_t off, int whence) {
 	REAL(fseeko64);
-	FSEEK_BODY(int, real_fseeko64(f, off, whence));
+	FSEEK_BODY(int, real_fseeko64(f, off, whence), off, whence);
 }
 EXPORT int fsetpos(FILE *f, const fpos_t *p) {
 	REAL(fsetpos);
-	FSEEK_BODY(int, real_fsetpos(f, p));
+	FSEEK_BODY(int, real_fsetpos(f, p), p->__pos, SEEK_SET);
 }
 EXPORT int fsetpos64(FILE *f, const fpos64_t *p) {
 	REAL(fsetpos64);
-	FSEEK_BODY(int, real_fsetpos64(f, p));
+	FSEEK_BODY(int, real_fsetpos64(f, p), p->__pos, SEEK_SET);
 }
 EXPORT void rewind(FILE *f) {
 	REAL(rewind);
@@ -2346,23 +2989,83 @@ EXPORT void rewind(FILE *f) {
 	}
 	struct snap s0;
 	snap(f, &s0);
-	int64_t off0 = f->_offset, pos0 = kpos(fd);
+	int64_t pos0 = s0.wptr > s0.wbase ? kpos(fd) : -1;
 	int64_t t0 = iotrace_now();
 	t_in++;
 	real_rewind(f);
 	int saved = errno;
 	int64_t dur = iotrace_now() - t0;
 	t_in--;
-	stdio_seek(f, &s0, off0, pos0, 0, t0, dur);
+	stdio_seek(f, &s0, pos0, 0, saved, 0, SEEK_SET, t0, dur);
 	errno = saved;
+}
+
+/* ftell (ftello, fgetpos): glibc asks the kernel only when it does not
+ * know the position (_offset -1: a new stream, one read to its end or
+ * flushed): lseek(fd, 0, SEEK_CUR); and a stream in append mode holding
+ * bytes seeks to the end first (lseek(fd, 0, SEEK_END)), which it then
+ * knows. The hot path is that test. */
+static inline int ftell_appends(FILE *f) {
+	return f->_IO_buf_base && f->_IO_write_ptr > f->_IO_write_base && (f->_flags & IOF_APPENDING);
+}
+
+/* ftell_adjust: what glibc adds to the kernel's position for the bytes
+ * the stream holds (do_ftell). */
+static int64_t ftell_adjust(FILE *f) {
+	if (!f->_IO_buf_base) return 0;
+	if (f->_IO_write_ptr <= f->_IO_write_base) return -(f->_IO_read_end - f->_IO_read_ptr);
+	if (f->_flags & IOF_APPENDING) return f->_IO_write_ptr - f->_IO_write_base;
+	return f->_IO_write_ptr - f->_IO_read_end;
+}
+
+static SLOW void ftell_rec(FILE *f, int app, int64_t adj, int64_t pos, int err, int64_t t0, int64_t dur) {
+	struct kio k = {f->_fileno, t0, dur, 1, 0};
+	if (app) kio_emit(&k, C_LSEEK, 0, 0, f->_offset >= 0 ? f->_offset : -(int64_t)err, SEEK_END);
+	else kio_emit(&k, C_LSEEK, 0, 0, pos >= 0 ? pos - adj : -(int64_t)err, SEEK_CUR);
+}
+
+#define FTELL_BODY(T, REALCALL, POS)                                     \
+	int fd = f->_fileno;                                                 \
+	int app = ftell_appends(f);                                          \
+	if ((!app && f->_offset >= 0) || !on() || !fd_file(fd)) return REALCALL; \
+	int64_t adj = ftell_adjust(f);                                       \
+	int64_t t0 = iotrace_now();                                          \
+	t_in++;                                                              \
+	T v = REALCALL;                                                      \
+	int saved = errno;                                                   \
+	int64_t dur = iotrace_now() - t0;                                    \
+	t_in--;                                                              \
+	ftell_rec(f, app, adj, (POS), saved, t0, dur);                       \
+	errno = saved;                                                       \
+	return v
+
+EXPORT long ftell(FILE *f) {
+	REAL(ftell);
+	FTELL_BODY(long, real_ftell(f), v);
+}
+EXPORT off_t ftello(FILE *f) {
+	REAL(ftello);
+	FTELL_BODY(off_t, real_ftello(f), v);
+}
+EXPORT off64_t ftello64(FILE *f) {
+	REAL(ftello64);
+	FTELL_BODY(off64_t, real_ftello64(f), v);
+}
+EXPORT int fgetpos(FILE *f, fpos_t *p) {
+	REAL(fgetpos);
+	FTELL_BODY(int, real_fgetpos(f, p), v == 0 ? (int64_t)p->__pos : -1);
+}
+EXPORT int fgetpos64(FILE *f, fpos64_t *p) {
+	REAL(fgetpos64);
+	FTELL_BODY(int, real_fgetpos64(f, p), v == 0 ? (int64_t)p->__pos : -1);
 }
 
 /* ---- exit ---- */
 
 /* shim_exit runs in exit(), after the handlers the program registered
- * (the shim's was registered before them): it flushes the file streams
- * that hold bytes, as glibc is about to, so that their writes are
- * recorded. */
+ * (the shim's was registered before them): it does to the file streams
+ * what glibc is about to (flushes those that hold bytes, seeks back those
+ * that read ahead), so that those calls are recorded. */
 static void exit_record(int status) {
 	/* A vfork child shares its parent's memory, spool included: its
 	 * _exit (an exec that failed) is not its parent's. */
@@ -2381,7 +3084,7 @@ static void shim_exit(int status, void *arg) {
 	if (on()) {
 		static int (*flush)(FILE *);
 		if (!flush) flush = (int (*)(FILE *))dlsym(RTLD_NEXT, "fflush");
-		if (flush) flush_noted(flush);
+		flush_streams(flush, 1);
 	}
 	/* The exit status: the encoder ends the process with it (a process
 	 * killed by a signal has none). */
