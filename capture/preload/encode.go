@@ -13,6 +13,7 @@ import (
 
 	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // Call ids of the shim (shim.h).
@@ -344,7 +345,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, 
 	for _, pr := range procs {
 		s := pr.s
 		p := &procIter{sc: s.Scan(), s: s, sink: sink, rules: rules, main: pr.main, base: pr.base,
-			shift: pr.shift, fds: map[int32]*ofile{}, handles: map[int32]*handle{}, cwd: s.Header.Cwd}
+			shift: pr.shift, st: state.New[ofile, handle](nil), cwd: s.Header.Cwd}
 		its = append(its, p)
 		piters = append(piters, p)
 	}
@@ -575,33 +576,37 @@ func (h *iterHeap) Pop() any {
 	return x
 }
 
-// ofile is an open file description of a process.
+// ofile is what the encoder keeps on an open file description of the
+// process (trace/state follows the descriptors, their positions and
+// flags: fed every call of the spool, recorded or not).
 type ofile struct {
 	name string
 	id   trace.PathID
 	keep bool
-	pos  int64 // -1: unknown
-	app  bool
 }
 
+// handle is what the encoder keeps on an MPI file handle.
 type handle struct {
 	id   trace.PathID
 	keep bool
 }
 
+type desc = state.Desc[ofile]
+
 // procIter turns one spool's records into events, sorted by start within
 // chunks (a spool is in the order calls ended; threads overlap).
 type procIter struct {
-	sc      *Scanner
-	s       *Spool
-	sink    trace.Sink
-	rules   *ptrace.Rules
-	main    uint32 // thread index of the main thread
-	base    uint32 // of thread 1
-	shift   int64
-	fds     map[int32]*ofile
-	handles map[int32]*handle
-	cwd     string
+	sc    *Scanner
+	s     *Spool
+	sink  trace.Sink
+	rules *ptrace.Rules
+	main  uint32 // thread index of the main thread
+	base  uint32 // of thread 1
+	shift int64
+	st    *state.Follower[ofile, handle] // the process's descriptors and MPI file handles
+	aux   *ofile                         // what the event being made opens (or inherits)
+	haux  *handle                        // what the MPI_File_open being made opens
+	cwd   string
 
 	chunk []trace.Event
 	pos   int
@@ -640,7 +645,10 @@ func (p *procIter) next() bool {
 				p.done = true
 				break
 			}
-			if e, ok := p.event(&rec); ok {
+			p.aux, p.haux = nil, nil
+			e, ok := p.event(&rec)
+			p.follow(&e)
+			if ok {
 				p.chunk = append(p.chunk, e)
 			}
 		}
@@ -662,11 +670,31 @@ func (p *procIter) resolve(r *Record, name string) string {
 	}
 	dir := p.cwd
 	if r.Flags&rfPathAt != 0 {
-		if f := p.fds[r.FD]; f != nil {
-			dir = f.name
+		if f := p.fd(r.Tid, r.FD); f != nil {
+			dir = f.Aux.name
 		}
 	}
 	return path.Join(dir, name)
+}
+
+// fd returns the description of descriptor fd of thread tid's process,
+// or nil.
+func (p *procIter) fd(tid uint32, fd int32) *desc { return p.st.Lookup(p.index(tid), fd) }
+
+// follow makes the descriptor table follow e (made from a record, kept or
+// not): the descriptions an open or inherit makes get what the encoder
+// knows of their file.
+func (p *procIter) follow(e *trace.Event) {
+	if e.Op == trace.OpUnknown || e.Op == trace.OpMPIFileOpen && e.FD <= 0 {
+		return // bookkeeping; an MPI_File_open that made no handle
+	}
+	st := p.st.Apply(e)
+	if st.New != nil && st.New != st.Desc && p.aux != nil {
+		st.New.Aux = *p.aux
+	}
+	if st.Handle != nil && e.Op == trace.OpMPIFileOpen && p.haux != nil {
+		st.Handle.Aux = *p.haux
+	}
 }
 
 // resolve2 makes a call's second path absolute: one relative to a
@@ -678,8 +706,8 @@ func (p *procIter) resolve2(r *Record, name string) string {
 	}
 	dir := p.cwd
 	if r.Flags&rfPath2At != 0 {
-		if f := p.fds[r.Peer]; f != nil {
-			dir = f.name
+		if f := p.fd(r.Tid, r.Peer); f != nil {
+			dir = f.Aux.name
 		}
 	}
 	return path.Join(dir, name)
@@ -725,11 +753,11 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		if pos < 0 {
 			pos = -1
 		}
-		f := &ofile{name: name, keep: p.match(name), pos: pos, app: r.OFlags&oAppend != 0}
+		f := &ofile{name: name, keep: p.match(name)}
 		if f.keep {
 			f.id = p.intern(name)
 		}
-		p.fds[r.FD] = f
+		p.aux = f
 		e.Op, e.FD, e.Ret, e.Path, e.Flags, e.Offset, e.Dur = trace.OpInherit, r.FD, int64(r.FD), f.id, e.Flags|r.OFlags, pos, 0
 		return e, f.keep
 	case cMPIRank, cMPIFinalize, cExit:
@@ -744,12 +772,12 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 	case cOpen, cOpenat, cCreat, cFopen:
 		name := p.resolve(r, r.Path)
 		keep := p.match(name)
-		f := &ofile{name: name, keep: keep, app: r.OFlags&oAppend != 0}
+		f := &ofile{name: name, keep: keep}
 		if keep {
 			f.id = p.intern(name)
 		}
+		p.aux = f
 		if r.Ret >= 0 {
-			p.fds[int32(r.Ret)] = f
 			e.FD = int32(r.Ret)
 		} else {
 			e.FD = atFDCWD
@@ -757,36 +785,33 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		e.Path, e.Flags, e.Mode = f.id, e.Flags|r.OFlags, r.Mode
 		return e, keep
 	case cClose, cFclose:
-		f := p.fds[r.FD]
-		delete(p.fds, r.FD)
+		f := p.fd(r.Tid, r.FD)
 		e.FD = r.FD
-		return e, f != nil && f.keep
+		return e, f != nil && f.Aux.keep
 	case cDup, cDup2, cDup3:
 		// dup2 and dup3 are recorded when the target was a file, whatever
 		// the source: the target then no longer names that file.
-		f := p.fds[r.FD]
-		var old *ofile
+		f := p.fd(r.Tid, r.FD)
+		var old *desc
 		if r.Ret >= 0 && int32(r.Ret) != r.FD {
-			old = p.fds[int32(r.Ret)]
-			if f != nil {
-				p.fds[int32(r.Ret)] = f
-			} else {
-				delete(p.fds, int32(r.Ret))
-			}
+			old = p.fd(r.Tid, int32(r.Ret))
 		}
 		e.FD = r.FD
-		return e, (f != nil && f.keep) || (old != nil && old.keep)
+		if r.Call == cDup3 {
+			e.Flags |= r.OFlags
+		}
+		return e, (f != nil && f.Aux.keep) || (old != nil && old.Aux.keep)
 	case cCloseRange:
 		keep := false
-		for fd, f := range p.fds {
-			if fd >= r.FD && (r.Size < 0 || int64(fd) <= r.Size) {
-				keep = keep || f.keep
-				if r.OFlags&closeRangeCloexec == 0 {
-					delete(p.fds, fd)
-				}
+		p.st.Each(p.index(r.Tid), func(fd int32, f *desc) {
+			if fd >= r.FD && (r.Size < 0 || int64(fd) <= r.Size) && f.Aux.keep {
+				keep = true
 			}
-		}
+		})
 		e.FD, e.Size, e.Flags = r.FD, r.Size, e.Flags|r.OFlags
+		if r.Size < 0 {
+			e.Size = 1<<32 - 1 // ~0U, as the ptrace capture records it
+		}
 		return e, keep
 	case cSync:
 		return e, true
@@ -802,8 +827,8 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		if r.Path != "" {
 			name := p.resolve(r, r.Path)
 			e.Path, keep = p.intern(name), p.match(name)
-		} else if f := p.fds[r.FD]; f != nil {
-			keep = f.keep
+		} else if f := p.fd(r.Tid, r.FD); f != nil {
+			keep = f.Aux.keep
 		}
 		name2 := p.resolve2(r, r.Path2)
 		e.Path2, e.FD, e.Flags = p.intern(name2), atFD(r), e.Flags|r.OFlags
@@ -818,8 +843,8 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 			// fstatat(fd, "", AT_EMPTY_PATH), statx too: the file open on
 			// fd.
 			name, keep = "", false
-			if f := p.fds[r.FD]; f != nil {
-				name, keep = f.name, f.keep
+			if f := p.fd(r.Tid, r.FD); f != nil {
+				name, keep = f.Aux.name, f.Aux.keep
 			}
 		}
 		if r.Path2 != "" {
@@ -865,9 +890,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 			if h.keep {
 				h.id = p.intern(name)
 			}
-			if r.Ret >= 0 && r.FD > 0 {
-				p.handles[r.FD] = h
-			}
+			p.haux = h
 			e.Path, e.Flags, e.Offset = h.id, r.OFlags, 0
 			return e, h.keep
 		case cMPIFileDelete:
@@ -879,34 +902,18 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		case cMPIFileSeek, cMPIFileSeekShared:
 			e.Whence = int32(r.OFlags)
 		}
-		h := p.handles[r.FD]
-		if r.Call == cMPIFileClose {
-			delete(p.handles, r.FD)
-		}
+		h := p.st.Handle(r.FD)
 		if h == nil {
 			return e, true // a handle opened before the shim: kept, without a path
 		}
-		e.Path = h.id
-		return e, h.keep
+		e.Path = h.Aux.id
+		return e, h.Aux.keep
 	}
-	// Descriptor calls.
-	f := p.fds[r.FD]
-	if r.Call == cFcntl && f != nil {
-		switch r.OFlags {
-		case trace.FDupfd, trace.FDupfdCloexec:
-			if r.Ret >= 0 {
-				p.fds[int32(r.Ret)] = f
-			}
-		case trace.FSetfl:
-			if r.Ret >= 0 {
-				f.app = r.Size&oAppend != 0
-			}
-		}
-	}
-	if f == nil || !f.keep {
-		return e, false
-	}
+	// Descriptor calls: every field is set, kept or not, for the table
+	// follows them all.
+	f := p.fd(r.Tid, r.FD)
 	e.FD = r.FD
+	keep := f != nil && f.Aux.keep
 	info := op.Info()
 	switch {
 	case info.Dir != trace.DirNone:
@@ -918,32 +925,13 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 			}
 		} else {
 			off := r.Off // the shim knows it for appends and stdio streams
-			if off < 0 {
-				off = f.pos
+			if off < 0 && f != nil {
+				off = f.Pos // where this process's calls left it (the table moves it)
 			}
 			e.Offset = off
-			if off >= 0 && r.Ret >= 0 {
-				f.pos = off + r.Ret
-			} else if r.Ret >= 0 {
-				f.pos = -1
-			}
 		}
-	case op == trace.OpLseek:
+	case op == trace.OpLseek, op == trace.OpFseek:
 		e.Offset, e.Whence = r.Off, int32(r.OFlags)
-		if r.Ret >= 0 {
-			f.pos = r.Ret
-		}
-	case op == trace.OpFseek:
-		e.Offset, e.Whence = r.Off, int32(r.OFlags)
-		switch {
-		case r.Ret < 0:
-		case r.OFlags == seekSet:
-			f.pos = r.Off
-		case r.OFlags == seekCurr && f.pos >= 0:
-			f.pos += r.Off
-		default:
-			f.pos = -1
-		}
 	case op == trace.OpFtruncate:
 		e.Size = r.Size
 	case op == trace.OpFallocate, op == trace.OpFadvise, op == trace.OpFcntl:
@@ -951,7 +939,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 	case op == trace.OpMmap:
 		e.Offset, e.Size, e.Flags, e.Mode = r.Off, r.Size, e.Flags|r.OFlags, r.Mode
 	}
-	return e, true
+	return e, keep
 }
 
 // copyEvent converts a copy between two descriptors (copy_file_range,
@@ -961,35 +949,24 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 // the position this process's events put it at), which moves by what
 // was copied.
 func (p *procIter) copyEvent(r *Record, e trace.Event) (trace.Event, bool) {
-	in, out := p.fds[r.FD], p.fds[r.Peer]
-	if (in == nil || !in.keep) && (out == nil || !out.keep) {
-		return e, false
-	}
+	in, out := p.fd(r.Tid, r.FD), p.fd(r.Tid, r.Peer)
 	e.FD, e.FD2, e.Size = r.FD, r.Peer, r.Size
 	e.Flags |= r.OFlags & (trace.CopyInAt | trace.CopyOutAt)
-	side := func(f *ofile, off int64, given bool) (trace.PathID, int64) {
+	side := func(f *desc, off int64, given bool) (trace.PathID, int64) {
 		if f == nil {
 			return 0, 0 // a pipe or socket: no offset
 		}
-		if !given {
-			if off < 0 {
-				off = f.pos
-			}
-			switch {
-			case r.Ret >= 0 && off >= 0:
-				f.pos = off + r.Ret
-			case r.Ret >= 0:
-				f.pos = -1
-			}
+		if !given && off < 0 {
+			off = f.Pos // where this process's calls left it (the table moves it)
 		}
-		if !f.keep {
+		if !f.Aux.keep {
 			return 0, off
 		}
-		return f.id, off
+		return f.Aux.id, off
 	}
 	e.Path, e.Offset = side(in, r.Off, r.OFlags&trace.CopyInAt != 0)
 	e.Path2, e.Offset2 = side(out, r.Bytes, r.OFlags&trace.CopyOutAt != 0)
-	return e, true
+	return e, (in != nil && in.Aux.keep) || (out != nil && out.Aux.keep)
 }
 
 // FindSpools counts the spools and rings in dir.

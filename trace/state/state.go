@@ -440,13 +440,22 @@ func (f *Follower[D, H]) Data(e *trace.Event) *Desc[D] {
 	}
 	if e.Ret >= 0 {
 		if info.Addr == trace.AddrIndividual {
-			d.Pos = e.Offset + e.Ret
+			d.Pos = after(e.Offset, e.Ret)
 		}
 		if f.ns != nil && d.Node != nil && d.Node.File != nil {
 			dataNS(d.Node, e, &info.OpInfo, d.Append())
 		}
 	}
 	return d
+}
+
+// after is the position after a call at the position off that moved n
+// bytes: unknown (-1) when off is.
+func after(off, n int64) int64 {
+	if off < 0 {
+		return -1
+	}
+	return off + n
 }
 
 // oCloexec is O_CLOEXEC (x86-64 value) in open flags.
@@ -594,14 +603,14 @@ func (f *Follower[D, H]) moved(e *trace.Event, info *trace.OpInfo, st *Step[D, H
 	switch {
 	case info.Dir == trace.DirCopy:
 		if d != nil && e.Flags&trace.CopyInAt == 0 {
-			d.Pos = e.Offset + e.Ret
+			d.Pos = after(e.Offset, e.Ret)
 		}
 		if d2 := st.Desc2; d2 != nil && e.Flags&trace.CopyOutAt == 0 {
-			d2.Pos = e.Offset2 + e.Ret
+			d2.Pos = after(e.Offset2, e.Ret)
 		}
 	case info.Dir != trace.DirNone:
 		if d != nil && (info.Addr == trace.AddrIndividual || info.Vector && e.Flags&trace.AtPosition != 0) {
-			d.Pos = e.Offset + e.Ret
+			d.Pos = after(e.Offset, e.Ret)
 		}
 	case info.Family == "seek":
 		if d != nil {
