@@ -104,6 +104,14 @@ type Proc[D any] struct {
 	threads int
 }
 
+// TableData returns the consumer's data on p's descriptor table (nil until
+// SetTableData): what processes sharing the table (CLONE_FILES) share,
+// and what Follower.CopyTableData copies when fork or exec copies it.
+func (p *Proc[D]) TableData() any { return p.tab.data }
+
+// SetTableData sets the consumer's data on p's descriptor table.
+func (p *Proc[D]) SetTableData(v any) { p.tab.data = v }
+
 // slot is one descriptor of a table.
 type slot[D any] struct {
 	d       *Desc[D]
@@ -117,7 +125,9 @@ type slot[D any] struct {
 type table[D any] struct {
 	low   []slot[D]
 	high  map[int32]slot[D]
+	n     int // open descriptors
 	procs int // processes that use it
+	data  any // the consumer's (Proc.TableData)
 }
 
 const lowFDs = 1 << 12
@@ -136,6 +146,9 @@ func (t *table[D]) get(fd int32) *slot[D] {
 }
 
 func (t *table[D]) put(fd int32, s slot[D]) {
+	if t.get(fd) == nil {
+		t.n++
+	}
 	if fd >= 0 && fd < lowFDs {
 		if int(fd) >= len(t.low) {
 			n := min(max(16, 2*len(t.low), int(fd)+1), lowFDs)
@@ -165,13 +178,17 @@ func (t *table[D]) setCloexec(fd int32, on bool) {
 func (t *table[D]) remove(fd int32) *Desc[D] {
 	if fd >= 0 && int(fd) < len(t.low) {
 		d := t.low[fd].d
-		t.low[fd] = slot[D]{}
+		if d != nil {
+			t.n--
+			t.low[fd] = slot[D]{}
+		}
 		return d
 	}
 	s, ok := t.high[fd]
 	if !ok {
 		return nil
 	}
+	t.n--
 	delete(t.high, fd)
 	return s.d
 }
@@ -197,6 +214,15 @@ type Follower[D, H any] struct {
 	OnRelease func(*Desc[D])
 	// OnHandleClose, if set, is called when an MPI file handle closes.
 	OnHandleClose func(*Handle[H])
+	// OnClose, if set, is called when descriptor fd of process p closes
+	// (by close, an open, dup or inherit onto it, close_range, exec's
+	// close-on-exec, the end of the processes that used its table), before
+	// OnRelease sees its description.
+	OnClose func(p *Proc[D], fd int32, d *Desc[D])
+	// CopyTableData, if set, returns the consumer's data for a copy of a
+	// descriptor table (fork without CLONE_FILES, and exec or close_range
+	// unsharing one) from the original's; without it the copy has none.
+	CopyTableData func(any) any
 
 	ns       *Namespace
 	threads  map[uint32]*Proc[D]
@@ -259,6 +285,20 @@ func (f *Follower[D, H]) Lookup(th uint32, fd int32) *Desc[D] {
 	}
 	return nil
 }
+
+// Free returns the lowest descriptor from `from` on that is free in
+// thread th's process (where its next open goes, from 0).
+func (f *Follower[D, H]) Free(th uint32, from int32) int32 {
+	t := f.Proc(th).tab
+	for fd := max(from, 0); ; fd++ {
+		if t.get(fd) == nil {
+			return fd
+		}
+	}
+}
+
+// Open returns how many descriptors are open in thread th's process.
+func (f *Follower[D, H]) Open(th uint32) int { return f.Proc(th).tab.n }
 
 // Handle returns MPI file handle h, or nil.
 func (f *Follower[D, H]) Handle(h int32) *Handle[H] { return f.handles[h] }
@@ -496,6 +536,9 @@ func (f *Follower[D, H]) install(p *Proc[D], fd int32, d *Desc[D], cloexec bool)
 
 func (f *Follower[D, H]) closeFD(p *Proc[D], fd int32) {
 	if d := p.tab.remove(fd); d != nil {
+		if f.OnClose != nil {
+			f.OnClose(p, fd, d)
+		}
 		f.unref(d)
 	}
 }
@@ -586,10 +629,15 @@ func (f *Follower[D, H]) unshare(p *Proc[D]) {
 	}
 	p.tab.procs--
 	p.tab = f.copyTable(p.tab)
+	p.tab.procs = 1
 }
 
+// copyTable copies t, for no process yet.
 func (f *Follower[D, H]) copyTable(t *table[D]) *table[D] {
-	c := &table[D]{procs: 1}
+	c := &table[D]{}
+	if f.CopyTableData != nil {
+		c.data = f.CopyTableData(t.data)
+	}
 	t.each(func(fd int32, s slot[D]) {
 		s.d.refs++
 		c.put(fd, s)

@@ -78,6 +78,42 @@ func TestForkKeepsTablesApart(t *testing.T) {
 	}
 }
 
+// A forked child's copy of the table is its own: its descriptors close
+// when it exits (the parent's stay open), and OnClose and OnRelease see
+// them, in each process, once.
+func TestForkedTableClosesWithItsProcess(t *testing.T) {
+	b := newBuilder()
+	a, c := b.p("/w/a"), b.p("/w/c")
+	b.add(trace.Event{Op: trace.OpOpen, Path: a, Flags: wrCreat, Ret: 3})
+	b.add(trace.Event{Op: trace.OpFork, Ret: 1})
+	b.add(trace.Event{Op: trace.OpOpen, Thread: 1, Path: c, Flags: wrCreat, Ret: 4})
+	b.add(trace.Event{Op: trace.OpExit, Thread: 1})
+	f := New[struct{}, struct{}](nil)
+	var closed, released []string
+	f.OnClose = func(p *Proc[struct{}], fd int32, d *Desc[struct{}]) {
+		closed = append(closed, fmt.Sprintf("%d:%d %s", p.ID, fd, b.paths.Lookup(d.Path)))
+	}
+	f.OnRelease = func(d *Desc[struct{}]) { released = append(released, b.paths.Lookup(d.Path)) }
+	for i := range b.evs {
+		f.Apply(&b.evs[i])
+	}
+	if got := strings.Join(closed, ", "); got != "1:3 /w/a, 1:4 /w/c" && got != "1:4 /w/c, 1:3 /w/a" {
+		t.Errorf("closed at the child's exit: %s", got)
+	}
+	if got := strings.Join(released, ", "); got != "/w/c" {
+		t.Errorf("released: %q, want /w/c (a is still open in the parent)", got)
+	}
+	if d := f.Lookup(0, 3); d == nil || d.Path != a {
+		t.Errorf("parent's fd 3: %+v", d)
+	}
+	if n := f.Open(0); n != 1 {
+		t.Errorf("parent has %d descriptors open, want 1", n)
+	}
+	if fd := f.Free(0, 3); fd != 4 {
+		t.Errorf("parent's lowest free descriptor from 3: %d, want 4", fd)
+	}
+}
+
 func entries(es []Entry) string {
 	var parts []string
 	for _, e := range es {
