@@ -375,7 +375,7 @@ func (m *merger) next() (int, *trace.Event, error) {
 		c := m.cur[0]
 		if m.pending >= 0 {
 			e := &c.buf[c.i]
-			if e.Comm == trace.CommWorld && e.Op.Class() == trace.ClassComm && e.Op.Info().Collective {
+			if e.Comm == trace.CommWorld && e.Op.Class() == trace.ClassComm && e.Op.Collective() {
 				c.epoch++
 			}
 			c.i++
@@ -397,7 +397,7 @@ func (m *merger) next() (int, *trace.Event, error) {
 		m.pending = -1
 		c := m.cur[i]
 		e := &c.buf[c.i]
-		if e.Comm == trace.CommWorld && e.Op.Class() == trace.ClassComm && e.Op.Info().Collective {
+		if e.Comm == trace.CommWorld && e.Op.Class() == trace.ClassComm && e.Op.Collective() {
 			c.epoch++
 		}
 		c.i++

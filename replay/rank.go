@@ -410,7 +410,7 @@ func (rn *runner) exec(e *trace.Event) (int64, Skip, error) {
 	case trace.ClassComm:
 		return rn.commCall(e)
 	case trace.ClassMPIIO:
-		if e.Op.Info().Collective {
+		if e.Op.Collective() {
 			c, ok := rn.handles[e.FD]
 			if !ok || e.Op == trace.OpMPIFileOpen {
 				c = e.Comm

@@ -50,6 +50,7 @@ var seeds = []string{
 	"open \"a\" as a\nfork 1\nclose a thread 1\nwrite a size 1 thread 1\n",
 	"copy a to b size 1\n",
 	"fcntl x cmd F_DUPFD\n",
+	"open \"a\" as a\ndup a as b call fcntl flags 1\nwrite b size 1\ndup a as a call dup2 fd 3\nseek a to 2 from end\nwrite a size 1\n",
 	"inherit \"x\" as x\n",
 	"split as half color rank % 2 key -rank\nbarrier comm half\nbcast 8 root 1 comm half elements 1\nsplit as d call MPI_Comm_dup comm half\nallreduce 16 comm d\nsplit as low color rank / 2 - 1 id 77\nsend 8 to 2 tag 1 call MPI_Isend\nrecv 8 from 1 tag 2 anysource anytag call MPI_Irecv\nwait 2 call MPI_Waitall\nsendrecv 8 with 1 comm low\nmpiopen \"f\" as f comm half\nclose f\n",
 }

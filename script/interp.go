@@ -71,14 +71,11 @@ type Interp struct {
 	sizes    map[trace.PathID]int64
 	cache    []siteCache
 
-	// Processes and threads (proc.go): the thread of the command being
-	// run and its process; every thread's process, and the rank's first.
-	th      uint32
-	p       *proc
-	threads map[uint32]*proc
-	main    *proc
-	lastTh  uint32
-	lastP   *proc
+	// Processes, descriptors and MPI file handles (proc.go): the thread
+	// of the command being run, the handle names of its process, and the
+	// follower of the rank's events.
+	th uint32
+	st *follower
 
 	now      int64
 	stack    []frame
@@ -105,22 +102,18 @@ type siteCache struct {
 	ok bool
 }
 
+// handle is a handle name: a descriptor of a process (d: its open file
+// description, which dup and fork share) or an MPI file handle of the
+// rank (mh), as the follower has them while the handle is open.
 type handle struct {
 	open     bool
-	cloexec  bool // the descriptor closes at exec
 	fd       int32
 	path     trace.PathID
-	*fdesc   // shared by the handles dup and fork make
+	d        *desc
+	mh       *mhandle
 	comm     uint32
 	openedAt Pos
 	closedAt Pos
-}
-
-// fdesc is an open file description: what descriptors duplicated with dup
-// share.
-type fdesc struct {
-	pos    int64 // position (POSIX) or individual file pointer (MPI)
-	append bool
 }
 
 type frameKind uint8
@@ -201,7 +194,7 @@ func (in *Instance) NewInterp(rank int, paths *trace.Paths) (*Interp, error) {
 	for i, pa := range p.params {
 		it.slots[pa.slot] = in.params[i]
 	}
-	it.p = it.procOf(0)
+	it.st = it.newFollower()
 	if len(p.body) > 0 {
 		it.stack = append(it.stack, frame{kind: fBlock, body: p.body})
 	}
@@ -472,13 +465,21 @@ func (it *Interp) path(x *cexpr, site int) (trace.PathID, error) {
 	return id, nil
 }
 
-// emit queues an event timed on the rank's clock.
-func (it *Interp) emit(e trace.Event) {
+// emit queues an event timed on the rank's clock, and follows it.
+func (it *Interp) emit(e trace.Event) { it.queue(e, true) }
+
+// emitOnly queues an event the follower need not see.
+func (it *Interp) emitOnly(e trace.Event) { it.queue(e, false) }
+
+func (it *Interp) queue(e trace.Event, follow bool) {
 	e.Rank = uint32(it.rank)
 	e.Thread = it.th
 	e.Start = it.now
 	e.Dur = it.model.dur(&e)
 	it.now += e.Dur
+	if follow {
+		it.st.Apply(&e)
+	}
 	it.pend[it.npend] = e
 	it.npend++
 }
@@ -504,7 +505,7 @@ func (it *Interp) grow(p trace.PathID, end int64) {
 func (it *Interp) handle(cm *cCmd) (*handle, error) {
 	h := &it.mhs[cm.h]
 	if !cm.hmpi {
-		h = &it.p.tab.hs[cm.h]
+		h = &it.names().hs[cm.h]
 	}
 	if !h.open {
 		if h.closedAt.IsValid() {
@@ -600,12 +601,10 @@ var errTooMany = "too many open files (the limit is 65536 per process)"
 const oTmpfile = 0x400000
 
 func (it *Interp) command(cm *cCmd, ev *trace.Event) (bool, error) {
-	if cm.thread != nil || it.th != 0 || it.lastP == nil || it.lastTh != 0 {
+	if cm.thread != nil || it.th != 0 {
 		if err := it.setThread(cm); err != nil {
 			return false, err
 		}
-	} else {
-		it.p = it.lastP // the main thread, as the command before
 	}
 	if cm.commH >= 0 {
 		restore, err := it.onComm(cm)
@@ -776,6 +775,7 @@ func (it *Interp) collective(e trace.Event, ev *trace.Event) (bool, error) {
 	e.Thread = it.th
 	e.Start = it.now
 	e.Dur = it.model.dur(&e)
+	it.st.Apply(&e)
 	*ev = e
 	return true, nil
 }
@@ -798,13 +798,10 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		if err != nil {
 			return err
 		}
-		fds := &it.p.tab.fds
-		fd, ok := fds.lowest()
-		if !ok {
+		if it.st.Open(it.th) >= maxOpen {
 			return evalErr(cm.pos, errTooMany)
 		}
-		fds.set(fd, holdTemp)
-		defer fds.set(fd, 0)
+		fd := it.st.Free(it.th, firstFD)
 		data := trace.Event{FD: fd, Path: id, Size: n, Ret: n}
 		var flags, mode uint32
 		switch cm.op {
@@ -820,9 +817,11 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 			at = it.known(id)
 		}
 		data.Offset = max(at, 0)
-		it.emit(trace.Event{Op: trace.OpOpen, Path: id, Flags: flags, Mode: mode, Ret: int64(fd)})
-		it.emit(data)
-		it.emit(trace.Event{Op: trace.OpClose, FD: fd, Path: id})
+		// The command opens, uses and closes a descriptor: the follower's
+		// state is the same after it, so it need not see the calls.
+		it.emitOnly(trace.Event{Op: trace.OpOpen, Path: id, Flags: flags, Mode: mode, Ret: int64(fd)})
+		it.emitOnly(data)
+		it.emitOnly(trace.Event{Op: trace.OpClose, FD: fd, Path: id})
 		if cm.op != opReadPath {
 			it.grow(id, data.Offset+n)
 		}
@@ -831,12 +830,12 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		if err != nil {
 			return err
 		}
-		fd, ok := it.p.tab.fds.lowest()
-		if !ok {
+		if it.st.Open(it.th) >= maxOpen {
 			return evalErr(cm.pos, errTooMany)
 		}
-		it.emit(trace.Event{Op: trace.OpCreat, Path: id, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Mode: uint32(mode), Ret: int64(fd)})
-		it.emit(trace.Event{Op: trace.OpClose, FD: fd, Path: id})
+		fd := it.st.Free(it.th, firstFD)
+		it.emitOnly(trace.Event{Op: trace.OpCreat, Path: id, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Mode: uint32(mode), Ret: int64(fd)})
+		it.emitOnly(trace.Event{Op: trace.OpClose, FD: fd, Path: id})
 		it.setKnown(id, 0)
 	case opDelete:
 		e := trace.Event{Op: cm.recOp(trace.OpUnlink), Path: id}
@@ -927,7 +926,7 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 			mode = 0
 		}
 		e := trace.Event{Op: cm.recOp(trace.OpOpen), Path: id, Flags: uint32(flags), Mode: uint32(mode)}
-		if h := &it.p.tab.hs[cm.h]; h.open && cm.arg("fd") == nil {
+		if h := &it.names().hs[cm.h]; h.open && cm.arg("fd") == nil {
 			return evalErr(cm.hPos, fmt.Sprintf("%s is still open (opened at %s); close it before opening it again", cm.hName, h.openedAt))
 		}
 		if cm.ret != nil {
@@ -950,13 +949,14 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		if err := it.bindable(cm.h, cm.hName, cm.hPos, fd, "opening it"); err != nil {
 			return err
 		}
-		it.install(it.p.tab, fd, cm.h, handle{path: id, fdesc: &fdesc{append: flags&trace.OAppend != 0},
-			cloexec: flags&oCloexec != 0, openedAt: cm.pos})
+		e.Ret = int64(fd)
+		it.emit(e)
+		if err := it.bind(cm.h, fd, id, cm.pos); err != nil {
+			return err
+		}
 		if flags&trace.OTrunc != 0 {
 			it.setKnown(id, 0)
 		}
-		e.Ret = int64(fd)
-		it.emit(e)
 	case opLink, opSymlink:
 		key, def := "to", trace.OpLink
 		if cm.op == opSymlink {
@@ -995,7 +995,7 @@ func (it *Interp) call(cm *cCmd, e trace.Event) error {
 // bindable checks that handle slot may take descriptor fd: it is closed,
 // or open at fd itself (which the call replaces).
 func (it *Interp) bindable(slot int, name string, pos Pos, fd int32, again string) error {
-	if h := &it.p.tab.hs[slot]; h.open && h.fd != fd {
+	if h := &it.names().hs[slot]; h.open && h.fd != fd {
 		return evalErr(pos, fmt.Sprintf("%s is still open (opened at %s); close it before %s again", name, h.openedAt, again))
 	}
 	return nil
@@ -1004,7 +1004,6 @@ func (it *Interp) bindable(slot int, name string, pos Pos, fd int32, again strin
 // procCommand runs the commands on processes, threads and descriptor
 // tables (proc.go).
 func (it *Interp) procCommand(cm *cCmd, id trace.PathID) error {
-	p := it.p
 	switch cm.op {
 	case opInherit:
 		fd, err := it.descArg(cm)
@@ -1022,10 +1021,16 @@ func (it *Interp) procCommand(cm *cCmd, id trace.PathID) error {
 		if err := it.bindable(cm.h, cm.hName, cm.hPos, fd, "inheriting it"); err != nil {
 			return err
 		}
-		it.install(p.tab, fd, cm.h, handle{path: id, fdesc: &fdesc{pos: at, append: flags&trace.OAppend != 0},
-			cloexec: flags&oCloexec != 0, openedAt: cm.pos})
-		if !cm.quiet {
-			it.emit(trace.Event{Op: trace.OpInherit, FD: fd, Ret: int64(fd), Path: id, Flags: uint32(flags), Offset: at})
+		e := trace.Event{Op: trace.OpInherit, FD: fd, Ret: int64(fd), Path: id, Flags: uint32(flags), Offset: at}
+		if cm.quiet {
+			// No event, but the descriptor is there all the same.
+			e.Thread = it.th
+			it.st.Apply(&e)
+		} else {
+			it.emit(e)
+		}
+		if err := it.bind(cm.h, fd, id, cm.pos); err != nil {
+			return err
 		}
 	case opCloseRange:
 		first, err := it.nonNeg(cm.n, "a descriptor")
@@ -1040,28 +1045,10 @@ func (it *Interp) procCommand(cm *cCmd, id trace.PathID) error {
 			return evalErr(cm.n.pos, fmt.Sprintf("descriptor %d out of range (0 to %d)", first, math.MaxInt32))
 		}
 		e := trace.Event{Op: trace.OpCloseRange, FD: int32(first), Size: last}
-		failed, err := it.details(cm, &e, 0)
-		if err != nil {
+		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
 		it.emit(e)
-		if failed {
-			return nil
-		}
-		const unshare = 2
-		if e.Flags&unshare != 0 {
-			it.unshare(p)
-		}
-		in := func(fd int32) bool { return int64(fd) >= first && int64(fd) <= last }
-		if e.Flags&trace.CloseRangeCloexec != 0 {
-			p.tab.fds.each(func(fd, v int32) {
-				if v > 0 && in(fd) {
-					p.tab.hs[v-1].cloexec = true
-				}
-			})
-			return nil
-		}
-		it.closeWhere(p.tab, func(fd int32, _ *handle) bool { return in(fd) })
 	case opFork, opClone:
 		th, err := it.nonNeg(cm.n, "a thread")
 		if err != nil {
@@ -1079,30 +1066,18 @@ func (it *Interp) procCommand(cm *cCmd, id trace.PathID) error {
 			return evalErr(cm.ret.pos, fmt.Sprintf("the ret of %s must be negative (a failed %s), got %d", cm.name, cm.name, e.Ret))
 		}
 		it.emit(e)
-		switch {
-		case failed:
-		case cm.op == opFork:
-			it.fork(p, uint32(th), e.Flags&trace.CloneFiles != 0)
-		default:
-			it.newThread(p, uint32(th))
-		}
 	case opExec:
 		e := trace.Event{Op: trace.OpExec, Path: id}
-		failed, err := it.details(cm, &e, 0)
-		if err != nil {
+		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
 		it.emit(e)
-		if !failed {
-			it.execProc(p, it.th)
-		}
 	case opExit:
 		e := trace.Event{Op: trace.OpExit}
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
 		it.emit(e)
-		it.dropThread(it.th)
 	}
 	return nil
 }
@@ -1117,7 +1092,7 @@ func (it *Interp) fdCall(cm *cCmd, h *handle, e *trace.Event) error {
 	}
 	switch cm.op {
 	case opCopy:
-		h2 := &it.p.tab.hs[cm.h2]
+		h2 := &it.names().hs[cm.h2]
 		if !h2.open {
 			return evalErr(cm.h2Pos, fmt.Sprintf("%s is not open", cm.h2Name))
 		}
@@ -1139,33 +1114,19 @@ func (it *Interp) fdCall(cm *cCmd, h *handle, e *trace.Event) error {
 			moved = 0
 		}
 		// A side the call gives an offset for (CopyInAt, CopyOutAt) is
-		// read or written there; the other at its handle's position,
-		// which moves.
+		// read or written there; the other at its handle's position
+		// (which the follower moves).
 		if at >= 0 {
 			e.Flags |= trace.CopyInAt
 			e.Offset = at
-		} else {
-			if x := cm.arg("pos"); x != nil {
-				if h.pos, err = it.nonNeg(x, "a position"); err != nil {
-					return err
-				}
-			}
-			e.Offset = h.pos
-			h.pos += moved
+		} else if e.Offset, err = it.position(cm, "pos", h, false); err != nil {
+			return err
 		}
 		if outat >= 0 {
 			e.Flags |= trace.CopyOutAt
 			e.Offset2 = outat
-		} else {
-			if x := cm.arg("outpos"); x != nil {
-				if h2.pos, err = it.nonNeg(x, "a position"); err != nil {
-					return err
-				}
-			} else if h2.append {
-				h2.pos = it.known(h2.path)
-			}
-			e.Offset2 = h2.pos
-			h2.pos += moved
+		} else if e.Offset2, err = it.position(cm, "outpos", h2, true); err != nil {
+			return err
 		}
 		it.grow(h2.path, e.Offset2+moved)
 	case opAllocate:
@@ -1261,22 +1222,11 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		e.Size, e.Ret, e.Count = n, ret, int32(min(iov, 1<<31-1))
 		if at >= 0 {
 			e.Offset = at
-			if write {
-				it.grow(h.path, at+moved)
-			}
-		} else {
-			if x := cm.arg("pos"); x != nil {
-				if h.pos, err = it.nonNeg(x, "a position"); err != nil {
-					return err
-				}
-			} else if write && h.append {
-				h.pos = it.known(h.path)
-			}
-			e.Offset = h.pos
-			h.pos += moved
-			if write {
-				it.grow(h.path, e.Offset+moved)
-			}
+		} else if e.Offset, err = it.position(cm, "pos", h, write); err != nil {
+			return err
+		}
+		if write {
+			it.grow(h.path, e.Offset+moved)
 		}
 	case opStatFD:
 		if e.Mode, err = it.flagsArg(cm, "mode", 0); err != nil {
@@ -1311,30 +1261,26 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 			if err != nil {
 				return err
 			}
-			if pos, ok := seekPos(h.pos, it.known(h.path), off, cm.whence); ok && !failed {
-				h.pos = pos
+			pos, ok := seekPos(h.d.Pos, it.known(h.path), off, cm.whence)
+			it.emit(e)
+			if ok && !failed {
+				// The follower knows where SEEK_SET and SEEK_CUR leave
+				// it, not the size SEEK_END counts from: the script does.
+				h.d.Pos = pos
 			}
-			break
+			return nil
 		}
 		if cm.ret != nil {
 			// The recorded result is the new position (or an error, which
 			// leaves the position where it was).
-			ret, failed, err := it.result(cm, 0)
-			if err != nil {
+			if e.Ret, _, err = it.result(cm, 0); err != nil {
 				return err
-			}
-			e.Ret = ret
-			if !failed {
-				h.pos = ret
 			}
 			break
 		}
-		pos, err := it.seekTo(cm, h, off)
-		if err != nil {
+		if e.Ret, err = it.seekTo(cm, h, h.d.Pos, off); err != nil {
 			return err
 		}
-		h.pos = pos
-		e.Ret = pos
 	case opSyncFD, opDatasync:
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
@@ -1343,9 +1289,8 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
-		it.closeFD(it.p.tab, h.fd)
 	case opDup:
-		if h2 := &it.p.tab.hs[cm.h2]; h2.open && cm.arg("fd") == nil {
+		if h2 := &it.names().hs[cm.h2]; h2.open && cm.arg("fd") == nil {
 			return evalErr(cm.h2Pos, fmt.Sprintf("%s is still open (opened at %s); close it before using its name again", cm.h2Name, h2.openedAt))
 		}
 		if cm.ret != nil {
@@ -1362,6 +1307,9 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
+		if e.Op == trace.OpFcntl && e.Flags != trace.FDupfd && e.Flags != trace.FDupfdCloexec {
+			return evalErr(cm.arg("flags").pos, fmt.Sprintf("a dup through fcntl has the command F_DUPFD or F_DUPFD_CLOEXEC as its flags, got %d", e.Flags))
+		}
 		if e.Size, err = it.optInt(cm, "arg", 0, "", false); err != nil {
 			return err
 		}
@@ -1372,11 +1320,12 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		if err := it.bindable(cm.h2, cm.h2Name, cm.h2Pos, fd, "using its name"); err != nil {
 			return err
 		}
-		// dup3's O_CLOEXEC and F_DUPFD_CLOEXEC make the new descriptor
-		// close-on-exec (as trace/state reads them).
-		cloexec := e.Op == trace.OpDup3 && e.Flags&oCloexec != 0 || e.Op == trace.OpFcntl && e.Flags == trace.FDupfdCloexec
-		it.install(it.p.tab, fd, cm.h2, handle{path: h.path, fdesc: h.fdesc, cloexec: cloexec, openedAt: cm.pos})
 		e.Ret = int64(fd)
+		it.emit(e)
+		if err := it.bind(cm.h2, fd, h.path, cm.pos); err != nil {
+			return err
+		}
+		return nil
 	case opFcntl:
 		cmd, err := it.nonNeg(cm.arg("cmd"), "an fcntl command")
 		if err != nil {
@@ -1390,17 +1339,8 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 			return err
 		}
 		e.Flags, e.Size = uint32(cmd), arg
-		failed, err := it.details(cm, &e, 0)
-		if err != nil {
+		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
-		}
-		if !failed {
-			switch cmd {
-			case trace.FSetfd:
-				h.cloexec = arg&1 != 0
-			case trace.FSetfl:
-				h.append = uint32(arg)&trace.OAppend != 0
-			}
 		}
 		it.emit(e)
 		return nil
@@ -1437,8 +1377,22 @@ func (it *Interp) details(cm *cCmd, e *trace.Event, def int64) (bool, error) {
 	return failed, err
 }
 
-func (it *Interp) seekTo(cm *cCmd, h *handle, off int64) (int64, error) {
-	pos, ok := seekPos(h.pos, it.known(h.path), off, cm.whence)
+// position evaluates where a call on handle h at its position is: the
+// position the command gives with key, the end of the file for a write
+// through O_APPEND, or h's position.
+func (it *Interp) position(cm *cCmd, key string, h *handle, write bool) (int64, error) {
+	if x := cm.arg(key); x != nil {
+		return it.nonNeg(x, "a position")
+	}
+	if write && h.d.Append() {
+		return it.known(h.path), nil
+	}
+	return max(h.d.Pos, 0), nil
+}
+
+// seekTo is where the command's seek of h from position pos goes.
+func (it *Interp) seekTo(cm *cCmd, h *handle, pos, off int64) (int64, error) {
+	pos, ok := seekPos(pos, it.known(h.path), off, cm.whence)
 	if !ok {
 		return 0, evalErr(cm.arg("to").pos, fmt.Sprintf("seek of %s to a negative or too large offset", cm.hName))
 	}
@@ -1497,52 +1451,23 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 			// A failed open: no handle.
 			it.mids.free(fid)
 			e.FD = 0
-		} else {
-			*h = handle{open: true, fd: fid, path: id, comm: comm, fdesc: &fdesc{append: flags&trace.MPIModeAppend != 0}, openedAt: cm.pos}
 		}
-		return it.collective(e, ev)
+		sync, err := it.collective(e, ev)
+		if !failed {
+			*h = handle{open: true, fd: fid, path: id, comm: comm, mh: it.st.Handle(fid), openedAt: cm.pos}
+		}
+		return sync, err
 	}
 	h, err := it.handle(cm)
 	if err != nil {
 		return false, err
 	}
 	e := trace.Event{FD: h.fd, Path: h.path, Comm: h.comm, Op: cm.recOp(cm.defaultOp())}
+	setPos, newPos := false, int64(0) // where a seek leaves the individual pointer
 	switch cm.op {
 	case opMPIRead, opMPIWrite:
-		n, err := it.nonNeg(cm.arg("size"), "size")
-		if err != nil {
+		if err := it.mpiData(cm, h, &e); err != nil {
 			return false, err
-		}
-		at, err := it.optInt(cm, "at", -1, "offset", true)
-		if err != nil {
-			return false, err
-		}
-		elems, err := it.optInt(cm, "elements", min(n, 1<<31-1), "element count", true)
-		if err != nil {
-			return false, err
-		}
-		ret, _, err := it.result(cm, n)
-		if err != nil {
-			return false, err
-		}
-		moved := max(ret, 0)
-		w := cm.op == opMPIWrite
-		e.Size, e.Count, e.Ret = n, int32(min(elems, 1<<31-1)), ret
-		switch {
-		case cm.shared, cm.order:
-		case at >= 0:
-			e.Offset = at
-		default:
-			if x := cm.arg("pos"); x != nil {
-				if h.pos, err = it.nonNeg(x, "a position"); err != nil {
-					return false, err
-				}
-			}
-			e.Offset = h.pos
-			h.pos += moved
-		}
-		if w && !cm.shared && !cm.order {
-			it.grow(h.path, e.Offset+moved)
 		}
 	case opMPISeek:
 		off, err := it.int(cm.arg("to"))
@@ -1555,11 +1480,14 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 			return false, err
 		}
 		if !cm.shared && !failed {
-			pos, err := it.seekTo(cm, h, off)
+			pos, err := it.seekTo(cm, h, h.mh.Pos, off)
 			if err != nil {
 				return false, err
 			}
-			h.pos = pos
+			// The follower knows where MPI_SEEK_SET and MPI_SEEK_CUR
+			// leave the pointer, not the size MPI_SEEK_END counts from:
+			// the script does.
+			setPos, newPos = true, pos
 		}
 	case opMPISync:
 		if _, err := it.details(cm, &e, 0); err != nil {
@@ -1595,28 +1523,69 @@ func (it *Interp) mpiCommand(cm *cCmd, ev *trace.Event) (bool, error) {
 			return false, evalErr(cm.arg("stride").pos, fmt.Sprintf("a view needs 0 < block <= stride, got block %d and stride %d", block, stride))
 		}
 		e.Offset, e.Size, e.Stride = disp, block, stride
-		failed, err := it.details(cm, &e, 0)
-		if err != nil {
+		if _, err := it.details(cm, &e, 0); err != nil {
 			return false, err
-		}
-		if !failed {
-			h.pos = 0
 		}
 	case opMPIClose:
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return false, err
 		}
 		it.mids.free(h.fd)
-		h.open, h.closedAt = false, cm.pos
+		h.open, h.mh, h.closedAt = false, nil, cm.pos
 	}
 	if err := it.flagsDetail(cm, &e); err != nil {
 		return false, err
 	}
-	if e.Op.Info().Collective {
-		return it.collective(e, ev)
+	sync := false
+	if e.Op.Collective() {
+		if sync, err = it.collective(e, ev); err != nil {
+			return false, err
+		}
+	} else {
+		it.emit(e)
 	}
-	it.emit(e)
-	return false, nil
+	if setPos {
+		h.mh.Pos = newPos
+	}
+	return sync, nil
+}
+
+// mpiData sets the details of the MPI-IO read or write e of cm on h.
+func (it *Interp) mpiData(cm *cCmd, h *handle, e *trace.Event) error {
+	n, err := it.nonNeg(cm.arg("size"), "size")
+	if err != nil {
+		return err
+	}
+	at, err := it.optInt(cm, "at", -1, "offset", true)
+	if err != nil {
+		return err
+	}
+	elems, err := it.optInt(cm, "elements", min(n, 1<<31-1), "element count", true)
+	if err != nil {
+		return err
+	}
+	ret, _, err := it.result(cm, n)
+	if err != nil {
+		return err
+	}
+	moved := max(ret, 0)
+	w := cm.op == opMPIWrite
+	e.Size, e.Count, e.Ret = n, int32(min(elems, 1<<31-1)), ret
+	switch {
+	case cm.shared, cm.order:
+	case at >= 0:
+		e.Offset = at
+	case cm.arg("pos") != nil:
+		if e.Offset, err = it.nonNeg(cm.arg("pos"), "a position"); err != nil {
+			return err
+		}
+	default:
+		e.Offset = max(h.mh.Pos, 0) // the individual file pointer, which the follower moves
+	}
+	if w && !cm.shared && !cm.order {
+		it.grow(h.path, e.Offset+moved)
+	}
+	return nil
 }
 
 // Pos returns the position of the command that made the last event (or

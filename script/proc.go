@@ -3,51 +3,55 @@ package script
 import (
 	"fmt"
 	"math"
+
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
-// Processes and descriptor tables of a rank, as the interpreter keeps
-// them. The rules are trace/state's (Follower), mirrored here because an
-// interpreter's descriptors are its handles: a thread's calls use the
-// table of its process; a thread the script never made with fork or clone
-// belongs to the rank's first process (one process for scripts without
-// process commands, whose threads share one table); fork copies the
-// table (CLONE_FILES shares it), so that a handle name in the child names
-// the child's copy, on the same open file description (position,
+// Processes, descriptor tables and MPI file handles of a rank are
+// trace/state's: the interpreter feeds its follower every event it makes
+// (and the quiet inherits it makes none for), so that the rules are the
+// ones every reader of a trace follows. A thread's calls use the table of
+// its process; a thread the script never made with fork or clone belongs
+// to the rank's first process (one process for scripts without process
+// commands, whose threads share one table); fork copies the table
+// (CLONE_FILES shares it), on the same open file descriptions (position,
 // O_APPEND); exec closes the close-on-exec descriptors; a process ends
 // with its last thread, and its descriptors close with it. Putting a
 // descriptor where one is open (open or dup with fd N, inherit) closes
-// the one there first, as dup2 does. MPI file handles belong to the rank.
+// the one there first, as dup2 does.
+//
+// What the interpreter keeps itself is its names: which handle names each
+// descriptor of a table (names, the table's data in the follower, which
+// fork copies), so that a handle name in a forked child names the child's
+// copy; and the rank's MPI file handles by name.
 
-// fdTable is a descriptor table: the POSIX handles of the processes that
-// share it, and which handle holds each open descriptor.
-type fdTable struct {
-	hs    []handle // by handle slot
-	fds   fdMap
-	procs int // processes that use it
+type (
+	follower = state.Follower[struct{}, struct{}]
+	desc     = state.Desc[struct{}]
+	mhandle  = state.Handle[struct{}]
+)
+
+// names says which handle names each descriptor of a descriptor table.
+type names struct {
+	hs   []handle // by handle slot
+	byFD fdMap    // the handle slot + 1 that names each descriptor
 }
 
-// proc is a process of the rank.
-type proc struct {
-	id      uint32 // its first thread
-	tab     *fdTable
-	threads int
-	ended   bool
+func (n *names) clone() *names {
+	return &names{hs: append([]handle(nil), n.hs...), byFD: n.byFD.clone()}
 }
 
-// fdMap says what holds each open descriptor of a table: a handle (its
-// slot + 1) or the implicit command being run (holdTemp). Small
-// descriptors are in a slice, others in a map, so that `fd 1000000`
-// costs one entry.
+// fdMap maps descriptors to numbers (0: none). Small descriptors are in a
+// slice, others in a map, so that `fd 1000000` costs one entry.
 type fdMap struct {
 	low  []int32
 	high map[int32]int32
-	n    int // open descriptors
 }
 
 const (
-	holdTemp = -1      // a descriptor an implicit command holds for its call
-	lowFDs   = 1 << 12 // descriptors below it live in the slice
-	firstFD  = 3       // where the lowest free descriptor is looked for
+	lowFDs  = 1 << 12 // descriptors below it live in the slice
+	firstFD = 3       // where the lowest free descriptor is looked for
 )
 
 func (m *fdMap) get(fd int32) int32 {
@@ -60,15 +64,8 @@ func (m *fdMap) get(fd int32) int32 {
 	return 0
 }
 
-// set makes fd held by v (0: free).
+// set maps fd to v (0: none).
 func (m *fdMap) set(fd int32, v int32) {
-	old := m.get(fd)
-	switch {
-	case old == 0 && v != 0:
-		m.n++
-	case old != 0 && v == 0:
-		m.n--
-	}
 	if fd >= 0 && fd < lowFDs {
 		if int(fd) >= len(m.low) {
 			if v == 0 {
@@ -91,33 +88,8 @@ func (m *fdMap) set(fd int32, v int32) {
 	m.high[fd] = v
 }
 
-// lowest returns the lowest free descriptor from firstFD on.
-func (m *fdMap) lowest() (int32, bool) {
-	if m.n >= maxOpen {
-		return 0, false
-	}
-	for fd := int32(firstFD); ; fd++ {
-		if m.get(fd) == 0 {
-			return fd, true
-		}
-	}
-}
-
-// each calls fn for every open descriptor, in increasing order below
-// lowFDs.
-func (m *fdMap) each(fn func(fd, v int32)) {
-	for fd, v := range m.low {
-		if v != 0 {
-			fn(int32(fd), v)
-		}
-	}
-	for fd, v := range m.high {
-		fn(fd, v)
-	}
-}
-
 func (m *fdMap) clone() fdMap {
-	c := fdMap{low: append([]int32(nil), m.low...), n: m.n}
+	c := fdMap{low: append([]int32(nil), m.low...)}
 	if m.high != nil {
 		c.high = make(map[int32]int32, len(m.high))
 		for k, v := range m.high {
@@ -127,145 +99,63 @@ func (m *fdMap) clone() fdMap {
 	return c
 }
 
-func (t *fdTable) clone() *fdTable {
-	return &fdTable{hs: append([]handle(nil), t.hs...), fds: t.fds.clone(), procs: 1}
-}
-
-// procOf returns the process of thread th (see the rules above).
-func (it *Interp) procOf(th uint32) *proc {
-	if it.lastP != nil && it.lastTh == th {
-		return it.lastP
-	}
-	p := it.threads[th]
-	if p == nil {
-		if it.main == nil {
-			it.main = it.newProc(th, &fdTable{hs: make([]handle, it.prog.nhandles)})
+// newFollower returns the follower of the interpreter's rank, wired to
+// its names: a descriptor that closes, by whatever call, closes the
+// handle that named it.
+func (it *Interp) newFollower() *follower {
+	f := state.New[struct{}, struct{}](nil)
+	f.OnClose = func(p *state.Proc[struct{}], fd int32, _ *desc) {
+		n, _ := p.TableData().(*names)
+		if n == nil {
+			return
 		}
-		p = it.main
-		p.threads++
-		if it.threads == nil {
-			it.threads = map[uint32]*proc{}
-		}
-		it.threads[th] = p
-	}
-	it.lastTh, it.lastP = th, p
-	return p
-}
-
-func (it *Interp) newProc(id uint32, t *fdTable) *proc {
-	t.procs++
-	return &proc{id: id, tab: t}
-}
-
-// install puts handle slot at descriptor fd of table t, closing the
-// handle that held fd first.
-func (it *Interp) install(t *fdTable, fd int32, slot int, h handle) {
-	it.closeFD(t, fd)
-	h.open, h.fd = true, fd
-	t.hs[slot] = h
-	t.fds.set(fd, int32(slot)+1)
-}
-
-// closeFD closes descriptor fd of t, and the handle that held it.
-func (it *Interp) closeFD(t *fdTable, fd int32) {
-	v := t.fds.get(fd)
-	if v == 0 {
-		return
-	}
-	t.fds.set(fd, 0)
-	if v > 0 {
-		h := &t.hs[v-1]
-		h.open, h.closedAt = false, it.cmdPos
-	}
-}
-
-// unshare gives p a table of its own, if it shares one.
-func (it *Interp) unshare(p *proc) {
-	if p.tab.procs <= 1 {
-		return
-	}
-	p.tab.procs--
-	p.tab = p.tab.clone()
-}
-
-// closeWhere closes the descriptors of t for which shut is true (h: the
-// handle that holds fd).
-func (it *Interp) closeWhere(t *fdTable, shut func(fd int32, h *handle) bool) {
-	var fds []int32
-	t.fds.each(func(fd, v int32) {
-		var h *handle
-		if v > 0 {
-			h = &t.hs[v-1]
-		}
-		if shut(fd, h) {
-			fds = append(fds, fd)
-		}
-	})
-	for _, fd := range fds {
-		it.closeFD(t, fd)
-	}
-}
-
-// dropThread forgets thread th; its process ends with its last thread,
-// and its descriptors close unless another process shares its table.
-func (it *Interp) dropThread(th uint32) {
-	p := it.threads[th]
-	if p == nil {
-		return
-	}
-	delete(it.threads, th)
-	it.lastP = nil
-	if p.threads--; p.threads > 0 || p.ended {
-		return
-	}
-	p.ended = true
-	if p.tab.procs--; p.tab.procs <= 0 {
-		it.closeWhere(p.tab, func(int32, *handle) bool { return true })
-	}
-	if p == it.main {
-		it.main = nil
-	}
-}
-
-// fork makes thread child the first thread of a new process, a copy of
-// p (sharing p's table with CLONE_FILES).
-func (it *Interp) fork(p *proc, child uint32, shareTable bool) {
-	it.dropThread(child)
-	t := p.tab
-	if !shareTable {
-		t = t.clone()
-		t.procs = 0
-	}
-	c := it.newProc(child, t)
-	c.threads = 1
-	it.threads[child] = c
-	it.lastP = nil
-}
-
-// newThread makes th a new thread of p.
-func (it *Interp) newThread(p *proc, th uint32) {
-	it.dropThread(th)
-	p.threads++
-	it.threads[th] = p
-	it.lastP = nil
-}
-
-// execProc runs a new program in p: its table becomes its own, its
-// close-on-exec descriptors close, its other threads are gone.
-func (it *Interp) execProc(p *proc, th uint32) {
-	it.unshare(p)
-	it.closeWhere(p.tab, func(_ int32, h *handle) bool { return h != nil && h.cloexec })
-	for t, q := range it.threads {
-		if q == p && t != th {
-			delete(it.threads, t)
-			p.threads--
+		if v := n.byFD.get(fd); v > 0 {
+			n.byFD.set(fd, 0)
+			h := &n.hs[v-1]
+			h.open, h.d, h.closedAt = false, nil, it.cmdPos
 		}
 	}
-	it.lastP = nil
+	f.CopyTableData = func(v any) any {
+		if n, _ := v.(*names); n != nil {
+			return n.clone()
+		}
+		return nil
+	}
+	return f
 }
 
-// setThread evaluates the thread of a command (0 without one) and makes
-// its process the current one.
+// names returns the handle names of the current thread's process.
+func (it *Interp) names() *names {
+	p := it.st.Proc(it.th)
+	n, _ := p.TableData().(*names)
+	if n == nil {
+		n = &names{hs: make([]handle, it.prog.nhandles)}
+		p.SetTableData(n)
+	}
+	return n
+}
+
+// bind makes handle slot name descriptor fd of the current process, which
+// the event just followed put there: a handle that named fd before no
+// longer does.
+func (it *Interp) bind(slot int, fd int32, path trace.PathID, at Pos) error {
+	d := it.st.Lookup(it.th, fd)
+	if d == nil {
+		// The call, as trace/state reads it, made no descriptor: the
+		// script must not name one.
+		return evalErr(at, fmt.Sprintf("the call leaves no descriptor %d to name", fd))
+	}
+	n := it.names()
+	if v := n.byFD.get(fd); v > 0 && int(v-1) != slot {
+		h := &n.hs[v-1]
+		h.open, h.d, h.closedAt = false, nil, at
+	}
+	n.byFD.set(fd, int32(slot)+1)
+	n.hs[slot] = handle{open: true, fd: fd, path: path, d: d, openedAt: at}
+	return nil
+}
+
+// setThread evaluates the thread of a command (0 without one).
 func (it *Interp) setThread(cm *cCmd) error {
 	var th uint32
 	if cm.thread != nil {
@@ -279,7 +169,6 @@ func (it *Interp) setThread(cm *cCmd) error {
 		th = uint32(v)
 	}
 	it.th = th
-	it.p = it.procOf(th)
 	return nil
 }
 
@@ -288,11 +177,10 @@ func (it *Interp) setThread(cm *cCmd) error {
 func (it *Interp) descArg(cm *cCmd) (int32, error) {
 	x := cm.arg("fd")
 	if x == nil {
-		fd, ok := it.p.tab.fds.lowest()
-		if !ok {
+		if it.st.Open(it.th) >= maxOpen {
 			return 0, evalErr(cm.pos, errTooMany)
 		}
-		return fd, nil
+		return it.st.Free(it.th, firstFD), nil
 	}
 	v, err := it.nonNeg(x, "a descriptor")
 	if err != nil {
@@ -301,7 +189,7 @@ func (it *Interp) descArg(cm *cCmd) (int32, error) {
 	if v > math.MaxInt32 {
 		return 0, evalErr(x.pos, fmt.Sprintf("descriptor %d out of range (0 to %d)", v, math.MaxInt32))
 	}
-	if it.p.tab.fds.get(int32(v)) == 0 && it.p.tab.fds.n >= maxOpen {
+	if it.st.Lookup(it.th, int32(v)) == nil && it.st.Open(it.th) >= maxOpen {
 		return 0, evalErr(cm.pos, errTooMany)
 	}
 	return int32(v), nil

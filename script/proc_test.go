@@ -85,6 +85,8 @@ func TestProcessErrors(t *testing.T) {
 		{"open \"a\" as a\nopen \"b\" as b\ndup b as c fd 3 call dup2\nwrite a size 1\n", "t.iop:4:7: rank 0: a is not open (closed at 3:1)"},
 		{"fork 1 ret 3\n", "the ret of fork must be negative"},
 		{"open \"a\" as a\nfcntl a cmd F_DUPFD\n", "fcntl's dup commands make a handle"},
+		// A dup through fcntl is one with a dup command only.
+		{"open \"a\" as a\ndup a as b call fcntl flags F_SETFL\nwrite b size 1\n", "t.iop:2:29: rank 0: a dup through fcntl has the command F_DUPFD or F_DUPFD_CLOEXEC as its flags, got 4"},
 	} {
 		p, err := Compile("t.iop", []byte(c.src))
 		if err != nil {

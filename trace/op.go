@@ -505,6 +505,10 @@ func (o Op) Dir() Dir {
 	return DirNone
 }
 
+// Collective reports whether every member of the communicator takes part
+// in op (cheaper than Info().Collective).
+func (o Op) Collective() bool { return o < opLimit && opInfos[o].info.Collective }
+
 // Known reports whether this build knows op.
 func (o Op) Known() bool { return o < opLimit && opInfos[o].known }
 

@@ -209,7 +209,7 @@ func (cw *writer) eachEvent(r uint32, fn func(e *trace.Event) error) error {
 }
 
 func isCollective(e *trace.Event) bool {
-	return e.Op.Class() == trace.ClassComm && e.Op.Info().Collective
+	return e.Op.Class() == trace.ClassComm && e.Op.Collective()
 }
 
 // count is the first pass: messages per channel, members and calls per

@@ -420,7 +420,7 @@ func (x *exec) mpiio(c *replay.Call, h *state.Handle[*file]) (int64, replay.Skip
 		return 0, replay.SkipUnknownFD
 	}
 	f := h.Aux
-	if e.Op.Info().Collective && f.ghosts != nil {
+	if e.Op.Collective() && f.ghosts != nil {
 		f.ghosts.send(ghostOp{file: f.gfile, op: e.Op, off: e.Offset, size: e.Size, stride: e.Stride, whence: e.Whence})
 	}
 	switch e.Op {

@@ -269,7 +269,7 @@ func (j *Job) CheckCounts(t trace.Trace) error {
 			n, err := src.ReadEvents(buf)
 			for i := range buf[:n] {
 				e := &buf[i]
-				if e.Op.Class() != trace.ClassComm || !e.Op.Info().Collective || e.Comm == trace.CommSelf {
+				if e.Op.Class() != trace.ClassComm || !e.Op.Collective() || e.Comm == trace.CommSelf {
 					continue
 				}
 				k := key{e.Comm, r}

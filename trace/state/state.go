@@ -230,6 +230,8 @@ type Follower[D, H any] struct {
 	last     uint32 // the thread of the previous lookup
 	lastProc *Proc[D]
 	handles  map[int32]*Handle[H]
+	lastH    *Handle[H] // the handle of the previous MPI-IO call, by its number lastHN
+	lastHN   int32
 	procs    int  // processes alive
 	ebadf    bool // the event being followed failed with EBADF
 }
@@ -301,7 +303,20 @@ func (f *Follower[D, H]) Free(th uint32, from int32) int32 {
 func (f *Follower[D, H]) Open(th uint32) int { return f.Proc(th).tab.n }
 
 // Handle returns MPI file handle h, or nil.
-func (f *Follower[D, H]) Handle(h int32) *Handle[H] { return f.handles[h] }
+func (f *Follower[D, H]) Handle(h int32) *Handle[H] { return f.handle(h) }
+
+// handle returns MPI file handle n, or nil: most MPI-IO calls use the
+// handle the call before did.
+func (f *Follower[D, H]) handle(n int32) *Handle[H] {
+	if f.lastH != nil && f.lastHN == n {
+		return f.lastH
+	}
+	h := f.handles[n]
+	if h != nil {
+		f.lastH, f.lastHN = h, n
+	}
+	return h
+}
 
 // Each calls fn for every descriptor open in thread th's process.
 func (f *Follower[D, H]) Each(th uint32, fn func(fd int32, d *Desc[D])) {
@@ -324,6 +339,7 @@ func (f *Follower[D, H]) CloseAll() {
 			f.closeFD(p, fd)
 		}
 	}
+	f.lastH = nil
 	for h, fh := range f.handles {
 		delete(f.handles, h)
 		if f.OnHandleClose != nil {
@@ -774,7 +790,7 @@ func (f *Follower[D, H]) dropThread(th uint32) {
 // mpiio follows an MPI-IO call.
 func (f *Follower[D, H]) mpiio(e *trace.Event, info *trace.OpInfo, st *Step[D, H]) {
 	ok := e.Ret >= 0
-	h := f.handles[e.FD]
+	h := f.handle(e.FD)
 	switch info.FD {
 	case trace.FDOpen:
 		if !ok {
@@ -786,12 +802,14 @@ func (f *Follower[D, H]) mpiio(e *trace.Event, info *trace.OpInfo, st *Step[D, H
 		}
 		h = &Handle[H]{Path: e.Path, Comm: e.Comm, Amode: e.Flags}
 		f.handles[e.FD] = h
+		f.lastH, f.lastHN = h, e.FD
 		if f.ns != nil && e.Path != 0 {
 			h.Node = f.ns.openHandle(e)
 		}
 	case trace.FDClose:
 		if h != nil {
 			delete(f.handles, e.FD)
+			f.lastH = nil
 			if f.OnHandleClose != nil {
 				f.OnHandleClose(h)
 			}
@@ -801,6 +819,7 @@ func (f *Follower[D, H]) mpiio(e *trace.Event, info *trace.OpInfo, st *Step[D, H
 			// A handle opened before the capture: learnt.
 			h = &Handle[H]{Path: e.Path, Comm: e.Comm}
 			f.handles[e.FD] = h
+			f.lastH, f.lastHN = h, e.FD
 			st.Learnt = true
 		}
 	default:
