@@ -75,14 +75,12 @@ type stdDecl struct {
 	path, name string
 }
 
-// ldesc is what the lowerer keeps on an open file description: the
-// position and O_APPEND as the script's interpreter has them, and the
-// names of its handles by descriptor (a fork's copy of a handle has its
-// name).
+// ldesc is what the lowerer keeps on an open file description: the names
+// of its handles by descriptor (a fork's copy of a handle has its name).
+// Its position and O_APPEND are the follower's, which the script's
+// interpreter follows alike.
 type ldesc struct {
-	pos    int64
-	append bool
-	names  []fdName
+	names []fdName
 }
 
 type fdName struct {
@@ -90,14 +88,19 @@ type fdName struct {
 	name string
 }
 
-// lhandle is what the lowerer keeps on an MPI file handle: its name and
-// its individual file pointer as the interpreter has it.
+// lhandle is what the lowerer keeps on an MPI file handle: its name.
 type lhandle struct {
 	name string
-	pos  int64
 }
 
-type step = state.Step[ldesc, lhandle]
+// step is what an event worked on, and the positions its descriptors (or
+// MPI file handle) had before it: where the script's interpreter will
+// have them, for it follows the same model. A position the follower does
+// not know (-1) is 0 to the interpreter.
+type step struct {
+	state.Step[ldesc, lhandle]
+	pos, pos2 int64
+}
 
 type pending struct {
 	e     trace.Event
@@ -165,7 +168,21 @@ func (lw *lowerer) release(name string) {
 // it released.
 func (lw *lowerer) apply(e *trace.Event) (step, []string) {
 	lw.freed = lw.freed[:0]
-	st := lw.f.Apply(e)
+	var st step
+	switch info := e.Op.Info(); {
+	case info.Class == trace.ClassMPIIO:
+		if h := lw.f.Handle(e.FD); h != nil {
+			st.pos = max(h.Pos, 0)
+		}
+	case info.FD == trace.FDOn:
+		if d := lw.f.Lookup(e.Thread, e.FD); d != nil {
+			st.pos = max(d.Pos, 0)
+		}
+		if d := lw.f.Lookup(e.Thread, e.FD2); d != nil && info.Dir == trace.DirCopy {
+			st.pos2 = max(d.Pos, 0)
+		}
+	}
+	st.Step = lw.f.Apply(e)
 	var freed []string
 	if len(lw.freed) > 0 {
 		freed = append(freed, lw.freed...)
@@ -480,25 +497,7 @@ func (lw *lowerer) lower(e *trace.Event, g int64) error {
 
 // lowestFree is the descriptor the script's interpreter gives thread th's
 // next open: the lowest free one from 3 in its process's table.
-func (lw *lowerer) lowestFree(th uint32) int32 {
-	var used []int32
-	lw.f.Each(th, func(fd int32, _ *state.Desc[ldesc]) {
-		if fd >= 3 {
-			used = append(used, fd)
-		}
-	})
-	fd := int32(3)
-	for again := true; again; {
-		again = false
-		for _, u := range used {
-			if u == fd {
-				fd++
-				again = true
-			}
-		}
-	}
-	return fd
-}
+func (lw *lowerer) lowestFree(th uint32) int32 { return lw.f.Free(th, 3) }
 
 // prepare declares, with quiet inherits, the descriptors e uses that the
 // follower does not hold on e's file (see lowerer).

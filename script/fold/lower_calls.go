@@ -158,7 +158,6 @@ func (lw *lowerer) openCmd(e *trace.Event, b *lb, st step, exp int32) error {
 		if fresh {
 			b.l.opens = name
 		}
-		st.New.Aux.pos, st.New.Aux.append = 0, e.Flags&trace.OAppend != 0
 		if e.Flags&trace.OTrunc != 0 {
 			lw.known[p] = 0
 		}
@@ -195,9 +194,6 @@ func (lw *lowerer) dupCmd(e *trace.Event, b *lb, st step, exp int32) error {
 			k = kStatusFlags
 		}
 		b.opt("arg", e.Size, k, 0)
-		if e.Ret >= 0 && e.Flags == trace.FSetfl {
-			st.Desc.Aux.append = uint32(e.Size)&trace.OAppend != 0
-		}
 		b.ret(e.Ret, 0)
 		return nil
 	}
@@ -246,7 +242,7 @@ func (lw *lowerer) fdCall(e *trace.Event, b *lb, st step) error {
 	ok := e.Ret >= 0
 	switch {
 	case info.Dir == trace.DirRead || info.Dir == trace.DirWrite:
-		return lw.dataCall(e, b, d, p)
+		return lw.dataCall(e, b, d, st.pos, p)
 	case info.Dir == trace.DirCopy:
 		return lw.copyCall(e, b, st)
 	case info.Family == "seek":
@@ -262,20 +258,19 @@ func (lw *lowerer) fdCall(e *trace.Event, b *lb, st step) error {
 		if !b.call(e.Op, trace.OpLseek) {
 			return lw.fail(e, "the script language has no such seek")
 		}
-		pos, good := script.SeekPos(d.Aux.pos, lw.known[p], e.Offset, e.Whence)
+		pos, good := script.SeekPos(st.pos, lw.known[p], e.Offset, e.Whence)
 		if e.Op == trace.OpFseek {
-			// fseek returns 0; the position is where it asked.
+			// fseek returns 0; the position is where it asked, which the
+			// interpreter knows from the size it knows where the
+			// follower does not (SEEK_END): so must the lowerer.
 			b.ret(e.Ret, 0)
 			if good && ok {
-				d.Aux.pos = pos
+				d.Pos = pos
 			}
 			return nil
 		}
 		if !good || pos != e.Ret {
 			b.arg("ret", e.Ret, kRet)
-		}
-		if ok {
-			d.Aux.pos = e.Ret
 		}
 		return nil
 	case info.Family == "sync":
@@ -330,7 +325,7 @@ func (lw *lowerer) fdCall(e *trace.Event, b *lb, st step) error {
 }
 
 // dataCall lowers a read or write on a descriptor.
-func (lw *lowerer) dataCall(e *trace.Event, b *lb, d *state.Desc[ldesc], p string) error {
+func (lw *lowerer) dataCall(e *trace.Event, b *lb, d *state.Desc[ldesc], pos int64, p string) error {
 	info := e.Op.Info()
 	write := info.Dir == trace.DirWrite
 	b.l.cmd = map[bool]string{true: "write", false: "read"}[write]
@@ -338,10 +333,9 @@ func (lw *lowerer) dataCall(e *trace.Event, b *lb, d *state.Desc[ldesc], p strin
 	if info.Addr == trace.AddrExplicit {
 		b.arg("at", e.Offset, kSize)
 	} else {
-		// At the handle's position: where the script has it, unless the
-		// trace's differs (pos).
-		pos := d.Aux.pos
-		if write && d.Aux.append {
+		// At the handle's position (pos, before the call): where the
+		// script has it, unless the trace's differs (pos).
+		if write && d.Append() {
 			pos = lw.known[p]
 		}
 		if e.Offset != pos {
@@ -350,7 +344,6 @@ func (lw *lowerer) dataCall(e *trace.Event, b *lb, d *state.Desc[ldesc], p strin
 			}
 			b.arg("pos", e.Offset, kSize)
 		}
-		d.Aux.pos = e.Offset + moved
 	}
 	if write {
 		lw.grow(p, e.Offset+moved)
@@ -392,30 +385,26 @@ func (lw *lowerer) copyCall(e *trace.Event, b *lb, st step) error {
 		return err
 	}
 	b.l.cmd, b.l.handle2 = "copy", out
-	in, d2 := st.Desc, st.Desc2
+	d2 := st.Desc2
 	moved := max(e.Ret, 0)
-	// The side read first, then the side written, as the interpreter
-	// moves them (the same handle may be both).
+	// Each side at its position before the call (st.pos, st.pos2), as the
+	// interpreter has them.
 	if e.Flags&trace.CopyInAt != 0 {
 		b.arg("at", e.Offset, kSize)
-	} else {
-		if e.Offset != in.Aux.pos {
-			b.arg("pos", e.Offset, kSize)
-		}
-		in.Aux.pos = e.Offset + moved
+	} else if e.Offset != st.pos {
+		b.arg("pos", e.Offset, kSize)
 	}
 	p2 := lw.path(d2.Path)
 	if e.Flags&trace.CopyOutAt != 0 {
 		b.arg("outat", e.Offset2, kSize)
 	} else {
-		pos := d2.Aux.pos
-		if d2.Aux.append {
+		pos := st.pos2
+		if d2.Append() {
 			pos = lw.known[p2]
 		}
 		if e.Offset2 != pos {
 			b.arg("outpos", e.Offset2, kSize)
 		}
-		d2.Aux.pos = e.Offset2 + moved
 	}
 	if e.Offset < 0 || e.Offset2 < 0 {
 		return lw.fail(e, "a copy at offsets %d and %d", e.Offset, e.Offset2)
@@ -446,7 +435,6 @@ func (lw *lowerer) inherit(b *lb, e *trace.Event, st step, quiet bool) error {
 	p := lw.path(e.Path)
 	d := st.New
 	name, fresh := lw.nameOf(d, e.FD, p, true)
-	d.Aux.pos, d.Aux.append = e.Offset, e.Flags&trace.OAppend != 0
 	b.l.cmd, b.l.operand, b.l.path, b.l.handle = "inherit", oPath, b.str(p), name
 	if fresh {
 		b.l.opens = name
@@ -544,7 +532,7 @@ func (lw *lowerer) mpiio(e *trace.Event, b *lb, st step) error {
 	p := lw.path(h.Path)
 	ok := e.Ret >= 0
 	if info.Dir != trace.DirNone {
-		return lw.mpiData(e, b, h, p)
+		return lw.mpiData(e, b, h, st.pos, p)
 	}
 	switch {
 	case info.FD == trace.FDClose:
@@ -571,9 +559,6 @@ func (lw *lowerer) mpiio(e *trace.Event, b *lb, st step) error {
 		default:
 			return lw.fail(e, "a view with block %d and stride %d: a script's views are vectors with 0 < block <= stride", e.Size, e.Stride)
 		}
-		if ok {
-			h.Aux.pos = 0
-		}
 	case e.Op == trace.OpMPIFileSeek || e.Op == trace.OpMPIFileSeekShared:
 		b.l.cmd = "seek"
 		if e.Whence < 0 || e.Whence > 2 {
@@ -586,11 +571,11 @@ func (lw *lowerer) mpiio(e *trace.Event, b *lb, st step) error {
 		if e.Op == trace.OpMPIFileSeekShared {
 			b.word("shared", "")
 		} else if ok {
-			pos, good := script.SeekPos(h.Aux.pos, lw.known[p], e.Offset, e.Whence)
+			pos, good := script.SeekPos(st.pos, lw.known[p], e.Offset, e.Whence)
 			if !good {
 				return lw.fail(e, "a seek to a negative offset that did not fail")
 			}
-			h.Aux.pos = pos
+			h.Pos = pos // as the interpreter, which knows the size MPI_SEEK_END counts from
 		}
 	default:
 		return lw.fail(e, "the script language has no such call")
@@ -600,7 +585,7 @@ func (lw *lowerer) mpiio(e *trace.Event, b *lb, st step) error {
 }
 
 // mpiData lowers an MPI-IO read or write.
-func (lw *lowerer) mpiData(e *trace.Event, b *lb, h *state.Handle[lhandle], p string) error {
+func (lw *lowerer) mpiData(e *trace.Event, b *lb, h *state.Handle[lhandle], pos int64, p string) error {
 	info := e.Op.Info()
 	write := info.Dir == trace.DirWrite
 	b.l.cmd = map[bool]string{true: "write", false: "read"}[write]
@@ -613,13 +598,12 @@ func (lw *lowerer) mpiData(e *trace.Event, b *lb, h *state.Handle[lhandle], p st
 			lw.grow(p, e.Offset+moved)
 		}
 	case trace.AddrIndividual:
-		if e.Offset != h.Aux.pos {
+		if e.Offset != pos {
 			if e.Offset < 0 {
 				return lw.fail(e, "the call is at offset %d of the view", e.Offset)
 			}
 			b.arg("pos", e.Offset, kSize)
 		}
-		h.Aux.pos = e.Offset + moved
 		if write {
 			lw.grow(p, e.Offset+moved)
 		}

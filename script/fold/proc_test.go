@@ -173,6 +173,33 @@ func TestRoundTripCalls(t *testing.T) {
 	)
 }
 
+// TestRoundTripPositions: the converter predicts where the interpreter
+// has a handle's position by the one model both use (trace/state): a
+// failed read leaves it where it was, even at an offset the trace gives;
+// fseek from the end reaches the size the script knows; an O_APPEND
+// write goes to the end; a copy moves both sides. Each call whose offset
+// the model predicts has no pos; the round trip is exact.
+func TestRoundTripPositions(t *testing.T) {
+	b := newEvs()
+	f, g := b.p("/d/f"), b.p("/d/g")
+	b.add(trace.Event{Op: trace.OpOpen, Path: f, Flags: trace.ORdwr | trace.OCreat, Mode: 0o644, Ret: 3})
+	b.add(trace.Event{Op: trace.OpWrite, FD: 3, Path: f, Size: 100, Ret: 100})
+	b.add(trace.Event{Op: trace.OpRead, FD: 3, Path: f, Offset: 50, Size: 10, Ret: -5}) // failed, at a pos
+	b.add(trace.Event{Op: trace.OpRead, FD: 3, Path: f, Offset: 100, Size: 10, Ret: 0}) // where the write left it
+	b.add(trace.Event{Op: trace.OpFseek, FD: 3, Path: f, Offset: -20, Whence: 2})
+	b.add(trace.Event{Op: trace.OpRead, FD: 3, Path: f, Offset: 80, Size: 10, Ret: 10})
+	b.add(trace.Event{Op: trace.OpOpen, Path: g, Flags: trace.OWronly | trace.OCreat | trace.OAppend, Mode: 0o644, Ret: 4})
+	b.add(trace.Event{Op: trace.OpWrite, FD: 4, Path: g, Size: 7, Ret: 7})
+	b.add(trace.Event{Op: trace.OpCopyFileRange, FD: 3, Path: f, FD2: 4, Path2: g, Offset: 90, Offset2: 7, Size: 10, Ret: 10})
+	b.add(trace.Event{Op: trace.OpRead, FD: 3, Path: f, Offset: 100, Size: 10, Ret: 0})
+	b.add(trace.Event{Op: trace.OpClose, FD: 3, Path: f})
+	b.add(trace.Event{Op: trace.OpClose, FD: 4, Path: g})
+	out := wantIn(t, b.m, "read f_f size 10 ret -EIO pos 50", "seek f_f to -20 from end call fseek", "copy f_f to f_g size 10\n")
+	if n := strings.Count(out, " pos "); n != 1 {
+		t.Errorf("%d calls with pos, want 1 (the failed read):\n%s", n, numbered([]byte(out)))
+	}
+}
+
 // TestRoundTripProcessScripts expands scripts with processes, threads
 // and the new calls, converts them and checks the round trip.
 func TestRoundTripProcessScripts(t *testing.T) {
