@@ -102,7 +102,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		return nil, err
 	}
 	defer m.close()
-	sp := newSharedPointers()
+	sp := state.NewSharedPointers()
 	deps := newFileDeps(len(p.Ranks))
 	per := make([]rankPlan, len(p.Ranks))
 	for i, r := range p.Ranks {
@@ -157,12 +157,12 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		}
 		st := rp.f.Apply(e)
 		if st.Handle != nil && cls == trace.ClassMPIIO {
-			sp.event(i, e, st.Handle)
+			sp.Event(i, e, st.Handle.Path, st.Handle.Comm)
 		}
 		deps.event(i, rp.n-1, m.epoch(i), e)
 	}
 	p.deps = deps.byRank
-	p.shared = sp.offsets(len(p.Ranks))
+	p.shared = sp.Offsets(len(p.Ranks))
 	for i := range per {
 		rc := &per[i].rc
 		for op, c := range per[i].counts {
@@ -454,116 +454,6 @@ func (p *Plan) Bytes() int64 {
 		n += f.Size
 	}
 	return n
-}
-
-// sharedPointers works out where the shared file pointer calls of every
-// rank land: MPI_File_write_shared and its kin at the shared pointer as
-// the ranks reach it (in the order the plan reads them), the ordered
-// calls of one collective in rank order from it, each moving it by what
-// it moved; MPI_File_set_view sets it to 0 and MPI_File_seek_shared where
-// it says. An ordered collective is placed when the pointer is next used
-// another way (every member has made its call by then) or at the end.
-type sharedPointers struct {
-	pos     map[spKey]int64
-	calls   []spCall            // every shared pointer call, in plan order
-	pending map[spKey][]spRound // ordered collectives not placed yet, in order
-	ordered map[spRound][]int   // the calls of each (indexes into calls)
-	rounds  map[spKeyRank]int   // ordered calls each rank made on each key so far
-	placed  map[spKey]int       // ordered collectives placed on each key
-}
-
-type spKey struct {
-	path trace.PathID
-	comm uint32
-}
-
-type spKeyRank struct {
-	k    spKey
-	rank int
-}
-
-type spRound struct {
-	k spKey
-	n int
-}
-
-type spCall struct {
-	rank int
-	off  int64
-	n    int64
-}
-
-func newSharedPointers() *sharedPointers {
-	return &sharedPointers{pos: map[spKey]int64{}, pending: map[spKey][]spRound{}, ordered: map[spRound][]int{},
-		rounds: map[spKeyRank]int{}, placed: map[spKey]int{}}
-}
-
-// event follows one MPI-IO call of the rank at index rank on handle h.
-func (sp *sharedPointers) event(rank int, e *trace.Event, h *state.Handle[struct{}]) {
-	k := spKey{h.Path, h.Comm}
-	info := e.Op.Info()
-	switch {
-	case e.Op == trace.OpMPIFileSetView && e.Ret >= 0:
-		sp.place(k)
-		sp.pos[k] = 0
-	case e.Op == trace.OpMPIFileSeekShared && e.Ret >= 0:
-		sp.place(k)
-		switch e.Whence {
-		case 0:
-			sp.pos[k] = max(e.Offset, 0)
-		case 1:
-			sp.pos[k] = max(sp.pos[k]+e.Offset, 0)
-		}
-	case info.Addr == trace.AddrShared:
-		n := max(e.Ret, 0)
-		if !info.Collective {
-			sp.place(k)
-			sp.calls = append(sp.calls, spCall{rank: rank, off: sp.pos[k], n: n})
-			sp.pos[k] += n
-			return
-		}
-		kr := spKeyRank{k, rank}
-		r := spRound{k, sp.rounds[kr]}
-		sp.rounds[kr]++
-		if _, ok := sp.ordered[r]; !ok && r.n >= sp.placed[k] {
-			sp.pending[k] = append(sp.pending[k], r)
-		}
-		sp.ordered[r] = append(sp.ordered[r], len(sp.calls))
-		sp.calls = append(sp.calls, spCall{rank: rank, n: n, off: -1})
-	}
-}
-
-// place gives the ordered collectives pending on k their offsets: each
-// from where the pointer is, its calls in rank order.
-func (sp *sharedPointers) place(k spKey) {
-	for _, r := range sp.pending[k] {
-		idx := sp.ordered[r]
-		slices.SortFunc(idx, func(a, b int) int { return sp.calls[a].rank - sp.calls[b].rank })
-		pos := sp.pos[k]
-		for _, i := range idx {
-			sp.calls[i].off = pos
-			pos += sp.calls[i].n
-		}
-		sp.pos[k] = pos
-		delete(sp.ordered, r)
-		sp.placed[k] = r.n + 1
-	}
-	delete(sp.pending, k)
-}
-
-// offsets returns each rank's offsets in the order of its calls.
-func (sp *sharedPointers) offsets(ranks int) [][]int64 {
-	if len(sp.calls) == 0 {
-		return nil
-	}
-	for k := range sp.pending {
-		sp.place(k)
-	}
-	out := make([][]int64, ranks)
-	for _, c := range sp.calls {
-		out[c.rank] = append(out[c.rank], max(c.off, 0))
-	}
-	return out
 }
 
 // sharedOffset returns where the next shared file pointer call of rank
