@@ -167,6 +167,13 @@ func (lw *lowerer) openCmd(e *trace.Event, b *lb, st step, exp int32) error {
 	if !b.call(e.Op, trace.OpOpen) {
 		return lw.fail(e, "the script language has no such open")
 	}
+	return lw.newFD(e, b, exp)
+}
+
+// newFD gives the command making a descriptor its result: ret for a
+// failure, fd where the descriptor is not the one the interpreter would
+// pick (exp).
+func (lw *lowerer) newFD(e *trace.Event, b *lb, exp int32) error {
 	switch {
 	case e.Ret < 0:
 		b.arg("ret", e.Ret, kRet)
@@ -218,15 +225,7 @@ func (lw *lowerer) dupCmd(e *trace.Event, b *lb, st step, exp int32) error {
 	if !b.call(e.Op, trace.OpDup) {
 		return lw.fail(e, "the script language has no such dup")
 	}
-	switch {
-	case e.Ret < 0:
-		b.arg("ret", e.Ret, kRet)
-	case e.Ret > 1<<31-1:
-		return lw.fail(e, "descriptor %d out of range", e.Ret)
-	case int32(e.Ret) != exp:
-		b.arg("fd", e.Ret, kInt)
-	}
-	return nil
+	return lw.newFD(e, b, exp)
 }
 
 // fdCall lowers a call on a descriptor.
