@@ -402,22 +402,26 @@ func scaleInt(v int64, f float64) int64 {
 
 // scaleEvent multiplies the sizes and offsets of e by f.
 func scaleEvent(e *trace.Event, f float64) {
+	info := e.Op.Info()
 	switch {
 	case isData(e.Op):
 		if e.Offset > 0 {
 			e.Offset = scaleInt(e.Offset, f)
 		}
+		if info.Dir == trace.DirCopy && e.Offset2 > 0 {
+			e.Offset2 = scaleInt(e.Offset2, f)
+		}
 		e.Size = scaleInt(e.Size, f)
 		if e.Ret > 0 {
 			e.Ret = scaleInt(e.Ret, f)
 		}
-	case e.Op == trace.OpLseek || e.Op == trace.OpFseek:
+	case info.Family == "seek":
 		e.Offset = scaleInt(e.Offset, f)
 		if e.Ret > 0 {
 			e.Ret = scaleInt(e.Ret, f)
 		}
-	case e.Op == trace.OpFtruncate || e.Op == trace.OpTruncate || e.Op == trace.OpMPIFileSetSize || e.Op == trace.OpMPIFilePreallocate:
-		e.Size = scaleInt(e.Size, f)
+	case info.Resize != trace.ResizeNone: // truncate, set_size; fallocate, preallocate
+		e.Offset, e.Size = scaleInt(e.Offset, f), scaleInt(e.Size, f)
 	case e.Op == trace.OpMPIFileSetView:
 		e.Offset, e.Size, e.Stride = scaleInt(e.Offset, f), scaleInt(e.Size, f), scaleInt(e.Stride, f)
 	}
@@ -432,7 +436,17 @@ func alignEvent(e *trace.Event, a int64) {
 		}
 		return v
 	}
+	info := e.Op.Info()
 	switch {
+	case isData(e.Op) && info.Dir == trace.DirCopy:
+		// Both sides start at a multiple of a: the copy keeps its length
+		// (rounded up), which both sides share.
+		full := e.Ret == e.Size
+		e.Offset, e.Offset2 = down(e.Offset), down(e.Offset2)
+		e.Size = up(e.Size)
+		if full {
+			e.Ret = e.Size
+		}
 	case isData(e.Op):
 		if e.Offset < 0 { // preadv2/pwritev2 at the current position
 			e.Size = up(e.Size)
@@ -445,15 +459,19 @@ func alignEvent(e *trace.Event, a int64) {
 		if full {
 			e.Ret = e.Size
 		}
-	case e.Op == trace.OpLseek || e.Op == trace.OpFseek:
+	case info.Family == "seek":
 		if e.Whence == 0 {
 			e.Offset = down(e.Offset)
 			if e.Ret >= 0 {
 				e.Ret = e.Offset
 			}
 		}
-	case e.Op == trace.OpFtruncate || e.Op == trace.OpTruncate:
+	case info.Resize == trace.ResizeSet && info.Class != trace.ClassMPIIO:
 		e.Size = up(e.Size)
+	case info.Resize == trace.ResizeExtend:
+		end := up(e.Offset + e.Size)
+		e.Offset = down(e.Offset)
+		e.Size = end - e.Offset
 	case e.Op == trace.OpMPIFileSetView:
 		e.Offset, e.Size, e.Stride = down(e.Offset), up(e.Size), up(e.Stride)
 	}

@@ -244,6 +244,29 @@ func TestTransformStages(t *testing.T) {
 			t.Fatalf("scaled, aligned read: offset %d size %d", rd.Offset, rd.Size)
 		}
 	})
+	t.Run("scale and align copies and allocations", func(t *testing.T) {
+		c := trace.NewMemTrace()
+		in, out := c.Paths.Intern("/o/in"), c.Paths.Intern("/o/out")
+		c.Add(
+			trace.Event{Op: trace.OpOpen, Path: in, Flags: trace.ORdonly, Ret: 3},
+			trace.Event{Op: trace.OpOpen, Path: out, Flags: trace.OWronly | trace.OCreat, Ret: 4},
+			trace.Event{Op: trace.OpCopyFileRange, FD: 3, FD2: 4, Path: in, Path2: out, Offset: 3000, Offset2: 5000, Size: 1000, Ret: 1000},
+			trace.Event{Op: trace.OpFallocate, FD: 4, Path: out, Offset: 3000, Size: 3000},
+		)
+		x, err := Transforms{ScaleSize: 2, Align: 4096}.Apply(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := collect(t, x, 0)
+		cp := evs[2] // 6000 → 10000, 2000 bytes → 4096 → 8192, 4096 bytes
+		if cp.Offset != 4096 || cp.Offset2 != 8192 || cp.Size != 4096 || cp.Ret != 4096 {
+			t.Errorf("scaled, aligned copy: offsets %d, %d size %d ret %d", cp.Offset, cp.Offset2, cp.Size, cp.Ret)
+		}
+		fa := evs[3] // 6000..12000 → 4096..12288
+		if fa.Offset != 4096 || fa.Size != 8192 {
+			t.Errorf("scaled, aligned fallocate: offset %d size %d", fa.Offset, fa.Size)
+		}
+	})
 	t.Run("file per process to shared", func(t *testing.T) {
 		x, err := Transforms{Layout: "shared"}.Apply(m)
 		if err != nil {
