@@ -478,7 +478,7 @@ func (it *Interp) queue(e trace.Event, follow bool) {
 	e.Dur = it.model.dur(&e)
 	it.now += e.Dur
 	if follow {
-		it.st.Apply(&e)
+		it.st.Follow(&e)
 	}
 	it.pend[it.npend] = e
 	it.npend++
@@ -775,7 +775,7 @@ func (it *Interp) collective(e trace.Event, ev *trace.Event) (bool, error) {
 	e.Thread = it.th
 	e.Start = it.now
 	e.Dur = it.model.dur(&e)
-	it.st.Apply(&e)
+	it.st.Follow(&e)
 	*ev = e
 	return true, nil
 }
@@ -1025,7 +1025,7 @@ func (it *Interp) procCommand(cm *cCmd, id trace.PathID) error {
 		if cm.quiet {
 			// No event, but the descriptor is there all the same.
 			e.Thread = it.th
-			it.st.Apply(&e)
+			it.st.Follow(&e)
 		} else {
 			it.emit(e)
 		}

@@ -17,33 +17,34 @@ type Event struct {
 	Op     Op
 	Rank   uint32 // MPI rank (or process index) that made the call
 	Thread uint32 // thread within the rank: the capture's thread index, 0 for the main thread
+	Comm   uint32 // communicator id; 0 is MPI_COMM_WORLD, 1 MPI_COMM_SELF
 	Start  int64  // ns since the trace epoch
 	Dur    int64  // ns
 	Path   PathID // file the call names or works on; a marker's label
 	Path2  PathID // second path: rename's target
 	FD     int32  // file descriptor, or MPI file handle id
-	Offset int64  // file offset the data op used; requested offset of a seek
-	Size   int64  // requested bytes
-	Ret    int64  // result: bytes moved, new offset, new fd, 0, or -errno
-	Flags  uint32 // open flags (Linux numbering) or MPI amode; dirfd-style flags of *at calls
-	Mode   uint32 // permission bits of a create
-	Whence int32  // lseek/fseek/MPI_File_seek whence (0 SET, 1 CUR, 2 END)
-	Peer   int32  // communication peer, or root of a rooted collective; -1 MPI_ANY_SOURCE
-	Tag    int32  // message tag; -1 MPI_ANY_TAG
-	Comm   uint32 // communicator id; 0 is MPI_COMM_WORLD, 1 MPI_COMM_SELF
-	Bytes  int64  // communication bytes this rank sends (or receives, for a receive)
-	Count  int32  // iovec count of vector calls; element count of MPI calls
-	Stride int64  // MPI file view: stride in bytes between blocks (blocklen is Size)
+	// FD2 and Offset2 are the second descriptor of a copy
+	// (OpCopyFileRange, OpSendfile, OpSplice): the one it writes to, and
+	// where it wrote.
+	FD2     int32
+	Offset  int64 // file offset the data op used; requested offset of a seek
+	Offset2 int64
+	Size    int64  // requested bytes
+	Ret     int64  // result: bytes moved, new offset, new fd, 0, or -errno
+	Flags   uint32 // open flags (Linux numbering) or MPI amode; dirfd-style flags of *at calls
+	Mode    uint32 // permission bits of a create
+	Whence  int32  // lseek/fseek/MPI_File_seek whence (0 SET, 1 CUR, 2 END)
+	Count   int32  // iovec count of vector calls; element count of MPI calls
+	Bytes   int64  // communication bytes this rank sends (or receives, for a receive)
+	Peer    int32  // communication peer, or root of a rooted collective; -1 MPI_ANY_SOURCE
+	Tag     int32  // message tag; -1 MPI_ANY_TAG
 	// The receive half of an MPI_Sendrecv: the rank it receives from
 	// (ProcNull: none) and the tag it receives with. They hold only when
 	// Flags has RecvHalf (see RecvFrom): traces written before they were
 	// recorded do not have them.
 	Source  int32
 	RecvTag int32
-	// The second descriptor of a copy (OpCopyFileRange, OpSendfile,
-	// OpSplice): the one it writes to, and where it wrote.
-	FD2     int32
-	Offset2 int64
+	Stride  int64 // MPI file view: stride in bytes between blocks (blocklen is Size)
 }
 
 // Flags of communication calls.

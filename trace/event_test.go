@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"unsafe"
 )
 
 // TestCopyTranslatesPaths: Copy gives the sink's ids for the source's
@@ -78,5 +79,15 @@ func TestAllRanks(t *testing.T) {
 	p := NewPaths()
 	if p.Intern("") != 0 || p.Intern("x") != 1 || p.Intern("x") != 1 || p.Lookup(1) != "x" || p.Lookup(99) != "" || p.Len() != 2 {
 		t.Fatal("Paths")
+	}
+}
+
+// Event is copied everywhere events flow (script expansion, the replay's
+// queues, readers' batches): it fits in two 64-byte cache lines. A new
+// field that grows it wants the hot paths measured first
+// (BenchmarkExpandAllRanks, bench/model/run.sh).
+func TestEventFitsTwoCacheLines(t *testing.T) {
+	if n := unsafe.Sizeof(Event{}); n > 128 {
+		t.Errorf("trace.Event is %d bytes, more than 128", n)
 	}
 }

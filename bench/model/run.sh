@@ -10,7 +10,10 @@
 #      phase, elapsed_seconds of --summary) and wall time of the process.
 #      Every call now goes through the follower of the rank's descriptors.
 #   2. plan: BenchmarkPlan of package replay (the plan of that trace, per
-#      event): the namespace, the merge of ranks.
+#      event): the namespace, the merge of ranks. Script expansion:
+#      BenchmarkExpandAllRanks of package script (ns per event of three
+#      scripts), whose interpreter now follows its own events with the
+#      model.
 #   3. capture: N × 4 KiB pwrite in C (bench/record/pwrite.c), pinned to
 #      one CPU, under iotrace record (ptrace) and iotrace record --preload;
 #      the overhead per call over the untraced loop.
@@ -46,7 +49,8 @@ for side in base head; do
 	src=.
 	[ "$side" = base ] && src=$tmp/base
 	mkdir -p "$tmp/$side"
-	(cd "$src" && go build -o "$tmp/$side/" ./cmd/iotrace ./cmd/ioreplay && go test -c -o "$tmp/$side/replay.test" ./replay)
+	(cd "$src" && go build -o "$tmp/$side/" ./cmd/iotrace ./cmd/ioreplay && go test -c -o "$tmp/$side/replay.test" ./replay &&
+		go test -c -o "$tmp/$side/script.test" ./script)
 done
 go build -o "$tmp/gentrace" ./bench/replay/gentrace
 cc -O2 -o "$tmp/pwrite" bench/record/pwrite.c
@@ -79,6 +83,16 @@ declare -A plan
 for rep in $(seq 3); do
 	for side in base head; do
 		plan[$side]+="$("$tmp/$side/replay.test" -test.run XXX -test.bench BenchmarkPlan -test.benchtime 20x | awk '/ns\/event/ {for (i = 1; i < NF; i++) if ($(i+1) == "ns/event") print $i}') "
+	done
+done
+
+declare -A expand
+for rep in $(seq 3); do
+	for side in base head; do
+		while read -r name v; do
+			expand[$side,$name]+="$v "
+		done < <("$tmp/$side/script.test" -test.run XXX -test.bench BenchmarkExpandAllRanks -test.benchtime 10x |
+			awk '/ns\/event/ {n = $1; sub(/^BenchmarkExpandAllRanks\//, "", n); sub(/-[0-9]+$/, "", n); for (i = 1; i < NF; i++) if ($(i+1) == "ns/event") print n, $i}')
 	done
 done
 
@@ -128,6 +142,9 @@ row() { awk -v w="$1" -v b="$2" -v a="$3" -v f="$4" 'BEGIN {printf "| %s | " f "
 row "replay, $N × 4 KiB pwrite, afap: loop (s)" "$(med "${loop[base]}")" "$(med "${loop[head]}")" "%.3f"
 row "replay: wall time of ioreplay (s)" "$(med "${wall[base]}")" "$(med "${wall[head]}")" "%.3f"
 row "plan (BenchmarkPlan, ns per event)" "$(med "${plan[base]}")" "$(med "${plan[head]}")" "%.1f"
+for name in barrier-64 parabench-listing3-16 beffio-8; do
+	row "script expansion, $name (BenchmarkExpandAllRanks, ns per event)" "$(med "${expand[base,$name]}")" "$(med "${expand[head,$name]}")" "%.1f"
+done
 u=$(med "${cap[untraced]}")
 for mode in ptrace preload; do
 	label="iotrace record"

@@ -234,6 +234,7 @@ type Follower[D, H any] struct {
 	lastHN   int32
 	procs    int  // processes alive
 	ebadf    bool // the event being followed failed with EBADF
+	scratch  Step[D, H]
 }
 
 // New returns a follower of one rank. ns, if not nil, is the namespace the
@@ -375,8 +376,24 @@ type Step[D, H any] struct {
 // what it did.
 func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 	var st Step[D, H]
+	f.apply(e, &st)
+	return st
+}
+
+// Follow is Apply for a consumer that needs no Step (one that makes the
+// events, as the script interpreter does): it updates the state alike.
+func (f *Follower[D, H]) Follow(e *trace.Event) {
+	if f.Data(e) != nil {
+		return
+	}
+	f.scratch = Step[D, H]{}
+	f.apply(e, &f.scratch)
+}
+
+// apply follows e into st, which is zero.
+func (f *Follower[D, H]) apply(e *trace.Event, st *Step[D, H]) {
 	if e.Op >= opLimit {
-		return st
+		return
 	}
 	info := &infos[e.Op]
 	if d := f.Data(e); d != nil {
@@ -384,17 +401,17 @@ func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 		if d.Path != 0 {
 			st.Path = d.Path
 		}
-		return st
+		return
 	}
 	switch info.Class {
 	case trace.ClassMarker, trace.ClassComm, trace.ClassUnknown:
-		return st
+		return
 	case trace.ClassMPIIO:
-		f.mpiio(e, &info.OpInfo, &st)
-		return st
+		f.mpiio(e, &info.OpInfo, st)
+		return
 	case trace.ClassProcess:
-		f.process(e, &info.OpInfo, &st)
-		return st
+		f.process(e, &info.OpInfo, st)
+		return
 	}
 	p := f.Proc(e.Thread)
 	st.Proc = p
@@ -404,13 +421,13 @@ func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 	f.ebadf = e.Ret == -ebadf
 	switch info.FD {
 	case trace.FDOn:
-		st.Desc = f.use(p, e.FD, e.Path, &st)
+		st.Desc = f.use(p, e.FD, e.Path, st)
 		if info.Dir == trace.DirCopy {
-			st.Desc2 = f.use(p, e.FD2, e.Path2, &st)
+			st.Desc2 = f.use(p, e.FD2, e.Path2, st)
 		}
 	case trace.FDAt:
 		if e.Path == 0 && e.FD >= 0 {
-			st.Desc = f.use(p, e.FD, 0, &st)
+			st.Desc = f.use(p, e.FD, 0, st)
 		}
 	case trace.FDOpen:
 		if ok {
@@ -423,7 +440,7 @@ func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 			st.New = d
 		}
 	case trace.FDDup:
-		f.dup(p, e, &st)
+		f.dup(p, e, st)
 	case trace.FDClose:
 		if s := p.tab.get(e.FD); s != nil {
 			st.Desc = s.d
@@ -444,12 +461,11 @@ func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 		st.Path = st.New.Path
 	}
 	if ok {
-		f.moved(e, &info.OpInfo, &st)
+		f.moved(e, &info.OpInfo, st)
 	}
 	if f.ns != nil {
-		applyNS(f.ns, e, &info.OpInfo, &st)
+		applyNS(f.ns, e, &info.OpInfo, st)
 	}
-	return st
 }
 
 // infos holds the OpInfo of every op below opLimit, for the hot path,
