@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/trace"
 )
 
 // benchProg makes N calls of one kind on FILE and prints the thread CPU
@@ -133,3 +136,56 @@ func median(v []float64) float64 {
 	slices.Sort(v)
 	return v[len(v)/2]
 }
+
+// BenchmarkEncode measures what iotrace record --preload spends per
+// record turning a spool into events (it runs beside the program, on a
+// busy machine on the program's CPU): a spool of 200,000 pwrites of 64
+// bytes, encoded again each iteration.
+//
+//	go test ./capture/preload -run XXX -bench Encode
+func BenchmarkEncode(b *testing.B) {
+	libs := buildShim(b)
+	dir := b.TempDir()
+	bin := compile(b, dir, "calls", benchProg, "-O2")
+	rw := filepath.Join(dir, "rw.dat")
+	if err := os.WriteFile(rw, make([]byte, 1<<20), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const n = 200_000
+	spool, _, err := recordOutput(b, libs, linear, dir, bin, "pwrite", strconv.Itoa(n), rw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules, err := ptrace.NewRules([]string{dir}, nil, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run, err := ReadDir(spool, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer run.Close()
+	var events int
+	for b.Loop() {
+		sink := &countSink{paths: trace.NewPaths()}
+		for _, r := range run.Ranks() {
+			if _, err := run.Encode(r, sink, rules); err != nil {
+				b.Fatal(err)
+			}
+		}
+		events = sink.n
+	}
+	if events < n {
+		b.Fatalf("%d events, want at least %d", events, n)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(events), "ns/event")
+}
+
+// countSink counts the events written to it, as a sink that costs nothing.
+type countSink struct {
+	paths *trace.Paths
+	n     int
+}
+
+func (s *countSink) WriteEvents(evs []trace.Event) error { s.n += len(evs); return nil }
+func (s *countSink) Intern(path string) trace.PathID     { return s.paths.Intern(path) }

@@ -688,6 +688,10 @@ func (p *procIter) follow(e *trace.Event) {
 	if e.Op == trace.OpUnknown || e.Op == trace.OpMPIFileOpen && e.FD <= 0 {
 		return // bookkeeping; an MPI_File_open that made no handle
 	}
+	if p.aux == nil && p.haux == nil {
+		p.st.Follow(e) // most records: nothing of the encoder's to attach
+		return
+	}
 	st := p.st.Apply(e)
 	if st.New != nil && st.New != st.Desc && p.aux != nil {
 		st.New.Aux = *p.aux
