@@ -22,9 +22,7 @@ import (
 // cannot see them where strace does; docs/CORPUS.md repeats the list.
 var modeExclusions = map[string]map[string]string{
 	"ptrace": {},
-	"preload": {
-		"readdir": "glibc's readdir() calls getdents64 inside libc, where no LD_PRELOAD shim can see it",
-	},
+	"preload": {},
 }
 
 // Not compared in (a) in either mode: close_range names descriptors by

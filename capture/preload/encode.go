@@ -78,6 +78,7 @@ const (
 	cFcntl
 	cCloseRange
 	cExit
+	cGetdents
 )
 
 const (
@@ -150,7 +151,7 @@ var ops = map[uint16]trace.Op{
 	cFallocate: trace.OpFallocate, cFadvise: trace.OpFadvise, cSyncfs: trace.OpSyncfs, cSync: trace.OpSync,
 	cMmap: trace.OpMmap, cLink: trace.OpLink, cLinkat: trace.OpLinkat, cSymlink: trace.OpSymlink,
 	cSymlinkat: trace.OpSymlinkat, cReadlink: trace.OpReadlink, cReadlinkat: trace.OpReadlinkat,
-	cFcntl: trace.OpFcntl, cCloseRange: trace.OpCloseRange,
+	cFcntl: trace.OpFcntl, cCloseRange: trace.OpCloseRange, cGetdents: trace.OpGetdents,
 
 	cMPISend: trace.OpMPISend, cMPIRecv: trace.OpMPIRecv, cMPIIsend: trace.OpMPIIsend, cMPIIrecv: trace.OpMPIIrecv,
 	cMPIWait: trace.OpMPIWait, cMPIWaitall: trace.OpMPIWaitall, cMPISendrecv: trace.OpMPISendrecv,
@@ -936,7 +937,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		}
 	case op == trace.OpLseek, op == trace.OpFseek:
 		e.Offset, e.Whence = r.Off, int32(r.OFlags)
-	case op == trace.OpFtruncate:
+	case op == trace.OpFtruncate, op == trace.OpGetdents:
 		e.Size = r.Size
 	case op == trace.OpFallocate, op == trace.OpFadvise, op == trace.OpFcntl:
 		e.Offset, e.Size, e.Flags = r.Off, r.Size, e.Flags|r.OFlags

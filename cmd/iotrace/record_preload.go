@@ -43,7 +43,8 @@ close, close_range, read/write/pread/pwrite and their vector forms, lseek,
 fsync, fdatasync, syncfs, sync, ftruncate, truncate, fallocate, posix_fadvise,
 copy_file_range, sendfile, splice, mmap of files, the dup family and fcntl,
 the stat family, access, unlink, rename, mkdir, rmdir, link, symlink,
-readlink, the files the mkstemp family, tmpfile and opendir open; stdio streams
+readlink, the files the mkstemp family, tmpfile and opendir open, readdir's
+reads of a directory (getdents64, from the block glibc's DIR holds); stdio streams
 on files as the system calls stdio makes for them (a refill of a stream's
 buffer is a read, a flush a write, fopen an open, fclose a close), as a
 tracer of system calls sees them; and, through the MPI profiling interface
@@ -55,8 +56,8 @@ MPI_COMM_WORLD, as MPI_Comm_rank gives them; communicators get ids every
 member computes alike. POSIX calls the MPI library makes inside an MPI-IO
 call are marked IN_MPIIO, so that reports do not count that I/O twice. Not
 seen: statically linked programs, calls made with syscall(2) and those glibc
-makes to itself (readdir's getdents64, scanf's refills, the stdio of
-dprintf), I/O through mmap'd memory.
+makes to itself (the directory reads of scandir, fts and nftw, scanf's
+refills, the stdio of dprintf), I/O through mmap'd memory.
 
 The shim is C, built on first use with cc (and mpi.h from mpicc for the MPI
 part) into ~/.cache/iotrace/preload (IOTRACE_CACHE). Each process appends

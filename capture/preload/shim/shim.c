@@ -1613,8 +1613,8 @@ EXPORT void closefrom(int low) {
  *
  * The mkstemp family, tmpfile and opendir open their files with glibc's
  * own calls, which no wrapper sees: each is recorded as the openat the
- * kernel sees, closedir as the close. (readdir's getdents64 calls stay
- * unseen: they are glibc's own.) */
+ * kernel sees, closedir as the close; readdir's getdents64 calls are
+ * recorded from the block glibc's DIR holds (below). */
 
 #define TEMP_BODY(REALCALL, FLAGS)                                       \
 	if (!on()) return REALCALL;                                          \
@@ -1789,6 +1789,58 @@ EXPORT int closedir(DIR *d) {
 	RET(r, rc);
 	iotrace_emit(&r, NULL, NULL);
 	errno = saved;
+	return rc;
+}
+
+/* readdir: glibc reads a directory in blocks, with a getdents64 inside
+ * libc that no wrapper sees. The block is in glibc's DIR (struct
+ * __dirstream: fd, lock, allocation, size, offset, …): a readdir that
+ * finds it used up (offset >= size) makes one getdents64 of `allocation`
+ * bytes, which returned the new size (0 at the end of the directory, when
+ * readdir returns NULL; −errno when it fails). The layout is believed only
+ * where it fits (its fd is dirfd's, offset <= size <= allocation, a sane
+ * allocation); a DIR it does not fit is read unrecorded. A readdir served
+ * from the block costs the shim two loads. */
+struct glibc_dir {
+	int fd;
+	int lock;
+	size_t allocation, size, offset;
+};
+
+static struct glibc_dir *glibc_dir(DIR *d, int fd) {
+	struct glibc_dir *g = (struct glibc_dir *)d;
+	if (g->fd != fd || g->offset > g->size || g->size > g->allocation || g->allocation < 512 ||
+	    g->allocation > (1u << 24))
+		return NULL;
+	return g;
+}
+
+/* READDIR_BODY runs REALCALL, which leaves its entry in E (NULL at the end
+ * or on an error), and records the getdents64 it made. */
+#define READDIR_BODY(REALCALL, E)                                        	int fd = d ? dirfd(d) : -1;                                          	struct glibc_dir *g = fd >= 0 && on() && fd_file(fd) ? glibc_dir(d, fd) : NULL; 	if (!g || g->offset < g->size) {                                     		REALCALL;                                                        	} else {                                                             		struct rec r = {0};                                              		size_t alloc = g->allocation;                                    		int before = errno;                                              		errno = 0;                                                       		BEGIN;                                                           		REALCALL;                                                        		END(r);                                                          		r.call = C_GETDENTS;                                             		r.fd = fd;                                                       		r.size = (int64_t)alloc;                                         		r.ret = (E) ? (int64_t)g->size : saved ? -(int64_t)saved : 0;    		iotrace_emit(&r, NULL, NULL);                                    		errno = saved ? saved : before;                                  	}
+
+EXPORT struct dirent *readdir(DIR *d) {
+	REAL(readdir);
+	struct dirent *e;
+	READDIR_BODY(e = real_readdir(d), e);
+	return e;
+}
+EXPORT struct dirent64 *readdir64(DIR *d) {
+	REAL(readdir64);
+	struct dirent64 *e;
+	READDIR_BODY(e = real_readdir64(d), e);
+	return e;
+}
+EXPORT int readdir_r(DIR *d, struct dirent *ent, struct dirent **res) {
+	REAL(readdir_r);
+	int rc;
+	READDIR_BODY(rc = real_readdir_r(d, ent, res), rc == 0 && *res);
+	return rc;
+}
+EXPORT int readdir64_r(DIR *d, struct dirent64 *ent, struct dirent64 **res) {
+	REAL(readdir64_r);
+	int rc;
+	READDIR_BODY(rc = real_readdir64_r(d, ent, res), rc == 0 && *res);
 	return rc;
 }
 

@@ -67,6 +67,7 @@ enum {
 	C_FCNTL,            /* oflags: the command, size: its argument */
 	C_CLOSE_RANGE,      /* fd: first, size: last, oflags: flags */
 	C_EXIT,             /* the process ends: ret is its exit status */
+	C_GETDENTS,         /* readdir's getdents64 inside glibc: size the buffer, ret the bytes */
 
 	C_MPI_RANK = 100, /* peer = world rank, count = world size */
 	C_MPI_FINALIZE,
