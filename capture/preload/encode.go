@@ -79,6 +79,7 @@ const (
 	cCloseRange
 	cExit
 	cGetdents
+	cUnseen
 )
 
 const (
@@ -309,7 +310,20 @@ type Stats struct {
 	Events     int64
 	Incomplete int64 // calls in progress when a process died
 	Dropped    int64 // records the shim could not write
+	// What the trace cannot show that the program did: the recorded files
+	// it mapped into memory (reads and writes through a mapping are
+	// memory accesses), and the kinds of asynchronous I/O it set up
+	// (Unseen* bits).
+	MmapFiles int
+	Unseen    uint32
 }
+
+// The kinds of I/O the shim sees set up but cannot record (Stats.Unseen).
+const (
+	UnseenIOUring  = 1 // io_uring
+	UnseenAIO      = 2 // Linux AIO (io_setup)
+	UnseenPOSIXAIO = 4 // POSIX AIO (aio_read, lio_listio: glibc's threads)
+)
 
 // Encode writes the events of rank's processes to sink, in call order,
 // with times from the run's epoch. rules picks the recorded paths (nil:
@@ -390,10 +404,16 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, 
 	if err := flush(); err != nil {
 		return st, err
 	}
+	mapped := map[trace.PathID]bool{}
 	for _, p := range piters {
 		st.Records += p.sc.Stats.Records
 		st.Incomplete += p.sc.Stats.Incomplete
+		st.Unseen |= p.unseen
+		for id := range p.mapped {
+			mapped[id] = true
+		}
 	}
+	st.MmapFiles = len(mapped)
 	return st, firstErr
 }
 
@@ -609,6 +629,9 @@ type procIter struct {
 	haux  *handle                        // what the MPI_File_open being made opens
 	cwd   string
 
+	unseen uint32                // C_UNSEEN's kinds
+	mapped map[trace.PathID]bool // recorded files mmap mapped (not the system's)
+
 	chunk []trace.Event
 	pos   int
 	cur   trace.Event
@@ -766,6 +789,9 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		e.Op, e.FD, e.Ret, e.Path, e.Flags, e.Offset, e.Dur = trace.OpInherit, r.FD, int64(r.FD), f.id, e.Flags|r.OFlags, pos, 0
 		return e, f.keep
 	case cMPIRank, cMPIFinalize, cExit:
+		return e, false
+	case cUnseen:
+		p.unseen |= r.OFlags
 		return e, false
 	}
 	op, ok := ops[r.Call]
@@ -943,6 +969,12 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		e.Offset, e.Size, e.Flags = r.Off, r.Size, e.Flags|r.OFlags
 	case op == trace.OpMmap:
 		e.Offset, e.Size, e.Flags, e.Mode = r.Off, r.Size, e.Flags|r.OFlags, r.Mode
+		if keep && r.Ret >= 0 && !ptrace.SystemFile(f.Aux.name) {
+			if p.mapped == nil {
+				p.mapped = map[trace.PathID]bool{}
+			}
+			p.mapped[f.Aux.id] = true
+		}
 	}
 	return e, keep
 }

@@ -363,7 +363,7 @@ func (tr *tracer) exit(t *task, ret int64) {
 			return
 		}
 		ev.Ret = 0
-		if f := t.f; f != nil && f.Aux.rec && t.rec && !systemFile(f.Aux.name) {
+		if f := t.f; f != nil && f.Aux.rec && t.rec && !SystemFile(f.Aux.name) {
 			tr.mmaps++
 			if tr.mmapFiles == nil {
 				tr.mmapFiles = map[string]bool{}
@@ -648,10 +648,10 @@ func (tr *tracer) iovBuf(n int) []byte {
 	return tr.iov[:n]
 }
 
-// systemFile reports whether name is a file of the system (a library the
+// SystemFile reports whether name is a file of the system (a library the
 // dynamic loader maps, its cache, locale data): the record summary does
 // not count mappings of those as I/O the trace misses.
-func systemFile(name string) bool {
+func SystemFile(name string) bool {
 	for _, d := range []string{"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/etc/", "/bin/", "/sbin/"} {
 		if len(name) > len(d) && name[:len(d)] == d {
 			return true

@@ -214,7 +214,7 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 	if o.verbose {
 		printRecordSummary(stderr, file, rk, res)
 	}
-	printUnseen(stderr, res)
+	printUnseen(stderr, unseen{mmapFiles: res.MmapFiles, ioUring: res.IOUring > 0, aio: res.AIO > 0})
 	for _, err := range []error{runErr, infoErr, closeErr} {
 		if err != nil {
 			// The program ran (or not); say what went wrong with the
@@ -233,26 +233,40 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 	return nil
 }
 
+// unseen is what a capture saw the program do whose I/O the trace cannot
+// show.
+type unseen struct {
+	mmapFiles              int // recorded files mapped into memory
+	ioUring, aio, posixAIO bool
+}
+
 // printUnseen says what the trace cannot show, if the program did it: I/O
-// through mappings of recorded files, io_uring, Linux AIO.
-func printUnseen(w io.Writer, res ptrace.Result) {
-	if res.MmapFiles > 0 {
+// through mappings of recorded files, io_uring, Linux AIO, POSIX AIO.
+func printUnseen(w io.Writer, u unseen) {
+	if u.mmapFiles > 0 {
 		files := "files"
-		if res.MmapFiles == 1 {
+		if u.mmapFiles == 1 {
 			files = "file"
 		}
 		fmt.Fprintf(w, "iotrace: record: the program mapped %d recorded %s into memory (mmap): reads and writes through the mappings are not seen\n",
-			res.MmapFiles, files)
+			u.mmapFiles, files)
 	}
 	var async []string
-	if res.IOUring > 0 {
+	if u.ioUring {
 		async = append(async, "io_uring")
 	}
-	if res.AIO > 0 {
+	if u.aio {
 		async = append(async, "Linux AIO")
 	}
+	if u.posixAIO {
+		async = append(async, "POSIX AIO")
+	}
 	if len(async) > 0 {
-		fmt.Fprintf(w, "iotrace: record: the program used %s: that I/O is not seen\n", strings.Join(async, " and "))
+		list := async[len(async)-1]
+		if n := len(async); n > 1 {
+			list = strings.Join(async[:n-1], ", ") + " and " + list
+		}
+		fmt.Fprintf(w, "iotrace: record: the program used %s: that I/O is not seen\n", list)
 	}
 }
 

@@ -57,7 +57,9 @@ member computes alike. POSIX calls the MPI library makes inside an MPI-IO
 call are marked IN_MPIIO, so that reports do not count that I/O twice. Not
 seen: statically linked programs, calls made with syscall(2) and those glibc
 makes to itself (the directory reads of scandir, fts and nftw, scanf's
-refills, the stdio of dprintf), I/O through mmap'd memory.
+refills, the stdio of dprintf), I/O through mmap'd memory, io_uring, Linux
+AIO and POSIX AIO: record says so when the program mapped recorded files or
+set those up (through liburing, libaio, syscall(2), aio_read and its kin).
 
 The shim is C, built on first use with cc (and mpi.h from mpicc for the MPI
 part) into ~/.cache/iotrace/preload (IOTRACE_CACHE). Each process appends
@@ -347,6 +349,7 @@ func encodeSpools(stderr io.Writer, o recordOptions, rk capture.Rank, rules *ptr
 	meta := trace.Meta{Command: argv, Clock: "CLOCK_MONOTONIC", Epoch: run.Epoch(), Creator: "iotrace record --preload"}
 	size := max(run.Size(), rk.Size)
 	var firstErr error
+	var un unseen
 	for _, r := range run.Ranks() {
 		rank := capture.Rank{Rank: r, Known: rk.Known || run.Size() > 0, Size: size, Source: rk.Source}
 		if len(run.Ranks()) > 1 && rank.Size < 2 {
@@ -373,6 +376,10 @@ func encodeSpools(stderr io.Writer, o recordOptions, rk capture.Rank, rules *ptr
 		if eerr != nil && firstErr == nil {
 			firstErr = eerr
 		}
+		un.mmapFiles += st.MmapFiles
+		un.ioUring = un.ioUring || st.Unseen&preload.UnseenIOUring != 0
+		un.aio = un.aio || st.Unseen&preload.UnseenAIO != 0
+		un.posixAIO = un.posixAIO || st.Unseen&preload.UnseenPOSIXAIO != 0
 		if st.Incomplete > 0 || st.Dropped > 0 {
 			fmt.Fprintf(stderr, "iotrace: record: %s: %d calls were in progress when a process ended, %d records were lost (the spool could not grow)\n", file, st.Incomplete, st.Dropped)
 		}
@@ -388,6 +395,7 @@ func encodeSpools(stderr io.Writer, o recordOptions, rk capture.Rank, rules *ptr
 	if firstErr != nil {
 		return firstErr
 	}
+	printUnseen(stderr, un)
 	if o.verbose {
 		var procs []string
 		for _, s := range run.Spools {

@@ -16,6 +16,7 @@
 #undef _FORTIFY_SOURCE
 #include "shim.h"
 
+#include <aio.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -3111,6 +3112,79 @@ EXPORT int fgetpos64(FILE *f, fpos64_t *p) {
 	REAL(fgetpos64);
 	FTELL_BODY(int, real_fgetpos64(f, p), v == 0 ? (int64_t)p->__pos : -1);
 }
+
+/* ---- I/O the shim cannot see ----
+ *
+ * io_uring and Linux AIO hand requests to the kernel without a call per
+ * request; POSIX AIO has glibc's threads make the calls, inside libc. The
+ * shim cannot record that I/O; it records, once per process and kind,
+ * that the program set it up (C_UNSEEN), so that iotrace record says so:
+ * through liburing (io_uring_queue_init, io_uring_setup), libaio
+ * (io_queue_init, io_setup), syscall(2), and POSIX AIO's entry points.
+ * (A program that makes the system call itself, as liburing's own
+ * functions do inside the library, is not noticed.) */
+static uint32_t unseen_noted;
+
+static void note_unseen(uint32_t what) {
+	if (!active || t_in) return;
+	if (__atomic_fetch_or(&unseen_noted, what, __ATOMIC_RELAXED) & what) return;
+	struct rec r = {0};
+	r.call = C_UNSEEN;
+	r.fd = -1;
+	r.oflags = what;
+	r.start = iotrace_now();
+	iotrace_emit(&r, NULL, NULL);
+}
+
+EXPORT long syscall(long n, ...) {
+	REAL(syscall);
+	va_list ap;
+	va_start(ap, n);
+	long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
+	long d = va_arg(ap, long), e = va_arg(ap, long), f = va_arg(ap, long);
+	va_end(ap);
+#ifdef SYS_io_uring_setup
+	if (n == SYS_io_uring_setup) note_unseen(UNSEEN_IO_URING);
+#endif
+	if (n == SYS_io_setup) note_unseen(UNSEEN_AIO);
+	return real_syscall(n, a, b, c, d, e, f);
+}
+
+/* liburing's and libaio's set-up functions (their prototypes here: the
+ * shim builds without their headers; the arguments pass through). */
+EXPORT int io_uring_queue_init(unsigned entries, void *ring, unsigned flags) {
+	REAL(io_uring_queue_init);
+	note_unseen(UNSEEN_IO_URING);
+	return real_io_uring_queue_init(entries, ring, flags);
+}
+EXPORT int io_uring_queue_init_params(unsigned entries, void *ring, void *p) {
+	REAL(io_uring_queue_init_params);
+	note_unseen(UNSEEN_IO_URING);
+	return real_io_uring_queue_init_params(entries, ring, p);
+}
+EXPORT int io_uring_setup(unsigned entries, void *p) {
+	REAL(io_uring_setup);
+	note_unseen(UNSEEN_IO_URING);
+	return real_io_uring_setup(entries, p);
+}
+EXPORT int io_queue_init(int maxevents, void *ctxp) {
+	REAL(io_queue_init);
+	note_unseen(UNSEEN_AIO);
+	return real_io_queue_init(maxevents, ctxp);
+}
+EXPORT int io_setup(int maxevents, void *ctxp) {
+	REAL(io_setup);
+	note_unseen(UNSEEN_AIO);
+	return real_io_setup(maxevents, ctxp);
+}
+
+#define POSIX_AIO(name, proto, args)                                     	EXPORT int name proto {                                              		REAL(name);                                                      		note_unseen(UNSEEN_POSIX_AIO);                                   		return real_##name args;                                         	}
+POSIX_AIO(aio_read, (struct aiocb *cb), (cb))
+POSIX_AIO(aio_write, (struct aiocb *cb), (cb))
+POSIX_AIO(aio_read64, (struct aiocb64 *cb), (cb))
+POSIX_AIO(aio_write64, (struct aiocb64 *cb), (cb))
+POSIX_AIO(lio_listio, (int mode, struct aiocb *const list[], int n, struct sigevent *sev), (mode, list, n, sev))
+POSIX_AIO(lio_listio64, (int mode, struct aiocb64 *const list[], int n, struct sigevent *sev), (mode, list, n, sev))
 
 /* ---- exit ---- */
 

@@ -41,6 +41,11 @@
 #define RF_RECV_HALF 16u    /* MPI_Sendrecv: off and size hold its receive half's source and tag */
 #define RF_PATH2_AT 32u     /* the second path is relative to the descriptor in peer */
 
+/* C_UNSEEN's oflags. */
+#define UNSEEN_IO_URING 1u  /* io_uring: requests the kernel takes from a ring */
+#define UNSEEN_AIO 2u       /* Linux AIO (io_setup) */
+#define UNSEEN_POSIX_AIO 4u /* POSIX AIO (aio_read, lio_listio): glibc's threads do the I/O */
+
 /* Call ids: the shim's own numbering, mapped to trace ops by the Go side. */
 enum {
 	C_NONE,
@@ -68,6 +73,7 @@ enum {
 	C_CLOSE_RANGE,      /* fd: first, size: last, oflags: flags */
 	C_EXIT,             /* the process ends: ret is its exit status */
 	C_GETDENTS,         /* readdir's getdents64 inside glibc: size the buffer, ret the bytes */
+	C_UNSEEN,           /* the process set up I/O the shim cannot see: oflags UNSEEN_* (once each) */
 
 	C_MPI_RANK = 100, /* peer = world rank, count = world size */
 	C_MPI_FINALIZE,
