@@ -1818,7 +1818,26 @@ static struct glibc_dir *glibc_dir(DIR *d, int fd) {
 
 /* READDIR_BODY runs REALCALL, which leaves its entry in E (NULL at the end
  * or on an error), and records the getdents64 it made. */
-#define READDIR_BODY(REALCALL, E)                                        	int fd = d ? dirfd(d) : -1;                                          	struct glibc_dir *g = fd >= 0 && on() && fd_file(fd) ? glibc_dir(d, fd) : NULL; 	if (!g || g->offset < g->size) {                                     		REALCALL;                                                        	} else {                                                             		struct rec r = {0};                                              		size_t alloc = g->allocation;                                    		int before = errno;                                              		errno = 0;                                                       		BEGIN;                                                           		REALCALL;                                                        		END(r);                                                          		r.call = C_GETDENTS;                                             		r.fd = fd;                                                       		r.size = (int64_t)alloc;                                         		r.ret = (E) ? (int64_t)g->size : saved ? -(int64_t)saved : 0;    		iotrace_emit(&r, NULL, NULL);                                    		errno = saved ? saved : before;                                  	}
+#define READDIR_BODY(REALCALL, E)                                                 \
+	int fd = d ? dirfd(d) : -1;                                                   \
+	struct glibc_dir *g = fd >= 0 && on() && fd_file(fd) ? glibc_dir(d, fd) : NULL; \
+	if (!g || g->offset < g->size) {                                              \
+		REALCALL;                                                                 \
+	} else {                                                                      \
+		struct rec r = {0};                                                       \
+		size_t alloc = g->allocation;                                             \
+		int before = errno;                                                       \
+		errno = 0;                                                                \
+		BEGIN;                                                                    \
+		REALCALL;                                                                 \
+		END(r);                                                                   \
+		r.call = C_GETDENTS;                                                      \
+		r.fd = fd;                                                                \
+		r.size = (int64_t)alloc;                                                  \
+		r.ret = (E) ? (int64_t)g->size : saved ? -(int64_t)saved : 0;             \
+		iotrace_emit(&r, NULL, NULL);                                             \
+		errno = saved ? saved : before;                                           \
+	}
 
 EXPORT struct dirent *readdir(DIR *d) {
 	REAL(readdir);
@@ -1832,6 +1851,9 @@ EXPORT struct dirent64 *readdir64(DIR *d) {
 	READDIR_BODY(e = real_readdir64(d), e);
 	return e;
 }
+/* readdir_r is deprecated, and still called. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 EXPORT int readdir_r(DIR *d, struct dirent *ent, struct dirent **res) {
 	REAL(readdir_r);
 	int rc;
@@ -1844,6 +1866,7 @@ EXPORT int readdir64_r(DIR *d, struct dirent64 *ent, struct dirent64 **res) {
 	READDIR_BODY(rc = real_readdir64_r(d, ent, res), rc == 0 && *res);
 	return rc;
 }
+#pragma GCC diagnostic pop
 
 /* rewinddir and seekdir move the descriptor: lseek(fd, pos, SEEK_SET). */
 #define SEEKDIR_BODY(REALCALL, POS)                                      \
@@ -3154,31 +3177,45 @@ EXPORT long syscall(long n, ...) {
  * shim builds without their headers; the arguments pass through). */
 EXPORT int io_uring_queue_init(unsigned entries, void *ring, unsigned flags) {
 	REAL(io_uring_queue_init);
+	if (!real_io_uring_queue_init) return -ENOSYS; /* not loaded: never called */
 	note_unseen(UNSEEN_IO_URING);
 	return real_io_uring_queue_init(entries, ring, flags);
 }
 EXPORT int io_uring_queue_init_params(unsigned entries, void *ring, void *p) {
 	REAL(io_uring_queue_init_params);
+	if (!real_io_uring_queue_init_params) return -ENOSYS; /* not loaded: never called */
 	note_unseen(UNSEEN_IO_URING);
 	return real_io_uring_queue_init_params(entries, ring, p);
 }
 EXPORT int io_uring_setup(unsigned entries, void *p) {
 	REAL(io_uring_setup);
+	if (!real_io_uring_setup) return -ENOSYS; /* not loaded: never called */
 	note_unseen(UNSEEN_IO_URING);
 	return real_io_uring_setup(entries, p);
 }
 EXPORT int io_queue_init(int maxevents, void *ctxp) {
 	REAL(io_queue_init);
+	if (!real_io_queue_init) return -ENOSYS; /* not loaded: never called */
 	note_unseen(UNSEEN_AIO);
 	return real_io_queue_init(maxevents, ctxp);
 }
 EXPORT int io_setup(int maxevents, void *ctxp) {
 	REAL(io_setup);
+	if (!real_io_setup) return -ENOSYS; /* not loaded: never called */
 	note_unseen(UNSEEN_AIO);
 	return real_io_setup(maxevents, ctxp);
 }
 
-#define POSIX_AIO(name, proto, args)                                     	EXPORT int name proto {                                              		REAL(name);                                                      		note_unseen(UNSEEN_POSIX_AIO);                                   		return real_##name args;                                         	}
+#define POSIX_AIO(name, proto, args)                                     \
+	EXPORT int name proto {                                              \
+		REAL(name);                                                      \
+		if (!real_##name) { /* not loaded: never called */               \
+			errno = ENOSYS;                                              \
+			return -1;                                                   \
+		}                                                                \
+		note_unseen(UNSEEN_POSIX_AIO);                                   \
+		return real_##name args;                                         \
+	}
 POSIX_AIO(aio_read, (struct aiocb *cb), (cb))
 POSIX_AIO(aio_write, (struct aiocb *cb), (cb))
 POSIX_AIO(aio_read64, (struct aiocb64 *cb), (cb))
