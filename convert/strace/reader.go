@@ -109,6 +109,7 @@ type Reader struct {
 	inputs  []*lineReader
 	procs   map[int]*proc
 	unbound *proc // the unprefixed first process of stderr output, until its PID shows
+	root    *proc // the first process of the log
 	threads uint32
 	queue   []trace.Event
 	head    int
@@ -309,6 +310,9 @@ func (r *Reader) flushWaiting() {
 // CLONE_FS, else starts with a copy of it.
 func (r *Reader) newProc(pid int, parent *proc, flags uint64) *proc {
 	p := &proc{pid: pid, thread: r.threads, alive: true, cwd: &cwd{}}
+	if r.root == nil {
+		r.root = p
+	}
 	r.threads++
 	if parent != nil {
 		p.cwd = parent.cwd
@@ -351,6 +355,13 @@ func (r *Reader) procOf(rec *record) *proc {
 		}
 		if n == 1 {
 			return live
+		}
+		// strace leaves the prefix out when it traces one task only, but
+		// the log may not have shown the others' ends yet (a thread's
+		// exit line can come after its process's next calls): the first
+		// process, while it lives, is the one that never needed a prefix.
+		if r.root != nil && r.root.alive && r.root.pid != 0 {
+			return r.root
 		}
 		if r.unbound == nil {
 			r.unbound = r.unborn(0)

@@ -275,3 +275,44 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestStderrLogThreadEndsLate: strace's stderr output drops the [pid N]
+// prefix once it traces one task only, and a thread's exit line can come
+// after its process's next, unprefixed calls: those are the first
+// process's (as its threads left), not a process the log never showed.
+func TestStderrLogThreadEndsLate(t *testing.T) {
+	const log = `1700000000.000100 execve("/bin/prog", ["prog"], 0x7ffd /* 1 var */) = 0 <0.000100>
+1700000000.000200 openat(AT_FDCWD</w>, "f", O_WRONLY|O_CREAT, 0644) = 3</w/f> <0.000010>
+1700000000.000300 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID, child_tid=0x7f, parent_tid=0x7f, exit_signal=0, stack=0x7f, stack_size=0x7fff00, tls=0x7f} => {parent_tid=[601]}, 88) = 601 <0.000050>
+[pid   601] 1700000000.000400 write(3</w/f>, "ab", 2) = 2 <0.000010>
+[pid   600] 1700000000.000450 futex(0x7f, FUTEX_WAIT_BITSET|FUTEX_CLOCK_REALTIME, 601, NULL, FUTEX_BITSET_MATCH_ANY <unfinished ...>
+[pid   601] 1700000000.000500 exit(0)           = ?
+1700000000.000600 <... futex resumed>)   = 0 <0.000150>
+1700000000.000700 write(3</w/f>, "cde", 3) = 3 <0.000010>
+[pid   601] 1700000000.000650 +++ exited with 0 +++
+1700000000.000800 close(3</w/f>)          = 0 <0.000010>
+1700000000.000900 exit_group(0)           = ?
+1700000000.001000 +++ exited with 0 +++
+`
+	r, evs, err := read(t, Options{}, text("err.txt", log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		got = append(got, line(r, e))
+	}
+	want := []string{
+		"t0 exec /bin/prog = 0",
+		"t0 openat /w/f fd=3 = 3",
+		"t0 clone = 1",
+		"t1 write /w/f fd=3 off=0 size=2 = 2",
+		"t0 write /w/f fd=3 off=2 size=3 = 3", // before the thread's exit line
+		"t1 exit = 0",
+		"t0 close /w/f fd=3 = 0",
+		"t0 exit = 0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
