@@ -21,7 +21,7 @@ import (
 // Oracle (a) leaves these op families out, per mode, because the mode
 // cannot see them where strace does; docs/CORPUS.md repeats the list.
 var modeExclusions = map[string]map[string]string{
-	"ptrace": {},
+	"ptrace":  {},
 	"preload": {},
 }
 
