@@ -798,10 +798,10 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		if err != nil {
 			return err
 		}
-		if it.st.Open(it.th) >= maxOpen {
-			return evalErr(cm.pos, errTooMany)
+		fd, err := it.lowestFD(cm)
+		if err != nil {
+			return err
 		}
-		fd := it.st.Free(it.th, firstFD)
 		data := trace.Event{FD: fd, Path: id, Size: n, Ret: n}
 		var flags, mode uint32
 		switch cm.op {
@@ -830,10 +830,10 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 		if err != nil {
 			return err
 		}
-		if it.st.Open(it.th) >= maxOpen {
-			return evalErr(cm.pos, errTooMany)
+		fd, err := it.lowestFD(cm)
+		if err != nil {
+			return err
 		}
-		fd := it.st.Free(it.th, firstFD)
 		it.emitOnly(trace.Event{Op: trace.OpCreat, Path: id, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Mode: uint32(mode), Ret: int64(fd)})
 		it.emitOnly(trace.Event{Op: trace.OpClose, FD: fd, Path: id})
 		it.setKnown(id, 0)

@@ -177,10 +177,7 @@ func (it *Interp) setThread(cm *cCmd) error {
 func (it *Interp) descArg(cm *cCmd) (int32, error) {
 	x := cm.arg("fd")
 	if x == nil {
-		if it.st.Open(it.th) >= maxOpen {
-			return 0, evalErr(cm.pos, errTooMany)
-		}
-		return it.st.Free(it.th, firstFD), nil
+		return it.lowestFD(cm)
 	}
 	v, err := it.nonNeg(x, "a descriptor")
 	if err != nil {
@@ -195,5 +192,11 @@ func (it *Interp) descArg(cm *cCmd) (int32, error) {
 	return int32(v), nil
 }
 
-// oCloexec is O_CLOEXEC (x86-64 value) in open flags.
-const oCloexec = 0x80000
+// lowestFD returns the lowest free descriptor from 3 of the current
+// process, where the command's open goes.
+func (it *Interp) lowestFD(cm *cCmd) (int32, error) {
+	if it.st.Open(it.th) >= maxOpen {
+		return 0, evalErr(cm.pos, errTooMany)
+	}
+	return it.st.Free(it.th, firstFD), nil
+}
