@@ -383,11 +383,11 @@ func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 // Follow is Apply for a consumer that needs no Step (one that makes the
 // events, as the script interpreter does): it updates the state alike.
 func (f *Follower[D, H]) Follow(e *trace.Event) {
-	if f.Data(e) != nil {
+	if f.Data(e) != nil || e.Op >= opLimit {
 		return
 	}
 	f.scratch = Step[D, H]{}
-	f.apply(e, &f.scratch)
+	f.other(e, &f.scratch)
 }
 
 // apply follows e into st, which is zero.
@@ -395,7 +395,6 @@ func (f *Follower[D, H]) apply(e *trace.Event, st *Step[D, H]) {
 	if e.Op >= opLimit {
 		return
 	}
-	info := &infos[e.Op]
 	if d := f.Data(e); d != nil {
 		st.Proc, st.Desc, st.Path = f.lastProc, d, e.Path
 		if d.Path != 0 {
@@ -403,6 +402,12 @@ func (f *Follower[D, H]) apply(e *trace.Event, st *Step[D, H]) {
 		}
 		return
 	}
+	f.other(e, st)
+}
+
+// other follows an event (below opLimit) that Data does not take.
+func (f *Follower[D, H]) other(e *trace.Event, st *Step[D, H]) {
+	info := &infos[e.Op]
 	switch info.Class {
 	case trace.ClassMarker, trace.ClassComm, trace.ClassUnknown:
 		return
