@@ -157,6 +157,8 @@ func unescape(s string) (string, bool) {
 // "AT_FDCWD</cwd>". path is the -y decoration, if any.
 func fdArg(a string) (fd int32, path string, decorated, ok bool) {
 	num := a
+	deleted := strings.HasSuffix(a, ">"+deletedMark)
+	a = strings.TrimSuffix(a, deletedMark)
 	if i := strings.IndexByte(a, '<'); i >= 0 && strings.HasSuffix(a, ">") {
 		num = a[:i]
 		p, good := unescape(a[i+1 : len(a)-1])
@@ -164,6 +166,9 @@ func fdArg(a string) (fd int32, path string, decorated, ok bool) {
 			return 0, "", false, false
 		}
 		path, decorated = p, true
+		if deleted {
+			path += " " + deletedMark
+		}
 	}
 	if num == "AT_FDCWD" {
 		return atFDCWD, path, decorated, true
@@ -176,6 +181,12 @@ func fdArg(a string) (fd int32, path string, decorated, ok bool) {
 }
 
 const atFDCWD = -100
+
+// deletedMark follows the decoration of a descriptor whose file was
+// removed (strace 6: 3</path>(deleted)); older versions put it inside the
+// brackets, after a space (3</path (deleted)>), the form the reader
+// keeps.
+const deletedMark = "(deleted)"
 
 // intArg reads an integer in decimal, hex (0x) or octal (0…).
 func intArg(a string) (int64, bool) {

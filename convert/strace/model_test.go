@@ -103,6 +103,8 @@ func TestDecorations(t *testing.T) {
 300 1.003 write(3</w/b>, "yy", 2) = 2
 300 1.004 unlink("/w/b") = 0
 300 1.005 write(3</w/b (deleted)>, "z", 1) = 1
+300 1.0055 dup(3</w/b>(deleted)) = 4</w/b>(deleted)
+300 1.0056 close(4</w/b>(deleted)) = 0
 300 1.006 fcntl(1</w/out.txt>, F_SETFD, FD_CLOEXEC) = 0
 300 1.007 read(3</w/c>, "", 8) = 0
 300 1.008 write(1</dev/null>, "q", 1) = 1
@@ -116,6 +118,9 @@ func TestDecorations(t *testing.T) {
 		"t0 write /w/a fd=3 off=0 size=2 = 2", // the description's path as opened
 		"t0 unlink /w/b = 0",
 		"t0 write /w/a fd=3 off=2 size=1 = 1",
+		// strace 6 puts (deleted) after the decoration.
+		"t0 dup /w/a fd=3 = 4",
+		"t0 close /w/a fd=4 = 0",
 		"t0 fcntl /w/out.txt fd=1 = 0",
 		// Descriptor 3 holds another file than the one opened there: a
 		// call the log lacks changed it.
@@ -125,7 +130,7 @@ func TestDecorations(t *testing.T) {
 	if e := evs[0]; e.Offset != -1 || e.Flags != 0 {
 		t.Errorf("inherit %+v", e)
 	}
-	if e := evs[7]; e.Flags != trace.FSetfd || e.Size != 1 {
+	if e := evs[9]; e.Flags != trace.FSetfd || e.Size != 1 {
 		t.Errorf("fcntl %+v", e)
 	}
 	s := r.Stats()

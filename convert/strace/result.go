@@ -58,6 +58,10 @@ func parseCall(name, body string) (*call, error) {
 		}
 		c.retPath, c.decorated = p, true
 		tok, rest = rest[:j], rest[j+k+1:]
+		if strings.HasPrefix(rest, deletedMark) {
+			c.retPath += " " + deletedMark
+			rest = rest[len(deletedMark):]
+		}
 	} else {
 		tok = rest
 		if i := strings.IndexByte(rest, ' '); i >= 0 {
