@@ -116,17 +116,22 @@ func ratioCell(r float64, ok bool) cell {
 // HumanDuration prints ns as "812ns", "4.21µs", "3.5ms", "12.3s".
 func HumanDuration(ns int64) string {
 	if ns < 0 {
-		return "-" + HumanDuration(-ns)
+		// -ns overflows for the most negative int64; the magnitude as a
+		// float does not, and no recursion is needed.
+		return "-" + humanDuration(-float64(ns))
 	}
-	f := float64(ns)
+	return humanDuration(float64(ns))
+}
+
+func humanDuration(f float64) string {
 	switch {
-	case ns == 0:
+	case f == 0:
 		return "0"
-	case ns < 1000:
-		return fmt.Sprintf("%dns", ns)
-	case ns < 1e6:
+	case f < 1000:
+		return fmt.Sprintf("%dns", int64(f))
+	case f < 1e6:
 		return trim(f/1e3) + "µs"
-	case ns < 1e9:
+	case f < 1e9:
 		return trim(f/1e6) + "ms"
 	}
 	return trim(f/1e9) + "s"
@@ -136,16 +141,21 @@ func HumanDuration(ns int64) string {
 // "1.5 MiB".
 func HumanBytes(n int64) string {
 	if n < 0 {
-		return "-" + HumanBytes(-n)
+		// As HumanDuration: no -n, which overflows for the most negative int64.
+		return "-" + humanBytes(-float64(n))
 	}
+	return humanBytes(float64(n))
+}
+
+func humanBytes(f float64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	f, u := float64(n), 0
+	u := 0
 	for f >= 1024 && u < len(units)-1 {
 		f /= 1024
 		u++
 	}
 	if u == 0 {
-		return fmt.Sprintf("%d B", n)
+		return fmt.Sprintf("%d B", int64(f))
 	}
 	return trim(f) + " " + units[u]
 }
