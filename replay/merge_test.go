@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iotrace/iotrace/report"
+	"github.com/iotrace/iotrace/trace/hist"
 )
 
 // TestResultMerge checks that the results of two processes merge into
@@ -74,7 +74,7 @@ func TestResultWire(t *testing.T) {
 	}
 	want := *r
 	want.Epoch, got.Epoch = time.Time{}, time.Time{}
-	want.Lag, got.Lag = report.Hist{}, report.Hist{}
+	want.Lag, got.Lag = hist.Hist{}, hist.Hist{}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 	}

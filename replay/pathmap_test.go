@@ -82,7 +82,7 @@ func FuzzMapper(f *testing.F) {
 	})
 }
 
-func TestParseRanksAndSize(t *testing.T) {
+func TestParseRanks(t *testing.T) {
 	rs, err := ParseRanks("3,0-2,8,2")
 	if err != nil || len(rs) != 5 || rs[0] != 0 || rs[3] != 3 || rs[4] != 8 {
 		t.Fatalf("ParseRanks = %v, %v", rs, err)
@@ -90,16 +90,6 @@ func TestParseRanksAndSize(t *testing.T) {
 	for _, bad := range []string{"", "a", "3-1", "1-", "-2"} {
 		if _, err := ParseRanks(bad); err == nil {
 			t.Errorf("ParseRanks(%q): no error", bad)
-		}
-	}
-	for s, want := range map[string]int64{"4096": 4096, "4k": 4096, "64KiB": 65536, "1.5M": 3 << 19, "2G": 2 << 30, "1MB": 1 << 20} {
-		if got, err := ParseSize(s); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", s, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "x", "-1", "1Q", "NaN"} {
-		if _, err := ParseSize(bad); err == nil {
-			t.Errorf("ParseSize(%q): no error", bad)
 		}
 	}
 }

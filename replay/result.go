@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/hist"
+	"github.com/iotrace/iotrace/trace/units"
 )
 
 // Result is what a replay did.
@@ -23,7 +24,7 @@ type Result struct {
 	Epoch   time.Time     // the common start: time 0 of the replay's trace
 	// Lag is the issue lag of every call (actual − intended start, ns)
 	// under original and think timing.
-	Lag         report.Hist
+	Lag         hist.Hist
 	Errors      []ErrorCount
 	Skips       []SkipCount
 	Unmatched   int64    // communication calls no rank completed
@@ -79,7 +80,7 @@ type skipKey struct {
 type rankResult struct {
 	rank      uint32
 	events    int64
-	lag       report.Hist
+	lag       hist.Hist
 	errs      map[errKey]errTally
 	skips     map[skipKey]int64
 	unmatched int64
@@ -200,15 +201,15 @@ func (res *Result) Skipped() int64 {
 func (res *Result) WriteSummary(w io.Writer) {
 	if res.Script {
 		fmt.Fprintf(w, "replay: %d ranks, %d events (%d in the script's nominal run) in %s, timing %s\n", res.Ranks, res.Events, res.Planned,
-			report.HumanDuration(res.Elapsed.Nanoseconds()), res.Timing)
+			units.Duration(res.Elapsed.Nanoseconds()), res.Timing)
 	} else {
 		fmt.Fprintf(w, "replay: %d ranks, %d of %d events in %s, timing %s\n", res.Ranks, res.Events, res.Planned,
-			report.HumanDuration(res.Elapsed.Nanoseconds()), res.Timing)
+			units.Duration(res.Elapsed.Nanoseconds()), res.Timing)
 	}
 	if res.Timing != AFAP && res.Lag.Count() > 0 {
 		fmt.Fprintf(w, "issue lag: p50 %s, p99 %s, max %s over %d calls\n",
-			report.HumanDuration(res.Lag.Quantile(0.5)), report.HumanDuration(res.Lag.Quantile(0.99)),
-			report.HumanDuration(res.Lag.Max()), res.Lag.Count())
+			units.Duration(res.Lag.Quantile(0.5)), units.Duration(res.Lag.Quantile(0.99)),
+			units.Duration(res.Lag.Max()), res.Lag.Count())
 	}
 	if res.Interrupted {
 		fmt.Fprintf(w, "interrupted: %s\n", res.Progress())
@@ -241,7 +242,7 @@ func (res *Result) Progress() string {
 		pct = 100 * float64(res.Events) / float64(res.Planned)
 	}
 	s := fmt.Sprintf("%d of %d events replayed (%.1f %%) in %s", res.Events, res.Planned, pct,
-		report.HumanDuration(res.Elapsed.Nanoseconds()))
+		units.Duration(res.Elapsed.Nanoseconds()))
 	if len(res.RankDone) > 1 {
 		lo, hi := slices.Min(res.RankDone), slices.Max(res.RankDone)
 		s += fmt.Sprintf("; ranks between %.1f %% and %.1f %%", 100*lo, 100*hi)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/iotrace/iotrace/trace/units"
 )
 
 // Comparison puts the op tables of two statistics side by side, such as
@@ -145,7 +147,7 @@ func RenderCompare(w io.Writer, c *Comparison, format string) error {
 	}
 	t := c.table()
 	side := func(name string, s *Stats) string {
-		return fmt.Sprintf("%s: %d ranks, %d events, %s", name, s.Ranks, s.Events, HumanDuration(s.End-s.Start))
+		return fmt.Sprintf("%s: %d ranks, %d events, %s", name, s.Ranks, s.Events, units.Duration(s.End-s.Start))
 	}
 	head := side("a", c.A) + "\n" + side("b", c.B)
 	if r, ok := c.DurationRatio(); ok {

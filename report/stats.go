@@ -21,6 +21,7 @@ import (
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/hist"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
@@ -78,7 +79,7 @@ type OpRow struct {
 	// Lat holds the calls' durations: percentiles within 0.4 %, exact
 	// minimum and maximum. It is kept for the rows of the whole trace and
 	// of regions, not for the rows of a rank or a file (it stays empty).
-	Lat   Hist
+	Lat   hist.Hist
 	ranks int // ranks of the trace: the divisor of AvgPerRank
 	sizes *sizeDist
 }
@@ -387,7 +388,7 @@ func isStraggler(ioTime, median, mad int64) bool {
 // Compute reads every rank of t once, streaming, and returns its
 // statistics. Memory grows with the number of distinct rows, ranks,
 // files and region labels, never with the number of events: latency
-// percentiles come from Hist, a histogram of log-spaced buckets (128 per
+// percentiles come from hist.Hist, a histogram of log-spaced buckets (128 per
 // power of two, at most 7,296 counters) whose percentiles are within
 // 0.4 % of the exact ones, so 50 million calls cost no more than 50;
 // activity over time is kept in at most MaxBins bins per timeline row

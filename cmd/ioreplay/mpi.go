@@ -24,6 +24,7 @@ import (
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/units"
 	"github.com/spf13/cobra"
 )
 
@@ -176,7 +177,7 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 	var perr error
 	if lead {
 		if !f.quiet && plan.Bytes() > 64<<20 {
-			fmt.Fprintf(stderr, "ioreplay: preparing %d files (%s) in %s\n", len(plan.Files), report.HumanBytes(plan.Bytes()), target)
+			fmt.Fprintf(stderr, "ioreplay: preparing %d files (%s) in %s\n", len(plan.Files), units.Bytes(plan.Bytes()), target)
 		}
 		if perr = be.Prepare(ctx, plan); perr == nil {
 			perr = os.WriteFile(filepath.Join(target, markerName), []byte(fmt.Sprint(os.Getpid())), 0o644)
@@ -199,7 +200,7 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 	if f.prepareOnly {
 		if lead {
 			fmt.Fprintf(cmd.OutOrStdout(), "prepared %d files (%s) and %d directories in %s\n",
-				len(plan.Files), report.HumanBytes(plan.Bytes()), len(plan.Dirs), target)
+				len(plan.Files), units.Bytes(plan.Bytes()), len(plan.Dirs), target)
 		}
 		return nil
 	}
@@ -358,7 +359,7 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 	}
 	if !f.quiet {
 		fmt.Fprintf(stderr, "mpi: %d processes, %d ranks (%s); between processes %d messages (%s), %d collectives, backend %s\n",
-			proc.Size, len(plan.Ranks), sharesText(proc, plan.Ranks), ws.Messages, report.HumanBytes(ws.Bytes), ws.Collectives, f.backend)
+			proc.Size, len(plan.Ranks), sharesText(proc, plan.Ranks), ws.Messages, units.Bytes(ws.Bytes), ws.Collectives, f.backend)
 		if ws.Unreceived > 0 {
 			fmt.Fprintf(stderr, "mpi: %d messages were sent but never received\n", ws.Unreceived)
 		}

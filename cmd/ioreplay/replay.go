@@ -22,6 +22,7 @@ import (
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/units"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
@@ -189,7 +190,7 @@ func (f *flags) options() (replay.Options, error) {
 		if v == "" {
 			return 0, nil
 		}
-		n, err := replay.ParseSize(v)
+		n, err := units.ParseSize(v)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", flag, err)
 		}
@@ -301,7 +302,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 
 	plan := rp.Plan()
 	if !f.quiet && plan.Bytes() > 64<<20 {
-		fmt.Fprintf(stderr, "ioreplay: preparing %d files (%s) in %s\n", len(plan.Files), report.HumanBytes(plan.Bytes()), target)
+		fmt.Fprintf(stderr, "ioreplay: preparing %d files (%s) in %s\n", len(plan.Files), units.Bytes(plan.Bytes()), target)
 	}
 	if err := be.Prepare(ctx, plan); err != nil {
 		if ctx.Err() != nil {
@@ -321,7 +322,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 	}
 	if f.prepareOnly {
 		fmt.Fprintf(cmd.OutOrStdout(), "prepared %d files (%s) and %d directories in %s\n",
-			len(plan.Files), report.HumanBytes(plan.Bytes()), len(plan.Dirs), target)
+			len(plan.Files), units.Bytes(plan.Bytes()), len(plan.Dirs), target)
 		if temp && !f.keep {
 			fmt.Fprintln(stderr, "ioreplay: note: the temporary target is removed at exit; use --target DIR or --keep")
 		}
@@ -547,7 +548,7 @@ func printPlan(w io.Writer, rp *replay.Replay, f *flags, target string) error {
 	for _, d := range p.Dirs {
 		fmt.Fprintf(bw, "  %q\n", d)
 	}
-	fmt.Fprintf(bw, "\nfiles to prepare: %d (%s)\n", len(p.Files), report.HumanBytes(p.Bytes()))
+	fmt.Fprintf(bw, "\nfiles to prepare: %d (%s)\n", len(p.Files), units.Bytes(p.Bytes()))
 	for _, fl := range p.Files {
 		fmt.Fprintf(bw, "  %q %d bytes\n", fl.Path, fl.Size)
 	}

@@ -1,4 +1,4 @@
-package report
+package hist
 
 import (
 	"encoding/binary"
@@ -27,7 +27,7 @@ func (h *Hist) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary decodes what MarshalBinary wrote.
 func (h *Hist) UnmarshalBinary(b []byte) error {
-	bad := errors.New("report: bad histogram encoding")
+	bad := errors.New("bad histogram encoding")
 	var v Hist
 	var k int
 	if v.n, k = binary.Uvarint(b); k <= 0 {

@@ -1,4 +1,7 @@
-package report
+// Package hist counts durations in a histogram of bounded size whose
+// percentiles are within 0.4 % of the true values: the latencies of a
+// report, the issue lag of a replay.
+package hist
 
 import (
 	"math"
