@@ -20,7 +20,6 @@ import (
 	"slices"
 
 	"github.com/iotrace/iotrace/trace"
-	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/hist"
 	"github.com/iotrace/iotrace/trace/state"
 )
@@ -419,7 +418,7 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 			// An error that points at its spot (a script's file:line:col,
 			// a trace file's FILE: offset N) is one line as it is.
 			var located interface{ Location() string }
-			if errors.As(err, &located) || errors.Is(err, format.ErrFormat) {
+			if errors.As(err, &located) || errors.Is(err, trace.ErrMalformed) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("rank %d: %w", r, err)

@@ -16,6 +16,12 @@ type Meta struct {
 	Creator string   // program that wrote the trace, e.g. "iotrace record 0.1"
 }
 
+// ErrMalformed matches (errors.Is) every error of a reader about input
+// that is not a well-formed trace (trace/format's FormatError): such an
+// error names the file and the offset, so a consumer passes it on as it
+// is rather than adding where it was reading.
+var ErrMalformed = errors.New("malformed trace")
+
 // Trace is a set of per-rank event streams that share one path table, such
 // as a trace file (or several), or an expanded pattern script.
 type Trace interface {
