@@ -13,6 +13,7 @@ import (
 
 	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
@@ -337,7 +338,7 @@ const (
 // and process ends, an inherit for each descriptor a process used but was
 // not seen opening. A damaged spool ends its process's events with an
 // error naming file and offset, after the events before it were written.
-func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, error) {
+func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, error) {
 	var st Stats
 	epoch := r.Epoch()
 	var procs []*proc
@@ -620,7 +621,7 @@ type procIter struct {
 	sc    *Scanner
 	s     *Spool
 	sink  trace.Sink
-	rules *ptrace.Rules
+	rules *filter.Paths
 	main  uint32 // thread index of the main thread
 	base  uint32 // of thread 1
 	shift int64

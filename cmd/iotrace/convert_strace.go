@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/convert/strace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/spf13/pflag"
 )
 
@@ -36,7 +36,7 @@ func init() {
 			fs.BoolVar(&all, "all", false, "strace: keep every call of the event model: no path exclusions, pipes and sockets too")
 			fs.BoolVar(&perFile, "rank-per-file", false, "strace: each INPUT is one rank (in the order given), e.g. one strace per MPI process")
 			return convertIO{read: func(c *convertRun) (*imported, error) {
-				rules, err := straceRules(include, exclude)
+				rules, err := filter.RecordPaths(include, exclude, false)
 				if err != nil {
 					return nil, err
 				}
@@ -44,29 +44,6 @@ func init() {
 			}}
 		},
 	})
-}
-
-func straceRules(include, exclude []string) (*ptrace.Rules, error) {
-	abs := func(list []string) ([]string, error) {
-		var out []string
-		for _, p := range list {
-			a, err := filepath.Abs(p)
-			if err != nil {
-				return nil, fmt.Errorf("--include/--exclude %s: %w", p, err)
-			}
-			out = append(out, a)
-		}
-		return out, nil
-	}
-	inc, err := abs(include)
-	if err != nil {
-		return nil, err
-	}
-	exc, err := abs(exclude)
-	if err != nil {
-		return nil, err
-	}
-	return ptrace.NewRules(inc, exc, true)
 }
 
 // straceFiles expands one INPUT: a file, or the PREFIX of strace -ff's
@@ -103,7 +80,7 @@ func globEscape(s string) string {
 	return regexp.MustCompile(`[*?\[\\]`).ReplaceAllString(s, `\$0`)
 }
 
-func readStrace(c *convertRun, rules *ptrace.Rules, all, perFile bool) (*imported, error) {
+func readStrace(c *convertRun, rules *filter.Paths, all, perFile bool) (*imported, error) {
 	paths := trace.NewPaths()
 	var groups [][]strace.Input
 	for _, a := range c.args {

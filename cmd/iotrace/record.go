@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/spf13/cobra"
 )
 
@@ -147,42 +147,15 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 		rk.Rank, rk.Known, rk.Source = uint32(*o.rank), true, "--rank"
 	}
 	// Check everything before the output is made: a typo must not leave
-	// an empty trace (or directory) behind.
-	for _, list := range []*[]string{&o.include, &o.exclude} {
-		abs := make([]string, len(*list))
-		for i, p := range *list {
-			if p == "" {
-				return errors.New("record: --include/--exclude: empty path prefix")
-			}
-			a, err := filepath.Abs(p)
-			if err != nil {
-				return fmt.Errorf("record: --include/--exclude %s: %w", p, err)
-			}
-			abs[i] = a
-		}
-		*list = abs
+	// an empty trace (or directory) behind. The trace itself (and the
+	// other ranks' files) are not recorded.
+	rules, err := filter.RecordPaths(o.include, o.exclude, o.all, o.out)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
 	}
 	if _, err := ptrace.LookPath(argv[0], "", nil); err != nil {
 		fmt.Fprintf(stderr, "iotrace: record: %v\n", err)
 		return cli.ExitError{Code: 127}
-	}
-	file, dir, err := capture.OutputPath(o.out, rk)
-	if err != nil {
-		return fmt.Errorf("record: %w", err)
-	}
-	// The trace itself (and the other ranks' files) are not recorded.
-	excludes := append([]string(nil), o.exclude...)
-	for _, p := range []string{file, dir} {
-		if p == "" {
-			continue
-		}
-		if abs, err := filepath.Abs(p); err == nil {
-			excludes = append(excludes, abs)
-		}
-	}
-	rules, err := ptrace.NewRules(o.include, excludes, true)
-	if err != nil {
-		return fmt.Errorf("record: %w", err)
 	}
 	base := time.Now()
 	host, _ := os.Hostname()

@@ -16,9 +16,9 @@ import (
 
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/capture/preload"
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
@@ -87,9 +87,9 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 	if o.rank != nil {
 		rk.Rank, rk.Known, rk.Source = uint32(*o.rank), true, "--rank"
 	}
-	rules, err := recordRules(o)
+	rules, err := filter.RecordPaths(o.include, o.exclude, o.all, o.out)
 	if err != nil {
-		return err
+		return fmt.Errorf("record: %w", err)
 	}
 	if p.fromSpool != "" {
 		return encodeSpools(stderr, o, rk, rules, p.fromSpool, nil, 0)
@@ -285,47 +285,9 @@ func pidList(pids []int) string {
 	return "pids " + strings.Join(s, " ")
 }
 
-// recordRules are the path rules of a record: --include, --exclude, the
-// defaults (/proc, /sys, /dev) unless --all, and the output itself.
-func recordRules(o recordOptions) (*ptrace.Rules, error) {
-	abs := func(list []string) ([]string, error) {
-		out := make([]string, len(list))
-		for i, p := range list {
-			if p == "" {
-				return nil, errors.New("record: --include/--exclude: empty path prefix")
-			}
-			a, err := filepath.Abs(p)
-			if err != nil {
-				return nil, fmt.Errorf("record: --include/--exclude %s: %w", p, err)
-			}
-			out[i] = a
-		}
-		return out, nil
-	}
-	inc, err := abs(o.include)
-	if err != nil {
-		return nil, err
-	}
-	exc, err := abs(o.exclude)
-	if err != nil {
-		return nil, err
-	}
-	if a, err := filepath.Abs(o.out); err == nil {
-		exc = append(exc, a)
-	}
-	if o.all {
-		return ptrace.NewRules(nil, nil, false)
-	}
-	rules, err := ptrace.NewRules(inc, exc, true)
-	if err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	return rules, nil
-}
-
 // encodeSpools writes the trace of the spools in dir: one rank file per
 // rank the processes recorded (or one file for a lone process).
-func encodeSpools(stderr io.Writer, o recordOptions, rk capture.Rank, rules *ptrace.Rules, dir string, argv []string, status int) error {
+func encodeSpools(stderr io.Writer, o recordOptions, rk capture.Rank, rules *filter.Paths, dir string, argv []string, status int) error {
 	if err := preload.Recover(dir); err != nil { // rings a killed record left
 		return err
 	}
