@@ -82,18 +82,6 @@ func FuzzMapper(f *testing.F) {
 	})
 }
 
-func TestParseRanks(t *testing.T) {
-	rs, err := ParseRanks("3,0-2,8,2")
-	if err != nil || len(rs) != 5 || rs[0] != 0 || rs[3] != 3 || rs[4] != 8 {
-		t.Fatalf("ParseRanks = %v, %v", rs, err)
-	}
-	for _, bad := range []string{"", "a", "3-1", "1-", "-2"} {
-		if _, err := ParseRanks(bad); err == nil {
-			t.Errorf("ParseRanks(%q): no error", bad)
-		}
-	}
-}
-
 // TestMapperKernelObjects: the names the kernel gives descriptors that are
 // no file (readlink of /proc/PID/fd/N) map to nothing, and do not take
 // part in the common prefix.

@@ -21,6 +21,7 @@ import (
 	"github.com/iotrace/iotrace/samples"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/units"
 	"github.com/spf13/cobra"
@@ -177,7 +178,7 @@ func (f *flags) options() (replay.Options, error) {
 	o.Strict = f.strict
 	tf := &o.Transforms
 	if f.rankSubset != "" {
-		if tf.Ranks, err = replay.ParseRanks(f.rankSubset); err != nil {
+		if tf.Ranks, err = filter.ParseRanks(f.rankSubset); err != nil {
 			return o, fmt.Errorf("--rank-subset: %w", err)
 		}
 	}

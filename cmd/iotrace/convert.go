@@ -12,6 +12,7 @@ import (
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -387,7 +388,7 @@ func init() {
 						if err != nil {
 							return err
 						}
-						if err := writeLines(lw, t, nil, nil); err != nil {
+						if err := writeLines(lw, t, &filter.Selection{}); err != nil {
 							closeOut()
 							return err
 						}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
@@ -13,6 +12,7 @@ import (
 	"github.com/iotrace/iotrace/convert/jsonl"
 	"github.com/iotrace/iotrace/convert/text"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/spf13/cobra"
 )
 
@@ -39,34 +39,18 @@ func newLineWriter(format string, w io.Writer) (lineWriter, error) {
 	return nil, fmt.Errorf("--format %q: want text, jsonl or csv", format)
 }
 
-// eventFilter selects events by rank and op; an empty filter keeps all.
-type eventFilter struct {
-	ranks []uint32          // keep only these ranks, if not empty
-	ops   map[trace.Op]bool // keep only these ops, if not nil
-}
-
-func (f *eventFilter) keepRank(r uint32) bool {
-	return len(f.ranks) == 0 || slices.Contains(f.ranks, r)
-}
-
-func (f *eventFilter) keep(e *trace.Event) bool {
-	return (f.ops == nil || f.ops[e.Op]) && f.keepRank(e.Rank)
-}
-
-// writeLines writes the events of t, rank after rank in increasing order,
-// to lw: only the ranks in only, if it is not empty, and only the ops in
-// keep, if keep is not nil.
-func writeLines(lw lineWriter, t trace.Trace, only []uint32, keep map[trace.Op]bool) error {
-	f := eventFilter{ranks: only, ops: keep}
+// writeLines writes the events of t that sel keeps, rank after rank in
+// increasing order, to lw.
+func writeLines(lw lineWriter, t trace.Trace, sel *filter.Selection) error {
 	for _, r := range t.Ranks() {
-		if !f.keepRank(r) {
+		if !sel.KeepRank(r) {
 			continue
 		}
 		src, err := t.Rank(r)
 		if err != nil {
 			return err
 		}
-		err = writeSource(lw, src, t.Path, &f)
+		err = writeSource(lw, src, t.Path, sel)
 		if c, ok := src.(io.Closer); ok {
 			c.Close()
 		}
@@ -78,14 +62,14 @@ func writeLines(lw lineWriter, t trace.Trace, only []uint32, keep map[trace.Op]b
 	return lw.Flush()
 }
 
-// writeSource writes the events of src that f keeps to lw, without
+// writeSource writes the events of src that sel keeps to lw, without
 // flushing it.
-func writeSource(lw lineWriter, src trace.Source, path func(trace.PathID) string, f *eventFilter) error {
+func writeSource(lw lineWriter, src trace.Source, path func(trace.PathID) string, sel *filter.Selection) error {
 	buf := make([]trace.Event, trace.BatchSize)
 	for {
 		n, err := src.ReadEvents(buf)
 		for i := range buf[:n] {
-			if !f.keep(&buf[i]) {
+			if !sel.Keep(&buf[i], path) {
 				continue
 			}
 			if werr := lw.Write(&buf[i], path); werr != nil {
@@ -101,45 +85,6 @@ func writeSource(lw lineWriter, src trace.Source, path func(trace.PathID) string
 	}
 }
 
-// opFilter turns --op names (calls or families) into a set of ops; nil if
-// there are none.
-func opFilter(names []string) (map[trace.Op]bool, error) {
-	if len(names) == 0 {
-		return nil, nil
-	}
-	keep := map[trace.Op]bool{}
-	for _, list := range names {
-		for _, n := range strings.Split(list, ",") {
-			n = strings.TrimSpace(n)
-			found := false
-			if op, ok := trace.ParseOp(n); ok {
-				keep[op] = true
-				found = true
-			}
-			for _, op := range trace.Ops() {
-				if op.Info().Family == n {
-					keep[op] = true
-					found = true
-				}
-			}
-			if !found {
-				return nil, fmt.Errorf("--op %q: no such call or family (calls such as pwrite or MPI_Barrier, families such as write or open)", n)
-			}
-		}
-	}
-	return keep, nil
-}
-
-// checkRanks fails if a rank --rank asks for is not in the trace.
-func checkRanks(only, have []uint32) error {
-	for _, r := range only {
-		if !slices.Contains(have, r) {
-			return fmt.Errorf("--rank %d: the trace has no rank %d (its ranks: %s)", r, r, rankList(have))
-		}
-	}
-	return nil
-}
-
 // lineInput returns the reader of a JSON-lines or CSV input (by its
 // extension), or nil for any other input.
 func lineInput(name string) func(io.Reader, string) trace.Source {
@@ -153,14 +98,14 @@ func lineInput(name string) func(io.Reader, string) trace.Source {
 }
 
 // dumpLines prints a JSON-lines or CSV file, in the order of its lines.
-func dumpLines(lw lineWriter, name string, open func(io.Reader, string) trace.Source, f *eventFilter) error {
+func dumpLines(lw lineWriter, name string, open func(io.Reader, string) trace.Source, sel *filter.Selection) error {
 	file, err := os.Open(name)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
 	src := open(file, name)
-	err = writeSource(lw, src, src.Path, f)
+	err = writeSource(lw, src, src.Path, sel)
 	// The lines before a bad one are printed, then the error.
 	if ferr := lw.Flush(); err == nil {
 		err = ferr
@@ -171,10 +116,10 @@ func dumpLines(lw lineWriter, name string, open func(io.Reader, string) trace.So
 func newDumpCmd() *cobra.Command {
 	var in cli.Input
 	var formatName string
-	var ranks []uint
+	var ranks []string
 	var ops []string
 	c := &cobra.Command{
-		Use:   "dump [--format text|jsonl|csv] [--rank N]… [--op NAME]… INPUT…",
+		Use:   "dump [--format text|jsonl|csv] [--rank LIST]… [--op NAME]… INPUT…",
 		Short: "Print a trace one event per line (text, JSON lines or CSV)",
 		Long: `dump prints every event of a trace, rank after rank, each rank's events in
 call order, one line per event.
@@ -185,9 +130,10 @@ call order, one line per event.
          back (schema: docs/FORMAT.md, "JSON lines")
   csv    a header row, then every field of the JSON-lines schema in every row
 
---rank N (repeatable, or 0,2,5) prints only those ranks; --op NAME (repeatable,
-or a comma list) only those calls (pwrite, MPI_File_write_at_all) or families
-(write, open, seek, sync). INPUT is trace files or a directory of them, a
+--rank LIST (repeatable; ranks and ranges, 0-3,8) prints only those ranks;
+--op NAME (repeatable, or a comma list) only those calls (pwrite,
+MPI_File_write_at_all), families (write, open, seek, sync) or classes (posix,
+meta, mpiio, comm, marker, process), in any case. INPUT is trace files or a directory of them, a
 pattern script with --ranks, or one .jsonl or .csv file, which is printed in
 the order of its lines (a quick way to check one: the first bad line is named).`,
 		Args: cobra.MinimumNArgs(1),
@@ -196,30 +142,23 @@ the order of its lines (a quick way to check one: the first bad line is named).`
 			if err != nil {
 				return err
 			}
-			keep, err := opFilter(ops)
+			sel, err := selection(ranks, ops)
 			if err != nil {
 				return err
-			}
-			var only []uint32
-			for _, r := range ranks {
-				if r > 1<<32-1 {
-					return fmt.Errorf("--rank %d: out of range", r)
-				}
-				only = append(only, uint32(r))
 			}
 			if open := lineInput(args[0]); open != nil {
 				if len(args) != 1 {
 					return fmt.Errorf("%s is read alone, not with other inputs", args[0])
 				}
-				return dumpLines(lw, args[0], open, &eventFilter{ranks: only, ops: keep})
+				return dumpLines(lw, args[0], open, sel)
 			}
 			t, err := in.Open(args, scriptOpener, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			err = checkRanks(only, t.Ranks())
+			err = sel.CheckRanks("--rank", t.Ranks())
 			if err == nil {
-				err = writeLines(lw, t, only, keep)
+				err = writeLines(lw, t, sel)
 			}
 			if cerr := t.Close(); err == nil {
 				err = cerr
@@ -229,7 +168,27 @@ the order of its lines (a quick way to check one: the first bad line is named).`
 	}
 	in.AddFlags(c.Flags())
 	c.Flags().StringVar(&formatName, "format", "text", "output form: "+strings.Join(lineFormats, ", "))
-	c.Flags().UintSliceVar(&ranks, "rank", nil, "print only this rank (repeatable)")
-	c.Flags().StringArrayVar(&ops, "op", nil, "print only this call or family (repeatable)")
+	c.Flags().StringArrayVar(&ranks, "rank", nil, "print only these ranks, e.g. 0-3,8 (repeatable)")
+	c.Flags().StringArrayVar(&ops, "op", nil, "print only these calls, families or classes (repeatable, or a comma list)")
 	return c
+}
+
+// selection turns --rank and --op into a selection of events.
+func selection(ranks, ops []string) (*filter.Selection, error) {
+	sel := &filter.Selection{}
+	if len(ranks) > 0 {
+		rs, err := filter.ParseRanks(strings.Join(ranks, ","))
+		if err != nil {
+			return nil, fmt.Errorf("--rank: %w", err)
+		}
+		sel.Ranks = rs
+	}
+	if len(ops) > 0 {
+		o, err := filter.ParseOps(ops...)
+		if err != nil {
+			return nil, fmt.Errorf("--op: %w", err)
+		}
+		sel.Ops = o
+	}
+	return sel, nil
 }

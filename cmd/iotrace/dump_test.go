@@ -47,6 +47,7 @@ func TestDumpE2E(t *testing.T) {
 		{[]string{"--rank", "1"}, map[uint32]bool{1: true}},
 		{[]string{"--rank", "1,2"}, map[uint32]bool{1: true, 2: true}},
 		{[]string{"--rank", "2", "--rank", "0"}, map[uint32]bool{0: true, 2: true}},
+		{[]string{"--rank", "0-1"}, map[uint32]bool{0: true, 1: true}},
 	} {
 		out := mustRun(t, append(append([]string{"dump"}, c.args...), tr)...)
 		var want []string
@@ -109,8 +110,8 @@ func TestDumpE2E(t *testing.T) {
 		want string
 	}{
 		{[]string{"dump", "--format", "xml", tr}, `iotrace: --format "xml": want text, jsonl or csv`},
-		{[]string{"dump", "--rank", "7", tr}, `iotrace: --rank 7: the trace has no rank 7 (its ranks: [0-2])`},
-		{[]string{"dump", "--op", "frobnicate", tr}, `iotrace: --op "frobnicate": no such call or family`},
+		{[]string{"dump", "--rank", "7", tr}, `iotrace: --rank 7: the trace has no rank 7 (its ranks: 0-2)`},
+		{[]string{"dump", "--op", "frobnicate", tr}, `iotrace: --op: "frobnicate" is no call, family or class`},
 		{[]string{"dump", bad}, `iotrace: ` + bad + `:2: unknown field "sise"`},
 		{[]string{"dump", jl, tr}, `iotrace: ` + jl + ` is read alone, not with other inputs`},
 		{[]string{"dump", filepath.Join(dir, "none.iot")}, `none.iot`},
