@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/launcher"
 	"github.com/spf13/pflag"
 )
 
@@ -40,7 +40,7 @@ func checkMPIFlags(f *flags) error {
 		return errors.New("--direct is for --backend posix (give the MPI library's hint for direct I/O instead, e.g. --hint direct_write=true)")
 	}
 	if !f.mpi {
-		if rk, err := capture.DetectRank(os.Getenv); err == nil && rk.Size > 1 {
+		if rk, err := launcher.Detect(os.Getenv); err == nil && rk.Size > 1 {
 			return fmt.Errorf("running as one of %d processes of an MPI job (%s): add --mpi to spread the trace ranks over them, or every process would replay the whole trace", rk.Size, rk.Source)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/spf13/cobra"
@@ -136,13 +137,13 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 	if !ptrace.Supported {
 		return errors.New("record: recording needs Linux on amd64 or arm64")
 	}
-	rk, err := capture.DetectRank(os.Getenv)
+	rk, err := launcher.Detect(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
 	if o.rank != nil {
 		if rk.Size > 0 && *o.rank >= rk.Size {
-			return fmt.Errorf("record: --rank %d is not below the number of ranks %d (%s)", *o.rank, rk.Size, capture.SizeVars)
+			return fmt.Errorf("record: --rank %d is not below the number of ranks %d (%s)", *o.rank, rk.Size, launcher.SizeVars)
 		}
 		rk.Rank, rk.Known, rk.Source = uint32(*o.rank), true, "--rank"
 	}
@@ -243,7 +244,7 @@ func printUnseen(w io.Writer, u unseen) {
 	}
 }
 
-func printRecordSummary(w io.Writer, file string, rk capture.Rank, res ptrace.Result) {
+func printRecordSummary(w io.Writer, file string, rk launcher.Rank, res ptrace.Result) {
 	how := fmt.Sprintf("exit status %d", res.ExitCode)
 	if res.Signal != 0 {
 		how = fmt.Sprintf("killed by signal %d (%v)", int(res.Signal), res.Signal)

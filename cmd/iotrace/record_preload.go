@@ -17,6 +17,7 @@ import (
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/capture/preload"
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/spf13/cobra"
@@ -80,7 +81,7 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 	if p.fromSpool != "" && (len(argv) > 0 || p.on || p.spool != "") {
 		return errors.New("record: --from-spool encodes spools; it runs no program (no --preload, --spool or CMD)")
 	}
-	rk, err := capture.DetectRank(os.Getenv)
+	rk, err := launcher.Detect(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
@@ -287,7 +288,7 @@ func pidList(pids []int) string {
 
 // encodeSpools writes the trace of the spools in dir: one rank file per
 // rank the processes recorded (or one file for a lone process).
-func encodeSpools(stderr io.Writer, o recordOptions, rk capture.Rank, rules *filter.Paths, dir string, argv []string, status int) error {
+func encodeSpools(stderr io.Writer, o recordOptions, rk launcher.Rank, rules *filter.Paths, dir string, argv []string, status int) error {
 	if err := preload.Recover(dir); err != nil { // rings a killed record left
 		return err
 	}
@@ -313,7 +314,7 @@ func encodeSpools(stderr io.Writer, o recordOptions, rk capture.Rank, rules *fil
 	var firstErr error
 	var un unseen
 	for _, r := range run.Ranks() {
-		rank := capture.Rank{Rank: r, Known: rk.Known || run.Size() > 0, Size: size, Source: rk.Source}
+		rank := launcher.Rank{Rank: r, Known: rk.Known || run.Size() > 0, Size: size, Source: rk.Source}
 		if len(run.Ranks()) > 1 && rank.Size < 2 {
 			rank.Size = len(run.Ranks())
 		}
