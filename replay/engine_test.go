@@ -14,6 +14,7 @@ import (
 	"github.com/iotrace/iotrace/replay/posix"
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/target"
 	"github.com/iotrace/iotrace/trace/tracegen"
 	"golang.org/x/sys/unix"
 )
@@ -27,9 +28,9 @@ type fakeBackend struct {
 	ret   func(e *trace.Event) int64
 }
 
-func (f *fakeBackend) Prepare(context.Context, *replay.Plan) error { return nil }
-func (f *fakeBackend) Close() error                                { return nil }
-func (f *fakeBackend) Rank(uint32, int) (replay.Executor, error)   { return &fakeExec{f}, nil }
+func (f *fakeBackend) Prepare(context.Context, *target.Layout) error { return nil }
+func (f *fakeBackend) Close() error                                  { return nil }
+func (f *fakeBackend) Rank(uint32, int) (replay.Executor, error)     { return &fakeExec{f}, nil }
 
 type fakeExec struct{ f *fakeBackend }
 
@@ -94,7 +95,7 @@ func run(t *testing.T, tr trace.Trace, opts replay.Options, b replay.Backend) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Prepare(context.Background(), rp.Plan()); err != nil {
+	if err := b.Prepare(context.Background(), &rp.Plan().Layout); err != nil {
 		t.Fatal(err)
 	}
 	s := newSinks()

@@ -12,6 +12,7 @@ import (
 	"github.com/iotrace/iotrace/replay/comm"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/target"
 )
 
 // Options configure a replay.
@@ -20,7 +21,7 @@ type Options struct {
 	// Speed divides recorded gaps (original and think timing); 0 is 1.
 	Speed float64
 	// Map rewrites path prefixes (see Mapper).
-	Map        []MapRule
+	Map        []target.MapRule
 	Transforms Transforms
 	// Strict stops the replay at the first call that fails where the
 	// original did not, at the first unmatched communication, and at the

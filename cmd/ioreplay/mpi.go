@@ -179,7 +179,7 @@ func runMPI(cmd *cobra.Command, f *flags, args []string) (err error) {
 		if !f.quiet && plan.Bytes() > 64<<20 {
 			fmt.Fprintf(stderr, "ioreplay: preparing %d files (%s) in %s\n", len(plan.Files), units.Bytes(plan.Bytes()), target)
 		}
-		if perr = be.Prepare(ctx, plan); perr == nil {
+		if perr = be.Prepare(ctx, &plan.Layout); perr == nil {
 			perr = os.WriteFile(filepath.Join(target, markerName), []byte(fmt.Sprint(os.Getpid())), 0o644)
 		}
 	}

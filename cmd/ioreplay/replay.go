@@ -23,6 +23,7 @@ import (
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/target"
 	"github.com/iotrace/iotrace/trace/units"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -169,7 +170,7 @@ func (f *flags) options() (replay.Options, error) {
 	}
 	o.Speed = f.speed
 	for _, m := range f.maps {
-		r, err := replay.ParseMapRule(m)
+		r, err := target.ParseMapRule(m)
 		if err != nil {
 			return o, err
 		}
@@ -305,7 +306,7 @@ func run(cmd *cobra.Command, f *flags, args []string) (err error) {
 	if !f.quiet && plan.Bytes() > 64<<20 {
 		fmt.Fprintf(stderr, "ioreplay: preparing %d files (%s) in %s\n", len(plan.Files), units.Bytes(plan.Bytes()), target)
 	}
-	if err := be.Prepare(ctx, plan); err != nil {
+	if err := be.Prepare(ctx, &plan.Layout); err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "ioreplay: interrupted while preparing the files the trace reads; nothing was replayed")
 			return cli.ExitError{Code: 130}
@@ -525,21 +526,21 @@ func isTerminal(w io.Writer) bool {
 }
 
 // printPlan prints what a replay would do.
-func printPlan(w io.Writer, rp *replay.Replay, f *flags, target string) error {
+func printPlan(w io.Writer, rp *replay.Replay, f *flags, dir string) error {
 	bw := bufio.NewWriter(w)
 	p := rp.Plan()
-	if target == "" {
-		target = "(a new temporary directory)"
+	if dir == "" {
+		dir = "(a new temporary directory)"
 	}
-	fmt.Fprintf(bw, "dry run: %d ranks, %d events, timing %s, target %s\n", len(p.Ranks), p.Events, rp.Timing(), target)
+	fmt.Fprintf(bw, "dry run: %d ranks, %d events, timing %s, target %s\n", len(p.Ranks), p.Events, rp.Timing(), dir)
 	fmt.Fprintf(bw, "\npaths (common prefix %s):\n", p.Prefix)
 	for _, e := range p.Paths {
 		switch e.Note {
-		case replay.NoteSpecial:
+		case target.NoteSpecial:
 			fmt.Fprintf(bw, "  %q -> (skipped: /dev, /proc or /sys)\n", e.Trace)
-		case replay.NoteKernel:
+		case target.NoteKernel:
 			fmt.Fprintf(bw, "  %q -> (skipped: pipe, socket or other kernel object)\n", e.Trace)
-		case replay.NoteClamped:
+		case target.NoteClamped:
 			fmt.Fprintf(bw, "  %q -> %q (\"..\" kept inside the target)\n", e.Trace, e.Target)
 		default:
 			fmt.Fprintf(bw, "  %q -> %q\n", e.Trace, e.Target)

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/convert/fio"
-	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/target"
 	"github.com/spf13/pflag"
 )
 
@@ -24,10 +24,10 @@ func init() {
 			return hasPrefixLine(head, "fio version 2 iolog") || hasPrefixLine(head, "fio version 3 iolog")
 		},
 		bind: func(fs *pflag.FlagSet) convertIO {
-			var target, timing string
+			var dir, timing string
 			var maps []string
 			var speed float64
-			fs.StringVar(&target, "target", "", "fio: directory the replayed files go to (default: the job file's directory, names relative to it)")
+			fs.StringVar(&dir, "target", "", "fio: directory the replayed files go to (default: the job file's directory, names relative to it)")
 			fs.StringArrayVar(&maps, "map", nil, "fio: place trace paths under OLD at NEW in the target, as ioreplay --map (repeatable)")
 			fs.StringVar(&timing, "timing", "original", "fio: original (fio sleeps the recorded gaps) or afap (replay_no_stall=1)")
 			fs.Float64Var(&speed, "speed", 1, "fio: rate factor of original timing (replay_time_scale = 100 × speed)")
@@ -36,7 +36,7 @@ func init() {
 					return readFioLogs(c)
 				},
 				write: func(c *convertRun, t trace.Trace) error {
-					opts := fio.ExportOptions{Target: target, Speed: speed, Source: strings.Join(c.args, " ")}
+					opts := fio.ExportOptions{Target: dir, Speed: speed, Source: strings.Join(c.args, " ")}
 					switch timing {
 					case "original":
 					case "afap":
@@ -47,7 +47,7 @@ func init() {
 						return fmt.Errorf("--timing %q: want original or afap", timing)
 					}
 					for _, m := range maps {
-						r, err := replay.ParseMapRule(m)
+						r, err := target.ParseMapRule(m)
 						if err != nil {
 							return err
 						}

@@ -18,6 +18,7 @@ import (
 	"github.com/iotrace/iotrace/replay/posix"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/state"
+	"github.com/iotrace/iotrace/trace/target"
 	"golang.org/x/sys/unix"
 )
 
@@ -79,7 +80,7 @@ func NewBackend(j *Job, px *posix.Backend, hints [][2]string) (*Backend, error) 
 }
 
 // Prepare implements replay.Backend.
-func (b *Backend) Prepare(ctx context.Context, p *replay.Plan) error { return b.px.Prepare(ctx, p) }
+func (b *Backend) Prepare(ctx context.Context, l *target.Layout) error { return b.px.Prepare(ctx, l) }
 
 // Close implements replay.Backend.
 func (b *Backend) Close() error {

@@ -1,4 +1,4 @@
-package replay
+package target
 
 import (
 	"fmt"
@@ -208,10 +208,10 @@ func special(cp string) bool {
 	return under("/dev") || under("/proc") || under("/sys")
 }
 
-// above reports whether the absolute path p is the common prefix the
+// Above reports whether the absolute path p is the common prefix the
 // mapper strips, or a directory above it: the target itself stands for
 // it.
-func (m *Mapper) above(p string) bool {
+func (m *Mapper) Above(p string) bool {
 	if !strings.HasPrefix(p, "/") || m.rule(p) >= 0 {
 		return false
 	}
