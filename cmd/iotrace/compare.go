@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/report"
 	"github.com/spf13/cobra"
 )
@@ -50,7 +51,7 @@ operation, bandwidth over time and per-rank timelines on one time scale).`,
 				}
 			}
 			cmp := report.Compare(st[0], st[1])
-			err := cli.WriteOutput(out, cmd.OutOrStdout(), func(w io.Writer) error {
+			err := outfile.Write(out, cmd.OutOrStdout(), func(w io.Writer) error {
 				if formatName == "html" {
 					return report.RenderCompareHTML(w, cmp, report.HTMLOptions{
 						Inputs: []string{"A: " + args[0], "B: " + args[1]}, NameA: "A", NameB: "B"})

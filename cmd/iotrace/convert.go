@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/format"
@@ -263,7 +264,7 @@ func guessTo(out string) string {
 // temporary file next to it, so that a failed conversion leaves nothing
 // behind; then it prints the importer's notes.
 func (r *convertRun) importTo(imp *imported, out string) error {
-	o, err := cli.CreateOutput(out)
+	o, err := outfile.Create(out)
 	if err != nil {
 		return err
 	}
@@ -404,7 +405,7 @@ func init() {
 // writeBinary writes the trace t to a trace file, through a temporary
 // file so that a failed conversion leaves nothing behind.
 func writeBinary(out string, t trace.Trace) error {
-	o, err := cli.CreateOutput(out)
+	o, err := outfile.Create(out)
 	if err != nil {
 		return err
 	}

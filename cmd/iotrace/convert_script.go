@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/script/fold"
 	"github.com/iotrace/iotrace/trace"
@@ -91,10 +91,10 @@ func convertToScript(cmd *cobra.Command, t trace.Trace, args []string, out strin
 	return nil
 }
 
-// writeFileAtomic writes data to name through cli.Output, so that a
+// writeFileAtomic writes data to name through outfile.File, so that a
 // failure leaves nothing half written.
 func writeFileAtomic(name string, data []byte) error {
-	o, err := cli.CreateOutput(name)
+	o, err := outfile.Create(name)
 	if err != nil {
 		return err
 	}

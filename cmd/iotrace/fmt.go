@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/script"
 	"github.com/spf13/cobra"
 )
@@ -115,14 +116,14 @@ func fmtOne(cmd *cobra.Command, name string, src []byte, write, list, check bool
 	return err
 }
 
-// writeKeepingMode replaces name with data through cli.Output, so that a
+// writeKeepingMode replaces name with data through outfile.File, so that a
 // failure leaves the old file whole, and keeps the file's permissions.
 func writeKeepingMode(name string, data []byte) error {
 	fi, err := os.Stat(name)
 	if err != nil {
 		return err
 	}
-	out, err := cli.CreateOutput(name)
+	out, err := outfile.Create(name)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/tracegen"
@@ -49,7 +49,7 @@ The same arguments and --seed give the same trace.`,
 			default:
 				return fmt.Errorf("unknown workload %q (want ior, twophase or random)", args[0])
 			}
-			o, err := cli.CreateOutput(out)
+			o, err := outfile.Create(out)
 			if err != nil {
 				return err
 			}

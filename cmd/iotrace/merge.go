@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/spf13/cobra"
 )
@@ -26,7 +26,7 @@ epoch. With --salvage, damaged blocks of the inputs are left out (and named).`,
 			if out == "" {
 				return fmt.Errorf("-o OUT is required")
 			}
-			o, err := cli.CreateOutput(out)
+			o, err := outfile.Create(out)
 			if err != nil {
 				return err
 			}

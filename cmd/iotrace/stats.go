@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/report"
 	"github.com/spf13/cobra"
 )
@@ -74,7 +75,7 @@ time and a per-rank timeline. Write it to a file with -o report.html.`,
 			if err != nil {
 				return err
 			}
-			return cli.WriteOutput(out, cmd.OutOrStdout(), func(w io.Writer) error {
+			return outfile.Write(out, cmd.OutOrStdout(), func(w io.Writer) error {
 				if formatName == "html" {
 					return report.RenderHTML(w, st, report.HTMLOptions{Inputs: args})
 				}

@@ -1,4 +1,6 @@
-package cli
+// Package outfile writes output files whole or not at all: under a
+// temporary name next to the final one, renamed into place when complete.
+package outfile
 
 import (
 	"bufio"
@@ -11,18 +13,18 @@ import (
 	"path/filepath"
 )
 
-// Output is a file written under a temporary name next to its final one
+// File is a file written under a temporary name next to its final one
 // and renamed into place by Commit, so that it appears whole or not at
 // all, and an input it replaces (merge -o IN … IN) stays readable until
 // then. It gets the permissions of a new file: 0666 less the umask.
-type Output struct {
+type File struct {
 	*os.File
 	final string
 	done  bool
 }
 
-// CreateOutput starts writing the file name.
-func CreateOutput(name string) (*Output, error) {
+// Create starts writing the file name.
+func Create(name string) (*File, error) {
 	dir, base := filepath.Split(name)
 	for tries := 0; ; tries++ {
 		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d%06d.tmp", base, os.Getpid(), rand.IntN(1e6)))
@@ -37,12 +39,12 @@ func CreateOutput(name string) (*Output, error) {
 			}
 			return nil, &fs.PathError{Op: "create", Path: name, Err: err}
 		}
-		return &Output{File: f, final: name}, nil
+		return &File{File: f, final: name}, nil
 	}
 }
 
 // Commit closes the file and gives it its final name.
-func (o *Output) Commit() error {
+func (o *File) Commit() error {
 	if o.done {
 		return errors.New("output committed twice")
 	}
@@ -60,7 +62,7 @@ func (o *Output) Commit() error {
 }
 
 // Abort removes the file, unless Commit has run.
-func (o *Output) Abort() {
+func (o *File) Abort() {
 	if !o.done {
 		o.File.Close()
 		os.Remove(o.Name())
@@ -68,10 +70,10 @@ func (o *Output) Abort() {
 	}
 }
 
-// WriteOutput runs write on a buffered writer to the file name through an
-// Output, or to stdout when name is "" or "-": the file appears whole when
+// Write runs write on a buffered writer to the file name through a
+// File, or to stdout when name is "" or "-": the file appears whole when
 // write succeeds, and not at all when it fails.
-func WriteOutput(name string, stdout io.Writer, write func(io.Writer) error) error {
+func Write(name string, stdout io.Writer, write func(io.Writer) error) error {
 	if name == "" || name == "-" {
 		bw := bufio.NewWriter(stdout)
 		if err := write(bw); err != nil {
@@ -79,7 +81,7 @@ func WriteOutput(name string, stdout io.Writer, write func(io.Writer) error) err
 		}
 		return bw.Flush()
 	}
-	o, err := CreateOutput(name)
+	o, err := Create(name)
 	if err != nil {
 		return err
 	}

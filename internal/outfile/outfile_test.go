@@ -1,4 +1,4 @@
-package cli
+package outfile
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func TestWriteOutput(t *testing.T) {
+func TestWrite(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "report.txt")
 	if err := os.WriteFile(name, []byte("old"), 0o644); err != nil {
@@ -17,7 +17,7 @@ func TestWriteOutput(t *testing.T) {
 	}
 	// A failing writer leaves the old file as it was and no temporary file.
 	boom := errors.New("boom")
-	err := WriteOutput(name, nil, func(w io.Writer) error {
+	err := Write(name, nil, func(w io.Writer) error {
 		io.WriteString(w, "partial")
 		return boom
 	})
@@ -31,7 +31,7 @@ func TestWriteOutput(t *testing.T) {
 		t.Errorf("after a failure the directory holds %d entries, want 1", len(ents))
 	}
 	// A successful one replaces it whole.
-	if err := WriteOutput(name, nil, func(w io.Writer) error {
+	if err := Write(name, nil, func(w io.Writer) error {
 		_, err := io.WriteString(w, "new report")
 		return err
 	}); err != nil {
@@ -43,7 +43,7 @@ func TestWriteOutput(t *testing.T) {
 	// "" and "-" mean standard output.
 	for _, n := range []string{"", "-"} {
 		var buf bytes.Buffer
-		if err := WriteOutput(n, &buf, func(w io.Writer) error {
+		if err := Write(n, &buf, func(w io.Writer) error {
 			_, err := io.WriteString(w, "to stdout")
 			return err
 		}); err != nil || buf.String() != "to stdout" {
@@ -51,7 +51,7 @@ func TestWriteOutput(t *testing.T) {
 		}
 	}
 	// A directory that does not exist is one clear error naming the file.
-	err = WriteOutput(filepath.Join(dir, "no", "such.txt"), nil, func(io.Writer) error { return nil })
+	err = Write(filepath.Join(dir, "no", "such.txt"), nil, func(io.Writer) error { return nil })
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("such.txt")) {
 		t.Errorf("err = %v, want one naming the file", err)
 	}
