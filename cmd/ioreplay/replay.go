@@ -15,11 +15,10 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/convert"
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/posix"
 	"github.com/iotrace/iotrace/report"
-	"github.com/iotrace/iotrace/samples"
-	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/format"
@@ -31,7 +30,7 @@ import (
 
 // flags holds the command line.
 type flags struct {
-	in          cli.Input
+	in          convert.Opener
 	timing      string
 	speed       float64
 	target      string
@@ -77,7 +76,8 @@ func newRoot() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ioreplay [flags] INPUT…",
 		Short: "Replay an I/O trace or a pattern script on a file system",
-		Long: `ioreplay replays a trace (files, or a directory of them) or a pattern script
+		Long: `ioreplay replays a trace (files, a directory of them, or a file 'iotrace
+convert' reads: strace output, DXT text, fio iologs, JSON lines, CSV) or a pattern script
 (.iop, with --ranks N; or a built-in sample by name, "iotrace samples" lists
 them, with its paper's ranks unless --ranks says otherwise). Every rank is a goroutine of this process; barriers,
 collectives and messages make the ranks wait for each other as they did.
@@ -117,7 +117,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 		},
 	}
 	fs := c.Flags()
-	f.in.AddFlags(fs)
+	cli.AddInputFlags(fs, &f.in)
 	fs.StringVar(&f.timing, "timing", "", "when calls are issued: original, think or afap (default original for a trace, think for a script)")
 	fs.Float64Var(&f.speed, "speed", 1, "divide recorded gaps by this factor (original and think timing)")
 	fs.StringVar(&f.target, "target", "", "directory to replay in (default: a new temporary directory)")
@@ -570,38 +570,12 @@ func printPlan(w io.Writer, rp *replay.Replay, f *flags, dir string) error {
 	return bw.Flush()
 }
 
-// openInput opens the trace files, or the pattern script, to replay. A
-// script is not expanded: the replay runs it (replay.ScriptTrace).
-func openInput(in *cli.Input, args []string, warn io.Writer) (trace.Trace, error) {
-	return in.Open(args, scriptInputs{}, warn)
-}
-
-// scriptInputs opens the pattern scripts ioreplay runs: a file, or the
-// built-in sample an argument names (samples.Arg), bound to its ranks and
-// parameters but not expanded, unlike iotrace's, which expands them.
-type scriptInputs struct{}
-
-func (scriptInputs) Open(path string, ranks int, params, groups map[string]string) (trace.Trace, error) {
-	var prog *script.Program
-	var err error
-	if s, ok := samples.Arg(path); ok {
-		prog, err = s.Compile()
-	} else {
-		prog, err = script.Load(path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	inst, err := prog.Instantiate(script.Config{Ranks: ranks, Params: params, Groups: groups})
-	if err != nil {
-		return nil, err
-	}
-	return replay.ScriptTrace(inst), nil
-}
-
-func (scriptInputs) Sample(name string) (int, bool) {
-	s, ok := samples.Arg(name)
-	return s.Ranks, ok
+// openInput opens the trace files, the pattern script or the file to
+// import to replay. A script is not expanded: the replay runs it
+// (replay.ScriptTrace).
+func openInput(in *convert.Opener, args []string, warn io.Writer) (trace.Trace, error) {
+	in.Script, in.Warn = replay.ScriptTrace, warn
+	return in.Open(args)
 }
 
 // interrupted prints how far an interrupted replay got, and where its

@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newCheckCmd) }
-
 func newCheckCmd() *cobra.Command {
 	var salvage bool
 	c := &cobra.Command{

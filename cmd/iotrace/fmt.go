@@ -16,13 +16,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() {
-	commands = append(commands, newFmtCmd)
-	// Every command that reads a trace reads pattern scripts too, and
-	// the built-in samples by name.
-	scriptOpener = scriptInputs{}
-}
-
 func newFmtCmd() *cobra.Command {
 	var write, list, check bool
 	c := &cobra.Command{

@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newGenerateCmd) }
-
 func newGenerateCmd() *cobra.Command {
 	var out string
 	var ranks, calls int

@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newMergeCmd) }
-
 func newMergeCmd() *cobra.Command {
 	var out string
 	var salvage bool

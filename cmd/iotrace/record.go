@@ -17,8 +17,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newRecordCmd) }
-
 func newRecordCmd() *cobra.Command {
 	var (
 		out              string

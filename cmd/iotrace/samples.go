@@ -6,28 +6,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/iotrace/iotrace/samples"
-	"github.com/iotrace/iotrace/script"
-	"github.com/iotrace/iotrace/trace"
 	"github.com/spf13/cobra"
 )
-
-func init() { commands = append(commands, newSamplesCmd) }
-
-// scriptInputs opens pattern scripts for the commands that read traces: a
-// file, or the built-in sample an argument names (samples.Arg).
-type scriptInputs struct{}
-
-func (scriptInputs) Open(path string, ranks int, params, groups map[string]string) (trace.Trace, error) {
-	if s, ok := samples.Arg(path); ok {
-		return samples.Open(s.Name, ranks, params, groups)
-	}
-	return script.Open(path, ranks, params, groups)
-}
-
-func (scriptInputs) Sample(name string) (int, bool) {
-	s, ok := samples.Arg(name)
-	return s.Ranks, ok
-}
 
 func newSamplesCmd() *cobra.Command {
 	c := &cobra.Command{

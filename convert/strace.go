@@ -1,6 +1,7 @@
-package main
+package convert
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,41 +13,38 @@ import (
 	"github.com/iotrace/iotrace/convert/strace"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
-	"github.com/spf13/pflag"
 )
 
 // straceLine is how a line of strace output starts: an optional PID, an
 // optional time, a call.
 var straceLine = regexp.MustCompile(`^(\[pid +[0-9]+\] |[0-9]+ +)?([0-9]+\.[0-9]+ |[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? )?[a-z_0-9]+\(`)
 
-// strace: the output of strace -f -ttt -T -y, one file or strace -ff's.
-func init() {
-	registerFormat(&convertFormat{
-		name: "strace",
-		from: "strace output: strace -f -ttt -T -y -o FILE (or its stderr), or the PREFIX.PID files of strace -ff -o PREFIX (give PREFIX or the files)",
-		sniff: func(head []byte) bool {
-			line, _, _ := strings.Cut(string(head), "\n")
-			return straceLine.MatchString(line)
-		},
-		bind: func(fs *pflag.FlagSet) convertIO {
-			var include, exclude []string
-			var all, perFile bool
-			fs.StringArrayVar(&include, "include", nil, "strace: keep only calls on paths under this prefix (repeatable), as iotrace record")
-			fs.StringArrayVar(&exclude, "exclude", nil, "strace: leave out calls on paths under this prefix (repeatable), as iotrace record")
-			fs.BoolVar(&all, "all", false, "strace: keep every call of the event model: no path exclusions, pipes and sockets too")
-			fs.BoolVar(&perFile, "rank-per-file", false, "strace: each INPUT is one rank (in the order given), e.g. one strace per MPI process")
-			return convertIO{read: func(c *convertRun) (*imported, error) {
-				rules, err := filter.RecordPaths(include, exclude, false)
-				if err != nil {
-					return nil, err
-				}
-				return readStrace(c, rules, all, perFile)
-			}}
-		},
-	})
+// straceForm is the output of strace -f -ttt -T -y: one file, or strace
+// -ff's.
+var straceForm = &Format{
+	Name:  "strace",
+	Reads: "strace output: strace -f -ttt -T -y -o FILE (or its stderr), or the PREFIX.PID files of strace -ff -o PREFIX (give PREFIX or the files)",
+	Sniff: func(head []byte) bool {
+		line, _, _ := strings.Cut(string(head), "\n")
+		return straceLine.MatchString(line)
+	},
+	Bind: func(fs *flag.FlagSet) Codec {
+		var include, exclude listValue
+		fs.Var(&include, "include", "strace: keep only calls on paths under this `PREFIX` (repeatable), as iotrace record")
+		fs.Var(&exclude, "exclude", "strace: leave out calls on paths under this `PREFIX` (repeatable), as iotrace record")
+		all := fs.Bool("all", false, "strace: keep every call of the event model: no path exclusions, pipes and sockets too")
+		perFile := fs.Bool("rank-per-file", false, "strace: each INPUT is one rank (in the order given), e.g. one strace per MPI process")
+		return Codec{Import: func(in *Input) (*Imported, error) {
+			rules, err := filter.RecordPaths(include, exclude, *all)
+			if err != nil {
+				return nil, err
+			}
+			return importStrace(in, rules, *all, *perFile)
+		}}
+	},
 }
 
-// straceFiles expands one INPUT: a file, or the PREFIX of strace -ff's
+// straceFiles expands one input: a file, or the PREFIX of strace -ff's
 // PREFIX.PID files.
 func straceFiles(arg string) ([]strace.Input, error) {
 	if arg == "-" {
@@ -76,33 +74,27 @@ func straceFiles(arg string) ([]strace.Input, error) {
 	return ins, nil
 }
 
-func globEscape(s string) string {
-	return regexp.MustCompile(`[*?\[\\]`).ReplaceAllString(s, `\$0`)
-}
+var globMeta = regexp.MustCompile(`[*?\[\\]`)
 
-func readStrace(c *convertRun, rules *filter.Paths, all, perFile bool) (*imported, error) {
-	paths := trace.NewPaths()
+func globEscape(s string) string { return globMeta.ReplaceAllString(s, `\$0`) }
+
+// importStrace reads the strace logs of the inputs: one rank, or with
+// perFile one rank per input.
+func importStrace(in *Input, rules *filter.Paths, all, perFile bool) (*Imported, error) {
 	var groups [][]strace.Input
-	for _, a := range c.args {
+	for _, a := range in.Names {
 		ins, err := straceFiles(a)
 		if err != nil {
 			return nil, err
 		}
-		if perFile {
-			groups = append(groups, ins)
-		} else if len(groups) == 0 {
+		if perFile || len(groups) == 0 {
 			groups = append(groups, ins)
 		} else {
 			groups[0] = append(groups[0], ins...)
 		}
 	}
-	var closers []func() error
-	closeAll := func() error {
-		for _, cl := range closers {
-			cl()
-		}
-		return nil
-	}
+	paths := trace.NewPaths()
+	var closers closers
 	var readers []*strace.Reader
 	var srcs []trace.Source
 	for rank, g := range groups {
@@ -111,9 +103,9 @@ func readStrace(c *convertRun, rules *filter.Paths, all, perFile bool) (*importe
 			if name == "stdin" {
 				name = "-"
 			}
-			r, cl, err := c.openInput(name)
+			r, cl, err := in.Open(name)
 			if err != nil {
-				closeAll()
+				closers.close()
 				return nil, err
 			}
 			closers = append(closers, cl)
@@ -126,15 +118,15 @@ func readStrace(c *convertRun, rules *filter.Paths, all, perFile bool) (*importe
 	// The header is written first: read the first log up to its first
 	// event, for its command and epoch.
 	if err := readers[0].Prime(); err != nil {
-		closeAll()
+		closers.close()
 		return nil, err
 	}
 	meta := readers[0].Meta()
 	meta.Ranks = len(groups)
-	return &imported{
-		src:  &concatSource{srcs: srcs, paths: paths},
-		meta: c.importMeta(meta),
-		notes: func() []string {
+	return &Imported{
+		Events: &concatSource{srcs: srcs, paths: paths},
+		Meta:   in.Meta(meta),
+		Notes: func() []string {
 			var n []string
 			for i, rd := range readers {
 				for _, s := range rd.Notes() {
@@ -146,6 +138,6 @@ func readStrace(c *convertRun, rules *filter.Paths, all, perFile bool) (*importe
 			}
 			return n
 		},
-		close: closeAll,
+		Close: closers.close,
 	}, nil
 }
