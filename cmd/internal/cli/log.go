@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+)
+
+// Logger returns a logger whose records are lines a user reads on w:
+// "PREFIX: message", "PREFIX: warning: message" at slog.LevelWarn and
+// above, and debug records only when verbose (-v). The library reports
+// its diagnostics through such a logger.
+func Logger(w io.Writer, prefix string, verbose bool) *slog.Logger {
+	min := slog.LevelInfo
+	if verbose {
+		min = slog.LevelDebug
+	}
+	return slog.New(&lineHandler{w: w, prefix: prefix, min: min, mu: &sync.Mutex{}})
+}
+
+type lineHandler struct {
+	w      io.Writer
+	prefix string
+	min    slog.Level
+	attrs  []slog.Attr
+	mu     *sync.Mutex
+}
+
+func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.min }
+
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(h.prefix)
+	b.WriteString(": ")
+	if r.Level >= slog.LevelWarn {
+		b.WriteString("warning: ")
+	}
+	b.WriteString(r.Message)
+	attr := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	}
+	for _, a := range h.attrs {
+		attr(a)
+	}
+	r.Attrs(attr)
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *lineHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr(nil), h.attrs...), as...)
+	return &c
+}
+
+func (h *lineHandler) WithGroup(string) slog.Handler { return h }
