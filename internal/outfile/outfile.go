@@ -17,14 +17,30 @@ import (
 // and renamed into place by Commit, so that it appears whole or not at
 // all, and an input it replaces (merge -o IN … IN) stays readable until
 // then. It gets the permissions of a new file: 0666 less the umask.
+//
+// A name that is not a regular file — a device such as /dev/null or
+// /dev/stdout, a FIFO — is written in place: there is nothing to
+// replace, and replacing it would put a file where the device was. A
+// symbolic link is followed: the file it leads to is replaced.
 type File struct {
 	*os.File
-	final string
-	done  bool
+	final  string
+	done   bool
+	direct bool // written in place
 }
 
 // Create starts writing the file name.
 func Create(name string) (*File, error) {
+	if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &File{File: f, final: name, direct: true}, nil
+	}
+	if real, err := filepath.EvalSymlinks(name); err == nil {
+		name = real
+	}
 	dir, base := filepath.Split(name)
 	for tries := 0; ; tries++ {
 		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d%06d.tmp", base, os.Getpid(), rand.IntN(1e6)))
@@ -49,11 +65,13 @@ func (o *File) Commit() error {
 		return errors.New("output committed twice")
 	}
 	err := o.File.Close()
-	if err == nil {
+	if err == nil && !o.direct {
 		err = os.Rename(o.Name(), o.final)
 	}
 	if err != nil {
-		os.Remove(o.Name())
+		if !o.direct {
+			os.Remove(o.Name())
+		}
 		o.done = true
 		return fmt.Errorf("%s: %w", o.final, err)
 	}
@@ -65,7 +83,9 @@ func (o *File) Commit() error {
 func (o *File) Abort() {
 	if !o.done {
 		o.File.Close()
-		os.Remove(o.Name())
+		if !o.direct {
+			os.Remove(o.Name())
+		}
 		o.done = true
 	}
 }
