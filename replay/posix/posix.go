@@ -73,6 +73,9 @@ func New(opts Options) (*Backend, error) {
 	return &Backend{opts: opts, root: r}, nil
 }
 
+// Options returns the options the backend was made with.
+func (b *Backend) Options() Options { return b.opts }
+
 // Beneath reports whether paths are resolved with openat2 and
 // RESOLVE_BENEATH (false: the O_NOFOLLOW walk).
 func (b *Backend) Beneath() bool { return b.root.beneath }

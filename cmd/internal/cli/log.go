@@ -10,8 +10,9 @@ import (
 )
 
 // Logger returns a logger whose records are lines a user reads on w:
-// "PREFIX: message", "PREFIX: warning: message" at slog.LevelWarn and
-// above, and debug records only when verbose (-v). The library reports
+// "PREFIX: message", "PREFIX: warning: message" at slog.LevelWarn (an
+// error, at slog.LevelError, says what it is itself), and debug records
+// only when verbose (-v). The library reports
 // its diagnostics through such a logger.
 func Logger(w io.Writer, prefix string, verbose bool) *slog.Logger {
 	min := slog.LevelInfo
@@ -35,7 +36,7 @@ func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
 	b.WriteString(h.prefix)
 	b.WriteString(": ")
-	if r.Level >= slog.LevelWarn {
+	if r.Level >= slog.LevelWarn && r.Level < slog.LevelError {
 		b.WriteString("warning: ")
 	}
 	b.WriteString(r.Message)

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/launcher"
+	"github.com/iotrace/iotrace/replay"
+	"github.com/iotrace/iotrace/replay/posix"
+	"github.com/iotrace/iotrace/replay/session"
+	"github.com/iotrace/iotrace/report"
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
+	"github.com/iotrace/iotrace/trace/target"
+	"github.com/iotrace/iotrace/trace/units"
+	"golang.org/x/sys/unix"
+)
+
+const (
+	backendPOSIX = "posix"
+	backendMPIIO = "mpiio"
+)
+
+// runProfiled runs the replay, with a CPU profile of ioreplay if asked.
+func runProfiled(o *options, args []string, s cli.IO) error {
+	stop, err := startProfile(o.cpuprofile, o.mpi || o.backend == backendMPIIO)
+	if err != nil {
+		return err
+	}
+	err = run(o, args, s)
+	if perr := stop(); err == nil {
+		err = perr
+	}
+	return err
+}
+
+// run replays the inputs args in the team the options choose: this
+// process alone, or the processes of an MPI job (--mpi; a job of one
+// process for --backend mpiio).
+func run(o *options, args []string, s cli.IO) error {
+	if err := o.checkLauncher(); err != nil {
+		return err
+	}
+	team, closeTeam, err := newTeam(o, s)
+	if err != nil {
+		return err
+	}
+	err = runIn(team, o, args, s)
+	if cerr := closeTeam(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, session.ErrReported) {
+		return cli.ExitError{Code: 1} // process 0 says why
+	}
+	return err
+}
+
+// runIn replays in team: the same steps on every process.
+func runIn(team session.Team, o *options, args []string, s cli.IO) error {
+	so, err := o.session(s)
+	if err := agree(team, err); err != nil {
+		return err
+	}
+	warn := io.Discard
+	if team.Lead() {
+		warn = s.Err
+	}
+	o.in.Script, o.in.Warn, o.in.Stdin = replay.ScriptTrace, warn, s.In
+	t, err := o.in.Open(args)
+	if err := agree(team, err); err != nil {
+		return err
+	}
+	defer t.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out, err := session.Run(ctx, t, so, team)
+	if out != nil {
+		defer o.closeOutcome(out, s)
+	}
+	switch {
+	case errors.Is(err, session.ErrPrepareInterrupted):
+		fmt.Fprintf(s.Err, "ioreplay: %v\n", err)
+		return cli.ExitError{Code: 130}
+	case err != nil && out != nil && out.Result != nil:
+		// The replay failed: what it did before.
+		o.writeSummary(out.Result)
+		if !o.quiet {
+			out.Result.WriteSummary(s.Err)
+		}
+		return err
+	case err != nil:
+		return err
+	case out.Done:
+		return nil
+	}
+	return o.finish(out, t, args, s)
+}
+
+// agree is team.Agree, an error that process 0 reports on the others.
+func agree(team session.Team, err error) error {
+	err = team.Agree(err)
+	if err != nil && !team.Lead() {
+		return session.ErrReported
+	}
+	return err
+}
+
+// finish reports a replay that ran: its summary, how far an interrupted
+// one got, what the team did, and the report of its trace.
+func (o *options) finish(out *session.Outcome, orig trace.Trace, args []string, s cli.IO) error {
+	res := out.Result
+	if err := o.writeSummary(res); err != nil {
+		return err
+	}
+	if res.Interrupted {
+		msg := "ioreplay: interrupted: " + res.Progress()
+		if out.RecordKept {
+			msg += "; the partial replay trace is in " + out.Record
+		}
+		fmt.Fprintln(s.Err, msg)
+		return cli.ExitError{Code: 130}
+	}
+	if out.Team != "" && !o.quiet {
+		fmt.Fprintln(s.Err, out.Team)
+	}
+	return o.writeReport(orig, args, out.Record, res, s)
+}
+
+// closeOutcome removes what the session made for itself and says where a
+// kept temporary target is.
+func (o *options) closeOutcome(out *session.Outcome, s cli.IO) {
+	if err := out.Close(); err != nil {
+		fmt.Fprintf(s.Err, "ioreplay: %v\n", err)
+	}
+	if out.KeptTarget {
+		fmt.Fprintf(s.Err, "ioreplay: kept the target directory %s\n", out.Target)
+	} else if o.prepareOnly && o.target == "" && out.Target != "" && !o.dryRun {
+		fmt.Fprintln(s.Err, "ioreplay: note: the temporary target is removed at exit; use --target DIR or --keep")
+	}
+}
+
+// writeSummary writes the replay's summary as JSON (--summary), whole or
+// not at all.
+func (o *options) writeSummary(res *replay.Result) error {
+	if o.summary == "" {
+		return nil
+	}
+	if err := writeFile(o.summary, res.WriteJSON); err != nil {
+		return fmt.Errorf("--summary: %w", err)
+	}
+	return nil
+}
+
+// checkLauncher fails when an MPI launcher started this process as one
+// of several and --mpi was not given: every process would replay the
+// whole trace into the same target.
+func (o *options) checkLauncher() error {
+	if o.mpi {
+		return nil
+	}
+	if rk, err := launcher.Detect(os.Getenv); err == nil && rk.Size > 1 {
+		return fmt.Errorf("running as one of %d processes of an MPI job (%s): add --mpi to spread the trace ranks over them, or every process would replay the whole trace", rk.Size, rk.Source)
+	}
+	return nil
+}
+
+// session turns the options into those of a replay session.
+func (o *options) session(s cli.IO) (session.Options, error) {
+	if err := o.checkChoices(); err != nil {
+		return session.Options{}, err
+	}
+	ro, err := o.replay()
+	if err != nil {
+		return session.Options{}, err
+	}
+	so := session.Options{
+		Replay: ro, DefaultTiming: o.timing == "",
+		Target: o.target, Keep: o.keep, DryRun: o.dryRun, PrepareOnly: o.prepareOnly,
+		Files:  posix.Options{Direct: o.direct, Sparse: o.sparse, FixedData: o.data == "fixed", Walk: o.walk},
+		Record: o.record, Command: os.Args, Out: s.Out,
+		Log: cli.Logger(io.Discard, "ioreplay", false),
+	}
+	if !o.quiet {
+		so.Log = cli.Logger(s.Err, "ioreplay", false)
+		if isTerminal(s.Err) {
+			so.Progress = s.Err
+		}
+	}
+	return so, nil
+}
+
+// checkChoices checks the options that take one of a few values.
+func (o *options) checkChoices() error {
+	for _, c := range []struct {
+		flag, v string
+		choices []string
+	}{
+		{"--format", o.format, report.Formats},
+		{"--by", o.by, report.Views},
+		{"--data", o.data, []string{"pattern", "fixed"}},
+		{"--backend", o.backend, []string{backendPOSIX, backendMPIIO}},
+	} {
+		if err := cli.CheckChoice(c.flag, c.v, c.choices); err != nil {
+			return err
+		}
+	}
+	for _, h := range o.hints {
+		if k, _, ok := strings.Cut(h, "="); !ok || k == "" {
+			return fmt.Errorf("--hint %q: want KEY=VALUE", h)
+		}
+	}
+	if len(o.hints) > 0 && o.backend != backendMPIIO {
+		return errors.New("--hint is for --backend mpiio")
+	}
+	if o.direct && o.backend == backendMPIIO {
+		return errors.New("--direct is for --backend posix (give the MPI library's hint for direct I/O instead, e.g. --hint direct_write=true)")
+	}
+	return nil
+}
+
+// replay turns the options into replay options.
+func (o *options) replay() (replay.Options, error) {
+	var ro replay.Options
+	var err error
+	if o.timing != "" {
+		if ro.Timing, err = replay.ParseTiming(o.timing); err != nil {
+			return ro, err
+		}
+	}
+	if o.speed <= 0 {
+		return ro, fmt.Errorf("--speed %v: want a positive factor", o.speed)
+	}
+	ro.Speed, ro.Strict = o.speed, o.strict
+	for _, m := range o.maps {
+		r, err := target.ParseMapRule(m)
+		if err != nil {
+			return ro, err
+		}
+		ro.Map = append(ro.Map, r)
+	}
+	ro.Transforms, err = o.transforms()
+	return ro, err
+}
+
+// transforms turns the options into the replay's transforms.
+func (o *options) transforms() (replay.Transforms, error) {
+	tf := replay.Transforms{Ops: o.ops, SkipOps: o.skipOps, Layout: o.layout, ScaleSize: o.scaleSize}
+	var err error
+	if o.rankSubset != "" {
+		if tf.Ranks, err = filter.ParseRanks(o.rankSubset); err != nil {
+			return tf, fmt.Errorf("--rank-subset: %w", err)
+		}
+	}
+	if o.scaleSize <= 0 {
+		return tf, fmt.Errorf("--scale-size %v: want a positive factor", o.scaleSize)
+	}
+	for _, sz := range []struct {
+		flag, v string
+		to      *int64
+	}{{"--align", o.align, &tf.Align}, {"--split", o.split, &tf.Split.Size}, {"--stripe", o.stripe, &tf.Split.Stripe}} {
+		if sz.v == "" {
+			continue
+		}
+		if *sz.to, err = units.ParseSize(sz.v); err != nil {
+			return tf, fmt.Errorf("%s: %w", sz.flag, err)
+		}
+	}
+	tf.Split.Order, tf.Split.Servers, tf.Split.Seed = o.order, o.servers, o.seed
+	if tf.Split.Size == 0 && (o.servers != 0 || o.stripe != "") {
+		return tf, errors.New("--servers and --stripe need --split SIZE")
+	}
+	return tf, tf.Validate()
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
