@@ -120,7 +120,7 @@ func TestReplayTwoPhaseCounts(t *testing.T) {
 	res, s := run(t, in, replay.Options{Timing: replay.AFAP}, be)
 	if res.Failures() != 0 || res.Skipped() != 0 || res.Unmatched != 0 {
 		var b strings.Builder
-		res.WriteSummary(&b)
+		report.ReplayOf(res.PerRank).WriteText(&b)
 		t.Fatalf("failures, skips or unmatched calls:\n%s", b.String())
 	}
 	a, err := report.Compute(in, report.Options{Detail: true})
@@ -449,8 +449,8 @@ func TestInterrupt(t *testing.T) {
 	if n := len(s.rank(0)); n < 2 || n > 4 || res.Events != int64(n) {
 		t.Fatalf("recorded %d events, result says %d", n, res.Events)
 	}
-	if !strings.Contains(res.Progress(), "of 100 events replayed") {
-		t.Fatalf("progress: %s", res.Progress())
+	if !strings.Contains(report.ReplayOf(res.PerRank).Progress(), "of 100 events replayed") {
+		t.Fatalf("progress: %s", report.ReplayOf(res.PerRank).Progress())
 	}
 }
 
@@ -500,7 +500,7 @@ func TestSharedPointers(t *testing.T) {
 	res, s := run(t, m, replay.Options{Timing: replay.AFAP}, be)
 	if res.Failures() != 0 || res.Skipped() != 0 {
 		var b strings.Builder
-		res.WriteSummary(&b)
+		report.ReplayOf(res.PerRank).WriteText(&b)
 		t.Fatalf("failures or skips:\n%s", b.String())
 	}
 	for r := uint32(0); r < 4; r++ {
@@ -552,7 +552,7 @@ func TestRanksWaitForFilesOthersMake(t *testing.T) {
 		be.Close()
 		if res.Failures() != 0 || res.Skipped() != 0 {
 			var b strings.Builder
-			res.WriteSummary(&b)
+			report.ReplayOf(res.PerRank).WriteText(&b)
 			t.Fatalf("try %d: failures or skips:\n%s", try, b.String())
 		}
 	}

@@ -153,6 +153,15 @@ func RenderCompare(w io.Writer, c *Comparison, format string) error {
 	if r, ok := c.DurationRatio(); ok {
 		head += fmt.Sprintf("\nrun time b/a: %.2f", r)
 	}
+	// The issue lag of a side that is a replay's trace.
+	for _, s := range []struct {
+		name string
+		r    *Replay
+	}{{"a", c.A.Replay}, {"b", c.B.Replay}} {
+		if s.r != nil && s.r.Lag.Count() > 0 {
+			head += fmt.Sprintf("\nissue lag of %s (%s timing): %s", s.name, s.r.Timing, lagText(&s.r.Lag))
+		}
+	}
 	return writeTables(w, []table{t}, head, format)
 }
 
@@ -185,6 +194,8 @@ type jsonCompare struct {
 	MoreErrors    []string         `json:"more_errors"`
 	Ops           []jsonCompareRow `json:"ops"`
 	Total         jsonCompareRow   `json:"total"`
+	ReplayA       *jsonReplay      `json:"replay_a,omitempty"`
+	ReplayB       *jsonReplay      `json:"replay_b,omitempty"`
 }
 
 func optRatio(r float64, ok bool) *float64 {
@@ -205,7 +216,7 @@ func compareJSON(c *Comparison) jsonCompare {
 	m := c.Mismatches()
 	js := jsonCompare{A: side(c.A), B: side(c.B), DurationRatio: optRatio(c.DurationRatio()),
 		CountsMatch: len(m) == 0, Mismatches: append([]string{}, m...), MoreErrors: append([]string{}, c.MoreErrors()...),
-		Ops: []jsonCompareRow{}, Total: row(c.Total)}
+		Ops: []jsonCompareRow{}, Total: row(c.Total), ReplayA: replayJSON(c.A.Replay), ReplayB: replayJSON(c.B.Replay)}
 	for _, r := range c.Rows {
 		js.Ops = append(js.Ops, row(r))
 	}

@@ -98,7 +98,7 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 		t := s.beffTable(s.Detail)
 		p.Sections = append(p.Sections, htmlSection{ID: "beffio", Title: "b_eff_io", Tables: []htmlTable{htmlTableOf("table-beffio", t)}})
 	}
-	p.notes(o.Notes)
+	p.notes(append(replayNotes("Replay", s.Replay), o.Notes...))
 	return htmlTemplate().Execute(w, p)
 }
 
@@ -150,7 +150,11 @@ func RenderCompareHTML(w io.Writer, c *Comparison, o HTMLOptions) error {
 	p.Sections = append(p.Sections,
 		htmlSection{ID: "ops-a", Title: "Operations: " + na, Tables: []htmlTable{htmlTableOf("table-op-a", c.A.tables("op")[0])}},
 		htmlSection{ID: "ops-b", Title: "Operations: " + nb, Tables: []htmlTable{htmlTableOf("table-op-b", c.B.tables("op")[0])}})
-	p.notes(o.Notes)
+	notes := replayNotes("Replay: "+nb, c.B.Replay)
+	if c.A.Replay != nil {
+		notes = append(replayNotes("Replay: "+na, c.A.Replay), notes...)
+	}
+	p.notes(append(notes, o.Notes...))
 	return htmlTemplate().Execute(w, p)
 }
 
@@ -163,6 +167,16 @@ func cmp2(s, def string) string {
 
 // notes puts the notes first: they say what the figures are of (a
 // replay's summary: its failures, skips and issue lag).
+// replayNotes is the section of a replay's summary, if there is a replay.
+func replayNotes(title string, r *Replay) []HTMLNote {
+	if r == nil {
+		return nil
+	}
+	var b strings.Builder
+	r.WriteText(&b)
+	return []HTMLNote{{Title: title, Text: b.String()}}
+}
+
 func (p *htmlPage) notes(ns []HTMLNote) {
 	var secs []htmlSection
 	for i, n := range ns {

@@ -21,7 +21,7 @@ var (
 // "" is "op") of s in format ("text", "csv", "json", "markdown"; "" is
 // "text"). Text and Markdown start with a line "N ranks, M events,
 // duration"; CSV has one header row and raw numbers (seconds, bytes);
-// JSON is described in JSON.md.
+// JSON is described in docs/FORMAT.md, "Reports".
 func Render(w io.Writer, s *Stats, view, format string) error {
 	if view == "" {
 		view = "op"
@@ -33,7 +33,15 @@ func Render(w io.Writer, s *Stats, view, format string) error {
 		return writeJSON(w, statsJSON(s, view))
 	}
 	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, units.Duration(s.End-s.Start))
-	return writeTables(w, s.tables(view), head, format)
+	if err := writeTables(w, s.tables(view), head, format); err != nil {
+		return err
+	}
+	if s.Replay != nil && (format == "text" || format == "markdown" || format == "") {
+		// How the replay went, when the trace is a replay's.
+		fmt.Fprintln(w)
+		s.Replay.WriteText(w)
+	}
+	return nil
 }
 
 // writeTables writes tables in a text-like format, head first.

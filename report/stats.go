@@ -53,6 +53,9 @@ type Stats struct {
 	// consecutive ranks beyond MaxTimelineRows ranks), every row on the
 	// bins of Activity.
 	Timeline []*TimelineRow
+	// Replay is how the replay went, when the trace is a replay's own
+	// (trace.Replayed); nil otherwise.
+	Replay *Replay
 }
 
 // Duration is the wall time the trace spans, in seconds: latest end −
@@ -405,7 +408,7 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		inner:     map[trace.Op]*opInfo{},
 		keys:      map[string]int{},
 	}
-	st := &Stats{Detail: opts.Detail}
+	st := &Stats{Detail: opts.Detail, Replay: replayOfTrace(t)}
 	ranks := t.Ranks()
 	st.Ranks = len(ranks)
 	buf := make([]trace.Event, trace.BatchSize)

@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/mpi"
 	"github.com/iotrace/iotrace/replay/session"
+	"github.com/iotrace/iotrace/report"
 )
 
 // newTeam returns the team of the replay: the processes of the MPI job
@@ -22,7 +24,12 @@ func newTeam(o *options, s cli.IO) (session.Team, func() error, error) {
 		k, v, _ := strings.Cut(h, "=")
 		hints = append(hints, [2]string{k, v})
 	}
-	t, err := mpi.NewTeam(mpi.TeamOptions{MPIIO: o.backend == backendMPIIO, Hints: hints, Log: cli.Logger(s.Err, "ioreplay", false)})
+	t, err := mpi.NewTeam(mpi.TeamOptions{MPIIO: o.backend == backendMPIIO, Hints: hints, Log: cli.Logger(s.Err, "ioreplay", false),
+		Failed: func(res *replay.Result) {
+			if !o.quiet {
+				report.ReplayOf(res.PerRank).WriteText(s.Err)
+			}
+		}})
 	if err != nil {
 		return nil, nil, err
 	}

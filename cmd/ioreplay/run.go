@@ -18,6 +18,7 @@ import (
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
+	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/target"
 	"github.com/iotrace/iotrace/trace/units"
 	"golang.org/x/sys/unix"
@@ -90,9 +91,10 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 		return cli.ExitError{Code: 130}
 	case err != nil && out != nil && out.Result != nil:
 		// The replay failed: what it did before.
-		o.writeSummary(out.Result)
+		rp := report.ReplayOf(out.Result.PerRank)
+		o.writeSummary(rp)
 		if !o.quiet {
-			out.Result.WriteSummary(s.Err)
+			rp.WriteText(s.Err)
 		}
 		return err
 	case err != nil:
@@ -112,15 +114,26 @@ func agree(team session.Team, err error) error {
 	return err
 }
 
-// finish reports a replay that ran: its summary, how far an interrupted
-// one got, what the team did, and the report of its trace.
+// finish reports a replay that ran, from its trace: its summary, how far
+// an interrupted one got, what the team did, and the report.
 func (o *options) finish(out *session.Outcome, orig trace.Trace, args []string, s cli.IO) error {
-	res := out.Result
-	if err := o.writeSummary(res); err != nil {
+	rt, err := format.Open(out.Record)
+	if err != nil {
+		return fmt.Errorf("reading the replay's trace: %w", err)
+	}
+	defer rt.Close()
+	st, err := report.Compute(rt, report.Options{Detail: o.detail})
+	if err != nil {
+		return fmt.Errorf("reading the replay's trace: %w", err)
+	}
+	if st.Replay == nil {
+		return errors.New("the replay's trace does not say how the replay went")
+	}
+	if err := o.writeSummary(st.Replay); err != nil {
 		return err
 	}
-	if res.Interrupted {
-		msg := "ioreplay: interrupted: " + res.Progress()
+	if st.Replay.Interrupted {
+		msg := "ioreplay: interrupted: " + st.Replay.Progress()
 		if out.RecordKept {
 			msg += "; the partial replay trace is in " + out.Record
 		}
@@ -130,7 +143,7 @@ func (o *options) finish(out *session.Outcome, orig trace.Trace, args []string, 
 	if out.Team != "" && !o.quiet {
 		fmt.Fprintln(s.Err, out.Team)
 	}
-	return o.writeReport(orig, args, out.Record, res, s)
+	return o.writeReport(st, orig, args, s)
 }
 
 // closeOutcome removes what the session made for itself and says where a
@@ -148,11 +161,11 @@ func (o *options) closeOutcome(out *session.Outcome, s cli.IO) {
 
 // writeSummary writes the replay's summary as JSON (--summary), whole or
 // not at all.
-func (o *options) writeSummary(res *replay.Result) error {
+func (o *options) writeSummary(rp *report.Replay) error {
 	if o.summary == "" {
 		return nil
 	}
-	if err := writeFile(o.summary, res.WriteJSON); err != nil {
+	if err := writeFile(o.summary, rp.WriteJSON); err != nil {
 		return fmt.Errorf("--summary: %w", err)
 	}
 	return nil

@@ -33,6 +33,9 @@ type TeamOptions struct {
 	// Log receives what a process says on its own: its error when it
 	// stops the job.
 	Log *slog.Logger
+	// Failed, if set, is told what a process whose ranks failed did,
+	// before it stops the job.
+	Failed func(*replay.Result)
 }
 
 // Team is the processes of an MPI job replaying one trace (a
@@ -152,45 +155,29 @@ func (t *Team) Barrier() { t.proc.Barrier() }
 
 // Finish implements session.Team: a process whose ranks failed stops the
 // whole job (the others may wait for its ranks' messages); otherwise the
-// processes wait for each other's ranks and send their results and what
-// their worlds did to the lead.
-func (t *Team) Finish(res *replay.Result, runErr error) (*replay.Result, error) {
+// processes wait for each other's ranks and send what their worlds did
+// to the lead. How their ranks went is in their parts of the trace.
+func (t *Team) Finish(res *replay.Result, runErr error) error {
 	if runErr != nil {
 		t.opts.Log.Error(fmt.Sprintf("process %d: %v", t.proc.Rank, runErr))
-		if res != nil {
-			var b strings.Builder
-			res.WriteSummary(&b)
-			t.opts.Log.Error(strings.TrimSuffix(b.String(), "\n"))
+		if res != nil && t.opts.Failed != nil {
+			t.opts.Failed(res)
 		}
 		Abort(1)
 	}
 	stats, werr := t.world.Wait()
 	if err := t.proc.Agree(werr); err != nil {
-		return nil, err
+		return err
 	}
-	bin, err := res.MarshalBinary()
-	if err != nil {
-		return nil, err // cannot happen: the result is plain data
-	}
-	all := t.proc.Gather(append(stats.marshal(), bin...))
-	if !t.Lead() {
-		return nil, nil
-	}
-	total := &replay.Result{}
+	all := t.proc.Gather(stats.marshal())
 	for q, b := range all {
 		var ws WorldStats
-		b, err := ws.unmarshal(b)
-		var r replay.Result
-		if err == nil {
-			err = r.UnmarshalBinary(b)
+		if _, err := ws.unmarshal(b); err != nil {
+			return fmt.Errorf("process %d sent damaged counts: %w", q, err)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("process %d sent a damaged result: %w", q, err)
-		}
-		total.Merge(&r)
 		t.stats.add(ws)
 	}
-	return total, nil
+	return nil
 }
 
 // Parts implements session.Team: the lead receives every process's part.

@@ -66,7 +66,8 @@ type Options struct {
 // Outcome is what a session did.
 type Outcome struct {
 	Replay *replay.Replay
-	// Result is the replay's result (on the lead, of every process).
+	// Result is the result of this process's ranks. How the whole replay
+	// went is in its trace (Record), for report.Compute.
 	Result *replay.Result
 	// Record is the replay's own trace; RecordKept says it stays after
 	// Close (Options.Record was given).
@@ -143,10 +144,10 @@ type Team interface {
 	// together.
 	Barrier()
 	// Finish ends the run of this process's ranks: it waits for the
-	// other processes' ranks, and returns the result of every process,
-	// on the lead. runErr is this process's error; a team whose other
-	// processes may wait for this one's ranks stops the job on it.
-	Finish(res *replay.Result, runErr error) (*replay.Result, error)
+	// other processes' ranks. runErr is this process's error (res its
+	// result); a team whose other processes may wait for this one's
+	// ranks stops the job on it.
+	Finish(res *replay.Result, runErr error) error
 	// Parts collects the part of the replay's trace each process wrote
 	// (part, on this process) and returns, on the lead, the files that
 	// hold them all; nil when part is the whole trace.
@@ -162,7 +163,7 @@ type Team interface {
 func Run(ctx context.Context, t trace.Trace, o Options, team Team) (out *Outcome, err error) {
 	out = &Outcome{}
 	defer func() {
-		if err != nil {
+		if err != nil && (out == nil || out.Result == nil) {
 			out.Close()
 			out = nil
 		}
@@ -272,13 +273,15 @@ func Run(ctx context.Context, t trace.Trace, o Options, team Team) (out *Outcome
 	var runErr error
 	if len(own) > 0 {
 		stop := showProgress(o.Progress, rp, lead)
-		res, runErr = rp.Run(ctx, be, replay.Output{Target: out.Target, Record: func(r uint32) trace.Sink { return w.Rank(r) }})
+		res, runErr = rp.Run(ctx, be, replay.Output{Target: out.Target, Record: func(r uint32) trace.Sink { return w.Rank(r) },
+			Replayed: w.SetReplay})
 		stop()
 	} else {
 		ready()
 		res = &replay.Result{Timing: o.Replay.Timing, Epoch: time.Now()}
 	}
-	total, ferr := team.Finish(res, runErr)
+	out.Result = res
+	ferr := team.Finish(res, runErr)
 	if cerr := w.Close(); ferr == nil && cerr != nil {
 		ferr = fmt.Errorf("writing the replay's trace: %w", cerr)
 	}
@@ -286,7 +289,6 @@ func Run(ctx context.Context, t trace.Trace, o Options, team Team) (out *Outcome
 		ferr = infoErr
 	}
 	if runErr != nil {
-		out.Result = res
 		return out, runErr
 	}
 	if err := agree(ferr); err != nil {
@@ -306,7 +308,6 @@ func Run(ctx context.Context, t trace.Trace, o Options, team Team) (out *Outcome
 			return nil, err
 		}
 	}
-	out.Result = total
 	out.Team = team.Summary(plan.Ranks)
 	return out, nil
 }

@@ -46,6 +46,7 @@ const (
 	kindStrings  = 2
 	kindEvents   = 3
 	kindIndex    = 4
+	kindReplay   = 5 // how the replay of a rank went (a replay's own trace)
 )
 
 // Header field ids (the header body and rank-info blocks are lists of

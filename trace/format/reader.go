@@ -305,7 +305,7 @@ func blockInfo(kind uint8, p []byte) (BlockInfo, error) {
 	switch kind {
 	case kindEvents:
 		readSummary(d, &bi)
-	case kindStrings, kindRankInfo:
+	case kindStrings, kindRankInfo, kindReplay:
 		r := d.uvarint()
 		if r > 1<<32-1 {
 			return bi, errors.New("rank out of range")
@@ -342,6 +342,7 @@ type rankStream struct {
 	remapM map[uint64]trace.PathID
 	host   string
 	pid    int
+	replay *trace.ReplayRank // how the rank was replayed, if it says
 }
 
 func (s *rankStream) path(id uint64) (trace.PathID, bool) {
@@ -469,17 +470,20 @@ func newReader(files []*file, opts ReadOptions) (*Reader, error) {
 			switch bi.Kind {
 			case kindEvents:
 				s.blocks = append(s.blocks, bi)
-			case kindStrings, kindRankInfo:
+			case kindStrings, kindRankInfo, kindReplay:
 				kind, p, err := f.readBlock(bi.Offset, buf)
 				if err == nil && kind != bi.Kind {
 					err = errors.New("block kind differs from the index")
 				}
 				if err == nil {
 					buf = p
-					if bi.Kind == kindStrings {
+					switch bi.Kind {
+					case kindStrings:
 						err = r.readStrings(s, p)
-					} else {
+					case kindRankInfo:
 						err = readRankInfo(s, p, epochs, bi.Rank)
+					case kindReplay:
+						s.replay, err = readReplay(p)
 					}
 				}
 				if err != nil {
