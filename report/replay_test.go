@@ -98,4 +98,3 @@ func TestReplaySection(t *testing.T) {
 		t.Error("a plain trace has a replay section")
 	}
 }
-
