@@ -12,6 +12,7 @@ import (
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/convert"
+	"github.com/iotrace/iotrace/replay/session"
 	"github.com/spf13/cobra"
 )
 
@@ -19,43 +20,20 @@ func main() {
 	os.Exit(cli.Run(newRoot(), os.Args[1:]))
 }
 
-// options holds the command line.
+// options holds the command line: the input's, the replay's, the
+// report's, and the team's.
 type options struct {
-	in          convert.Opener
-	timing      string
-	speed       float64
-	target      string
-	keep        bool
-	maps        []string
-	dryRun      bool
-	prepareOnly bool
-	sparse      bool
-	direct      bool
-	data        string
-	strict      bool
-	record      string
-	format      string
-	by          string
-	detail      bool
-	output      string
-	compare     bool
-	html        string
-	quiet       bool
-	walk        bool
-	summary     string
-	cpuprofile  string
-
-	rankSubset string
-	ops        []string
-	skipOps    []string
-	scaleSize  float64
-	align      string
-	layout     string
-	split      string
-	order      string
-	servers    int
-	stripe     string
-	seed       uint64
+	in         convert.Opener
+	replay     session.Flags
+	format     string
+	by         string
+	detail     bool
+	output     string
+	compare    bool
+	html       string
+	quiet      bool
+	summary    string
+	cpuprofile string
 
 	mpi     bool     // spread the ranks over the processes of an MPI job
 	backend string   // posix or mpiio
@@ -101,18 +79,8 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	}
 	fs := c.Flags()
 	cli.AddInputFlags(fs, &o.in)
-	fs.StringVar(&o.timing, "timing", "", "when calls are issued: original, think or afap (default original for a trace, think for a script)")
-	fs.Float64Var(&o.speed, "speed", 1, "divide recorded gaps by this factor (original and think timing)")
-	fs.StringVar(&o.target, "target", "", "directory to replay in (default: a new temporary directory)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the temporary target directory")
-	fs.StringArrayVar(&o.maps, "map", nil, "rewrite the path prefix OLD to NEW inside the target (OLD=NEW, repeatable)")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "print the path mapping, the files to prepare and the calls per rank; touch nothing")
-	fs.BoolVar(&o.prepareOnly, "prepare-only", false, "create the files the trace reads, then stop")
-	fs.BoolVar(&o.sparse, "sparse", false, "prepare files by setting their size only (holes read as zeros)")
-	fs.BoolVar(&o.direct, "direct", false, "open files with O_DIRECT (use --align 4096 too)")
-	fs.StringVar(&o.data, "data", "pattern", "what writes write: pattern (non-repeating) or fixed (the same bytes every call; flatters compression and dedup)")
-	fs.BoolVar(&o.strict, "strict", false, "stop at the first call that fails where the original did not, or is skipped")
-	fs.StringVar(&o.record, "record", "", "write the replay's own trace (measured times) to this file")
+	cli.AddGoFlags(fs, o.replay.AddFlags)
+	fs.MarkHidden("no-openat2")
 	fs.StringVar(&o.format, "format", "text", "report format: text, csv, json or markdown")
 	fs.StringVar(&o.by, "by", "op", "report table: op, size, rank, file or region")
 	fs.BoolVar(&o.detail, "detail", false, "split operation families into their calls in the report")
@@ -122,19 +90,6 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress or summary on standard error")
 	fs.StringVar(&o.summary, "summary", "", "write the replay's summary (issue lag, failures, skips) as JSON to this file")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of ioreplay itself to this file (go tool pprof; with --mpi one per process, FILE.PID)")
-	fs.BoolVar(&o.walk, "no-openat2", false, "resolve paths by an O_NOFOLLOW walk even where openat2 exists")
-	fs.StringVar(&o.rankSubset, "rank-subset", "", "replay only these ranks, e.g. 0-3,8")
-	fs.StringSliceVar(&o.ops, "ops", nil, "keep only these ops, families or classes (posix, meta, mpiio, comm, marker)")
-	fs.StringSliceVar(&o.skipOps, "skip-ops", nil, "drop these ops, families or classes")
-	fs.Float64Var(&o.scaleSize, "scale-size", 1, "multiply request sizes and offsets by this factor")
-	fs.StringVar(&o.align, "align", "", "align offsets and sizes to this many bytes, e.g. 4096")
-	fs.StringVar(&o.layout, "layout", "", "shared: files of one rank each become one shared file; fpp: shared files become one per rank")
-	fs.StringVar(&o.split, "split", "", "split requests into schedule blocks of this size, e.g. 64KiB")
-	fs.StringVar(&o.order, "order", "", "order of schedule blocks: first, random or hash (with --split)")
-	fs.IntVar(&o.servers, "servers", 0, "number of I/O servers the file is striped over (with --split)")
-	fs.StringVar(&o.stripe, "stripe", "", "stripe unit of the servers (with --split; default: the block size)")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of --order random")
-	fs.MarkHidden("no-openat2")
 	fs.BoolVar(&o.mpi, "mpi", false, "run under mpirun/srun: spread the trace ranks block-wise over the MPI processes (ioreplay built with -tags mpi)")
 	fs.StringVar(&o.backend, "backend", backendPOSIX, "how files are accessed: posix, or mpiio (MPI_File_*; ioreplay built with -tags mpi)")
 	fs.StringArrayVar(&o.hints, "hint", nil, "MPI-IO hint KEY=VALUE for every file the mpiio backend opens, e.g. romio_cb_write=enable (repeatable)")

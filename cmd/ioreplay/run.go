@@ -13,14 +13,10 @@ import (
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/replay"
-	"github.com/iotrace/iotrace/replay/posix"
 	"github.com/iotrace/iotrace/replay/session"
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
-	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/format"
-	"github.com/iotrace/iotrace/trace/target"
-	"github.com/iotrace/iotrace/trace/units"
 	"golang.org/x/sys/unix"
 )
 
@@ -154,7 +150,7 @@ func (o *options) closeOutcome(out *session.Outcome, s cli.IO) {
 	}
 	if out.KeptTarget {
 		fmt.Fprintf(s.Err, "ioreplay: kept the target directory %s\n", out.Target)
-	} else if o.prepareOnly && o.target == "" && out.Target != "" && !o.dryRun {
+	} else if o.replay.PrepareOnly && o.replay.Target == "" && out.Target != "" {
 		fmt.Fprintln(s.Err, "ioreplay: note: the temporary target is removed at exit; use --target DIR or --keep")
 	}
 }
@@ -189,17 +185,12 @@ func (o *options) session(s cli.IO) (session.Options, error) {
 	if err := o.checkChoices(); err != nil {
 		return session.Options{}, err
 	}
-	ro, err := o.replay()
+	so, err := o.replay.Options()
 	if err != nil {
 		return session.Options{}, err
 	}
-	so := session.Options{
-		Replay: ro, DefaultTiming: o.timing == "",
-		Target: o.target, Keep: o.keep, DryRun: o.dryRun, PrepareOnly: o.prepareOnly,
-		Files:  posix.Options{Direct: o.direct, Sparse: o.sparse, FixedData: o.data == "fixed", Walk: o.walk},
-		Record: o.record, Command: os.Args, Out: s.Out,
-		Log: cli.Logger(io.Discard, "ioreplay", false),
-	}
+	so.Command, so.Out = os.Args, s.Out
+	so.Log = cli.Logger(io.Discard, "ioreplay", false)
 	if !o.quiet {
 		so.Log = cli.Logger(s.Err, "ioreplay", false)
 		if isTerminal(s.Err) {
@@ -209,7 +200,7 @@ func (o *options) session(s cli.IO) (session.Options, error) {
 	return so, nil
 }
 
-// checkChoices checks the options that take one of a few values.
+// checkChoices checks the options of the report and of the team.
 func (o *options) checkChoices() error {
 	for _, c := range []struct {
 		flag, v string
@@ -217,7 +208,6 @@ func (o *options) checkChoices() error {
 	}{
 		{"--format", o.format, report.Formats},
 		{"--by", o.by, report.Views},
-		{"--data", o.data, []string{"pattern", "fixed"}},
 		{"--backend", o.backend, []string{backendPOSIX, backendMPIIO}},
 	} {
 		if err := cli.CheckChoice(c.flag, c.v, c.choices); err != nil {
@@ -232,64 +222,10 @@ func (o *options) checkChoices() error {
 	if len(o.hints) > 0 && o.backend != backendMPIIO {
 		return errors.New("--hint is for --backend mpiio")
 	}
-	if o.direct && o.backend == backendMPIIO {
+	if o.replay.Direct && o.backend == backendMPIIO {
 		return errors.New("--direct is for --backend posix (give the MPI library's hint for direct I/O instead, e.g. --hint direct_write=true)")
 	}
 	return nil
-}
-
-// replay turns the options into replay options.
-func (o *options) replay() (replay.Options, error) {
-	var ro replay.Options
-	var err error
-	if o.timing != "" {
-		if ro.Timing, err = replay.ParseTiming(o.timing); err != nil {
-			return ro, err
-		}
-	}
-	if o.speed <= 0 {
-		return ro, fmt.Errorf("--speed %v: want a positive factor", o.speed)
-	}
-	ro.Speed, ro.Strict = o.speed, o.strict
-	for _, m := range o.maps {
-		r, err := target.ParseMapRule(m)
-		if err != nil {
-			return ro, err
-		}
-		ro.Map = append(ro.Map, r)
-	}
-	ro.Transforms, err = o.transforms()
-	return ro, err
-}
-
-// transforms turns the options into the replay's transforms.
-func (o *options) transforms() (replay.Transforms, error) {
-	tf := replay.Transforms{Ops: o.ops, SkipOps: o.skipOps, Layout: o.layout, ScaleSize: o.scaleSize}
-	var err error
-	if o.rankSubset != "" {
-		if tf.Ranks, err = filter.ParseRanks(o.rankSubset); err != nil {
-			return tf, fmt.Errorf("--rank-subset: %w", err)
-		}
-	}
-	if o.scaleSize <= 0 {
-		return tf, fmt.Errorf("--scale-size %v: want a positive factor", o.scaleSize)
-	}
-	for _, sz := range []struct {
-		flag, v string
-		to      *int64
-	}{{"--align", o.align, &tf.Align}, {"--split", o.split, &tf.Split.Size}, {"--stripe", o.stripe, &tf.Split.Stripe}} {
-		if sz.v == "" {
-			continue
-		}
-		if *sz.to, err = units.ParseSize(sz.v); err != nil {
-			return tf, fmt.Errorf("%s: %w", sz.flag, err)
-		}
-	}
-	tf.Split.Order, tf.Split.Servers, tf.Split.Seed = o.order, o.servers, o.seed
-	if tf.Split.Size == 0 && (o.servers != 0 || o.stripe != "") {
-		return tf, errors.New("--servers and --stripe need --split SIZE")
-	}
-	return tf, tf.Validate()
 }
 
 func isTerminal(w io.Writer) bool {
