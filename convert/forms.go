@@ -37,7 +37,10 @@ var binaryForm = &Format{
 				}
 				return &Imported{Trace: t}, nil
 			},
-			Export: func(out *Output, t trace.Trace) error { return WriteTrace(out.Name, t) },
+			Export: func(out *Output, t trace.Trace) error {
+				_, err := WriteTrace(out.Name, t)
+				return err
+			},
 		}
 	},
 }
@@ -300,22 +303,25 @@ func exportScript(out *Output, t trace.Trace, o *scriptOptions) error {
 }
 
 // WriteTrace writes the trace t to the trace file out, whole or not at
-// all.
-func WriteTrace(out string, t trace.Trace) error {
-	return writeTrace(out, func(w *format.Writer) error {
+// all, and returns the number of events written.
+func WriteTrace(out string, t trace.Trace) (int64, error) {
+	var n int64
+	err := writeTrace(out, func(w *format.Writer) error {
 		for _, r := range t.Ranks() {
 			rs, err := t.Rank(r)
 			if err != nil {
 				return err
 			}
-			_, err = trace.Copy(w.Rank(r), rs)
+			k, err := trace.Copy(w.Rank(r), rs)
 			closeSource(rs)
+			n += k
 			if err != nil {
 				return err
 			}
 		}
 		return nil
 	}, t.Meta())
+	return n, err
 }
 
 // writeTrace writes a trace file through write, whole or not at all.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/logline"
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/mpi"
 	"github.com/iotrace/iotrace/replay/session"
@@ -17,14 +18,14 @@ import (
 // alone.
 func newTeam(o *options, s cli.IO) (session.Team, func() error, error) {
 	if !o.mpi && o.backend != backendMPIIO {
-		return session.Alone{}, func() error { return nil }, nil
+		return alone()
 	}
 	var hints [][2]string
 	for _, h := range o.hints {
 		k, v, _ := strings.Cut(h, "=")
 		hints = append(hints, [2]string{k, v})
 	}
-	t, err := mpi.NewTeam(mpi.TeamOptions{MPIIO: o.backend == backendMPIIO, Hints: hints, Log: cli.Logger(s.Err, "ioreplay", false),
+	t, err := mpi.NewTeam(mpi.TeamOptions{MPIIO: o.backend == backendMPIIO, Hints: hints, Log: logline.New(s.Err, "ioreplay", false),
 		Failed: func(res *replay.Result) {
 			if !o.quiet {
 				report.ReplayOf(res.PerRank).WriteText(s.Err)

@@ -15,5 +15,5 @@ func newTeam(o *options, _ cli.IO) (session.Team, func() error, error) {
 	if o.mpi || o.backend == backendMPIIO {
 		return nil, nil, errors.New("this ioreplay was built without MPI: --mpi and --backend mpiio need 'go build -tags mpi ./cmd/ioreplay' (docs/MPI.md)")
 	}
-	return session.Alone{}, func() error { return nil }, nil
+	return alone()
 }

@@ -11,12 +11,13 @@ import (
 	"syscall"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
-	"github.com/iotrace/iotrace/launcher"
+	"github.com/iotrace/iotrace/convert"
+	"github.com/iotrace/iotrace/internal/logline"
+	"github.com/iotrace/iotrace/internal/profile"
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/session"
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
-	"github.com/iotrace/iotrace/trace/format"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,7 +28,7 @@ const (
 
 // runProfiled runs the replay, with a CPU profile of ioreplay if asked.
 func runProfiled(o *options, args []string, s cli.IO) error {
-	stop, err := startProfile(o.cpuprofile, o.mpi || o.backend == backendMPIIO)
+	stop, err := profile.CPU(o.cpuprofile, o.mpi || o.backend == backendMPIIO)
 	if err != nil {
 		return err
 	}
@@ -42,9 +43,6 @@ func runProfiled(o *options, args []string, s cli.IO) error {
 // process alone, or the processes of an MPI job (--mpi; a job of one
 // process for --backend mpiio).
 func run(o *options, args []string, s cli.IO) error {
-	if err := o.checkLauncher(); err != nil {
-		return err
-	}
 	team, closeTeam, err := newTeam(o, s)
 	if err != nil {
 		return err
@@ -65,19 +63,14 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 	if err := agree(team, err); err != nil {
 		return err
 	}
-	warn := io.Discard
-	if team.Lead() {
-		warn = s.Err
+	o.in.Script, o.in.Stdin = replay.ScriptTrace, s.In
+	open := func(warn io.Writer) (trace.Trace, error) {
+		o.in.Warn = warn
+		return o.in.Open(args)
 	}
-	o.in.Script, o.in.Warn, o.in.Stdin = replay.ScriptTrace, warn, s.In
-	t, err := o.in.Open(args)
-	if err := agree(team, err); err != nil {
-		return err
-	}
-	defer t.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	out, err := session.Run(ctx, t, so, team)
+	out, err := session.Run(ctx, open, so, team)
 	if out != nil {
 		defer o.closeOutcome(out, s)
 	}
@@ -98,7 +91,7 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 	case out.Done:
 		return nil
 	}
-	return o.finish(out, t, args, s)
+	return o.finish(out, args, s)
 }
 
 // agree is team.Agree, an error that process 0 reports on the others.
@@ -112,13 +105,8 @@ func agree(team session.Team, err error) error {
 
 // finish reports a replay that ran, from its trace: its summary, how far
 // an interrupted one got, what the team did, and the report.
-func (o *options) finish(out *session.Outcome, orig trace.Trace, args []string, s cli.IO) error {
-	rt, err := format.Open(out.Record)
-	if err != nil {
-		return fmt.Errorf("reading the replay's trace: %w", err)
-	}
-	defer rt.Close()
-	st, err := report.Compute(rt, report.Options{Detail: o.detail})
+func (o *options) finish(out *session.Outcome, args []string, s cli.IO) error {
+	st, err := cli.Stats(&convert.Opener{}, []string{out.Record}, s, report.Options{Detail: o.detail})
 	if err != nil {
 		return fmt.Errorf("reading the replay's trace: %w", err)
 	}
@@ -139,7 +127,7 @@ func (o *options) finish(out *session.Outcome, orig trace.Trace, args []string, 
 	if out.Team != "" && !o.quiet {
 		fmt.Fprintln(s.Err, out.Team)
 	}
-	return o.writeReport(st, orig, args, s)
+	return o.writeReport(st, out.Input, args, s)
 }
 
 // closeOutcome removes what the session made for itself and says where a
@@ -167,19 +155,6 @@ func (o *options) writeSummary(rp *report.Replay) error {
 	return nil
 }
 
-// checkLauncher fails when an MPI launcher started this process as one
-// of several and --mpi was not given: every process would replay the
-// whole trace into the same target.
-func (o *options) checkLauncher() error {
-	if o.mpi {
-		return nil
-	}
-	if rk, err := launcher.Detect(os.Getenv); err == nil && rk.Size > 1 {
-		return fmt.Errorf("running as one of %d processes of an MPI job (%s): add --mpi to spread the trace ranks over them, or every process would replay the whole trace", rk.Size, rk.Source)
-	}
-	return nil
-}
-
 // session turns the options into those of a replay session.
 func (o *options) session(s cli.IO) (session.Options, error) {
 	if err := o.checkChoices(); err != nil {
@@ -189,10 +164,10 @@ func (o *options) session(s cli.IO) (session.Options, error) {
 	if err != nil {
 		return session.Options{}, err
 	}
-	so.Command, so.Out = os.Args, s.Out
-	so.Log = cli.Logger(io.Discard, "ioreplay", false)
+	so.Command, so.Out, so.Warn = os.Args, s.Out, s.Err
+	so.Log = logline.New(io.Discard, "ioreplay", false)
 	if !o.quiet {
-		so.Log = cli.Logger(s.Err, "ioreplay", false)
+		so.Log = logline.New(s.Err, "ioreplay", false)
 		if isTerminal(s.Err) {
 			so.Progress = s.Err
 		}
@@ -235,4 +210,10 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// alone is the team of this process alone.
+func alone() (session.Team, func() error, error) {
+	t, err := session.NewAlone()
+	return t, func() error { return nil }, err
 }

@@ -53,16 +53,11 @@ func runCompare(o *compareOptions, args []string, s cli.IO) error {
 	}
 	var st [2]*report.Stats
 	for i, a := range args {
-		t, err := cli.Open(&o.in, []string{a}, s)
-		if err != nil {
-			return err
-		}
-		st[i], err = report.Compute(t, o.report)
-		if cerr := t.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		var err error
+		if st[i], err = cli.Stats(&o.in, []string{a}, s, o.report); err != nil && !strings.Contains(err.Error(), a) {
 			return fmt.Errorf("%s: %w", a, err)
+		} else if err != nil {
+			return err
 		}
 	}
 	cmp := report.Compare(st[0], st[1])

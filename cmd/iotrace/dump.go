@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
@@ -14,14 +13,13 @@ import (
 type dumpOptions struct {
 	in     convert.Opener
 	format string
-	ranks  []string
-	ops    []string
+	sel    filter.Flags
 }
 
 func newDumpCmd() *cobra.Command {
 	o := &dumpOptions{}
 	c := &cobra.Command{
-		Use:   "dump [--format text|jsonl|csv] [--rank LIST]… [--op NAME]… INPUT…",
+		Use:   "dump [--format text|jsonl|csv] [--rank LIST]… [--op NAME]… [--path PREFIX]… [--time FROM:TO] INPUT…",
 		Short: "Print a trace one event per line (text, JSON lines or CSV)",
 		Long: `dump prints every event of a trace, rank after rank, each rank's events in
 call order, one line per event.
@@ -35,17 +33,18 @@ call order, one line per event.
 --rank LIST (repeatable; ranks and ranges, 0-3,8) prints only those ranks;
 --op NAME (repeatable, or a comma list) only those calls (pwrite,
 MPI_File_write_at_all), families (write, open, seek, sync) or classes (posix,
-meta, mpiio, comm, marker, process), in any case. INPUT is trace files or a
-directory of them, a pattern script with --ranks, a file convert reads
-(strace, DXT, fio iologs), or one .jsonl or .csv file, which is printed in the
-order of its lines (a quick way to check one: the first bad line is named).`,
+meta, mpiio, comm, marker, process), in any case; --path PREFIX only calls on
+paths under it; --time FROM:TO only calls that start in that window (10s:1m,
+:500ms). INPUT is trace files or a directory of them, a pattern script with
+--ranks, a file convert reads (strace, DXT, fio iologs), or one .jsonl or .csv
+file, which is printed in the order of its lines (a quick way to check one:
+the first bad line is named).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDump(o, args, cli.StreamsOf(cmd)) },
 	}
 	cli.AddInputFlags(c.Flags(), &o.in)
 	c.Flags().StringVar(&o.format, "format", "text", "output form: "+strings.Join(convert.LineFormats, ", "))
-	c.Flags().StringArrayVar(&o.ranks, "rank", nil, "print only these ranks, e.g. 0-3,8 (repeatable)")
-	c.Flags().StringArrayVar(&o.ops, "op", nil, "print only these calls, families or classes (repeatable, or a comma list)")
+	cli.AddGoFlags(c.Flags(), o.sel.AddFlags)
 	return c
 }
 
@@ -54,7 +53,7 @@ func runDump(o *dumpOptions, args []string, s cli.IO) error {
 	if err != nil {
 		return err
 	}
-	sel, err := selection(o.ranks, o.ops)
+	sel, err := o.sel.Selection()
 	if err != nil {
 		return err
 	}
@@ -76,24 +75,4 @@ func runDump(o *dumpOptions, args []string, s cli.IO) error {
 		err = cerr
 	}
 	return err
-}
-
-// selection turns --rank and --op into a selection of events.
-func selection(ranks, ops []string) (*filter.Selection, error) {
-	sel := &filter.Selection{}
-	if len(ranks) > 0 {
-		rs, err := filter.ParseRanks(strings.Join(ranks, ","))
-		if err != nil {
-			return nil, fmt.Errorf("--rank: %w", err)
-		}
-		sel.Ranks = rs
-	}
-	if len(ops) > 0 {
-		o, err := filter.ParseOps(ops...)
-		if err != nil {
-			return nil, fmt.Errorf("--op: %w", err)
-		}
-		sel.Ops = o
-	}
-	return sel, nil
 }

@@ -217,3 +217,25 @@ func convertFile(t *testing.T, in, out string) error {
 	}
 	return nil
 }
+
+// TestDumpPathAndTime: --path and --time select calls by the file they
+// name and by when they start.
+func TestDumpPathAndTime(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(`{"rank":0,"op":"open","path":"/data/a","ret":3,"start_ns":0,"dur_ns":1}
+{"rank":0,"op":"open","path":"/home/b","ret":4,"start_ns":2000000000,"dur_ns":1}
+{"rank":0,"op":"stat","path":"/data/c","ret":0,"start_ns":3000000000,"dur_ns":1}
+`), 0o644)
+	tr := filepath.Join(dir, "in.iot")
+	mustRun(t, "convert", "-o", tr, in)
+	if out := mustRun(t, "dump", "--path", "/data", tr); strings.Count(out, "\n") != 2 || strings.Contains(out, "/home/b") {
+		t.Errorf("--path /data:\n%s", out)
+	}
+	if out := mustRun(t, "dump", "--time", "1s:2.5s", tr); strings.Count(out, "\n") != 1 || !strings.Contains(out, "/home/b") {
+		t.Errorf("--time 1s:2.5s:\n%s", out)
+	}
+	if _, errOut, code := run(t, "dump", "--time", "2s:1s", tr); code != 1 || !strings.Contains(errOut, "--time: ") {
+		t.Errorf("a bad window: exit %d, %q", code, errOut)
+	}
+}

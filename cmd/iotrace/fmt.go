@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/internal/outfile"
@@ -45,7 +42,7 @@ script has one.`,
 				}
 				return fmtOne(cmd, "<stdin>", src, false, list, check)
 			}
-			names, err := scriptFiles(args)
+			names, err := script.Files(args)
 			if err != nil {
 				return err
 			}
@@ -78,82 +75,23 @@ script has one.`,
 // fmtOne formats one script. Problems in it are printed here, one line
 // each, and reported as an ExitError.
 func fmtOne(cmd *cobra.Command, name string, src []byte, write, list, check bool) error {
-	f, err := script.Parse(name, src)
-	if err == nil && check {
-		_, err = script.Check(f)
-	}
-	if err != nil {
-		var el script.ErrorList
-		if errors.As(err, &el) {
-			fmt.Fprint(cmd.ErrOrStderr(), el.Lines())
-			return cli.ExitError{Code: 1}
-		}
+	out, err := script.Reformat(name, src, check)
+	var el script.ErrorList
+	if errors.As(err, &el) {
+		fmt.Fprint(cmd.ErrOrStderr(), el.Lines())
+		return cli.ExitError{Code: 1}
+	} else if err != nil {
 		return err
 	}
-	out := script.Format(f)
 	changed := !bytes.Equal(out, src)
-	if list {
-		if changed {
-			fmt.Fprintln(cmd.OutOrStdout(), name)
-		}
+	if list && changed {
+		fmt.Fprintln(cmd.OutOrStdout(), name)
 	}
-	if write {
-		if changed {
-			return writeKeepingMode(name, out)
-		}
-		return nil
-	}
-	if !list {
+	switch {
+	case write && changed:
+		return outfile.Replace(name, out)
+	case !write && !list:
 		_, err = cmd.OutOrStdout().Write(out)
 	}
 	return err
-}
-
-// writeKeepingMode replaces name with data through outfile.File, so that a
-// failure leaves the old file whole, and keeps the file's permissions.
-func writeKeepingMode(name string, data []byte) error {
-	fi, err := os.Stat(name)
-	if err != nil {
-		return err
-	}
-	out, err := outfile.Create(name)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	if _, err := out.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := out.Chmod(fi.Mode().Perm()); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return out.Commit()
-}
-
-// scriptFiles expands directories into the .iop files under them.
-func scriptFiles(args []string) ([]string, error) {
-	var names []string
-	for _, a := range args {
-		fi, err := os.Stat(a)
-		if err != nil {
-			return nil, err
-		}
-		if !fi.IsDir() {
-			names = append(names, a)
-			continue
-		}
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !d.IsDir() && strings.HasSuffix(p, ".iop") {
-				names = append(names, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return names, nil
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/iotrace/iotrace/internal/outfile"
-	"github.com/iotrace/iotrace/trace"
-	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/convert"
 	"github.com/iotrace/iotrace/trace/tracegen"
 	"github.com/spf13/cobra"
 )
@@ -47,29 +45,8 @@ The same arguments and --seed give the same trace.`,
 			default:
 				return fmt.Errorf("unknown workload %q (want ior, twophase or random)", args[0])
 			}
-			o, err := outfile.Create(out)
+			n, err := convert.WriteTrace(out, g)
 			if err != nil {
-				return err
-			}
-			defer o.Abort()
-			w, err := format.NewWriter(o, g.Meta())
-			if err != nil {
-				return err
-			}
-			var n int64
-			for _, r := range g.Ranks() {
-				src, _ := g.Rank(r)
-				k, err := trace.Copy(w.Rank(r), src)
-				if err != nil {
-					w.Close()
-					return err
-				}
-				n += k
-			}
-			if err := w.Close(); err != nil {
-				return err
-			}
-			if err := o.Commit(); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d events of %d ranks to %s\n", n, ranks, out)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/iotrace/iotrace/capture/record"
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/logline"
 	"github.com/spf13/cobra"
 )
 
@@ -160,7 +161,7 @@ func runRecord(o *recordOptions, argv []string, s cli.IO) error {
 		r := uint32(o.rank)
 		o.Rank = &r
 	}
-	o.Log = cli.Logger(s.Err, "iotrace: record", o.verbose)
+	o.Log = logline.New(s.Err, "iotrace: record", o.verbose)
 	var res record.Result
 	var err error
 	switch {

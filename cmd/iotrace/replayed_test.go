@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/iotrace/iotrace/convert"
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/session"
+	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/tracegen"
 )
 
@@ -19,17 +21,12 @@ import (
 func TestReplayedTrace(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "ior.iot")
-	if err := convert.WriteTrace(in, tracegen.IOR(2, 20, 1)); err != nil {
+	if _, err := convert.WriteTrace(in, tracegen.IOR(2, 20, 1)); err != nil {
 		t.Fatal(err)
 	}
-	o := &convert.Opener{}
-	tr, err := o.Open([]string{in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	open := func(warn io.Writer) (trace.Trace, error) { return (&convert.Opener{Warn: warn}).Open([]string{in}) }
 	rec := filepath.Join(dir, "replay.iot")
-	out, err := session.Run(context.Background(), tr, session.Options{
+	out, err := session.Run(context.Background(), open, session.Options{
 		Replay: replay.Options{Timing: replay.Original, Speed: 100}, Target: filepath.Join(dir, "target"), Record: rec,
 	}, session.Alone{})
 	if err != nil {

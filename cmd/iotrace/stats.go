@@ -80,14 +80,7 @@ func runStats(o *statsOptions, args []string, s cli.IO) error {
 	if err := cli.CheckChoice("--format", o.format, htmlFormats); err != nil {
 		return err
 	}
-	t, err := cli.Open(&o.in, args, s)
-	if err != nil {
-		return err
-	}
-	st, err := report.Compute(t, o.report)
-	if cerr := t.Close(); err == nil {
-		err = cerr
-	}
+	st, err := cli.Stats(&o.in, args, s, o.report)
 	if err != nil {
 		return err
 	}

@@ -115,3 +115,26 @@ func Write(name string, stdout io.Writer, write func(io.Writer) error) error {
 	}
 	return o.Commit()
 }
+
+// Replace writes data over the existing file name, whole or not at all,
+// and keeps its permissions.
+func Replace(name string, data []byte) error {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	out, err := Create(name)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	if _, err := out.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	if !out.direct {
+		if err := out.Chmod(fi.Mode().Perm()); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	return out.Commit()
+}

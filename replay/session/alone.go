@@ -1,6 +1,10 @@
 package session
 
 import (
+	"fmt"
+	"os"
+
+	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/posix"
 )
@@ -9,6 +13,17 @@ import (
 // goroutines, and their messages and collectives match in the process
 // (replay/comm).
 type Alone struct{}
+
+// NewAlone returns the team of this process alone. It fails when an MPI
+// launcher started this process as one of several: every process would
+// replay the whole trace into the same target (replay/mpi.Team spreads
+// the ranks over them).
+func NewAlone() (Alone, error) {
+	if rk, err := launcher.Detect(os.Getenv); err == nil && rk.Size > 1 {
+		return Alone{}, fmt.Errorf("running as one of %d processes of an MPI job (%s): add --mpi to spread the trace ranks over them, or every process would replay the whole trace", rk.Size, rk.Source)
+	}
+	return Alone{}, nil
+}
 
 var _ Team = Alone{}
 

@@ -61,10 +61,19 @@ type Options struct {
 	// Log receives diagnostics: what prepare found in the way (warnings),
 	// the size of a large prepare phase (info); nil discards them.
 	Log *slog.Logger
+	// Warn receives, on the lead, the input's warnings (damage read past,
+	// what an import left out); nil discards them.
+	Warn io.Writer
 }
+
+// Input opens the trace to replay, its warnings going to warn. Every
+// process of a team opens it.
+type Input func(warn io.Writer) (trace.Trace, error)
 
 // Outcome is what a session did.
 type Outcome struct {
+	// Input is the trace replayed (open until Close).
+	Input  trace.Trace
 	Replay *replay.Replay
 	// Result is the result of this process's ranks. How the whole replay
 	// went is in its trace (Record), for report.Compute.
@@ -158,9 +167,9 @@ type Team interface {
 	Summary(ranks []uint32) string
 }
 
-// Run replays t in team. The error of a process other than the lead is
-// ErrReported when the lead reports it.
-func Run(ctx context.Context, t trace.Trace, o Options, team Team) (out *Outcome, err error) {
+// Run replays the input in team. The error of a process other than the
+// lead is ErrReported when the lead reports it.
+func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err error) {
 	out = &Outcome{}
 	defer func() {
 		if err != nil && (out == nil || out.Result == nil) {
@@ -176,6 +185,16 @@ func Run(ctx context.Context, t trace.Trace, o Options, team Team) (out *Outcome
 		return ErrReported
 	}
 	agree := func(err error) error { return fail(team.Agree(err)) }
+	warn := io.Discard
+	if lead && o.Warn != nil {
+		warn = o.Warn
+	}
+	t, err := in(warn)
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	out.Input = t
+	out.cleanup = append(out.cleanup, t.Close)
 	if o.DefaultTiming {
 		o.Replay.Timing = replay.DefaultTiming(t)
 	}

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"slices"
@@ -241,4 +242,55 @@ func (s *Selection) CheckRanks(flag string, have []uint32) error {
 		}
 	}
 	return nil
+}
+
+// Flags are the selectors as a command line gives them: --rank (rank
+// lists, repeatable), --op (names, repeatable or comma lists), --path
+// (path prefixes an event's path must be under, repeatable) and --time
+// (a window FROM:TO). AddFlags registers them; Selection checks them.
+type Flags struct {
+	Ranks, Ops, Paths []string
+	Time              string
+}
+
+// AddFlags registers the selectors on fs.
+func (f *Flags) AddFlags(fs *flag.FlagSet) {
+	fs.Var((*listValue)(&f.Ranks), "rank", "only these `ranks`, e.g. 0-3,8 (repeatable)")
+	fs.Var((*listValue)(&f.Ops), "op", "only these calls, families or classes, e.g. pwrite, write, mpiio (repeatable, or a comma `list`)")
+	fs.Var((*listValue)(&f.Paths), "path", "only calls on paths under this absolute `prefix` (repeatable)")
+	fs.StringVar(&f.Time, "time", "", "only calls that start in this `window` from the trace's start, FROM:TO, e.g. 10s:1m")
+}
+
+// listValue is a repeatable option: each use adds a value.
+type listValue []string
+
+func (l *listValue) String() string     { return strings.Join(*l, ",") }
+func (l *listValue) Set(s string) error { *l = append(*l, s); return nil }
+
+// Selection checks the flags and returns their selection; an error names
+// the flag.
+func (f *Flags) Selection() (*Selection, error) {
+	sel := &Selection{}
+	var err error
+	if len(f.Ranks) > 0 {
+		if sel.Ranks, err = ParseRanks(strings.Join(f.Ranks, ",")); err != nil {
+			return nil, fmt.Errorf("--rank: %w", err)
+		}
+	}
+	if len(f.Ops) > 0 {
+		if sel.Ops, err = ParseOps(f.Ops...); err != nil {
+			return nil, fmt.Errorf("--op: %w", err)
+		}
+	}
+	if len(f.Paths) > 0 {
+		if sel.Paths, err = NewPaths(f.Paths, nil, false); err != nil {
+			return nil, fmt.Errorf("--path: %w", err)
+		}
+	}
+	if f.Time != "" {
+		if sel.Window, err = ParseWindow(f.Time); err != nil {
+			return nil, fmt.Errorf("--time: %w", err)
+		}
+	}
+	return sel, nil
 }

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"flag"
 	"slices"
 	"strings"
 	"testing"
@@ -92,5 +93,26 @@ func TestSelection(t *testing.T) {
 	}
 	if err := s.CheckRanks("--rank", []uint32{0, 1, 2}); err == nil || err.Error() != "--rank 3: the trace has no rank 3 (its ranks: 0-2)" {
 		t.Errorf("CheckRanks: %v", err)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	var f Flags
+	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
+	f.AddFlags(fs)
+	if err := fs.Parse([]string{"--rank", "0-1", "--rank", "3", "--op", "write,read", "--path", "/data", "--time", "1s:"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Selection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Ranks, []uint32{0, 1, 3}) || !s.Ops.Has(trace.OpPread) || !s.Paths.Match("/data/x") || s.Window.From != 1e9 {
+		t.Errorf("selection %+v", s)
+	}
+	for _, bad := range []Flags{{Ranks: []string{"x"}}, {Ops: []string{"nope"}}, {Paths: []string{"rel"}}, {Time: "5"}} {
+		if _, err := bad.Selection(); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
 	}
 }

@@ -176,3 +176,60 @@ func sameBlocks(a, b []BlockInfo) bool {
 	}
 	return true
 }
+
+// WriteText writes the report as iotrace check prints it: one line for
+// the file (its status, size, blocks, events, ranks and paths), then a
+// line for each problem.
+func (c *CheckReport) WriteText(w io.Writer) {
+	if c.Unreadable != "" {
+		fmt.Fprintf(w, "%s: DAMAGED: %s\n", c.File, strings.TrimPrefix(c.Unreadable, c.File+": "))
+		return
+	}
+	status := "ok"
+	switch {
+	case len(c.Damage) > 0:
+		status = "DAMAGED"
+	case c.Truncated != "":
+		status = "TRUNCATED"
+	case c.IndexNote != "":
+		status = "ok (no index)"
+	}
+	fmt.Fprintf(w, "%s: %s: %s, %s, %s, %s %s, %s\n", c.File, status, count(c.Size, "byte"),
+		count(int64(c.Blocks), "block"), count(c.Events, "event"), count(int64(len(c.Ranks)), "rank"),
+		rankList(c.Ranks), count(int64(c.Paths), "path"))
+	if c.Truncated != "" {
+		fmt.Fprintf(w, "  truncated: %s\n", c.Truncated)
+	}
+	for _, d := range c.Damage {
+		fmt.Fprintf(w, "  damaged: offset %d: %s\n", d.Offset, d.Reason)
+	}
+	if c.IndexNote != "" {
+		fmt.Fprintf(w, "  index: %s\n", c.IndexNote)
+	}
+}
+
+// count is "1 block", "2 blocks".
+func count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// rankList prints ranks compactly: "[0-3 7]".
+func rankList(rs []uint32) string {
+	var parts []string
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", rs[i], rs[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(rs[i]))
+		}
+		i = j + 1
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}

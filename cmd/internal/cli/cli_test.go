@@ -28,18 +28,3 @@ func TestFlagErrors(t *testing.T) {
 		}
 	}
 }
-
-// TestLogger: diagnostics are one line each, warnings say so, debug
-// lines only when verbose.
-func TestLogger(t *testing.T) {
-	var b bytes.Buffer
-	log := Logger(&b, "prog: sub", false)
-	log.Info("a note")
-	log.Warn("a warning", "file", "x.iot")
-	log.Debug("hidden")
-	Logger(&b, "prog", true).Debug("shown")
-	want := "prog: sub: a note\nprog: sub: warning: a warning file=x.iot\nprog: shown\n"
-	if b.String() != want {
-		t.Errorf("got %q, want %q", b.String(), want)
-	}
-}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/convert"
+	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -49,6 +50,19 @@ func AddInputFlags(fs *pflag.FlagSet, o *convert.Opener) {
 func Open(o *convert.Opener, args []string, s IO) (trace.Trace, error) {
 	o.Warn, o.Stdin = s.Err, s.In
 	return o.Open(args)
+}
+
+// Stats opens args with o, as Open does, and computes their statistics.
+func Stats(o *convert.Opener, args []string, s IO, ro report.Options) (*report.Stats, error) {
+	t, err := Open(o, args, s)
+	if err != nil {
+		return nil, err
+	}
+	st, err := report.Compute(t, ro)
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	return st, err
 }
 
 // CheckChoice fails unless v is one of choices, naming the flag.

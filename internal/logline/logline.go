@@ -1,4 +1,7 @@
-package cli
+// Package logline prints the diagnostics the library reports through
+// log/slog (a recorder's warnings, a replay's notes) as the lines a user
+// reads on a terminal: one line per record, after the program's name.
+package logline
 
 import (
 	"context"
@@ -9,12 +12,12 @@ import (
 	"sync"
 )
 
-// Logger returns a logger whose records are lines a user reads on w:
+// New returns a logger whose records are lines a user reads on w:
 // "PREFIX: message", "PREFIX: warning: message" at slog.LevelWarn (an
 // error, at slog.LevelError, says what it is itself), and debug records
 // only when verbose (-v). The library reports
 // its diagnostics through such a logger.
-func Logger(w io.Writer, prefix string, verbose bool) *slog.Logger {
+func New(w io.Writer, prefix string, verbose bool) *slog.Logger {
 	min := slog.LevelInfo
 	if verbose {
 		min = slog.LevelDebug
