@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
@@ -970,7 +969,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		e.Offset, e.Size, e.Flags = r.Off, r.Size, e.Flags|r.OFlags
 	case op == trace.OpMmap:
 		e.Offset, e.Size, e.Flags, e.Mode = r.Off, r.Size, e.Flags|r.OFlags, r.Mode
-		if keep && r.Ret >= 0 && !ptrace.SystemFile(f.Aux.name) {
+		if keep && r.Ret >= 0 && !filter.SystemFile(f.Aux.name) {
 			if p.mapped == nil {
 				p.mapped = map[trace.PathID]bool{}
 			}

@@ -122,3 +122,15 @@ func under(path, prefix string) bool {
 	}
 	return path == prefix || (strings.HasPrefix(path, prefix) && path[len(prefix)] == '/')
 }
+
+// SystemFile reports whether name is a file of the system (a library the
+// dynamic loader maps, its cache, locale data): recorders do not count
+// mappings of those as I/O the trace misses.
+func SystemFile(name string) bool {
+	for _, d := range []string{"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/etc/", "/bin/", "/sbin/"} {
+		if len(name) > len(d) && name[:len(d)] == d {
+			return true
+		}
+	}
+	return false
+}
