@@ -1,4 +1,9 @@
-package jsonl
+// Package schema is the field schema of an event as JSON lines and CSV
+// write it (docs/FORMAT.md, "JSON lines"): the fields, their names and
+// types, the JSON object of an event (AppendEvent), and a Builder that
+// makes an event from field values, checking each. convert/jsonl,
+// convert/csv and convert/chrome share it.
+package schema
 
 import (
 	"errors"
@@ -125,7 +130,8 @@ func LookupField(name string) (Field, bool) {
 
 // lookupField is LookupField on bytes, without allocating. A switch is
 // twice as fast as the map on the hot path of the Reader.
-func lookupField(name []byte) (Field, bool) {
+// LookupBytes is LookupField of a name in bytes, without allocating.
+func LookupBytes(name []byte) (Field, bool) {
 	switch string(name) {
 	case "rank":
 		return FieldRank, true
@@ -477,3 +483,14 @@ func (b *Builder) intern(s []byte) trace.PathID {
 	b.pathIDs[str] = id
 	return id
 }
+
+// LineError is an error in one line of the input.
+type LineError struct {
+	Name string // name of the input, as given to NewReader
+	Line int    // 1-based line number
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
+
+func (e *LineError) Unwrap() error { return e.Err }
