@@ -42,7 +42,7 @@ func WriteLines(lw LineWriter, t trace.Trace, sel *filter.Selection) error {
 		if !sel.KeepRank(r) {
 			continue
 		}
-		src, err := t.Rank(r)
+		src, err := rankOf(t, r, sel)
 		if err != nil {
 			return err
 		}
@@ -54,6 +54,16 @@ func WriteLines(lw LineWriter, t trace.Trace, sel *filter.Selection) error {
 		}
 	}
 	return lw.Flush()
+}
+
+// rankOf opens rank r of t; with a selection by op, without the parts of
+// the stream that hold none of its ops, where t knows them (the trace
+// format's per-block totals).
+func rankOf(t trace.Trace, r uint32, sel *filter.Selection) (trace.Source, error) {
+	if x, ok := t.(trace.OpIndexed); ok && sel.Ops != nil {
+		return x.RankOps(r, sel.Ops.Has)
+	}
+	return t.Rank(r)
 }
 
 // writeSource writes the events of src that sel keeps to lw, without

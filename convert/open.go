@@ -152,6 +152,14 @@ type closing struct {
 	close func() error
 }
 
+// RankOps implements trace.OpIndexed when the trace does.
+func (c *closing) RankOps(r uint32, keep func(trace.Op) bool) (trace.Source, error) {
+	if x, ok := c.Trace.(trace.OpIndexed); ok {
+		return x.RankOps(r, keep)
+	}
+	return c.Trace.Rank(r)
+}
+
 func (c *closing) Close() error {
 	err := c.Trace.Close()
 	if cerr := c.close(); err == nil {

@@ -36,6 +36,14 @@ type Trace interface {
 	Close() error
 }
 
+// An OpIndexed trace knows which ops each part of a rank's stream holds
+// (trace/format's per-block totals): RankOps reads rank r without the
+// parts that hold none of the ops keep accepts. The events it returns
+// still need selecting.
+type OpIndexed interface {
+	RankOps(r uint32, keep func(Op) bool) (Source, error)
+}
+
 // All returns one Source over every rank of t, rank after rank.
 func All(t Trace) Source {
 	return &allSource{t: t, ranks: t.Ranks()}

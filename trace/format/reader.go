@@ -687,6 +687,22 @@ func (r *Reader) Rank(rk uint32) (trace.Source, error) {
 	return &rankSource{r: r, s: s, rank: rk}, nil
 }
 
+// RankOps implements trace.OpIndexed: Rank, but the stream leaves out the
+// blocks whose per-op totals (the block's summary, which the index
+// repeats) hold none of the ops keep accepts, without reading them. A
+// selection by op reads only the blocks that can hold its events; the
+// events of the blocks read are all there, for the caller to select.
+func (r *Reader) RankOps(rk uint32, keep func(trace.Op) bool) (trace.Source, error) {
+	src, err := r.Rank(rk)
+	if err != nil {
+		return nil, err
+	}
+	src.(*rankSource).keep = keep
+	return src, nil
+}
+
+var _ trace.OpIndexed = (*Reader)(nil)
+
 // rankSource decodes one rank's blocks as they are read.
 type rankSource struct {
 	r    *Reader
@@ -694,6 +710,7 @@ type rankSource struct {
 	rank uint32
 	next int // next block to load
 	bi   BlockInfo
+	keep func(trace.Op) bool // blocks without any of these ops are left out (RankOps)
 
 	n, pos  int // events in the current block, and read so far
 	cols    [numCols + 1]colStream
@@ -717,6 +734,9 @@ func (rs *rankSource) ReadEvents(evs []trace.Event) (int, error) {
 		}
 		bi := rs.s.blocks[rs.next]
 		rs.next++
+		if rs.keep != nil && !slices.ContainsFunc(bi.Ops, func(o OpTotal) bool { return rs.keep(o.Op) }) {
+			continue
+		}
 		if err := rs.load(bi); err != nil {
 			f := rs.s.file
 			if !rs.r.opts.Salvage {
