@@ -40,11 +40,7 @@ func (e *SpoolError) Unwrap() error { return e.Err }
 // the spools could not be encoded (Result.Status is the program's), or an
 // error before anything ran.
 func Preload(o Options, argv []string) (Result, error) {
-	rk, err := o.rank()
-	if err != nil {
-		return Result{}, err
-	}
-	rules, err := o.rules()
+	rk, rules, err := o.setup()
 	if err != nil {
 		return Result{}, err
 	}
@@ -91,11 +87,7 @@ func Preload(o Options, argv []string) (Result, error) {
 
 // FromSpool encodes the spools a killed record left in dir.
 func FromSpool(o Options, dir string) (Result, error) {
-	rk, err := o.rank()
-	if err != nil {
-		return Result{}, err
-	}
-	rules, err := o.rules()
+	rk, rules, err := o.setup()
 	if err != nil {
 		return Result{}, err
 	}

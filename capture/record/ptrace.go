@@ -23,13 +23,7 @@ func Ptrace(o Options, argv []string) (Result, error) {
 	if !ptrace.Supported {
 		return Result{}, errors.New("recording needs Linux on amd64 or arm64")
 	}
-	rk, err := o.rank()
-	if err != nil {
-		return Result{}, err
-	}
-	// Check everything before the output is made: a typo must not leave
-	// an empty trace (or directory) behind.
-	rules, err := o.rules()
+	rk, rules, err := o.setup()
 	if err != nil {
 		return Result{}, err
 	}

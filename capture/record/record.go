@@ -82,26 +82,23 @@ func (o *Options) log() *slog.Logger {
 	return o.Log
 }
 
-// rank is the rank of the recording process: Options.Rank, else the
-// launcher's.
-func (o *Options) rank() (launcher.Rank, error) {
+// setup is what every recording settles before it makes any output (a
+// typo must not leave an empty trace or directory behind): the rank of
+// the recording process (Options.Rank, else the launcher's), and the path
+// rules — the trace itself, and the other ranks' files, are not recorded.
+func (o *Options) setup() (launcher.Rank, *filter.Paths, error) {
 	rk, err := launcher.Detect(os.Getenv)
 	if err != nil {
-		return rk, err
+		return rk, nil, err
 	}
 	if o.Rank != nil {
 		if rk.Size > 0 && int64(*o.Rank) >= int64(rk.Size) {
-			return rk, fmt.Errorf("--rank %d is not below the number of ranks %d (%s)", *o.Rank, rk.Size, launcher.SizeVars)
+			return rk, nil, fmt.Errorf("--rank %d is not below the number of ranks %d (%s)", *o.Rank, rk.Size, launcher.SizeVars)
 		}
 		rk.Rank, rk.Known, rk.Source = *o.Rank, true, "--rank"
 	}
-	return rk, nil
-}
-
-// rules are the path rules of the recording: the trace itself (and the
-// other ranks' files) are not recorded.
-func (o *Options) rules() (*filter.Paths, error) {
-	return filter.RecordPaths(o.Include, o.Exclude, o.All, o.Out)
+	rules, err := filter.RecordPaths(o.Include, o.Exclude, o.All, o.Out)
+	return rk, rules, err
 }
 
 // Unseen is what a program did whose I/O no capture sees.
