@@ -18,7 +18,6 @@ import (
 	"github.com/iotrace/iotrace/replay/session"
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -60,7 +59,7 @@ func run(o *options, args []string, s cli.IO) error {
 // runIn replays in team: the same steps on every process.
 func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 	so, err := o.session(s)
-	if err := agree(team, err); err != nil {
+	if err := session.Agree(team, err); err != nil {
 		return err
 	}
 	o.in.Script, o.in.Stdin = replay.ScriptTrace, s.In
@@ -92,15 +91,6 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 		return nil
 	}
 	return o.finish(out, args, s)
-}
-
-// agree is team.Agree, an error that process 0 reports on the others.
-func agree(team session.Team, err error) error {
-	err = team.Agree(err)
-	if err != nil && !team.Lead() {
-		return session.ErrReported
-	}
-	return err
 }
 
 // finish reports a replay that ran, from its trace: its summary, how far
@@ -168,7 +158,7 @@ func (o *options) session(s cli.IO) (session.Options, error) {
 	so.Log = logline.New(io.Discard, "ioreplay", false)
 	if !o.quiet {
 		so.Log = logline.New(s.Err, "ioreplay", false)
-		if isTerminal(s.Err) {
+		if logline.IsTerminal(s.Err) {
 			so.Progress = s.Err
 		}
 	}
@@ -201,15 +191,6 @@ func (o *options) checkChoices() error {
 		return errors.New("--direct is for --backend posix (give the MPI library's hint for direct I/O instead, e.g. --hint direct_write=true)")
 	}
 	return nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // alone is the team of this process alone.

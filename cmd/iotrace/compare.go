@@ -54,10 +54,8 @@ func runCompare(o *compareOptions, args []string, s cli.IO) error {
 	var st [2]*report.Stats
 	for i, a := range args {
 		var err error
-		if st[i], err = cli.Stats(&o.in, []string{a}, s, o.report); err != nil && !strings.Contains(err.Error(), a) {
-			return fmt.Errorf("%s: %w", a, err)
-		} else if err != nil {
-			return err
+		if st[i], err = cli.Stats(&o.in, []string{a}, s, o.report); err != nil {
+			return cli.Named(a, err)
 		}
 	}
 	cmp := report.Compare(st[0], st[1])

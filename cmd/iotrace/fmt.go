@@ -13,8 +13,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// fmtOptions are the options of iotrace fmt.
+type fmtOptions struct{ write, list, check bool }
+
 func newFmtCmd() *cobra.Command {
-	var write, list, check bool
+	o := &fmtOptions{}
 	c := &cobra.Command{
 		Use:   "fmt [-w] [-l] [--check] [FILE.iop|DIR…]",
 		Short: "Format pattern scripts canonically",
@@ -31,67 +34,70 @@ With --check fmt also runs the checks a script passes before it is expanded
 (names, types, groups, handles, constant sizes) and reports every problem.
 Problems print as "file:line:col: message"; fmt exits with status 1 if any
 script has one.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				if write {
-					return fmt.Errorf("-w needs files to write")
-				}
-				src, err := io.ReadAll(cmd.InOrStdin())
-				if err != nil {
-					return err
-				}
-				return fmtOne(cmd, "<stdin>", src, false, list, check)
-			}
-			names, err := script.Files(args)
-			if err != nil {
-				return err
-			}
-			bad := 0
-			for _, name := range names {
-				src, err := os.ReadFile(name)
-				if err == nil {
-					err = fmtOne(cmd, name, src, write, list, check)
-				}
-				if err != nil {
-					var ee cli.ExitError
-					if !errors.As(err, &ee) {
-						fmt.Fprintln(cmd.ErrOrStderr(), err)
-					}
-					bad++
-				}
-			}
-			if bad > 0 {
-				return cli.ExitError{Code: 1}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runFmt(o, args, cli.StreamsOf(cmd)) },
 	}
-	c.Flags().BoolVarP(&write, "write", "w", false, "write the result to the file instead of standard output")
-	c.Flags().BoolVarP(&list, "list", "l", false, "list the files whose formatting differs")
-	c.Flags().BoolVar(&check, "check", false, "also check names, types, groups and handles")
+	c.Flags().BoolVarP(&o.write, "write", "w", false, "write the result to the file instead of standard output")
+	c.Flags().BoolVarP(&o.list, "list", "l", false, "list the files whose formatting differs")
+	c.Flags().BoolVar(&o.check, "check", false, "also check names, types, groups and handles")
 	return c
 }
 
-// fmtOne formats one script. Problems in it are printed here, one line
-// each, and reported as an ExitError.
-func fmtOne(cmd *cobra.Command, name string, src []byte, write, list, check bool) error {
-	out, err := script.Reformat(name, src, check)
+// runFmt formats the scripts args name, or standard input.
+func runFmt(o *fmtOptions, args []string, s cli.IO) error {
+	if len(args) == 0 {
+		if o.write {
+			return fmt.Errorf("-w needs files to write")
+		}
+		src, err := io.ReadAll(s.In)
+		if err != nil {
+			return err
+		}
+		return o.one("<stdin>", src, s)
+	}
+	names, err := script.Files(args)
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for _, name := range names {
+		src, err := os.ReadFile(name)
+		if err == nil {
+			err = o.one(name, src, s)
+		}
+		if err == nil {
+			continue
+		}
+		bad++
+		if !errors.As(err, new(cli.ExitError)) {
+			fmt.Fprintln(s.Err, err)
+		}
+	}
+	if bad > 0 {
+		return cli.ExitError{Code: 1}
+	}
+	return nil
+}
+
+// one formats one script. Problems in it are printed here, one line each,
+// and reported as an ExitError.
+func (o *fmtOptions) one(name string, src []byte, s cli.IO) error {
+	out, err := script.Reformat(name, src, o.check)
 	var el script.ErrorList
 	if errors.As(err, &el) {
-		fmt.Fprint(cmd.ErrOrStderr(), el.Lines())
+		fmt.Fprint(s.Err, el.Lines())
 		return cli.ExitError{Code: 1}
 	} else if err != nil {
 		return err
 	}
 	changed := !bytes.Equal(out, src)
-	if list && changed {
-		fmt.Fprintln(cmd.OutOrStdout(), name)
+	if o.list && changed {
+		fmt.Fprintln(s.Out, name)
 	}
 	switch {
-	case write && changed:
+	case o.write && changed:
 		return outfile.Replace(name, out)
-	case !write && !list:
-		_, err = cmd.OutOrStdout().Write(out)
+	case !o.write && !o.list:
+		_, err = s.Out.Write(out)
 	}
 	return err
 }

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // New returns a logger whose records are lines a user reads on w:
@@ -65,3 +68,14 @@ func (h *lineHandler) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 func (h *lineHandler) WithGroup(string) slog.Handler { return h }
+
+// IsTerminal reports whether w is a terminal, where a line may be
+// rewritten in place (progress).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

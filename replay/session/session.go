@@ -112,6 +112,16 @@ func (o *Outcome) Close() error {
 // process, which reports it: this process has nothing to add.
 var ErrReported = errors.New("the replay failed (another process reports why)")
 
+// Agree is team.Agree(err), but on the processes other than the lead,
+// which reports the error, ErrReported.
+func Agree(team Team, err error) error {
+	err = team.Agree(err)
+	if err != nil && !team.Lead() {
+		return ErrReported
+	}
+	return err
+}
+
 // ErrPrepareInterrupted says an interrupt stopped the prepare phase:
 // nothing was replayed.
 var ErrPrepareInterrupted = errors.New("interrupted while preparing the files the trace reads; nothing was replayed")
@@ -184,7 +194,7 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 		}
 		return ErrReported
 	}
-	agree := func(err error) error { return fail(team.Agree(err)) }
+	agree := func(err error) error { return Agree(team, err) }
 	warn := io.Discard
 	if lead && o.Warn != nil {
 		warn = o.Warn

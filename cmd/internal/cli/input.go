@@ -65,6 +65,14 @@ func Stats(o *convert.Opener, args []string, s IO, ro report.Options) (*report.S
 	return st, err
 }
 
+// Named prefixes err with the input name unless it names it already.
+func Named(name string, err error) error {
+	if strings.Contains(err.Error(), name) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
 // CheckChoice fails unless v is one of choices, naming the flag.
 func CheckChoice(flag, v string, choices []string) error {
 	if slices.Contains(choices, v) {
