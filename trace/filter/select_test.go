@@ -116,3 +116,23 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSelectors: whatever a user types for a rank list, an op selector or
+// a time window is read or refused with an error, never a panic, and a
+// rank list read formats back to itself.
+func FuzzSelectors(f *testing.F) {
+	for _, s := range []string{"0-3,8", "write,MPI_Bcast", "1s:2m", ":5", "4294967295", "0-16777216", "op#7", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if rs, err := ParseRanks(s); err == nil {
+			if again, err := ParseRanks(FormatRanks(rs)); err != nil || !slices.Equal(again, rs) {
+				t.Fatalf("%q: %v reads back as %v, %v", s, rs, again, err)
+			}
+		}
+		ParseOps(s)
+		if w, err := ParseWindow(s); err == nil && w.To != 0 && w.To <= w.From {
+			t.Fatalf("%q: window %+v", s, w)
+		}
+	})
+}

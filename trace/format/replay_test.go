@@ -72,3 +72,32 @@ func TestReplayBlock(t *testing.T) {
 		r.Close()
 	}
 }
+
+// FuzzReplayBlock: any payload of a replay block reads as a replay record
+// or one error, never a panic, and a record read back writes the same.
+func FuzzReplayBlock(f *testing.F) {
+	var lag hist.Hist
+	lag.Add(77)
+	rr := &trace.ReplayRank{Timing: "think", Planned: 3, Events: 2, Lag: map[trace.Op]*hist.Hist{trace.OpRead: &lag},
+		Skips: []trace.ReplaySkip{{Op: trace.OpWrite, Reason: "x", Count: 1}}, Errors: []trace.ReplayError{{Op: trace.OpOpen, Ret: -2, Count: 1}},
+		Notes: []string{"n"}}
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, trace.Meta{})
+	w.SetReplay(3, rr)
+	w.Close()
+	b := buf.Bytes()
+	// The payload of the first block after the header.
+	f.Add(b[fileHeaderLen+int(uint32(b[12])|uint32(b[13])<<8|uint32(b[14])<<16|uint32(b[15])<<24)+4+blockHeaderLen:])
+	f.Add([]byte{0, 6, 3, 0xff})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		got, err := readReplay(p)
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		w, _ := NewWriter(&out, trace.Meta{})
+		if err := w.SetReplay(0, got); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
