@@ -156,7 +156,7 @@ record --from-spool DIR -o OUT' encodes what the spools hold (see --spool).
 func runRecord(o *recordOptions, argv []string, s cli.IO) error {
 	if o.rankGiven {
 		if o.rank < 0 || o.rank > 1<<32-1 {
-			return fmt.Errorf("--rank %d: a rank is not negative", o.rank)
+			return fmt.Errorf("--rank %d: want a rank from 0 to 4294967295", o.rank)
 		}
 		r := uint32(o.rank)
 		o.Rank = &r
