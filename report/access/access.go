@@ -200,14 +200,14 @@ type MPIIO struct {
 	File string
 	Rank int
 
-	IndepOpens, CollOpens                        int64
+	IndepOpens, CollOpens                          int64
 	IndepReads, IndepWrites, CollReads, CollWrites int64
-	SplitReads, SplitWrites, NBReads, NBWrites   int64
-	Syncs, Views, Mode                           int64
-	BytesRead, BytesWritten                      int64
-	RWSwitches                                   int64
-	SizeReadAgg, SizeWriteAgg                    [10]int64
-	Accesses                                     Commons
+	SplitReads, SplitWrites, NBReads, NBWrites     int64
+	Syncs, Views, Mode                             int64
+	BytesRead, BytesWritten                        int64
+	RWSwitches                                     int64
+	SizeReadAgg, SizeWriteAgg                      [10]int64
+	Accesses                                       Commons
 	Times
 
 	FastestRank, SlowestRank           int
