@@ -139,3 +139,60 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestScriptTimes: the expansion's first opens, reads and writes of every
+// record are where the log has them, within 2% of the run time, and the
+// expansion ends near the run's end; cumulative times are the model's
+// (the header says so), not compared.
+func TestScriptTimes(t *testing.T) {
+	for _, name := range logs {
+		t.Run(name, func(t *testing.T) {
+			l := readLog(t, name)
+			res, err := Script(l, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps, ms, err := Counters(l, res.Script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tol := 0.02 * l.RunTime
+			type key struct {
+				file string
+				rank int
+			}
+			got := map[string]map[key]map[string]float64{"POSIX": {}, "MPI-IO": {}}
+			for _, r := range ps {
+				got["POSIX"][key{r.File, r.Rank}] = r.FCounters()
+			}
+			for _, r := range ms {
+				got["MPI-IO"][key{r.File, r.Rank}] = r.FCounters()
+			}
+			n := 0
+			for _, r := range l.Records {
+				c := got[r.Module][key{r.File, r.Rank}]
+				if c == nil {
+					continue
+				}
+				p := "POSIX"
+				if r.Module == "MPI-IO" {
+					p = "MPIIO"
+				}
+				for _, what := range []string{"OPEN", "READ", "WRITE"} {
+					name := p + "_F_" + what + "_START_TIMESTAMP"
+					want := r.F(name)
+					if want == 0 {
+						continue
+					}
+					n++
+					if !secondsClose(c[name], want, tol) {
+						t.Errorf("%s %s rank %d: %s %.6f, log %.6f", r.Module, r.File, r.Rank, name, c[name], want)
+					}
+				}
+			}
+			if n == 0 {
+				t.Fatal("no times compared")
+			}
+		})
+	}
+}

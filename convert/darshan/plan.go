@@ -589,6 +589,20 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 		nw, nrd := 0, 0
 		for s := 0; s < int(nopen); s++ {
 			at := spreadTime(t("OPEN_START_TIMESTAMP"), t("OPEN_END_TIMESTAMP"), s, int(nopen))
+			// a session opens no later than its first block starts
+			nw0, nr0 := nw, nrd
+			for b, blk := range blocks {
+				if sessionOf(b) != s {
+					continue
+				}
+				if blk.dir == trace.DirWrite {
+					at = min(at, spreadTime(t("WRITE_START_TIMESTAMP"), t("WRITE_END_TIMESTAMP"), nw0, (len(blocks)+1)/2+1))
+					nw0++
+				} else {
+					at = min(at, spreadTime(t("READ_START_TIMESTAMP"), t("READ_END_TIMESTAMP"), nr0, (len(blocks)+1)/2+1))
+					nr0++
+				}
+			}
 			fl, md := flags, uint32(0)
 			if mode != 0 {
 				fl |= trace.OCreat
@@ -922,6 +936,15 @@ func (p *plan) mpiioRecord(r *Record) {
 		}
 		for s := int64(0); s < ns; s++ {
 			at := spreadTime(t("OPEN_START_TIMESTAMP"), t("OPEN_END_TIMESTAMP"), int(s), int(ns))
+			for b, d := range blocks {
+				if sessionOf(b) == s {
+					if d == dirW {
+						at = min(at, t("WRITE_START_TIMESTAMP"))
+					} else {
+						at = min(at, t("READ_START_TIMESTAMP"))
+					}
+				}
+			}
 			fl := uint32(trace.MPIModeCreate | trace.MPIModeRdwr)
 			if s == ns-1 && mode != 0 {
 				fl = mode // Darshan keeps the mode of the last open
