@@ -132,21 +132,35 @@ func mergeCommons(a, b Commons) Commons {
 // tracker keeps the frequencies of up to MaxCommonValues distinct values
 // and the four most common of them.
 type tracker struct {
-	freq map[int64]int64
+	vals []Common // value and frequency, in the order first seen
+	last int      // index of the last value added
 	top  Commons
 }
 
 func (t *tracker) add(v int64) {
-	if t.freq == nil {
-		t.freq = map[int64]int64{}
+	i := -1
+	if t.last < len(t.vals) && t.vals[t.last].Value == v {
+		i = t.last
+	} else {
+		for j := range t.vals {
+			if t.vals[j].Value == v {
+				i = j
+				break
+			}
+		}
 	}
-	f, ok := t.freq[v]
-	if !ok && len(t.freq) >= MaxCommonValues {
-		return
+	if i < 0 {
+		if len(t.vals) >= MaxCommonValues {
+			return
+		}
+		t.vals = append(t.vals, Common{Value: v})
+		i = len(t.vals) - 1
 	}
-	f++
-	t.freq[v] = f
-	t.top.add(v, f, false)
+	t.last = i
+	t.vals[i].Count++
+	if v != 0 {
+		t.top.add(v, t.vals[i].Count, false)
+	}
 }
 
 // Times are a record's first and last times and cumulative times, in
@@ -235,10 +249,11 @@ type Options struct {
 
 // Tracker counts the calls of one rank.
 type Tracker struct {
-	rank  int
-	opts  Options
-	posix map[string]*Posix
-	mpiio map[string]*MPIIO
+	rank      int
+	opts      Options
+	posix     map[string]*Posix
+	mpiio     map[string]*MPIIO
+	lastPosix *Posix // the record of the call before: most calls are on it
 }
 
 // NewTracker returns a tracker for rank.
@@ -247,6 +262,9 @@ func NewTracker(rank int, opts Options) *Tracker {
 }
 
 func (t *Tracker) posixRec(file string) *Posix {
+	if r := t.lastPosix; r != nil && r.File == file {
+		return r
+	}
 	r := t.posix[file]
 	if r == nil {
 		al := t.opts.FileAlignment
@@ -259,6 +277,7 @@ func (t *Tracker) posixRec(file string) *Posix {
 		r = &Posix{File: file, Rank: t.rank, FileAlignment: al, FastestRank: t.rank, SlowestRank: t.rank}
 		t.posix[file] = r
 	}
+	t.lastPosix = r
 	return r
 }
 

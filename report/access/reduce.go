@@ -20,6 +20,18 @@ func ReduceMPIIO(recs []*MPIIO, nprocs int) []*MPIIO {
 		func(r *MPIIO) { r.Rank = -1 })
 }
 
+// Fold returns records of one file folded into one (rank -1) as Darshan's
+// reduction folds them, whichever ranks they are of; it changes none of
+// them.
+func Fold(recs []*Posix) *Posix {
+	acc := *recs[0]
+	for _, r := range recs[1:] {
+		reducePosix(&acc, r)
+	}
+	acc.Rank = -1
+	return &acc
+}
+
 func reduce[R any](recs []*R, nprocs int, key func(*R) (string, int), fold func(a, b *R), shared func(*R)) []*R {
 	by := map[string][]*R{}
 	var files []string
