@@ -66,3 +66,28 @@ func TestConvertDarshan(t *testing.T) {
 		t.Errorf("bad log: exit %d: %q", code, stderr)
 	}
 }
+
+// TestConvertRecorder: --from recorder reads a trace directory, and says
+// what it kept as marks.
+func TestConvertRecorder(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.iot")
+	in := filepath.Join("..", "..", "convert", "recorder", "testdata", "ior-posix-2ranks")
+	_, stderr, code := run(t, "convert", "--from", "recorder", "-o", out, in)
+	if code != 0 || !strings.Contains(stderr, "kept as marks labelled with their name: MPI_Comm_create 2") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	stdout := mustRun(t, "stats", out)
+	counts := map[string]string{}
+	for _, l := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 1 {
+			counts[f[0]] = f[1]
+		}
+	}
+	if counts["write"] != "32" || counts["read"] != "32" || counts["MPI_Barrier"] != "12" {
+		t.Errorf("stats:\n%s", stdout)
+	}
+	if _, stderr, code := run(t, "convert", "--from", "recorder", "-o", out, filepath.Join(in, "0.cst")); code == 0 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Errorf("a file, not a directory: exit %d, %q", code, stderr)
+	}
+}
