@@ -86,8 +86,12 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 		Intro: "Per file, as Darshan counts them (report/access): sequential accesses are at an offset above the last byte the rank " +
 			"read (wrote) since it opened the file, consecutive ones right after it; strides are the gaps of sequential accesses. " +
 			"The heatmap shows the bytes each rank moved in each moment, darker for more (each shade ten times the one before)."}
-	at := s.accessTables()
-	acc.Tables = append(acc.Tables, htmlTableOf("table-access", at[0]))
+	if s.AccessCounted {
+		at := s.accessTables()
+		acc.Tables = append(acc.Tables, htmlTableOf("table-access", at[0]))
+	} else {
+		acc.Notes = append(acc.Notes, "Not counted for this report (report.Options.Access).")
+	}
 	if len(s.Activity.Bins) > 0 {
 		acc.Charts = append(acc.Charts, heatmapChart("chart-heatmap", "Heatmap: bytes read and written per rank over time", s, s.End-s.Start))
 	}

@@ -56,7 +56,9 @@ type accessState struct {
 	// were POSIX ones (for files with no POSIX data calls)
 	posix, mpi []*access.Posix
 	// byte extents read and written of each file, per layer
-	ext map[string]*[4]extents
+	ext      map[string]*[4]extents
+	lastFile string // the file of the call before, and its extents
+	lastExt  *[4]extents
 }
 
 func newAccessState(bs int64) *accessState {
@@ -114,10 +116,14 @@ func (a *accessState) add(ra *rankAccess, f *state.Follower[struct{}, struct{}],
 }
 
 func (a *accessState) extentsOf(file string, dir trace.Dir, layer int) *extents {
-	x := a.ext[file]
-	if x == nil {
-		x = &[4]extents{}
-		a.ext[file] = x
+	x := a.lastExt
+	if x == nil || a.lastFile != file {
+		x = a.ext[file]
+		if x == nil {
+			x = &[4]extents{}
+			a.ext[file] = x
+		}
+		a.lastFile, a.lastExt = file, x
 	}
 	i := layer * 2
 	if dir == trace.DirWrite {

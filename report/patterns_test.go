@@ -35,7 +35,7 @@ func computeScript(t *testing.T, name string, ranks int) *Stats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Compute(exp, Options{})
+	st, err := Compute(exp, Options{Access: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestAccessPatternsMatchDarshanMPIIO(t *testing.T) {
 			t.Errorf("%s: %d, Darshan %d", name, got[name], r.C(name))
 		}
 	}
-	st, err := Compute(exp, Options{})
+	st, err := Compute(exp, Options{Access: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,11 @@ type Options struct {
 	// into their calls: rows are keyed by Op.Info().Name instead of
 	// Op.Info().Family.
 	Detail bool
+	// Access computes the access patterns (Stats.Access, AccessByRank:
+	// the file and access views, the HTML report). They cost a tracker per
+	// file and rank and the byte ranges of every file (for the read/write
+	// overlap), so they are counted only when asked for.
+	Access bool
 	// BlockSize is the file system block size the access patterns count
 	// unaligned accesses against; 0 is BlockSize (4 KiB).
 	BlockSize int64
@@ -58,8 +63,9 @@ type Stats struct {
 	Timeline []*TimelineRow
 	// Access is the access pattern of every file with data calls, over
 	// its ranks (patterns.go); AccessByRank the same per file and rank.
-	Access       []*AccessRow
-	AccessByRank []*AccessRow
+	Access        []*AccessRow
+	AccessByRank  []*AccessRow
+	AccessCounted bool // computed with Options.Access
 }
 
 // Duration is the wall time the trace spans, in seconds: latest end −
@@ -411,7 +417,9 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		unknownOp: map[trace.Op]*opInfo{},
 		inner:     map[trace.Op]*opInfo{},
 		keys:      map[string]int{},
-		acc:       newAccessState(opts.BlockSize),
+	}
+	if opts.Access {
+		c.acc = newAccessState(opts.BlockSize)
 	}
 	st := &Stats{Detail: opts.Detail}
 	ranks := t.Ranks()
@@ -453,7 +461,10 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	for _, row := range st.Timeline {
 		row.align(&st.Activity)
 	}
-	st.Access, st.AccessByRank = c.acc.rows(st.Ranks)
+	if c.acc != nil {
+		st.Access, st.AccessByRank = c.acc.rows(st.Ranks)
+		st.AccessCounted = true
+	}
 	st.Ops = c.all.sorted(st.Ranks)
 	st.Total = Sum(st.Ops)
 	st.Total.ranks = st.Ranks
@@ -584,8 +595,10 @@ func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, 
 		defer cl.Close()
 	}
 	rr := &RankRow{Rank: r, set: newRowSet(false, false)}
-	rs := &rankState{row: rr, files: state.New[struct{}, struct{}](nil), inReg: map[*RegionRow]int64{}, series: series,
-		acc: c.acc.rank(r)}
+	rs := &rankState{row: rr, files: state.New[struct{}, struct{}](nil), inReg: map[*RegionRow]int64{}, series: series}
+	if c.acc != nil {
+		rs.acc = c.acc.rank(r)
+	}
 	for {
 		n, err := src.ReadEvents(buf)
 		for i := range buf[:n] {
@@ -599,7 +612,9 @@ func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, 
 		}
 	}
 	c.closeRegions(rs, 0, rs.row.End)
-	c.acc.done(rs.acc)
+	if c.acc != nil {
+		c.acc.done(rs.acc)
+	}
 	for reg, ns := range rs.inReg {
 		reg.Ranks++
 		reg.Wall = max(reg.Wall, ns)
@@ -663,7 +678,9 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 		}
 	}
 	if f := c.fileOf(rs, e, info); f != nil {
-		c.acc.add(rs.acc, rs.files, f.Path, e, info)
+		if c.acc != nil {
+			c.acc.add(rs.acc, rs.files, f.Path, e, info)
+		}
 		f.set.add(&cl)
 		if f.lastRank != int64(rr.Rank) {
 			f.lastRank = int64(rr.Rank)

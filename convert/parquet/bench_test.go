@@ -16,9 +16,12 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); re
 
 // benchTrace is a million-event trace held in memory (so that the
 // benchmarks time the writers, not the generator).
-func benchTrace(b *testing.B) *memTrace {
+func benchTrace(b *testing.B, kind string) *memTrace {
 	b.Helper()
 	g := tracegen.IOR(4, 125_000, 1)
+	if kind == "random" {
+		g = tracegen.Random(4, 250_000, 1)
+	}
 	m := &memTrace{meta: g.Meta(), paths: g.Paths(), evs: map[uint32][]trace.Event{}}
 	for _, r := range g.Ranks() {
 		src, _ := g.Rank(r)
@@ -64,48 +67,50 @@ func (s *memSource) ReadEvents(evs []trace.Event) (int, error) {
 }
 func (s *memSource) Path(id trace.PathID) string { return s.paths.Lookup(id) }
 
-// BenchmarkWriteParquet writes a million events as Parquet; bytes/event
-// is the file's size per event.
-func BenchmarkWriteParquet(b *testing.B) {
-	tr := benchTrace(b)
-	b.ResetTimer()
-	var size int64
-	for range b.N {
-		var w countingWriter
-		if _, err := WriteTrace(&w, tr); err != nil {
-			b.Fatal(err)
-		}
-		size = w.n
+// BenchmarkWrite writes a million events (IOR-like: every rank writes and
+// reads its file sequentially; random: preads and pwrites at random
+// offsets of a shared file) as Parquet and as iotrace's binary trace, side
+// by side; bytes/event is the file's size per event.
+func BenchmarkWrite(b *testing.B) {
+	for _, kind := range []string{"ior", "random"} {
+		tr := benchTrace(b, kind)
+		b.Run(kind+"/parquet", func(b *testing.B) {
+			var size int64
+			for range b.N {
+				var w countingWriter
+				if _, err := WriteTrace(&w, tr); err != nil {
+					b.Fatal(err)
+				}
+				size = w.n
+			}
+			report(b, size, tr.n)
+		})
+		b.Run(kind+"/binary", func(b *testing.B) {
+			var size int64
+			for range b.N {
+				var w countingWriter
+				fw, err := format.NewWriter(&w, tr.Meta())
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range tr.Ranks() {
+					src, _ := tr.Rank(r)
+					if _, err := trace.Copy(fw.Rank(r), src); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := fw.Close(); err != nil {
+					b.Fatal(err)
+				}
+				size = w.n
+			}
+			report(b, size, tr.n)
+		})
 	}
-	b.ReportMetric(float64(size)/float64(tr.n), "bytes/event")
-	b.ReportMetric(float64(size), "file-bytes")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tr.n), "ns/event")
 }
 
-// BenchmarkWriteBinary writes the same events as iotrace's binary trace,
-// for comparison.
-func BenchmarkWriteBinary(b *testing.B) {
-	tr := benchTrace(b)
-	b.ResetTimer()
-	var size int64
-	for range b.N {
-		var w countingWriter
-		fw, err := format.NewWriter(&w, tr.Meta())
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, r := range tr.Ranks() {
-			src, _ := tr.Rank(r)
-			if _, err := trace.Copy(fw.Rank(r), src); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := fw.Close(); err != nil {
-			b.Fatal(err)
-		}
-		size = w.n
-	}
-	b.ReportMetric(float64(size)/float64(tr.n), "bytes/event")
+func report(b *testing.B, size int64, n int) {
+	b.ReportMetric(float64(size)/float64(n), "bytes/event")
 	b.ReportMetric(float64(size), "file-bytes")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tr.n), "ns/event")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/event")
 }

@@ -74,6 +74,18 @@ func (c *Commons) add(v, n int64, sum bool) {
 	if v == 0 {
 		return
 	}
+	if !sum {
+		// fast path: v is listed and its new count keeps its place
+		for i := range c {
+			if c[i].Value == v && c[i].Count <= n {
+				if i == 0 || c[i-1].Count > n || (c[i-1].Count == n && c[i-1].Value > v) {
+					c[i].Count = n
+					return
+				}
+				break
+			}
+		}
+	}
 	total := n
 	if sum {
 		for _, e := range c {
