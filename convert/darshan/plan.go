@@ -3,6 +3,7 @@ package darshan
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/iotrace/iotrace/report/access"
@@ -311,7 +312,7 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 	// Every rank with reads and writes switches at least once: where the
 	// log has fewer switches than ranks, fewer ranks read and write. The
 	// first choice whose accesses reach the log's highest bytes is taken.
-	layoutFor := func(wr, rd []int) (sizes [2][][]sizeCount, per [2][]rankDir, fits bool) {
+	layoutFor := func(wr, rd []int, alignStep [2]bool) (sizes [2][][]sizeCount, per [2][]rankDir, fits bool) {
 		fits = true
 		sizes = [2][][]sizeCount{spreadOver(dealSizes(reads, len(rd)), rd, k), spreadOver(dealSizes(writes, len(wr)), wr, k)}
 		seqs := [2]int64{r.C("POSIX_SEQ_READS"), r.C("POSIX_SEQ_WRITES")}
@@ -440,7 +441,9 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 			if len(firsts) > 0 {
 				lastExt := per[d][firsts[len(firsts)-1]].lay.ext
 				step := (end - lastExt) / int64(len(firsts))
-				step -= step % align
+				if alignStep[d] && step >= align {
+					step -= step % align
+				}
 				for j, i := range firsts {
 					l := &per[d][i].lay
 					base := step * int64(j+1)
@@ -448,8 +451,10 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 						base = end - l.ext
 					}
 					base = min(base, end-l.ext)
-					if base <= 0 {
-						base = int64(j + 1)
+					if base <= 1 {
+						// a first access at 1 would be consecutive (after
+						// byte 0, where Darshan starts): 2 at least
+						base = int64(j + 2)
 					}
 					l.shift(0, base)
 					l.ext += base
@@ -485,14 +490,34 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 		}
 		return sizes, per, fits
 	}
+	// The first choice of ranks whose accesses reach the highest bytes,
+	// with the bases of its ranks aligned to the file's alignment or not,
+	// whichever gives the log's unaligned count.
 	var sizes [2][][]sizeCount
 	var per [2][]rankDir
+	align := r.C("POSIX_FILE_ALIGNMENT")
+	found := false
 	for _, c := range ranksFor(len(writes) > 0, len(reads) > 0, r.C("POSIX_RW_SWITCHES"), k) {
-		var fits bool
-		sizes, per, fits = layoutFor(c[0], c[1])
-		if fits {
+		for _, as := range [][2]bool{{true, true}, {false, false}, {true, false}, {false, true}} {
+			s, pr, fits := layoutFor(c[0], c[1], as)
+			if !fits {
+				break // alignment does not change the reach much: next choice of ranks
+			}
+			if sizes[0] == nil && sizes[1] == nil && per[0] == nil {
+				sizes, per = s, pr
+			}
+			if notAligned(pr, align) == r.C("POSIX_FILE_NOT_ALIGNED") {
+				sizes, per, found = s, pr, true
+				break
+			}
+		}
+		if found {
 			break
 		}
+	}
+	if per[0] == nil {
+		c := ranksFor(len(writes) > 0, len(reads) > 0, r.C("POSIX_RW_SWITCHES"), k)[0]
+		sizes, per, _ = layoutFor(c[0], c[1], [2]bool{true, true})
 	}
 	_ = sizes
 	opens := dealInt(r.C("POSIX_OPENS")-r.C("POSIX_DUPS"), k, 0)
@@ -1044,4 +1069,77 @@ func (p *plan) calls() int64 {
 		}
 	}
 	return n
+}
+
+// notAligned counts the accesses of every rank and direction whose offset
+// is not a multiple of align.
+func notAligned(per [2][]rankDir, align int64) int64 {
+	if align <= 0 {
+		return 0
+	}
+	var n int64
+	for d := range per {
+		for _, rd := range per[d] {
+			for _, sg := range rd.lay.segs {
+				n += sg.n - alignedIn(sg.off, sg.size, sg.n, align)
+			}
+		}
+	}
+	return n
+}
+
+// alignedIn counts the i in [0, n) with off + i·size a multiple of a: the
+// solutions of i·size ≡ −off (mod a).
+func alignedIn(off, size, n, a int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	r := (-off%a + a) % a
+	s := (size%a + a) % a
+	g := gcd(s, a)
+	if r%g != 0 {
+		return 0
+	}
+	m := a / g
+	if m == 1 {
+		return n
+	}
+	i0 := mulmod((r/g)%m, inverse((s/g)%m, m), m)
+	if i0 >= n {
+		return 0
+	}
+	return (n-1-i0)/m + 1
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	if a == 0 {
+		return 1
+	}
+	return a
+}
+
+// inverse is x with a·x ≡ 1 (mod m), for a and m coprime.
+func inverse(a, m int64) int64 {
+	g, x, _ := egcd(a, m)
+	if g != 1 {
+		return 0
+	}
+	return (x%m + m) % m
+}
+
+func egcd(a, b int64) (int64, int64, int64) {
+	if b == 0 {
+		return a, 1, 0
+	}
+	g, x, y := egcd(b, a%b)
+	return g, y, x - (a/b)*y
+}
+
+func mulmod(a, b, m int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	_, rem := bits.Div64(hi%uint64(m), lo, uint64(m))
+	return int64(rem)
 }
