@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/iotrace/iotrace/report/access"
@@ -312,9 +313,19 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 	// Every rank with reads and writes switches at least once: where the
 	// log has fewer switches than ranks, fewer ranks read and write. The
 	// first choice whose accesses reach the log's highest bytes is taken.
-	layoutFor := func(wr, rd []int, alignStep [2]bool) (sizes [2][][]sizeCount, per [2][]rankDir, fits bool) {
+	layoutFor := func(wr, rd []int, alignStep [2]bool, order uint64) (sizes [2][][]sizeCount, per [2][]rankDir, fits bool) {
 		fits = true
 		sizes = [2][][]sizeCount{spreadOver(dealSizes(reads, len(rd)), rd, k), spreadOver(dealSizes(writes, len(wr)), wr, k)}
+		if order > 0 {
+			// another order of the sizes: where accesses of several sizes run
+			// back to back, which offsets are aligned depends on it
+			rng := rand.New(rand.NewPCG(order, 1))
+			for d := range sizes {
+				for _, l := range sizes[d] {
+					rng.Shuffle(len(l), func(i, j int) { l[i], l[j] = l[j], l[i] })
+				}
+			}
+		}
 		seqs := [2]int64{r.C("POSIX_SEQ_READS"), r.C("POSIX_SEQ_WRITES")}
 		cons := [2]int64{r.C("POSIX_CONSEC_READS"), r.C("POSIX_CONSEC_WRITES")}
 		maxByte := [2]int64{r.C("POSIX_MAX_BYTE_READ"), r.C("POSIX_MAX_BYTE_WRITTEN")}
@@ -375,16 +386,15 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 				listed += s.n
 			}
 			if need := G[0] + G[1] - listed; need > 0 {
-				cap4 := max(strides[3].Count-1, 1)
-				avoid := map[int64]bool{}
-				for _, s := range strideVals {
-					avoid[s.size] = true
-				}
-				lo := strideVals[3].size
-				strideVals = append(strideVals, spread(need, need*max(lo/2, 1), 1, 1<<50, cap4, avoid)...)
+			var cs []access.Common
+			for _, v := range strideVals {
+				cs = append(cs, access.Common{Value: v.size, Count: v.n})
 			}
+			more, _ := spread(need, need*max(strideVals[3].size/2, 1), 1, 1<<50, newLimiter(cs))
+			strideVals = append(strideVals, more...)
 		}
-		// Gaps of each direction: the strides split in proportion.
+	}
+	// Gaps of each direction: the strides split in proportion.
 		var gapVals [2][]sizeCount
 		{
 			left := G
@@ -498,17 +508,24 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 	align := r.C("POSIX_FILE_ALIGNMENT")
 	found := false
 	for _, c := range ranksFor(len(writes) > 0, len(reads) > 0, r.C("POSIX_RW_SWITCHES"), k) {
-		for _, as := range [][2]bool{{true, true}, {false, false}, {true, false}, {false, true}} {
-			s, pr, fits := layoutFor(c[0], c[1], as)
-			if !fits {
-				break // alignment does not change the reach much: next choice of ranks
-			}
-			if sizes[0] == nil && sizes[1] == nil && per[0] == nil {
-				sizes, per = s, pr
-			}
-			if notAligned(pr, align) == r.C("POSIX_FILE_NOT_ALIGNED") {
-				sizes, per, found = s, pr, true
-				break
+		orders := uint64(64) // orders of sizes to try; fewer for big records
+		if r.C("POSIX_READS")+r.C("POSIX_WRITES") > 100_000 {
+			orders = 2
+		}
+	tries:
+		for order := range orders {
+			for _, as := range [][2]bool{{true, true}, {false, false}, {true, false}, {false, true}} {
+				s, pr, fits := layoutFor(c[0], c[1], as, order)
+				if !fits {
+					break tries // alignment and order do not change the reach much: next choice of ranks
+				}
+				if sizes[0] == nil && sizes[1] == nil && per[0] == nil {
+					sizes, per = s, pr
+				}
+				if notAligned(pr, align) == r.C("POSIX_FILE_NOT_ALIGNED") {
+					sizes, per, found = s, pr, true
+					break tries
+				}
 			}
 		}
 		if found {
@@ -517,7 +534,7 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 	}
 	if per[0] == nil {
 		c := ranksFor(len(writes) > 0, len(reads) > 0, r.C("POSIX_RW_SWITCHES"), k)[0]
-		sizes, per, _ = layoutFor(c[0], c[1], [2]bool{true, true})
+		sizes, per, _ = layoutFor(c[0], c[1], [2]bool{true, true}, 0)
 	}
 	_ = sizes
 	opens := dealInt(r.C("POSIX_OPENS")-r.C("POSIX_DUPS"), k, 0)

@@ -3,6 +3,7 @@ package darshan
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/iotrace/iotrace/report/access"
@@ -115,5 +116,77 @@ func TestAlignedIn(t *testing.T) {
 		if got := alignedIn(off, size, n, a); got != want {
 			t.Fatalf("alignedIn(%d, %d, %d, %d) = %d, want %d", off, size, n, a, got, want)
 		}
+	}
+}
+
+// TestScriptGivesBackMPIIOPatterns: collective and independent MPI-IO
+// workloads of random shapes, and POSIX ones of many sizes (more than
+// four: the common sizes are then not all of them), give their counters
+// back.
+func TestScriptGivesBackMPIIOPatterns(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 60 {
+		ranks := 1 + r.IntN(4)
+		tsize := []int{100, 4096, 65536, 1 << 20}[r.IntN(4)]
+		k := 1 + r.IntN(6)
+		all := []string{"", " all"}[r.IntN(2)]
+		read := r.IntN(2) == 0
+		src := fmt.Sprintf(`mpiopen "m" as f flags MPI_MODE_CREATE | MPI_MODE_RDWR
+repeat %d as i {
+    write f at (rank * %d + i) * %d size %d%s
+}
+close f
+`, k, k, tsize, tsize, all)
+		if read {
+			src += fmt.Sprintf(`mpiopen "m" as f flags MPI_MODE_RDONLY
+repeat %d as i {
+    read f at (rank * %d + i) * %d size %d%s
+}
+close f
+`, k, k, tsize, tsize, all)
+		}
+		t.Run(fmt.Sprintf("mpiio-%d-%dranks-t%d-k%d%s-read%v", i, ranks, tsize, k, all, read), func(t *testing.T) {
+			l := logOf(t, src, ranks)
+			res, err := Script(l, "w")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.Off {
+				t.Errorf("%s", m)
+			}
+			if t.Failed() {
+				t.Logf("workload:\n%s\nscript:\n%s", src, res.Script)
+			}
+		})
+	}
+	for i := range 40 {
+		ranks := 1 + r.IntN(3)
+		n := 2 + r.IntN(12)
+		var sizes []string
+		for range n {
+			sizes = append(sizes, fmt.Sprint(1+r.IntN(70000)))
+		}
+		src := fmt.Sprintf(`let sz = [%s]
+let off = 0
+open "f.$rank" as f flags O_RDWR | O_CREAT mode 0o644
+repeat len(sz) as i {
+    write f at off size sz[i]
+    off = off + sz[i]
+}
+close f
+`, strings.Join(sizes, ", "))
+		t.Run(fmt.Sprintf("sizes-%d-%dranks-%d", i, ranks, n), func(t *testing.T) {
+			l := logOf(t, src, ranks)
+			res, err := Script(l, "w")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.Off {
+				t.Errorf("%s", m)
+			}
+			if t.Failed() {
+				t.Logf("workload:\n%s\nscript:\n%s", src, res.Script)
+			}
+		})
 	}
 }

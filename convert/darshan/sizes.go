@@ -145,24 +145,73 @@ func solveSizes(commons access.Commons, histR, histW [10]int64, bytesR, bytesW i
 		}
 		return reads, writes, ok
 	}
-	cap4 := max(vals[3].Count-1, 1)
-	avoid := map[int64]bool{}
-	for _, v := range vals {
-		avoid[v.Value] = true
-	}
+	lim := newLimiter(vals)
 	_, br := total(reads)
 	_, bw := total(writes)
-	or, okR := others(leftR, bytesR-br, cap4, avoid)
-	ow, okW := others(leftW, bytesW-bw, cap4, avoid)
+	or, okR := others(leftR, bytesR-br, lim)
+	ow, okW := others(leftW, bytesW-bw, lim)
 	return append(reads, or...), append(writes, ow...), ok && okR && okW
 }
 
+// limiter keeps the other values (sizes or strides beyond the four
+// common ones) from becoming common: each is used at most cap times (one
+// less than the fourth common value's count), or as often as it if it is
+// smaller (Darshan breaks ties by the larger value); none is a common one.
+type limiter struct {
+	cap, tieCount, tieValue int64
+	avoid                   map[int64]bool
+	used                    map[int64]int64
+}
+
+func newLimiter(commons []access.Common) *limiter {
+	l := &limiter{avoid: map[int64]bool{}, used: map[int64]int64{}}
+	for _, c := range commons {
+		l.avoid[c.Value] = true
+	}
+	if len(commons) == 4 {
+		l.tieCount, l.tieValue = commons[3].Count, commons[3].Value
+		l.cap = commons[3].Count - 1
+	} else {
+		l.cap = 1 << 62
+	}
+	return l
+}
+
+// extreme is the least (dir 1: values up from lo) or most (dir −1: down
+// from hi) that n values in [lo, hi] can add up to, each value used as
+// often as lim allows.
+func (l *limiter) extreme(n, lo, hi int64, dir int64) int64 {
+	v := lo
+	if dir < 0 {
+		v = hi
+	}
+	var sum int64
+	for steps := 0; n > 0 && v >= lo && v <= hi && steps < 1<<22; steps++ {
+		k := min(l.room(v), n)
+		sum += k * v
+		n -= k
+		v += dir
+	}
+	return sum + n*v // what could not be placed: as if at the edge
+}
+
+// room is how many more times v may be used.
+func (l *limiter) room(v int64) int64 {
+	if l.avoid[v] || v < 0 {
+		return 0
+	}
+	c := l.cap
+	if l.tieCount > 0 && v < l.tieValue {
+		c = l.tieCount
+	}
+	return max(c-l.used[v], 0)
+}
+
 // others chooses sizes for left[b] accesses in each bucket b that add up
-// to bytes, none of a size in avoid, each size at most cap times where
-// the bucket is wide enough.
-func others(left [10]int64, bytes int64, cap int64, avoid map[int64]bool) ([]sizeCount, bool) {
+// to bytes, none common (lim).
+func others(left [10]int64, bytes int64, lim *limiter) ([]sizeCount, bool) {
 	var n int64
-	var lo, hi [10]int64
+	var lo, hi, bmin, bmax [10]int64
 	var minSum, maxSum int64
 	for b := range left {
 		if left[b] < 0 {
@@ -170,79 +219,129 @@ func others(left [10]int64, bytes int64, cap int64, avoid map[int64]bool) ([]siz
 		}
 		n += left[b]
 		lo[b], hi[b] = bucketRange(b)
-		minSum += left[b] * lo[b]
-		maxSum += left[b] * hi[b]
+		// the least and most the bucket's accesses can add up to, each
+		// value as rarely as lim allows
+		bmin[b], bmax[b] = lim.extreme(left[b], lo[b], hi[b], 1), lim.extreme(left[b], lo[b], hi[b], -1)
+		minSum += bmin[b]
+		maxSum += bmax[b]
 	}
 	if n == 0 {
 		return nil, bytes == 0
 	}
 	ok := bytes >= minSum && bytes <= maxSum
 	bytes = min(max(bytes, minSum), maxSum)
-	// Per bucket totals: start at the low ends, give the rest to the
-	// buckets in turn up to their high ends.
+	// Per bucket totals: the mean size where it fits the bucket, then the
+	// rest given to the buckets that can take it.
 	var tot [10]int64
-	extra := bytes - minSum
+	mean := bytes / n
+	var sum int64
 	for b := range left {
-		tot[b] = left[b] * lo[b]
+		tot[b] = min(max(left[b]*mean, bmin[b]), bmax[b])
+		sum += tot[b]
 	}
-	for b := len(left) - 1; b >= 0 && extra > 0; b-- {
-		add := min(extra, left[b]*(hi[b]-lo[b]))
+	for b := len(left) - 1; b >= 0 && sum < bytes; b-- {
+		add := min(bytes-sum, bmax[b]-tot[b])
 		tot[b] += add
-		extra -= add
+		sum += add
+	}
+	for b := 0; b < len(left) && sum > bytes; b++ {
+		sub := min(sum-bytes, tot[b]-bmin[b])
+		tot[b] -= sub
+		sum -= sub
 	}
 	var out []sizeCount
 	for b := range left {
 		if left[b] == 0 {
 			continue
 		}
-		out = append(out, spread(left[b], tot[b], lo[b], hi[b], cap, avoid)...)
+		sc, good := spread(left[b], tot[b], lo[b], hi[b], lim)
+		ok = ok && good
+		out = append(out, sc...)
 	}
 	return out, ok
 }
 
-// spread returns n sizes in [lo, hi] adding up to sum: the mean, and
-// pairs the same distance below and above it, so that few share a size.
-func spread(n, sum, lo, hi, cap int64, avoid map[int64]bool) []sizeCount {
-	q, rem := sum/n, sum%n
+// spread returns n values in [lo, hi] adding up to sum, each as rarely as
+// lim allows: the mean, then values further and further from it, and the
+// sum made right by moving the largest (or smallest) values.
+func spread(n, sum, lo, hi int64, lim *limiter) ([]sizeCount, bool) {
+	ok := true
+	q := min(max(sum/n, lo), hi)
 	counts := map[int64]int64{}
-	// rem sizes of q+1, n−rem of q, then moved apart in pairs.
-	var base []int64
-	var nq, nq1 = n - rem, rem
-	k := int64(1)
-	add := func(v int64, c int64) { counts[v] += c }
-	// Pair up sizes of q: q−k and q+k.
-	for nq >= 2 && (counts[q] >= cap || avoid[q] || nq > cap) {
-		if q-k < lo || q+k > hi {
-			break
+	take := func(v, k int64) {
+		counts[v] += k
+		lim.used[v] += k
+	}
+	left := n
+	for d := int64(0); left > 0 && (q-d >= lo || q+d <= hi); d++ {
+		for _, v := range []int64{q + d, q - d} {
+			if left == 0 || v < lo || v > hi || (d == 0 && v != q+d) {
+				continue
+			}
+			if k := min(lim.room(v), left); k > 0 {
+				take(v, k)
+				left -= k
+			}
+			if d == 0 {
+				break
+			}
 		}
-		if !avoid[q-k] && !avoid[q+k] && counts[q-k] < cap && counts[q+k] < cap {
-			add(q-k, 1)
-			add(q+k, 1)
-			nq -= 2
-		}
-		k++
-		if k > 1<<20 {
+		if d > 1<<22 {
 			break
 		}
 	}
-	k = 1
-	for nq1 >= 2 && (avoid[q+1] || nq1 > cap) {
-		if q+1-k < lo || q+1+k > hi {
-			break
+	if left > 0 {
+		take(q, left) // the bucket is too narrow: some value is common
+		ok = false
+	}
+	var got int64
+	for v, c := range counts {
+		got += v * c
+	}
+	// move values to make the sum right
+	for guard := 0; got != sum && guard < 1<<16; guard++ {
+		var vals []int64
+		for v, c := range counts {
+			if c > 0 {
+				vals = append(vals, v)
+			}
 		}
-		if !avoid[q+1-k] && !avoid[q+1+k] && counts[q+1-k] < cap && counts[q+1+k] < cap {
-			add(q+1-k, 1)
-			add(q+1+k, 1)
-			nq1 -= 2
+		slices.Sort(vals)
+		d := sum - got
+		var from int64
+		if d > 0 {
+			from = vals[len(vals)-1]
+		} else {
+			from = vals[0]
 		}
-		k++
-		if k > 1<<20 {
+		to := min(max(from+d, lo), hi)
+		// the nearest value to it that may take one more
+		lim.used[from]--
+		moved := false
+		for step := int64(0); step <= 1<<20; step++ {
+			for _, v := range []int64{to - step*sign(d), to} {
+				if v >= lo && v <= hi && v != from && (v-from)*sign(d) > 0 && lim.room(v) > 0 {
+					counts[from]--
+					lim.used[v]++
+					counts[v]++
+					got += v - from
+					moved = true
+					break
+				}
+			}
+			if moved {
+				break
+			}
+		}
+		if !moved {
+			lim.used[from]++
+			ok = false
 			break
 		}
 	}
-	add(q, nq)
-	add(q+1, nq1)
-	_ = base
+	if got != sum {
+		ok = false
+	}
 	var out []sizeCount
 	for v, c := range counts {
 		if c > 0 {
@@ -255,5 +354,15 @@ func spread(n, sum, lo, hi, cap int64, avoid map[int64]bool) []sizeCount {
 		}
 		return int(b.size - a.size)
 	})
-	return out
+	return out, ok
+}
+
+func sign(x int64) int64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
 }
