@@ -386,15 +386,15 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 				listed += s.n
 			}
 			if need := G[0] + G[1] - listed; need > 0 {
-			var cs []access.Common
-			for _, v := range strideVals {
-				cs = append(cs, access.Common{Value: v.size, Count: v.n})
+				var cs []access.Common
+				for _, v := range strideVals {
+					cs = append(cs, access.Common{Value: v.size, Count: v.n})
+				}
+				more, _ := spread(need, need*max(strideVals[3].size/2, 1), 1, 1<<50, newLimiter(cs))
+				strideVals = append(strideVals, more...)
 			}
-			more, _ := spread(need, need*max(strideVals[3].size/2, 1), 1, 1<<50, newLimiter(cs))
-			strideVals = append(strideVals, more...)
 		}
-	}
-	// Gaps of each direction: the strides split in proportion.
+		// Gaps of each direction: the strides split in proportion.
 		var gapVals [2][]sizeCount
 		{
 			left := G
