@@ -299,7 +299,7 @@ func spread(n, sum, lo, hi int64, lim *limiter) ([]sizeCount, bool) {
 		got += v * c
 	}
 	// move values to make the sum right
-	for guard := 0; got != sum && guard < 1<<16; guard++ {
+	for guard := int64(0); got != sum && guard < 4*n+64; guard++ {
 		var vals []int64
 		for v, c := range counts {
 			if c > 0 {
@@ -318,7 +318,7 @@ func spread(n, sum, lo, hi int64, lim *limiter) ([]sizeCount, bool) {
 		// the nearest value to it that may take one more
 		lim.used[from]--
 		moved := false
-		for step := int64(0); step <= 1<<20; step++ {
+		for step := int64(0); step <= 1<<12; step++ {
 			for _, v := range []int64{to - step*sign(d), to} {
 				if v >= lo && v <= hi && v != from && (v-from)*sign(d) > 0 && lim.room(v) > 0 {
 					counts[from]--
