@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // The calls Recorder records, as events. Recorder prints each call's
@@ -19,29 +20,22 @@ var posixOps = map[string]trace.Op{
 	"unlink": trace.OpUnlink, "remove": trace.OpUnlink,
 }
 
-// fdOf returns the descriptor a call names by its path: the latest one
-// opened on it, or a new one the trace did not see opened (the follower
-// learns it at its first use).
+// fdOf returns the descriptor a call names by its path (Recorder prints
+// descriptors as the paths they were opened on): the highest one open on
+// it in the thread's process, as the rank's follower knows them, or the
+// lowest free one, which the follower learns at this call.
 func (s *source) fdOf(th uint32, path trace.PathID) int32 {
-	if fds := s.fds[path]; len(fds) > 0 {
-		return fds[len(fds)-1]
-	}
-	fd := s.follow.Free(th, 3)
-	s.fds[path] = append(s.fds[path], fd)
-	return fd
-}
-
-func (s *source) closeFD(path trace.PathID, fd int32) {
-	fds := s.fds[path]
-	for i := len(fds) - 1; i >= 0; i-- {
-		if fds[i] == fd {
-			s.fds[path] = append(fds[:i:i], fds[i+1:]...)
-			return
+	fd := int32(-1)
+	s.follow.Each(th, func(n int32, d *state.Desc[struct{}]) {
+		if d.Path == path && n > fd {
+			fd = n
 		}
+	})
+	if fd >= 0 {
+		return fd
 	}
+	return s.follow.Free(th, 3)
 }
-
-func (s *source) opened(path trace.PathID, fd int32) { s.fds[path] = append(s.fds[path], fd) }
 
 func (s *source) pos(th uint32, fd int32) int64 {
 	if d := s.follow.Lookup(th, fd); d != nil && d.Pos >= 0 {
@@ -95,25 +89,21 @@ func (s *source) call(e *trace.Event, sg *sig) {
 	case "open", "open64":
 		e.Op, e.Path, e.Flags, e.Mode = trace.OpOpen, path(0), uint32(a(1)), uint32(a(2))
 		e.Ret = int64(s.follow.Free(th, 3))
-		s.opened(e.Path, int32(e.Ret))
 	case "creat", "creat64":
 		e.Op, e.Path, e.Flags, e.Mode = trace.OpCreat, path(0), trace.OWronly|trace.OCreat|trace.OTrunc, uint32(a(1))
 		e.Ret = int64(s.follow.Free(th, 3))
-		s.opened(e.Path, int32(e.Ret))
 	case "fopen", "fopen64":
 		e.Op, e.Path, e.Flags = trace.OpFopen, path(0), fopenFlags(arg(args, 1))
 		if e.Flags&trace.OCreat != 0 {
 			e.Mode = 0o666
 		}
 		e.Ret = int64(s.follow.Free(th, 3))
-		s.opened(e.Path, int32(e.Ret))
 	case "close", "fclose":
 		e.Op, e.Path = trace.OpClose, path(0)
 		if fn == "fclose" {
 			e.Op = trace.OpFclose
 		}
 		e.FD = s.fdOf(th, e.Path)
-		s.closeFD(e.Path, e.FD)
 	case "write":
 		data(trace.OpWrite, 0, a(2), 0, false)
 	case "read":
@@ -187,12 +177,10 @@ func (s *source) call(e *trace.Event, sg *sig) {
 		e.Op, e.Path = trace.OpDup, path(0)
 		e.FD = s.fdOf(th, e.Path)
 		e.Ret = int64(s.follow.Free(th, 0))
-		s.opened(e.Path, int32(e.Ret))
 	case "dup2":
 		e.Op, e.Path = trace.OpDup2, path(0)
 		e.FD = s.fdOf(th, e.Path)
 		e.Ret = a(1)
-		s.opened(e.Path, int32(e.Ret))
 	case "mmap", "mmap64":
 		e.Op, e.Path, e.Size, e.Mode, e.Flags, e.Offset = trace.OpMmap, path(4), a(1), uint32(a(2)), uint32(a(3)), a(5)
 		e.FD = s.fdOf(th, e.Path)

@@ -299,7 +299,7 @@ func (t *Trace) Rank(r uint32) (trace.Source, error) {
 	}
 	rf := t.ranks[r]
 	s := &source{t: t, rf: rf, rank: int(r), follow: state.New[struct{}, struct{}](nil),
-		threads: map[uint64]uint32{}, fds: map[trace.PathID][]int32{}, fhs: map[string]int32{}}
+		threads: map[uint64]uint32{}, fhs: map[string]int32{}}
 	s.tick = t.h.resolution * 1e9
 	s.stack = []frame{{body: rf.rules[-1]}}
 	return s, nil
@@ -322,7 +322,6 @@ type source struct {
 	tick    float64
 	follow  *state.Follower[struct{}, struct{}]
 	threads map[uint64]uint32
-	fds     map[trace.PathID][]int32 // descriptors open on each path, latest last
 	fhs     map[string]int32         // MPI file handles by Recorder's name
 }
 
