@@ -322,7 +322,7 @@ type source struct {
 	tick    float64
 	follow  *state.Follower[struct{}, struct{}]
 	threads map[uint64]uint32
-	fhs     map[string]int32         // MPI file handles by Recorder's name
+	fhs     map[string]int32 // MPI file handles by Recorder's name
 }
 
 func (s *source) Path(id trace.PathID) string { return s.t.paths.Lookup(id) }
