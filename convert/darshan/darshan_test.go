@@ -196,3 +196,14 @@ func TestScriptTimes(t *testing.T) {
 		})
 	}
 }
+
+func TestParseDXTText(t *testing.T) {
+	f, err := os.Open("../dxt/testdata/ior-mpiio-4ranks-64k.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := Parse(f, "x.txt"); err == nil || !strings.Contains(err.Error(), "--from dxt") {
+		t.Errorf("DXT text: %v", err)
+	}
+}

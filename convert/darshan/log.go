@@ -105,6 +105,9 @@ func Parse(r io.Reader, name string) (*Log, error) {
 			continue
 		}
 		if s[0] == '#' {
+			if strings.HasPrefix(s, "# DXT, ") || strings.HasPrefix(s, "# DXT_POSIX module data") || strings.HasPrefix(s, "# DXT_MPIIO module data") {
+				return nil, fmt.Errorf("%s:%d: darshan-dxt-parser text (DXT traces), not darshan-parser's counters: convert it with --from dxt", name, line)
+			}
 			if line == 1 {
 				v, ok := strings.CutPrefix(s, "# darshan log version: ")
 				if !ok {
