@@ -155,6 +155,12 @@ func (p *plan) renderRank(rank int, names []string) body {
 		if it.inMPIIO {
 			detail = " flags 0x80000000"
 		}
+		call := func(name string) string { return "" }
+		if it.stdio {
+			// Darshan's STDIO module: the stream calls, on a handle of their own
+			h = fmt.Sprintf("s%d", it.file)
+			call = func(name string) string { return " call " + name }
+		}
 		switch it.kind {
 		case iStat:
 			rep(it.n, func() { r.line("stat %s", path) })
@@ -164,7 +170,7 @@ func (p *plan) renderRank(rank int, names []string) body {
 			if it.flags&trace.OCreat != 0 {
 				mode = fmt.Sprintf(" mode 0o%o", it.mode)
 			}
-			r.line("open %s as %s flags %s%s", path, h, openFlags(it.flags), mode)
+			r.line("open %s as %s flags %s%s%s", path, h, openFlags(it.flags), mode, call("fopen"))
 			clock += int64(model.MetaLatency)
 		case iDup:
 			rep(it.n, func() {
@@ -173,13 +179,17 @@ func (p *plan) renderRank(rank int, names []string) body {
 			})
 			clock += 2 * it.n * int64(model.MetaLatency)
 		case iClose:
-			r.line("close %s%s", h, detail)
+			r.line("close %s%s%s", h, detail, call("fclose"))
 			clock += int64(model.MetaLatency)
 		case iSeek:
-			rep(it.n, func() { r.line("seek %s to 0%s", h, detail) })
+			if it.stdio {
+				rep(it.n, func() { r.line("seek %s to 0 from current call fseek", h) })
+			} else {
+				rep(it.n, func() { r.line("seek %s to 0%s", h, detail) })
+			}
 			clock += it.n * int64(model.SeekLatency)
 		case iFsync:
-			rep(it.n, func() { r.line("sync %s%s", h, detail) })
+			rep(it.n, func() { r.line("sync %s%s%s", h, detail, call("fflush")) })
 			clock += it.n * int64(model.MetaLatency)
 		case iFdatasync:
 			rep(it.n, func() { r.line("datasync %s%s", h, detail) })
@@ -190,6 +200,9 @@ func (p *plan) renderRank(rank int, names []string) body {
 				verb = "write"
 			}
 			handle, tail := h, detail
+			if it.stdio {
+				tail = " call f" + verb
+			}
 			if it.kind == iMPIData {
 				handle, tail = m, ""
 				if it.coll {
@@ -210,6 +223,13 @@ func (p *plan) renderRank(rank int, names []string) body {
 					it.segs[j].off-it.segs[j-1].off == step {
 					j++
 				}
+				if s.pos {
+					// at the stream's position, which the accesses before left here
+					rep(s.n, func() { r.line("%s %s size %s%s", verb, handle, size(s.size), tail) })
+					clock += s.n * dataDur(s.size)
+					i++
+					continue
+				}
 				outer := int64(j - i)
 				off := r.off(s.off)
 				if outer > 1 {
@@ -223,7 +243,7 @@ func (p *plan) renderRank(rank int, names []string) body {
 					r.indent += "    "
 				}
 				if s.seek {
-					r.line("seek %s to %s%s", handle, off, detail)
+					r.line("seek %s to %s%s%s", handle, off, detail, call("fseek"))
 					r.line("%s %s size %s%s", verb, handle, size(s.size), tail)
 				} else {
 					r.line("%s %s at %s size %s%s", verb, handle, off, size(s.size), tail)

@@ -17,6 +17,7 @@ import (
 type seg struct {
 	off, size, n int64
 	seek         bool // each access is an lseek to it and a read or write at the position
+	pos          bool // the accesses are at the position the ones before left (stdio)
 }
 
 type itemKind uint8
@@ -52,6 +53,7 @@ type item struct {
 	coll    bool // iMPIData: collective
 	nb      bool // iMPIData: non-blocking
 	inMPIIO bool // POSIX calls an MPI-IO library made
+	stdio   bool // calls of Darshan's STDIO module: fopen, fwrite, fseek…
 	order   int  // tie-break: the order items were planned in
 }
 
@@ -1159,4 +1161,122 @@ func mulmod(a, b, m int64) int64 {
 	hi, lo := bits.Mul64(uint64(a), uint64(b))
 	_, rem := bits.Div64(hi%uint64(m), lo, uint64(m))
 	return int64(rem)
+}
+
+// stdioRecord plans a STDIO record: its streams opened, written and read
+// at their position, sought and flushed. The module keeps no size
+// histogram: accesses are of the mean size (and one more byte for some).
+func (p *plan) stdioRecord(r *Record) {
+	ranks := p.recordRanks(r)
+	k := len(ranks)
+	fi := p.file(r.File)
+	if r.C("STDIO_FDOPENS") > 0 {
+		p.note("STDIO_FDOPENS of %s: fdopen is made as fopen", r.File)
+	}
+	opens := dealInt(r.C("STDIO_OPENS"), k, 0)
+	seeks := dealInt(r.C("STDIO_SEEKS"), k, 0)
+	flushes := dealInt(r.C("STDIO_FLUSHES"), k, 0)
+	type dirPlan struct {
+		n, bytes []int64
+		max      int64
+	}
+	dirs := [2]dirPlan{
+		{dealInt(r.C("STDIO_READS"), k, 0), dealInt(r.C("STDIO_BYTES_READ"), k, 0), r.C("STDIO_MAX_BYTE_READ")},
+		{dealInt(r.C("STDIO_WRITES"), k, 0), dealInt(r.C("STDIO_BYTES_WRITTEN"), k, 0), r.C("STDIO_MAX_BYTE_WRITTEN")},
+	}
+	t := func(name string) float64 { return r.F("STDIO_F_" + name) }
+	for i, rank := range ranks {
+		// per direction: the accesses from the stream's start; a seek
+		// before the last one where the log's highest byte is further on
+		var blocks [2][]seg
+		usedSeeks := int64(0)
+		for d := range 2 {
+			n, b := dirs[d].n[i], dirs[d].bytes[i]
+			if n <= 0 {
+				continue
+			}
+			q, rem := b/n, b%n
+			var segs []seg
+			if n-rem > 0 {
+				segs = append(segs, seg{size: q, n: n - rem, pos: true})
+			}
+			if rem > 0 {
+				segs = append(segs, seg{size: q + 1, n: rem, pos: true})
+			}
+			// the rank with the furthest accesses reaches the highest byte
+			if end := dirs[d].max + 1; b < end && i == k-1 && usedSeeks < seeks[i] {
+				last := &segs[len(segs)-1]
+				if last.n > 1 {
+					last.n--
+					segs = append(segs, seg{size: last.size, n: 1})
+				} else {
+					last.pos = false
+				}
+				l := &segs[len(segs)-1]
+				l.off, l.seek, l.pos = end-l.size, true, false
+				usedSeeks++
+			}
+			blocks[d] = segs
+		}
+		nopen := opens[i]
+		if nopen <= 0 && (len(blocks[0]) > 0 || len(blocks[1]) > 0) {
+			nopen = 1
+		}
+		flags := uint32(trace.OWronly | trace.OCreat | trace.OTrunc)
+		switch {
+		case len(blocks[0]) > 0 && len(blocks[1]) > 0:
+			flags = trace.ORdwr | trace.OCreat
+		case len(blocks[0]) > 0:
+			flags = trace.ORdonly
+		}
+		// writes in the first session, reads in the second (the stream
+		// starts again at 0), or after a seek back when there is one
+		for s := 0; s < int(nopen); s++ {
+			at := spreadTime(t("OPEN_START_TIMESTAMP"), t("OPEN_END_TIMESTAMP"), s, int(nopen))
+			fl, md := flags, uint32(0)
+			if fl&trace.OCreat != 0 {
+				md = 0o666
+			}
+			p.add(rank, item{kind: iOpen, at: at, file: fi, session: s, flags: fl, mode: md, stdio: true})
+			for _, d := range []int{dirW, dirR} {
+				segs := blocks[d]
+				if len(segs) == 0 {
+					continue
+				}
+				want := 0
+				if d == dirR && len(blocks[dirW]) > 0 && nopen > 1 {
+					want = 1
+				}
+				if s != want {
+					continue
+				}
+				if d == dirR && want == 0 && len(blocks[dirW]) > 0 {
+					// back to the start of the stream to read what was written
+					segs[0].seek, segs[0].pos = true, false
+					if segs[0].n > 1 {
+						rest := segs[0]
+						rest.n--
+						rest.seek, rest.pos = false, true
+						segs = append([]seg{{off: 0, size: segs[0].size, n: 1, seek: true}, rest}, segs[1:]...)
+					}
+					usedSeeks++
+				}
+				dir, bt := trace.DirWrite, t("WRITE_START_TIMESTAMP")
+				if d == dirR {
+					dir, bt = trace.DirRead, t("READ_START_TIMESTAMP")
+				}
+				p.add(rank, item{kind: iData, at: bt, file: fi, session: s, dir: dir, segs: segs, stdio: true})
+			}
+			if s == 0 {
+				if extra := seeks[i] - usedSeeks; extra > 0 {
+					p.add(rank, item{kind: iSeek, at: at, file: fi, session: s, n: extra, stdio: true})
+				}
+				if flushes[i] > 0 {
+					p.add(rank, item{kind: iFsync, at: at, file: fi, session: s, n: flushes[i], stdio: true})
+				}
+			}
+			ct := spreadTime(t("CLOSE_START_TIMESTAMP"), t("CLOSE_END_TIMESTAMP"), s, int(nopen))
+			p.add(rank, item{kind: iClose, at: ct, file: fi, session: s, stdio: true})
+		}
+	}
 }

@@ -22,7 +22,7 @@ func logOf(t *testing.T, src string, ranks int) *Log {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, ms, err := access.FromTrace(exp, access.Options{})
+	ps, ms, ss, err := access.FromTraceAll(exp, access.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +32,9 @@ func logOf(t *testing.T, src string, ranks int) *Log {
 	}
 	for _, m := range access.ReduceMPIIO(ms, ranks) {
 		l.Records = append(l.Records, &Record{Module: "MPI-IO", Rank: m.Rank, File: m.File, Counters: m.Counters(), FCounters: m.FCounters()})
+	}
+	for _, s := range access.ReduceStdio(ss, ranks) {
+		l.Records = append(l.Records, &Record{Module: "STDIO", Rank: s.Rank, File: s.File, Counters: s.Counters(), FCounters: s.FCounters()})
 	}
 	return l
 }
@@ -183,6 +186,67 @@ close f
 			}
 			for _, m := range res.Off {
 				t.Errorf("%s", m)
+			}
+			if t.Failed() {
+				t.Logf("workload:\n%s\nscript:\n%s", src, res.Script)
+			}
+		})
+	}
+}
+
+// TestScriptGivesBackStdioPatterns: stream workloads (fopen, fwrite,
+// fread, fseek, fflush, fclose) of random shapes give their STDIO counters
+// back.
+func TestScriptGivesBackStdioPatterns(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 60 {
+		ranks := 1 + r.IntN(3)
+		n := 1 + r.IntN(20)
+		sz := 1 + r.IntN(9000)
+		flush := r.IntN(3)
+		read := r.IntN(2) == 0
+		gap := r.IntN(2) == 0
+		name := `"log.$rank"`
+		if r.IntN(2) == 0 {
+			name = `"shared.log"`
+		}
+		src := fmt.Sprintf(`open %s as s flags O_WRONLY | O_CREAT | O_TRUNC mode 0o666 call fopen
+repeat %d {
+    write s size %d call fwrite
+}
+repeat %d {
+    sync s call fflush
+}
+`, name, n, sz, flush)
+		if gap {
+			src += fmt.Sprintf("seek s to %d call fseek\nwrite s size %d call fwrite\n", n*sz+5000, sz)
+		}
+		src += "close s call fclose\n"
+		if read {
+			src += fmt.Sprintf(`open %s as s flags O_RDONLY call fopen
+repeat %d {
+    read s size %d call fread
+}
+close s call fclose
+`, name, n, sz)
+		}
+		t.Run(fmt.Sprintf("stdio-%d-%dranks-n%d-sz%d-flush%d-read%v-gap%v-%s", i, ranks, n, sz, flush, read, gap, name), func(t *testing.T) {
+			l := logOf(t, src, ranks)
+			res, err := Script(l, "w")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.Off {
+				t.Errorf("%s", m)
+			}
+			nstdio := 0
+			for _, rec := range l.Records {
+				if rec.Module == "STDIO" {
+					nstdio++
+				}
+			}
+			if nstdio == 0 || res.Counters < 9*nstdio || !strings.Contains(string(res.Script), "call fwrite") {
+				t.Errorf("%d STDIO records, %d counters compared", nstdio, res.Counters)
 			}
 			if t.Failed() {
 				t.Logf("workload:\n%s\nscript:\n%s", src, res.Script)

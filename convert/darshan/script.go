@@ -25,6 +25,8 @@ var Honoured = map[string][]string{
 		"MPIIO_COLL_READS", "MPIIO_COLL_WRITES", "MPIIO_SPLIT_READS", "MPIIO_SPLIT_WRITES", "MPIIO_NB_READS",
 		"MPIIO_NB_WRITES", "MPIIO_SYNCS", "MPIIO_VIEWS", "MPIIO_MODE", "MPIIO_BYTES_READ",
 		"MPIIO_BYTES_WRITTEN", "MPIIO_RW_SWITCHES"}, commonNames("MPIIO", false)...),
+	"STDIO": {"STDIO_OPENS", "STDIO_READS", "STDIO_WRITES", "STDIO_SEEKS", "STDIO_FLUSHES",
+		"STDIO_BYTES_READ", "STDIO_BYTES_WRITTEN", "STDIO_MAX_BYTE_READ", "STDIO_MAX_BYTE_WRITTEN"},
 }
 
 func commonNames(p string, strides bool) []string {
@@ -51,7 +53,7 @@ var Approximated = []string{
 	"*_F_*_START/END_TIMESTAMP: every file's opens, reads, writes and closes are placed (with sleep) at the log's first and last times, spread between them; calls take the nominal durations of script expansion (docs/SCRIPT.md), so cumulative times (*_F_READ/WRITE/META_TIME, *_F_MAX_*_TIME, *_MAX_*_TIME_SIZE) and the fastest and slowest ranks (*_FASTEST/SLOWEST_RANK*, *_F_VARIANCE_*) are the model's, not the log's; a replay measures its own",
 	"POSIX_MEM_NOT_ALIGNED, POSIX_MEM_ALIGNMENT: buffer addresses are the replay's",
 	"POSIX_MMAPS: Darshan did not monitor them (-1)",
-	"POSIX_RENAMED_FROM, MPIIO_HINTS: not made",
+	"POSIX_RENAMED_FROM, MPIIO_HINTS: not made; STDIO_FDOPENS: made as fopen",
 }
 
 // Mismatch is a counter of a record the expansion does not give back.
@@ -102,6 +104,12 @@ func Script(l *Log, source string) (*Result, error) {
 			p.posixRecord(r, mpiFiles[r.File], uint32(r.C("POSIX_MODE")))
 		case "MPI-IO":
 			p.mpiioRecord(r)
+		case "STDIO":
+			if strings.HasPrefix(r.File, "<") {
+				skip["STDIO "+r.File]++ // the standard streams: the console, not a file to replay
+				continue
+			}
+			p.stdioRecord(r)
 		default:
 			skip[r.Module]++
 		}
@@ -139,7 +147,7 @@ func header(l *Log, source string, res *Result) string {
 	w("Its expansion with %d ranks gives back, for every POSIX and MPI-IO record of the", l.NProcs)
 	w("log (a file and a rank, or rank -1: a file every rank used, reduced as Darshan")
 	w("reduces it), these counters exactly, as report/access counts them:")
-	for _, m := range []string{"POSIX", "MPI-IO"} {
+	for _, m := range []string{"POSIX", "MPI-IO", "STDIO"} {
 		w("  %s: %s", m, wrapNames(Honoured[m]))
 	}
 	if res.Unchecked > 0 {
@@ -201,13 +209,19 @@ func wrapNames(names []string) string {
 // and returns the records of its expansion, reduced as Darshan reduces
 // them.
 func Counters(l *Log, src []byte) ([]*access.Posix, []*access.MPIIO, error) {
+	p, m, _, err := CountersAll(l, src)
+	return p, m, err
+}
+
+// CountersAll is Counters with the STDIO records.
+func CountersAll(l *Log, src []byte) ([]*access.Posix, []*access.MPIIO, []*access.Stdio, error) {
 	prog, err := script.Compile("darshan.iop", src)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	exp, err := script.Expand(prog, script.Config{Ranks: l.NProcs})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	align := map[string]int64{}
 	for _, r := range l.Records {
@@ -215,18 +229,18 @@ func Counters(l *Log, src []byte) ([]*access.Posix, []*access.MPIIO, error) {
 			align[r.File] = r.C("POSIX_FILE_ALIGNMENT")
 		}
 	}
-	ps, ms, err := access.FromTrace(exp, access.Options{Alignment: func(f string) int64 { return align[f] }})
+	ps, ms, ss, err := access.FromTraceAll(exp, access.Options{Alignment: func(f string) int64 { return align[f] }})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return access.Reduce(ps, l.NProcs), access.ReduceMPIIO(ms, l.NProcs), nil
+	return access.Reduce(ps, l.NProcs), access.ReduceMPIIO(ms, l.NProcs), access.ReduceStdio(ss, l.NProcs), nil
 }
 
 // Check expands src and compares the honoured counters of its records
 // with the log's, counter by counter. It returns the counters that
 // differ and how many it compared.
 func Check(l *Log, src []byte) ([]Mismatch, int, error) {
-	ps, ms, err := Counters(l, src)
+	ps, ms, ss, err := CountersAll(l, src)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -234,7 +248,10 @@ func Check(l *Log, src []byte) ([]Mismatch, int, error) {
 		file string
 		rank int
 	}
-	got := map[string]map[key]map[string]int64{"POSIX": {}, "MPI-IO": {}}
+	got := map[string]map[key]map[string]int64{"POSIX": {}, "MPI-IO": {}, "STDIO": {}}
+	for _, r := range ss {
+		got["STDIO"][key{r.File, r.Rank}] = r.Counters()
+	}
 	for _, r := range ps {
 		got["POSIX"][key{r.File, r.Rank}] = r.Counters()
 	}
@@ -245,7 +262,7 @@ func Check(l *Log, src []byte) ([]Mismatch, int, error) {
 	n := 0
 	for _, r := range l.Records {
 		names := Honoured[r.Module]
-		if names == nil {
+		if names == nil || (r.Module == "STDIO" && strings.HasPrefix(r.File, "<")) {
 			continue
 		}
 		c := got[r.Module][key{r.File, r.Rank}]

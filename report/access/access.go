@@ -245,6 +245,18 @@ type MPIIO struct {
 	lastReadEnd, lastWriteEnd, lastMetaEnd float64
 }
 
+// Stdio is a record of Darshan's STDIO module (fopen, fread, fwrite,
+// fseek, fflush, fclose on a file).
+type Stdio struct {
+	File string
+	Rank int
+
+	Opens, Fdopens, Reads, Writes, Seeks, Flushes int64
+	BytesRead, BytesWritten                       int64
+	MaxByteRead, MaxByteWritten                   int64
+	Times
+}
+
 // Options configure a Tracker.
 type Options struct {
 	// FileAlignment is the file system's block size, the alignment
@@ -265,12 +277,13 @@ type Tracker struct {
 	opts      Options
 	posix     map[string]*Posix
 	mpiio     map[string]*MPIIO
+	stdio     map[string]*Stdio
 	lastPosix *Posix // the record of the call before: most calls are on it
 }
 
 // NewTracker returns a tracker for rank.
 func NewTracker(rank int, opts Options) *Tracker {
-	return &Tracker{rank: rank, opts: opts, posix: map[string]*Posix{}, mpiio: map[string]*MPIIO{}}
+	return &Tracker{rank: rank, opts: opts, posix: map[string]*Posix{}, mpiio: map[string]*MPIIO{}, stdio: map[string]*Stdio{}}
 }
 
 func (t *Tracker) posixRec(file string) *Posix {
@@ -351,8 +364,52 @@ func stdio(op trace.Op) bool {
 	return false
 }
 
+func (t *Tracker) addStdio(file string, e *trace.Event, off int64, t1, t2 float64) {
+	r := t.stdio[file]
+	if r == nil {
+		r = &Stdio{File: file, Rank: t.rank}
+		t.stdio[file] = r
+	}
+	switch e.Op {
+	case trace.OpFopen:
+		r.Opens++
+		first(&r.OpenStart, t1)
+		r.OpenEnd = t2
+		r.MetaTime += t2 - t1
+	case trace.OpFclose:
+		first(&r.CloseStart, t1)
+		r.CloseEnd = t2
+		r.MetaTime += t2 - t1
+	case trace.OpFread:
+		r.Reads++
+		r.BytesRead += e.Ret
+		if e.Ret > 0 {
+			r.MaxByteRead = max(r.MaxByteRead, off+e.Ret-1)
+		}
+		first(&r.ReadStart, t1)
+		r.ReadEnd = t2
+		r.ReadTime += t2 - t1
+	case trace.OpFwrite:
+		r.Writes++
+		r.BytesWritten += e.Ret
+		if e.Ret > 0 {
+			r.MaxByteWritten = max(r.MaxByteWritten, off+e.Ret-1)
+		}
+		first(&r.WriteStart, t1)
+		r.WriteEnd = t2
+		r.WriteTime += t2 - t1
+	case trace.OpFseek:
+		r.Seeks++
+		r.MetaTime += t2 - t1
+	case trace.OpFflush:
+		r.Flushes++
+		r.WriteTime += t2 - t1
+	}
+}
+
 func (t *Tracker) addPosix(file string, e *trace.Event, info trace.OpInfo, off int64, t1, t2 float64) {
 	if stdio(e.Op) {
+		t.addStdio(file, e, off, t1, t2)
 		return
 	}
 	switch {
@@ -555,6 +612,16 @@ func (t *Tracker) addMPIIO(file string, e *trace.Event, info trace.OpInfo, commS
 		r.access.add(n)
 		r.Accesses = r.access.top
 	}
+}
+
+// StdioRecords returns the tracker's STDIO records, by file.
+func (t *Tracker) StdioRecords() []*Stdio {
+	var s []*Stdio
+	for _, r := range t.stdio {
+		s = append(s, r)
+	}
+	slices.SortFunc(s, func(a, b *Stdio) int { return cmp.Compare(a.File, b.File) })
+	return s
 }
 
 // Records returns the tracker's records, by file.

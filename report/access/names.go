@@ -88,3 +88,15 @@ func fcounters(p string, t *Times) map[string]float64 {
 		p + "_F_MAX_READ_TIME": t.MaxReadTime, p + "_F_MAX_WRITE_TIME": t.MaxWriteTime,
 	}
 }
+
+// Counters returns the record's integer counters under Darshan's names.
+func (r *Stdio) Counters() map[string]int64 {
+	return map[string]int64{
+		"STDIO_OPENS": r.Opens, "STDIO_FDOPENS": r.Fdopens, "STDIO_READS": r.Reads, "STDIO_WRITES": r.Writes,
+		"STDIO_SEEKS": r.Seeks, "STDIO_FLUSHES": r.Flushes, "STDIO_BYTES_READ": r.BytesRead,
+		"STDIO_BYTES_WRITTEN": r.BytesWritten, "STDIO_MAX_BYTE_READ": r.MaxByteRead, "STDIO_MAX_BYTE_WRITTEN": r.MaxByteWritten,
+	}
+}
+
+// FCounters returns the record's times under Darshan's names.
+func (r *Stdio) FCounters() map[string]float64 { return fcounters("STDIO", &r.Times) }

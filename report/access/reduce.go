@@ -20,6 +20,23 @@ func ReduceMPIIO(recs []*MPIIO, nprocs int) []*MPIIO {
 		func(r *MPIIO) { r.Rank = -1 })
 }
 
+// ReduceStdio is Reduce for STDIO records.
+func ReduceStdio(recs []*Stdio, nprocs int) []*Stdio {
+	return reduce(recs, nprocs, func(r *Stdio) (string, int) { return r.File, r.Rank }, func(a, b *Stdio) {
+		a.Opens += b.Opens
+		a.Fdopens += b.Fdopens
+		a.Reads += b.Reads
+		a.Writes += b.Writes
+		a.Seeks += b.Seeks
+		a.Flushes += b.Flushes
+		a.BytesRead += b.BytesRead
+		a.BytesWritten += b.BytesWritten
+		a.MaxByteRead = max(a.MaxByteRead, b.MaxByteRead)
+		a.MaxByteWritten = max(a.MaxByteWritten, b.MaxByteWritten)
+		reduceTimes(&a.Times, &b.Times)
+	}, func(r *Stdio) { r.Rank = -1 })
+}
+
 // Fold returns records of one file folded into one (rank -1) as Darshan's
 // reduction folds them, whichever ranks they are of; it changes none of
 // them.

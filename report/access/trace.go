@@ -55,6 +55,12 @@ func CommSize(comm uint32, nprocs int) int {
 // FromTrace counts every rank of t and returns the per-rank records,
 // unreduced (see Reduce).
 func FromTrace(t trace.Trace, opts Options) ([]*Posix, []*MPIIO, error) {
+	p, m, _, err := FromTraceAll(t, opts)
+	return p, m, err
+}
+
+// FromTraceAll is FromTrace with the STDIO records too.
+func FromTraceAll(t trace.Trace, opts Options) ([]*Posix, []*MPIIO, []*Stdio, error) {
 	ranks := t.Ranks()
 	nprocs := len(ranks)
 	if len(ranks) > 0 {
@@ -62,10 +68,11 @@ func FromTrace(t trace.Trace, opts Options) ([]*Posix, []*MPIIO, error) {
 	}
 	var ps []*Posix
 	var ms []*MPIIO
+	var ss []*Stdio
 	for _, r := range ranks {
 		src, err := t.Rank(r)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		tr := NewTracker(int(r), opts)
 		err = Follow(tr, src, nprocs)
@@ -73,11 +80,12 @@ func FromTrace(t trace.Trace, opts Options) ([]*Posix, []*MPIIO, error) {
 			c.Close()
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		p, m := tr.Records()
 		ps = append(ps, p...)
 		ms = append(ms, m...)
+		ss = append(ss, tr.StdioRecords()...)
 	}
-	return ps, ms, nil
+	return ps, ms, ss, nil
 }
