@@ -135,6 +135,10 @@ func (p *plan) recordRanks(r *Record) []int {
 // than the log's, and the script's header says so).
 const maxChunks = 1 << 20
 
+// maxChunksAll bounds them over all the ranks of a record, so that memory
+// stays within what the log's size describes, whatever its counts say.
+const maxChunksAll = 1 << 24
+
 // layout is one rank's accesses of one direction, laid out.
 type layout struct {
 	segs []seg
@@ -160,13 +164,13 @@ func (l *layout) shift(from int, d int64) {
 // start, spread among the gaps so that the sweeps between jumps are of
 // about equal reach. The first access is at 0; the caller moves a rank
 // whose first access is sequential. Offsets are from the rank's base.
-func dirLayout(sizes []sizeCount, c, g int64, gaps []sizeCount) layout {
+func dirLayout(sizes []sizeCount, c, g int64, gaps []sizeCount, most int64) layout {
 	n, _ := total(sizes)
 	l := layout{beforeJumpEnd: -1}
 	if n == 0 {
 		return l
 	}
-	chunks := min(max(n-c, 1), maxChunks) // chunks of back-to-back accesses
+	chunks := min(max(n-c, 1), most) // chunks of back-to-back accesses
 	backs := max(chunks-1-g, 0)
 	chunkLen := func(k int64) int64 {
 		l := n / chunks
@@ -435,7 +439,7 @@ func (p *plan) posixRecord(r *Record, inMPIIO bool, mode uint32) {
 			}
 			for i := range k {
 				per[d][i].c, per[d][i].g, per[d][i].gaps = cs[i], gs[i], gv[i]
-				per[d][i].lay = dirLayout(sizes[d][i], cs[i], gs[i], gv[i])
+				per[d][i].lay = dirLayout(sizes[d][i], cs[i], gs[i], gv[i], max(min(maxChunks, maxChunksAll/int64(k)), 64))
 			}
 			// bases: ranks starting at 0 stay; the others are spread so that
 			// the furthest access ends at the log's MAX_BYTE + 1
