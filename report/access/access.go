@@ -465,61 +465,57 @@ func (t *Tracker) addPosix(file string, e *trace.Event, info trace.OpInfo, off i
 	}
 }
 
+// side points at the counters of one direction (reads or writes) of a
+// record: what every read or write updates, in both modules.
+type side struct {
+	ops, bytes, maxSize *int64
+	hist                *[10]int64
+	start, end, time    *float64
+	maxTime, lastEnd    *float64
+}
+
+// call counts a call of n bytes from t1 to t2.
+func (s side) call(n int64, t1, t2 float64) {
+	*s.ops++
+	*s.bytes += n
+	s.hist[Bucket(n)]++
+	first(s.start, t1)
+	*s.end = t2
+	if el := t2 - t1; *s.maxTime < el {
+		*s.maxTime, *s.maxSize = el, n
+	}
+	noOverlap(s.time, t1, t2, s.lastEnd)
+}
+
+func (r *Posix) side(dir trace.Dir) side {
+	if dir == trace.DirRead {
+		return side{&r.Reads, &r.BytesRead, &r.MaxReadTimeSize, &r.SizeRead, &r.ReadStart, &r.ReadEnd, &r.ReadTime, &r.MaxReadTime, &r.lastReadEnd}
+	}
+	return side{&r.Writes, &r.BytesWritten, &r.MaxWriteTimeSize, &r.SizeWrite, &r.WriteStart, &r.WriteEnd, &r.WriteTime, &r.MaxWriteTime, &r.lastWriteEnd}
+}
+
 func (r *Posix) data(e *trace.Event, dir trace.Dir, off int64, t1, t2 float64) {
 	n := e.Ret
-	last := &r.lastRead
+	last, seqs, consecs, maxByte := &r.lastRead, &r.SeqReads, &r.ConsecReads, &r.MaxByteRead
 	if dir == trace.DirWrite {
-		last = &r.lastWritten
+		last, seqs, consecs, maxByte = &r.lastWritten, &r.SeqWrites, &r.ConsecWrites, &r.MaxByteWritten
 	}
-	seq, consec := off > *last, off == *last+1
+	if off > *last {
+		*seqs++
+	}
+	if off == *last+1 {
+		*consecs++
+	}
 	var stride int64
 	if off > 0 && off > *last && *last != 0 {
 		stride = off - *last - 1
 	}
 	*last = off + n - 1
 	r.offset = off + n
-	b := Bucket(n)
-	el := t2 - t1
-	if dir == trace.DirRead {
-		if seq {
-			r.SeqReads++
-		}
-		if consec {
-			r.ConsecReads++
-		}
-		r.MaxByteRead = max(r.MaxByteRead, off+n-1)
-		r.BytesRead += n
-		r.Reads++
-		r.SizeRead[b]++
-		if r.lastIO == trace.DirWrite {
-			r.RWSwitches++
-		}
-		first(&r.ReadStart, t1)
-		r.ReadEnd = t2
-		if r.MaxReadTime < el {
-			r.MaxReadTime, r.MaxReadTimeSize = el, n
-		}
-		noOverlap(&r.ReadTime, t1, t2, &r.lastReadEnd)
-	} else {
-		if seq {
-			r.SeqWrites++
-		}
-		if consec {
-			r.ConsecWrites++
-		}
-		r.MaxByteWritten = max(r.MaxByteWritten, off+n-1)
-		r.BytesWritten += n
-		r.Writes++
-		r.SizeWrite[b]++
-		if r.lastIO == trace.DirRead {
-			r.RWSwitches++
-		}
-		first(&r.WriteStart, t1)
-		r.WriteEnd = t2
-		if r.MaxWriteTime < el {
-			r.MaxWriteTime, r.MaxWriteTimeSize = el, n
-		}
-		noOverlap(&r.WriteTime, t1, t2, &r.lastWriteEnd)
+	*maxByte = max(*maxByte, off+n-1)
+	r.side(dir).call(n, t1, t2)
+	if r.lastIO != trace.DirNone && r.lastIO != dir {
+		r.RWSwitches++
 	}
 	r.lastIO = dir
 	r.access.add(n)
@@ -564,49 +560,23 @@ func (t *Tracker) addMPIIO(file string, e *trace.Event, info trace.OpInfo, commS
 		noOverlap(&r.MetaTime, t1, t2, &r.lastMetaEnd)
 	case info.Dir == trace.DirRead || info.Dir == trace.DirWrite:
 		n := e.Ret
-		el := t2 - t1
 		nb := e.Op == trace.OpMPIFileIreadAt || e.Op == trace.OpMPIFileIwriteAt ||
 			e.Op == trace.OpMPIFileIread || e.Op == trace.OpMPIFileIwrite
-		if info.Dir == trace.DirRead {
-			switch {
-			case nb:
-				r.NBReads++
-			case info.Collective:
-				r.CollReads++
-			default:
-				r.IndepReads++
-			}
-			r.BytesRead += n
-			r.SizeReadAgg[Bucket(n)]++
-			if r.lastIO == trace.DirWrite {
-				r.RWSwitches++
-			}
-			first(&r.ReadStart, t1)
-			r.ReadEnd = t2
-			if r.MaxReadTime < el {
-				r.MaxReadTime, r.MaxReadTimeSize = el, n
-			}
-			noOverlap(&r.ReadTime, t1, t2, &r.lastReadEnd)
-		} else {
-			switch {
-			case nb:
-				r.NBWrites++
-			case info.Collective:
-				r.CollWrites++
-			default:
-				r.IndepWrites++
-			}
-			r.BytesWritten += n
-			r.SizeWriteAgg[Bucket(n)]++
-			if r.lastIO == trace.DirRead {
-				r.RWSwitches++
-			}
-			first(&r.WriteStart, t1)
-			r.WriteEnd = t2
-			if r.MaxWriteTime < el {
-				r.MaxWriteTime, r.MaxWriteTimeSize = el, n
-			}
-			noOverlap(&r.WriteTime, t1, t2, &r.lastWriteEnd)
+		sd := side{&r.IndepReads, &r.BytesRead, &r.MaxReadTimeSize, &r.SizeReadAgg, &r.ReadStart, &r.ReadEnd, &r.ReadTime, &r.MaxReadTime, &r.lastReadEnd}
+		coll, nbs := &r.CollReads, &r.NBReads
+		if info.Dir == trace.DirWrite {
+			sd = side{&r.IndepWrites, &r.BytesWritten, &r.MaxWriteTimeSize, &r.SizeWriteAgg, &r.WriteStart, &r.WriteEnd, &r.WriteTime, &r.MaxWriteTime, &r.lastWriteEnd}
+			coll, nbs = &r.CollWrites, &r.NBWrites
+		}
+		switch {
+		case nb:
+			sd.ops = nbs
+		case info.Collective:
+			sd.ops = coll
+		}
+		sd.call(n, t1, t2)
+		if r.lastIO != trace.DirNone && r.lastIO != info.Dir {
+			r.RWSwitches++
 		}
 		r.lastIO = info.Dir
 		r.access.add(n)
