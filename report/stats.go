@@ -30,6 +30,14 @@ type Options struct {
 	// into their calls: rows are keyed by Op.Info().Name instead of
 	// Op.Info().Family.
 	Detail bool
+	// Access computes the access patterns (Stats.Access, AccessByRank:
+	// the file and access views, the HTML report). They cost a tracker per
+	// file and rank and the byte ranges of every file (for the read/write
+	// overlap), so they are counted only when asked for.
+	Access bool
+	// BlockSize is the file system block size the access patterns count
+	// unaligned accesses against; 0 is BlockSize (4 KiB).
+	BlockSize int64
 }
 
 // Stats is what Compute found.
@@ -53,6 +61,11 @@ type Stats struct {
 	// consecutive ranks beyond MaxTimelineRows ranks), every row on the
 	// bins of Activity.
 	Timeline []*TimelineRow
+	// Access is the access pattern of every file with data calls, over
+	// its ranks (patterns.go); AccessByRank the same per file and rank.
+	Access        []*AccessRow
+	AccessByRank  []*AccessRow
+	AccessCounted bool // computed with Options.Access
 }
 
 // Duration is the wall time the trace spans, in seconds: latest end −
@@ -405,6 +418,9 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		inner:     map[trace.Op]*opInfo{},
 		keys:      map[string]int{},
 	}
+	if opts.Access {
+		c.acc = newAccessState(opts.BlockSize)
+	}
 	st := &Stats{Detail: opts.Detail}
 	ranks := t.Ranks()
 	st.Ranks = len(ranks)
@@ -444,6 +460,10 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	}
 	for _, row := range st.Timeline {
 		row.align(&st.Activity)
+	}
+	if c.acc != nil {
+		st.Access, st.AccessByRank = c.acc.rows(st.Ranks)
+		st.AccessCounted = true
 	}
 	st.Ops = c.all.sorted(st.Ranks)
 	st.Total = Sum(st.Ops)
@@ -486,6 +506,7 @@ type computer struct {
 	infos     [1024]*opInfo
 	inner     map[trace.Op]*opInfo // ops of calls made inside MPI-IO calls
 	keys      map[string]int       // row key → opInfo.idx
+	acc       *accessState         // access patterns (patterns.go)
 }
 
 // opInfo is an op's description, its row key, and the index of that key
@@ -562,6 +583,7 @@ type rankState struct {
 	stack  []openRegion
 	inReg  map[*RegionRow]int64 // ns this rank spent in each region
 	series *Series              // the rank's activity over time
+	acc    *rankAccess          // the rank's access patterns
 }
 
 func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, error) {
@@ -574,6 +596,9 @@ func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, 
 	}
 	rr := &RankRow{Rank: r, set: newRowSet(false, false)}
 	rs := &rankState{row: rr, files: state.New[struct{}, struct{}](nil), inReg: map[*RegionRow]int64{}, series: series}
+	if c.acc != nil {
+		rs.acc = c.acc.rank(r)
+	}
 	for {
 		n, err := src.ReadEvents(buf)
 		for i := range buf[:n] {
@@ -587,6 +612,9 @@ func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, 
 		}
 	}
 	c.closeRegions(rs, 0, rs.row.End)
+	if c.acc != nil {
+		c.acc.done(rs.acc)
+	}
 	for reg, ns := range rs.inReg {
 		reg.Ranks++
 		reg.Wall = max(reg.Wall, ns)
@@ -650,6 +678,9 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 		}
 	}
 	if f := c.fileOf(rs, e, info); f != nil {
+		if c.acc != nil {
+			c.acc.add(rs.acc, rs.files, f.Path, e, info)
+		}
 		f.set.add(&cl)
 		if f.lastRank != int64(rr.Rank) {
 			f.lastRank = int64(rr.Rank)

@@ -395,7 +395,7 @@ func writeReport(cmd *cobra.Command, f *flags, orig trace.Trace, inputs []string
 		return fmt.Errorf("reading the replay's trace: %w", err)
 	}
 	defer rt.Close()
-	opts := report.Options{Detail: f.detail}
+	opts := report.Options{Detail: f.detail, Access: f.html != ""}
 	st, err := report.Compute(rt, opts)
 	if err != nil {
 		return fmt.Errorf("reading the replay's trace: %w", err)

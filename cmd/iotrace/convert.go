@@ -206,10 +206,11 @@ func convertLong() string {
 		}
 	}
 	b.WriteString(`
-Without --from, the input's first bytes (fio iologs, Darshan DXT text, strace
-output) or its name (.jsonl, .csv, .iop) choose; anything else is a trace file.
-Without --to, OUT's name chooses: .jsonl, .csv, .fio (fio), .json (chrome),
-anything else the binary format. An input the reader cannot take stops the
+Without --from, the input's first bytes (fio iologs, darshan-parser and
+darshan-dxt-parser text, strace output) or its name (.jsonl, .csv, .iop)
+choose; anything else is a trace file (a Recorder directory needs --from
+recorder). Without --to, OUT's name chooses: .jsonl, .csv, .fio (fio), .json
+(chrome), .parquet, .iop (script), anything else the binary format. An input the reader cannot take stops the
 conversion with one line naming file and line; what a form cannot express is
 counted on standard error, never dropped silently. docs/CONVERT.md describes
 every form, its options and its limits.`)

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"github.com/iotrace/iotrace/convert/darshan"
 	"github.com/iotrace/iotrace/convert/dxt"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/spf13/pflag"
@@ -14,7 +15,7 @@ func init() {
 		name: "dxt",
 		from: "the text of darshan-dxt-parser (X_POSIX and X_MPIIO records); DXT has no opens: POSIX descriptors are inherit events, MPI_File_open is made in a region saying so",
 		sniff: func(head []byte) bool {
-			return hasPrefixLine(head, "# darshan log version") || strings.Contains(string(head), "\n# DXT, file_id: ") ||
+			return (hasPrefixLine(head, "# darshan log version") && !darshan.Sniff(head)) || strings.Contains(string(head), "\n# DXT, file_id: ") ||
 				hasPrefixLine(head, "# DXT, file_id: ") || strings.Contains(string(head), "# DXT_POSIX module data") ||
 				strings.Contains(string(head), "# DXT_MPIIO module data")
 		},

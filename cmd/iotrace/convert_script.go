@@ -55,6 +55,14 @@ func (o *scriptOptions) addFlags(f *pflag.FlagSet) {
 // script makes the trace's calls, and writes it to out (standard output
 // when out is "" or "-").
 func convertToScript(cmd *cobra.Command, t trace.Trace, args []string, out string, o *scriptOptions) error {
+	if s, ok := t.(interface{ PatternScript() []byte }); ok {
+		// An importer that makes a script (convert/darshan) writes its own.
+		if out == "" || out == "-" {
+			_, err := cmd.OutOrStdout().Write(s.PatternScript())
+			return err
+		}
+		return writeFileAtomic(out, s.PatternScript())
+	}
 	name := strings.Join(args, " ")
 	res, err := fold.Convert(t, fold.Options{Window: o.window, KeepSleep: o.keepSleep, MinSleep: o.minSleep,
 		Source: filepath.Base(name)})

@@ -67,6 +67,7 @@ time and a per-rank timeline. Write it to a file with -o report.html.`,
 			if err != nil {
 				return err
 			}
+			opts.Access = by == "file" || by == "access" || formatName == "html"
 			st, err := report.Compute(t, opts)
 			if cerr := t.Close(); err == nil {
 				err = cerr
