@@ -139,10 +139,19 @@ type Result struct {
 // of timeout and extra environment variables.
 func Run(t testing.TB, dir string, timeout time.Duration, np int, env []string, argv ...string) Result {
 	t.Helper()
+	args := append([]string{"-np", fmt.Sprint(np), "--oversubscribe", "--bind-to", "none"}, argv...)
+	return RunArgs(t, dir, timeout, env, args...)
+}
+
+// RunArgs runs mpirun args… (its options, then the program and its
+// arguments) in dir with a deadline of timeout and extra environment
+// variables.
+func RunArgs(t testing.TB, dir string, timeout time.Duration, env []string, args ...string) Result {
+	t.Helper()
 	Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	args := append([]string{"-np", fmt.Sprint(np), "--oversubscribe", "--bind-to", "none"}, argv...)
+	argv := args
 	cmd := exec.CommandContext(ctx, "mpirun", args...)
 	cmd.Dir = dir
 	cmd.Env = Env(env...)
