@@ -47,8 +47,8 @@ type Host struct {
 	Dir string
 	// Env is added to the environment of every process started on the
 	// host (a test hook such as a shifted clock).
-	Env []string
-	ns  string // network namespace
+	Env  []string
+	ns   string // network namespace
 	veth string // the bridge's end of its link
 }
 
