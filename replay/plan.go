@@ -23,11 +23,11 @@ type Plan struct {
 	// epoch, every rank on one clock): time 0 of original timing, so
 	// that a rank that made its first call later than another starts
 	// that much later.
-	Start int64
-	Prefix  string      // common prefix stripped from absolute paths
-	Paths   []PathEntry // every distinct trace path, sorted
-	Dirs    []string    // directories to create, parents first
-	Files   []PrepFile  // files to create, sorted
+	Start  int64
+	Prefix string      // common prefix stripped from absolute paths
+	Paths  []PathEntry // every distinct trace path, sorted
+	Dirs   []string    // directories to create, parents first
+	Files  []PrepFile  // files to create, sorted
 	// Groups holds the members of each communicator other than
 	// CommWorld and CommSelf: the ranks that used it.
 	Groups map[uint32][]uint32
