@@ -226,7 +226,6 @@ static void clock_out(int phase, const struct clock_reading *c) {
 	r.off = c->ref;
 	r.size = phase;
 	r.peer = 0;
-	r.count = CLOCK_ROUNDS;
 	iotrace_emit(&r, NULL, NULL);
 }
 

@@ -4,8 +4,10 @@
  * tools do): it sends rank 0 a question at t1 on its own clock, rank 0
  * answers with its own clock's reading, the answer arrives at t3. Rank 0
  * read its clock between t1 and t3, so the rank's clock read
- * (t1 + t3)/2 − ref more than rank 0's, within ±(t3 − t1)/2. Of
- * CLOCK_ROUNDS exchanges the one with the shortest round trip is kept.
+ * (t1 + t3)/2 − ref more than rank 0's, within ±(t3 − t1)/2. The
+ * exchange with the shortest round trip is kept: of CLOCK_ROUNDS, or
+ * up to CLOCK_MAX_ROUNDS while none came back within CLOCK_GOOD_RTT (a
+ * busy host delays some answers).
  * iotrace turns the readings into the trace's clock samples
  * (docs/FORMAT.md, "One clock").
  *
@@ -24,6 +26,8 @@
 #include <time.h>
 
 #define CLOCK_ROUNDS 10
+#define CLOCK_MAX_ROUNDS 64
+#define CLOCK_GOOD_RTT 200000 /* ns */
 #define CLOCK_TAG 16180
 
 /* One exchange: when the question left and the answer came, on this
@@ -59,10 +63,11 @@ static int clock_exchange(MPI_Comm c, int64_t base, struct clock_reading *best) 
 		LIB(MPI_Send, int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm));
 	int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *) =
 		LIB(MPI_Recv, int (*)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *));
-	char q = 0;
+	/* A question is one byte: 1 when another follows, 0 for the last. */
+	char q = 1;
 	if (rank == 0) {
 		for (int r = 1; r < size; r++)
-			for (int k = 0; k < CLOCK_ROUNDS; k++) {
+			for (q = 1; q;) {
 				if (recv(&q, 1, MPI_BYTE, r, CLOCK_TAG, c, MPI_STATUS_IGNORE) != MPI_SUCCESS) return 0;
 				int64_t t = clk_mono() + base;
 				if (send(&t, 8, MPI_BYTE, r, CLOCK_TAG, c) != MPI_SUCCESS) return 0;
@@ -70,7 +75,8 @@ static int clock_exchange(MPI_Comm c, int64_t base, struct clock_reading *best) 
 		return 0;
 	}
 	int got = 0;
-	for (int k = 0; k < CLOCK_ROUNDS; k++) {
+	for (int k = 0; q; k++) {
+		q = k + 1 < CLOCK_MAX_ROUNDS && (k + 1 < CLOCK_ROUNDS || best->t3 - best->t1 > CLOCK_GOOD_RTT);
 		int64_t t = 0, t1 = clk_mono();
 		if (send(&q, 1, MPI_BYTE, 0, CLOCK_TAG, c) != MPI_SUCCESS ||
 		    recv(&t, 8, MPI_BYTE, 0, CLOCK_TAG, c, MPI_STATUS_IGNORE) != MPI_SUCCESS)

@@ -85,7 +85,7 @@ enum {
 	/* A reading of the clock exchange with rank 0 (mpiclock.h): start
 	 * when the question left, dur until the answer came, off rank 0's
 	 * clock then (wall-clock ns), size the phase (0 start-up, 1 end), peer
-	 * the reference rank, count the exchanges it was the best of. */
+	 * the reference rank. */
 	C_MPI_CLOCK = 190,
 
 	C_MPI_FILE_OPEN = 200, C_MPI_FILE_CLOSE,
