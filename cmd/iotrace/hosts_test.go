@@ -225,3 +225,71 @@ func openFirsts(t *testing.T, path string, opts format.ReadOptions) map[uint32]i
 	}
 	return out
 }
+
+// BenchmarkClockAlignment measures how well a capture's clock samples
+// know the hosts' offsets: 4 ranks on two test hosts, host b's clock
+// 250 ms ahead (the test hook); the hosts share one real clock, so the
+// true offset of each rank is known (0 on a, the shift on b). It reports,
+// over every sample of ranks 1–3 (start-up and end), the mean and the
+// largest error of the measured offset, and the mean error bound the
+// capture recorded (half the best round trip), per capture mode.
+func BenchmarkClockAlignment(b *testing.B) {
+	recSkipUnsupported(b)
+	c := hosts.New(b, 2, hosts.Options{Env: map[string][]string{"b": {fmt.Sprintf("IOTRACE_TEST_CLOCK_SHIFT=%d", hostShift)}}})
+	dir := b.TempDir()
+	src := filepath.Join(dir, "app.c")
+	if err := os.WriteFile(src, []byte(hostsAppC), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	app := mpitest.CC(b, dir, "app", src)
+	cache := filepath.Join(dir, "cache")
+	b.Setenv("IOTRACE_CACHE", cache)
+	if _, err := preload.Build(); err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"ptrace", "preload"} {
+		b.Run(mode, func(b *testing.B) {
+			var sum, worst, bound time.Duration
+			n := 0
+			for i := 0; i < b.N; i++ {
+				out := filepath.Join(c.Local, fmt.Sprintf("%s-%d.iot", mode, i))
+				args := []string{iotraceBin, "record", "--include", c.Local, "-o", out}
+				if mode == "preload" {
+					args = append(args, "--preload")
+				}
+				args = append(args, "--", app, c.Local, "0")
+				if r := c.Mpirun(dir, 2*time.Minute, 2, []string{"IOTRACE_CACHE=" + cache}, args...); r.Code != 0 {
+					b.Fatalf("mpirun: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+				}
+				var parts []string
+				for _, h := range c.Hosts {
+					parts = append(parts, filepath.Join(h.Dir, filepath.Base(out)))
+				}
+				rd, err := format.Open(parts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, rs := range rd.Summary() {
+					if rs.Rank == 0 || rs.Clock == nil {
+						continue
+					}
+					want := int64(0)
+					if rs.Rank >= 2 {
+						want = hostShift
+					}
+					for _, s := range rs.Clock.Samples {
+						e := time.Duration(s.Offset - want).Abs()
+						sum, worst, bound, n = sum+e, max(worst, e), bound+time.Duration(s.Err), n+1
+					}
+				}
+				rd.Close()
+			}
+			if n == 0 {
+				b.Fatal("no clock samples")
+			}
+			b.ReportMetric(float64(sum.Microseconds())/float64(n), "err-us")
+			b.ReportMetric(float64(worst.Microseconds()), "max-err-us")
+			b.ReportMetric(float64(bound.Microseconds())/float64(n), "bound-us")
+		})
+	}
+}
