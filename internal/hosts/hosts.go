@@ -108,7 +108,7 @@ func check() error {
 			checked.err = errors.New("network namespaces need root")
 			return
 		}
-		for _, tool := range []string{"ip", "unshare", "hostname", "mount"} {
+		for _, tool := range []string{"ip", "nsenter", "unshare", "hostname", "mount"} {
 			if _, err := exec.LookPath(tool); err != nil {
 				checked.err = fmt.Errorf("%s not found (install iproute2 and util-linux)", tool)
 				return
@@ -226,7 +226,9 @@ func (c *Cluster) agentScript() string {
 	}
 	b.WriteString("*) echo \"agent: no test host $h\" >&2; exit 255 ;;\nesac\n")
 	fmt.Fprintf(&b, "etc=%s\n", shellQuote(c.etc))
-	b.WriteString("exec ip netns exec \"$ns\" unshare --uts --mount sh -c '" +
+	// nsenter, not ip netns exec, which would mount a /sys of the
+	// namespace's own and so hide the cgroup hierarchies slurmd needs.
+	b.WriteString("exec nsenter --net=/run/netns/\"$ns\" unshare --uts --mount sh -c '" +
 		"hostname \"$1\" && mount --bind \"$2\" \"$3\" && " +
 		"mount --bind \"$4/hosts\" /etc/hosts && mount --bind \"$4/resolv.conf\" /etc/resolv.conf && " +
 		"eval \"$5\"' sh \"$h\" \"$dir\" " + shellQuote(c.Local) + " \"$etc\" \"$env $*\"\n")

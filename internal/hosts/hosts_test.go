@@ -143,3 +143,45 @@ func TestSweep(t *testing.T) {
 		t.Errorf("a live process's namespace %s was removed", live)
 	}
 }
+
+// TestSlurm starts Slurm on two test hosts (slurmctld and one slurmd per
+// host) and runs the MPI job of TestCluster with srun (2 tasks per node,
+// PMIx) and again from a batch script (sbatch): every rank runs on
+// its node, in its namespace, and talks to the others over TCP.
+func TestSlurm(t *testing.T) {
+	c := New(t, 2, Options{})
+	s := c.StartSlurm(4)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "ring.c")
+	if err := os.WriteFile(src, []byte(ringC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := mpitest.CC(t, dir, "ring", src)
+	check := func(what string) {
+		t.Helper()
+		for i, h := range c.Hosts {
+			for _, r := range []int{2 * i, 2*i + 1} {
+				b, err := os.ReadFile(filepath.Join(h.Dir, fmt.Sprintf("rank-%d", r)))
+				if err != nil || strings.TrimSpace(string(b)) != h.Name+" -" {
+					t.Errorf("%s: rank %d on host %s: %q, %v", what, r, h.Name, b, err)
+				}
+				os.Remove(filepath.Join(h.Dir, fmt.Sprintf("rank-%d", r)))
+			}
+		}
+	}
+	r := s.Run(dir, 2*time.Minute, nil, "srun", "--nodes=2", "--ntasks-per-node=2", prog, c.Local)
+	if r.Code != 0 {
+		t.Fatalf("srun: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	check("srun")
+	job := filepath.Join(dir, "job.sh")
+	script := fmt.Sprintf("#!/bin/sh\n#SBATCH --nodes=2 --ntasks-per-node=2\n#SBATCH --output=%s/job.out\nsrun %s %s\n", dir, prog, c.Local)
+	if err := os.WriteFile(job, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Batch(dir, 2*time.Minute, job); st != "COMPLETED" {
+		out, _ := os.ReadFile(filepath.Join(dir, "job.out"))
+		t.Fatalf("batch job: %s\njob output:\n%s", st, out)
+	}
+	check("sbatch")
+}
