@@ -293,3 +293,67 @@ func BenchmarkClockAlignment(b *testing.B) {
 		})
 	}
 }
+
+// TestSlurmRecordReplay runs the capture and the replay as a Slurm user
+// does, on two test hosts with Slurm started on them: srun -n 4 iotrace
+// record --preload (each rank's trace into one shared directory, the
+// clocks measured, since slurmstepd started every rank), then srun -n 4
+// ioreplay --mpi of that trace, whose own trace holds the same calls.
+func TestSlurmRecordReplay(t *testing.T) {
+	c := hosts.New(t, 2, hosts.Options{})
+	s := c.StartSlurm(4)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "app.c")
+	if err := os.WriteFile(src, []byte(hostsAppC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	app := mpitest.CC(t, dir, "app", src)
+	replayBin := mpitest.BuildGo(t, "./cmd/ioreplay", false)
+	cache := filepath.Join(dir, "cache")
+	t.Setenv("IOTRACE_CACHE", cache)
+	if _, err := preload.Build(); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"IOTRACE_CACHE=" + cache}
+	out := filepath.Join(dir, "run.iot")
+	r := s.Run(dir, 2*time.Minute, env, "srun", "--ntasks=4", "--ntasks-per-node=2",
+		iotraceBin, "record", "--preload", "--include", c.Local, "-o", out, "--", app, c.Local, "0")
+	if r.Code != 0 {
+		t.Fatalf("srun iotrace record: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	rd, err := format.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := rd.Summary()
+	rd.Close()
+	if len(sum) != 4 {
+		t.Fatalf("%d ranks recorded, want 4", len(sum))
+	}
+	for _, rs := range sum {
+		if want := string(rune('a' + rs.Rank/2)); rs.Host != want {
+			t.Errorf("rank %d ran on %q, want %q", rs.Rank, rs.Host, want)
+		}
+		if rs.Rank > 0 && (rs.Clock == nil || len(rs.Clock.Samples) != 2) {
+			t.Errorf("rank %d: clock %+v, want 2 samples", rs.Rank, rs.Clock)
+		}
+	}
+	got, _ := tallies(t, out)
+	rec := filepath.Join(dir, "replay.iot")
+	r = s.Run(dir, 2*time.Minute, nil, "srun", "--ntasks=4", "--ntasks-per-node=2",
+		replayBin, "--mpi", "--timing", "afap", "--target", filepath.Join(dir, "target"), "--record", rec, "--quiet", out)
+	if r.Code != 0 {
+		t.Fatalf("srun ioreplay --mpi: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	rep, _ := tallies(t, rec)
+	for rk := uint32(0); rk < 4; rk++ {
+		for _, op := range []trace.Op{trace.OpOpen, trace.OpOpenat, trace.OpPwrite, trace.OpFsync, trace.OpClose, trace.OpMPIBarrier} {
+			if got[rk][op] != rep[rk][op] {
+				t.Errorf("rank %d: %s: recorded %v, replayed %v", rk, op, got[rk][op], rep[rk][op])
+			}
+		}
+		if got[rk][trace.OpPwrite].n != 4 {
+			t.Errorf("rank %d: %d pwrites recorded, want 4", rk, got[rk][trace.OpPwrite].n)
+		}
+	}
+}
