@@ -232,7 +232,8 @@ func openFirsts(t *testing.T, path string, opts format.ReadOptions) map[uint32]i
 // true offset of each rank is known (0 on a, the shift on b). It reports,
 // over every sample of ranks 1–3 (start-up and end), the mean and the
 // largest error of the measured offset, and the mean error bound the
-// capture recorded (half the best round trip), per capture mode.
+// capture recorded (half the best round trip), and the share of samples
+// whose error exceeds their bound, per capture mode.
 func BenchmarkClockAlignment(b *testing.B) {
 	recSkipUnsupported(b)
 	c := hosts.New(b, 2, hosts.Options{Env: map[string][]string{"b": {fmt.Sprintf("IOTRACE_TEST_CLOCK_SHIFT=%d", hostShift)}}})
@@ -250,7 +251,7 @@ func BenchmarkClockAlignment(b *testing.B) {
 	for _, mode := range []string{"ptrace", "preload"} {
 		b.Run(mode, func(b *testing.B) {
 			var sum, worst, bound time.Duration
-			n := 0
+			n, outside := 0, 0
 			for i := 0; i < b.N; i++ {
 				out := filepath.Join(c.Local, fmt.Sprintf("%s-%d.iot", mode, i))
 				args := []string{iotraceBin, "record", "--include", c.Local, "-o", out}
@@ -280,6 +281,9 @@ func BenchmarkClockAlignment(b *testing.B) {
 					for _, s := range rs.Clock.Samples {
 						e := time.Duration(s.Offset - want).Abs()
 						sum, worst, bound, n = sum+e, max(worst, e), bound+time.Duration(s.Err), n+1
+						if e > time.Duration(s.Err) {
+							outside++
+						}
 					}
 				}
 				rd.Close()
@@ -290,6 +294,7 @@ func BenchmarkClockAlignment(b *testing.B) {
 			b.ReportMetric(float64(sum.Microseconds())/float64(n), "err-us")
 			b.ReportMetric(float64(worst.Microseconds()), "max-err-us")
 			b.ReportMetric(float64(bound.Microseconds())/float64(n), "bound-us")
+			b.ReportMetric(float64(outside)/float64(n), "outside-bound")
 		})
 	}
 }
