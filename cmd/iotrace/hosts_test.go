@@ -48,6 +48,24 @@ int main(int argc, char **argv) {
 }
 `
 
+// hostsApp builds hostsAppC into dir, and the preload shim and the clock
+// library into dir/cache once here, rather than by every rank at once
+// (IOTRACE_CACHE, set for the test, names it).
+func hostsApp(t testing.TB, dir string) (app, cache string) {
+	t.Helper()
+	src := filepath.Join(dir, "app.c")
+	if err := os.WriteFile(src, []byte(hostsAppC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	app = mpitest.CC(t, dir, "app", src)
+	cache = filepath.Join(dir, "cache")
+	t.Setenv("IOTRACE_CACHE", cache)
+	if _, err := preload.Build(); err != nil {
+		t.Fatal(err)
+	}
+	return app, cache
+}
+
 // hostShift is how far host b's clock is off (the capture's test hook):
 // 250 ms ahead of host a's.
 const hostShift = 250_000_000
@@ -73,19 +91,8 @@ func TestRecordAcrossHosts(t *testing.T) {
 	recSkipUnsupported(t)
 	c := hosts.New(t, 2, hosts.Options{Env: map[string][]string{"b": {fmt.Sprintf("IOTRACE_TEST_CLOCK_SHIFT=%d", hostShift)}}})
 	dir := t.TempDir()
-	src := filepath.Join(dir, "app.c")
-	if err := os.WriteFile(src, []byte(hostsAppC), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	app := mpitest.CC(t, dir, "app", src)
+	app, cache := hostsApp(t, dir)
 	replayBin := mpitest.BuildGo(t, "./cmd/ioreplay", false)
-	// The shim and the clock library, built once here rather than by
-	// every rank at once.
-	cache := filepath.Join(dir, "cache")
-	t.Setenv("IOTRACE_CACHE", cache)
-	if _, err := preload.Build(); err != nil {
-		t.Fatal(err)
-	}
 	for _, mode := range []string{"ptrace", "preload"} {
 		t.Run(mode, func(t *testing.T) {
 			out := filepath.Join(c.Local, mode+".iot")
@@ -238,16 +245,7 @@ func BenchmarkClockAlignment(b *testing.B) {
 	recSkipUnsupported(b)
 	c := hosts.New(b, 2, hosts.Options{Env: map[string][]string{"b": {fmt.Sprintf("IOTRACE_TEST_CLOCK_SHIFT=%d", hostShift)}}})
 	dir := b.TempDir()
-	src := filepath.Join(dir, "app.c")
-	if err := os.WriteFile(src, []byte(hostsAppC), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	app := mpitest.CC(b, dir, "app", src)
-	cache := filepath.Join(dir, "cache")
-	b.Setenv("IOTRACE_CACHE", cache)
-	if _, err := preload.Build(); err != nil {
-		b.Fatal(err)
-	}
+	app, cache := hostsApp(b, dir)
 	for _, mode := range []string{"ptrace", "preload"} {
 		b.Run(mode, func(b *testing.B) {
 			var sum, worst, bound time.Duration
@@ -308,17 +306,8 @@ func TestSlurmRecordReplay(t *testing.T) {
 	c := hosts.New(t, 2, hosts.Options{})
 	s := c.StartSlurm(4)
 	dir := t.TempDir()
-	src := filepath.Join(dir, "app.c")
-	if err := os.WriteFile(src, []byte(hostsAppC), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	app := mpitest.CC(t, dir, "app", src)
+	app, cache := hostsApp(t, dir)
 	replayBin := mpitest.BuildGo(t, "./cmd/ioreplay", false)
-	cache := filepath.Join(dir, "cache")
-	t.Setenv("IOTRACE_CACHE", cache)
-	if _, err := preload.Build(); err != nil {
-		t.Fatal(err)
-	}
 	env := []string{"IOTRACE_CACHE=" + cache}
 	out := filepath.Join(dir, "run.iot")
 	r := s.Run(dir, 2*time.Minute, env, "srun", "--ntasks=4", "--ntasks-per-node=2",

@@ -178,19 +178,7 @@ func (s *Slurm) Run(dir string, timeout time.Duration, env []string, argv ...str
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := s.command(ctx, env, append([]string{"sh", "-c", `cd "$0" && exec "$@"`, dir}, argv...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	res := mpitest.Result{Stdout: stdout.String(), Stderr: stderr.String()}
-	if ctx.Err() != nil {
-		s.c.t.Fatalf("%v: no end after %v\nstdout:\n%s\nstderr:\n%s\n%s", argv, timeout, res.Stdout, res.Stderr, s.logs())
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		res.Code = ee.ExitCode()
-	} else if err != nil {
-		s.c.t.Fatalf("%v: %v", argv, err)
-	}
+	res := mpitest.Collect(s.c.t, ctx, cmd, s.logs)
 	if res.Code != 0 {
 		res.Stderr += "\n" + s.logs()
 	}

@@ -181,3 +181,42 @@ func TestClockFieldsBad(t *testing.T) {
 		}
 	}
 }
+
+// TestClockMergeHeaderEpoch: a rank whose only rank-info block holds its
+// clock (its times count from its file header's epoch) keeps that epoch
+// when merged with a file of an earlier one.
+func TestClockMergeHeaderEpoch(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, rk uint32, epoch int64, c *Clock) string {
+		p := filepath.Join(dir, name)
+		w, err := Create(p, trace.Meta{Epoch: epoch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Rank(rk).WriteEvents([]trace.Event{{Op: trace.OpClose, Rank: rk, FD: 3}}); err != nil {
+			t.Fatal(err)
+		}
+		if c != nil {
+			if err := w.SetRankClock(rk, *c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.iot", 0, 1000, nil)
+	b := write("b.iot", 1, 5000, &Clock{Samples: []ClockSample{{Offset: 100}}})
+	var out bytes.Buffer
+	if _, err := Merge(&out, ReadOptions{}, a, b); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(out.Bytes()), int64(out.Len()), "merged.iot", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := startsOf(t, r), map[uint32][]int64{0: {0}, 1: {3900}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("merged: starts %v, want %v", got, want)
+	}
+}
