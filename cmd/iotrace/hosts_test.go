@@ -48,9 +48,10 @@ int main(int argc, char **argv) {
 }
 `
 
-// hostsApp builds hostsAppC into dir, and the preload shim and the clock
-// library into dir/cache once here, rather than by every rank at once
-// (IOTRACE_CACHE, set for the test, names it).
+// hostsApp builds hostsAppC into dir, and returns it with the cache of
+// the preload shim and the clock library, built once for the test
+// binary (beside it) rather than by every rank of every job at once.
+// IOTRACE_CACHE, set for the test, names it.
 func hostsApp(t testing.TB, dir string) (app, cache string) {
 	t.Helper()
 	src := filepath.Join(dir, "app.c")
@@ -58,7 +59,7 @@ func hostsApp(t testing.TB, dir string) (app, cache string) {
 		t.Fatal(err)
 	}
 	app = mpitest.CC(t, dir, "app", src)
-	cache = filepath.Join(dir, "cache")
+	cache = filepath.Join(filepath.Dir(iotraceBin), "cache")
 	t.Setenv("IOTRACE_CACHE", cache)
 	if _, err := preload.Build(); err != nil {
 		t.Fatal(err)
