@@ -80,6 +80,17 @@ coordination; every command reads the directory as one trace. An existing
 directory OUT always gets OUT/rank-NNNNN.iot. Remove an old directory before
 recording a new run into it.
 
+Clocks. In an MPI job each rank measures its clock against rank 0's, in
+the program's MPI_Init and again in its MPI_Finalize (a ping-pong over MPI:
+the offset within half the best round trip), and records both measurements
+in its file; readers put every rank's times on rank 0's clock, so ranks on
+hosts whose clocks differ keep their true order and delays. Under ptrace
+iotrace preloads a small library of MPI_Init/MPI_Finalize wrappers for it
+(built, as the preload shim is, with cc and mpi.h). Every rank must take
+part, so --clock-sync auto (the default) measures only when the MPI launcher
+started iotrace itself (mpirun, orted, srun's slurmstepd, Hydra) and the job
+runs one program; on and off decide. 'iotrace check' prints the offsets.
+
 Threads. Event.Thread is a per-rank thread index: 0 is the main thread of
 CMD, then every thread and process CMD starts gets the next index in the
 order record sees them created. -v prints the index → pid/tid table.
