@@ -19,10 +19,15 @@ type Plan struct {
 	Ranks   []uint32
 	Events  int64
 	PerRank []RankCount
-	Prefix  string      // common prefix stripped from absolute paths
-	Paths   []PathEntry // every distinct trace path, sorted
-	Dirs    []string    // directories to create, parents first
-	Files   []PrepFile  // files to create, sorted
+	// Start is the earliest start of the trace's events (ns from its
+	// epoch, every rank on one clock): time 0 of original timing, so
+	// that a rank that made its first call later than another starts
+	// that much later.
+	Start  int64
+	Prefix string      // common prefix stripped from absolute paths
+	Paths  []PathEntry // every distinct trace path, sorted
+	Dirs   []string    // directories to create, parents first
+	Files  []PrepFile  // files to create, sorted
 	// Groups holds the members of each communicator other than
 	// CommWorld and CommSelf: the ranks that used it.
 	Groups map[uint32][]uint32
@@ -108,6 +113,7 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 	for i, r := range p.Ranks {
 		per[i] = rankPlan{rc: RankCount{Rank: r, Ops: map[trace.Op]int64{}}, f: state.New[struct{}, struct{}](ns)}
 	}
+	started := false
 	for {
 		i, e, err := m.next()
 		if err != nil {
@@ -118,6 +124,9 @@ func makePlan(t trace.Trace, rules []MapRule, groups map[uint32][]uint32) (*Plan
 		}
 		rp := &per[i]
 		r := p.Ranks[i]
+		if !started || e.Start < p.Start {
+			p.Start, started = e.Start, true
+		}
 		rp.n++
 		if e.Op < 1024 {
 			rp.counts[e.Op]++

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/spf13/cobra"
 )
@@ -20,6 +22,11 @@ func newCheckCmd() *cobra.Command {
 event and compares the index with the blocks. It prints, per file, the blocks,
 events and ranks found, and any truncation or damaged block with its offset.
 It exits with status 1 if any file is damaged or truncated.
+
+For the ranks of an MPI capture it also prints what was measured of their
+clocks against rank 0's (docs/FORMAT.md, "One clock"): the offset, its error
+bound and when it was measured, at start-up and at the end, and the drift
+between them. Readers put every rank's times on rank 0's clock with them.
 
 Without --salvage a scan stops at the first damaged block; with it, it goes on
 at the next intact block, as readers given --salvage do.`,
@@ -64,6 +71,8 @@ at the next intact block, as readers given --salvage do.`,
 				}
 				if rep.Damaged() {
 					bad++
+				} else {
+					printClocks(out, n)
 				}
 			}
 			if bad > 0 {
@@ -75,6 +84,43 @@ at the next intact block, as readers given --salvage do.`,
 	}
 	c.Flags().BoolVar(&salvage, "salvage", false, "go on past damaged blocks to find every intact block")
 	return c
+}
+
+// printClocks prints the clock samples of the ranks of file n.
+func printClocks(out io.Writer, n string) {
+	rd, err := format.Open(n)
+	if err != nil {
+		return
+	}
+	defer rd.Close()
+	for _, rs := range rd.Summary() {
+		c := rs.Clock
+		if c == nil || len(c.Samples) == 0 {
+			continue
+		}
+		var parts []string
+		for _, s := range c.Samples {
+			parts = append(parts, fmt.Sprintf("%s ±%s at %s", signed(s.Offset), report.HumanDuration(s.Err), report.HumanDuration(s.At)))
+		}
+		line := fmt.Sprintf("  clock: rank %d against rank %d", rs.Rank, c.Ref)
+		if c.Method != "" {
+			line += " (" + c.Method + ")"
+		}
+		line += ": " + strings.Join(parts, ", ")
+		if f, l := c.Samples[0], c.Samples[len(c.Samples)-1]; l.At > f.At {
+			d := float64(l.At - f.At)
+			line += fmt.Sprintf("; drift %.3g ±%.2g µs/s", float64(l.Offset-f.Offset)/d*1e6, float64(l.Err+f.Err)/d*1e6)
+		}
+		fmt.Fprintln(out, line)
+	}
+}
+
+// signed is a duration with its sign: "+1.2ms", "-300ns".
+func signed(ns int64) string {
+	if ns < 0 {
+		return report.HumanDuration(ns)
+	}
+	return "+" + report.HumanDuration(ns)
 }
 
 // count is "1 block", "2 blocks".

@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/capture/preload"
 	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 func init() { commands = append(commands, newRecordCmd) }
@@ -24,6 +27,7 @@ func newRecordCmd() *cobra.Command {
 		rank             int
 		include, exclude []string
 		all, verbose     bool
+		clockSync        string
 		pre              preloadFlags
 	)
 	c := &cobra.Command{
@@ -76,6 +80,17 @@ coordination; every command reads the directory as one trace. An existing
 directory OUT always gets OUT/rank-NNNNN.iot. Remove an old directory before
 recording a new run into it.
 
+Clocks. In an MPI job each rank measures its clock against rank 0's, in
+the program's MPI_Init and again in its MPI_Finalize (a ping-pong over MPI:
+the offset within half the best round trip), and records both measurements
+in its file; readers put every rank's times on rank 0's clock, so ranks on
+hosts whose clocks differ keep their true order and delays. Under ptrace
+iotrace preloads a small library of MPI_Init/MPI_Finalize wrappers for it
+(built, as the preload shim is, with cc and mpi.h). Every rank must take
+part, so --clock-sync auto (the default) measures only when the MPI launcher
+started iotrace itself (mpirun, orted, srun's slurmstepd, Hydra) and the job
+runs one program; on and off decide. 'iotrace check' prints the offsets.
+
 Threads. Event.Thread is a per-rank thread index: 0 is the main thread of
 CMD, then every thread and process CMD starts gets the next index in the
 order record sees them created. -v prints the index → pid/tid table.
@@ -104,7 +119,11 @@ no exclusion at all.`,
 				}
 				rk = &rank
 			}
-			o := recordOptions{out: out, rank: rk, include: include, exclude: exclude, all: all, verbose: verbose}
+			cs, err := capture.ParseClockSync(clockSync)
+			if err != nil {
+				return err
+			}
+			o := recordOptions{out: out, rank: rk, include: include, exclude: exclude, all: all, verbose: verbose, clock: cs}
 			if pre.on || pre.fromSpool != "" {
 				return runPreload(cmd.ErrOrStderr(), o, pre, args)
 			}
@@ -121,6 +140,7 @@ no exclusion at all.`,
 	c.Flags().StringArrayVar(&exclude, "exclude", nil, "do not record paths under this prefix (repeatable; relative to the current directory)")
 	c.Flags().BoolVar(&all, "all", false, "record every traced call: no path exclusions, pipes and sockets too")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print a summary and the thread table on stderr at the end")
+	c.Flags().StringVar(&clockSync, "clock-sync", "auto", "measure each rank's clock against rank 0's in MPI_Init and MPI_Finalize: auto (when every rank is surely recorded), on, off")
 	addPreloadFlags(c, &pre)
 	return c
 }
@@ -130,6 +150,7 @@ type recordOptions struct {
 	rank             *int
 	include, exclude []string
 	all, verbose     bool
+	clock            capture.ClockSync
 }
 
 func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
@@ -170,8 +191,23 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
+	base := time.Now()
+	meta := trace.Meta{
+		Command: argv,
+		Clock:   "CLOCK_MONOTONIC",
+		Epoch:   base.UnixNano() + capture.TestClockShift(),
+		Creator: "iotrace record",
+	}
+	// The clock library measures the rank's clock in the program's
+	// MPI_Init and MPI_Finalize; its file and library are not recorded.
+	clk, err := startClockLib(stderr, o, rk, meta.Epoch, base)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	defer clk.remove()
 	// The trace itself (and the other ranks' files) are not recorded.
 	excludes := append([]string(nil), o.exclude...)
+	excludes = append(excludes, clk.private...)
 	for _, p := range []string{file, dir} {
 		if p == "" {
 			continue
@@ -184,14 +220,7 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	base := time.Now()
 	host, _ := os.Hostname()
-	meta := trace.Meta{
-		Command: argv,
-		Clock:   "CLOCK_MONOTONIC",
-		Epoch:   base.UnixNano(),
-		Creator: "iotrace record",
-	}
 	w, file, err := capture.Create(o.out, rk, meta, host, 0)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
@@ -199,6 +228,7 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 	var infoErr error
 	res, runErr := ptrace.Run(ptrace.Config{
 		Argv:           argv,
+		Env:            clk.env,
 		Sink:           w.Rank(rk.Rank),
 		Flush:          w.Flush,
 		Rank:           rk.Rank,
@@ -210,6 +240,9 @@ func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
 			infoErr = w.SetRankInfo(rk.Rank, meta.Epoch, host, pid)
 		},
 	})
+	if rerr := clk.write(w, rk.Rank, meta.Epoch); rerr != nil {
+		fmt.Fprintf(stderr, "iotrace: record: %s: clock: %v\n", file, rerr)
+	}
 	closeErr := w.Close()
 	if o.verbose {
 		printRecordSummary(stderr, file, rk, res)
@@ -294,4 +327,73 @@ func printRecordSummary(w io.Writer, file string, rk capture.Rank, res ptrace.Re
 		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\n", t.Index, t.PID, t.TID, parent)
 	}
 	io.WriteString(w, b.String())
+}
+
+// clockLib is the clock library of a ptrace recording: the program's
+// environment that loads it, its readings' file, and the paths of both
+// (which are not recorded).
+type clockLib struct {
+	env     []string // nil: the program's environment is iotrace's
+	file    string
+	base    int64
+	private []string
+}
+
+// startClockLib prepares the clock library for the program, when its
+// ranks are to measure their clocks (capture.WantClockSync); base is
+// time 0 of the recording, epoch its wall-clock time.
+func startClockLib(stderr io.Writer, o recordOptions, rk capture.Rank, epoch int64, base time.Time) (*clockLib, error) {
+	c := &clockLib{}
+	want, why := capture.WantClockSync(o.clock, rk, capture.ParentComm(), os.Getenv)
+	if want {
+		libs, err := preload.Build()
+		switch {
+		case err != nil:
+			want, why = false, err.Error()
+		case libs.Clock == "":
+			want, why = false, fmt.Sprint(libs.MPIErr)
+		default:
+			dir, err := os.MkdirTemp("", "iotrace-clock-")
+			if err != nil {
+				return nil, err
+			}
+			var ts unix.Timespec
+			unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+			// The wall clock minus CLOCK_MONOTONIC of the trace's times
+			// (epoch + time since base, on the monotonic clock).
+			c.base = epoch - (ts.Nano() - int64(time.Since(base)))
+			c.file = filepath.Join(dir, "readings")
+			c.private = []string{dir, filepath.Dir(libs.Clock)}
+			pre := libs.Clock
+			if old := os.Getenv("LD_PRELOAD"); old != "" {
+				pre += ":" + old
+			}
+			c.env = append(append(os.Environ(), "LD_PRELOAD="+pre), capture.ClockEnv(c.base, c.file)...)
+		}
+	}
+	if !want && o.clock != capture.ClockOff && rk.Rank == 0 && rk.Size > 1 {
+		fmt.Fprintf(stderr, "iotrace: record: the ranks' clocks are not measured against each other (%s): their times are their hosts' clocks\n", why)
+	}
+	return c, nil
+}
+
+// write records what the clock library measured as the rank's clock.
+func (c *clockLib) write(w *format.Writer, rank uint32, epoch int64) error {
+	if c.file == "" {
+		return nil
+	}
+	rd, err := capture.ReadClockFile(c.file, c.base)
+	if err != nil {
+		return err
+	}
+	if clk, ok := capture.Clock(rd, epoch, capture.ClockMethodPtrace); ok {
+		return w.SetRankClock(rank, clk)
+	}
+	return nil
+}
+
+func (c *clockLib) remove() {
+	if c.file != "" {
+		os.RemoveAll(filepath.Dir(c.file))
+	}
 }

@@ -126,6 +126,16 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 	if o.all {
 		cmd.Env = append(cmd.Env, "IOTRACE_ALL=1")
 	}
+	// The shim measures the rank's clock in MPI_Init and MPI_Finalize.
+	want, why := capture.WantClockSync(o.clock, rk, capture.ParentComm(), os.Getenv)
+	if want && libs.MPI == "" {
+		want, why = false, fmt.Sprint(libs.MPIErr)
+	}
+	if want {
+		cmd.Env = append(cmd.Env, capture.ClockEnv(0, "")...)
+	} else if o.clock != capture.ClockOff && rk.Rank == 0 && rk.Size > 1 {
+		fmt.Fprintf(stderr, "iotrace: record: the ranks' clocks are not measured against each other (%s): their times are their hosts' clocks\n", why)
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	drainer := preload.StartDrainer(spool)
@@ -364,6 +374,9 @@ func encodeSpools(stderr io.Writer, o recordOptions, rk capture.Rank, rules *ptr
 			return fmt.Errorf("%s: %w", file, err)
 		}
 		st, eerr := run.Encode(r, w.Rank(r), rules)
+		if clk, ok := capture.Clock(st.Clock, meta.Epoch, capture.ClockMethodPreload); ok && eerr == nil {
+			eerr = w.SetRankClock(r, clk)
+		}
 		if cerr := w.Close(); eerr == nil && cerr != nil {
 			eerr = fmt.Errorf("%s: %w", file, cerr)
 		}
