@@ -35,8 +35,10 @@ const jsonLines = `{"rank":1,"op":"open","path":"/d/f1","ret":3,"flags":"O_RDONL
 func inputs(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	in := map[string]string{
-		"strace": "strace/testdata/cp.strace",
-		"dxt":    "dxt/testdata/ior-posix-fpp-2ranks-256k.txt",
+		"strace":   "strace/testdata/cp.strace",
+		"dxt":      "dxt/testdata/ior-posix-fpp-2ranks-256k.txt",
+		"darshan":  "darshan/testdata/ior-posix-shared.darshan-parser.txt",
+		"recorder": "recorder/testdata/ior-posix-2ranks", // a directory
 	}
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -57,7 +59,11 @@ func TestGuess(t *testing.T) {
 			t.Errorf("Guess(%s) = %s, want %s", name, got, form)
 		}
 	}
-	for out, want := range map[string]string{"x.iot": Binary, "x": Binary, "x.jsonl": "jsonl", "x.csv": "csv", "job.fio": "fio", "t.json": "chrome", "s.iop": "script"} {
+	if got := Guess(t.TempDir()); got != Binary {
+		t.Errorf("Guess(a directory) = %s, want %s (of trace files)", got, Binary)
+	}
+	for out, want := range map[string]string{"x.iot": Binary, "x": Binary, "x.jsonl": "jsonl", "x.csv": "csv", "job.fio": "fio", "t.json": "chrome",
+		"x.parquet": "parquet", "s.iop": "script"} {
 		if got := GuessOut(out); got != want {
 			t.Errorf("GuessOut(%s) = %s, want %s", out, got, want)
 		}

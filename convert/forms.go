@@ -10,9 +10,12 @@ import (
 
 	"github.com/iotrace/iotrace/convert/chrome"
 	"github.com/iotrace/iotrace/convert/csv"
+	"github.com/iotrace/iotrace/convert/darshan"
 	"github.com/iotrace/iotrace/convert/dxt"
 	"github.com/iotrace/iotrace/convert/fio"
 	"github.com/iotrace/iotrace/convert/jsonl"
+	"github.com/iotrace/iotrace/convert/parquet"
+	"github.com/iotrace/iotrace/convert/recorder"
 	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/script/fold"
@@ -88,7 +91,7 @@ var dxtForm = &Format{
 	Name:  "dxt",
 	Reads: "the text of darshan-dxt-parser (X_POSIX and X_MPIIO records); DXT has no opens: POSIX descriptors are inherit events, MPI_File_open is made in a region saying so",
 	Sniff: func(head []byte) bool {
-		return hasPrefixLine(head, "# darshan log version") || strings.Contains(string(head), "\n# DXT, file_id: ") ||
+		return (hasPrefixLine(head, "# darshan log version") && !darshan.Sniff(head)) || strings.Contains(string(head), "\n# DXT, file_id: ") ||
 			hasPrefixLine(head, "# DXT, file_id: ") || strings.Contains(string(head), "# DXT_POSIX module data") ||
 			strings.Contains(string(head), "# DXT_MPIIO module data")
 	},
@@ -104,6 +107,52 @@ var dxtForm = &Format{
 			}
 			defer closeIn()
 			t, err := dxt.Read(r, Label(in.Names[0]), dxt.Options{Layer: *layer})
+			if err != nil {
+				return nil, err
+			}
+			return &Imported{Trace: t, Notes: t.Notes}, nil
+		}}
+	},
+}
+
+// darshanForm is the text darshan-parser prints of a log's counters (DXT
+// off), made into a pattern script whose expansion has the log's counters.
+var darshanForm = &Format{
+	Name:  "darshan",
+	Reads: "the text of darshan-parser (a Darshan log's counters, DXT off; gzip too): a pattern script whose expansion has the log's counters (-o X.iop writes the script)",
+	Sniff: func(head []byte) bool {
+		return darshan.Sniff(head) || (len(head) > 1 && head[0] == 0x1f && head[1] == 0x8b)
+	},
+	Bind: func(*flag.FlagSet) Codec {
+		return Codec{Import: func(in *Input) (*Imported, error) {
+			if err := in.One(); err != nil {
+				return nil, err
+			}
+			r, closeIn, err := in.Open(in.Names[0])
+			if err != nil {
+				return nil, err
+			}
+			defer closeIn()
+			t, err := darshan.Read(r, Label(in.Names[0]))
+			if err != nil {
+				return nil, err
+			}
+			return &Imported{Trace: t, Notes: t.Notes}, nil
+		}}
+	},
+}
+
+// recorderForm is a Recorder trace directory.
+var recorderForm = &Format{
+	Name:     "recorder",
+	Reads:    "a Recorder 2.4/2.5 trace directory (VERSION, recorder.mt, RANK.cst/.cfg/.ts): its POSIX, MPI-IO and MPI calls; calls iotrace has no op for are marks",
+	SniffDir: recorder.Sniff,
+	Bind: func(*flag.FlagSet) Codec {
+		return Codec{Import: func(in *Input) (*Imported, error) {
+			if err := in.One(); err != nil {
+				return nil, err
+			}
+			t, err := recorder.Open(in.Names[0])
 			if err != nil {
 				return nil, err
 			}
@@ -239,6 +288,28 @@ var chromeForm = &Format{
 	},
 }
 
+// parquetForm is Apache Parquet, one row per event.
+var parquetForm = &Format{
+	Name:   "parquet",
+	Writes: "Apache Parquet: one row per event, typed columns (the JSON-lines fields), paths and ops as dictionary columns, zstd; for pandas, polars, DuckDB",
+	Exts:   []string{".parquet"},
+	Bind: func(fs *flag.FlagSet) Codec {
+		perRank := fs.Bool("per-rank", false, "--to parquet: OUT is a directory of one file per rank (rank-NNNNN.parquet)")
+		return Codec{Export: func(out *Output, t trace.Trace) error {
+			if *perRank {
+				_, err := parquet.WriteRanks(out.Name, t)
+				return err
+			}
+			return out.Write(func(w io.Writer) error {
+				if _, err := parquet.WriteTrace(w, t); err != nil {
+					return fmt.Errorf("%s: %w", out.Name, err)
+				}
+				return nil
+			})
+		}}
+	},
+}
+
 // scriptForm is a trace folded into a pattern script.
 var scriptForm = &Format{
 	Name:   "script",
@@ -264,9 +335,19 @@ type scriptOptions struct {
 	minSleep  time.Duration
 }
 
+// Scripted is a trace that is the expansion of a pattern script an
+// importer made (convert/darshan): --to script writes that script as it
+// was made rather than folding the trace.
+type Scripted interface {
+	PatternScript() []byte
+}
+
 // exportScript folds t into a pattern script, checks that the script
 // makes the trace's calls, and writes it.
 func exportScript(out *Output, t trace.Trace, o *scriptOptions) error {
+	if s, ok := t.(Scripted); ok {
+		return out.Write(func(w io.Writer) error { _, err := w.Write(s.PatternScript()); return err })
+	}
 	name := strings.Join(out.Inputs, " ")
 	res, err := fold.Convert(t, fold.Options{Window: o.window, KeepSleep: o.keepSleep, MinSleep: o.minSleep,
 		Source: filepath.Base(name)})

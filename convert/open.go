@@ -76,7 +76,7 @@ func (o *Opener) forms() *Forms {
 // Open opens args as one trace.
 func (o *Opener) Open(args []string) (trace.Trace, error) {
 	if len(args) == 0 {
-		return nil, fmt.Errorf("no input: give trace files, a directory of them, a script (.iop), or a file to import (strace, DXT, fio iologs, JSON lines, CSV)")
+		return nil, fmt.Errorf("no input: give trace files, a directory of them, a script (.iop), or a file to import (strace, Darshan DXT or counters, a Recorder directory, fio iologs, JSON lines, CSV)")
 	}
 	from := o.From
 	if from == "" {

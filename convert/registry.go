@@ -4,13 +4,15 @@
 // The registry (Formats) lists the forms: each has a name (--from and
 // --to NAME), what it reads and writes, the name endings and the first
 // bytes that choose it, its options, and its importer and exporter, which
-// live in the packages below (convert/strace, convert/dxt, convert/fio,
-// convert/jsonl, convert/csv, convert/chrome, script/fold). Adding a form
-// is adding one entry to the list.
+// live in the packages below (convert/strace, convert/dxt,
+// convert/darshan, convert/recorder, convert/fio, convert/jsonl,
+// convert/csv, convert/chrome, convert/parquet, script/fold). Adding a
+// form is adding one entry to the list.
 //
 // An Opener opens what a command is given — trace files or a directory of
-// them, a pattern script or a built-in sample, or a file of any form the
-// registry imports (strace output, Darshan DXT text, fio iologs, JSON
+// them, a pattern script or a built-in sample, or a file or directory of
+// any form the registry imports (strace output, Darshan DXT text,
+// darshan-parser counters, a Recorder trace directory, fio iologs, JSON
 // lines, CSV), chosen by its content or name — as one trace.Trace. A
 // Conversion reads with an Opener and writes with a form's exporter.
 package convert
@@ -39,6 +41,10 @@ type Format struct {
 	// Sniff reports whether the start of a file is in this form, so that
 	// an input's form need not be given; nil never matches.
 	Sniff func(head []byte) bool
+	// SniffDir reports whether a directory is in this form (a form read
+	// from a directory); nil never matches, and a directory no form
+	// claims is one of trace files.
+	SniffDir func(dir string) bool
 	// Bind registers the form's options on fs and returns its importer
 	// and exporter, bound to the options' values. Options of several
 	// forms share fs, so their names differ; each usage starts with the
@@ -144,7 +150,8 @@ func (out *Output) Note(s string) { fmt.Fprintf(out.Stderr, "note: %s\n", s) }
 // Formats returns the registry: every form, in the order the help lists
 // them.
 func Formats() []*Format {
-	return []*Format{binaryForm, jsonlForm, csvForm, straceForm, dxtForm, fioForm, chromeForm, scriptForm}
+	return []*Format{binaryForm, jsonlForm, csvForm, straceForm, dxtForm, darshanForm, recorderForm, fioForm,
+		chromeForm, parquetForm, scriptForm}
 }
 
 // Lookup returns the form called name, or nil.
@@ -173,10 +180,18 @@ func Names(reads bool) string {
 // Binary is the name of iotrace's own form.
 const Binary = "iot"
 
-// Guess chooses the form of the input name from its first bytes, then
-// its name; anything else is the binary form (trace files, directories,
-// scripts).
+// Guess chooses the form of the input name from its first bytes (or, for
+// a directory, its files), then its name; anything else is the binary
+// form (trace files, directories of them, scripts).
 func Guess(name string) string {
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		for _, cf := range Formats() {
+			if cf.SniffDir != nil && cf.SniffDir(name) {
+				return cf.Name
+			}
+		}
+		return Binary
+	}
 	if name != "-" {
 		if _, err := os.Stat(name); err != nil {
 			// strace -ff's PREFIX: sniff its first PREFIX.PID file.

@@ -331,6 +331,33 @@ func TestOriginalTiming(t *testing.T) {
 	}
 }
 
+// TestOriginalTimingKeepsRankDelay: rank 0 made its first call 300 ms
+// after rank 1 (the trace's times are on one clock). Original timing
+// counts from the trace's first call, so rank 0 waits those 300 ms
+// before its first call; think timing starts every rank at once.
+func TestOriginalTimingKeepsRankDelay(t *testing.T) {
+	m := trace.NewMemTrace()
+	for i := int64(0); i < 3; i++ {
+		m.Add(trace.Event{Op: trace.OpPwrite, Rank: 1, FD: 3, Size: 8, Ret: 8, Start: 20*ms + i*ms, Dur: 1000},
+			trace.Event{Op: trace.OpPwrite, Rank: 0, FD: 3, Size: 8, Ret: 8, Start: 320*ms + i*ms, Dur: 1000})
+	}
+	loadcheck.Retry(t, func() string {
+		_, s := run(t, m, replay.Options{Timing: replay.Original}, &fakeBackend{})
+		d := s.rank(0)[0].Start - s.rank(1)[0].Start
+		if d < 300*ms-ms || d > 300*ms+ms {
+			return fmt.Sprintf("original: rank 0's first call %v after rank 1's, want 300ms ± 1ms", time.Duration(d))
+		}
+		if st := s.rank(1)[0].Start; st > 2*ms {
+			return fmt.Sprintf("original: the trace's first call started %v after the replay's start", time.Duration(st))
+		}
+		return ""
+	})
+	_, s := run(t, m, replay.Options{Timing: replay.Think}, &fakeBackend{})
+	if d := s.rank(0)[0].Start - s.rank(1)[0].Start; d > 100*ms || d < -100*ms {
+		t.Errorf("think: rank 0's first call %v after rank 1's; think timing starts the ranks together", time.Duration(d))
+	}
+}
+
 // wakeLateness sleeps n times for d and returns the median and 99th
 // percentile of how late nanosleep woke.
 func wakeLateness(n int, d time.Duration) (p50, p99 time.Duration) {

@@ -16,6 +16,11 @@ type Plan struct {
 	Ranks   []uint32
 	Events  int64
 	PerRank []RankCount
+	// Start is the earliest start of the trace's events (ns from its
+	// epoch, every rank on one clock): time 0 of original timing, so
+	// that a rank that made its first call later than another starts
+	// that much later.
+	Start int64
 	// Layout is where the paths go and what to prepare.
 	target.Layout
 	// Groups holds the members of each communicator other than
@@ -83,6 +88,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 	for i, r := range p.Ranks {
 		per[i] = rankPlan{rc: RankCount{Rank: r, Ops: map[trace.Op]int64{}}, f: state.New[struct{}, struct{}](ns)}
 	}
+	started := false
 	for {
 		i, e, err := m.Next()
 		if err != nil {
@@ -93,6 +99,9 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 		}
 		rp := &per[i]
 		r := p.Ranks[i]
+		if !started || e.Start < p.Start {
+			p.Start, started = e.Start, true
+		}
 		rp.n++
 		if e.Op < 1024 {
 			rp.counts[e.Op]++

@@ -50,7 +50,7 @@ type runner struct {
 	events     int64 // events of this rank handled so far
 
 	// timing state
-	first       int64 // recorded start of the rank's first call
+	origin      int64 // recorded start of the trace's first call (Plan.Start)
 	started     bool
 	prevOrigEnd int64
 	prevEnd     int64
@@ -378,14 +378,16 @@ func (rn *runner) recordPaths(r *trace.Event) (slow bool) {
 
 // intended returns when the call recorded at oStart should start.
 func (rn *runner) intended(oStart int64) int64 {
+	if rn.timing == Original {
+		// From the trace's first call, whichever rank made it: a rank
+		// keeps the delay before its first call.
+		return rn.scale(oStart - rn.origin)
+	}
 	if !rn.started {
 		rn.started = true
-		rn.first = oStart
 		return 0 // the common start of the ranks
 	}
 	switch rn.timing {
-	case Original:
-		return rn.scale(oStart - rn.first)
 	case Think:
 		return rn.prevEnd + rn.scale(max(oStart-rn.prevOrigEnd, 0))
 	}

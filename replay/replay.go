@@ -195,7 +195,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		}
 		rn := &runner{
 			rp: r, rank: rk, idx: i, ex: ex, cm: world.Endpoint(rk), world: world,
-			timing: r.opts.Timing, speed: r.opts.Speed, strict: r.opts.Strict,
+			timing: r.opts.Timing, speed: r.opts.Speed, strict: r.opts.Strict, origin: r.plan.Start,
 			w:       waiter{margin: margin, precise: precise, own: own, stop: &stop, ctx: ctx},
 			handles: map[int32]uint32{},
 			ctx:     ctx, stop: &stop, readN: batch,

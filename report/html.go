@@ -83,6 +83,20 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 	p.Sections = append(p.Sections,
 		htmlSection{ID: "ranks", Title: "Ranks", Tables: []htmlTable{htmlTableOf("table-rank", s.tables("rank")[0])}},
 		htmlSection{ID: "files", Title: "Files", Tables: []htmlTable{htmlTableOf("table-file", s.tables("file")[0])}})
+	acc := htmlSection{ID: "access", Title: "Access patterns",
+		Intro: "Per file, as Darshan counts them (report/access): sequential accesses are at an offset above the last byte the rank " +
+			"read (wrote) since it opened the file, consecutive ones right after it; strides are the gaps of sequential accesses. " +
+			"The heatmap shows the bytes each rank moved in each moment, darker for more (each shade ten times the one before)."}
+	if s.AccessCounted {
+		at := s.accessTables()
+		acc.Tables = append(acc.Tables, htmlTableOf("table-access", at[0]))
+	} else {
+		acc.Notes = append(acc.Notes, "Not counted for this report (report.Options.Access).")
+	}
+	if len(s.Activity.Bins) > 0 {
+		acc.Charts = append(acc.Charts, heatmapChart("chart-heatmap", "Heatmap: bytes read and written per rank over time", s, s.End-s.Start))
+	}
+	p.Sections = append(p.Sections, acc)
 	regs := htmlSection{ID: "regions", Title: "Regions"}
 	for i, t := range s.tables("region") {
 		if i == maxHTMLRegions {

@@ -13,12 +13,12 @@ import (
 
 // Views and formats Render knows.
 var (
-	Views   = []string{"op", "size", "rank", "file", "region", "beffio"}
+	Views   = []string{"op", "size", "rank", "file", "access", "region", "beffio"}
 	Formats = []string{"text", "csv", "json", "markdown"}
 )
 
-// Render writes view ("op", "size", "rank", "file", "region", "beffio";
-// "" is "op") of s in format ("text", "csv", "json", "markdown"; "" is
+// Render writes view ("op", "size", "rank", "file", "access", "region",
+// "beffio"; "" is "op") of s in format ("text", "csv", "json", "markdown"; "" is
 // "text"). Text and Markdown start with a line "N ranks, M events,
 // duration"; CSV has one header row and raw numbers (seconds, bytes);
 // JSON is described in docs/FORMAT.md, "Reports".
@@ -33,7 +33,15 @@ func Render(w io.Writer, s *Stats, view, format string) error {
 		return writeJSON(w, statsJSON(s, view))
 	}
 	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, units.Duration(s.End-s.Start))
-	if err := writeTables(w, s.tables(view), head, format); err != nil {
+	ts := s.tables(view)
+	if view == "file" {
+		if format == "csv" {
+			ts = ts[:1] // one header row: --by access has the access patterns
+		} else {
+			ts = append(ts, s.accessTables()...)
+		}
+	}
+	if err := writeTables(w, ts, head, format); err != nil {
 		return err
 	}
 	if s.Replay != nil && (format == "text" || format == "markdown" || format == "") {
@@ -204,6 +212,12 @@ func (s *Stats) tables(view string) []table {
 				bytesCell(f.ReadBytes()), num(f.Writes()), bytesCell(f.WriteBytes()), num(f.Other()),
 				num(f.Errors()), nsCell(f.Time())})
 		}
+		return []table{t}
+	case "access":
+		ts := s.accessTables()
+		t := ts[0]
+		t.title = ""
+		t.rows = append(t.rows, ts[1].rows...)
 		return []table{t}
 	case "beffio":
 		t := s.beffTable(s.Detail)

@@ -58,7 +58,7 @@ func bucketTrace() *trace.MemTrace {
 
 // TestGolden pins every view in text, and the views in every format.
 func TestGolden(t *testing.T) {
-	s := compute(t, handTrace(), Options{})
+	s := compute(t, handTrace(), Options{Access: true})
 	for _, v := range Views {
 		if v == "beffio" {
 			continue // below, on a trace that has b_eff_io regions
@@ -177,7 +177,7 @@ func TestJSONShape(t *testing.T) {
 // TestCSV checks that every view's CSV is rectangular and that its
 // numbers are raw.
 func TestCSV(t *testing.T) {
-	s := compute(t, handTrace(), Options{})
+	s := compute(t, handTrace(), Options{Access: true})
 	for _, v := range Views {
 		s := s
 		if v == "beffio" {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
@@ -106,6 +107,7 @@ const (
 	cMPIAlltoallv
 	cMPICommSplit
 	cMPICommDup
+	cMPIClock = 190 // a reading of the clock exchange (shim.h C_MPI_CLOCK)
 )
 
 const (
@@ -316,6 +318,10 @@ type Stats struct {
 	// (Unseen* bits).
 	MmapFiles int
 	Unseen    uint32
+	// Clock holds the readings of the clock exchange with rank 0 the
+	// shim made in MPI_Init and MPI_Finalize (capture.Clock makes the
+	// rank's clock samples of them).
+	Clock []capture.ClockReading
 }
 
 // The kinds of I/O the shim sees set up but cannot record (Stats.Unseen).
@@ -353,6 +359,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 		procs = append(procs, pr)
 		st.Processes++
 		st.Dropped += int64(s.Header.Dropped)
+		st.Clock = append(st.Clock, pr.clock...)
 	}
 	st.Threads = int(numberThreads(procs))
 	var its []stream
@@ -429,6 +436,7 @@ type proc struct {
 	status      int64
 	prev, next  *proc // the image exec replaced, the one that replaced it
 	parent      *proc // the process it was forked from, when in the rank
+	clock       []capture.ClockReading
 }
 
 func (p *proc) index(tid uint32) uint32 {
@@ -443,8 +451,14 @@ func (p *proc) index(tid uint32) uint32 {
 func scanProc(s *Spool) (*proc, error) {
 	p := &proc{s: s, first: map[uint32]int64{}, last: map[uint32]int64{}, end: s.Header.MonoStart}
 	_, err := s.Records(func(r *Record) error {
-		if r.Call == cExit {
+		switch r.Call {
+		case cExit:
 			p.exited, p.status = true, r.Ret
+		case cMPIClock:
+			if r.Dur >= 0 && (r.Size == 0 || r.Size == 1) && r.Peer >= 0 {
+				p.clock = append(p.clock, capture.ClockReading{Phase: int(r.Size), T1: r.Start, T3: r.Start + r.Dur,
+					Ref: r.Off, Base: s.Header.RealStart - s.Header.MonoStart, Reference: uint32(r.Peer)})
+			}
 		}
 		if f, ok := p.first[r.Tid]; !ok || r.Start < f {
 			p.first[r.Tid] = r.Start
@@ -788,7 +802,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		p.aux = f
 		e.Op, e.FD, e.Ret, e.Path, e.Flags, e.Offset, e.Dur = trace.OpInherit, r.FD, int64(r.FD), f.id, e.Flags|r.OFlags, pos, 0
 		return e, f.keep
-	case cMPIRank, cMPIFinalize, cExit:
+	case cMPIRank, cMPIFinalize, cExit, cMPIClock:
 		return e, false
 	case cUnseen:
 		p.unseen |= r.OFlags

@@ -26,13 +26,16 @@ import (
 	"strings"
 )
 
-//go:embed shim/shim.h shim/shim.c shim/mpi.c
+//go:embed shim/shim.h shim/shim.c shim/mpi.c shim/mpilib.h shim/mpiclock.h shim/clocklib.c
 var sources embed.FS
 
 // Libs are the built shim libraries.
 type Libs struct {
 	POSIX string // libiotrace.so: always
 	MPI   string // libiotrace-mpi.so: "" when it could not be built
+	// Clock is libiotrace-clock.so, the clock library alone (ptrace
+	// recording of MPI programs): "" when MPI is.
+	Clock string
 	// MPIErr says why MPI is empty.
 	MPIErr error
 }
@@ -84,7 +87,7 @@ func Build() (Libs, error) {
 	mpiFlags, mpiErr := mpiCFlags()
 	src := map[string][]byte{}
 	h := sha256.New()
-	for _, n := range []string{"shim.h", "shim.c", "mpi.c"} {
+	for _, n := range []string{"shim.h", "shim.c", "mpi.c", "mpilib.h", "mpiclock.h", "clocklib.c"} {
 		b, _ := sources.ReadFile("shim/" + n)
 		src[n] = b
 		h.Write(b)
@@ -96,7 +99,8 @@ func Build() (Libs, error) {
 		return libs, err
 	}
 	dir := filepath.Join(base, key)
-	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace-mpi.so"), MPIErr: mpiErr}
+	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace-mpi.so"),
+		Clock: filepath.Join(dir, "libiotrace-clock.so"), MPIErr: mpiErr}
 	if _, err := os.Stat(libs.POSIX); err == nil {
 		return finish(libs), nil
 	}
@@ -128,8 +132,13 @@ func Build() (Libs, error) {
 	}
 	if mpiErr == nil {
 		args := append(append(common, mpiFlags...), "-o", "libiotrace-mpi.so", "mpi.c", "-ldl", "-lpthread")
-		if err := run(args...); err != nil {
+		err := run(args...)
+		if err == nil {
+			err = run(append(append(common, mpiFlags...), "-o", "libiotrace-clock.so", "clocklib.c", "-ldl")...)
+		}
+		if err != nil {
 			os.Remove(filepath.Join(tmp, "libiotrace-mpi.so"))
+			os.Remove(filepath.Join(tmp, "libiotrace-clock.so"))
 			// Keep the POSIX part; say why MPI is missing (in the cache
 			// too, so that the next run says it without building).
 			os.WriteFile(filepath.Join(tmp, "mpi-error.txt"), []byte(err.Error()), 0o644)
@@ -154,7 +163,7 @@ func finish(l Libs) Libs {
 		} else if l.MPIErr == nil {
 			l.MPIErr = err
 		}
-		l.MPI = ""
+		l.MPI, l.Clock = "", ""
 	}
 	return l
 }

@@ -71,6 +71,8 @@ func Preload(o Options, argv []string) (Result, error) {
 	if o.All {
 		cmd.Env = append(cmd.Env, "IOTRACE_ALL=1")
 	}
+	// The shim measures the rank's clock in MPI_Init and MPI_Finalize.
+	cmd.Env = append(cmd.Env, preloadClockEnv(log, o.ClockSync, rk, libs)...)
 	status, err := runPreloaded(cmd, spool, log)
 	if err != nil {
 		return Result{}, err
@@ -340,6 +342,9 @@ func encodeRank(out string, run *preload.Run, r uint32, rank launcher.Rank, meta
 		return rankStats{}, "", fmt.Errorf("%s: %w", file, err)
 	}
 	st, eerr := run.Encode(r, w.Rank(r), rules)
+	if clk, ok := capture.Clock(st.Clock, meta.Epoch, capture.ClockMethodPreload); ok && eerr == nil {
+		eerr = w.SetRankClock(r, clk)
+	}
 	if cerr := w.Close(); eerr == nil && cerr != nil {
 		eerr = fmt.Errorf("%s: %w", file, cerr)
 	}

@@ -32,7 +32,20 @@ func Ptrace(o Options, argv []string) (Result, error) {
 	}
 	base := time.Now()
 	host, _ := os.Hostname()
-	meta := trace.Meta{Command: argv, Clock: "CLOCK_MONOTONIC", Epoch: base.UnixNano(), Creator: "iotrace record"}
+	meta := trace.Meta{Command: argv, Clock: "CLOCK_MONOTONIC", Epoch: base.UnixNano() + capture.TestClockShift(), Creator: "iotrace record"}
+	log := o.log()
+	// The clock library measures the rank's clock in the program's
+	// MPI_Init and MPI_Finalize; its file and library are not recorded.
+	clk, err := startClockLib(log, o.ClockSync, rk, meta.Epoch, base)
+	if err != nil {
+		return Result{}, err
+	}
+	defer clk.remove()
+	if len(clk.private) > 0 {
+		if rules, err = o.rules(clk.private...); err != nil {
+			return Result{}, err
+		}
+	}
 	w, file, err := capture.Create(o.Out, rk, meta, host, 0)
 	if err != nil {
 		return Result{}, err
@@ -40,6 +53,7 @@ func Ptrace(o Options, argv []string) (Result, error) {
 	var infoErr error
 	res, runErr := ptrace.Run(ptrace.Config{
 		Argv:           argv,
+		Env:            clk.env,
 		Sink:           w.Rank(rk.Rank),
 		Flush:          w.Flush,
 		Rank:           rk.Rank,
@@ -51,8 +65,10 @@ func Ptrace(o Options, argv []string) (Result, error) {
 			infoErr = w.SetRankInfo(rk.Rank, meta.Epoch, host, pid)
 		},
 	})
+	if err := clk.write(w, rk.Rank, meta.Epoch); err != nil {
+		log.Info(fmt.Sprintf("%s: clock: %v", file, err))
+	}
 	closeErr := w.Close()
-	log := o.log()
 	summary(log, file, rk, res)
 	Unseen{MmapFiles: res.MmapFiles, IOUring: res.IOUring > 0, AIO: res.AIO > 0}.report(log)
 	out := Result{Status: res.Status(), Files: []string{file}}

@@ -21,8 +21,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
+	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace/filter"
 )
@@ -42,6 +44,10 @@ type Options struct {
 	// Spool is the directory of the preload shim's spools (Preload); ""
 	// is a temporary one, removed once encoded.
 	Spool string
+	// ClockSync says whether the ranks of an MPI job measure their
+	// clocks against rank 0's (capture.WantClockSync; the zero value is
+	// capture.ClockAuto).
+	ClockSync capture.ClockSync
 	// Log receives the diagnostics; nil discards them.
 	Log *slog.Logger
 }
@@ -97,8 +103,14 @@ func (o *Options) setup() (launcher.Rank, *filter.Paths, error) {
 		}
 		rk.Rank, rk.Known, rk.Source = *o.Rank, true, "--rank"
 	}
-	rules, err := filter.RecordPaths(o.Include, o.Exclude, o.All, o.Out)
+	rules, err := o.rules()
 	return rk, rules, err
+}
+
+// rules are the path rules of the recording; private are more paths
+// iotrace itself makes for the program, not recorded either.
+func (o *Options) rules(private ...string) (*filter.Paths, error) {
+	return filter.RecordPaths(o.Include, append(slices.Clip(o.Exclude), private...), o.All, o.Out)
 }
 
 // Unseen is what a program did whose I/O no capture sees.

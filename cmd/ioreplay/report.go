@@ -40,7 +40,7 @@ func (o *options) writeReport(st *report.Stats, orig trace.Trace, inputs []strin
 		return err
 	}
 	ho := report.HTMLOptions{Title: "Replay report", Inputs: inputs, NameA: "original", NameB: "replay"}
-	err = writeFile(o.html, func(w io.Writer) error {
+	err = outfile.Write(o.html, nil, func(w io.Writer) error {
 		if cmp != nil {
 			return report.RenderCompareHTML(w, cmp, ho)
 		}
@@ -50,9 +50,4 @@ func (o *options) writeReport(st *report.Stats, orig trace.Trace, inputs []strin
 		return fmt.Errorf("--html: %w", err)
 	}
 	return nil
-}
-
-// writeFile writes the file name through write, whole or not at all.
-func writeFile(name string, write func(io.Writer) error) error {
-	return outfile.Write(name, nil, write)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/convert"
 	"github.com/iotrace/iotrace/internal/logline"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/internal/profile"
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/session"
@@ -96,7 +97,7 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 // finish reports a replay that ran, from its trace: its summary, how far
 // an interrupted one got, what the team did, and the report.
 func (o *options) finish(out *session.Outcome, args []string, s cli.IO) error {
-	st, err := cli.Stats(&convert.Opener{}, []string{out.Record}, s, report.Options{Detail: o.detail})
+	st, err := cli.Stats(&convert.Opener{}, []string{out.Record}, s, report.Options{Detail: o.detail}.For(o.by, o.html != ""))
 	if err != nil {
 		return fmt.Errorf("reading the replay's trace: %w", err)
 	}
@@ -139,7 +140,7 @@ func (o *options) writeSummary(rp *report.Replay) error {
 	if o.summary == "" {
 		return nil
 	}
-	if err := writeFile(o.summary, rp.WriteJSON); err != nil {
+	if err := outfile.Write(o.summary, nil, rp.WriteJSON); err != nil {
 		return fmt.Errorf("--summary: %w", err)
 	}
 	return nil

@@ -24,7 +24,7 @@ func newConvertCmd() *cobra.Command {
 	o.Opener = &o.in
 	c := &cobra.Command{
 		Use:   "convert [--from FORM] [--to FORM] -o OUT INPUT…",
-		Short: "Convert traces to and from other tools' forms: JSON lines, CSV, fio, Chrome/Perfetto, strace, Darshan DXT",
+		Short: "Convert traces to and from other tools' forms: JSON lines, CSV, fio, Chrome/Perfetto, strace, Darshan, Recorder, Parquet",
 		Long:  convertLong(),
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -67,13 +67,14 @@ func convertLong() string {
 		}
 	}
 	b.WriteString(`
-Without --from, the input's first bytes (fio iologs, Darshan DXT text, strace
-output) or its name (.jsonl, .csv, .iop) choose; anything else is a trace file.
+Without --from, the input's first bytes (fio iologs, darshan-parser and
+darshan-dxt-parser text, strace output), the files of a directory (Recorder)
+or its name (.jsonl, .csv, .iop) choose; anything else is a trace file.
 Without --to, OUT's name chooses: .jsonl, .csv, .fio (fio), .json (chrome),
-.iop (script), anything else the binary format. An input the reader cannot
-take stops the conversion with one line naming file and line; what a form
-cannot express is counted on standard error, never dropped silently. Every
-command that reads a trace reads these forms too (iotrace stats app.strace).
-docs/CONVERT.md describes every form, its options and its limits.`)
+.parquet, .iop (script), anything else the binary format. An input the reader
+cannot take stops the conversion with one line naming file and line; what a
+form cannot express is counted on standard error, never dropped silently.
+Every command that reads a trace reads these forms too (iotrace stats
+app.strace). docs/CONVERT.md describes every form, its options and its limits.`)
 	return b.String()
 }

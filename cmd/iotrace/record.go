@@ -72,6 +72,13 @@ coordination; every command reads the directory as one trace. An existing
 directory OUT always gets OUT/rank-NNNNN.iot. Remove an old directory before
 recording a new run into it.
 
+Clocks. In an MPI job each rank measures its clock against rank 0's in the
+program's MPI_Init and MPI_Finalize (under ptrace through a small library of
+wrappers iotrace preloads, built as the preload shim is); readers put every
+rank's times on rank 0's clock. Every rank must take part, so --clock-sync auto
+measures only when the MPI launcher started iotrace itself and the job runs
+one program; on and off decide. 'iotrace check' prints the offsets.
+
 Threads. Event.Thread is a per-rank thread index: 0 is the main thread of
 CMD, then every thread and process CMD starts gets the next index in the
 order record sees them created. -v prints the index → pid/tid table.
@@ -105,6 +112,7 @@ no exclusion at all.`,
 	fs.StringArrayVar(&o.Exclude, "exclude", nil, "do not record paths under this prefix (repeatable; relative to the current directory)")
 	fs.BoolVar(&o.All, "all", false, "record every traced call: no path exclusions, pipes and sockets too")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print a summary and the thread table on stderr at the end")
+	fs.Var(&o.ClockSync, "clock-sync", "measure each rank's clock against rank 0's in MPI_Init and MPI_Finalize: auto (when every rank is surely recorded), on, off")
 	fs.BoolVar(&o.preload, "preload", false, "record with the preload shim (LD_PRELOAD) instead of ptrace: POSIX, stdio, MPI-IO and MPI communication calls")
 	fs.StringVar(&o.Spool, "spool", "", "with --preload: keep the raw per-process spool files in this directory (default: a temporary one, removed)")
 	fs.StringVar(&o.fromSpool, "from-spool", "", "encode the spool files left in this directory (a record that was killed) instead of running a program")

@@ -80,7 +80,7 @@ func runStats(o *statsOptions, args []string, s cli.IO) error {
 	if err := cli.CheckChoice("--format", o.format, htmlFormats); err != nil {
 		return err
 	}
-	st, err := cli.Stats(&o.in, args, s, o.report)
+	st, err := cli.Stats(&o.in, args, s, o.report.For(o.by, o.format == "html"))
 	if err != nil {
 		return err
 	}
