@@ -197,3 +197,29 @@ func mustOps(t *testing.T, s string) *filter.Ops {
 	}
 	return o
 }
+
+// TestDescribe: the help's lists of forms name every form read or
+// written once, and every description starts in one column, whatever
+// the longest name ("recorder").
+func TestDescribe(t *testing.T) {
+	for _, reads := range []bool{true, false} {
+		var b bytes.Buffer
+		Describe(&b, reads)
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		if want := len(strings.Split(Names(reads), ", ")); len(lines) != want {
+			t.Fatalf("reads %v: %d lines, want %d:\n%s", reads, len(lines), want, b.String())
+		}
+		col := -1
+		for _, l := range lines {
+			name := strings.Fields(l)[0]
+			at := strings.Index(l, name) + len(name)
+			at += len(l[at:]) - len(strings.TrimLeft(l[at:], " "))
+			if col == -1 {
+				col = at
+			}
+			if at != col || l[at-1] != ' ' {
+				t.Errorf("reads %v: %q: description at column %d, want %d", reads, l, at, col)
+			}
+		}
+	}
+}

@@ -177,6 +177,25 @@ func Names(reads bool) string {
 	return strings.Join(n, ", ")
 }
 
+// Describe writes the forms read (reads) or written, one line each, for
+// the help: the name, padded to the longest name, and what --from NAME
+// reads or --to NAME writes.
+func Describe(w io.Writer, reads bool) {
+	width := 0
+	for _, f := range Formats() {
+		width = max(width, len(f.Name))
+	}
+	for _, f := range Formats() {
+		d := f.Writes
+		if reads {
+			d = f.Reads
+		}
+		if d != "" {
+			fmt.Fprintf(w, "  %-*s %s\n", width, f.Name, d)
+		}
+	}
+}
+
 // Binary is the name of iotrace's own form.
 const Binary = "iot"
 

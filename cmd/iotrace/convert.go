@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
@@ -55,17 +54,9 @@ func runConvert(o *convertOptions, args []string, s cli.IO) error {
 func convertLong() string {
 	var b strings.Builder
 	b.WriteString("convert reads a trace in one form and writes it in another. Forms read (--from):\n\n")
-	for _, f := range convert.Formats() {
-		if f.Reads != "" {
-			fmt.Fprintf(&b, "  %-7s %s\n", f.Name, f.Reads)
-		}
-	}
+	convert.Describe(&b, true)
 	b.WriteString("\nForms written (--to):\n\n")
-	for _, f := range convert.Formats() {
-		if f.Writes != "" {
-			fmt.Fprintf(&b, "  %-7s %s\n", f.Name, f.Writes)
-		}
-	}
+	convert.Describe(&b, false)
 	b.WriteString(`
 Without --from, the input's first bytes (fio iologs, darshan-parser and
 darshan-dxt-parser text, strace output), the files of a directory (Recorder)
