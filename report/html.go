@@ -84,7 +84,7 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 		htmlSection{ID: "ranks", Title: "Ranks", Tables: []htmlTable{htmlTableOf("table-rank", s.tables("rank")[0])}},
 		htmlSection{ID: "files", Title: "Files", Tables: []htmlTable{htmlTableOf("table-file", s.tables("file")[0])}})
 	acc := htmlSection{ID: "access", Title: "Access patterns",
-		Intro: "Per file, as Darshan counts them (report/access): sequential accesses are at an offset above the last byte the rank " +
+		Intro: "Per file, as Darshan counts them (trace/access): sequential accesses are at an offset above the last byte the rank " +
 			"read (wrote) since it opened the file, consecutive ones right after it; strides are the gaps of sequential accesses. " +
 			"The heatmap shows the bytes each rank moved in each moment, darker for more (each shade ten times the one before)."}
 	if s.AccessCounted {

@@ -2,8 +2,9 @@ package report
 
 import (
 	"encoding/json"
-	"github.com/iotrace/iotrace/report/access"
 	"io"
+
+	"github.com/iotrace/iotrace/trace/access"
 )
 
 // The JSON shapes. Field names are stable: scripts depend on them
