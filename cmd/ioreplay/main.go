@@ -82,7 +82,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	cli.AddGoFlags(fs, o.replay.AddFlags)
 	fs.MarkHidden("no-openat2")
 	fs.StringVar(&o.format, "format", "text", "report format: text, csv, json or markdown")
-	fs.StringVar(&o.by, "by", "op", "report table: op, size, rank, file or region")
+	fs.StringVar(&o.by, "by", "op", "report table: op, size, rank, file, access or region")
 	fs.BoolVar(&o.detail, "detail", false, "split operation families into their calls in the report")
 	fs.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of standard output")
 	fs.BoolVar(&o.compare, "compare", false, "put the original beside the replay: counts, time ratios per op, run time ratio")

@@ -25,11 +25,11 @@ type statsOptions struct {
 func newStatsCmd() *cobra.Command {
 	o := &statsOptions{}
 	c := &cobra.Command{
-		Use:   "stats [--by op|size|rank|file|region|beffio] [--format text|csv|json|markdown|html] INPUT…",
+		Use:   "stats [--by op|size|rank|file|access|region|beffio] [--format text|csv|json|markdown|html] INPUT…",
 		Short: "Per-operation tables of a trace: counts, times, bytes, bandwidth, latency",
 		Long: `stats reads a trace (files, a directory of them, a pattern script with
---ranks, or a file convert reads: strace, DXT, fio iologs, JSON lines, CSV)
-and prints one of its tables:
+--ranks, or what convert reads: strace, Darshan DXT or counters, Recorder, fio
+iologs, JSON lines, CSV) and prints one of its tables:
 
   op      per operation family: count over all ranks, total time over all ranks,
           time per rank (total ÷ ranks), bytes, aggregate bandwidth (bytes ÷
@@ -37,7 +37,12 @@ and prints one of its tables:
   size    size distribution per data operation: exact sizes when an operation
           has at most 16 distinct sizes, power-of-two buckets otherwise
   rank    time per rank in each group of calls, with stragglers flagged
-  file    per file: opens, reads, writes, bytes, time, ranks that touched it
+  file    per file: opens, reads, writes, bytes, time, ranks that touched it;
+          then the access table
+  access  per file, over its ranks and per rank, its access pattern as Darshan
+          counts it: sequential and consecutive accesses, the common sizes and
+          strides, alignment, shared or unique, the slowest rank, read/write
+          overlap (docs/FORMAT.md, "access")
   region  the op table per labelled region (innermost region counts)
   beffio  the b_eff_io value of a run of samples/beffio.iop (--beffio): the
           bandwidth of each pattern type (bytes over the time from open to
@@ -62,7 +67,7 @@ time and a per-rank timeline. Write it to a file with -o report.html.`,
 		},
 	}
 	cli.AddInputFlags(c.Flags(), &o.in)
-	c.Flags().StringVar(&o.by, "by", "op", "table: op, size, rank, file, region or beffio")
+	c.Flags().StringVar(&o.by, "by", "op", "table: op, size, rank, file, access, region or beffio")
 	c.Flags().BoolVar(&o.beffio, "beffio", false, "the b_eff_io value of a run of samples/beffio.iop (same as --by beffio)")
 	c.Flags().StringVar(&o.format, "format", "text", "output format: text, csv, json, markdown or html (every table and charts)")
 	c.Flags().BoolVar(&o.report.Detail, "detail", false, "split operation families into their calls")
