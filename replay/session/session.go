@@ -180,10 +180,13 @@ type Team interface {
 // Run replays the input in team. The error of a process other than the
 // lead is ErrReported when the lead reports it.
 func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err error) {
-	out = &Outcome{}
+	made := &Outcome{}
+	out = made
 	defer func() {
+		// A failed session removes what it made (its returns set out to
+		// nil), unless ranks ran: their result is reported.
 		if err != nil && (out == nil || out.Result == nil) {
-			out.Close()
+			made.Close()
 			out = nil
 		}
 	}()
@@ -228,7 +231,9 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 		return out, nil
 	}
 	if !lead || o.Target != "" {
-		err = os.MkdirAll(out.Target, 0o755)
+		if err = os.MkdirAll(out.Target, 0o755); err != nil {
+			err = fmt.Errorf("making the target directory %s: %w", out.Target, err)
+		}
 	}
 	if err := agree(err); err != nil {
 		return nil, err

@@ -1,0 +1,41 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// TestRunSetupErrors: a session whose setup fails returns the error, and
+// removes what it made (a temporary target); it does not panic.
+func TestRunSetupErrors(t *testing.T) {
+	m := trace.NewMemTrace()
+	m.Add(trace.Event{Op: trace.OpOpen, Path: m.Paths.Intern("/data/f"), Flags: trace.OCreat | trace.OWronly, Ret: 3})
+	input := func(io.Writer) (trace.Trace, error) { return m, nil }
+	bad := errors.New("no such input")
+	t.Setenv("TMPDIR", t.TempDir())
+	for _, c := range []struct {
+		what string
+		in   Input
+		o    Options
+		want string
+	}{
+		{"unreadable input", func(io.Writer) (trace.Trace, error) { return nil, bad }, Options{}, bad.Error()},
+		{"the root as target", input, Options{Target: "/"}, "--target /"},
+		{"a target that cannot be made", input, Options{Target: "/proc/no/such/dir"}, "making the target directory /proc/no/such/dir"},
+	} {
+		out, err := Run(context.Background(), c.in, c.o, Alone{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || out != nil {
+			t.Errorf("%s: outcome %v, error %v; want an error saying %q", c.what, out, err, c.want)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(os.Getenv("TMPDIR"), "*")); len(left) > 0 {
+		t.Errorf("failed sessions left %v", left)
+	}
+}
