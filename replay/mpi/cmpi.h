@@ -34,16 +34,20 @@ static inline int tag_ub_value(void) {
 	return flag ? *v : 32767;
 }
 
-// node_size returns how many processes of MPI_COMM_WORLD share this
-// process's node (its shared-memory domain), or 1 if the library cannot
-// tell. Collective over MPI_COMM_WORLD.
-static inline int node_size(void) {
+// node_info says how many processes of MPI_COMM_WORLD share this
+// process's node (its shared-memory domain) and the world rank of the
+// first of them; 1 and this process's rank if the library cannot tell.
+// Collective over MPI_COMM_WORLD.
+static inline void node_info(int *size, int *first) {
 	MPI_Comm c;
-	int n = 1;
-	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c) != MPI_SUCCESS) return 1;
-	MPI_Comm_size(c, &n);
+	int me = 0;
+	MPI_Comm_rank(MPI_COMM_WORLD, &me);
+	*size = 1;
+	*first = me;
+	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c) != MPI_SUCCESS) return;
+	MPI_Comm_size(c, size);
+	if (MPI_Allreduce(&me, first, 1, MPI_INT, MPI_MIN, c) != MPI_SUCCESS) *first = me;
 	MPI_Comm_free(&c);
-	return n;
 }
 
 static inline void error_string(int code, char *buf, int len) {

@@ -82,8 +82,11 @@ type JobOptions struct {
 type Proc struct {
 	Rank, Size int // this process in MPI_COMM_WORLD, and the number of processes
 	// Node is the number of processes of the job on this process's node
-	// (MPI_COMM_TYPE_SHARED), this one included.
-	Node  int
+	// (MPI_COMM_TYPE_SHARED), this one included; NodeFirst the rank of
+	// the first of them.
+	Node, NodeFirst int
+	// Host is the name of this process's host.
+	Host  string
 	world *gompi.Communicator
 }
 
@@ -93,7 +96,11 @@ func Connect() (*Proc, error) {
 	if err := Init(); err != nil {
 		return nil, err
 	}
-	return &Proc{Rank: WorldRank(), Size: WorldSize(), Node: max(int(C.node_size()), 1), world: gompi.NewCommunicator(nil)}, nil
+	var node, first C.int
+	C.node_info(&node, &first)
+	host, _ := os.Hostname()
+	return &Proc{Rank: WorldRank(), Size: WorldSize(), Node: max(int(node), 1), NodeFirst: int(first), Host: host,
+		world: gompi.NewCommunicator(nil)}, nil
 }
 
 // Processors returns how many processors this process should use: the

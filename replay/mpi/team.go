@@ -82,6 +82,18 @@ func (t *Team) Rank() int { return t.proc.Rank }
 // Lead implements session.Team: process 0.
 func (t *Team) Lead() bool { return t.proc.Rank == 0 }
 
+// Process implements session.Team: the rank in MPI_COMM_WORLD.
+func (t *Team) Process() int { return t.proc.Rank }
+
+// Prepares implements session.Team: process 0, or with node-local
+// targets the first process of each node.
+func (t *Team) Prepares(nodeLocal bool) bool {
+	if nodeLocal {
+		return t.proc.Rank == t.proc.NodeFirst
+	}
+	return t.Lead()
+}
+
 // Agree implements session.Team.
 func (t *Team) Agree(err error) error { return t.proc.Agree(err) }
 
@@ -120,27 +132,60 @@ func (t *Team) Backend(px *posix.Backend) (replay.Backend, error) {
 	return NewBackend(t.job, px, t.opts.Hints)
 }
 
-// SameTarget implements session.Team: the lead leaves a marker in the
-// target; every process looks for it.
-func (t *Team) SameTarget(target string) error {
-	marker := filepath.Join(target, markerName)
+// SameTarget implements session.Team: each preparer leaves a marker
+// naming itself in the target; every process looks for its preparer's,
+// and with node-local targets each preparer checks it sees no other's.
+func (t *Team) SameTarget(target string, nodeLocal bool) error {
+	marker := func(p int) string { return filepath.Join(target, fmt.Sprintf("%s-%d", markerName, p)) }
+	mine := 0 // the preparer
+	if nodeLocal {
+		mine = t.proc.NodeFirst
+	}
+	prepares := t.Prepares(nodeLocal)
 	var err error
-	if t.Lead() {
-		err = os.WriteFile(marker, []byte(fmt.Sprint(os.Getpid())), 0o644)
+	if prepares {
+		err = os.WriteFile(marker(mine), []byte(t.proc.Host), 0o644)
 	}
 	if err := t.proc.Agree(err); err != nil {
 		return err
 	}
-	if _, serr := os.Stat(marker); serr != nil {
-		host, _ := os.Hostname()
-		err = fmt.Errorf("the target %s on %s is not the directory process 0 prepared: give --target a directory every process shares", target, host)
+	if _, serr := os.Stat(marker(mine)); serr != nil {
+		if nodeLocal {
+			err = fmt.Errorf("the target %s on host %s is not the directory the node's first process (process %d) sees: with --node-local, the processes of a node must share it", target, t.proc.Host, mine)
+		} else {
+			err = fmt.Errorf("the target %s on host %s is not the directory process 0 prepared: give --target a directory every process shares, or --node-local for storage of each node's own", target, t.proc.Host)
+		}
+	} else if nodeLocal && prepares {
+		err = t.sharedTarget(target, mine)
 	}
 	if err := t.proc.Agree(err); err != nil {
+		if prepares {
+			os.Remove(marker(mine))
+		}
 		return err
 	}
 	t.proc.Barrier()
-	if t.Lead() {
-		os.Remove(marker)
+	if prepares {
+		os.Remove(marker(mine))
+	}
+	return nil
+}
+
+// sharedTarget returns an error if another node's first process left its
+// marker in target: the node-local target is one directory of several
+// nodes.
+func (t *Team) sharedTarget(target string, mine int) error {
+	ents, err := os.ReadDir(target)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		n, ok := strings.CutPrefix(e.Name(), markerName+"-")
+		if !ok || n == fmt.Sprint(mine) {
+			continue
+		}
+		other, _ := os.ReadFile(filepath.Join(target, e.Name()))
+		return fmt.Errorf("--node-local: the target %s of host %s is the directory of host %s too (process %s): node-local storage is of one node; drop --node-local for a shared directory", target, t.proc.Host, other, n)
 	}
 	return nil
 }

@@ -28,13 +28,15 @@ func NewAlone() (Alone, error) {
 var _ Team = Alone{}
 
 func (Alone) Lead() bool                    { return true }
+func (Alone) Process() int                  { return 0 }
+func (Alone) Prepares(bool) bool            { return true }
 func (Alone) Agree(err error) error         { return err }
 func (Alone) Broadcast(s string) string     { return s }
 func (Alone) Join(*replay.Options)          {}
 func (Alone) Share(ranks []uint32) []uint32 { return ranks }
 func (Alone) Parted() bool                  { return false }
 func (Alone) Plan(*replay.Replay) error     { return nil }
-func (Alone) SameTarget(string) error       { return nil }
+func (Alone) SameTarget(string, bool) error { return nil }
 func (Alone) Start()                        {}
 func (Alone) Barrier()                      {}
 func (Alone) Describe([]uint32) string      { return "" }

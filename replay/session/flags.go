@@ -21,6 +21,7 @@ type Flags struct {
 	Speed       float64
 	Target      string
 	Keep        bool
+	NodeLocal   bool
 	Maps        []string
 	DryRun      bool
 	PrepareOnly bool
@@ -50,6 +51,7 @@ func (f *Flags) AddFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&f.Speed, "speed", 1, "divide recorded gaps by this factor (original and think timing)")
 	fs.StringVar(&f.Target, "target", "", "`directory` to replay in (default: a new temporary directory)")
 	fs.BoolVar(&f.Keep, "keep", false, "keep the temporary target directory")
+	fs.BoolVar(&f.NodeLocal, "node-local", false, "with --mpi: the target is each node's own storage; the first process of each node prepares it there")
 	fs.Var((*listValue)(&f.Maps), "map", "rewrite the path prefix OLD to NEW inside the target (`OLD=NEW`, repeatable)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the path mapping, the files to prepare and the calls per rank; touch nothing")
 	fs.BoolVar(&f.PrepareOnly, "prepare-only", false, "create the files the trace reads, then stop")
@@ -89,7 +91,7 @@ func (f *Flags) Options() (Options, error) {
 	}
 	return Options{
 		Replay: ro, DefaultTiming: f.Timing == "",
-		Target: f.Target, Keep: f.Keep, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly,
+		Target: f.Target, Keep: f.Keep, NodeLocal: f.NodeLocal, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly,
 		Files:  posix.Options{Direct: f.Direct, Sparse: f.Sparse, FixedData: f.Data == "fixed", Walk: f.Walk},
 		Record: f.Record,
 	}, nil

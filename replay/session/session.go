@@ -41,6 +41,11 @@ type Options struct {
 	// one, removed at the end unless Keep.
 	Target string
 	Keep   bool
+	// NodeLocal says the target is storage of each node's own (a local
+	// disk, /tmp, a burst buffer): the first process of every node
+	// prepares it there and the node's ranks replay into it; otherwise
+	// every process must see the one directory the lead prepares.
+	NodeLocal bool
 	// DryRun plans and writes the plan to Out; nothing is touched.
 	DryRun bool
 	// PrepareOnly stops after the prepare phase.
@@ -86,6 +91,11 @@ type Outcome struct {
 	// temporary one was kept (Options.Keep).
 	Target     string
 	KeptTarget bool
+	// Parts is the directory, on each process's host, where the
+	// processes of a team that records in parts (Team.Parted) write
+	// theirs: process-NNNNN.iot, removed once merged into Record. A
+	// replay that fails keeps them.
+	Parts string
 	// Team is what the team says of itself after the run ("" alone).
 	Team string
 	// Done says there is nothing to report: a dry run, a prepare-only
@@ -132,6 +142,13 @@ type Team interface {
 	// Lead reports whether this process names the temporary target,
 	// prepares it, merges the replay's trace and reports.
 	Lead() bool
+	// Process is this process's number in the team (0 for the lead): it
+	// names its part of the replay's trace.
+	Process() int
+	// Prepares reports whether this process prepares the target: the
+	// lead, or, when each node has a target of its own (nodeLocal), the
+	// first process of each node.
+	Prepares(nodeLocal bool) bool
 	// Agree returns nil if every process's err is nil, and otherwise, on
 	// every process, the error of the first process that failed.
 	Agree(err error) error
@@ -153,9 +170,11 @@ type Team interface {
 	// Backend returns the backend of this process's ranks, over the
 	// POSIX backend px (which does the metadata calls and prepares).
 	Backend(px *posix.Backend) (replay.Backend, error)
-	// SameTarget checks, once the lead has prepared the target, that
-	// every process sees it. Its error is agreed.
-	SameTarget(target string) error
+	// SameTarget checks, before the target is prepared, that every
+	// process sees the directory its preparer (Prepares) prepares: the
+	// lead's, or with nodeLocal its node's, and then that no two nodes
+	// share one. Its error is agreed.
+	SameTarget(target string, nodeLocal bool) error
 	// Start makes the communication layer of this process's ranks, just
 	// before they run.
 	Start()
@@ -254,15 +273,16 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	}
 	defer be.Close()
 
-	// The lead prepares; the others check that they see its target.
+	// Every process checks it sees the target its preparer prepares
+	// (the lead's, or its node's); then the preparers prepare.
+	if err := fail(team.SameTarget(out.Target, o.NodeLocal)); err != nil {
+		return nil, err
+	}
 	var perr error
-	if lead {
+	if team.Prepares(o.NodeLocal) {
 		perr = prepare(ctx, &o, be, px, plan, out.Target)
 	}
 	if err := agree(perr); err != nil {
-		return nil, err
-	}
-	if err := fail(team.SameTarget(out.Target)); err != nil {
 		return nil, err
 	}
 	if o.PrepareOnly {
@@ -371,7 +391,7 @@ func (out *Outcome) target(o *Options, team Team) error {
 		return err
 	}
 	out.Target = team.Broadcast(out.Target)
-	if team.Lead() {
+	if team.Prepares(o.NodeLocal) {
 		dir := out.Target
 		out.cleanup = append(out.cleanup, func() error {
 			if o.Keep {
@@ -402,11 +422,30 @@ func (out *Outcome) record(o *Options, team Team) (string, error) {
 	if !team.Parted() {
 		return out.Record, nil
 	}
-	name, err := tempFile("ioreplay-part-*.iot")
-	if err != nil {
+	// The parts go to a directory of the same name on every host, which
+	// the lead names: node-local, so that recording the replay adds no
+	// traffic to the file system it measures.
+	var err error
+	if team.Lead() {
+		out.Parts, err = os.MkdirTemp("", "ioreplay-parts-")
+	}
+	if err := team.Agree(err); err != nil {
 		return "", err
 	}
-	out.cleanup = append(out.cleanup, func() error { os.Remove(name); return nil })
+	out.Parts = team.Broadcast(out.Parts)
+	if !team.Lead() {
+		err = os.MkdirAll(out.Parts, 0o755)
+	}
+	if err := team.Agree(err); err != nil {
+		return "", err
+	}
+	dir := out.Parts
+	name := filepath.Join(dir, fmt.Sprintf("process-%05d.iot", team.Process()))
+	out.cleanup = append(out.cleanup, func() error {
+		os.Remove(name)
+		os.Remove(dir) // the last process of the host removes it
+		return nil
+	})
 	return name, nil
 }
 
