@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -478,6 +479,26 @@ func TestInterrupt(t *testing.T) {
 	}
 	if !strings.Contains(report.ReplayOf(res.PerRank).Progress(), "of 100 events replayed") {
 		t.Fatalf("progress: %s", report.ReplayOf(res.PerRank).Progress())
+	}
+	if res.PerRank[0].Stopped != "" {
+		t.Errorf("a deadline is not a reason of its own: stopped %q", res.PerRank[0].Stopped)
+	}
+
+	// Stopped with a cause (a team that lost a process): the ranks say why.
+	rp, err = replay.New(tr, replay.Options{Timing: replay.Original})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, stop := context.WithCancelCause(context.Background())
+	time.AfterFunc(60*time.Millisecond, func() { stop(errors.New("process 3 on host b has not answered for 10s")) })
+	res, err = rp.Run(cctx, &fakeBackend{}, newSinks().out(""))
+	if err != nil || !res.Interrupted {
+		t.Fatalf("stopped with a cause: %v, interrupted %v", err, res.Interrupted)
+	}
+	var b strings.Builder
+	report.ReplayOf(res.PerRank).WriteText(&b)
+	if !strings.Contains(b.String(), "interrupted: process 3 on host b has not answered for 10s: ") {
+		t.Errorf("the summary does not say why the replay stopped:\n%s", b.String())
 	}
 }
 

@@ -19,8 +19,8 @@ func TestRankRecord(t *testing.T) {
 	r.skip(trace.OpRead, SkipStdStream)
 	r.unmatch(errString("MPI_Recv from 3"))
 	res := &Result{Timing: Think, Script: true}
-	rr := r.record(res, 12345, true)
-	if rr.Timing != "think" || rr.Planned != 10 || rr.Events != 9 || rr.Elapsed != 12345 || !rr.Interrupted || !rr.Script {
+	rr := r.record(res, 12345, true, "process 3 stopped answering")
+	if rr.Timing != "think" || rr.Planned != 10 || rr.Events != 9 || rr.Elapsed != 12345 || !rr.Interrupted || rr.Stopped != "process 3 stopped answering" || !rr.Script {
 		t.Errorf("record %+v", rr)
 	}
 	if h := rr.Lag[trace.OpPwrite]; h == nil || h.Count() != 2 || h.Max() != 300 || rr.Lag[trace.Op(5000)].Count() != 1 {

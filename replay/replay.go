@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -273,6 +274,14 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: planned, Elapsed: elapsed, Epoch: base, Script: r.script != nil}
 	var recErr error
 	interrupted := ctx.Err() != nil && fatal == nil
+	var stopped string
+	if interrupted {
+		// Why, when the context was cancelled with a cause of its own (a
+		// team whose process stopped answering), not by the user.
+		if c := context.Cause(ctx); c != nil && !errors.Is(c, ctx.Err()) {
+			stopped = c.Error()
+		}
+	}
 	for _, rn := range runners {
 		res.merge(&rn.res)
 		if rn.rec != nil {
@@ -280,7 +289,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 				recErr = fmt.Errorf("recording rank %d: %w", rn.rank, err)
 			}
 		}
-		rr := rn.res.record(res, rn.elapsed, interrupted)
+		rr := rn.res.record(res, rn.elapsed, interrupted, stopped)
 		res.PerRank = append(res.PerRank, rr)
 		if out.Replayed != nil {
 			if err := out.Replayed(rn.rank, rr); err != nil && recErr == nil {

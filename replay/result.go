@@ -134,9 +134,9 @@ func (l *opLags) byOp() map[trace.Op]*hist.Hist {
 }
 
 // record is how the rank's replay went, as the replay's trace records it.
-func (r *rankResult) record(res *Result, elapsed int64, interrupted bool) *trace.ReplayRank {
+func (r *rankResult) record(res *Result, elapsed int64, interrupted bool, stopped string) *trace.ReplayRank {
 	rr := &trace.ReplayRank{Timing: res.Timing.String(), Planned: r.planned, Events: r.events, Elapsed: elapsed,
-		Interrupted: interrupted, Script: res.Script, Lag: r.lag.byOp(), Unmatched: r.unmatched, Notes: r.notes}
+		Interrupted: interrupted, Stopped: stopped, Script: res.Script, Lag: r.lag.byOp(), Unmatched: r.unmatched, Notes: r.notes}
 	for k, t := range r.errs {
 		rr.Errors = append(rr.Errors, trace.ReplayError{Op: k.op, Ret: k.ret, Expected: k.expected, Count: t.n, Detail: t.detail})
 	}

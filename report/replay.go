@@ -17,8 +17,11 @@ import (
 // the replay's timing, how far its ranks got, the issue lag of its calls,
 // and the calls that failed, were skipped or found no partner.
 type Replay struct {
-	Timing  string
-	Ranks   int
+	Timing string
+	Ranks  int
+	// Of is the number of ranks of the whole replay, when the trace holds
+	// fewer (the parts of an MPI replay that did not end); 0 otherwise.
+	Of      int
 	Planned int64 // events the ranks were to replay
 	Events  int64 // events they got to
 	Elapsed int64 // ns, from the common start to the last rank's end
@@ -33,7 +36,10 @@ type Replay struct {
 	Unmatched   int64
 	Notes       []string
 	Interrupted bool
-	Script      bool
+	// Stopped says why the replay was interrupted, when the user did not
+	// (ranks disagreeing: the first reason).
+	Stopped string
+	Script  bool
 	// RankDone is each rank's share of its events replayed, 0–1, in
 	// rank order.
 	RankDone []float64
@@ -105,6 +111,9 @@ func ReplayOf(ranks []*trace.ReplayRank) *Replay {
 			}
 		}
 		r.Interrupted = r.Interrupted || rr.Interrupted
+		if r.Stopped == "" {
+			r.Stopped = rr.Stopped
+		}
 		r.Script = r.Script || rr.Script
 		done := 1.0
 		if rr.Planned > 0 {
@@ -154,7 +163,11 @@ func replayOfTrace(t trace.Trace) *Replay {
 	if len(ranks) == 0 {
 		return nil
 	}
-	return ReplayOf(ranks)
+	r := ReplayOf(ranks)
+	if n := t.Meta().Ranks; n > r.Ranks {
+		r.Of = n
+	}
+	return r
 }
 
 // Failures is the number of calls that failed where the original did not.
@@ -186,11 +199,15 @@ func (r *Replay) Progress() string {
 // skipped calls, unmatched communication, how far an interrupted replay
 // got.
 func (r *Replay) WriteText(w io.Writer) {
+	ranks := fmt.Sprintf("%d ranks", r.Ranks)
+	if r.Of > r.Ranks {
+		ranks = fmt.Sprintf("%d of its %d ranks in this trace", r.Ranks, r.Of)
+	}
 	if r.Script {
-		fmt.Fprintf(w, "replay: %d ranks, %d events (%d in the script's nominal run) in %s, timing %s\n", r.Ranks, r.Events, r.Planned,
+		fmt.Fprintf(w, "replay: %s, %d events (%d in the script's nominal run) in %s, timing %s\n", ranks, r.Events, r.Planned,
 			units.Duration(r.Elapsed), r.Timing)
 	} else {
-		fmt.Fprintf(w, "replay: %d ranks, %d of %d events in %s, timing %s\n", r.Ranks, r.Events, r.Planned,
+		fmt.Fprintf(w, "replay: %s, %d of %d events in %s, timing %s\n", ranks, r.Events, r.Planned,
 			units.Duration(r.Elapsed), r.Timing)
 	}
 	if r.Lag.Count() > 0 {
@@ -204,7 +221,11 @@ func (r *Replay) WriteText(w io.Writer) {
 		}
 	}
 	if r.Interrupted {
-		fmt.Fprintf(w, "interrupted: %s\n", r.Progress())
+		why := ""
+		if r.Stopped != "" {
+			why = r.Stopped + ": "
+		}
+		fmt.Fprintf(w, "interrupted: %s%s\n", why, r.Progress())
 	}
 	for _, e := range r.Errors {
 		how := "failed"
@@ -258,6 +279,7 @@ type jsonReplaySkip struct {
 
 type jsonReplay struct {
 	Ranks       int               `json:"ranks"`
+	Of          int               `json:"of_ranks,omitempty"`
 	Events      int64             `json:"events"`
 	Planned     int64             `json:"planned"`
 	Elapsed     float64           `json:"elapsed_seconds"`
@@ -268,6 +290,7 @@ type jsonReplay struct {
 	Skips       []jsonReplaySkip  `json:"skips"`
 	Unmatched   int64             `json:"unmatched"`
 	Interrupted bool              `json:"interrupted"`
+	Stopped     string            `json:"stopped,omitempty"`
 }
 
 func lagJSON(op string, h *hist.Hist) jsonLag {
@@ -279,7 +302,7 @@ func replayJSON(r *Replay) *jsonReplay {
 		return nil
 	}
 	v := &jsonReplay{Ranks: r.Ranks, Events: r.Events, Planned: r.Planned, Elapsed: float64(r.Elapsed) / 1e9, Timing: r.Timing,
-		Errors: []jsonReplayError{}, Skips: []jsonReplaySkip{}, Unmatched: r.Unmatched, Interrupted: r.Interrupted}
+		Errors: []jsonReplayError{}, Skips: []jsonReplaySkip{}, Unmatched: r.Unmatched, Interrupted: r.Interrupted, Stopped: r.Stopped, Of: r.Of}
 	if r.Timing != "afap" {
 		l := lagJSON("", &r.Lag)
 		v.Lag = &l

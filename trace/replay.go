@@ -11,8 +11,11 @@ type ReplayRank struct {
 	Planned int64  // events the rank was to replay (a script's: of its nominal run)
 	Events  int64  // events it got to: replayed, failed or skipped
 	Elapsed int64  // ns from the replay's common start to the rank's end
-	// Interrupted says the replay was stopped (Ctrl-C) before the end.
+	// Interrupted says the replay was stopped (Ctrl-C) before the end;
+	// Stopped says why, when something other than the user stopped it
+	// (a process of an MPI job that stopped answering).
 	Interrupted bool
+	Stopped     string
 	// Script says a pattern script was replayed: its time-driven loops
 	// may make more or fewer calls than Planned.
 	Script bool

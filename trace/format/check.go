@@ -30,6 +30,19 @@ type CheckReport struct {
 	// with samples only, times on the reference clock), when the file
 	// is not damaged.
 	Clocks []RankClock
+	// Replay sums up the replay blocks of a replay's own trace; nil in
+	// other traces.
+	Replay *CheckReplay
+}
+
+// CheckReplay is how the replay of a file's ranks went, as their replay
+// blocks say.
+type CheckReplay struct {
+	Ranks       int    // ranks with a replay block
+	Interrupted int    // of them, ranks stopped before the end
+	Stopped     string // why, when the user did not stop them
+	// Events the ranks got to, of the Planned.
+	Events, Planned int64
 }
 
 // RankClock is the clock measured of one rank.
@@ -106,6 +119,25 @@ func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 	}
 	rep.Ranks = r.Ranks()
 	rep.Paths = r.paths.Len() - 1
+	for _, rk := range rep.Ranks {
+		rr := r.Replay(rk)
+		if rr == nil {
+			continue
+		}
+		if rep.Replay == nil {
+			rep.Replay = &CheckReplay{}
+		}
+		cr := rep.Replay
+		cr.Ranks++
+		cr.Events += rr.Events
+		cr.Planned += rr.Planned
+		if rr.Interrupted {
+			cr.Interrupted++
+			if cr.Stopped == "" {
+				cr.Stopped = rr.Stopped
+			}
+		}
+	}
 	for _, bi := range tf.blocks {
 		rep.Blocks++
 		if bi.Kind != kindEvents {
@@ -212,9 +244,13 @@ func (c *CheckReport) WriteText(w io.Writer) {
 	case c.IndexNote != "":
 		status = "ok (no index)"
 	}
-	fmt.Fprintf(w, "%s: %s: %s, %s, %s, %s %s, %s\n", c.File, status, count(c.Size, "byte"),
+	of := ""
+	if c.Meta.Ranks > len(c.Ranks) {
+		of = fmt.Sprintf(" of the run's %d", c.Meta.Ranks)
+	}
+	fmt.Fprintf(w, "%s: %s: %s, %s, %s, %s %s%s, %s\n", c.File, status, count(c.Size, "byte"),
 		count(int64(c.Blocks), "block"), count(c.Events, "event"), count(int64(len(c.Ranks)), "rank"),
-		rankList(c.Ranks), count(int64(c.Paths), "path"))
+		rankList(c.Ranks), of, count(int64(c.Paths), "path"))
 	if c.Truncated != "" {
 		fmt.Fprintf(w, "  truncated: %s\n", c.Truncated)
 	}
@@ -224,9 +260,33 @@ func (c *CheckReport) WriteText(w io.Writer) {
 	if c.IndexNote != "" {
 		fmt.Fprintf(w, "  index: %s\n", c.IndexNote)
 	}
+	if s := c.Replay.partial(len(c.Ranks)); s != "" {
+		fmt.Fprintf(w, "  replay: %s\n", s)
+	}
 	for _, rc := range c.Clocks {
 		fmt.Fprintln(w, rc.String())
 	}
+}
+
+// partial says how a replay of ranks ranks did not end: ranks interrupted
+// (and why), ranks without a replay block; "" for a replay that ended, or
+// a trace of no replay.
+func (cr *CheckReplay) partial(ranks int) string {
+	if cr == nil || (cr.Interrupted == 0 && cr.Ranks == ranks) {
+		return ""
+	}
+	var parts []string
+	if cr.Interrupted > 0 {
+		s := "interrupted"
+		if cr.Stopped != "" {
+			s += " (" + cr.Stopped + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d of %d events of %s replayed", s, cr.Events, cr.Planned, count(int64(cr.Ranks), "rank")))
+	}
+	if n := ranks - cr.Ranks; n > 0 {
+		parts = append(parts, fmt.Sprintf("%s without a replay block (their replay did not end)", count(int64(n), "rank")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // String is the line iotrace check prints of a rank's clock: its offsets

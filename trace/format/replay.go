@@ -23,6 +23,7 @@ const (
 	replayError     = 8  // uvarint op, varint ret, uvarint expected, uvarint count, the detail (repeated)
 	replayUnmatched = 9  // uvarint
 	replayNote      = 10 // string (repeated)
+	replayStopped   = 11 // string
 )
 
 // SetReplay records how the replay of rank r went (trace.ReplayRank), in
@@ -64,6 +65,9 @@ func (w *Writer) SetReplay(r uint32, rr *trace.ReplayRank) error {
 	f.uvarint(replayUnmatched, uint64(max(rr.Unmatched, 0)))
 	for _, n := range rr.Notes {
 		f.str(replayNote, n)
+	}
+	if rr.Stopped != "" {
+		f.str(replayStopped, rr.Stopped)
 	}
 	p := append(binary.AppendUvarint(nil, uint64(r)), f...)
 	w.mu.Lock()
@@ -113,6 +117,8 @@ func readReplay(p []byte) (*trace.ReplayRank, error) {
 			}
 		case replayNote:
 			rr.Notes = append(rr.Notes, string(v))
+		case replayStopped:
+			rr.Stopped = string(v)
 		default:
 			return readReplayEntry(rr, id, v)
 		}

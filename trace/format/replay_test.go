@@ -19,7 +19,7 @@ func TestReplayBlock(t *testing.T) {
 		lag.Add(v)
 	}
 	want := &trace.ReplayRank{
-		Timing: "original", Planned: 10, Events: 9, Elapsed: 123456, Interrupted: true, Script: true,
+		Timing: "original", Planned: 10, Events: 9, Elapsed: 123456, Interrupted: true, Stopped: "process 3 on host b stopped answering", Script: true,
 		Lag:       map[trace.Op]*hist.Hist{trace.OpPwrite: &lag},
 		Skips:     []trace.ReplaySkip{{Op: trace.OpOpen, Reason: "special path (/dev, /proc, /sys)", Count: 2}},
 		Errors:    []trace.ReplayError{{Op: trace.OpRead, Ret: -5, Expected: true, Count: 1, Detail: "MPI_ERR_IO"}},
@@ -100,4 +100,61 @@ func FuzzReplayBlock(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestCheckPartialReplay: check says of a part of a replay's trace that
+// did not end how many of the run's ranks it holds, that its ranks were
+// interrupted and why, and which ranks have no replay block; of a replay
+// that ended, nothing more.
+func TestCheckPartialReplay(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, rrs map[uint32]*trace.ReplayRank) string {
+		p := filepath.Join(dir, name)
+		w, err := Create(p, trace.Meta{Creator: "ioreplay", Ranks: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rk := range []uint32{2, 3, 4} {
+			w.Rank(rk).WriteEvents([]trace.Event{{Op: trace.OpPwrite, Rank: rk, Size: 1, Ret: 1}})
+			if rr := rrs[rk]; rr != nil {
+				if err := w.SetReplay(rk, rr); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stopped := "process 3 on host b has not answered for 10s"
+	part := write("part.iot", map[uint32]*trace.ReplayRank{
+		2: {Timing: "afap", Planned: 10, Events: 1, Interrupted: true, Stopped: stopped},
+		3: {Timing: "afap", Planned: 10, Events: 1, Interrupted: true, Stopped: stopped},
+	})
+	rep, err := Check(part, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	for _, want := range []string{
+		"3 ranks [2-4] of the run's 8,",
+		"  replay: interrupted (" + stopped + "): 2 of 20 events of 2 ranks replayed; 1 rank without a replay block (their replay did not end)\n",
+	} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("check says\n%s\nwant %q", b.String(), want)
+		}
+	}
+	whole := write("whole.iot", map[uint32]*trace.ReplayRank{
+		2: {Timing: "afap", Planned: 1, Events: 1}, 3: {Timing: "afap", Planned: 1, Events: 1}, 4: {Timing: "afap", Planned: 1, Events: 1},
+	})
+	if rep, err = Check(whole, false); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	rep.WriteText(&b)
+	if bytes.Contains(b.Bytes(), []byte("replay:")) {
+		t.Errorf("check of a replay that ended says\n%s", b.String())
+	}
 }
