@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/iotrace/iotrace/internal/hosts"
+	"github.com/iotrace/iotrace/internal/mpitest"
 	"github.com/iotrace/iotrace/trace/format"
 )
 
@@ -130,4 +134,150 @@ func TestReplayAcrossHosts(t *testing.T) {
 			t.Logf("%s: %s", tc.what, strings.SplitN(r.Stderr, "\n", 2)[0])
 		}
 	})
+}
+
+// cutScript runs for about 30 s (300 steps of 100 ms think time): every
+// rank writes, passes a message around the ring of ranks and joins an
+// all-reduction each step.
+const cutScript = `param steps = 300
+repeat steps as i {
+    write "out/posix.$rank" at (i % 16) * 64KiB size 64KiB
+    sendrecv 4KiB to (rank + 1) % nranks from (rank + nranks - 1) % nranks tag i % 100
+    allreduce 64B
+    sleep 100ms
+}
+barrier
+`
+
+// cutMCA: Open MPI's launcher notices a lost node by the keepalive of its
+// out-of-band connections (by default after 300 s idle and 9 probes 20 s
+// apart); here after 10 s idle and 5 probes 2 s apart, longer than the
+// replay's --peer-timeout, so that ioreplay says first what was lost.
+var cutMCA = []string{"--mca", "oob_tcp_keepalive_time", "10", "--mca", "oob_tcp_keepalive_intvl", "2", "--mca", "oob_tcp_keepalive_probes", "5"}
+
+// TestReplayCutHost cuts host b off (its link down) in the middle of a
+// replay of 8 ranks over 4 processes on two hosts. Process 0 says, after
+// --peer-timeout (3 s), which processes on which host (and which trace
+// ranks) stopped answering; the processes on a stop their ranks, keep
+// their parts of the replay's trace in their node-local directory, say
+// where, and end with the job, which mpirun ends once it notices the lost
+// node: within a bounded time. The processes on b, which lost process 0,
+// stop too. The parts are readable: iotrace check and stats say the
+// replay was interrupted, why, and how many of its ranks they hold.
+func TestReplayCutHost(t *testing.T) {
+	c := hosts.New(t, 2, hosts.Options{})
+	bin := mpiBin(t)
+	iot := mpitest.BuildGo(t, "./cmd/iotrace", false)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "cut.iop")
+	if err := os.WriteFile(src, []byte(cutScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(dir, "replay.iot")
+	args := append(append([]string{}, cutMCA...), bin, "--mpi", "--ranks", "8", "--target", filepath.Join(c.Local, "target"), "--node-local",
+		"--peer-timeout", "3s", "--record", rec, src)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := c.MpirunCommand(ctx, dir, 2, []string{"TMPDIR=" + c.Local}, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr, cmd.WaitDelay = &stdout, &stderr, 5*time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The replay runs once every process has its part (made after the
+	// prepare phase, just before the ranks start); cut b 2 s later.
+	parts := func(h *hosts.Host) []string {
+		p, _ := filepath.Glob(filepath.Join(h.Dir, "ioreplay-parts-*", "process-*.iot"))
+		return p
+	}
+	for len(parts(c.Host("a"))) < 2 || len(parts(c.Host("b"))) < 2 {
+		if ctx.Err() != nil {
+			t.Fatalf("the replay did not start\n%s\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	if err := c.SetLink(c.Host("b"), false); err != nil {
+		t.Fatal(err)
+	}
+	cut := time.Now()
+	err := cmd.Wait()
+	ended := time.Since(cut)
+	out := stderr.String()
+	if ctx.Err() != nil {
+		t.Fatalf("mpirun did not end %v after the cut\n%s", ended, out)
+	}
+	t.Logf("mpirun ended %v after the cut: %v", ended.Round(time.Millisecond), err)
+	if err == nil {
+		t.Errorf("mpirun succeeded; the replay lost host b")
+	}
+	// 3 s to notice, then Open MPI's keepalive: 10 s + 5 × 2 s at most.
+	if ended > 60*time.Second {
+		t.Errorf("mpirun ended %v after the cut", ended)
+	}
+	for _, want := range []string{
+		"ioreplay: processes 2–3 on host b (trace ranks 4–7) have not answered for 3s (--peer-timeout): stopping the replay",
+		"ioreplay: each process keeps its part of the replay's trace in " + c.Local + "/ioreplay-parts-",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, out)
+		}
+	}
+	// Nothing of the replay is left running on either host.
+	deadline := time.Now().Add(30 * time.Second)
+	for _, h := range c.Hosts {
+		for len(c.Pids(h)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if pids := c.Pids(h); len(pids) > 0 {
+			var l []string
+			for _, p := range pids {
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+				l = append(l, fmt.Sprintf("%d %s", p, bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+			}
+			t.Errorf("host %s: processes still run %v after mpirun ended:\n%s", h.Name, time.Since(cut)-ended, strings.Join(l, "\n"))
+		}
+	}
+	if _, err := os.Stat(rec); err == nil {
+		t.Errorf("%s was written; the replay did not end", rec)
+	}
+	// Process 0's host holds the parts of processes 0 and 1, whole, and
+	// says the replay was interrupted and why; b's hold what its processes
+	// wrote before they stopped.
+	why := "processes 2–3 on host b (trace ranks 4–7) have not answered for 3s (--peer-timeout)"
+	var all []string
+	for _, h := range c.Hosts {
+		ps := parts(h)
+		if len(ps) != 2 {
+			t.Fatalf("host %s holds parts %v, want 2", h.Name, ps)
+		}
+		for _, p := range ps {
+			b, err := exec.Command(iot, "check", p).CombinedOutput()
+			if err != nil {
+				t.Errorf("iotrace check %s: %v\n%s", p, err, b)
+			}
+			// Process 1 heard it from process 0; b's processes lost process 0.
+			want := map[string]string{"a": why, "b": "process 0 on host a (trace ranks 0–1) has not answered for 3s (--peer-timeout)"}[h.Name]
+			if strings.HasSuffix(p, "process-00001.iot") {
+				want = "process 0: " + why
+			}
+			if !strings.Contains(string(b), "of the run's 8") || !strings.Contains(string(b), "replay: interrupted: "+want+": ") {
+				t.Errorf("iotrace check %s does not say the replay was interrupted, and why (%s):\n%s", p, want, b)
+			}
+			if h.Name == "a" && !strings.Contains(string(b), ": ok: ") {
+				t.Errorf("iotrace check %s: the part is not whole:\n%s", p, b)
+			}
+			t.Logf("%s", bytes.TrimSpace(b))
+		}
+		all = append(all, filepath.Dir(ps[0]))
+	}
+	b, err := exec.Command(iot, "stats", all[0]).CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "replay: 4 of its 8 ranks in this trace") || !strings.Contains(string(b), "interrupted: "+why+": ") {
+		t.Errorf("iotrace stats of host a's parts: %v\n%s", err, b)
+	}
+	b, err = exec.Command(iot, "stats", all[0], all[1]).CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "8 ranks") || !strings.Contains(string(b), "interrupted: ") {
+		t.Errorf("iotrace stats of both hosts' parts: %v\n%s", err, b)
+	}
+	t.Logf("iotrace stats of both hosts' parts:\n%s", b)
 }

@@ -9,6 +9,7 @@ package main
 
 import (
 	"os"
+	"time"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/convert"
@@ -38,6 +39,9 @@ type options struct {
 	mpi     bool     // spread the ranks over the processes of an MPI job
 	backend string   // posix or mpiio
 	hints   []string // MPI_Info hints of the MPI-IO backend
+	// peerTimeout: how long an MPI process may not answer before the
+	// replay stops
+	peerTimeout time.Duration
 }
 
 func newRoot() *cobra.Command {
@@ -92,6 +96,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of ioreplay itself to this file (go tool pprof; with --mpi one per process, FILE.PID)")
 	fs.BoolVar(&o.mpi, "mpi", false, "run under mpirun/srun: spread the trace ranks block-wise over the MPI processes (ioreplay built with -tags mpi)")
 	fs.StringVar(&o.backend, "backend", backendPOSIX, "how files are accessed: posix, or mpiio (MPI_File_*; ioreplay built with -tags mpi)")
+	fs.DurationVar(&o.peerTimeout, "peer-timeout", time.Minute, "with --mpi: stop the replay when a process has not answered for this long (a node lost; docs/MPI.md)")
 	fs.StringArrayVar(&o.hints, "hint", nil, "MPI-IO hint KEY=VALUE for every file the mpiio backend opens, e.g. romio_cb_write=enable (repeatable)")
 	return c
 }

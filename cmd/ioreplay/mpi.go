@@ -26,6 +26,7 @@ func newTeam(o *options, s cli.IO) (session.Team, func() error, error) {
 		hints = append(hints, [2]string{k, v})
 	}
 	t, err := mpi.NewTeam(mpi.TeamOptions{MPIIO: o.backend == backendMPIIO, Hints: hints, Log: logline.New(s.Err, "ioreplay", false),
+		PeerTimeout: o.peerTimeout,
 		Failed: func(res *replay.Result) {
 			if !o.quiet {
 				report.ReplayOf(res.PerRank).WriteText(s.Err)

@@ -275,9 +275,35 @@ func (c *Cluster) HostList(slots int) string {
 // on their hosts), with a deadline and extra environment variables.
 func (c *Cluster) Mpirun(dir string, timeout time.Duration, slots int, env []string, argv ...string) mpitest.Result {
 	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return mpitest.Collect(c.t, ctx, c.MpirunCommand(ctx, dir, slots, env, argv...), nil)
+}
+
+// MpirunCommand is the command Mpirun runs: mpirun of slots processes
+// per host, in dir, with extra environment variables; argv may start with
+// more of mpirun's options.
+func (c *Cluster) MpirunCommand(ctx context.Context, dir string, slots int, env []string, argv ...string) *exec.Cmd {
+	c.t.Helper()
+	mpitest.Need(c.t)
 	args := []string{"-np", strconv.Itoa(slots * len(c.Hosts)), "--host", c.HostList(slots), "--bind-to", "none"}
 	args = append(append(args, c.MCA()...), argv...)
-	return mpitest.RunArgs(c.t, dir, timeout, env, args...)
+	cmd := exec.CommandContext(ctx, "mpirun", args...)
+	cmd.Dir = dir
+	cmd.Env = mpitest.Env(env...)
+	return cmd
+}
+
+// Pids returns the processes running on host h.
+func (c *Cluster) Pids(h *Host) []int {
+	out, _ := exec.Command("ip", "netns", "pids", h.ns).Output()
+	var pids []int
+	for _, f := range strings.Fields(string(out)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
+		}
+	}
+	return pids
 }
 
 // Command is a command that runs argv on host h (through the agent, as

@@ -137,6 +137,42 @@ static inline int ialltoallv(void *in, int *scounts, int *sdispls, void *out, in
 	return MPI_Ialltoallv(in, scounts, sdispls, t, out, rcounts, rdispls, t, c, r);
 }
 
+// ---- the watch: heartbeats between processes ----
+
+// isend_bytes sends n bytes of buf to dest with tag.
+static inline int isend_bytes(void *buf, int n, int dest, int tag, MPI_Comm c, MPI_Request *r) {
+	return MPI_Isend(buf, n, MPI_BYTE, dest, tag, c, r);
+}
+
+// irecv_any receives up to n bytes from src (any source if negative),
+// with any tag.
+static inline int irecv_any(void *buf, int n, int src, MPI_Comm c, MPI_Request *r) {
+	return MPI_Irecv(buf, n, MPI_BYTE, src < 0 ? MPI_ANY_SOURCE : src, MPI_ANY_TAG, c, r);
+}
+
+// test_from tests r and, when it completed, says its source and tag.
+static inline int test_from(MPI_Request *r, int *done, int *source, int *tag) {
+	MPI_Status st;
+	int rc = MPI_Test(r, done, &st);
+	if (rc == MPI_SUCCESS && *done) {
+		*source = st.MPI_SOURCE;
+		*tag = st.MPI_TAG;
+	}
+	return rc;
+}
+
+// cancel_recv cancels a posted receive and completes it.
+static inline void cancel_recv(MPI_Request *r) {
+	if (*r == MPI_REQUEST_NULL) return;
+	MPI_Cancel(r);
+	MPI_Wait(r, MPI_STATUS_IGNORE);
+}
+
+// forget leaves a send to complete on its own (a peer that does not answer).
+static inline void forget(MPI_Request *r) {
+	if (*r != MPI_REQUEST_NULL) MPI_Request_free(r);
+}
+
 // ---- MPI-IO ----
 
 #include <limits.h>

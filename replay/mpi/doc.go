@@ -15,7 +15,9 @@
 //   - Team is the job as a replay/session.Team: a replay session runs the
 //     same steps under MPI as alone, and the team adds what a job needs
 //     between them (GOMAXPROCS, agreement on errors, the shared target,
-//     the parts of the replay's trace to process 0).
+//     the parts of the replay's trace to process 0), and its watch, the
+//     heartbeats that notice a process that stops answering (a node lost)
+//     and stop the others.
 //
 // The communication layer and the MPI-IO backend are one package because
 // both work on the Job's communicators (the backend opens files on its slot

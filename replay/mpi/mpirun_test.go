@@ -18,8 +18,8 @@ func TestUnderMPIRun(t *testing.T) {
 	bin := mpitest.BuildGo(t, "./replay/mpi", true)
 	for _, np := range []int{4, 3} {
 		r := mpitest.MustRun(t, t.TempDir(), 2*time.Minute, np, []string{"IOTRACE_MPI_CHILD=1"}, bin, "-test.run", "TestWorld", "-test.v")
-		if n := strings.Count(r.Stdout, "--- PASS: TestWorld"); n != 5*np {
-			t.Errorf("%d processes: %d passes, want %d\n%s", np, n, 5*np, r.Stdout)
+		if n := strings.Count(r.Stdout, "--- PASS: TestWorld"); n != 6*np {
+			t.Errorf("%d processes: %d passes, want %d\n%s", np, n, 6*np, r.Stdout)
 		}
 	}
 }

@@ -3,15 +3,21 @@
 package mpi
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/posix"
@@ -36,7 +42,24 @@ type TeamOptions struct {
 	// Failed, if set, is told what a process whose ranks failed did,
 	// before it stops the job.
 	Failed func(*replay.Result)
+	// PeerTimeout is how long a process may not answer before the
+	// others stop the replay (a node lost, a link cut, a process
+	// frozen); 0 is DefaultPeerTimeout.
+	PeerTimeout time.Duration
+	// Grace is how long the processes of a replay stopped so wait for
+	// the launcher to end the job before they abort it; 0 is
+	// DefaultGrace.
+	Grace time.Duration
 }
+
+// DefaultPeerTimeout is the default of TeamOptions.PeerTimeout.
+const DefaultPeerTimeout = time.Minute
+
+// DefaultGrace is the default of TeamOptions.Grace: longer than Open
+// MPI's default notice of a lost node (its out-of-band keepalive: 300 s
+// idle, then 9 probes 20 s apart), so that mpirun ends the job first
+// (docs/MPI.md, "When a node is lost").
+const DefaultGrace = 10 * time.Minute
 
 // Team is the processes of an MPI job replaying one trace (a
 // session.Team): process 0 leads; the trace ranks are spread block-wise
@@ -48,6 +71,16 @@ type Team struct {
 	job   *Job
 	world *World
 	stats WorldStats
+
+	// hosts holds, on the lead, every process's host; elsewhere the
+	// lead's alone.
+	hosts []string
+	watch *watch
+	// The failure of the job, once a process stopped answering, and the
+	// run it cancels.
+	mu      sync.Mutex
+	failure error
+	cancel  context.CancelCauseFunc
 }
 
 var _ session.Team = (*Team)(nil)
@@ -70,11 +103,35 @@ func NewTeam(opts TeamOptions) (*Team, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Team{proc: proc, opts: opts}, nil
+	if opts.PeerTimeout <= 0 {
+		opts.PeerTimeout = DefaultPeerTimeout
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultGrace
+	}
+	t := &Team{proc: proc, opts: opts}
+	// Names for the messages: the lead knows every process's host, the
+	// others the lead's.
+	names := proc.Gather([]byte(proc.Host))
+	for _, n := range names {
+		t.hosts = append(t.hosts, string(n))
+	}
+	if !t.Lead() {
+		t.hosts = []string{proc.BcastString("", 0)}
+	} else {
+		proc.BcastString(proc.Host, 0)
+	}
+	if t.watch, err = newWatch(proc, opts.PeerTimeout, t.describe, t.lost); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
-// Close ends MPI (Finalize).
-func (t *Team) Close() error { return Finalize() }
+// Close stops watching the other processes and ends MPI (Finalize).
+func (t *Team) Close() error {
+	t.watch.close()
+	return Finalize()
+}
 
 // Rank is this process's rank in the job.
 func (t *Team) Rank() int { return t.proc.Rank }
@@ -120,7 +177,9 @@ func (t *Team) Plan(rp *replay.Replay) error {
 	if err := t.proc.Agree(err); err != nil {
 		return err
 	}
+	t.mu.Lock()
 	t.job = job
+	t.mu.Unlock()
 	return job.CheckCounts(rp.Trace())
 }
 
@@ -190,9 +249,21 @@ func (t *Team) sharedTarget(target string, mine int) error {
 	return nil
 }
 
-// Start implements session.Team: the communication layer over MPI.
-func (t *Team) Start() {
-	t.world = NewWorld(t.job, WorldOptions{FilesSynchronise: t.opts.MPIIO})
+// Start implements session.Team: the communication layer over MPI, and
+// the context of the run, which the team cancels when a process of the
+// job stops answering.
+func (t *Team) Start(ctx context.Context) context.Context {
+	ctx, cancel := context.WithCancelCause(ctx)
+	w := NewWorld(t.job, WorldOptions{FilesSynchronise: t.opts.MPIIO})
+	t.mu.Lock()
+	t.world, t.cancel = w, cancel
+	failure := t.failure
+	t.mu.Unlock()
+	if failure != nil {
+		cancel(failure)
+		w.Stop(failure)
+	}
+	return ctx
 }
 
 // Barrier implements session.Team.
@@ -202,15 +273,23 @@ func (t *Team) Barrier() { t.proc.Barrier() }
 // whole job (the others may wait for its ranks' messages); otherwise the
 // processes wait for each other's ranks and send what their worlds did
 // to the lead. How their ranks went is in their parts of the trace.
-func (t *Team) Finish(res *replay.Result, runErr error) error {
+func (t *Team) Finish(res *replay.Result, part string, runErr error) error {
+	var stats WorldStats
+	var werr error
+	if runErr == nil && t.failed() == nil {
+		stats, werr = t.world.Wait()
+	}
+	if t.failed() != nil {
+		t.stopped(res, part)
+	}
 	if runErr != nil {
 		t.opts.Log.Error(fmt.Sprintf("process %d: %v", t.proc.Rank, runErr))
 		if res != nil && t.opts.Failed != nil {
 			t.opts.Failed(res)
 		}
+		t.opts.Log.Error(fmt.Sprintf("process %d: its part of the replay's trace is kept in %s on host %s", t.proc.Rank, part, t.proc.Host))
 		Abort(1)
 	}
-	stats, werr := t.world.Wait()
 	if err := t.proc.Agree(werr); err != nil {
 		return err
 	}
@@ -223,6 +302,140 @@ func (t *Team) Finish(res *replay.Result, runErr error) error {
 		t.stats.add(ws)
 	}
 	return nil
+}
+
+// failed returns the failure of the job: a process stopped answering.
+func (t *Team) failed() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failure
+}
+
+// lost is the watch's news that a process stopped answering (told: the
+// lead said so). It stops this process's ranks and its world; the
+// process then waits for the launcher to end the job (endLost). The lead
+// says what it lost. The others say nothing: a process that lost the
+// lead is likely cut off from the launcher, whose daemon on its node,
+// with words to pass on to a lost node, would wait for TCP to give up
+// rather than its keepalive; why it stopped is in its part of the
+// trace.
+func (t *Team) lost(err error, told bool) {
+	t.mu.Lock()
+	if t.failure != nil {
+		t.mu.Unlock()
+		return
+	}
+	t.failure = err
+	cancel, w := t.cancel, t.world
+	t.mu.Unlock()
+	if t.Lead() {
+		t.opts.Log.Error(err.Error() + ": stopping the replay")
+	}
+	if cancel != nil {
+		cancel(err)
+	}
+	if w != nil {
+		w.Stop(err)
+	}
+	go t.endLost()
+}
+
+// endLost ends a process of a job that lost a process: when the launcher
+// signals it (mpirun and srun end the job once they notice the lost
+// node), or after the grace, when it aborts the job itself. It does not
+// end the process at once: a process that exits makes mpirun send to the
+// lost node's daemon, and mpirun then waits for TCP to give up on it
+// (15 minutes) rather than its own keepalive.
+func (t *Team) endLost() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	select {
+	case <-sig:
+		os.Exit(1)
+	case <-time.After(t.opts.Grace):
+		t.opts.Log.Error(fmt.Sprintf("process %d: the launcher did not end the job within %v: aborting it", t.proc.Rank, t.opts.Grace))
+		Abort(1)
+	}
+}
+
+// stopped ends the run of a process whose job lost a process: the lead
+// says where the parts of the replay's trace are, and what its ranks
+// did; then the process waits for endLost.
+func (t *Team) stopped(res *replay.Result, part string) {
+	if t.Lead() {
+		if part != "" {
+			t.opts.Log.Error(fmt.Sprintf("each process keeps its part of the replay's trace in %s on its host (iotrace merge gathers them; iotrace stats reads them)", filepath.Dir(part)))
+		}
+		if res != nil && t.opts.Failed != nil {
+			t.opts.Failed(res)
+		}
+		t.opts.Log.Error(fmt.Sprintf("waiting for the launcher to end the job (at most %v, then MPI_Abort)", t.opts.Grace))
+	}
+	select {}
+}
+
+// describe names processes for a message: by host, with their trace
+// ranks once the job knows them.
+func (t *Team) describe(procs []int) string {
+	t.mu.Lock()
+	j := t.job
+	t.mu.Unlock()
+	host := func(q int) string {
+		if t.Lead() && q < len(t.hosts) {
+			return t.hosts[q]
+		}
+		if q == 0 && len(t.hosts) > 0 {
+			return t.hosts[0]
+		}
+		return "?"
+	}
+	var parts []string
+	for len(procs) > 0 {
+		h := host(procs[0])
+		var same, rest []int
+		for _, q := range procs {
+			if host(q) == h {
+				same = append(same, q)
+			} else {
+				rest = append(rest, q)
+			}
+		}
+		procs = rest
+		s := fmt.Sprintf("%s %s on host %s", plural(len(same), "process", "processes"), ranges(same), h)
+		if j != nil {
+			var rs []int
+			for _, q := range same {
+				for _, r := range j.ProcessRanks(q) {
+					rs = append(rs, int(r))
+				}
+			}
+			if len(rs) > 0 {
+				s += fmt.Sprintf(" (trace %s %s)", plural(len(rs), "rank", "ranks"), ranges(rs))
+			}
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " and ")
+}
+
+// ranges writes sorted numbers compactly: "2–3, 7".
+func ranges(v []int) string {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	var parts []string
+	for i := 0; i < len(v); {
+		k := i
+		for k+1 < len(v) && v[k+1] == v[k]+1 {
+			k++
+		}
+		if k > i {
+			parts = append(parts, fmt.Sprintf("%d–%d", v[i], v[k]))
+		} else {
+			parts = append(parts, fmt.Sprint(v[i]))
+		}
+		i = k + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Parts implements session.Team: the lead receives every process's part.

@@ -13,6 +13,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -57,6 +58,12 @@ type World struct {
 	exited chan struct{}
 	err    error // the first MPI failure outside a call
 	stats  WorldStats
+
+	// quit stops the engine at once (Stop): a process of the job stopped
+	// answering, and MPI calls with it would never complete.
+	quit     chan struct{}
+	quitErr  error
+	quitOnce sync.Once
 }
 
 // WorldStats counts what the world did over MPI.
@@ -79,7 +86,7 @@ type WorldOptions struct {
 
 // NewWorld starts the communication layer of j's ranks.
 func NewWorld(j *Job, opts WorldOptions) *World {
-	w := &World{j: j, opts: opts, in: make(chan *op, 1024), own: map[uint32]int{}, exited: make(chan struct{})}
+	w := &World{j: j, opts: opts, in: make(chan *op, 1024), own: map[uint32]int{}, exited: make(chan struct{}), quit: make(chan struct{})}
 	for i, r := range j.Own() {
 		w.own[r] = i
 	}
@@ -109,10 +116,31 @@ func (w *World) Has(rank uint32) bool {
 func (w *World) Wait() (WorldStats, error) {
 	if len(w.own) == 0 {
 		// A process without ranks still takes part in the rounds.
-		w.in <- &op{kind: opNone}
+		w.post(&op{kind: opNone})
 	}
 	<-w.exited
 	return w.stats, w.err
+}
+
+// Stop ends the world at once with err: its engine makes no more MPI
+// calls and leaves what it started (a peer that no longer answers would
+// never complete them), Wait returns err, and calls of the ranks fail
+// with it.
+func (w *World) Stop(err error) {
+	w.quitOnce.Do(func() {
+		w.quitErr = err
+		close(w.quit)
+	})
+}
+
+// post hands o to the engine, unless the world was stopped.
+func (w *World) post(o *op) bool {
+	select {
+	case w.in <- o:
+		return true
+	case <-w.quit:
+		return false
+	}
 }
 
 type opKind uint8
@@ -164,16 +192,20 @@ type endpoint struct {
 	rank uint32
 }
 
-func (p *endpoint) post(o *op) { p.w.in <- o }
+func (p *endpoint) post(o *op) { p.w.post(o) }
 
 func (p *endpoint) call(ctx context.Context, o *op) (int64, error) {
 	o.res = make(chan result, 1)
-	p.post(o)
+	if !p.w.post(o) {
+		return 0, p.w.quitErr
+	}
 	select {
 	case r := <-o.res:
 		return r.v, r.err
 	case <-ctx.Done():
 		return 0, ctx.Err()
+	case <-p.w.quit:
+		return 0, p.w.quitErr
 	}
 }
 
@@ -259,6 +291,8 @@ func (r *recvReq) Wait(ctx context.Context) error {
 		return r.err
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-r.p.w.quit:
+		return r.p.w.quitErr
 	}
 }
 
@@ -391,10 +425,16 @@ const roundEvery = 100 * time.Millisecond
 
 func (e *engine) run() {
 	defer close(e.w.exited)
-	defer e.free()
 	idle := 0
 	timer := time.NewTimer(time.Hour)
 	for {
+		select {
+		case <-e.w.quit:
+			// MPI may still use the buffers of the calls left: they stay.
+			e.w.err = e.w.quitErr
+			return
+		default:
+		}
 		did := false
 		for k := 0; k < 256; k++ {
 			select {
@@ -410,6 +450,7 @@ func (e *engine) run() {
 			did = true
 		}
 		if e.finished && e.sends == 0 {
+			e.free()
 			return
 		}
 		e.maybeRound()
@@ -435,6 +476,7 @@ func (e *engine) run() {
 			e.handle(o)
 			idle = 0
 		case <-timer.C:
+		case <-e.w.quit:
 		}
 		if !timer.Stop() {
 			select {

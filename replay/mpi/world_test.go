@@ -245,3 +245,64 @@ func TestWorldNode(t *testing.T) {
 		t.Errorf("process %d of %d, %d processors: uses %d, want %d", proc.Rank, proc.Size, runtime.NumCPU(), got, want)
 	}
 }
+
+// TestWorldWatch: the last process stops sending heartbeats (as one whose
+// link is cut would). Process 0 says, after the timeout and not long
+// after, that it has not answered, naming it; every other process hears
+// it from process 0; the silent process, to which process 0 sends no more
+// heartbeats, says in turn that process 0 has not answered. Then the
+// watches close: none hangs.
+func TestWorldWatch(t *testing.T) {
+	proc, err := Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const timeout = time.Second
+	type news struct {
+		err  error
+		told bool
+		at   time.Time
+	}
+	got := make(chan news, 4)
+	describe := func(procs []int) string { return fmt.Sprintf("processes %v", procs) }
+	w, err := newWatch(proc, timeout, describe, func(err error, told bool) { got <- news{err, told, time.Now()} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc.Barrier()
+	last := proc.Size - 1
+	start := time.Now()
+	if proc.Rank == last {
+		w.mute.Store(true)
+	}
+	want := fmt.Sprintf("processes [%d] has not answered for 1s (--peer-timeout)", last)
+	select {
+	case n := <-got:
+		switch proc.Rank {
+		case last:
+			if n.told || n.err.Error() != "processes [0] has not answered for 1s (--peer-timeout)" {
+				t.Errorf("the silent process: %v (told %v), want process 0 not answering", n.err, n.told)
+			}
+		case 0:
+			if n.told || n.err.Error() != want {
+				t.Errorf("process 0: %v (told %v), want %q", n.err, n.told, want)
+			}
+		default:
+			if !n.told || n.err.Error() != "process 0: "+want {
+				t.Errorf("process %d: %v (told %v), want process 0's %q", proc.Rank, n.err, n.told, want)
+			}
+		}
+		// The last heartbeat may have left just before the barrier.
+		limit := 4 * timeout
+		if proc.Rank == last {
+			limit = 8 * timeout
+		}
+		if d := n.at.Sub(start); d < timeout-2*heartbeat(timeout) || d > limit {
+			t.Errorf("process %d heard after %v; the timeout is %v", proc.Rank, d, timeout)
+		}
+	case <-time.After(10 * timeout):
+		t.Errorf("process %d: no news in %v", proc.Rank, 10*timeout)
+	}
+	w.close()
+	proc.Barrier()
+}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -37,13 +38,14 @@ func (Alone) Share(ranks []uint32) []uint32 { return ranks }
 func (Alone) Parted() bool                  { return false }
 func (Alone) Plan(*replay.Replay) error     { return nil }
 func (Alone) SameTarget(string, bool) error { return nil }
-func (Alone) Start()                        {}
 func (Alone) Barrier()                      {}
 func (Alone) Describe([]uint32) string      { return "" }
 func (Alone) Summary([]uint32) string       { return "" }
 
 func (Alone) Backend(px *posix.Backend) (replay.Backend, error) { return px, nil }
 
-func (Alone) Finish(*replay.Result, error) error { return nil }
+func (Alone) Finish(*replay.Result, string, error) error { return nil }
+
+func (Alone) Start(ctx context.Context) context.Context { return ctx }
 
 func (Alone) Parts(string) ([]string, error) { return nil, nil }

@@ -176,16 +176,19 @@ type Team interface {
 	// share one. Its error is agreed.
 	SameTarget(target string, nodeLocal bool) error
 	// Start makes the communication layer of this process's ranks, just
-	// before they run.
-	Start()
+	// before they run, and returns the context they run in: the team
+	// cancels it, with the reason as its cause, when the run cannot go on
+	// (a process of the job stopped answering).
+	Start(ctx context.Context) context.Context
 	// Barrier waits for every process: the ranks of all of them start
 	// together.
 	Barrier()
 	// Finish ends the run of this process's ranks: it waits for the
 	// other processes' ranks. runErr is this process's error (res its
-	// result); a team whose other processes may wait for this one's
-	// ranks stops the job on it.
-	Finish(res *replay.Result, runErr error) error
+	// result, part its part of the replay's trace, complete); a team
+	// whose other processes may wait for this one's ranks stops the job
+	// on it, and so does a team that lost a process.
+	Finish(res *replay.Result, part string, runErr error) error
 	// Parts collects the part of the replay's trace each process wrote
 	// (part, on this process) and returns, on the lead, the files that
 	// hold them all; nil when part is the whole trace.
@@ -322,21 +325,38 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 			}
 		}
 	}
-	team.Start()
+	runCtx := team.Start(ctx)
+	// What the ranks did survives a run that never ends: once the run is
+	// cancelled (an interrupt, a lost process), the blocks so far go to
+	// the file, even if a rank stays in a call that does not return.
+	flushed := make(chan struct{})
+	stopFlush := context.AfterFunc(runCtx, func() {
+		defer close(flushed)
+		w.Flush()
+	})
 	var res *replay.Result
 	var runErr error
 	if len(own) > 0 {
 		stop := showProgress(o.Progress, rp, lead)
-		res, runErr = rp.Run(ctx, be, replay.Output{Target: out.Target, Record: func(r uint32) trace.Sink { return w.Rank(r) },
+		res, runErr = rp.Run(runCtx, be, replay.Output{Target: out.Target, Record: func(r uint32) trace.Sink { return w.Rank(r) },
 			Replayed: w.SetReplay})
 		stop()
 	} else {
 		ready()
 		res = &replay.Result{Timing: o.Replay.Timing, Epoch: time.Now()}
 	}
+	if !stopFlush() {
+		<-flushed
+	}
+	if runErr == nil && ctx.Err() == nil && runCtx.Err() != nil {
+		runErr = context.Cause(runCtx) // the team stopped the run
+	}
 	out.Result = res
-	ferr := team.Finish(res, runErr)
-	if cerr := w.Close(); ferr == nil && cerr != nil {
+	// This process's part is complete before the processes meet again:
+	// a team that stops here keeps it.
+	cerr := w.Close()
+	ferr := team.Finish(res, part, runErr)
+	if ferr == nil && cerr != nil {
 		ferr = fmt.Errorf("writing the replay's trace: %w", cerr)
 	}
 	if ferr == nil {

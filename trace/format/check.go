@@ -279,7 +279,7 @@ func (cr *CheckReplay) partial(ranks int) string {
 	if cr.Interrupted > 0 {
 		s := "interrupted"
 		if cr.Stopped != "" {
-			s += " (" + cr.Stopped + ")"
+			s += ": " + cr.Stopped
 		}
 		parts = append(parts, fmt.Sprintf("%s: %d of %d events of %s replayed", s, cr.Events, cr.Planned, count(int64(cr.Ranks), "rank")))
 	}

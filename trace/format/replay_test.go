@@ -140,7 +140,7 @@ func TestCheckPartialReplay(t *testing.T) {
 	rep.WriteText(&b)
 	for _, want := range []string{
 		"3 ranks [2-4] of the run's 8,",
-		"  replay: interrupted (" + stopped + "): 2 of 20 events of 2 ranks replayed; 1 rank without a replay block (their replay did not end)\n",
+		"  replay: interrupted: " + stopped + ": 2 of 20 events of 2 ranks replayed; 1 rank without a replay block (their replay did not end)\n",
 	} {
 		if !bytes.Contains(b.Bytes(), []byte(want)) {
 			t.Errorf("check says\n%s\nwant %q", b.String(), want)
