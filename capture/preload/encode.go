@@ -359,7 +359,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, 
 	var piters []*procIter
 	for _, pr := range procs {
 		s := pr.s
-		p := &procIter{sc: s.Scan(), s: s, sink: sink, rules: rules, main: pr.main, base: pr.base,
+		p := &procIter{src: s.merged(), s: s, sink: sink, rules: rules, main: pr.main, base: pr.base,
 			shift: pr.shift, st: state.New[ofile, handle](nil), cwd: s.Header.Cwd}
 		its = append(its, p)
 		piters = append(piters, p)
@@ -406,8 +406,8 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, 
 	}
 	mapped := map[trace.PathID]bool{}
 	for _, p := range piters {
-		st.Records += p.sc.Stats.Records
-		st.Incomplete += p.sc.Stats.Incomplete
+		st.Records += p.src.Stats.Records
+		st.Incomplete += p.src.Stats.Incomplete
 		st.Unseen |= p.unseen
 		for id := range p.mapped {
 			mapped[id] = true
@@ -617,7 +617,7 @@ type desc = state.Desc[ofile]
 // procIter turns one spool's records into events, sorted by start within
 // chunks (a spool is in the order calls ended; threads overlap).
 type procIter struct {
-	sc    *Scanner
+	src   *merged
 	s     *Spool
 	sink  trace.Sink
 	rules *ptrace.Rules
@@ -660,13 +660,8 @@ func (p *procIter) next() bool {
 		p.chunk, p.pos = p.chunk[:0], 0
 		var rec Record
 		for len(p.chunk) < chunkEvents {
-			ok, err := p.sc.Next(&rec)
-			if err != nil {
-				p.err, p.done = err, true
-				break
-			}
-			if !ok {
-				p.done = true
+			if !p.src.next(&rec) {
+				p.err, p.done = p.src.err, true
 				break
 			}
 			p.aux, p.haux = nil, nil
@@ -1006,14 +1001,10 @@ func (p *procIter) copyEvent(r *Record, e trace.Event) (trace.Event, bool) {
 	return e, (in != nil && in.Aux.keep) || (out != nil && out.Aux.keep)
 }
 
-// FindSpools counts the spools and rings in dir.
+// FindSpools counts the spools in dir.
 func FindSpools(dir string) (int, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "spool-*.sp"))
-	rings, rerr := filepath.Glob(filepath.Join(dir, "ring-*.sp"))
-	if err == nil {
-		err = rerr
-	}
-	return len(names) + len(rings), err
+	return len(names), err
 }
 
 // RemoveDir removes a spool directory after its spools were encoded.

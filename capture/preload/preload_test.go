@@ -70,28 +70,16 @@ func compile(t testing.TB, dir, name, src string, flags ...string) string {
 	return bin
 }
 
-// spoolMode is how a test records: a linear spool per process, a ring
-// drained while the program runs (as iotrace record does), or a ring that
-// nobody drains until the program has ended (a killed iotrace, recovered).
-type spoolMode int
-
-const (
-	linear spoolMode = iota
-	drained
-	recovered
-)
-
-func (m spoolMode) String() string { return [...]string{"linear", "drained ring", "recovered ring"}[m] }
-
 // record runs bin with the shim in dir and returns its spool directory.
-func record(t testing.TB, libs Libs, mode spoolMode, dir, bin string, args ...string) (string, error) {
+func record(t testing.TB, libs Libs, dir, bin string, args ...string) (string, error) {
 	t.Helper()
-	spool, _, err := recordOutput(t, libs, mode, dir, bin, args...)
+	spool, _, err := recordOutput(t, libs, dir, bin, args...)
 	return spool, err
 }
 
-// recordOutput is record, returning the program's output too.
-func recordOutput(t testing.TB, libs Libs, mode spoolMode, dir, bin string, args ...string) (string, []byte, error) {
+// recordOutput is record, returning the program's output too. The
+// spools are made ready to read as iotrace record makes them (Recover).
+func recordOutput(t testing.TB, libs Libs, dir, bin string, args ...string) (string, []byte, error) {
 	t.Helper()
 	spool := filepath.Join(dir, "spool")
 	os.RemoveAll(spool)
@@ -100,29 +88,13 @@ func recordOutput(t testing.TB, libs Libs, mode spoolMode, dir, bin string, args
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LD_PRELOAD="+libs.Preload(""))
-	if mode == linear {
-		cmd.Env = append(cmd.Env, "IOTRACE_SPOOL="+spool)
-	} else {
-		cmd.Env = append(cmd.Env, Env(spool)...)
-	}
-	var d *Drainer
-	if mode == drained {
-		d = StartDrainer(spool)
-	}
+	cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload("")), Env(spool)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Logf("%s: %v\n%s", bin, err, out)
 	}
-	if d != nil {
-		if derr := d.Stop(); derr != nil {
-			t.Fatal(derr)
-		}
-	}
-	if mode == recovered {
-		if rerr := Recover(spool); rerr != nil {
-			t.Fatal(rerr)
-		}
+	if rerr := Recover(spool); rerr != nil {
+		t.Fatal(rerr)
 	}
 	return spool, out, err
 }
@@ -226,18 +198,9 @@ func TestShimPOSIX(t *testing.T) {
 	libs := buildShim(t)
 	dir := t.TempDir()
 	bin := compile(t, dir, "posix", posixProg)
-	for _, mode := range []spoolMode{linear, drained, recovered} {
-		t.Run(mode.String(), func(t *testing.T) { testShimPOSIX(t, libs, mode, dir, bin) })
-	}
-}
-
-func testShimPOSIX(t *testing.T, libs Libs, mode spoolMode, dir, bin string) {
-	spool, err := record(t, libs, mode, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if left, _ := filepath.Glob(filepath.Join(spool, "ring-*")); len(left) > 0 {
-		t.Errorf("rings left: %v", left)
 	}
 	rules, _ := ptrace.NewRules([]string{dir}, nil, true)
 	evs, paths, stats := encode(t, spool, rules)
@@ -311,12 +274,6 @@ func testShimPOSIX(t *testing.T, libs Libs, mode spoolMode, dir, bin string) {
 // TestShimCrash checks that a process killed mid-run keeps every call it
 // finished: the spool is shared memory, not a buffer.
 func TestShimCrash(t *testing.T) {
-	for _, mode := range []spoolMode{linear, drained} {
-		t.Run(mode.String(), func(t *testing.T) { testShimCrash(t, mode) })
-	}
-}
-
-func testShimCrash(t *testing.T, mode spoolMode) {
 	libs := buildShim(t)
 	dir := t.TempDir()
 	bin := compile(t, dir, "crash", `
@@ -331,7 +288,7 @@ int main(void) {
 	return 0;
 }
 `)
-	spool, err := record(t, libs, mode, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err == nil {
 		t.Fatal("the program was not killed")
 	}
@@ -359,7 +316,7 @@ func TestShimMPIPartLoadsWithoutMPI(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := compile(t, dir, "plain", "#include <stdio.h>\nint main(void){FILE*f=fopen(\"p.txt\",\"w\");fputs(\"x\",f);fclose(f);return 0;}\n")
-	spool, err := record(t, libs, drained, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,8 +330,8 @@ func TestShimMPIPartLoadsWithoutMPI(t *testing.T) {
 // of the program's: its first open gets the descriptor it gets without
 // the shim (3, unless the test inherited some), and a
 // program that closes every descriptor but the standard ones (as daemons
-// do) still has its later calls recorded, in a linear spool (which grows
-// while the program runs) and in a ring.
+// do) still has its later calls recorded, in windows of its spool the
+// shim maps after that.
 func TestShimKeepsDescriptorsFree(t *testing.T) {
 	libs := buildShim(t)
 	dir := t.TempDir()
@@ -392,8 +349,8 @@ int main(int argc, char **argv) {
 	for (int i = 3; i < 4096; i++) close(i);
 	char b[64] = {0};
 	fd = open("after.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	/* more records than a chunk of a linear spool holds: it must grow */
-	for (int i = 0; i < 50000; i++) pwrite(fd, b, 64, (off_t)i * 64);
+	/* more records than a window of the spool holds: the shim maps more */
+	for (int i = 0; i < 200000; i++) pwrite(fd, b, 64, (off_t)i * 64);
 	close(fd);
 	return 0;
 }
@@ -405,22 +362,18 @@ int main(int argc, char **argv) {
 		t.Fatal(err)
 	}
 	first := strings.TrimSpace(string(plain))
-	for _, mode := range []spoolMode{linear, drained} {
-		t.Run(mode.String(), func(t *testing.T) {
-			spool, err := record(t, libs, mode, dir, bin, first)
-			if err != nil {
-				t.Fatal(err)
-			}
-			evs, _, stats := encode(t, spool, nil)
-			n := 0
-			for _, e := range evs[0] {
-				if e.Op == trace.OpPwrite && e.Ret == 64 {
-					n++
-				}
-			}
-			if n != 50000 || stats[0].Dropped != 0 {
-				t.Errorf("%d of 50000 pwrites after closing every descriptor, %d dropped", n, stats[0].Dropped)
-			}
-		})
+	spool, err := record(t, libs, dir, bin, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _, stats := encode(t, spool, nil)
+	n := 0
+	for _, e := range evs[0] {
+		if e.Op == trace.OpPwrite && e.Ret == 64 {
+			n++
+		}
+	}
+	if n != 200000 || stats[0].Dropped != 0 {
+		t.Errorf("%d of 200000 pwrites after closing every descriptor, %d dropped", n, stats[0].Dropped)
 	}
 }

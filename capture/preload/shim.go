@@ -1,10 +1,12 @@
 // Package preload records a program's I/O and MPI calls with a small C
 // library loaded into it (LD_PRELOAD): the shim (shim/) intercepts the
 // POSIX and stdio file calls of libc and, through the MPI profiling
-// interface, the MPI-IO and communication calls, and appends one raw
-// fixed-size record per call to a spool file per process. This package
-// builds the shim, reads spools (even those of a process that crashed)
-// and encodes them into a trace.
+// interface, the MPI-IO and communication calls, and writes one compact
+// record per call (a dozen bytes or so) into a spool file per process,
+// mapped shared, in blocks each thread fills alone: the program's own
+// threads do all the recording, and a record is in the file the moment it
+// is complete. This package builds the shim, reads spools (even those of
+// a process that crashed) and encodes them into a trace.
 //
 // The shim is C source embedded in iotrace and compiled on first use
 // with the system's C compiler into a cache directory (Build): the POSIX

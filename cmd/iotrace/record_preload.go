@@ -62,14 +62,15 @@ AIO and POSIX AIO: record says so when the program mapped recorded files or
 set those up (through liburing, libaio, syscall(2), aio_read and its kin).
 
 The shim is C, built on first use with cc (and mpi.h from mpicc for the MPI
-part) into ~/.cache/iotrace/preload (IOTRACE_CACHE). Each process appends
-fixed-size records to its own spool file, mapped in memory, so a process that
-crashes keeps every call it finished; iotrace encodes the spools into the
-trace when CMD ends, and the processes CMD left running (a daemon, a
-background job) have ended too: iotrace waits for them (it is their
-subreaper), says so after a second, and stops waiting at an interrupt (their
-later calls are then not recorded). If iotrace itself is killed, 'iotrace
-record --from-spool DIR -o OUT' encodes what the spools hold (see --spool).
+part) into ~/.cache/iotrace/preload (IOTRACE_CACHE). Each process writes
+compact records (about a dozen bytes a call) to its own spool file, mapped in
+memory, so a process that crashes keeps every call it finished. iotrace does
+nothing while CMD runs; it encodes the spools into the trace when CMD has
+ended, and the processes CMD left running (a daemon, a background job) too:
+iotrace waits for them (it is their subreaper), says so after a second, and
+stops waiting at an interrupt (their later calls are then not recorded). If
+iotrace itself is killed, 'iotrace record --from-spool DIR -o OUT' encodes
+what the spools hold (see --spool).
 
   mpirun -np 4 iotrace record --preload -o run.iot -- ./app`
 }
@@ -128,7 +129,6 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	drainer := preload.StartDrainer(spool)
 	// The processes the program leaves running (a daemon's double fork,
 	// a background job) become iotrace's children instead of init's, so
 	// that it knows them from their fork on, before they write a ring.
@@ -137,7 +137,6 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 	}
 	if err := cmd.Start(); err != nil {
 		signal.Stop(sigs)
-		drainer.Stop()
 		return fmt.Errorf("record: %w", err)
 	}
 	// While the program runs, signals go to it; once it has ended, one
@@ -164,9 +163,6 @@ func runPreload(stderr io.Writer, o recordOptions, p preloadFlags, argv []string
 	}
 	signal.Stop(sigs)
 	close(sigs)
-	if derr := drainer.Stop(); derr != nil {
-		fmt.Fprintf(stderr, "iotrace: record: draining the spools: %v\n", derr)
-	}
 	status := 0
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
@@ -326,7 +322,7 @@ func recordRules(o recordOptions) (*ptrace.Rules, error) {
 // encodeSpools writes the trace of the spools in dir: one rank file per
 // rank the processes recorded (or one file for a lone process).
 func encodeSpools(stderr io.Writer, o recordOptions, rk capture.Rank, rules *ptrace.Rules, dir string, argv []string, status int) error {
-	if err := preload.Recover(dir); err != nil { // rings a killed record left
+	if err := preload.Recover(dir); err != nil { // spools cut to what their processes wrote
 		return err
 	}
 	run, err := preload.ReadDir(dir, rk.Rank)
