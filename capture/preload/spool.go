@@ -378,10 +378,37 @@ func (c *cursor) next(rec *Record) (bool, error) {
 	}
 }
 
+// uv reads the varint at b[p:] and returns it and the position after
+// it, or -1 when b ends first or it runs past 64 bits.
+func uv(b []byte, p int) (uint64, int) {
+	if uint(p) < uint(len(b)) && b[p] < 0x80 { // uint: p may be -1
+		return uint64(b[p]), p + 1
+	}
+	if uint(p+1) < uint(len(b)) && p >= 0 && b[p+1] < 0x80 {
+		return uint64(b[p]&0x7f) | uint64(b[p+1])<<7, p + 2
+	}
+	var v uint64
+	for s := uint(0); s < 64 && uint(p) < uint(len(b)); s += 7 {
+		x := b[p]
+		p++
+		v |= uint64(x&0x7f) << s
+		if x < 0x80 {
+			return v, p
+		}
+	}
+	return 0, -1
+}
+
+// sv reads a zigzag varint.
+func sv(b []byte, p int) (int64, int) {
+	v, p := uv(b, p)
+	return int64(v>>1) ^ -int64(v&1), p
+}
+
 // decode decodes record b (its bytes, length first), at file offset at.
 func (c *cursor) decode(b []byte, rec *Record, at int64) error {
 	flags := uint16(b[3])
-	mask := uint32(binary.LittleEndian.Uint16(b[4:]))
+	mask := uint32(b[4]) | uint32(b[5])<<8
 	*rec = Record{Call: uint16(b[2]), Flags: flags &^ recAbs, Tid: c.b.tid}
 	if rec.Flags&^knownRFFlags != 0 {
 		return &SpoolError{c.s.Name, at, fmt.Sprintf("unknown record flags %#x", flags)}
@@ -390,44 +417,33 @@ func (c *cursor) decode(b []byte, rec *Record, at int64) error {
 	if flags&recAbs != 0 {
 		pstart, pfd, poff = 0, 0, 0
 	}
+	// p becomes -1 (and stays so: every read at -1 fails) when the
+	// fields run past the record.
 	p := recFixed
-	bad := false
-	uv := func() uint64 {
-		var v uint64
-		for s := uint(0); s < 64; s += 7 {
-			if p >= len(b) {
-				bad = true
-				return 0
-			}
-			x := b[p]
-			p++
-			v |= uint64(x&0x7f) << s
-			if x < 0x80 {
-				return v
-			}
-		}
-		bad = true
-		return 0
-	}
-	sv := func() int64 { v := uv(); return int64(v>>1) ^ -int64(v&1) }
+	var v int64
 	rec.Start, rec.FD = pstart, pfd
 	if mask&mStart != 0 {
-		rec.Start = pstart + sv()
+		v, p = sv(b, p)
+		rec.Start = pstart + v
 	}
 	if mask&mDur != 0 {
-		rec.Dur = int64(uv())
+		var u uint64
+		u, p = uv(b, p)
+		rec.Dur = int64(u)
 	}
 	if mask&mFD != 0 {
-		rec.FD = int32(sv())
+		v, p = sv(b, p)
+		rec.FD = int32(v)
 	}
 	switch {
 	case mask&mNoOff != 0:
 		rec.Off = -1
 	case mask&mOff != 0:
-		rec.Off = poff + sv()
+		v, p = sv(b, p)
+		rec.Off = poff + v
 	}
 	if mask&mSize != 0 {
-		rec.Size = sv()
+		rec.Size, p = sv(b, p)
 	}
 	pred := int64(0)
 	if rec.Size > 0 {
@@ -437,49 +453,16 @@ func (c *cursor) decode(b []byte, rec *Record, at int64) error {
 	}
 	rec.Ret = pred
 	if mask&mRet != 0 {
-		rec.Ret = pred + sv()
+		v, p = sv(b, p)
+		rec.Ret = pred + v
 	}
-	if mask&^(mStart|mDur|mFD|mOff|mNoOff|mSize|mRet) != 0 {
-		if mask&mBytes != 0 {
-			rec.Bytes = sv()
+	if mask&^(mStart|mDur|mFD|mOff|mNoOff|mSize|mRet) != 0 && p >= 0 {
+		if err := c.decodeRare(b, p, mask, rec, at); err != nil {
+			return err
 		}
-		if mask&mOFlags != 0 {
-			rec.OFlags = uint32(uv())
-		}
-		if mask&mMode != 0 {
-			rec.Mode = uint32(uv())
-		}
-		if mask&mPeer != 0 {
-			rec.Peer = int32(sv())
-		}
-		if mask&mTag != 0 {
-			rec.Tag = int32(sv())
-		}
-		if mask&mComm != 0 {
-			rec.Comm = uint32(uv())
-		}
-		if mask&mCount != 0 {
-			rec.Count = int32(sv())
-		}
-		var l1, l2 uint64
-		if mask&mPath != 0 {
-			l1 = uv()
-		}
-		if mask&mPath2 != 0 {
-			l2 = uv()
-		}
-		if !bad && (l1 > maxPath || l2 > maxPath) {
-			return &SpoolError{c.s.Name, at, fmt.Sprintf("path of %d bytes (at most %d)", max(l1, l2), maxPath)}
-		}
-		if !bad && uint64(len(b)-p) != l1+l2 {
-			return &SpoolError{c.s.Name, at, fmt.Sprintf("record of %d bytes holds %d bytes of paths, its lengths say %d", len(b), len(b)-p, l1+l2)}
-		}
-		if !bad {
-			rec.Path, rec.Path2 = string(b[p:p+int(l1)]), string(b[p+int(l1):])
-			p = len(b)
-		}
+		p = len(b)
 	}
-	if bad || p != len(b) {
+	if p != len(b) {
 		return &SpoolError{c.s.Name, at, fmt.Sprintf("record of %d bytes does not hold the fields its mask %#x names", len(b), mask)}
 	}
 	if rec.Dur < 0 {
@@ -491,6 +474,58 @@ func (c *cursor) decode(b []byte, rec *Record, at int64) error {
 			c.poff = rec.Off
 		}
 	}
+	return nil
+}
+
+// decodeRare decodes the fields most calls do not have, from b[p:] to
+// the end of the record.
+func (c *cursor) decodeRare(b []byte, p int, mask uint32, rec *Record, at int64) error {
+	var v int64
+	var u uint64
+	if mask&mBytes != 0 {
+		rec.Bytes, p = sv(b, p)
+	}
+	if mask&mOFlags != 0 {
+		u, p = uv(b, p)
+		rec.OFlags = uint32(u)
+	}
+	if mask&mMode != 0 {
+		u, p = uv(b, p)
+		rec.Mode = uint32(u)
+	}
+	if mask&mPeer != 0 {
+		v, p = sv(b, p)
+		rec.Peer = int32(v)
+	}
+	if mask&mTag != 0 {
+		v, p = sv(b, p)
+		rec.Tag = int32(v)
+	}
+	if mask&mComm != 0 {
+		u, p = uv(b, p)
+		rec.Comm = uint32(u)
+	}
+	if mask&mCount != 0 {
+		v, p = sv(b, p)
+		rec.Count = int32(v)
+	}
+	var l1, l2 uint64
+	if mask&mPath != 0 {
+		l1, p = uv(b, p)
+	}
+	if mask&mPath2 != 0 {
+		l2, p = uv(b, p)
+	}
+	if p < 0 {
+		return &SpoolError{c.s.Name, at, fmt.Sprintf("record of %d bytes does not hold the fields its mask %#x names", len(b), mask)}
+	}
+	if l1 > maxPath || l2 > maxPath {
+		return &SpoolError{c.s.Name, at, fmt.Sprintf("path of %d bytes (at most %d)", max(l1, l2), maxPath)}
+	}
+	if uint64(len(b)-p) != l1+l2 {
+		return &SpoolError{c.s.Name, at, fmt.Sprintf("record of %d bytes holds %d bytes of paths, its lengths say %d", len(b), len(b)-p, l1+l2)}
+	}
+	rec.Path, rec.Path2 = string(b[p:p+int(l1)]), string(b[p+int(l1):])
 	return nil
 }
 
