@@ -377,3 +377,48 @@ int main(int argc, char **argv) {
 		t.Errorf("%d of 200000 pwrites after closing every descriptor, %d dropped", n, stats[0].Dropped)
 	}
 }
+
+// TestShimFileSizeLimit checks that a process with a file size limit
+// (RLIMIT_FSIZE, ulimit -f) is not killed by the shim's spool, which the
+// shim sizes within the limit, and still has its calls recorded.
+func TestShimFileSizeLimit(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	bin := compile(t, dir, "fsize", `
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void) {
+	struct rlimit rl = {32 << 20, 32 << 20};
+	if (setrlimit(RLIMIT_FSIZE, &rl) != 0) { perror("setrlimit"); return 2; }
+	pid_t p = fork(); /* the child's shim opens its spool under the limit */
+	if (p == 0) {
+		char b[64] = {0};
+		int fd = open("limited.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		for (int i = 0; i < 1000; i++) pwrite(fd, b, 64, (off_t)i * 64);
+		close(fd);
+		_exit(0);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	if (!WIFEXITED(st)) { fprintf(stderr, "child killed by signal %d\n", WTERMSIG(st)); return 1; }
+	return WEXITSTATUS(st);
+}
+`)
+	spool, err := record(t, libs, dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _, _ := encode(t, spool, nil)
+	n := 0
+	for _, e := range evs[0] {
+		if e.Op == trace.OpPwrite {
+			n++
+		}
+	}
+	if n != 1000 {
+		t.Errorf("%d of 1000 pwrites of the limited process recorded", n)
+	}
+}

@@ -457,7 +457,7 @@ static uint64_t proc_start(void) {
 static uint64_t size_spool(int fd) {
 	struct rlimit rl;
 	uint64_t cap = CAPACITY;
-	if (syscall(SYS_getrlimit, RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		uint64_t fit = rl.rlim_cur / SPOOL_BLOCK;
 		cap = fit > SPOOL_HEADER / SPOOL_BLOCK ? fit - SPOOL_HEADER / SPOOL_BLOCK : 0;
 		if (cap > CAPACITY) cap = CAPACITY;
