@@ -55,7 +55,7 @@
 #define M_OFF (1u << 3)     /* zigzag(off - previous offset); absent: 0 */
 #define M_NOOFF (1u << 4)   /* no value: off is -1 */
 #define M_SIZE (1u << 5)    /* zigzag(size) */
-#define M_RET (1u << 6)     /* zigzag(ret - size), or ret - off when size is 0 and off > 0; absent: that is 0 */
+#define M_RET (1u << 6)     /* zigzag(ret - predicted): the size when positive, else the offset when positive, else 0; absent: 0 */
 #define M_BYTES (1u << 7)   /* zigzag(bytes) */
 #define M_OFLAGS (1u << 8)
 #define M_MODE (1u << 9)
