@@ -19,11 +19,9 @@ func Env(dir string) []string {
 
 // Recover makes the spools in dir ready to read once their processes
 // have ended, after a record that ended normally or one that was killed
-// (--from-spool): a spool is cut to the blocks its process took (the
-// shim sizes the file for many more, sparse), and a spool without a
-// header (of a process that ended as its shim started: it holds no
-// record) is removed. Spools of processes still running are left as
-// they are.
+// (--from-spool): a spool without a header, of a process that ended as
+// its shim started (it holds no record), is removed. Spools of processes
+// still running are left as they are.
 func Recover(dir string) error {
 	names, err := filepath.Glob(filepath.Join(dir, "spool-*.sp"))
 	if err != nil {
@@ -31,25 +29,14 @@ func Recover(dir string) error {
 	}
 	for _, n := range names {
 		h, ok := readHeader(n)
-		pid, start := producer(n, h, ok)
-		if pid > 0 && procAlive(pid, start) {
+		if ok {
 			continue
 		}
-		if !ok {
-			if err := os.Remove(n); err != nil {
-				return err
-			}
+		if pid, start := producer(n, h, ok); pid > 0 && procAlive(pid, start) {
 			continue
 		}
-		blocks := min(binary.LittleEndian.Uint64(h[offBlocks:]), binary.LittleEndian.Uint64(h[offCapacity:]))
-		st, err := os.Stat(n)
-		if err != nil {
+		if err := os.Remove(n); err != nil {
 			return err
-		}
-		if size := int64(headerSize + blocks*blockSize); size < st.Size() {
-			if err := os.Truncate(n, size); err != nil {
-				return fmt.Errorf("%s: %w", n, err)
-			}
 		}
 	}
 	return nil

@@ -80,7 +80,7 @@ type Header struct {
 	// record it (a path longer than the header holds).
 	Exe string
 	// Blocks is how many blocks the process took; Capacity, how many the
-	// file holds.
+	// file may hold.
 	Blocks, Capacity uint64
 }
 

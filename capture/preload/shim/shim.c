@@ -54,11 +54,16 @@
  * is made when the thread that owns a block first writes it. */
 #define WINDOW (1 << 20)
 #define BLOCKS_PER_WINDOW (WINDOW / SPOOL_BLOCK)
-/* The file is sized once, sparse, for CAPACITY blocks (64 GiB: billions
- * of records), or as much as the file system and RLIMIT_FSIZE allow; it
- * never grows, so no mapping ever runs past its end. */
+/* The file may hold CAPACITY blocks (64 GiB: billions of records), or as
+ * many as RLIMIT_FSIZE allows. It grows as blocks are taken, by fallocate
+ * (which never shrinks it, whoever calls it at once): a page the program
+ * writes is then never one the file system cannot give, which would kill
+ * it (SIGBUS) on a full disk. The growth is a sixteenth of the file, at
+ * least GROW_MIN, at most a window. A file system without fallocate gets
+ * the file sized once, sparse, for as many blocks as it takes. */
 #define CAPACITY ((uint64_t)1 << 24)
 #define MIN_CAPACITY ((uint64_t)1 << 12)
+#define GROW_MIN (4 * SPOOL_BLOCK)
 #define MAX_WINDOWS (CAPACITY / BLOCKS_PER_WINDOW + 1)
 #define FDKINDS 65536
 
@@ -79,7 +84,7 @@ struct header {
 	uint64_t proc_start;
 	char pad[3200 - 3144];
 	uint64_t blocks;   /* blocks taken */
-	uint64_t capacity; /* blocks the file holds */
+	uint64_t capacity; /* blocks the file may hold */
 	char pad2[3328 - 3216];
 	/* The program (/proc/self/exe), when it fits; else exe_len is 0. */
 	uint32_t exe_len;
@@ -115,6 +120,8 @@ static int active;
 static int record_all;
 static char *windows[MAX_WINDOWS];
 static uint64_t windows_end; /* the windows mapped are below it */
+static uint64_t file_end;    /* the bytes of the file allocated */
+static int sparse;           /* the file was sized once, sparse (no fallocate) */
 static int generation;
 static uint32_t next_tid;
 static unsigned char fdkind[FDKINDS]; /* 0 unknown, 1 file, 2 not a file, 3 file opened with O_APPEND */
@@ -189,6 +196,28 @@ static char *window(uint64_t w) {
 	return none;
 }
 
+/* grow makes the file hold its first end bytes; false if it cannot. */
+static int grow(uint64_t end) {
+	uint64_t have = __atomic_load_n(&file_end, __ATOMIC_ACQUIRE);
+	if (sparse || end <= have) return 1;
+	uint64_t step = have / 16, max = SPOOL_HEADER + hdr->capacity * SPOOL_BLOCK;
+	if (step < GROW_MIN) step = GROW_MIN;
+	if (step > WINDOW) step = WINDOW;
+	uint64_t want = have + step;
+	if (want < end) want = end;
+	want = (want + SPOOL_BLOCK - 1) / SPOOL_BLOCK * SPOOL_BLOCK;
+	if (want > max) want = max;
+	if (want < end) return 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, spool_name, O_RDWR | O_CLOEXEC);
+	if (fd < 0) return 0;
+	long rc = syscall(SYS_fallocate, fd, 0, (off_t)have, (off_t)(want - have));
+	syscall(SYS_close, fd);
+	if (rc != 0) return 0;
+	while (have < want && !__atomic_compare_exchange_n(&file_end, &have, want, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	}
+	return 1;
+}
+
 /* take_blocks takes n consecutive blocks of one window for thread tid,
  * marked magic, with time base base, and returns the first's address
  * (its header written), or NULL when the spool is full. */
@@ -198,6 +227,7 @@ static char *take_blocks(uint32_t n, uint16_t magic, uint32_t tid, int64_t base)
 		if (b + n > hdr->capacity) return NULL;
 		uint64_t at = SPOOL_HEADER / SPOOL_BLOCK + b; /* in blocks from the file's start */
 		if (at / BLOCKS_PER_WINDOW != (at + n - 1) / BLOCKS_PER_WINDOW) continue; /* across windows: left empty */
+		if (!grow((at + n) * SPOOL_BLOCK)) return NULL;
 		char *w = window(at / BLOCKS_PER_WINDOW);
 		if (!w) return NULL;
 		struct block *k = (struct block *)(w + (at % BLOCKS_PER_WINDOW) * SPOOL_BLOCK);
@@ -450,11 +480,9 @@ static uint64_t proc_start(void) {
 	return strtoull(p, NULL, 10);
 }
 
-/* size_spool makes the file hold as many blocks as it can of CAPACITY
- * (sparse: no block is made until written), within RLIMIT_FSIZE (past
- * which the kernel would kill the program), and returns them; 0 if not
- * even MIN_CAPACITY. */
-static uint64_t size_spool(int fd) {
+/* capacity returns how many blocks the file may hold: CAPACITY, within
+ * RLIMIT_FSIZE (past which the kernel would kill the program). */
+static uint64_t capacity(void) {
 	struct rlimit rl;
 	uint64_t cap = CAPACITY;
 	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
@@ -462,6 +490,23 @@ static uint64_t size_spool(int fd) {
 		cap = fit > SPOOL_HEADER / SPOOL_BLOCK ? fit - SPOOL_HEADER / SPOOL_BLOCK : 0;
 		if (cap > CAPACITY) cap = CAPACITY;
 	}
+	return cap;
+}
+
+/* size_spool makes the file hold its header and first blocks, and returns
+ * how many blocks it may hold, 0 if it cannot be made. Where the file
+ * system cannot allocate (no fallocate), the file is sized once, sparse,
+ * for as many as it takes (at least MIN_CAPACITY). */
+static uint64_t size_spool(int fd) {
+	uint64_t cap = capacity();
+	if (cap < MIN_CAPACITY) return 0;
+	uint64_t first = SPOOL_HEADER + GROW_MIN;
+	if (syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)first) == 0) {
+		file_end = first;
+		return cap;
+	}
+	if (errno != EOPNOTSUPP && errno != ENOSYS) return 0;
+	sparse = 1;
 	for (; cap >= MIN_CAPACITY; cap /= 2)
 		if (syscall(SYS_ftruncate, fd, (off_t)(SPOOL_HEADER + cap * SPOOL_BLOCK)) == 0) return cap;
 	return 0;
@@ -513,6 +558,8 @@ static void after_fork_child(void) {
 		}
 	syscall(SYS_munmap, hdr, SPOOL_HEADER);
 	windows_end = 0;
+	file_end = 0;
+	sparse = 0;
 	hdr = NULL;
 	spool_name[0] = 0;
 	next_tid = 0;
