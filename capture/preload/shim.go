@@ -66,7 +66,8 @@ func CacheDir() (string, error) {
 }
 
 // Build compiles the shim into the cache directory, once per version of
-// its sources and compiler: $CC (default cc) for the POSIX part; for the
+// its sources, its compiler and the MPI compiler wrapper's program (which
+// is run only to build): $CC (default cc) for the POSIX part; for the
 // MPI part the include directories of mpicc (or $MPICC), or
 // $IOTRACE_MPI_CFLAGS. Concurrent builds (the processes of an MPI job)
 // are safe: each builds aside and the first to finish installs.
@@ -83,7 +84,6 @@ func Build() (Libs, error) {
 	if err != nil {
 		return libs, fmt.Errorf("the preload shim is C and needs a C compiler: %s not found (install gcc, or set CC)", cc)
 	}
-	mpiFlags, mpiErr := mpiCFlags()
 	src := map[string][]byte{}
 	h := sha256.New()
 	for _, n := range []string{"shim.h", "shim.c", "mpi.c"} {
@@ -91,17 +91,23 @@ func Build() (Libs, error) {
 		src[n] = b
 		h.Write(b)
 	}
-	fmt.Fprintf(h, "%s|%s|%s", ccPath, strings.Join(mpiFlags, " "), runtime.GOARCH)
+	// The MPI compiler is named by what would change what it says (its
+	// program, by path, size and time, or the flags given instead), not
+	// run: a build in the cache is then found without starting it, which
+	// costs more than the rest of a record's start.
+	fmt.Fprintf(h, "%s|%s|%s", ccPath, mpiIdentity(), runtime.GOARCH)
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 	base, err := CacheDir()
 	if err != nil {
 		return libs, err
 	}
 	dir := filepath.Join(base, key)
-	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace-mpi.so"), MPIErr: mpiErr}
+	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace-mpi.so")}
 	if _, err := os.Stat(libs.POSIX); err == nil {
 		return finish(libs), nil
 	}
+	mpiFlags, mpiErr := mpiCFlags()
+	libs.MPIErr = mpiErr
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return libs, err
 	}
@@ -159,6 +165,31 @@ func finish(l Libs) Libs {
 		l.MPI = ""
 	}
 	return l
+}
+
+// mpiIdentity names what mpiCFlags would find mpi.h with: the flags of
+// IOTRACE_MPI_CFLAGS, or the MPI compiler wrapper's program (path, size
+// and modification time, after symbolic links), or that there is none.
+func mpiIdentity() string {
+	if f := os.Getenv("IOTRACE_MPI_CFLAGS"); f != "" {
+		return "flags " + f
+	}
+	mpicc := os.Getenv("MPICC")
+	if mpicc == "" {
+		mpicc = "mpicc"
+	}
+	p, err := exec.LookPath(mpicc)
+	if err != nil {
+		return "no " + mpicc
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return "no " + p
+	}
+	return fmt.Sprintf("%s %d %d", p, st.Size(), st.ModTime().UnixNano())
 }
 
 // mpiCFlags returns the compiler flags that find mpi.h.
