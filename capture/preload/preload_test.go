@@ -521,3 +521,45 @@ int main(void) {
 		t.Errorf("no handler interrupted the shim writing a record in %d signals: the side blocks were not tried", handled)
 	}
 }
+
+// TestBuildOnce checks that the processes of a job starting at once on a
+// node build the shim once: one builds, the others wait for it (each
+// build is seconds of CPU).
+func TestBuildOnce(t *testing.T) {
+	if c := os.Getenv("IOTRACE_TEST_BUILD_CACHE"); c != "" {
+		os.Setenv("IOTRACE_CACHE", c)
+		if _, err := Build(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	needCC(t)
+	dir := t.TempDir()
+	cc, _ := exec.LookPath("cc")
+	log := filepath.Join(dir, "cc.log")
+	wrapper := filepath.Join(dir, "cc")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\necho \"$@\" >> "+log+"\nexec "+cc+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*exec.Cmd
+	for range 4 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestBuildOnce$")
+		cmd.Env = append(os.Environ(), "IOTRACE_TEST_BUILD_CACHE="+filepath.Join(dir, "cache"), "CC="+wrapper)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("a build: %v", err)
+		}
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "shim.c"); n != 1 {
+		t.Errorf("shim.c compiled %d times by 4 processes at once, want 1:\n%s", n, b)
+	}
+}

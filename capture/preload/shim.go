@@ -26,6 +26,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 //go:embed shim/shim.h shim/shim.c shim/mpi.c
@@ -69,8 +71,10 @@ func CacheDir() (string, error) {
 // its sources, its compiler and the MPI compiler wrapper's program (which
 // is run only to build): $CC (default cc) for the POSIX part; for the
 // MPI part the include directories of mpicc (or $MPICC), or
-// $IOTRACE_MPI_CFLAGS. Concurrent builds (the processes of an MPI job)
-// are safe: each builds aside and the first to finish installs.
+// $IOTRACE_MPI_CFLAGS. The processes of an MPI job may ask at once: one
+// builds while the others wait (a lock file beside the build), or, where
+// the file system cannot lock, each builds aside and the first to finish
+// installs.
 func Build() (Libs, error) {
 	var libs Libs
 	if runtime.GOOS != "linux" {
@@ -106,11 +110,24 @@ func Build() (Libs, error) {
 	if _, err := os.Stat(libs.POSIX); err == nil {
 		return finish(libs), nil
 	}
-	mpiFlags, mpiErr := mpiCFlags()
-	libs.MPIErr = mpiErr
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return libs, err
 	}
+	// One process builds, the others (the ranks of a job starting on a
+	// node at once) wait for it: each build is seconds of CPU. Where the
+	// file system cannot lock, each builds aside, and the first to finish
+	// installs.
+	if lock, err := os.OpenFile(dir+".lock", os.O_RDWR|os.O_CREATE, 0o644); err == nil {
+		defer lock.Close()
+		if unix.Flock(int(lock.Fd()), unix.LOCK_EX) == nil {
+			defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+			if _, err := os.Stat(libs.POSIX); err == nil {
+				return finish(libs), nil
+			}
+		}
+	}
+	mpiFlags, mpiErr := mpiCFlags()
+	libs.MPIErr = mpiErr
 	tmp, err := os.MkdirTemp(base, "build-")
 	if err != nil {
 		return libs, err
