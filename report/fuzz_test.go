@@ -47,7 +47,7 @@ func FuzzCompute(f *testing.F) {
 			m.Add(e)
 		}
 		for _, detail := range []bool{false, true} {
-			s, err := Compute(m, Options{Detail: detail})
+			s, err := Compute(m, Options{Detail: detail, Access: detail})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 )
 
 // benchProg makes N calls of one kind on FILE and prints the thread CPU
@@ -156,7 +156,7 @@ func BenchmarkEncode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rules, err := ptrace.NewRules([]string{dir}, nil, true)
+	rules, err := filter.NewPaths([]string{dir}, nil, true)
 	if err != nil {
 		b.Fatal(err)
 	}

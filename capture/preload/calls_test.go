@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 )
 
 // callsProg makes each call the shim records besides the open, read and
@@ -95,7 +95,7 @@ func TestShimCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, _ := ptrace.NewRules([]string{dir}, nil, true)
+	rules, _ := filter.NewPaths([]string{dir}, nil, true)
 	evs, paths, _ := encode(t, spool, rules)
 	real, _ := filepath.EvalSymlinks(dir)
 	rel := func(id trace.PathID) string {

@@ -10,8 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
@@ -105,6 +106,7 @@ const (
 	cMPIAlltoallv
 	cMPICommSplit
 	cMPICommDup
+	cMPIClock = 190 // a reading of the clock exchange (shim.h C_MPI_CLOCK)
 )
 
 const (
@@ -323,6 +325,10 @@ type Stats struct {
 	// (Unseen* bits).
 	MmapFiles int
 	Unseen    uint32
+	// Clock holds the readings of the clock exchange with rank 0 the
+	// shim made in MPI_Init and MPI_Finalize (capture.Clock makes the
+	// rank's clock samples of them).
+	Clock []capture.ClockReading
 }
 
 // The kinds of I/O the shim sees set up but cannot record (Stats.Unseen).
@@ -344,7 +350,7 @@ const (
 // and process ends, an inherit for each descriptor a process used but was
 // not seen opening. A damaged spool ends its process's events with an
 // error naming file and offset, after the events before it were written.
-func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, error) {
+func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, error) {
 	var st Stats
 	epoch := r.Epoch()
 	var procs []*proc
@@ -416,6 +422,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *ptrace.Rules) (Stats, 
 		st.Records += p.src.Stats.Records
 		st.Incomplete += p.src.Stats.Incomplete
 		st.Unseen |= p.unseen
+		st.Clock = append(st.Clock, p.pr.clock...)
 		for id := range p.mapped {
 			mapped[id] = true
 		}
@@ -436,6 +443,7 @@ type proc struct {
 	status      int64
 	prev, next  *proc // the image exec replaced, the one that replaced it
 	parent      *proc // the process it was forked from, when in the rank
+	clock       []capture.ClockReading
 }
 
 func (p *proc) index(tid uint32) uint32 {
@@ -693,7 +701,7 @@ type procIter struct {
 	src   *merged
 	s     *Spool
 	sink  trace.Sink
-	rules *ptrace.Rules
+	rules *filter.Paths
 	main  uint32 // thread index of the main thread
 	base  uint32 // of thread 1
 	shift int64
@@ -864,6 +872,14 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		return f.keep
 	case cExit:
 		p.pr.exited, p.pr.status = true, r.Ret
+		return false
+	case cMPIClock:
+		// The reference's reading is in Bytes (shim.h C_MPI_CLOCK).
+		if (r.Size == 0 || r.Size == 1) && r.Peer >= 0 {
+			h := p.s.Header
+			p.pr.clock = append(p.pr.clock, capture.ClockReading{Phase: int(r.Size), T1: r.Start, T3: r.Start + r.Dur,
+				Ref: r.Bytes, Base: h.RealStart - h.MonoStart, Reference: uint32(r.Peer)})
+		}
 		return false
 	case cMPIRank, cMPIFinalize:
 		return false
@@ -1049,7 +1065,7 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		e.Offset, e.Size, e.Flags = r.Off, r.Size, e.Flags|r.OFlags
 	case op == trace.OpMmap:
 		e.Offset, e.Size, e.Flags, e.Mode = r.Off, r.Size, e.Flags|r.OFlags, r.Mode
-		if keep && r.Ret >= 0 && !ptrace.SystemFile(f.Aux.name) {
+		if keep && r.Ret >= 0 && !filter.SystemFile(f.Aux.name) {
 			if p.mapped == nil {
 				p.mapped = map[trace.PathID]bool{}
 			}

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
@@ -120,7 +120,7 @@ func shimFamilies(t *testing.T, libs Libs, dir, bin string, args ...string) (map
 		t.Fatal(err)
 	}
 	real, _ := filepath.EvalSymlinks(dir)
-	rules, _ := ptrace.NewRules([]string{real}, []string{spool}, true)
+	rules, _ := filter.NewPaths([]string{real}, []string{spool}, true)
 	evs, paths, _ := encode(t, spool, rules)
 	counts, lines := map[string]int{}, map[string][]string{}
 	for _, rank := range evs {
@@ -324,7 +324,7 @@ func shimIOCalls(t *testing.T, libs Libs, dir, bin string) map[string][]scall {
 		t.Fatal(err)
 	}
 	real, _ := filepath.EvalSymlinks(dir)
-	rules, _ := ptrace.NewRules([]string{real}, []string{spool}, true)
+	rules, _ := filter.NewPaths([]string{real}, []string{spool}, true)
 	evs, paths, _ := encode(t, spool, rules)
 	calls := map[string][]scall{}
 	for _, rank := range evs {

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 )
 
 // needCC skips t without a C compiler (fails under CI, which has one).
@@ -101,7 +101,7 @@ func recordOutput(t testing.TB, libs Libs, dir, bin string, args ...string) (str
 }
 
 // encode reads the spools of dir and returns each rank's events.
-func encode(t *testing.T, spool string, rules *ptrace.Rules) (map[uint32][]trace.Event, *trace.Paths, []Stats) {
+func encode(t *testing.T, spool string, rules *filter.Paths) (map[uint32][]trace.Event, *trace.Paths, []Stats) {
 	t.Helper()
 	run, err := ReadDir(spool, 0)
 	if err != nil {
@@ -203,7 +203,7 @@ func TestShimPOSIX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, _ := ptrace.NewRules([]string{dir}, nil, true)
+	rules, _ := filter.NewPaths([]string{dir}, nil, true)
 	evs, paths, stats := encode(t, spool, rules)
 	if len(evs) != 1 {
 		t.Fatalf("ranks %v, want rank 0 only", len(evs))

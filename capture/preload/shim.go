@@ -30,13 +30,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-//go:embed shim/shim.h shim/shim.c shim/mpi.c
+//go:embed shim/shim.h shim/shim.c shim/mpi.c shim/mpilib.h shim/mpiclock.h shim/clocklib.c
 var sources embed.FS
 
 // Libs are the built shim libraries.
 type Libs struct {
 	POSIX string // libiotrace.so: always
 	MPI   string // libiotrace-mpi.so: "" when it could not be built
+	// Clock is libiotrace-clock.so, the clock library alone (ptrace
+	// recording of MPI programs): "" when MPI is.
+	Clock string
 	// MPIErr says why MPI is empty.
 	MPIErr error
 }
@@ -90,7 +93,7 @@ func Build() (Libs, error) {
 	}
 	src := map[string][]byte{}
 	h := sha256.New()
-	for _, n := range []string{"shim.h", "shim.c", "mpi.c"} {
+	for _, n := range []string{"shim.h", "shim.c", "mpi.c", "mpilib.h", "mpiclock.h", "clocklib.c"} {
 		b, _ := sources.ReadFile("shim/" + n)
 		src[n] = b
 		h.Write(b)
@@ -106,7 +109,8 @@ func Build() (Libs, error) {
 		return libs, err
 	}
 	dir := filepath.Join(base, key)
-	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace-mpi.so")}
+	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace-mpi.so"),
+		Clock: filepath.Join(dir, "libiotrace-clock.so")}
 	if _, err := os.Stat(libs.POSIX); err == nil {
 		return finish(libs), nil
 	}
@@ -153,8 +157,13 @@ func Build() (Libs, error) {
 	}
 	if mpiErr == nil {
 		args := append(append(common, mpiFlags...), "-o", "libiotrace-mpi.so", "mpi.c", "-ldl", "-lpthread")
-		if err := run(args...); err != nil {
+		err := run(args...)
+		if err == nil {
+			err = run(append(append(common, mpiFlags...), "-o", "libiotrace-clock.so", "clocklib.c", "-ldl")...)
+		}
+		if err != nil {
 			os.Remove(filepath.Join(tmp, "libiotrace-mpi.so"))
+			os.Remove(filepath.Join(tmp, "libiotrace-clock.so"))
 			// Keep the POSIX part; say why MPI is missing (in the cache
 			// too, so that the next run says it without building).
 			os.WriteFile(filepath.Join(tmp, "mpi-error.txt"), []byte(err.Error()), 0o644)
@@ -179,7 +188,7 @@ func finish(l Libs) Libs {
 		} else if l.MPIErr == nil {
 			l.MPIErr = err
 		}
-		l.MPI = ""
+		l.MPI, l.Clock = "", ""
 	}
 	return l
 }

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
@@ -207,7 +207,7 @@ func straceWithShim(t *testing.T, libs Libs, dir string, stdout string, env []st
 	}
 	sc := parseStrace(t, out, real)
 	os.Remove(out)
-	rules, _ := ptrace.NewRules([]string{real}, []string{spool}, true)
+	rules, _ := filter.NewPaths([]string{real}, []string{spool}, true)
 	evs, paths, _ := encode(t, spool, rules)
 	return sc, shimCalls(evs[0], paths)
 }

@@ -41,6 +41,22 @@ func FuzzReader(f *testing.F) {
 	encode(f, tracegen.IOR(1, 3, 1), func() map[uint32][]trace.Event { m, _ := materialise(f, tracegen.IOR(1, 3, 1)); return m }(), &buf)
 	f.Add(buf.Bytes()[:buf.Len()-5]) // truncated
 	f.Add([]byte(Magic))
+	// A rank with a clock (its rank-info fields of the clock after its
+	// events), so that mutations reach the clock's decoding and the
+	// aligned times.
+	buf.Reset()
+	w, err := NewWriter(&buf, trace.Meta{Epoch: 100})
+	if err != nil {
+		f.Fatal(err)
+	}
+	w.SetRankInfo(1, 50, "h", 7)
+	w.Rank(1).WriteEvents(randomEvents(r, 1, 10, paths)[:0])
+	w.Rank(1).WriteEvents([]trace.Event{{Op: trace.OpClose, Rank: 1, FD: 3, Start: 10}, {Op: trace.OpClose, Rank: 1, FD: 4, Start: 5000}})
+	w.SetRankClock(1, Clock{Ref: 0, Method: "m", Samples: []ClockSample{{At: 20, Offset: -30, Err: 4}, {At: 4000, Offset: 70, Err: 5}}})
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(bytes.Clone(buf.Bytes()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		readAnything(data)
 		// Mutations almost never keep the CRCs right, so the decoders

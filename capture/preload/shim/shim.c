@@ -159,6 +159,19 @@ static int64_t real_now(void) {
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* test_clock_shift is a test hook: IOTRACE_TEST_CLOCK_SHIFT (ns) moves
+ * the wall clock this process reads, as if its host's clock were off by
+ * that much. */
+static int64_t test_clock_shift(void) {
+	const char *v = getenv("IOTRACE_TEST_CLOCK_SHIFT");
+	return v ? strtoll(v, NULL, 10) : 0;
+}
+
+EXPORT int64_t iotrace_clock_base(void) {
+	if (hdr) return hdr->real_start - hdr->mono_start;
+	return real_now() + test_clock_shift() - iotrace_now();
+}
+
 /* ---- the spool ---- */
 
 /* sys_mmap maps without going through the shim's own mmap wrapper. */
@@ -536,7 +549,7 @@ static void open_spool(void) {
 	hdr->rank = -1;
 	hdr->size = -1;
 	hdr->mono_start = iotrace_now();
-	hdr->real_start = real_now();
+	hdr->real_start = real_now() + test_clock_shift();
 	read_small("/proc/self/cmdline", hdr->cmdline, sizeof hdr->cmdline, &hdr->cmdline_len);
 	hdr->proc_start = proc_start();
 	long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", hdr->exe, sizeof hdr->exe);

@@ -115,6 +115,11 @@ enum {
 	C_MPI_GATHER, C_MPI_GATHERV, C_MPI_SCATTER, C_MPI_SCATTERV,
 	C_MPI_ALLGATHER, C_MPI_ALLGATHERV, C_MPI_ALLTOALL, C_MPI_ALLTOALLV,
 	C_MPI_COMM_SPLIT, C_MPI_COMM_DUP,
+	/* A reading of the clock exchange with rank 0 (mpiclock.h): start
+	 * when the question left, dur until the answer came, bytes rank 0's
+	 * clock then (wall-clock ns), size the phase (0 start-up, 1 end), peer
+	 * the reference rank, off -1. */
+	C_MPI_CLOCK = 190,
 
 	C_MPI_FILE_OPEN = 200, C_MPI_FILE_CLOSE,
 	C_MPI_FILE_READ_AT, C_MPI_FILE_READ_AT_ALL, C_MPI_FILE_WRITE_AT, C_MPI_FILE_WRITE_AT_ALL,
@@ -136,7 +141,7 @@ struct rec {
 	int64_t off;     /* offset; view displacement; -1: none */
 	int64_t size;    /* requested bytes; view block length */
 	int64_t ret;     /* result, or -errno */
-	int64_t bytes;   /* communication bytes; view stride; second offset (copies) */
+	int64_t bytes;   /* communication bytes; view stride; second offset (copies); clock reading */
 	uint32_t oflags; /* open flags, MPI amode, *at flags, whence */
 	uint32_t mode;
 	int32_t peer;    /* world rank of peer or root; second descriptor (copies, RF_PATH2_AT) */
@@ -154,5 +159,8 @@ int iotrace_active(void);
 int *iotrace_mpi_depth(void);
 int *iotrace_mpiio_depth(void);
 void iotrace_set_rank(int rank, int size);
+/* iotrace_clock_base is the wall clock minus CLOCK_MONOTONIC that the
+ * process's trace counts with (the header's real_start − mono_start). */
+int64_t iotrace_clock_base(void);
 
 #endif
