@@ -523,8 +523,8 @@ int main(void) {
 }
 
 // TestBuildOnce checks that the processes of a job starting at once on a
-// node build the shim once: one builds, the others wait for it (each
-// build is seconds of CPU).
+// node build the shim once (its POSIX part, MPI part and clock library):
+// one builds, the others wait for it (each build is seconds of CPU).
 func TestBuildOnce(t *testing.T) {
 	if c := os.Getenv("IOTRACE_TEST_BUILD_CACHE"); c != "" {
 		os.Setenv("IOTRACE_CACHE", c)
@@ -561,5 +561,10 @@ func TestBuildOnce(t *testing.T) {
 	}
 	if n := strings.Count(string(b), "shim.c"); n != 1 {
 		t.Errorf("shim.c compiled %d times by 4 processes at once, want 1:\n%s", n, b)
+	}
+	// The MPI part and the clock library, where mpi.h is found: once too.
+	mpi, clk := strings.Count(string(b), " mpi.c "), strings.Count(string(b), " clocklib.c ")
+	if _, err := mpiCFlags(); err == nil && (mpi != 1 || clk != 1) || mpi > 1 || clk > 1 {
+		t.Errorf("mpi.c compiled %d times, clocklib.c %d times by 4 processes at once, want 1 each (with mpi.h):\n%s", mpi, clk, b)
 	}
 }

@@ -4,8 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/trace"
 )
 
 // putRecord appends r encoded as the shim encodes it (shim.c encode),
@@ -292,4 +298,47 @@ func FuzzSpool(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSpoolClockReadings checks the clock exchange's records (call 190:
+// the reference's reading in bytes, no offset) as the encoder takes them:
+// readings of the rank's clock in Stats.Clock, no event, and the
+// offsets of the records around them as written.
+func TestSpoolClockReadings(t *testing.T) {
+	const ref = 1_700_000_000_123_456_789
+	h := Header{PID: 7, PPID: 1, Rank: 1, Size: 2, MonoStart: 1000, RealStart: 1_700_000_000_000_000_000, Cwd: "/w"}
+	recs := []*Record{
+		{Call: cMPIRank, Start: 1100, Peer: 1, Count: 2},
+		{Call: cOpen, FD: -1, Start: 1200, Dur: 5, Ret: 3, OFlags: 0x42, Path: "/w/f"},
+		{Call: cPwrite, FD: 3, Start: 1300, Dur: 2, Off: 4096, Size: 10, Ret: 10},
+		{Call: cMPIClock, Start: 1400, Dur: 300, Off: -1, Bytes: ref, Size: 0},
+		{Call: cPwrite, FD: 3, Start: 1800, Dur: 2, Off: 8192, Size: 10, Ret: 10},
+		{Call: cMPIClock, Start: 1900, Dur: 90, Off: -1, Bytes: ref + 800, Size: 1},
+		{Call: cClose, FD: 3, Start: 2000, Dur: 1},
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "spool-7-1000.sp"), spoolBytes(h, recs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	evs, _, stats := encode(t, dir, nil)
+	base := h.RealStart - h.MonoStart
+	want := []capture.ClockReading{{Phase: 0, T1: 1400, T3: 1700, Ref: ref, Base: base}, {Phase: 1, T1: 1900, T3: 1990, Ref: ref + 800, Base: base}}
+	if len(stats) != 1 || !slices.Equal(stats[0].Clock, want) {
+		t.Fatalf("clock readings %+v, want %+v", stats, want)
+	}
+	var offs []int64
+	for _, e := range evs[1] {
+		switch e.Op {
+		case trace.OpPwrite:
+			offs = append(offs, e.Offset)
+		case trace.OpUnknown:
+			t.Errorf("an event of a bookkeeping record: %+v", e)
+		}
+	}
+	if !slices.Equal(offs, []int64{4096, 8192}) {
+		t.Errorf("pwrite offsets %v, want [4096 8192]", offs)
+	}
+	if c, ok := capture.Clock(stats[0].Clock, h.RealStart, capture.ClockMethodPreload); !ok || len(c.Samples) != 2 {
+		t.Errorf("clock %+v, want 2 samples", c)
+	}
 }
