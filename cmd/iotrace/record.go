@@ -145,14 +145,15 @@ AIO and POSIX AIO: record says so when the program mapped recorded files or
 set those up (through liburing, libaio, syscall(2), aio_read and its kin).
 
 The shim is C, built on first use with cc (and mpi.h from mpicc for the MPI
-part) into ~/.cache/iotrace/preload (IOTRACE_CACHE). Each process appends
-fixed-size records to its own spool file, mapped in memory, so a process that
-crashes keeps every call it finished; iotrace encodes the spools into the
-trace when CMD ends, and the processes CMD left running (a daemon, a
-background job) have ended too: iotrace waits for them (it is their
-subreaper), says so after a second, and stops waiting at an interrupt (their
-later calls are then not recorded). If iotrace itself is killed, 'iotrace
-record --from-spool DIR -o OUT' encodes what the spools hold (see --spool).
+part) into ~/.cache/iotrace/preload (IOTRACE_CACHE). Each process writes
+compact records (about a dozen bytes a call) to its own spool file, mapped in
+memory, so a process that crashes keeps every call it finished. iotrace does
+nothing while CMD runs; it encodes the spools into the trace when CMD has
+ended, and the processes CMD left running (a daemon, a background job) too:
+iotrace waits for them (it is their subreaper), says so after a second, and
+stops waiting at an interrupt (their later calls are then not recorded). If
+iotrace itself is killed, 'iotrace record --from-spool DIR -o OUT' encodes
+what the spools hold (see --spool).
 
   mpirun -np 4 iotrace record --preload -o run.iot -- ./app`
 
