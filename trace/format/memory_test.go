@@ -104,3 +104,40 @@ func TestOpenWritersKeepLittle(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A file's path ids are shared by its ranks: with a path of each rank's
+// own, a rank's ids are as large as the file's ranks. An open trace keeps
+// the ids' translation in proportion to the paths each rank names, not
+// to its ranks times its paths (10,000 ranks kept 209 MB).
+func TestPathIDsPerRankKeepLittle(t *testing.T) {
+	const ranks = 4000
+	paths := trace.NewPaths()
+	byRank := map[uint32][]trace.Event{}
+	for r := uint32(0); r < ranks; r++ {
+		p := paths.Intern("/bench/rank" + itoa(int64(r)))
+		byRank[r] = []trace.Event{{Op: trace.OpPwrite, Rank: r, Dur: 1000, Path: p, FD: 3, Size: 4096, Ret: 4096}}
+	}
+	data := writeTrace(t, Options{}, byRank, paths)
+	rd, err := NewReader(bytes.NewReader(data), int64(len(data)), "paths.iot", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, s := range rd.streams {
+		kept += cap(s.remap) + len(s.remapM)
+	}
+	if kept > 64*ranks {
+		t.Errorf("%d ranks of a path each keep %d path ids", ranks, kept)
+	}
+	// Every rank's path still reads as its own.
+	buf := make([]trace.Event, 4)
+	for _, r := range []uint32{0, 1, ranks / 2, ranks - 1} {
+		src, err := rd.Rank(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := src.ReadEvents(buf); err != nil || n != 1 || rd.Paths().Lookup(buf[0].Path) != "/bench/rank"+itoa(int64(r)) {
+			t.Errorf("rank %d: %d events (%v), path %q", r, n, err, rd.Paths().Lookup(buf[0].Path))
+		}
+	}
+}

@@ -344,8 +344,14 @@ type rankStream struct {
 	shift  int64       // add to file times to get trace times
 	clock  *Clock      // what the capture measured of the rank's clock
 	fix    *clockFix   // subtract its offset from file times to align them
+	// remap turns the file's path ids into the trace's: dense ids in
+	// remap, the others in remapM. A writer's ids are shared by all its
+	// ranks, so a rank of a file with a path per rank has ids as large as
+	// the file's ranks: dense, a rank's slice would grow with the file's
+	// paths, and all ranks' with its ranks squared.
 	remap  []trace.PathID
 	remapM map[uint64]trace.PathID
+	nremap int // ids defined
 	host   string
 	pid    int
 	replay *trace.ReplayRank // how the rank was replayed, if it says
@@ -561,7 +567,8 @@ func (r *Reader) readStrings(s *rankStream, p []byte) error {
 			return errors.New("path id 0 defined")
 		}
 		g := r.paths.Intern(string(str))
-		if id < 1<<20 {
+		s.nremap++
+		if id < uint64(len(s.remap)) || id < uint64(min(4*s.nremap+64, 1<<20)) {
 			if id >= uint64(len(s.remap)) {
 				s.remap = slices.Grow(s.remap, int(id)+1-len(s.remap))[:max(int(id)+1, len(s.remap))]
 			}
