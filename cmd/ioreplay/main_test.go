@@ -517,6 +517,7 @@ func TestUserErrorsAreOneLine(t *testing.T) {
 		{"--ops", "frobnicate", good},
 		{"--format", "xml", good},
 		{"--target", "/", good},
+		{"--peer-timeout", "0s", good},
 		{"x.iop"},
 		{"--ranks", "2", "astro3d-small", good},
 		{"--param", "novalue", "astro3d-small"},

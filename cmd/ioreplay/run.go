@@ -188,6 +188,9 @@ func (o *options) checkChoices() error {
 	if len(o.hints) > 0 && o.backend != backendMPIIO {
 		return errors.New("--hint is for --backend mpiio")
 	}
+	if o.peerTimeout <= 0 {
+		return fmt.Errorf("--peer-timeout %v: want a positive duration, such as 1m", o.peerTimeout)
+	}
 	if o.replay.Direct && o.backend == backendMPIIO {
 		return errors.New("--direct is for --backend posix (give the MPI library's hint for direct I/O instead, e.g. --hint direct_write=true)")
 	}
