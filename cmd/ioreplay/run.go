@@ -52,7 +52,11 @@ func run(o *options, args []string, s cli.IO) error {
 		err = cerr
 	}
 	if errors.Is(err, session.ErrReported) {
-		return cli.ExitError{Code: 1} // process 0 says why
+		// Process 0 says why and ends the job with its exit code. The
+		// others end quietly with 0: mpirun ends the whole job at the
+		// first process that exits non-zero, and one that did so here,
+		// out of MPI_Finalize, would end process 0 before it said why.
+		return nil
 	}
 	return err
 }
