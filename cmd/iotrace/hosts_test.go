@@ -159,15 +159,18 @@ func TestRecordAcrossHosts(t *testing.T) {
 				t.Logf("rank %d: clock %+v", rs.Rank, rs.Clock.Samples)
 			}
 			// After the first barrier ranks 1–3 open their files at once:
-			// on one clock within 100 ms (on a loaded machine), on the
-			// hosts' own clocks b's 250 ms late.
+			// on one clock together, on the hosts' own clocks b's 250 ms
+			// late. How far apart they really open depends on the load
+			// of the machine (under load, 194 ms); the alignment must
+			// take out b's shift, to within the offsets' bounds, whatever
+			// it is.
 			for k := uint32(2); k < 4; k++ {
-				if d := aligned[k] - aligned[1]; d > 100_000_000 || d < -100_000_000 {
-					t.Errorf("aligned: rank %d opened %v after rank 1", k, time.Duration(d))
+				a, r := aligned[k]-aligned[1], raw[k]-raw[1]
+				if d := r - a; d < hostShift-2_000_000 || d > hostShift+2_000_000 {
+					t.Errorf("rank %d opened %v after rank 1 on one clock, %v on the hosts' own: the alignment took out %v, want %v ± 2ms",
+						k, time.Duration(a), time.Duration(r), time.Duration(d), time.Duration(hostShift))
 				}
-				if d := raw[k] - raw[1]; d < hostShift-100_000_000 || d > hostShift+100_000_000 {
-					t.Errorf("raw clocks: rank %d opened %v after rank 1, want about %v", k, time.Duration(d), time.Duration(hostShift))
-				}
+				t.Logf("rank %d opened %v after rank 1 on one clock, %v on the hosts' own", k, time.Duration(a), time.Duration(r))
 			}
 			delay := aligned[0] - aligned[2]
 			if delay < 900_000_000 || delay > 1_500_000_000 {
