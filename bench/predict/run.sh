@@ -90,9 +90,10 @@
 #   bench/predict/run.sh                          # about 15 minutes; Markdown on stdout
 #   bench/predict/run.sh --write baseline --title "before issue 22's changes"
 #                                                 # also (re)writes that section of docs/BENCHMARKS.md
-#   bench/predict/run.sh --quick                  # REPS=1, MODES=think: a few minutes
+#   bench/predict/run.sh --quick                  # REPS=1, MODES=think (unless given): a few minutes
 #   bench/predict/run.sh --dry-run                # builds the helpers, prints the plan; runs nothing, needs no root
 #   APPS='tar-sync fio' TARGETS=slow bench/predict/run.sh --keep /tmp/p   # a few cells; keep traces, replays, logs
+#   bench/predict/run.sh --report /tmp/p --write baseline   # the Markdown of a kept run again (no runs)
 #
 # Needs go, cc, mpicc, mpirun, sqlite3, fio, tar, git, python3 with h5py's MPI
 # build (Debian python3-h5py-mpi), losetup, mkfs.ext4.
@@ -104,7 +105,6 @@ APPS=${APPS:-ior-posix ior-direct ior-mpiio mdtest mdtest-fsync h5py sqlite fio 
 TARGETS=${TARGETS:-tmpfs disk slow}
 CAPTURE_FS=${CAPTURE_FS:-tmpfs disk}
 RECORDER=${RECORDER:-preload}
-MODES=${MODES:-original think afap}
 REPS=${REPS:-3}
 NP=${NP:-2}
 NULLS=${NULLS:-3}
@@ -113,19 +113,25 @@ SLOW_MBPS=${SLOW_MBPS:-50}
 PY=${PY:-/usr/bin/python3}
 DOC=${DOC:-docs/BENCHMARKS.md}
 
-dry=0 write="" title="" keep=""
+dry=0 write="" title="" keep="" report="" quick=0 modes_given=${MODES+1}
 while [ $# -gt 0 ]; do
 	case $1 in
-	--quick) REPS=1 MODES=${QUICK_MODES:-think} ;;
+	--quick) quick=1 ;;
 	--dry-run) dry=1 ;;
 	--write) write=$2; shift ;;
 	--title) title=$2; shift ;;
 	--keep) keep=$2; shift ;;
+	--report) report=$2; shift ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	*) echo "run.sh: unknown argument $1 (--quick, --dry-run, --write NAME, --title TEXT, --keep DIR)" >&2; exit 2 ;;
+	*) echo "run.sh: unknown argument $1 (--quick, --dry-run, --write NAME, --title TEXT, --keep DIR, --report DIR)" >&2; exit 2 ;;
 	esac
 	shift
 done
+if [ $quick = 1 ]; then
+	REPS=1
+	[ -n "$modes_given" ] || MODES=think
+fi
+MODES=${MODES:-original think afap}
 [[ -z $write || $write =~ ^[A-Za-z0-9_.-]+$ ]] || { echo "run.sh: --write takes a name of letters, digits, . _ -" >&2; exit 2; }
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0
@@ -182,6 +188,156 @@ null_of() { # the start-up and exit the real run's wall time loses (other progra
 	esac
 }
 
+# The Markdown.
+section() {
+	local head="## Prediction: replay on B against the application on B ($start"
+	[ -n "$title" ] && head+=", $title"
+	echo "$head)"
+	echo
+	echo "\`bench/predict/run.sh\` at $(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?') on $host_s, $minutes min."
+	echo "Load average (1, 5, 15 min) $load_start at the start, $load_end at the end; the 1-minute load at each timed run is in the"
+	echo "tables' last column (median over the cell's runs). Captures: \`iotrace record $( [ "$RECORDER" = preload ] && echo '--preload ')\`on tmpfs (/dev/shm) and on the"
+	echo "disk (ext4, the VM's virtio disk); replayed on tmpfs, the disk and *slow* (ext4 on a loop device, $SLOW_IOPS IOPS and"
+	echo "$SLOW_MBPS MiB/s each way: cgroup blkio throttling); $REPS paired repetitions (the real run and every replay of a"
+	echo "repetition interleaved, their order rotating), caches dropped before each; medians."
+	echo
+	echo "**The application's I/O time** is, on both sides, the span from the start of the first file call (POSIX, metadata"
+	echo "or MPI-IO, on the application's files) to the end of the last one, on the earliest and latest ranks: it holds the"
+	echo "computation between the calls, not the start-up before the first call (exec, loading, imports, MPI_Init) nor the"
+	echo "exit after the last. Real run: ior, mdtest and h5py time themselves that way (CLOCK_MONOTONIC, min start to max"
+	echo "end over ranks); for sqlite3, fio, tar and git it is the command's wall time minus its start-up and exit *S*, the"
+	echo "median wall time of its null command run just before (\`sh -c :\`, \`sqlite3 :memory:\`, \`fio --version\`). Replay:"
+	echo "the same span in the replay's own trace (\`--record\`), so ioreplay's start-up, planning, the prepare phase and its"
+	echo "report are outside it. Inputs are in place and cold before every timed run: the real run's made by the script,"
+	echo "the replay's by \`ioreplay --prepare-only\`, then caches dropped (the program's binaries warmed again by a tiny run"
+	echo "of it on tmpfs). **Error** = predicted ÷ real − 1 within each repetition, median over repetitions; negative:"
+	echo "the replay under-predicts."
+	echo
+	echo "| application | what it does (DIR: its directory) | *S* |"
+	echo "|---|---|---|"
+	for a in $APPS; do echo "| $a | \`$(cmd_of "$a")\` | \`$(null_of "$a")\` |"; done
+	echo
+	awk -F'\t' -v modes="${mode_names[*]}" -v targets="$TARGETS" -v cfss="$CAPTURE_FS" -v apps="$APPS" '
+function median(a, k,   i, j, t) {
+	if (k == 0) return ""
+	for (i = 2; i <= k; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
+	return (k % 2) ? a[(k+1)/2] : (a[k/2] + a[k/2+1]) / 2
+}
+function abs(x) { return x < 0 ? -x : x }
+function pct(x) { return sprintf("%+.1f %%", 100 * x) }
+$1 == "real" { real[$2, $3, $6] = $7; S[$2, $3, ++ns[$2, $3]] = $9; L[$2, $3, ++nl[$2, $3]] = $10 }
+$1 == "replay" { pred[$2, $3, $4, $5, $6] = $7; L[$2, $3, ++nl[$2, $3]] = $11 }
+$1 == "capture" { cap[$2, $3] = $7; capio[$2, $3] = $8 }
+END {
+	na = split(apps, A, " "); nt = split(targets, T, " "); nc = split(cfss, C, " "); nm = split(modes, M, " ")
+	# cells: the median real, each mode'"'"'s median prediction and median paired error
+	for (a = 1; a <= na; a++) for (t = 1; t <= nt; t++) {
+		k = 0; delete v
+		for (r = 1; r <= 99; r++) if ((A[a], T[t], r) in real) v[++k] = real[A[a], T[t], r]
+		R[A[a], T[t]] = median(v, k)
+		k = 0; delete v
+		for (i = 1; i <= ns[A[a], T[t]]; i++) v[++k] = S[A[a], T[t], i]
+		SS[A[a], T[t]] = median(v, k)
+		k = 0; delete v
+		for (i = 1; i <= nl[A[a], T[t]]; i++) v[++k] = L[A[a], T[t], i]
+		LL[A[a], T[t]] = median(v, k)
+		for (c = 1; c <= nc; c++) for (m = 1; m <= nm; m++) {
+			k = 0; ke = 0; delete v; delete e
+			for (r = 1; r <= 99; r++) if ((A[a], T[t], C[c], M[m], r) in pred) {
+				p = pred[A[a], T[t], C[c], M[m], r]; v[++k] = p
+				if ((A[a], T[t], r) in real && real[A[a], T[t], r] > 0) e[++ke] = p / real[A[a], T[t], r] - 1
+			}
+			P[A[a], T[t], C[c], M[m]] = median(v, k)
+			if (ke) { E[A[a], T[t], C[c], M[m]] = median(e, ke); HAS[A[a], T[t], C[c], M[m]] = 1 }
+		}
+	}
+	for (pass = 1; pass <= 2; pass++) {
+		if (pass == 1) {
+			print "### Prediction: captured on one file system, replayed on another"
+		} else {
+			print ""
+			print "### Self-replay: captured and replayed on the same file system"
+		}
+		print ""
+		printf "| application | captured on | replayed on | real (s) | *S* (s) |"
+		for (m = 1; m <= nm; m++) printf " %s: predicted (s), error |", M[m]
+		print " load |"
+		printf "|---|---|---|---:|---:|"
+		for (m = 1; m <= nm; m++) printf "---:|"
+		print "---:|"
+		for (a = 1; a <= na; a++) for (c = 1; c <= nc; c++) for (t = 1; t <= nt; t++) {
+			self = (C[c] == T[t])
+			if ((pass == 1) == self) continue
+			if (!((A[a], C[c]) in cap)) continue
+			printf "| %s | %s | %s | %s | %s |", A[a], C[c], T[t], R[A[a], T[t]] == "" ? "–" : sprintf("%.4f", R[A[a], T[t]]), SS[A[a], T[t]] == "" || SS[A[a], T[t]] == 0 ? "–" : sprintf("%.4f", SS[A[a], T[t]])
+			for (m = 1; m <= nm; m++) {
+				key = A[a] SUBSEP T[t] SUBSEP C[c] SUBSEP M[m]
+				if (key in HAS) {
+					x = E[key]; s = pct(x)
+					if (abs(x) > 0.15) s = "**" s "**"
+					printf " %.4f, %s |", P[key], s
+					cells[pass, M[m], ++ncell[pass, M[m]]] = abs(x)
+					if (!((pass, M[m]) in worst) || abs(x) > worst[pass, M[m]]) { worst[pass, M[m]] = abs(x); wname[pass, M[m]] = A[a] " " C[c] "→" T[t] " " pct(x) }
+					if (abs(x) <= 0.05) in5[pass, M[m]]++
+					if (abs(x) <= 0.15) in15[pass, M[m]]++
+				} else printf " – |"
+			}
+			printf " %.1f |\n", LL[A[a], T[t]]
+		}
+	}
+	print ""
+	print "### Summary per mode"
+	print ""
+	print "| mode | cells | median \\|error\\| | cells within 5 % | within 15 % | worst cell |"
+	print "|---|---:|---:|---:|---:|---|"
+	for (pass = 1; pass <= 2; pass++) for (m = 1; m <= nm; m++) {
+		k = ncell[pass, M[m]]; if (!k) continue
+		delete v
+		for (i = 1; i <= k; i++) v[i] = cells[pass, M[m], i]
+		printf "| %s, %s | %d | %.1f %% | %d | %d | %s |\n", M[m], pass == 1 ? "prediction" : "self-replay", k, 100 * median(v, k), in5[pass, M[m]], in15[pass, M[m]], wname[pass, M[m]]
+	}
+	print ""
+	print "### Captures"
+	print ""
+	print "The capture'"'"'s own span (its trace, under the recorder) beside the real run'"'"'s I/O time on the same file system"
+	print "(median of the real runs above) and the application'"'"'s own measure of it under the recorder."
+	print ""
+	print "| application | captured on | span in the trace (s) | I/O time under the recorder (s) | real, untraced (s) | trace ÷ real |"
+	print "|---|---|---:|---:|---:|---:|"
+	for (a = 1; a <= na; a++) for (c = 1; c <= nc; c++) if ((A[a], C[c]) in cap) {
+		r = R[A[a], C[c]]
+		printf "| %s | %s | %.4f | %s | %s | %s |\n", A[a], C[c], cap[A[a], C[c]], capio[A[a], C[c]] == "-" ? "–" : sprintf("%.4f", capio[A[a], C[c]]), r == "" ? "–" : sprintf("%.4f", r), r == "" || r == 0 ? "–" : sprintf("%.2f", cap[A[a], C[c]] / r)
+	}
+}' "$res"
+}
+
+
+write_doc() { # write_doc SECTION_FILE: replace the section between this name's markers, or put it before the first section
+	awk -v name="$write" -v file="$1" '
+	BEGIN { b = "<!-- bench/predict " name " -->"; e = "<!-- /bench/predict " name " -->" }
+	function emit(   l) { print b; while ((getline l <file) > 0) print l; print e; print ""; done = 1 }
+	$0 == b { skip = 1; emit(); next }
+	skip && $0 == e { skip = 0; getline; if ($0 != "") print; next }
+	skip { next }
+	!done && /^## / { emit() }
+	{ print }
+	END { if (!done) { print ""; emit() } }' "$DOC" >"$1.doc"
+	cp "$1.doc" "$DOC"
+	rm -f "$1.doc"
+	log "wrote the section \"$write\" of $DOC"
+}
+
+if [ -n "$report" ]; then
+	# shellcheck source=/dev/null
+	. "$report/meta.sh"
+	read -ra mode_names <<<"$mode_names_s"
+	res=$report/results.tsv
+	section >"$report/section.md"
+	cat "$report/section.md"
+	[ -z "$write" ] || write_doc "$report/section.md"
+	exit 0
+fi
+
 for tool in go cc mpicc mpirun sqlite3 fio tar git "$PY"; do
 	command -v "$tool" >/dev/null || { echo "run.sh: $tool is required" >&2; exit 1; }
 done
@@ -216,7 +372,7 @@ cleanup() {
 	[ -n "$loopdev" ] && losetup -d "$loopdev"
 	if [ -n "$keep" ] && [ $dry = 0 ]; then
 		mkdir -p "$keep" && cp -r "$shm/traces" "$shm/runs" "$keep/" 2>/dev/null
-		[ -f "$shm/results.tsv" ] && cp "$shm/results.tsv" "$keep/"
+		for f in results.tsv meta.sh section.md; do [ -f "$shm/$f" ] && cp "$shm/$f" "$keep/"; done
 	fi
 	rm -rf "$shm" "$disk"
 }
@@ -388,9 +544,12 @@ seed_inputs
 # The slow file system: ext4 on a loop device, throttled.
 if [[ " $TARGETS $CAPTURE_FS " == *" slow "* ]]; then
 	mkdir -p "$slowmnt"
-	truncate -s 4G "$disk/slow.img"
+	truncate -s 2G "$disk/slow.img"
 	loopdev=$(losetup --direct-io=on -f --show "$disk/slow.img")
-	mkfs.ext4 -q -F "$loopdev"
+	# Inode tables and journal written now, at the disk's speed: left to
+	# ext4lazyinit they would be written in the background, through the
+	# throttle, during the first runs.
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$loopdev"
 	mount "$loopdev" "$slowmnt"
 	loopmm=$(lsblk -dno MAJ:MIN "$loopdev" | tr -d ' ')
 	bps=$((SLOW_MBPS * 1024 * 1024))
@@ -533,142 +692,10 @@ for a in $APPS; do
 done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg) minutes=$(((SECONDS - t_start + 30) / 60))
 
-# The Markdown.
-section() {
-	local head="## Prediction: replay on B against the application on B ($start"
-	[ -n "$title" ] && head+=", $title"
-	echo "$head)"
-	echo
-	echo "\`bench/predict/run.sh\` at $(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?') on $(nproc) cores ($(uname -r), $(go version | cut -d' ' -f3)), $minutes min."
-	echo "Load average (1, 5, 15 min) $load_start at the start, $load_end at the end; the 1-minute load at each timed run is in the"
-	echo "tables' last column (median over the cell's runs). Captures: \`iotrace record $( [ "$RECORDER" = preload ] && echo '--preload ')\`on tmpfs (/dev/shm) and on the"
-	echo "disk (ext4, the VM's virtio disk); replayed on tmpfs, the disk and *slow* (ext4 on a loop device, $SLOW_IOPS IOPS and"
-	echo "$SLOW_MBPS MiB/s each way: cgroup blkio throttling); $REPS paired repetitions (the real run and every replay of a"
-	echo "repetition interleaved, their order rotating), caches dropped before each; medians."
-	echo
-	echo "**The application's I/O time** is, on both sides, the span from the start of the first file call (POSIX, metadata"
-	echo "or MPI-IO, on the application's files) to the end of the last one, on the earliest and latest ranks: it holds the"
-	echo "computation between the calls, not the start-up before the first call (exec, loading, imports, MPI_Init) nor the"
-	echo "exit after the last. Real run: ior, mdtest and h5py time themselves that way (CLOCK_MONOTONIC, min start to max"
-	echo "end over ranks); for sqlite3, fio, tar and git it is the command's wall time minus its start-up and exit *S*, the"
-	echo "median wall time of its null command run just before (\`sh -c :\`, \`sqlite3 :memory:\`, \`fio --version\`). Replay:"
-	echo "the same span in the replay's own trace (\`--record\`), so ioreplay's start-up, planning, the prepare phase and its"
-	echo "report are outside it. Inputs are in place and cold before every timed run: the real run's made by the script,"
-	echo "the replay's by \`ioreplay --prepare-only\`, then caches dropped (the program's binaries warmed again by a tiny run"
-	echo "of it on tmpfs). **Error** = predicted ÷ real − 1 within each repetition, median over repetitions; negative:"
-	echo "the replay under-predicts."
-	echo
-	echo "| application | what it does (DIR: its directory) | *S* |"
-	echo "|---|---|---|"
-	for a in $APPS; do echo "| $a | \`$(cmd_of "$a")\` | \`$(null_of "$a")\` |"; done
-	echo
-	awk -F'\t' -v modes="${mode_names[*]}" -v targets="$TARGETS" -v cfss="$CAPTURE_FS" -v apps="$APPS" '
-function median(a, k,   i, j, t) {
-	if (k == 0) return ""
-	for (i = 2; i <= k; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j+1] = a[j]; a[j+1] = t }
-	return (k % 2) ? a[(k+1)/2] : (a[k/2] + a[k/2+1]) / 2
-}
-function abs(x) { return x < 0 ? -x : x }
-function pct(x) { return sprintf("%+.1f %%", 100 * x) }
-$1 == "real" { real[$2, $3, $6] = $7; S[$2, $3, ++ns[$2, $3]] = $9; L[$2, $3, ++nl[$2, $3]] = $10 }
-$1 == "replay" { pred[$2, $3, $4, $5, $6] = $7; L[$2, $3, ++nl[$2, $3]] = $11 }
-$1 == "capture" { cap[$2, $3] = $7; capio[$2, $3] = $8 }
-END {
-	na = split(apps, A, " "); nt = split(targets, T, " "); nc = split(cfss, C, " "); nm = split(modes, M, " ")
-	# cells: the median real, each mode'"'"'s median prediction and median paired error
-	for (a = 1; a <= na; a++) for (t = 1; t <= nt; t++) {
-		k = 0; delete v
-		for (r = 1; r <= 99; r++) if ((A[a], T[t], r) in real) v[++k] = real[A[a], T[t], r]
-		R[A[a], T[t]] = median(v, k)
-		k = 0; delete v
-		for (i = 1; i <= ns[A[a], T[t]]; i++) v[++k] = S[A[a], T[t], i]
-		SS[A[a], T[t]] = median(v, k)
-		k = 0; delete v
-		for (i = 1; i <= nl[A[a], T[t]]; i++) v[++k] = L[A[a], T[t], i]
-		LL[A[a], T[t]] = median(v, k)
-		for (c = 1; c <= nc; c++) for (m = 1; m <= nm; m++) {
-			k = 0; ke = 0; delete v; delete e
-			for (r = 1; r <= 99; r++) if ((A[a], T[t], C[c], M[m], r) in pred) {
-				p = pred[A[a], T[t], C[c], M[m], r]; v[++k] = p
-				if ((A[a], T[t], r) in real && real[A[a], T[t], r] > 0) e[++ke] = p / real[A[a], T[t], r] - 1
-			}
-			P[A[a], T[t], C[c], M[m]] = median(v, k)
-			if (ke) { E[A[a], T[t], C[c], M[m]] = median(e, ke); HAS[A[a], T[t], C[c], M[m]] = 1 }
-		}
-	}
-	for (pass = 1; pass <= 2; pass++) {
-		if (pass == 1) {
-			print "### Prediction: captured on one file system, replayed on another"
-		} else {
-			print ""
-			print "### Self-replay: captured and replayed on the same file system"
-		}
-		print ""
-		printf "| application | captured on | replayed on | real (s) | *S* (s) |"
-		for (m = 1; m <= nm; m++) printf " %s: predicted (s), error |", M[m]
-		print " load |"
-		printf "|---|---|---|---:|---:|"
-		for (m = 1; m <= nm; m++) printf "---:|"
-		print "---:|"
-		for (a = 1; a <= na; a++) for (c = 1; c <= nc; c++) for (t = 1; t <= nt; t++) {
-			self = (C[c] == T[t])
-			if ((pass == 1) == self) continue
-			if (!((A[a], C[c]) in cap)) continue
-			printf "| %s | %s | %s | %s | %s |", A[a], C[c], T[t], R[A[a], T[t]] == "" ? "–" : sprintf("%.4f", R[A[a], T[t]]), SS[A[a], T[t]] == "" || SS[A[a], T[t]] == 0 ? "–" : sprintf("%.4f", SS[A[a], T[t]])
-			for (m = 1; m <= nm; m++) {
-				key = A[a] SUBSEP T[t] SUBSEP C[c] SUBSEP M[m]
-				if (key in HAS) {
-					x = E[key]; s = pct(x)
-					if (abs(x) > 0.15) s = "**" s "**"
-					printf " %.4f, %s |", P[key], s
-					cells[pass, M[m], ++ncell[pass, M[m]]] = abs(x)
-					if (!((pass, M[m]) in worst) || abs(x) > worst[pass, M[m]]) { worst[pass, M[m]] = abs(x); wname[pass, M[m]] = A[a] " " C[c] "→" T[t] " " pct(x) }
-					if (abs(x) <= 0.05) in5[pass, M[m]]++
-					if (abs(x) <= 0.15) in15[pass, M[m]]++
-				} else printf " – |"
-			}
-			printf " %.1f |\n", LL[A[a], T[t]]
-		}
-	}
-	print ""
-	print "### Summary per mode"
-	print ""
-	print "| mode | cells | median \\|error\\| | cells within 5 % | within 15 % | worst cell |"
-	print "|---|---:|---:|---:|---:|---|"
-	for (pass = 1; pass <= 2; pass++) for (m = 1; m <= nm; m++) {
-		k = ncell[pass, M[m]]; if (!k) continue
-		delete v
-		for (i = 1; i <= k; i++) v[i] = cells[pass, M[m], i]
-		printf "| %s, %s | %d | %.1f %% | %d | %d | %s |\n", M[m], pass == 1 ? "prediction" : "self-replay", k, 100 * median(v, k), in5[pass, M[m]], in15[pass, M[m]], wname[pass, M[m]]
-	}
-	print ""
-	print "### Captures"
-	print ""
-	print "The capture'"'"'s own span (its trace, under the recorder) beside the real run'"'"'s I/O time on the same file system"
-	print "(median of the real runs above) and the application'"'"'s own measure of it under the recorder."
-	print ""
-	print "| application | captured on | span in the trace (s) | I/O time under the recorder (s) | real, untraced (s) | trace ÷ real |"
-	print "|---|---|---:|---:|---:|---:|"
-	for (a = 1; a <= na; a++) for (c = 1; c <= nc; c++) if ((A[a], C[c]) in cap) {
-		r = R[A[a], C[c]]
-		printf "| %s | %s | %.4f | %s | %s | %s |\n", A[a], C[c], cap[A[a], C[c]], capio[A[a], C[c]] == "-" ? "–" : sprintf("%.4f", capio[A[a], C[c]]), r == "" ? "–" : sprintf("%.4f", r), r == "" || r == 0 ? "–" : sprintf("%.2f", cap[A[a], C[c]] / r)
-	}
-}' "$res"
-}
-
+commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?')
+host_s="$(nproc) cores ($(uname -r), $(go version | cut -d' ' -f3))"
+mode_names_s="${mode_names[*]}"
+declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS SLOW_IOPS SLOW_MBPS mode_names_s >"$shm/meta.sh"
 section >"$shm/section.md"
 cat "$shm/section.md"
-if [ -n "$write" ]; then
-	# Replace the section between this name's markers, or put it before the first section.
-	awk -v name="$write" -v file="$shm/section.md" '
-	BEGIN { b = "<!-- bench/predict " name " -->"; e = "<!-- /bench/predict " name " -->" }
-	function emit(   l) { print b; while ((getline l <file) > 0) print l; print e; print ""; done = 1 }
-	$0 == b { skip = 1; emit(); next }
-	skip && $0 == e { skip = 0; getline; if ($0 != "") print; next }
-	skip { next }
-	!done && /^## / { emit() }
-	{ print }
-	END { if (!done) { print ""; emit() } }' "$DOC" >"$shm/doc.md"
-	cp "$shm/doc.md" "$DOC"
-	log "wrote the section \"$write\" of $DOC"
-fi
+[ -z "$write" ] || write_doc "$shm/section.md"
