@@ -39,6 +39,9 @@
 # root group (every bio of the device, writeback included), or, where only
 # cgroup v2 is mounted, io.max in a child group the script runs in. The
 # script sets it up and tears it down on exit, whatever happens (trap).
+# Before each timed run on it the device is left idle SETTLE (0.3) s: the
+# flush of the caches' sync opens a throttling slice, and I/O issued
+# within it is let through at 2–3 times the limit.
 #
 # For each application: one capture (RECORDER: preload, or ptrace) on each
 # file system of CAPTURE_FS (tmpfs disk); then on each target of TARGETS
@@ -110,6 +113,7 @@ NP=${NP:-2}
 NULLS=${NULLS:-3}
 SLOW_IOPS=${SLOW_IOPS:-300}
 SLOW_MBPS=${SLOW_MBPS:-50}
+SETTLE=${SETTLE:-0.3}
 PY=${PY:-/usr/bin/python3}
 DOC=${DOC:-docs/BENCHMARKS.md}
 
@@ -135,6 +139,10 @@ MODES=${MODES:-original think afap}
 [[ -z $write || $write =~ ^[A-Za-z0-9_.-]+$ ]] || { echo "run.sh: --write takes a name of letters, digits, . _ -" >&2; exit 2; }
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0
+# A rank waiting in MPI yields its processor (as Open MPI does by itself
+# when oversubscribed): on a shared machine, busy-polling ranks that lose
+# their processor stretch every collective by a scheduler's time slice.
+export OMPI_MCA_mpi_yield_when_idle=1
 export LC_ALL=C
 log() { echo "run.sh: $*" >&2; }
 
@@ -500,6 +508,11 @@ fsroot() { case $1 in tmpfs) echo "$shm/fs" ;; disk) echo "$disk/fs" ;; slow) ec
 drop_caches() { # drop_caches DIR: its file system's dirty data written, then every clean page, dentry and inode dropped
 	sync -f "$1"
 	echo 3 >/proc/sys/vm/drop_caches
+	# On the throttled device, the sync's flush opens a throttling slice:
+	# I/O issued within it gets the credit of the whole slice (bursts
+	# of 2–3 times the limit were measured). Idle past it, every run
+	# starts from the same state.
+	case $1 in "$slowmnt"/*) sleep "$SETTLE" ;; esac
 }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 jnum() { grep -o "\"$2\": *[-0-9.e+]*" "$1" | head -1 | sed 's/.*: *//'; }
