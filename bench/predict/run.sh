@@ -236,6 +236,14 @@ function pct(x) { return sprintf("%+.1f %%", 100 * x) }
 $1 == "real" { real[$2, $3, $6] = $7; S[$2, $3, ++ns[$2, $3]] = $9; L[$2, $3, ++nl[$2, $3]] = $10 }
 $1 == "replay" { pred[$2, $3, $4, $5, $6] = $7; L[$2, $3, ++nl[$2, $3]] = $11 }
 $1 == "capture" { cap[$2, $3] = $7; capio[$2, $3] = $8 }
+$1 == "dev" { k = ++devn[$2, $4, $5]; for (i = 7; i <= 10; i++) dev[$2, $4, $5, i, k] = $i; ndev++ }
+# devcell(app, capture, mode): "read / written MiB, reads / writes" (medians)
+function devcell(a, c, m,   i, k, n, v, med) {
+	n = devn[a, c, m]
+	if (!n) return "–"
+	for (i = 7; i <= 10; i++) { delete v; for (k = 1; k <= n; k++) v[k] = dev[a, c, m, i, k]; med[i] = median(v, n) }
+	return sprintf("%.1f / %.1f, %d / %d", med[7] / 1048576, med[8] / 1048576, med[9], med[10])
+}
 END {
 	na = split(apps, A, " "); nt = split(targets, T, " "); nc = split(cfss, C, " "); nm = split(modes, M, " ")
 	# cells: the median real, each mode'"'"'s median prediction and median paired error
@@ -303,6 +311,27 @@ END {
 		delete v
 		for (i = 1; i <= k; i++) v[i] = cells[pass, M[m], i]
 		printf "| %s, %s | %d | %.1f %% | %d | %d | %s |\n", M[m], pass == 1 ? "prediction" : "self-replay", k, 100 * median(v, k), in5[pass, M[m]], in15[pass, M[m]], wname[pass, M[m]]
+	}
+	if (ndev) {
+		print ""
+		print "### What reached the slow device"
+		print ""
+		print "Bytes and requests the throttled device served during each timed run (blkio statistics of the loop device;"
+		print "medians), read / written: where a replay moves less than the application, calls are missing or the cache"
+		print "serves what the application had to read (a one-shot mode'"'"'s count includes its prepare phase)."
+		print ""
+		printf "| application | real: MiB, requests |"
+		for (c = 1; c <= nc; c++) for (m = 1; m <= nm; m++) printf " %s (%s capture) |", M[m], C[c]
+		print ""
+		printf "|---|---:|"
+		for (c = 1; c <= nc; c++) for (m = 1; m <= nm; m++) printf "---:|"
+		print ""
+		for (a = 1; a <= na; a++) {
+			if (!((A[a], "-", "real") in devn)) continue
+			printf "| %s | %s |", A[a], devcell(A[a], "-", "real")
+			for (c = 1; c <= nc; c++) for (m = 1; m <= nm; m++) printf " %s |", devcell(A[a], C[c], M[m])
+			print ""
+		}
 	}
 	print ""
 	print "### Captures"
@@ -515,6 +544,17 @@ drop_caches() { # drop_caches DIR: its file system's dirty data written, then ev
 	case $1 in "$slowmnt"/*) sleep "$SETTLE" ;; esac
 }
 load1() { cut -d' ' -f1 /proc/loadavg; }
+devstat() { # bytes read, written, reads, writes that reached the throttled device so far
+	if [ -n "$cgv2" ]; then
+		awk -v d="$loopmm" '$1 == d {for (i = 2; i <= NF; i++) {split($i, kv, "="); v[kv[1]] = kv[2]}} END {printf "%.0f %.0f %.0f %.0f\n", v["rbytes"], v["wbytes"], v["rios"], v["wios"]}' "$cgv2/io.stat"
+	else
+		awk -v d="$loopmm" '$1 == d && $2 == "Read" {v[FILENAME ~ /bytes/ ? "rb" : "ri"] = $3} $1 == d && $2 == "Write" {v[FILENAME ~ /bytes/ ? "wb" : "wi"] = $3}
+			END {printf "%.0f %.0f %.0f %.0f\n", v["rb"], v["wb"], v["ri"], v["wi"]}' /sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes /sys/fs/cgroup/blkio/blkio.throttle.io_serviced
+	fi
+}
+devdelta() { # devdelta BEFORE AFTER: what reached the device between two devstat readings, tab-separated
+	awk -v a="$1" -v b="$2" 'BEGIN {split(a, x, " "); split(b, y, " "); printf "%.0f\t%.0f\t%.0f\t%.0f\n", y[1] - x[1], y[2] - x[2], y[3] - x[3], y[4] - x[4]}'
+}
 jnum() { grep -o "\"$2\": *[-0-9.e+]*" "$1" | head -1 | sed 's/.*: *//'; }
 kv() { sed -n "s/.* *\b$1=\([^ ]*\).*/\1/p" <<<" $2"; } # kv KEY LINE
 
@@ -629,11 +669,13 @@ real_run() { # real_run APP FS REP
 	drop_caches "$d"
 	warm_app "$a"
 	null=$(null_app "$a")
-	local l
+	local l d0=""
 	l=$(load1)
+	[ "$fs" = slow ] && d0=$(devstat)
 	s=$EPOCHREALTIME
 	run_app "$a" "$d" 2>"$shm/runs/real-$a-$fs-$rep.err" || { log "real run of $a on $fs failed: $(tail -3 "$shm/runs/real-$a-$fs-$rep.err")"; return 1; }
 	e=$EPOCHREALTIME
+	[ -z "$d0" ] || printf 'dev\t%s\t%s\t-\treal\t%s\t%s\n' "$a" "$fs" "$rep" "$(devdelta "$d0" "$(devstat)")" >>"$res"
 	w=$(awk -v s="$s" -v e="$e" 'BEGIN {print e - s}')
 	io=$(io_of "$a" "$w" "$null")
 	printf 'real\t%s\t%s\t-\t-\t%s\t%s\t%s\t%s\t%s\n' "$a" "$fs" "$rep" "$io" "$w" "$null" "$l" >>"$res"
@@ -655,9 +697,12 @@ replay_run() { # replay_run APP FS CAPTURE_FS MODE_INDEX REP
 	else
 		drop_caches "$t"
 	fi
+	local d0=""
 	l=$(load1)
+	[ "$fs" = slow ] && d0=$(devstat)
 	"${cmd[@]}" --quiet --target "$t" --record "$rt" --summary "$sum" "${flags[@]}" "$trace" >/dev/null 2>>"${rt%.iot}.err" ||
 		{ log "replay of $a ($cfs capture) on $fs, mode $name, failed: $(tail -3 "${rt%.iot}.err")"; return 1; }
+	[ -z "$d0" ] || printf 'dev\t%s\t%s\t%s\t%s\t%s\t%s\n' "$a" "$fs" "$cfs" "$name" "$rep" "$(devdelta "$d0" "$(devstat)")" >>"$res"
 	sp=$("$bin/span" "$rt")
 	printf 'replay\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$a" "$fs" "$cfs" "$name" "$rep" "$(kv span "$sp")" \
 		"$(jnum "$sum" elapsed_seconds)" "$(jnum "$sum" p50_seconds)" "$(jnum "$sum" p99_seconds)" "$l" >>"$res"
