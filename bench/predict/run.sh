@@ -207,7 +207,9 @@ section() {
 	echo "tables' last column (median over the cell's runs). Captures: \`iotrace record $( [ "$RECORDER" = preload ] && echo '--preload ')\`on tmpfs (/dev/shm) and on the"
 	echo "disk (ext4, the VM's virtio disk); replayed on tmpfs, the disk and *slow* (ext4 on a loop device, $SLOW_IOPS IOPS and"
 	echo "$SLOW_MBPS MiB/s each way: cgroup blkio throttling); $REPS paired repetitions (the real run and every replay of a"
-	echo "repetition interleaved, their order rotating), caches dropped before each; medians."
+	echo "repetition interleaved, their order rotating), caches dropped before each (and *slow* left idle ${SETTLE:-0.3} s, past"
+	echo "the throttle's slice); MPI programs run under \`mpirun -np 2\` with \`mpi_yield_when_idle\`; replays standalone"
+	echo "(one ioreplay process, POSIX backend); medians."
 	echo
 	echo "**The application's I/O time** is, on both sides, the span from the start of the first file call (POSIX, metadata"
 	echo "or MPI-IO, on the application's files) to the end of the last one, on the earliest and latest ranks: it holds the"
@@ -753,7 +755,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg) minutes=$(((SECONDS - t_start + 30) / 
 commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?')
 host_s="$(nproc) cores ($(uname -r), $(go version | cut -d' ' -f3))"
 mode_names_s="${mode_names[*]}"
-declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS SLOW_IOPS SLOW_MBPS mode_names_s >"$shm/meta.sh"
+declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS SLOW_IOPS SLOW_MBPS SETTLE mode_names_s >"$shm/meta.sh"
 section >"$shm/section.md"
 cat "$shm/section.md"
 [ -z "$write" ] || write_doc "$shm/section.md"
