@@ -204,7 +204,7 @@ section() {
 	echo
 	echo "\`bench/predict/run.sh\` at $(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?') on $host_s, $minutes min."
 	echo "Load average (1, 5, 15 min) $load_start at the start, $load_end at the end; the 1-minute load at each timed run is in the"
-	echo "tables' last column (median over the cell's runs). Captures: \`iotrace record $( [ "$RECORDER" = preload ] && echo '--preload ')\`on tmpfs (/dev/shm) and on the"
+	echo "tables' last column (median over the cell's runs). Captures: \`iotrace record$( [ "$RECORDER" = preload ] && echo ' --preload')\` on tmpfs (/dev/shm) and on the"
 	echo "disk (ext4, the VM's virtio disk); replayed on tmpfs, the disk and *slow* (ext4 on a loop device, $SLOW_IOPS IOPS and"
 	echo "$SLOW_MBPS MiB/s each way: cgroup blkio throttling); $REPS paired repetitions (the real run and every replay of a"
 	echo "repetition interleaved, their order rotating), caches dropped before each (and *slow* left idle ${SETTLE:-0.3} s, past"
