@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace/format"
 )
 
@@ -95,6 +96,30 @@ func ParseClockSync(s string) (ClockSync, error) {
 	return 0, fmt.Errorf("--clock-sync %q: want auto, on or off", s)
 }
 
+// String is the value's name: auto, on or off.
+func (c ClockSync) String() string {
+	switch c {
+	case ClockOn:
+		return "on"
+	case ClockOff:
+		return "off"
+	}
+	return "auto"
+}
+
+// Set implements flag.Value (--clock-sync).
+func (c *ClockSync) Set(s string) error {
+	v, err := ParseClockSync(s)
+	if err != nil {
+		return errors.New("want auto, on or off")
+	}
+	*c = v
+	return nil
+}
+
+// Type implements pflag.Value.
+func (c *ClockSync) Type() string { return "auto|on|off" }
+
 // launcherDaemons are the processes MPI launchers start a job's programs
 // from, by their /proc/PID/comm name (at most 15 characters).
 var launcherDaemons = []string{"orted", "prted", "mpirun", "mpiexec", "orterun", "prterun",
@@ -107,7 +132,7 @@ var launcherDaemons = []string{"orted", "prted", "mpirun", "mpiexec", "orterun",
 // the others waiting for it in MPI_Init. ppidComm is the name of
 // iotrace's parent process, getenv the environment. The reason says why
 // not.
-func WantClockSync(mode ClockSync, r Rank, ppidComm string, getenv func(string) string) (bool, string) {
+func WantClockSync(mode ClockSync, r launcher.Rank, ppidComm string, getenv func(string) string) (bool, string) {
 	if mode == ClockOff {
 		return false, "--clock-sync off"
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace/format"
 )
 
@@ -47,7 +48,7 @@ func TestClockBestPerPhase(t *testing.T) {
 // TestWantClockSync: the exchange is asked for only when every rank
 // surely takes part.
 func TestWantClockSync(t *testing.T) {
-	job := Rank{Rank: 1, Known: true, Size: 4}
+	job := launcher.Rank{Rank: 1, Known: true, Size: 4}
 	env := func(kv ...string) func(string) string {
 		return func(k string) string {
 			for i := 0; i+1 < len(kv); i += 2 {
@@ -60,7 +61,7 @@ func TestWantClockSync(t *testing.T) {
 	}
 	for _, c := range []struct {
 		mode   ClockSync
-		r      Rank
+		r      launcher.Rank
 		parent string
 		env    func(string) string
 		want   bool
@@ -73,8 +74,8 @@ func TestWantClockSync(t *testing.T) {
 		{ClockAuto, job, "orted", env("OMPI_NUM_APP_CTX", "2"), false, "MPMD"},
 		{ClockOn, job, "bash", env("OMPI_NUM_APP_CTX", "2"), true, ""},
 		{ClockOff, job, "orted", env(), false, "off"},
-		{ClockAuto, Rank{}, "orted", env(), false, "not a rank"},
-		{ClockOn, Rank{Known: true, Size: 1}, "orted", env(), false, "not a rank"},
+		{ClockAuto, launcher.Rank{}, "orted", env(), false, "not a rank"},
+		{ClockOn, launcher.Rank{Known: true, Size: 1}, "orted", env(), false, "not a rank"},
 	} {
 		got, why := WantClockSync(c.mode, c.r, c.parent, c.env)
 		if got != c.want || !strings.Contains(why, c.why) {
@@ -82,9 +83,13 @@ func TestWantClockSync(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"auto", "on", "off"} {
-		if _, err := ParseClockSync(s); err != nil {
-			t.Error(err)
+		var v ClockSync // the flag's value: its name back
+		if err := v.Set(s); err != nil || v.String() != s {
+			t.Errorf("Set(%q): %v, %v", s, v, err)
 		}
+	}
+	if v := ClockSync(0); v.String() != "auto" || v.Set("yes") == nil {
+		t.Errorf("the zero value is %v, or Set took yes", v)
 	}
 	if _, err := ParseClockSync("yes"); err == nil || !strings.Contains(err.Error(), "--clock-sync") {
 		t.Errorf("--clock-sync yes: %v", err)

@@ -56,6 +56,8 @@ type runner struct {
 	prevEnd     int64
 
 	res rankResult
+	// elapsed is when the rank ended, ns from the common start.
+	elapsed int64
 }
 
 // pathSlot caches where a path id goes.
@@ -306,7 +308,7 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 				rn.res.events += int64(i)
 				return k, nil
 			}
-			rn.res.lag.Add(max(start-intended, 0))
+			rn.res.lag.add(e.Op, max(start-intended, 0))
 		}
 		ret, skip, err := rn.exec(e)
 		end := rn.w.now()

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/iotrace/iotrace/trace/units"
 )
 
 // heatLevels is the number of shades of the heatmap: a cell's shade is
@@ -65,8 +67,8 @@ func heatmapChart(id, caption string, s *Stats, span int64) *svgChart {
 			level := heatLevels + int(math.Floor(math.Log10(rate/most)))
 			level = min(max(level, 1), heatLevels)
 			x0, x1 := timeX(lo-s.Start, span), timeX(hi-s.Start, span)
-			tip := fmt.Sprintf("%s, %s – %s: read %s, written %s", name, HumanDuration(lo-s.Start), HumanDuration(hi-s.Start),
-				HumanBytes(int64(b.Read)), HumanBytes(int64(b.Written)))
+			tip := fmt.Sprintf("%s, %s – %s: read %s, written %s", name, units.Duration(lo-s.Start), units.Duration(hi-s.Start),
+				units.Bytes(int64(b.Read)), units.Bytes(int64(b.Written)))
 			c.rect(x0, y, max(x1-x0, 0.6), rowH-1, "h"+strconv.Itoa(level), tip)
 		}
 	}

@@ -2,12 +2,13 @@ package report
 
 import (
 	"encoding/json"
-	"github.com/iotrace/iotrace/report/access"
 	"io"
+
+	"github.com/iotrace/iotrace/trace/access"
 )
 
 // The JSON shapes. Field names are stable: scripts depend on them
-// (JSON.md describes every one).
+// (docs/FORMAT.md, "Reports", describes every one).
 
 type jsonOp struct {
 	Op         string  `json:"op"`
@@ -150,6 +151,7 @@ type jsonStats struct {
 	Access     *[]jsonAccess `json:"access,omitempty"`
 	Regions    *[]jsonRegion `json:"regions,omitempty"`
 	BeffIO     *jsonBeff     `json:"beffio,omitempty"`
+	Replay     *jsonReplay   `json:"replay,omitempty"`
 }
 
 func opJSON(r *OpRow) jsonOp {
@@ -171,7 +173,7 @@ func opsJSON(rows []*OpRow) []jsonOp {
 // view's own table.
 func statsJSON(s *Stats, view string) jsonStats {
 	js := jsonStats{Ranks: s.Ranks, Events: s.Events, Duration: s.Duration(), Start: float64(s.Start) / 1e9,
-		End: float64(s.End) / 1e9, Ops: opsJSON(s.Ops), Total: opJSON(s.Total), Sizes: []jsonSize{}}
+		End: float64(s.End) / 1e9, Ops: opsJSON(s.Ops), Total: opJSON(s.Total), Sizes: []jsonSize{}, Replay: replayJSON(s.Replay)}
 	for _, r := range s.Sizes {
 		if r.Exact() {
 			js.Sizes = append(js.Sizes, jsonSize{Op: r.Op, Size: &r.Min, Count: r.Count})

@@ -6,13 +6,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/iotrace/iotrace/report/access"
+	"github.com/iotrace/iotrace/trace/units"
+
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/access"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
 // Access patterns, as Darshan users read them, per file and per rank:
-// counted by report/access, Darshan's own rules and the one definition
+// counted by trace/access, Darshan's own rules and the one definition
 // of these counters in iotrace.
 
 // BlockSize is the alignment AccessRow.NotAlignedBlock counts against
@@ -287,7 +289,7 @@ func commonsText(c access.Commons, bytes bool) string {
 		}
 		v := fmt.Sprint(e.Value)
 		if bytes {
-			v = HumanBytes(e.Value)
+			v = units.Bytes(e.Value)
 		}
 		parts = append(parts, fmt.Sprintf("%s ×%d", v, e.Count))
 	}
@@ -340,9 +342,9 @@ func accessCells(r *AccessRow) []cell {
 // accessTables are the file view's access-pattern tables: per file, and
 // per file and rank.
 func (s *Stats) accessTables() []table {
-	note := fmt.Sprintf("Counted as Darshan's POSIX module counts (report/access): an access is sequential when at an offset above the last byte "+
+	note := fmt.Sprintf("Counted as Darshan's POSIX module counts (trace/access): an access is sequential when at an offset above the last byte "+
 		"the rank read (wrote) in the file since it opened it, consecutive when right after it; strides are the gaps of sequential accesses; "+
-		"the common sizes and strides are the four most frequent. Block size: %s. Shared: every rank used the file.", HumanBytes(s.accessBlock()))
+		"the common sizes and strides are the four most frequent. Block size: %s. Shared: every rank used the file.", units.Bytes(s.accessBlock()))
 	t := table{title: "Access patterns per file", cols: accessColumns, notes: []string{note}}
 	for _, r := range s.Access {
 		t.rows = append(t.rows, accessCells(r))

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/iotrace/iotrace/convert/darshan"
-	"github.com/iotrace/iotrace/report/access"
 	"github.com/iotrace/iotrace/script"
+	"github.com/iotrace/iotrace/trace/access"
 )
 
 // darshanLog reads a log of convert/darshan's testdata.
@@ -120,7 +120,7 @@ func TestAccessPatternsMatchDarshan(t *testing.T) {
 }
 
 // TestAccessPatternsMatchDarshanMPIIO: IOR's collective MPI-IO pattern,
-// counted by the Darshan MPI-IO module's rules (report/access), has the
+// counted by the Darshan MPI-IO module's rules (trace/access), has the
 // log's collective calls, bytes, size histogram and common sizes; the
 // report's row of the file is its MPI-IO layer.
 func TestAccessPatternsMatchDarshanMPIIO(t *testing.T) {

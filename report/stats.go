@@ -20,7 +20,7 @@ import (
 	"slices"
 
 	"github.com/iotrace/iotrace/trace"
-	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/hist"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
@@ -38,6 +38,13 @@ type Options struct {
 	// BlockSize is the file system block size the access patterns count
 	// unaligned accesses against; 0 is BlockSize (4 KiB).
 	BlockSize int64
+}
+
+// For returns the options with what a view of Render and an HTML page
+// need: the access patterns for the file and access views and the page.
+func (o Options) For(view string, html bool) Options {
+	o.Access = o.Access || view == "file" || view == "access" || html
+	return o
 }
 
 // Stats is what Compute found.
@@ -61,6 +68,9 @@ type Stats struct {
 	// consecutive ranks beyond MaxTimelineRows ranks), every row on the
 	// bins of Activity.
 	Timeline []*TimelineRow
+	// Replay is how the replay went, when the trace is a replay's own
+	// (trace.Replayed); nil otherwise.
+	Replay *Replay
 	// Access is the access pattern of every file with data calls, over
 	// its ranks (patterns.go); AccessByRank the same per file and rank.
 	Access        []*AccessRow
@@ -91,7 +101,7 @@ type OpRow struct {
 	// Lat holds the calls' durations: percentiles within 0.4 %, exact
 	// minimum and maximum. It is kept for the rows of the whole trace and
 	// of regions, not for the rows of a rank or a file (it stays empty).
-	Lat   Hist
+	Lat   hist.Hist
 	ranks int // ranks of the trace: the divisor of AvgPerRank
 	sizes *sizeDist
 }
@@ -400,7 +410,7 @@ func isStraggler(ioTime, median, mad int64) bool {
 // Compute reads every rank of t once, streaming, and returns its
 // statistics. Memory grows with the number of distinct rows, ranks,
 // files and region labels, never with the number of events: latency
-// percentiles come from Hist, a histogram of log-spaced buckets (128 per
+// percentiles come from hist.Hist, a histogram of log-spaced buckets (128 per
 // power of two, at most 7,296 counters) whose percentiles are within
 // 0.4 % of the exact ones, so 50 million calls cost no more than 50;
 // activity over time is kept in at most MaxBins bins per timeline row
@@ -421,7 +431,7 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	if opts.Access {
 		c.acc = newAccessState(opts.BlockSize)
 	}
-	st := &Stats{Detail: opts.Detail}
+	st := &Stats{Detail: opts.Detail, Replay: replayOfTrace(t)}
 	ranks := t.Ranks()
 	st.Ranks = len(ranks)
 	buf := make([]trace.Event, trace.BatchSize)
@@ -434,7 +444,7 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 			// An error that points at its spot (a script's file:line:col,
 			// a trace file's FILE: offset N) is one line as it is.
 			var located interface{ Location() string }
-			if errors.As(err, &located) || errors.Is(err, format.ErrFormat) {
+			if errors.As(err, &located) || errors.Is(err, trace.ErrMalformed) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("rank %d: %w", r, err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/iotrace/iotrace/convert/darshan"
-	"github.com/iotrace/iotrace/report/access"
+	"github.com/iotrace/iotrace/trace/access"
 	"github.com/iotrace/iotrace/trace/format"
 )
 
@@ -17,7 +17,7 @@ import (
 // replay, and the replay's own trace has the log's POSIX counters of
 // every file it replayed through POSIX (the files of MPI-IO calls are
 // replayed by those calls, their POSIX calls left to them), counted as
-// report/access counts them, and its MPI-IO calls.
+// trace/access counts them, and its MPI-IO calls.
 func TestReplayDarshanScripts(t *testing.T) {
 	for _, name := range []string{"ior-posix-shared.darshan-parser.txt", "ior-mpiio-coll.darshan-parser.txt", "mdtest.darshan-parser.txt.gz"} {
 		t.Run(name, func(t *testing.T) {

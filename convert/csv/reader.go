@@ -8,7 +8,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/iotrace/iotrace/convert/jsonl"
+	"github.com/iotrace/iotrace/convert/schema"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -21,8 +21,8 @@ import (
 type Reader struct {
 	r      *csv.Reader
 	name   string
-	b      *jsonl.Builder
-	cols   []jsonl.Field
+	b      *schema.Builder
+	cols   []schema.Field
 	header bool
 	err    error
 }
@@ -31,7 +31,7 @@ type Reader struct {
 func NewReader(r io.Reader, name string) *Reader {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
-	return &Reader{r: cr, name: name, b: jsonl.NewBuilder()}
+	return &Reader{r: cr, name: name, b: schema.NewBuilder()}
 }
 
 // Path implements trace.Source.
@@ -41,7 +41,7 @@ func (r *Reader) Path(id trace.PathID) string { return r.b.Paths().Lookup(id) }
 func (r *Reader) Paths() *trace.Paths { return r.b.Paths() }
 
 func (r *Reader) lineErr(line int, err error) error {
-	return &jsonl.LineError{Name: r.name, Line: line, Err: err}
+	return &schema.LineError{Name: r.name, Line: line, Err: err}
 }
 
 // csvErr turns an error of encoding/csv into a line error.
@@ -62,12 +62,12 @@ func (r *Reader) readHeader() error {
 		return r.csvErr(err)
 	}
 	line, _ := r.r.FieldPos(0)
-	seen := map[jsonl.Field]bool{}
+	seen := map[schema.Field]bool{}
 	for i, name := range rec {
 		if i == 0 {
 			name = string(bytes.TrimPrefix([]byte(name), []byte("\xef\xbb\xbf")))
 		}
-		f, ok := jsonl.LookupField(name)
+		f, ok := schema.LookupField(name)
 		if !ok {
 			return r.lineErr(line, fmt.Errorf("unknown column %q", name))
 		}
@@ -115,7 +115,7 @@ func (r *Reader) row(rec []string, e *trace.Event) error {
 			continue
 		}
 		f := r.cols[i]
-		if f.Kind() == jsonl.KindInt {
+		if f.Kind() == schema.KindInt {
 			v, err := strconv.ParseInt(cell, 10, 64)
 			if err != nil {
 				return fmt.Errorf("field %q: %q is not an integer", f, cell)

@@ -11,7 +11,7 @@
 // (docs/CONVERT.md, "Darshan counters"), and says in the script's header
 // which counters its expansion honours exactly and which it only
 // approximates: Check computes the counters of the expansion with
-// report/access, the definition of Darshan's counters iotrace uses
+// trace/access, the definition of Darshan's counters iotrace uses
 // everywhere, and compares them with the log's, counter by counter.
 package darshan
 

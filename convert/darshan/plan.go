@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/iotrace/iotrace/report/access"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/access"
 )
 
 // A plan is what every rank does, as items in time order.

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotrace/iotrace/report/access"
 	"github.com/iotrace/iotrace/script"
+	"github.com/iotrace/iotrace/trace/access"
 )
 
-// logOf makes the Darshan log of a workload: its counters as report/access
+// logOf makes the Darshan log of a workload: its counters as trace/access
 // counts them, reduced as Darshan reduces them.
 func logOf(t *testing.T, src string, ranks int) *Log {
 	t.Helper()

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/iotrace/iotrace/report/access"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/access"
 )
 
 // Honoured lists the counters a script made by Script is built to give
@@ -146,7 +146,7 @@ func header(l *Log, source string, res *Result) string {
 	w("")
 	w("Its expansion with %d ranks gives back, for every POSIX and MPI-IO record of the", l.NProcs)
 	w("log (a file and a rank, or rank -1: a file every rank used, reduced as Darshan")
-	w("reduces it), these counters exactly, as report/access counts them:")
+	w("reduces it), these counters exactly, as trace/access counts them:")
 	for _, m := range []string{"POSIX", "MPI-IO", "STDIO"} {
 		w("  %s: %s", m, wrapNames(Honoured[m]))
 	}

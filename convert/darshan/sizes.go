@@ -3,7 +3,7 @@ package darshan
 import (
 	"slices"
 
-	"github.com/iotrace/iotrace/report/access"
+	"github.com/iotrace/iotrace/trace/access"
 )
 
 // sizeCount is n accesses of size bytes.

@@ -7,22 +7,12 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/iotrace/iotrace/convert/schema"
 	"github.com/iotrace/iotrace/trace"
 )
 
 // MaxLine is the longest line a Reader accepts, in bytes.
 const MaxLine = 1 << 20
-
-// LineError is an error in one line of the input.
-type LineError struct {
-	Name string // name of the input, as given to NewReader
-	Line int    // 1-based line number
-	Err  error
-}
-
-func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
-
-func (e *LineError) Unwrap() error { return e.Err }
 
 // Reader reads events from JSON lines. It is a trace.Source: each event
 // carries its Rank, so one stream holds the events of every rank, in the
@@ -31,7 +21,7 @@ type Reader struct {
 	r     *bufio.Reader
 	name  string
 	line  int
-	b     *Builder
+	b     *schema.Builder
 	long  []byte // a line longer than the bufio buffer
 	arena []byte // unescaped strings of the current line
 	err   error  // sticky: io.EOF or the first error
@@ -40,21 +30,21 @@ type Reader struct {
 // NewReader returns a Reader of r; name (a file name, "stdin") starts
 // every error message: "in.jsonl:17: unknown field "sise"".
 func NewReader(r io.Reader, name string) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 64<<10), name: name, b: NewBuilder()}
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10), name: name, b: schema.NewBuilder()}
 }
 
 // Path implements trace.Source: it resolves the path ids of the events
 // read so far.
-func (r *Reader) Path(id trace.PathID) string { return r.b.paths.Lookup(id) }
+func (r *Reader) Path(id trace.PathID) string { return r.b.Paths().Lookup(id) }
 
 // Paths returns the table the events' path ids refer to.
-func (r *Reader) Paths() *trace.Paths { return r.b.paths }
+func (r *Reader) Paths() *trace.Paths { return r.b.Paths() }
 
 // Line returns the number of the last line read.
 func (r *Reader) Line() int { return r.line }
 
 // Read reads the next event into e. At the end of the input it returns
-// io.EOF. Errors are *LineError, except for those of the underlying
+// io.EOF. Errors are *schema.LineError, except for those of the underlying
 // reader, which are wrapped with the input's name.
 func (r *Reader) Read(e *trace.Event) error {
 	if r.err != nil {
@@ -74,7 +64,7 @@ func (r *Reader) Read(e *trace.Event) error {
 			continue
 		}
 		if err := r.parse(t, e); err != nil {
-			r.err = &LineError{Name: r.name, Line: r.line, Err: err}
+			r.err = &schema.LineError{Name: r.name, Line: r.line, Err: err}
 			return r.err
 		}
 		return nil
@@ -102,7 +92,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			r.long = append(r.long, b...)
 			if len(r.long) > MaxLine {
-				return nil, &LineError{Name: r.name, Line: r.line, Err: fmt.Errorf("line longer than %d bytes", MaxLine)}
+				return nil, &schema.LineError{Name: r.name, Line: r.line, Err: fmt.Errorf("line longer than %d bytes", MaxLine)}
 			}
 			continue
 		}
@@ -110,7 +100,7 @@ func (r *Reader) readLine() ([]byte, error) {
 			r.long = append(r.long, b...)
 			b = r.long
 			if len(b) > MaxLine {
-				return nil, &LineError{Name: r.name, Line: r.line, Err: fmt.Errorf("line longer than %d bytes", MaxLine)}
+				return nil, &schema.LineError{Name: r.name, Line: r.line, Err: fmt.Errorf("line longer than %d bytes", MaxLine)}
 			}
 		}
 		switch {
@@ -164,7 +154,7 @@ func (r *Reader) parse(line []byte, e *trace.Event) error {
 			if err != nil {
 				return err
 			}
-			f, ok := lookupField(key)
+			f, ok := schema.LookupBytes(key)
 			if !ok {
 				return fmt.Errorf("unknown field %q", key)
 			}
@@ -193,9 +183,9 @@ func (r *Reader) parse(line []byte, e *trace.Event) error {
 			case c == 't' || c == 'f' || c == 'n' || c == '{' || c == '[':
 				want := "an integer"
 				switch f.Kind() {
-				case KindString:
+				case schema.KindString:
 					want = "a string"
-				case KindEither:
+				case schema.KindEither:
 					want = "a string or an integer"
 				}
 				return fmt.Errorf("field %q: want %s, got %s", f, want, s.valueKind())

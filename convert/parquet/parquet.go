@@ -18,6 +18,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -168,8 +169,8 @@ func copyRank(pw *Writer, t trace.Trace, r uint32) error {
 }
 
 // WriteRanks writes every rank of t to its own file in dir,
-// rank-NNNNN.parquet (the names of per-rank trace files), and returns the
-// rows written.
+// rank-NNNNN.parquet (the names of per-rank trace files), each whole or
+// not at all, and returns the rows written.
 func WriteRanks(dir string, t trace.Trace) (int64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
@@ -177,19 +178,15 @@ func WriteRanks(dir string, t trace.Trace) (int64, error) {
 	var total int64
 	for _, r := range t.Ranks() {
 		name := filepath.Join(dir, fmt.Sprintf("rank-%05d.parquet", r))
-		f, err := os.Create(name)
-		if err != nil {
-			return total, err
-		}
-		pw := NewWriter(f, t.Meta())
-		err = copyRank(pw, t, r)
-		if err == nil {
-			err = pw.Close()
-		}
-		total += pw.Rows()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		err := outfile.Write(name, nil, func(w io.Writer) error {
+			pw := NewWriter(w, t.Meta())
+			err := copyRank(pw, t, r)
+			if err == nil {
+				err = pw.Close()
+			}
+			total += pw.Rows()
+			return err
+		})
 		if err != nil {
 			return total, fmt.Errorf("%s: %w", name, err)
 		}

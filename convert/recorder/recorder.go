@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -49,6 +50,17 @@ func Open(dir string) (*Trace, error) {
 		return nil, fmt.Errorf("%s: not a directory (a Recorder trace is a directory: VERSION, recorder.mt, RANK.cst, RANK.cfg, RANK.ts)", dir)
 	}
 	return Read(os.DirFS(dir), dir)
+}
+
+// Sniff reports whether dir looks like a Recorder trace directory: it
+// holds VERSION and recorder.mt.
+func Sniff(dir string) bool {
+	for _, f := range []string{"VERSION", "recorder.mt"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
 }
 
 // Read reads a trace directory from fsys; dir names it in errors.

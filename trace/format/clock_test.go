@@ -220,3 +220,36 @@ func TestClockMergeHeaderEpoch(t *testing.T) {
 		t.Errorf("merged: starts %v, want %v", got, want)
 	}
 }
+
+// TestCheckPrintsClocks: iotrace check's report of a rank file with a
+// measured clock has a line with its offsets, their error bounds, when
+// they were measured and the drift between them; a file without one has
+// no such line.
+func TestCheckPrintsClocks(t *testing.T) {
+	dir := t.TempDir()
+	const sec = int64(1e9)
+	clk := &Clock{Ref: 0, Method: "mpi-pingpong", Samples: []ClockSample{
+		{At: 1 * sec, Offset: 250_000_000, Err: 40_000},
+		{At: 11 * sec, Offset: 250_100_000, Err: 50_000},
+	}}
+	f0, f1 := filepath.Join(dir, "rank-00000.iot"), filepath.Join(dir, "rank-00001.iot")
+	clockRankFile(t, f0, 0, 1_700_000_000*sec, []int64{0, 2 * sec}, nil)
+	clockRankFile(t, f1, 1, 1_700_000_000*sec, []int64{0, 6 * sec}, clk)
+	text := func(name string) string {
+		rep, err := Check(name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		rep.WriteText(&b)
+		return b.String()
+	}
+	if got := text(f0); bytes.Contains([]byte(got), []byte("clock:")) {
+		t.Errorf("rank 0 has no clock:\n%s", got)
+	}
+	got := text(f1)
+	want := "  clock: rank 1 against rank 0 (mpi-pingpong): +250ms ±40µs at 1s, +250.1ms ±50µs at 11s; drift 10 ±9 µs/s\n"
+	if !bytes.HasSuffix([]byte(got), []byte(want)) {
+		t.Errorf("check of rank 1:\n%s\nwant it to end with\n%s", got, want)
+	}
+}

@@ -309,7 +309,7 @@ func blockInfo(kind uint8, p []byte) (BlockInfo, error) {
 	switch kind {
 	case kindEvents:
 		readSummary(d, &bi)
-	case kindStrings, kindRankInfo:
+	case kindStrings, kindRankInfo, kindReplay:
 		r := d.uvarint()
 		if r > 1<<32-1 {
 			return bi, errors.New("rank out of range")
@@ -348,6 +348,7 @@ type rankStream struct {
 	remapM map[uint64]trace.PathID
 	host   string
 	pid    int
+	replay *trace.ReplayRank // how the rank was replayed, if it says
 }
 
 // traceTime turns a time of the rank's file (ns from its epoch) into one
@@ -484,17 +485,20 @@ func newReader(files []*file, opts ReadOptions) (*Reader, error) {
 			switch bi.Kind {
 			case kindEvents:
 				s.blocks = append(s.blocks, bi)
-			case kindStrings, kindRankInfo:
+			case kindStrings, kindRankInfo, kindReplay:
 				kind, p, err := f.readBlock(bi.Offset, buf)
 				if err == nil && kind != bi.Kind {
 					err = errors.New("block kind differs from the index")
 				}
 				if err == nil {
 					buf = p
-					if bi.Kind == kindStrings {
+					switch bi.Kind {
+					case kindStrings:
 						err = r.readStrings(s, p)
-					} else {
+					case kindRankInfo:
 						err = readRankInfo(s, p, epochs, bi.Rank)
+					case kindReplay:
+						s.replay, err = readReplay(p)
 					}
 				}
 				if err != nil {
@@ -723,6 +727,22 @@ func (r *Reader) Rank(rk uint32) (trace.Source, error) {
 	return &rankSource{r: r, s: s, rank: rk}, nil
 }
 
+// RankOps implements trace.OpIndexed: Rank, but the stream leaves out the
+// blocks whose per-op totals (the block's summary, which the index
+// repeats) hold none of the ops keep accepts, without reading them. A
+// selection by op reads only the blocks that can hold its events; the
+// events of the blocks read are all there, for the caller to select.
+func (r *Reader) RankOps(rk uint32, keep func(trace.Op) bool) (trace.Source, error) {
+	src, err := r.Rank(rk)
+	if err != nil {
+		return nil, err
+	}
+	src.(*rankSource).keep = keep
+	return src, nil
+}
+
+var _ trace.OpIndexed = (*Reader)(nil)
+
 // rankSource decodes one rank's blocks as they are read.
 type rankSource struct {
 	r    *Reader
@@ -730,6 +750,7 @@ type rankSource struct {
 	rank uint32
 	next int // next block to load
 	bi   BlockInfo
+	keep func(trace.Op) bool // blocks without any of these ops are left out (RankOps)
 
 	n, pos  int // events in the current block, and read so far
 	cols    [numCols + 1]colStream
@@ -753,6 +774,9 @@ func (rs *rankSource) ReadEvents(evs []trace.Event) (int, error) {
 		}
 		bi := rs.s.blocks[rs.next]
 		rs.next++
+		if rs.keep != nil && !slices.ContainsFunc(bi.Ops, func(o OpTotal) bool { return rs.keep(o.Op) }) {
+			continue
+		}
 		if err := rs.load(bi); err != nil {
 			f := rs.s.file
 			if !rs.r.opts.Salvage {
