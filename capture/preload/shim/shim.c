@@ -560,7 +560,13 @@ static void open_spool(void) {
 	active = 1;
 }
 
+/* The recorded file mappings (see fmaps_add). */
+#define FMAPS 256
+static struct { uintptr_t lo, hi; } fmaps[FMAPS];
+static int fmaps_n, fmaps_full, fmaps_lock;
+
 static void after_fork_child(void) {
+	fmaps_lock = 0; /* the child's only thread holds no lock */
 	if (!active) return;
 	/* The child writes its own spool: drop the parent's mappings. */
 	active = 0;
@@ -1682,8 +1688,51 @@ EXPORT void sync(void) {
 	errno = saved;
 }
 
+/* The address ranges of the file mappings the shim recorded, so that
+ * munmap, which programs call by the thousand on anonymous memory, is
+ * recorded only when it may end one (the encoder knows the mappings
+ * exactly: this is a filter). A fork copies it with the memory. Beyond
+ * FMAPS entries every munmap is recorded. (Declared above, for fork.) */
+
+static void fmaps_lock_take(void) {
+	while (__atomic_exchange_n(&fmaps_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+static void fmaps_lock_drop(void) { __atomic_store_n(&fmaps_lock, 0, __ATOMIC_RELEASE); }
+
+static void fmaps_add(void *m, size_t len) {
+	fmaps_lock_take();
+	if (fmaps_n < FMAPS) {
+		fmaps[fmaps_n].lo = (uintptr_t)m;
+		fmaps[fmaps_n].hi = (uintptr_t)m + len;
+		__atomic_store_n(&fmaps_n, fmaps_n + 1, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&fmaps_full, 1, __ATOMIC_RELEASE);
+	}
+	fmaps_lock_drop();
+}
+
+/* fmaps_hit says whether [a, a+len) meets a recorded mapping; with drop,
+ * it forgets the mappings the range covers whole. */
+static int fmaps_hit(void *a, size_t len, int drop) {
+	if (__atomic_load_n(&fmaps_n, __ATOMIC_ACQUIRE) == 0) return __atomic_load_n(&fmaps_full, __ATOMIC_ACQUIRE);
+	uintptr_t lo = (uintptr_t)a, hi = lo + len;
+	int hit = 0;
+	fmaps_lock_take();
+	for (int i = 0; i < fmaps_n; i++) {
+		if (fmaps[i].hi <= lo || fmaps[i].lo >= hi) continue;
+		hit = 1;
+		if (drop && fmaps[i].lo >= lo && fmaps[i].hi <= hi) {
+			fmaps[i] = fmaps[fmaps_n - 1];
+			__atomic_store_n(&fmaps_n, fmaps_n - 1, __ATOMIC_RELEASE);
+			i--;
+		}
+	}
+	fmaps_lock_drop();
+	return hit || __atomic_load_n(&fmaps_full, __ATOMIC_ACQUIRE);
+}
+
 /* mmap of a file (not anonymous memory): ret 0 or -errno, not the
- * address. A mapping an MPI library makes inside an MPI-IO call (Open
+ * address (which bytes holds, for munmap and msync). A mapping an MPI library makes inside an MPI-IO call (Open
  * MPI's shared file pointer segment) is its own machinery, which the
  * replay's MPI-IO call makes again and a script cannot say: recorded only
  * with record_all. */
@@ -1700,6 +1749,10 @@ EXPORT void sync(void) {
 	r.oflags = (uint32_t)fl;                                             \
 	r.mode = (uint32_t)prot;                                             \
 	r.ret = m == MAP_FAILED ? -(int64_t)saved : 0;                       \
+	if (m != MAP_FAILED) {                                               \
+		r.bytes = (int64_t)(uintptr_t)m;                                 \
+		fmaps_add(m, len);                                               \
+	}                                                                    \
 	iotrace_emit(&r, NULL, NULL);                                        \
 	errno = saved;                                                       \
 	return m
@@ -1711,6 +1764,48 @@ EXPORT void *mmap(void *a, size_t len, int prot, int fl, int fd, off_t off) {
 EXPORT void *mmap64(void *a, size_t len, int prot, int fl, int fd, off64_t off) {
 	REAL(mmap64);
 	MMAP_BODY(real_mmap64(a, len, prot, fl, fd, off));
+}
+
+/* munmap and msync of a recorded mapping: the address and length; the
+ * encoder finds the file. A range the shim's table does not meet runs
+ * unrecorded. */
+EXPORT int munmap(void *a, size_t len) {
+	REAL(munmap);
+	if (!on() || !fmaps_hit(a, len, 0)) return real_munmap(a, len);
+	struct rec r = {0};
+	BEGIN;
+	int v = real_munmap(a, len);
+	END(r);
+	if (v == 0) fmaps_hit(a, len, 1);
+	r.call = C_MUNMAP;
+	r.fd = -1;
+	r.off = (int64_t)(uintptr_t)a;
+	r.size = (int64_t)len;
+	RET(r, v);
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+	return v;
+}
+EXPORT int msync(void *a, size_t len, int flags) {
+	REAL(msync);
+	if (!on() || !fmaps_hit(a, len, 0)) return real_msync(a, len, flags);
+	struct rec r = {0};
+	BEGIN;
+	int v = real_msync(a, len, flags);
+	END(r);
+	r.call = C_MSYNC;
+	r.fd = -1;
+	r.off = (int64_t)(uintptr_t)a;
+	r.size = (int64_t)len;
+	r.oflags = (uint32_t)flags;
+	RET(r, v);
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+	return v;
+}
+EXPORT ssize_t readahead(int fd, off64_t off, size_t count) {
+	REAL(readahead);
+	FD_BODY(C_READAHEAD, ssize_t, real_readahead(fd, off, count), off, (int64_t)count, 0);
 }
 
 /* ---- fcntl, close_range ---- */

@@ -98,7 +98,7 @@ enum {
 	C_FALLOCATE,        /* oflags: mode */
 	C_FADVISE,          /* oflags: advice */
 	C_SYNCFS, C_SYNC,
-	C_MMAP,             /* oflags: MAP_ flags, mode: PROT_ bits, ret 0 or -errno */
+	C_MMAP,             /* oflags: MAP_ flags, mode: PROT_ bits, ret 0 or -errno, bytes the address */
 	C_LINK, C_LINKAT,   /* path: the existing name, path2: the new one */
 	C_SYMLINK, C_SYMLINKAT, /* path: the link made, path2: its target as written */
 	C_READLINK, C_READLINKAT,
@@ -107,6 +107,12 @@ enum {
 	C_EXIT,             /* the process ends: ret is its exit status */
 	C_GETDENTS,         /* readdir's getdents64 inside glibc: size the buffer, ret the bytes */
 	C_UNSEEN,           /* the process set up I/O the shim cannot see: oflags UNSEEN_* (once each) */
+	/* The end and the flush of (part of) a mapping: off the address,
+	 * size the length, oflags msync's MS_ flags; the encoder maps the
+	 * address to the file range from the process's recorded mmaps (whose
+	 * bytes hold the address they returned). */
+	C_MUNMAP, C_MSYNC,
+	C_READAHEAD,        /* fd, off, size */
 
 	C_MPI_RANK = 100, /* peer = world rank, count = world size */
 	C_MPI_FINALIZE,
