@@ -6,92 +6,27 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/iotrace/iotrace/internal/pagecache"
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
 	"golang.org/x/sys/unix"
 )
 
-// resident returns how many of the pages of the file at p are in the
-// page cache (mincore of a mapping of it).
-func resident(t *testing.T, p string) int {
-	n := 0
-	for _, in := range residentPages(t, p) {
-		if in {
-			n++
-		}
-	}
-	return n
-}
+func resident(t *testing.T, p string) int { return pagecache.Resident(t, p) }
 
-// residentPages says which pages of the file at p are in the page cache.
 func residentPages(t *testing.T, p string) []bool {
 	t.Helper()
-	f, err := os.Open(p)
+	in, err := pagecache.Pages(p)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, _ := f.Stat()
-	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Munmap(m)
-	vec := make([]byte, (len(m)+int(pageSize)-1)/int(pageSize))
-	if _, _, en := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); en != 0 {
-		t.Fatal(en)
-	}
-	in := make([]bool, len(vec))
-	for i, v := range vec {
-		in[i] = v&1 != 0
 	}
 	return in
 }
 
-// evict writes p back and drops its pages from the cache.
-func evict(t *testing.T, p string) {
-	t.Helper()
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	f.Sync()
-	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
-}
+func evict(t *testing.T, p string) { pagecache.Evict(t, p) }
 
-// cachedDir returns a directory whose files have pages the cache can
-// drop (not tmpfs, where the pages are the file): the test's temporary
-// directory, or one under /var/tmp.
-func cachedDir(t *testing.T) string {
-	t.Helper()
-	for _, parent := range []string{"", "/var/tmp"} {
-		var dir string
-		if parent == "" {
-			dir = t.TempDir()
-		} else if d, err := os.MkdirTemp(parent, "iotrace-cache-"); err == nil {
-			dir = d
-			t.Cleanup(func() { os.RemoveAll(d) })
-		} else {
-			continue
-		}
-		p := filepath.Join(dir, "probe")
-		os.WriteFile(p, make([]byte, 64<<10), 0o644)
-		evict(t, p)
-		n := resident(t, p)
-		os.Remove(p)
-		if n == 0 {
-			return dir
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no directory here whose pages the page cache drops (tmpfs everywhere?)")
-	}
-	t.Skip("no directory here whose pages the page cache drops")
-	return ""
-}
+func cachedDir(t *testing.T) string { return pagecache.Dir(t) }
 
 // TestMmapTouchesPages: a replayed mmap reads the pages of the mapped
 // range that are in the file (and no more); msync and munmap act on the

@@ -52,6 +52,10 @@ type Options struct {
 	// Record is where the replay's own trace goes; "" is a temporary
 	// file, removed by Outcome.Close.
 	Record string
+	// Cache is the state of the page cache the timed phase starts in:
+	// every process puts the target's files in it, for its node, after
+	// the prepare phase.
+	Cache posix.Cache
 	// Command is the command line, for the trace's metadata.
 	Command []string
 	// Out receives the plan of a dry run and what PrepareOnly prepared.
@@ -267,6 +271,16 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 				len(plan.Files), units.Bytes(plan.Bytes()), len(plan.Dirs), out.Target)
 		}
 		return out, nil
+	}
+
+	_, cerr := px.SetCache(ctx, o.Cache, &plan.Layout)
+	if ctx.Err() != nil {
+		cerr = ErrPrepareInterrupted
+	} else if cerr != nil {
+		cerr = fmt.Errorf("--cache %s: %w", o.Cache, cerr)
+	}
+	if err := agree(cerr); err != nil {
+		return nil, err
 	}
 
 	// Each process records its ranks, into the replay's trace or a part
