@@ -17,7 +17,8 @@ import (
 // fio reading a file it invalidates first (posix_fadvise
 // POSIX_FADV_DONTNEED), and `git clone` of a local repository (its objects
 // hard-linked, a symbolic link checked out and one it probes with, its
-// index and objects read through mmap and munmap).
+// index and objects read through mmap and munmap); and a pattern script
+// converted from the trace makes them too.
 func TestRecordTimeMoversE2E(t *testing.T) {
 	recSkipUnsupported(t)
 	git, fio := recNeedTool(t, "git"), recNeedTool(t, "fio")
@@ -81,6 +82,11 @@ func TestRecordTimeMoversE2E(t *testing.T) {
 				if want[k] == 0 {
 					t.Errorf("no %s in the recorded trace: %v", k, want)
 				}
+			}
+			// A pattern script makes them too (convert checks that it
+			// makes the recorded calls exactly).
+			if _, stderr, code := recRun(t, work, nil, "", "convert", orig, "-o", filepath.Join(dir, mode, "orig.iop")); code != 0 {
+				t.Errorf("convert to a script: exit %d\n%s", code, stderr)
 			}
 			replayed := filepath.Join(dir, mode, "replay.iot")
 			target := filepath.Join(dir, mode, "target")
