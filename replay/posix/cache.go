@@ -14,16 +14,16 @@ type Cache uint8
 
 const (
 	// CacheCold: the pages of every file of the trace in the target are
-	// written back
-	// and dropped (fdatasync, then posix_fadvise POSIX_FADV_DONTNEED), so
-	// that the replay reads its inputs from the device, as a program does
-	// whose inputs were written long before or on another node. No root
-	// needed; directory entries and inodes stay cached (dropping them
-	// takes /proc/sys/vm/drop_caches, the whole machine's).
+	// written back and dropped (fdatasync, then posix_fadvise
+	// POSIX_FADV_DONTNEED), so that the replay reads its inputs from the
+	// device, as a program does whose inputs were written long before or
+	// on another node. No root needed; directory entries and inodes stay
+	// cached (dropping them takes /proc/sys/vm/drop_caches, the whole
+	// machine's).
 	CacheCold Cache = iota
-	// CacheWarm: every file of the trace in the target is read whole, so that the
-	// replay finds its inputs in memory, as a program run again at once
-	// does.
+	// CacheWarm: every file of the trace in the target is read whole, so
+	// that the replay finds its inputs in memory, as a program run again
+	// at once does.
 	CacheWarm
 	// CacheAsCaptured: the cache is left as it is: the files the prepare
 	// phase has just written are cached (and dirty), as a program finds
