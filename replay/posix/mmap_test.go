@@ -29,7 +29,8 @@ func evict(t *testing.T, p string) { pagecache.Evict(t, p) }
 func cachedDir(t *testing.T) string { return pagecache.Dir(t) }
 
 // TestMmapTouchesPages: a replayed mmap reads the pages of the mapped
-// range that are in the file (and no more); msync and munmap act on the
+// range that are in the file (without faulting on those past its end);
+// msync and munmap act on the
 // replay's own mapping, found by the file range; an munmap of a mapping
 // the replay never made is a skip, not an error.
 func TestMmapTouchesPages(t *testing.T) {
@@ -53,17 +54,14 @@ func TestMmapTouchesPages(t *testing.T) {
 		Flags: unix.MAP_PRIVATE, Mode: unix.PROT_READ}); ret != 0 || skip != replay.NotSkipped {
 		t.Fatalf("mmap: %d %v", ret, skip)
 	}
-	// Each of its pages was read (the kernel reads around a fault: a few
-	// pages on either side too), not the rest of the file.
+	// Each of its pages was read (the kernel reads around a fault too, as
+	// far as the device's read-ahead goes: maybe the whole file).
 	in := residentPages(t, fp)
 	first, end := int(mb/pageSize), int(2*mb/pageSize)
 	for i := first; i < end; i++ {
 		if !in[i] {
 			t.Fatalf("page %d of the mapping not read", i-first)
 		}
-	}
-	if n := resident(t, fp); n > 3*len(in)/4 {
-		t.Errorf("%d pages of %d cached after the mmap of %d", n, len(in), end-first)
 	}
 	if len(x.maps) != 1 {
 		t.Fatalf("%d live mappings, want 1", len(x.maps))
