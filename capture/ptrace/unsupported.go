@@ -31,6 +31,7 @@ type Config struct {
 	Helper                string
 	OnStart               func(pid int)
 	ForwardSignals        bool
+	Cost                  Cost
 }
 
 // LookPath fails on this platform.
@@ -56,6 +57,8 @@ type Result struct {
 	Mmaps, MmapFiles int
 	IOUring, AIO     int
 	Threads          []Thread
+	Corrections      Corrections
+	Virtual          func(t int64) int64
 }
 
 // Status is the exit status a shell would report.
@@ -72,4 +75,9 @@ func HelperMain() {}
 // Run fails on this platform: tracing needs Linux on amd64 or arm64.
 func Run(cfg Config) (Result, error) {
 	return Result{}, errors.New("recording needs Linux on amd64 or arm64")
+}
+
+// Calibrate fails on this platform.
+func Calibrate(helper string) (Cost, error) {
+	return Cost{}, errors.New("recording needs Linux on amd64 or arm64")
 }
