@@ -26,6 +26,9 @@ type Cost struct {
 	// per-call costs: how much one call's cost varies around InCall +
 	// Between.
 	Spread int64
+	// Call is the duration of the calibration's call untraced (a 1-byte
+	// read of /dev/zero): the least a call takes.
+	Call int64
 	// Samples is the number of calls each part was measured on.
 	Samples int
 }
@@ -36,6 +39,7 @@ type Corrections struct {
 	Stops      int64 // stops of calls not recorded (and their exit stops)
 	ClampedDur int64 // calls that lasted less than Cost.InCall: duration 0
 	ClampedGap int64 // gaps shorter than the cost they held: gap 0
+	Limited    int64 // calls whose costs were scaled down to the recent calls' (see account)
 	Removed    int64 // ns taken out in all
 }
 
@@ -47,14 +51,25 @@ type Corrections struct {
 // for each call stopped at but not recorded), never more than the gap.
 // One account per rank: a rank whose threads make calls at the same
 // time has them all taken from one timeline, at most each gap.
+//
+// A calibration made while the machine was busier than during the run
+// would take out more than the tracer cost: so the in-call share is at
+// most the shortest of the last recentCalls recorded durations less
+// Cost.Call (no call is faster than the calibration's), and the costs
+// between calls are scaled down in the same proportion.
 type account struct {
 	c       Cost
-	debt    int64 // ns removed so far
-	pending int64 // cost since the latest recorded call, for the next gap
-	lastEnd int64 // real end of the latest recorded call
+	recent  [recentCalls]int64 // raw durations of the latest recorded calls
+	nrecent int
+	scale   float64 // the costs between calls in use: Cost × scale
+	debt    int64   // ns removed so far
+	pending int64   // cost since the latest recorded call, for the next gap
+	lastEnd int64   // real end of the latest recorded call
 	marks   []mark
 	n       Corrections
 }
+
+const recentCalls = 64
 
 // mark says that from real time at on, the debt was at least debt.
 type mark struct{ at, debt int64 }
@@ -65,9 +80,15 @@ const markEvery = 1_000_000
 
 // take returns the cost the gap of a recorded call starting at s (real)
 // can give: the pending cost, at most the gap since the latest recorded
-// call's end.
+// call's end; all of a gap that is no longer than the pending cost
+// within the calibration's spread (what is left of it is the cost's
+// error, not the program's time).
 func (a *account) take(s int64) int64 {
-	return min(a.pending, max(s-a.lastEnd, 0))
+	gap := max(s-a.lastEnd, 0)
+	if a.pending > 0 && gap <= a.pending+a.between(a.c.Spread) {
+		return gap
+	}
+	return min(a.pending, gap)
 }
 
 // started commits the take of a recorded call starting at s.
@@ -83,9 +104,18 @@ func (a *account) started(s, take int64) {
 	}
 }
 
+// bookkeeping takes out d, the time the tracer spent on a recorded
+// call at its entry, when its own account says so (a Cost was given).
+func (a *account) bookkeeping(d int64) {
+	if a.c.Samples > 0 {
+		a.debt += d
+		a.n.Removed += d
+	}
+}
+
 // stop counts a stop at a call the tracer does not record.
 func (a *account) stop() {
-	a.pending += a.c.Stop
+	a.pending += a.between(a.c.Stop)
 	if a.c.Stop > 0 {
 		a.n.Stops++
 	}
@@ -98,14 +128,15 @@ func (a *account) stop() {
 func (a *account) ended(s, e int64, rec bool) int64 {
 	d := e - s
 	if !rec {
-		a.pending += a.c.InCall + a.c.Between
+		a.pending += a.between(a.c.InCall + a.c.Between)
 		if a.c.InCall > 0 {
 			a.n.Stops++
 		}
 		return d
 	}
-	rm := min(a.c.InCall, max(d, 0))
-	if rm < a.c.InCall {
+	in := a.inCall(d)
+	rm := min(in, max(d, 0))
+	if rm < in {
 		a.n.ClampedDur++
 	}
 	if a.c.InCall > 0 || a.c.Between > 0 {
@@ -114,8 +145,39 @@ func (a *account) ended(s, e int64, rec bool) int64 {
 	a.debt += rm
 	a.n.Removed += rm
 	a.lastEnd = e
-	a.pending += a.c.Between
+	a.pending += a.between(a.c.Between)
 	return d - rm
+}
+
+// inCall notes the raw duration d of a recorded call and returns the
+// in-call share to take out of it: Cost.InCall, at most the shortest
+// recent duration less Cost.Call; it sets the scale of the costs
+// between calls to match.
+func (a *account) inCall(d int64) int64 {
+	a.recent[a.nrecent%recentCalls] = d
+	a.nrecent++
+	short := d
+	for _, x := range a.recent[:min(a.nrecent, recentCalls)] {
+		short = min(short, x)
+	}
+	in := a.c.InCall
+	if lim := max(short-a.c.Call, 0); lim < in {
+		in = lim
+		a.n.Limited++
+	}
+	a.scale = 1
+	if a.c.InCall > 0 {
+		a.scale = float64(in) / float64(a.c.InCall)
+	}
+	return in
+}
+
+// between returns cost c scaled as the in-call share was.
+func (a *account) between(c int64) int64 {
+	if a.nrecent == 0 || a.scale >= 1 {
+		return c
+	}
+	return int64(float64(c) * a.scale)
 }
 
 // virtual returns the time on the corrected clock of real time t (both
@@ -136,6 +198,21 @@ func median(v []int64) int64 {
 	}
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// trimmedMean returns the mean of v without its lowest and highest
+// twentieth (sorted in place); 0 for none.
+func trimmedMean(v []int64) int64 {
+	slices.Sort(v)
+	v = v[len(v)/20 : len(v)-len(v)/20]
+	if len(v) == 0 {
+		return 0
+	}
+	var sum int64
+	for _, x := range v {
+		sum += x
+	}
+	return sum / int64(len(v))
 }
 
 // quartiles returns the first and third quartiles of v (sorted in

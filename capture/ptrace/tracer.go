@@ -787,8 +787,10 @@ func (tr *tracer) onSeccomp(t *task) {
 		tr.acct.started(s0, take)
 		if !again {
 			// The call starts when the tracer lets it go: its own
-			// bookkeeping of the call (reading paths) is not the call's.
+			// bookkeeping of the call (reading paths), measured, is
+			// neither the call's time nor the program's.
 			t.sReal = tr.now()
+			tr.acct.bookkeeping(t.sReal - s0)
 			t.ev.Start = t.sReal - tr.acct.debt
 		}
 		t.inCall = true
