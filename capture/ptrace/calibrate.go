@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/iotrace/iotrace/capture"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,23 +50,23 @@ const baselineLen = 1 + 8 + 8 + 4 + 4
 // cheaper than the run will be. Run's account keeps a calibration that
 // came out too dear from taking more than the run's calls can have cost.
 // It takes a few tens of ms.
-func Calibrate(helper string) (Cost, error) {
-	var rounds []Cost
+func Calibrate(helper string) (capture.Cost, error) {
+	var rounds []capture.Cost
 	for i := 0; i < calibrationRounds; i++ {
 		c, err := calibrate(helper)
 		if err != nil {
-			return Cost{}, err
+			return capture.Cost{}, err
 		}
 		rounds = append(rounds, c)
 	}
-	slices.SortFunc(rounds, func(a, b Cost) int { return cmp.Compare(a.InCall+a.Between, b.InCall+b.Between) })
+	slices.SortFunc(rounds, func(a, b capture.Cost) int { return cmp.Compare(a.InCall+a.Between, b.InCall+b.Between) })
 	return rounds[len(rounds)/2], nil
 }
 
 // calibrationRounds is how many times Calibrate measures.
 const calibrationRounds = 3
 
-func calibrate(helper string) (Cost, error) {
+func calibrate(helper string) (capture.Cost, error) {
 	if helper == "" {
 		helper = "/proc/self/exe"
 	}
@@ -78,7 +79,7 @@ func calibrate(helper string) (Cost, error) {
 	}
 	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return Cost{}, fmt.Errorf("socketpair: %w", err)
+		return capture.Cost{}, fmt.Errorf("socketpair: %w", err)
 	}
 	ours := os.NewFile(uintptr(sp[0]), "helper-socket")
 	theirs := os.NewFile(uintptr(sp[1]), "helper-socket")
@@ -86,7 +87,7 @@ func calibrate(helper string) (Cost, error) {
 	defer theirs.Close()
 	null, err := os.Open(os.DevNull)
 	if err != nil {
-		return Cost{}, err
+		return capture.Cost{}, err
 	}
 	defer null.Close()
 	env := []string{helperEnv + "=" + helperCalibrate}
@@ -96,14 +97,14 @@ func calibrate(helper string) (Cost, error) {
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		return Cost{}, fmt.Errorf("starting %s: %w", helper, err)
+		return capture.Cost{}, fmt.Errorf("starting %s: %w", helper, err)
 	}
 	theirs.Close()
 	var ws unix.WaitStatus
-	fail := func(err error) (Cost, error) {
+	fail := func(err error) (capture.Cost, error) {
 		unix.Kill(pid, unix.SIGKILL)
 		unix.Wait4(pid, &ws, unix.WALL, nil)
-		return Cost{}, err
+		return capture.Cost{}, err
 	}
 	var b [baselineLen]byte
 	if n, _ := ours.Read(b[:]); n != baselineLen || b[0] != helperReady {
@@ -176,10 +177,10 @@ func calibrate(helper string) (Cost, error) {
 		}
 	}
 	if ws.Exited() && ws.ExitStatus() != 0 {
-		return Cost{}, fmt.Errorf("the calibration's helper failed (exit status %d)", ws.ExitStatus())
+		return capture.Cost{}, fmt.Errorf("the calibration's helper failed (exit status %d)", ws.ExitStatus())
 	}
 	if len(durs) < calibrationCalls/2 || len(stopStarts) < calibrationCalls/2 {
-		return Cost{}, fmt.Errorf("the calibration saw %d and %d of its %d calls", len(durs), len(stopStarts), calibrationCalls)
+		return capture.Cost{}, fmt.Errorf("the calibration saw %d and %d of its %d calls", len(durs), len(stopStarts), calibrationCalls)
 	}
 	periods := func(starts []int64) []int64 {
 		var p []int64
@@ -189,13 +190,13 @@ func calibrate(helper string) (Cost, error) {
 		return p
 	}
 	recP, stopP := periods(recStarts), periods(stopStarts)
-	c := Cost{Samples: len(durs), Call: base.dur}
-	c.InCall = max(median(durs)-base.dur, 0)
+	c := capture.Cost{Samples: len(durs), Call: base.dur}
+	c.InCall = max(capture.Median(durs)-base.dur, 0)
 	// The gaps add up to the think time a replay keeps: their costs are
 	// means (without the extreme twentieths), the durations' a median.
-	c.Between = max(trimmedMean(recP)-base.period-c.InCall, 0)
-	c.Stop = max(trimmedMean(stopP)-base.period, 0)
-	q1, q3 := quartiles(recP)
+	c.Between = max(capture.TrimmedMean(recP)-base.period-c.InCall, 0)
+	c.Stop = max(capture.TrimmedMean(stopP)-base.period, 0)
+	q1, q3 := capture.Quartiles(recP)
 	c.Spread = (q3 - q1) / 2
 	return c, nil
 }
@@ -253,8 +254,8 @@ func runCalibration() int {
 	}
 	var b [baselineLen]byte
 	b[0] = helperReady
-	binary.LittleEndian.PutUint64(b[1:], uint64(max(median(durs)-median(clk), 0)))
-	binary.LittleEndian.PutUint64(b[9:], uint64(median(periods)))
+	binary.LittleEndian.PutUint64(b[1:], uint64(max(capture.Median(durs)-capture.Median(clk), 0)))
+	binary.LittleEndian.PutUint64(b[9:], uint64(capture.Median(periods)))
 	binary.LittleEndian.PutUint32(b[17:], uint32(fd))
 	binary.LittleEndian.PutUint32(b[21:], uint32(fd2))
 	if _, err := unix.Write(helperFD, b[:]); err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
@@ -75,7 +76,7 @@ type Config struct {
 	// Cost is what tracing costs the program per call (Calibrate): Run
 	// takes it out of the times it records (Result.Corrections says how
 	// much). The zero Cost records the times as measured.
-	Cost Cost
+	Cost capture.Cost
 
 	// decodeRegs reads system calls from the registers even where
 	// PTRACE_GET_SYSCALL_INFO works (tests).
@@ -109,7 +110,7 @@ type Result struct {
 	// others are numbered in the order the tracer saw them created.
 	Threads []Thread
 	// Corrections counts what Config.Cost took out of the times.
-	Corrections Corrections
+	Corrections capture.Corrections
 	// Virtual gives the time on the events' clock (ns from Config.Base)
 	// of a real time t (ns from Config.Base) measured during the run:
 	// t less the tracer's cost paid by then (Config.Cost), for readings
@@ -212,7 +213,7 @@ type tracer struct {
 
 	st *follower // the descriptor tables of the traced processes
 
-	acct account // the tracer's cost, kept out of the times
+	acct capture.Account // the tracer's cost, kept out of the times
 }
 
 // Run starts cfg.Argv under the tracer, records its calls until it and
@@ -248,7 +249,7 @@ func Run(cfg Config) (Result, error) {
 		early:   map[int]bool{},
 		exited:  map[int]bool{},
 		procs:   map[int]int{},
-		acct:    account{c: cfg.Cost},
+		acct:    capture.Account{C: cfg.Cost},
 	}
 	if tr.base.IsZero() {
 		tr.base = time.Now()
@@ -300,8 +301,8 @@ func Run(cfg Config) (Result, error) {
 	res.Threads = tr.threads
 	res.Mmaps, res.MmapFiles = tr.mmaps, len(tr.mmapFiles)
 	res.IOUring, res.AIO = tr.ioUring, tr.aio
-	res.Corrections = tr.acct.n
-	res.Virtual = tr.acct.virtual
+	res.Corrections = tr.acct.N
+	res.Virtual = tr.acct.Virtual
 	return res, err
 }
 
@@ -642,7 +643,7 @@ func (tr *tracer) gone(t *task, status int64) {
 // procEvent emits a process event (fork, clone, exec, exit) of thread
 // idx, at this time, and the descriptor tables follow it.
 func (tr *tracer) procEvent(op trace.Op, idx uint32, ret int64, flags uint32, path trace.PathID) {
-	ev := trace.Event{Op: op, Rank: tr.rank, Thread: idx, Start: tr.now() - tr.acct.debt, Ret: ret, Flags: flags, Path: path}
+	ev := trace.Event{Op: op, Rank: tr.rank, Thread: idx, Start: tr.now() - tr.acct.Debt, Ret: ret, Flags: flags, Path: path}
 	tr.st.Apply(&ev)
 	tr.add(&ev)
 }
@@ -764,14 +765,14 @@ func (tr *tracer) onSeccomp(t *task) {
 	k := tr.calls.kind(nr)
 	if !t.started || k == kNone {
 		if t.started {
-			tr.acct.stop()
+			tr.acct.Stop()
 		}
 		tr.cont(t.tid, 0)
 		return
 	}
 	s0 := tr.now()
-	take := tr.acct.take(s0)
-	start := s0 - tr.acct.debt - take
+	take := tr.acct.Take(s0)
+	start := s0 - tr.acct.Debt - take
 	again := false
 	if t.restart {
 		t.restart = false
@@ -784,20 +785,23 @@ func (tr *tracer) onSeccomp(t *task) {
 		}
 	}
 	if tr.entry(t, k, &args, start) {
-		tr.acct.started(s0, take)
+		tr.acct.Started(s0, take)
 		if !again {
-			// The call starts when the tracer lets it go: its own
-			// bookkeeping of the call (reading paths), measured, is
-			// neither the call's time nor the program's.
-			t.sReal = tr.now()
-			tr.acct.bookkeeping(t.sReal - s0)
-			t.ev.Start = t.sReal - tr.acct.debt
+			t.sReal = s0
+			if tr.acct.C.Samples > 0 {
+				// The tracer's bookkeeping of the call (reading its
+				// paths), measured, is neither the call's time nor the
+				// program's.
+				now := tr.now()
+				tr.acct.Bookkeeping(now - s0)
+				t.sReal = now
+			}
 		}
 		t.inCall = true
 		ptraceRaw(unix.PTRACE_SYSCALL, t.tid, 0, 0)
 		return
 	}
-	tr.acct.stop()
+	tr.acct.Stop()
 	tr.cont(t.tid, 0)
 }
 
@@ -844,7 +848,7 @@ func (tr *tracer) onExit(t *task) {
 		return
 	}
 	t.ev.Ret = ret
-	t.ev.Dur = tr.acct.ended(t.sReal, end, t.rec)
+	t.ev.Dur = tr.acct.Ended(t.sReal, end, t.rec)
 	tr.exit(t, ret)
 	if t.rec {
 		tr.emit(t)

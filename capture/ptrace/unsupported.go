@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 )
@@ -31,7 +32,7 @@ type Config struct {
 	Helper                string
 	OnStart               func(pid int)
 	ForwardSignals        bool
-	Cost                  Cost
+	Cost                  capture.Cost
 }
 
 // LookPath fails on this platform.
@@ -57,7 +58,7 @@ type Result struct {
 	Mmaps, MmapFiles int
 	IOUring, AIO     int
 	Threads          []Thread
-	Corrections      Corrections
+	Corrections      capture.Corrections
 	Virtual          func(t int64) int64
 }
 
@@ -78,6 +79,6 @@ func Run(cfg Config) (Result, error) {
 }
 
 // Calibrate fails on this platform.
-func Calibrate(helper string) (Cost, error) {
-	return Cost{}, errors.New("recording needs Linux on amd64 or arm64")
+func Calibrate(helper string) (capture.Cost, error) {
+	return capture.Cost{}, errors.New("recording needs Linux on amd64 or arm64")
 }

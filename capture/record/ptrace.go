@@ -33,11 +33,11 @@ func Ptrace(o Options, argv []string) (Result, error) {
 	}
 	log := o.log()
 	// What tracing costs a call here and now, taken out of the times.
-	var cost ptrace.Cost
+	var cost capture.Cost
 	if !o.RawTimes {
 		if cost, err = ptrace.Calibrate(""); err != nil {
 			log.Warn(fmt.Sprintf("measuring the tracer's cost: %v; the times will include it", err))
-			cost = ptrace.Cost{}
+			cost = capture.Cost{}
 		}
 	}
 	base := time.Now()

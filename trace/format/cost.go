@@ -71,13 +71,20 @@ func (w *Writer) SetRankCost(r uint32, c Cost) error {
 
 // String is the line iotrace check prints of a rank's recorder cost.
 func (c Cost) String() string {
-	s := fmt.Sprintf("%s µs of each call's duration and %s µs between calls removed (±%s µs)",
-		micros(c.InCall), micros(c.Between), micros(c.Spread))
+	s := fmt.Sprintf("%s of each call's duration and %s between calls removed (±%s)",
+		Nanos(c.InCall), Nanos(c.Between), Nanos(c.Spread))
 	if c.Stops > 0 || c.Stop > 0 {
-		s += fmt.Sprintf(", %s µs for each of %d unrecorded stops", micros(c.Stop), c.Stops)
+		s += fmt.Sprintf(", %s for each of %d unrecorded stops", Nanos(c.Stop), c.Stops)
 	}
 	s += fmt.Sprintf("; %d calls, %d durations and %d gaps shorter than that (made 0)", c.Calls, c.ClampedDur, c.ClampedGap)
 	return s
 }
 
-func micros(ns int64) string { return fmt.Sprintf("%.1f", float64(ns)/1e3) }
+// Nanos writes a per-call cost: "27 ns" below a microsecond, "11.8 µs"
+// above.
+func Nanos(ns int64) string {
+	if ns < 1000 {
+		return fmt.Sprintf("%d ns", ns)
+	}
+	return fmt.Sprintf("%.1f µs", float64(ns)/1e3)
+}
