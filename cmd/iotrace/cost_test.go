@@ -111,7 +111,10 @@ func TestRecorderCostTakenOut(t *testing.T) {
 	if stats := mustRun(t, "stats", raw); !strings.Contains(stats, "times as measured, the recorder's own cost included") {
 		t.Errorf("stats of a trace without the calibration does not say so:\n%s", stats)
 	}
-	for _, f := range []string{corr, raw} {
+	if stats := mustRun(t, "stats", pre); !strings.Contains(stats, "times corrected for the recorder's own cost (preload calibration: ") {
+		t.Errorf("stats of the --preload trace does not say the times are corrected:\n%s", stats)
+	}
+	for _, f := range []string{corr, raw, pre} {
 		r, err := format.Open(f)
 		if err != nil {
 			t.Fatal(err)
@@ -121,8 +124,8 @@ func TestRecorderCostTakenOut(t *testing.T) {
 		if f == raw && c != nil {
 			t.Errorf("--raw-times: recorder cost %+v", *c)
 		}
-		if f == corr && (c == nil || c.InCall <= 0 || c.Calls < 4096) {
-			t.Errorf("recorder cost of the ptrace trace: %+v", c)
+		if f != raw && (c == nil || c.InCall <= 0 || c.Calls < 4096) {
+			t.Errorf("recorder cost of %s: %+v", f, c)
 		}
 	}
 
