@@ -117,6 +117,9 @@ func (a *Account) Started(s, take int64) {
 	a.Debt += take
 	a.N.Removed += take
 	a.pending = 0
+	// The gap is spent up to s: a call seen to its end but not recorded
+	// (ptrace learning a descriptor) does not let the next take it again.
+	a.lastEnd = max(a.lastEnd, s)
 	if n := len(a.marks); n == 0 || s-a.marks[n-1].at >= markEvery {
 		a.marks = append(a.marks, mark{s, a.Debt})
 	}
