@@ -161,8 +161,13 @@ func TestRecorderCostTakenOut(t *testing.T) {
 	}
 	afap, think, thinkRaw := best(corr, "afap"), best(corr, "think"), best(raw, "think")
 	t.Logf("replay: afap %v, think %v, think of the raw capture %v", afap, think, thinkRaw)
-	if think > 3*afap+30*time.Millisecond {
-		t.Errorf("think replay of a program without compute: %v, afap %v", think, afap)
+	// On a quiet machine the think replay of the corrected capture takes
+	// 1.5-4× the afap one, the raw capture's 30-100×; on a loaded one each
+	// gap left, even of a few hundred ns, can cost the waiter tens of µs
+	// (docs/REPLAY.md), so the replay only has to be faster than the raw
+	// capture's: what the replay was asked to wait is checked below.
+	if think >= thinkRaw {
+		t.Errorf("think replay of a program without compute: %v (afap %v), of its raw capture %v", think, afap, thinkRaw)
 	}
 	// What the replay was asked to wait: the gaps but their longest
 	// fiftieth (pauses the machine put into the capture) add up to less
