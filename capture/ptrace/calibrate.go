@@ -45,28 +45,12 @@ const baselineLen = 1 + 8 + 8 + 4 + 4
 // it at each call's entry and exit as it does for a recorded call, and
 // as many stopping it at the entry only, as it does for a call it does
 // not record. The differences are the tracer's shares.
-// It does so calibrationRounds times and keeps the middle round: a burst
-// of other work on the machine makes a round dearer, a quiet moment
-// cheaper than the run will be. Run's account keeps a calibration that
-// came out too dear from taking more than the run's calls can have cost.
-// It takes a few tens of ms.
+// The traced calls come in calibrationRounds rounds; the middle round is
+// kept: a burst of other work on the machine makes a round dearer, a quiet
+// moment cheaper than the run will be. Run's account keeps a calibration
+// that came out too dear from taking more than the run's calls can have
+// cost. It takes a few tens of ms.
 func Calibrate(helper string) (capture.Cost, error) {
-	var rounds []capture.Cost
-	for i := 0; i < calibrationRounds; i++ {
-		c, err := calibrate(helper)
-		if err != nil {
-			return capture.Cost{}, err
-		}
-		rounds = append(rounds, c)
-	}
-	slices.SortFunc(rounds, func(a, b capture.Cost) int { return cmp.Compare(a.InCall+a.Between, b.InCall+b.Between) })
-	return rounds[len(rounds)/2], nil
-}
-
-// calibrationRounds is how many times Calibrate measures.
-const calibrationRounds = 3
-
-func calibrate(helper string) (capture.Cost, error) {
 	if helper == "" {
 		helper = "/proc/self/exe"
 	}
@@ -179,9 +163,25 @@ func calibrate(helper string) (capture.Cost, error) {
 	if ws.Exited() && ws.ExitStatus() != 0 {
 		return capture.Cost{}, fmt.Errorf("the calibration's helper failed (exit status %d)", ws.ExitStatus())
 	}
-	if len(durs) < calibrationCalls/2 || len(stopStarts) < calibrationCalls/2 {
-		return capture.Cost{}, fmt.Errorf("the calibration saw %d and %d of its %d calls", len(durs), len(stopStarts), calibrationCalls)
+	const n = calibrationCalls
+	if len(durs) != calibrationRounds*n || len(recStarts) != calibrationRounds*n || len(stopStarts) != calibrationRounds*n {
+		return capture.Cost{}, fmt.Errorf("the calibration saw %d and %d of its %d calls", len(durs), len(stopStarts), calibrationRounds*n)
 	}
+	var rounds []capture.Cost
+	for r := 0; r < calibrationRounds; r++ {
+		rounds = append(rounds, base.cost(durs[r*n:(r+1)*n], recStarts[r*n:(r+1)*n], stopStarts[r*n:(r+1)*n]))
+	}
+	slices.SortFunc(rounds, func(a, b capture.Cost) int { return cmp.Compare(a.InCall+a.Between, b.InCall+b.Between) })
+	return rounds[len(rounds)/2], nil
+}
+
+// calibrationRounds is how many rounds of traced calls Calibrate makes.
+const calibrationRounds = 3
+
+// cost is the tracer's cost of one round: the durations of its calls
+// traced as recorded ones, when they started, and when the calls traced
+// as unrecorded ones started.
+func (base baseline) cost(durs, recStarts, stopStarts []int64) capture.Cost {
 	periods := func(starts []int64) []int64 {
 		var p []int64
 		for i := 1; i < len(starts); i++ {
@@ -189,6 +189,7 @@ func calibrate(helper string) (capture.Cost, error) {
 		}
 		return p
 	}
+	durs = slices.Clone(durs)
 	recP, stopP := periods(recStarts), periods(stopStarts)
 	c := capture.Cost{Samples: len(durs), Call: base.dur}
 	c.InCall = max(capture.Median(durs)-base.dur, 0)
@@ -198,7 +199,7 @@ func calibrate(helper string) (capture.Cost, error) {
 	c.Stop = max(capture.TrimmedMean(stopP)-base.period, 0)
 	q1, q3 := capture.Quartiles(recP)
 	c.Spread = (q3 - q1) / 2
-	return c, nil
+	return c
 }
 
 // calibrationCall reads the number and first argument of the call at a
@@ -280,15 +281,17 @@ func runCalibration() int {
 		return 127
 	}
 	// The loops as untraced, so that the periods compare.
-	for i := 0; i < calibrationCalls; i++ {
-		_ = now()
-		read(fd)
-		_ = now()
-	}
-	for i := 0; i < calibrationCalls; i++ {
-		_ = now()
-		read(fd2)
-		_ = now()
+	for r := 0; r < calibrationRounds; r++ {
+		for i := 0; i < calibrationCalls; i++ {
+			_ = now()
+			read(fd)
+			_ = now()
+		}
+		for i := 0; i < calibrationCalls; i++ {
+			_ = now()
+			read(fd2)
+			_ = now()
+		}
 	}
 	return 0
 }
