@@ -213,6 +213,23 @@ type Run struct {
 	size   int
 	// Warnings name the spools that could not be read.
 	Warnings []string
+	// RawTimes keeps the shim's cost in the times Encode writes.
+	RawTimes bool
+}
+
+// Cost is what the shim measured of its cost per call in rank's first
+// process that measured it, which Encode takes out of the rank's times
+// (Samples 0: nothing to take out).
+func (r *Run) Cost(rank uint32) capture.Cost {
+	if r.RawTimes {
+		return capture.Cost{}
+	}
+	for _, s := range r.Spools {
+		if r.rank[s] == rank && s.Header.Cost.Samples > 0 {
+			return s.Header.Cost
+		}
+	}
+	return capture.Cost{}
 }
 
 // ReadDir opens the spools in dir. A process takes the MPI rank it
@@ -333,6 +350,10 @@ type Stats struct {
 	// shim made in MPI_Init and MPI_Finalize (capture.Clock makes the
 	// rank's clock samples of them).
 	Clock []capture.ClockReading
+	// Cost is what the shim measured of its cost per call and took out
+	// of the times (Samples 0: nothing); Corrections, how much.
+	Cost        capture.Cost
+	Corrections capture.Corrections
 }
 
 // The kinds of I/O the shim sees set up but cannot record (Stats.Unseen).
@@ -391,6 +412,10 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 			firstErr = err
 		}
 	}
+	// The shim's cost comes out of the times as the rank's events leave
+	// in call order.
+	st.Cost = r.Cost(rank)
+	acct := capture.Account{C: st.Cost}
 	out := make([]trace.Event, 0, trace.BatchSize)
 	flush := func() error {
 		if len(out) == 0 {
@@ -404,6 +429,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 	for len(h) > 0 {
 		p := h[0].s
 		out = append(out, *p.current())
+		acct.Event(&out[len(out)-1])
 		if len(out) == cap(out) {
 			if err := flush(); err != nil {
 				return st, err
@@ -432,6 +458,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 		}
 	}
 	st.MmapFiles = len(mapped)
+	st.Corrections = acct.N
 	return st, firstErr
 }
 

@@ -85,7 +85,11 @@ struct header {
 	char pad[3200 - 3144];
 	uint64_t blocks;   /* blocks taken */
 	uint64_t capacity; /* blocks the file may hold */
-	char pad2[3328 - 3216];
+	/* The shim's cost per recorded call (ns), measured at the start of
+	 * the program image (calibrate): in each call's duration, between
+	 * calls, half the interquartile range, calls measured (0: none). */
+	uint32_t cost_in, cost_between, cost_spread, cost_samples;
+	char pad2[3328 - 3232];
 	/* The program (/proc/self/exe), when it fits; else exe_len is 0. */
 	uint32_t exe_len;
 	char exe[760];
@@ -98,6 +102,7 @@ _Static_assert(__builtin_offsetof(struct header, cwd_len) == 1084, "header layou
 _Static_assert(__builtin_offsetof(struct header, proc_start) == 3136, "header layout");
 _Static_assert(__builtin_offsetof(struct header, blocks) == 3200, "header layout");
 _Static_assert(__builtin_offsetof(struct header, capacity) == 3208, "header layout");
+_Static_assert(__builtin_offsetof(struct header, cost_in) == 3216, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe_len) == 3328, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe) == 3332, "header layout");
 _Static_assert(sizeof(struct header) <= SPOOL_HEADER, "header size");
@@ -525,6 +530,9 @@ static uint64_t size_spool(int fd) {
 	return 0;
 }
 
+static void calibrate(void);
+static uint32_t cost_in, cost_between, cost_spread, cost_samples;
+
 static void open_spool(void) {
 	if (!spool_dir[0]) return;
 	char name[PATH_MAX];
@@ -558,6 +566,12 @@ static void open_spool(void) {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	memcpy(hdr->magic, SPOOL_MAGIC, 8); /* last: a reader sees a whole header or none */
 	active = 1;
+	/* Once per program image: a forked child costs what its parent did. */
+	if (!cost_samples) calibrate();
+	hdr->cost_in = cost_in;
+	hdr->cost_between = cost_between;
+	hdr->cost_spread = cost_spread;
+	hdr->cost_samples = cost_samples;
 }
 
 /* The recorded file mappings (see fmaps_add). */
@@ -884,6 +898,57 @@ EXPORT int close(int fd) {
 	iotrace_emit(&r, NULL, NULL);                                        \
 	errno = saved;                                                       \
 	return got
+
+/* calibrate measures what the shim costs a recorded call (docs/FORMAT.md,
+ * "The recorder's cost"), on the path of a read's wrapper (DATA_BODY)
+ * with no call in it, records written to a block of the thread that is
+ * then cleared (a block never written, which readers skip): cost_in is
+ * the duration such a call records (a clock reading), cost_between what
+ * the rest of the wrapper costs, from one such call's start to the
+ * next's, beyond it. The iotrace encoder takes them out of the times. */
+#define CAL_N 256
+static int cmp64(const void *a, const void *b) {
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+static void calibrate(void) {
+	static int64_t in[CAL_N], per[CAL_N];
+	int64_t prev = 0;
+	int n = 0;
+	for (int i = 0; i <= CAL_N; i++) {
+		int fd = 0;
+		if (!on()) break;
+		volatile unsigned kind = fdkind[fd];
+		(void)kind;
+		struct rec r = {0};
+		BEGIN;
+		END(r);
+		r.call = C_READ;
+		r.fd = fd;
+		r.off = -1;
+		r.size = 4096;
+		RET(r, 4096);
+		iotrace_emit(&r, NULL, NULL);
+		errno = saved;
+		if (i > 0) {
+			in[n] = r.dur;
+			per[n++] = t0 - prev;
+		}
+		prev = t0;
+	}
+	if (t_blk) {
+		memset((void *)t_blk, 0, SPOOL_BLOCK);
+		t_blk = t_cur = t_chain = 0;
+	}
+	if (n < CAL_N / 2) return;
+	qsort(in, n, sizeof in[0], cmp64);
+	qsort(per, n, sizeof per[0], cmp64);
+	int64_t ci = in[n / 2], cb = per[n / 2] - ci;
+	cost_in = ci > 0 ? (uint32_t)ci : 0;
+	cost_between = cb > 0 ? (uint32_t)cb : 0;
+	cost_spread = (uint32_t)((per[n * 3 / 4] - per[n / 4]) / 2);
+	cost_samples = (uint32_t)n;
+}
 
 static int64_t iovsize(const struct iovec *iov, int cnt) {
 	int64_t s = 0;

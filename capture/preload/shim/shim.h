@@ -23,7 +23,9 @@
  * time in clock ticks since boot, /proc/self/stat field 22 (3136: the same
  * in each image of a process, so that an exec is told from another
  * process with the pid), u64 blocks taken (3200), u64 blocks the file
- * may hold (3208), u32 length and 760 bytes of the program, /proc/self/exe's
+ * may hold (3208), u32 the shim's cost per call in its duration, between
+ * calls, its spread and the calls measured, ns (3216, calibrate: 0 when not
+ * measured), u32 length and 760 bytes of the program, /proc/self/exe's
  * target (3328; length 0 when it does not fit).
  *
  * Each block belongs to one thread, which fills it with records, each
