@@ -61,6 +61,10 @@ type Stats struct {
 	Files      []*FileRow
 	Regions    []*RegionRow
 	Detail     bool // computed with Options.Detail
+	// Times says how the trace's times were taken when that matters to
+	// reading them: corrected for the recorder's own cost, or not
+	// (trace.Meta.TimesNote); "" otherwise.
+	Times string
 	// Activity is the whole trace's calls over time: time in each
 	// activity and bytes moved, summed over ranks, in at most MaxBins bins.
 	Activity Series
@@ -431,7 +435,7 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	if opts.Access {
 		c.acc = newAccessState(opts.BlockSize)
 	}
-	st := &Stats{Detail: opts.Detail, Replay: replayOfTrace(t)}
+	st := &Stats{Detail: opts.Detail, Replay: replayOfTrace(t), Times: t.Meta().TimesNote()}
 	ranks := t.Ranks()
 	st.Ranks = len(ranks)
 	buf := make([]trace.Event, trace.BatchSize)

@@ -57,6 +57,10 @@ type Options struct {
 	// Record is where the replay's own trace goes; "" is a temporary
 	// file, removed by Outcome.Close.
 	Record string
+	// Cache is the state of the page cache the timed phase starts in:
+	// every process puts the target's files in it, for its node, after
+	// the prepare phase.
+	Cache posix.Cache
 	// Command is the command line, for the trace's metadata.
 	Command []string
 	// Out receives the plan of a dry run and what PrepareOnly prepared.
@@ -297,6 +301,16 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 		return out, nil
 	}
 
+	_, cerr := px.SetCache(ctx, o.Cache, &plan.Layout)
+	if ctx.Err() != nil {
+		cerr = ErrPrepareInterrupted
+	} else if cerr != nil {
+		cerr = fmt.Errorf("--cache %s: %w", o.Cache, cerr)
+	}
+	if err := agree(cerr); err != nil {
+		return nil, err
+	}
+
 	// Each process records its ranks, into the replay's trace or a part
 	// of it.
 	part, err := out.record(&o, team)
@@ -354,10 +368,10 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	out.Result = res
 	// This process's part is complete before the processes meet again:
 	// a team that stops here keeps it.
-	cerr := w.Close()
+	werr := w.Close()
 	ferr := team.Finish(res, part, runErr)
-	if ferr == nil && cerr != nil {
-		ferr = fmt.Errorf("writing the replay's trace: %w", cerr)
+	if ferr == nil && werr != nil {
+		ferr = fmt.Errorf("writing the replay's trace: %w", werr)
 	}
 	if ferr == nil {
 		ferr = infoErr

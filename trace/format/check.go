@@ -33,6 +33,9 @@ type CheckReport struct {
 	// Replay sums up the replay blocks of a replay's own trace; nil in
 	// other traces.
 	Replay *CheckReplay
+	// Costs are what the recorders measured of their own cost and took
+	// out of the ranks' times (ranks that say so only).
+	Costs []RankCost
 }
 
 // CheckReplay is how the replay of a file's ranks went, as their replay
@@ -43,6 +46,12 @@ type CheckReplay struct {
 	Stopped     string // why, when the user did not stop them
 	// Events the ranks got to, of the Planned.
 	Events, Planned int64
+}
+
+// RankCost is the recorder's cost of one rank.
+type RankCost struct {
+	Rank uint32
+	Cost *Cost
 }
 
 // RankClock is the clock measured of one rank.
@@ -165,6 +174,9 @@ func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 			if rs.Clock != nil && len(rs.Clock.Samples) > 0 {
 				rep.Clocks = append(rep.Clocks, RankClock{Rank: rs.Rank, Clock: rs.Clock})
 			}
+			if rs.Cost != nil {
+				rep.Costs = append(rep.Costs, RankCost{Rank: rs.Rank, Cost: rs.Cost})
+			}
 		}
 	}
 	return rep
@@ -265,6 +277,9 @@ func (c *CheckReport) WriteText(w io.Writer) {
 	}
 	for _, rc := range c.Clocks {
 		fmt.Fprintln(w, rc.String())
+	}
+	for _, rc := range c.Costs {
+		fmt.Fprintf(w, "  recorder cost: rank %d: %s\n", rc.Rank, rc.Cost)
 	}
 }
 

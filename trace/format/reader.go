@@ -343,6 +343,7 @@ type rankStream struct {
 	blocks []BlockInfo // events blocks, in order
 	shift  int64       // add to file times to get trace times
 	clock  *Clock      // what the capture measured of the rank's clock
+	cost   *Cost       // what the recorder measured of its own cost
 	fix    *clockFix   // subtract its offset from file times to align them
 	// remap turns the file's path ids into the trace's: dense ids in
 	// remap, the others in remapM. A writer's ids are shared by all its
@@ -599,6 +600,12 @@ func readRankInfo(s *rankStream, p []byte, epochs map[uint32]int64, rank uint32)
 				s.clock = &Clock{}
 			}
 			return readClockField(s.clock, id, v)
+		case fieldCost:
+			c, err := readCost(v)
+			if err != nil {
+				return err
+			}
+			s.cost = c
 		case fieldEpoch:
 			e, err := fieldVarint(v)
 			if err != nil {
@@ -679,6 +686,9 @@ type RankSummary struct {
 	// clock's). Unless RawClocks, its times are given on the reference
 	// clock.
 	Clock *Clock
+	// Cost is what the rank's recorder measured of its own cost per call
+	// and took out of the rank's times (nil: nothing said).
+	Cost *Cost
 }
 
 // Summary returns the index's view of every rank.
@@ -686,7 +696,7 @@ func (r *Reader) Summary() []RankSummary {
 	var out []RankSummary
 	for _, rk := range r.ranks {
 		s := r.streams[rk]
-		rs := RankSummary{Rank: rk, File: s.file.name, Host: s.host, PID: s.pid, Blocks: len(s.blocks), Clock: s.clock}
+		rs := RankSummary{Rank: rk, File: s.file.name, Host: s.host, PID: s.pid, Blocks: len(s.blocks), Clock: s.clock, Cost: s.cost}
 		for i, b := range s.blocks {
 			rs.Events += b.Events
 			if t := s.traceTime(b.MinT); i == 0 || t < rs.MinT {
