@@ -87,8 +87,19 @@ type Interp struct {
 	check    LoopCheck
 	err      error
 	budget   int64
-	cmdPos   Pos // position of the command being run
+	idle     int64 // steps since the last call (MaxIdleSteps)
+	cmdPos   Pos   // position of the command being run
 }
+
+// MaxIdleSteps bounds the statements and loop iterations an interpreter
+// runs between two calls it makes: a loop that makes no call
+// (repeat 1000000000000 { }) would otherwise keep an analysis or a replay
+// busy for hours doing nothing. At tens of millions of steps a second, the
+// limit is reached within seconds. It is fixed.
+const MaxIdleSteps = 100_000_000
+
+// maxIdle is MaxIdleSteps; tests lower it.
+var maxIdle int64 = MaxIdleSteps
 
 type val struct {
 	i int64
@@ -259,6 +270,7 @@ func (it *Interp) Step(ev *trace.Event) (StepKind, error) {
 			if it.ipend == it.npend {
 				it.ipend, it.npend = 0, 0
 			}
+			it.idle = 0
 			return StepEvent, nil
 		}
 		n := len(it.stack)
@@ -266,6 +278,10 @@ func (it *Interp) Step(ev *trace.Event) (StepKind, error) {
 			return StepDone, nil
 		}
 		f := &it.stack[n-1]
+		if it.idle++; it.idle > maxIdle {
+			it.err = it.idleError()
+			return StepDone, it.err
+		}
 		if f.kind == fRepeatFor && !f.checked {
 			if it.budget > 0 {
 				if it.budget--; it.budget == 0 {
@@ -298,12 +314,25 @@ func (it *Interp) Step(ev *trace.Event) (StepKind, error) {
 			}
 			if sync {
 				it.syncWait = true
+				it.idle = 0
 				return StepSync, nil
 			}
 			continue
 		}
 		it.endFrame()
 	}
+}
+
+// idleError is the error of MaxIdleSteps, at the innermost loop.
+func (it *Interp) idleError() error {
+	pos := it.cmdPos
+	for i := len(it.stack) - 1; i >= 0; i-- {
+		if k := it.stack[i].kind; k == fRepeat || k == fRepeatFor {
+			pos = it.stack[i].pos
+			break
+		}
+	}
+	return &Error{File: it.prog.name, Pos: pos, Msg: fmt.Sprintf("rank %d: %d statements and loop iterations ran without making a call (a script makes a call at least every %d steps; the limit is fixed)", it.rank, maxIdle, maxIdle)}
 }
 
 func (it *Interp) wrap(err error) error {
@@ -394,13 +423,16 @@ func (it *Interp) exec(s cstmt, ev *trace.Event) (bool, error) {
 		}
 		it.slots[s.slot].i = v
 	case *cIf:
-		v, err := s.cond.fi(it)
-		if err != nil {
-			return false, err
-		}
-		body := s.then
-		if v == 0 {
-			body = s.els
+		body := s.els
+		for i := range s.arms {
+			v, err := s.arms[i].cond.fi(it)
+			if err != nil {
+				return false, err
+			}
+			if v != 0 {
+				body = s.arms[i].body
+				break
+			}
 		}
 		if len(body) > 0 {
 			it.push(frame{kind: fBlock, body: body})
@@ -421,7 +453,7 @@ func (it *Interp) exec(s cstmt, ev *trace.Event) (bool, error) {
 		if s.slot >= 0 {
 			it.slots[s.slot].i = 0
 		}
-		it.push(frame{kind: fRepeat, body: s.body, slot: s.slot, n: n})
+		it.push(frame{kind: fRepeat, body: s.body, slot: s.slot, n: n, pos: s.pos})
 	case *cOn:
 		g := it.inst.groups[s.group]
 		if it.rank < int64(g.First) || it.rank >= int64(g.First+g.Size) || len(s.body) == 0 {

@@ -89,6 +89,12 @@ const (
 	CommSelf  uint32 = 1
 )
 
+// MaxPath is the longest path a trace holds from any source, in bytes:
+// Linux's PATH_MAX (4096 with its terminating NUL) bounds what a call
+// accepts, both captures read no more, and the importers and scripts
+// refuse longer ones.
+const MaxPath = 4095
+
 // Paths is a table of strings referred to by PathID. It is safe for
 // concurrent use.
 type Paths struct {
