@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -328,12 +329,18 @@ func (b *Builder) SetString(f Field, s []byte) error {
 			}
 		}
 		e.Op = op
-	case FieldPath:
-		b.path = s
-	case FieldPath2:
-		b.path2 = s
-	case FieldLabel:
-		b.label = s
+	case FieldPath, FieldPath2, FieldLabel:
+		if err := textutil.CheckPath(len(s)); err != nil {
+			return fmt.Errorf("field %q: %v", f, err)
+		}
+		switch f {
+		case FieldPath:
+			b.path = s
+		case FieldPath2:
+			b.path2 = s
+		default:
+			b.label = s
+		}
 	case FieldErrno:
 		v, ok := parseErrno(s)
 		if !ok {
