@@ -95,6 +95,11 @@ const (
 // refuse longer ones.
 const MaxPath = 4095
 
+// MaxRanks bounds the number of ranks a trace says it has (Meta.Ranks):
+// what the binary format holds, far more than any machine runs. Ranks are
+// numbered below it.
+const MaxRanks = 1 << 31
+
 // Paths is a table of strings referred to by PathID. It is safe for
 // concurrent use.
 type Paths struct {

@@ -121,6 +121,14 @@ func NewWriter(w io.Writer, m trace.Meta) (*Writer, error) {
 // NewWriterOptions is NewWriter with options.
 func NewWriterOptions(w io.Writer, m trace.Meta, o Options) (*Writer, error) {
 	o.defaults()
+	// What the reader refuses is not written.
+	if m.Ranks < 0 || m.Ranks > trace.MaxRanks {
+		return nil, fmt.Errorf("rank count %d out of range: a trace holds at most %d ranks", m.Ranks, trace.MaxRanks)
+	}
+	body := encodeMeta(m)
+	if len(body) > maxHeaderLen {
+		return nil, fmt.Errorf("header of %d bytes: the format holds at most %d", len(body), maxHeaderLen)
+	}
 	enc, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
@@ -138,7 +146,6 @@ func NewWriterOptions(w io.Writer, m trace.Meta, o Options) (*Writer, error) {
 		enc:   enc,
 		ranks: map[uint32]*RankWriter{},
 	}
-	body := encodeMeta(m)
 	hdr := make([]byte, 0, fileHeaderLen+len(body)+4)
 	hdr = append(hdr, Magic...)
 	hdr = binary.LittleEndian.AppendUint16(hdr, Version)
