@@ -351,6 +351,9 @@ type rankExport struct {
 	files   map[trace.PathID]*fileState
 	entries int64 // read and write entries written
 	first   bool  // the first line is written
+	// The paths whose last description or handle closed since closed
+	// last ran, in that order: the files it may close in fio.
+	released []trace.PathID
 }
 
 func newRankExport(ex *exporter, iw *iologWriter) *rankExport {
@@ -364,6 +367,7 @@ func newRankExport(ex *exporter, iw *iologWriter) *rankExport {
 func (rx *rankExport) unref(p trace.PathID) {
 	if rx.refs[p] <= 1 {
 		delete(rx.refs, p)
+		rx.released = append(rx.released, p)
 		return
 	}
 	rx.refs[p]--
@@ -561,13 +565,17 @@ func (rx *rankExport) closed(e *trace.Event) {
 			return
 		}
 	}
-	for id, fs := range rx.files {
-		if fs.open && fs.held && rx.refs[id] == 0 {
+	// Only the files released since the last time can have lost their
+	// last reference: looking at every file made a trace of many files
+	// quadratic.
+	for _, id := range rx.released {
+		if fs := rx.files[id]; fs != nil && fs.open && fs.held && rx.refs[id] == 0 {
 			fs.open = false
 			// An error here shows again at the flush.
 			rx.iw.file(rx.us(e.Start), fs.name, "close")
 		}
 	}
+	rx.released = rx.released[:0]
 }
 
 func (rx *rankExport) data(e *trace.Event, id trace.PathID, info trace.OpInfo, v state.View) error {

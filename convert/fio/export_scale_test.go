@@ -3,10 +3,14 @@ package fio
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iotrace/iotrace/trace"
 )
 
 // leafDirsPairs is the definition: a directory is a leaf when no other
@@ -74,5 +78,37 @@ func TestLeafDirsMany(t *testing.T) {
 	}
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+// TestExportManyFiles: a rank that opens, writes and closes 100,000 files
+// exports in time linear in them (each close looked at every file the
+// rank had used: minutes), and every file is closed in fio once.
+func TestExportManyFiles(t *testing.T) {
+	const n = 100_000
+	m := trace.NewMemTrace()
+	for i := range int64(n) {
+		p := m.Paths.Intern(fmt.Sprintf("/out/f%d", i))
+		m.Add(
+			trace.Event{Op: trace.OpOpen, Path: p, Flags: trace.OWronly | trace.OCreat, Ret: 3, Start: i * 100},
+			trace.Event{Op: trace.OpWrite, FD: 3, Size: 8, Ret: 8, Start: i*100 + 10},
+			trace.Event{Op: trace.OpClose, FD: 3, Start: i*100 + 20},
+		)
+	}
+	dir := t.TempDir()
+	start := time.Now()
+	s, err := Export(m, filepath.Join(dir, "many.fio"), ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 60*time.Second {
+		t.Errorf("took %v", d)
+	}
+	b, err := os.ReadFile(s.Iologs[len(s.Iologs)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := strings.Count(string(b), " close\n"); c != n {
+		t.Errorf("%d closes in the iolog, want %d", c, n)
 	}
 }
