@@ -88,7 +88,6 @@ func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 		rep.Damage = append(rep.Damage, Damage{File: name, Reason: err.Error()})
 		return rep
 	}
-	defer r.dec.Close()
 	r.opts.Salvage = false // a block that does not decode is damage to report
 	for _, w := range r.Warnings() {
 		rep.Damage = append(rep.Damage, Damage{File: name, Reason: w})
