@@ -30,7 +30,7 @@ func Render(w io.Writer, s *Stats, view, format string) error {
 	if format == "json" {
 		return writeJSON(w, statsJSON(s, view))
 	}
-	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, HumanDuration(s.End-s.Start))
+	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, HumanDuration(s.RunTime()))
 	return writeTables(w, s.tables(view), head, format)
 }
 

@@ -57,7 +57,11 @@ type Stats struct {
 
 // Duration is the wall time the trace spans, in seconds: latest end −
 // earliest start.
-func (s *Stats) Duration() float64 { return float64(s.End-s.Start) / 1e9 }
+func (s *Stats) Duration() float64 { return float64(s.RunTime()) / 1e9 }
+
+// RunTime is End − Start, ns (the largest int64 when a trace's times span
+// more).
+func (s *Stats) RunTime() int64 { return subSat(s.End, s.Start) }
 
 // OpRow is one row of an operation table: the calls of one family (or,
 // with Options.Detail, one call) within a group of events.
@@ -115,10 +119,10 @@ func Sum(rows []*OpRow) *OpRow {
 		}
 		t.Count += r.Count
 		if r.Class != trace.ClassComm {
-			t.Bytes += r.Bytes
+			t.Bytes = addSat(t.Bytes, r.Bytes)
 		}
 		t.Errors += r.Errors
-		t.Total += r.Total
+		t.Total = addSat(t.Total, r.Total)
 		t.ranks = r.ranks
 		t.Lat.Merge(&r.Lat)
 	}
@@ -281,8 +285,8 @@ func (s *rowSet) add(c *call) {
 		r = s.row(c)
 	}
 	r.Count++
-	r.Total += c.dur
-	r.Bytes += c.moved
+	r.Total = addSat(r.Total, c.dur)
+	r.Bytes = addSat(r.Bytes, c.moved)
 	if c.fail {
 		r.Errors++
 	}
@@ -600,8 +604,8 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 	if rr.Events == 0 || e.Start < rr.Start {
 		rr.Start = e.Start
 	}
-	if rr.Events == 0 || e.Start+dur > rr.End {
-		rr.End = e.Start + dur
+	if end := addSat(e.Start, dur); rr.Events == 0 || end > rr.End {
+		rr.End = end
 	}
 	rr.Events++
 	info := c.info(e.Op)
@@ -642,7 +646,7 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 		case trace.DirWrite:
 			wr = cl.moved
 		}
-		rs.series.add(e.Start, e.Start+dur, info.act, rd, wr)
+		rs.series.add(e.Start, addSat(e.Start, dur), info.act, rd, wr)
 	}
 	for _, o := range rs.stack {
 		if !o.dup {
@@ -739,7 +743,7 @@ func (c *computer) marker(rs *rankState, e *trace.Event, dur int64) {
 		label := c.t.Path(e.Path)
 		for i := len(rs.stack) - 1; i >= 0; i-- {
 			if rs.stack[i].reg.Label == label {
-				c.closeRegions(rs, i, e.Start+dur)
+				c.closeRegions(rs, i, addSat(e.Start, dur))
 				break
 			}
 		}
@@ -752,9 +756,9 @@ func (c *computer) closeRegions(rs *rankState, i int, end int64) {
 		o := rs.stack[j]
 		o.reg.Count++
 		if !o.dup {
-			d := max(end-o.start, 0)
-			o.reg.Time += d
-			rs.inReg[o.reg] += d
+			d := max(subSat(end, o.start), 0)
+			o.reg.Time = addSat(o.reg.Time, d)
+			rs.inReg[o.reg] = addSat(rs.inReg[o.reg], d)
 		}
 	}
 	rs.stack = rs.stack[:i]
@@ -867,7 +871,7 @@ func sumIf(rows []*OpRow, keep func(*OpRow) bool, val func(*OpRow) int64) int64 
 	var s int64
 	for _, r := range rows {
 		if !r.InMPIIO && keep(r) {
-			s += val(r)
+			s = addSat(s, val(r))
 		}
 	}
 	return s
