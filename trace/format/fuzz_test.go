@@ -3,6 +3,8 @@ package format
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/iotrace/iotrace/trace"
@@ -148,4 +150,84 @@ func fixCRCs(data []byte) []byte {
 		off = end
 	}
 	return d
+}
+
+// FuzzMerge merges two arbitrary inputs as iotrace merge does, with and
+// without salvage: none may panic, and a merge that succeeds must be a
+// trace that reads without a warning and holds, rank by rank, the events
+// of reading the two inputs as one trace.
+//
+//	go test -run '^$' -fuzz '^FuzzMerge$' -fuzztime 10m ./trace/format
+func FuzzMerge(f *testing.F) {
+	seeds := readerSeeds(f)
+	for i, a := range seeds {
+		f.Add(a, seeds[(i+1)%len(seeds)]) // ranks 0 and 5, ranks 0 and 0, …
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		if len(a)+len(b) > 2*maxFuzzTrace {
+			return
+		}
+		for _, salvage := range []bool{false, true} {
+			opts := ReadOptions{Salvage: salvage}
+			open := func() []*file {
+				var files []*file
+				for i, d := range [][]byte{a, b} {
+					fl, err := newFile(fmt.Sprintf("in%d.iot", i), bytes.NewReader(d), int64(len(d)), opts)
+					if err != nil {
+						return nil
+					}
+					files = append(files, fl)
+				}
+				return files
+			}
+			files := open()
+			if files == nil {
+				continue
+			}
+			var out bytes.Buffer
+			st, err := mergeFiles(&out, opts, files)
+			if err != nil {
+				continue
+			}
+			m, err := NewReader(bytes.NewReader(out.Bytes()), int64(out.Len()), "merged.iot", ReadOptions{})
+			if err != nil {
+				t.Fatalf("salvage %v: the merge does not open: %v (stats %+v)", salvage, err, st)
+			}
+			if w := m.Warnings(); len(w) > 0 {
+				t.Fatalf("salvage %v: the merge reads with warnings: %q", salvage, w)
+			}
+			got, err := readAllRanks(m)
+			if err != nil {
+				// A block whose CRC holds but whose columns do not decode
+				// is copied as it is: the merge reads as its inputs do.
+				continue
+			}
+			both, err := newReader(open(), opts)
+			if err != nil {
+				t.Fatalf("salvage %v: the merge succeeded, reading both as one trace fails: %v", salvage, err)
+			}
+			want, err := readAllRanks(both)
+			if err != nil {
+				continue
+			}
+			// A rank whose every block was damaged is listed (empty) by a
+			// salvaging reader of an indexed input, and not merged.
+			for _, ranks := range []map[uint32][]trace.Event{got, want} {
+				for r, evs := range ranks {
+					if len(evs) == 0 {
+						delete(ranks, r)
+					}
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("salvage %v: the merge has %d ranks, the inputs %d", salvage, len(got), len(want))
+			}
+			for r, evs := range want {
+				g, w := resolve(got[r], m.Path), resolve(evs, both.Path)
+				if !reflect.DeepEqual(g, w) {
+					t.Fatalf("salvage %v: rank %d: the merge holds %d events, the inputs %d, or they differ", salvage, r, len(g), len(w))
+				}
+			}
+		}
+	})
 }
