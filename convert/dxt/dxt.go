@@ -701,7 +701,7 @@ func (t *Trace) rankEvents(r uint32, segs []*segment, p *parser) []trace.Event {
 			if u.module == POSIX {
 				// The log does not show the open: a descriptor the trace
 				// did not see opened, flags and position unknown.
-				evs = append(evs, trace.Event{Op: trace.OpInherit, Rank: r, Thread: th, Start: s.start, Path: path, FD: u.fd, Offset: -1})
+				evs = append(evs, trace.Event{Op: trace.OpInherit, Rank: r, Thread: th, Start: s.start, Path: path, FD: u.fd, Ret: int64(u.fd), Offset: -1})
 				t.Inherited++
 			} else {
 				open := trace.Event{Op: trace.OpMPIFileOpen, Rank: r, Thread: th, Start: s.start, Path: path, FD: u.fd,

@@ -273,7 +273,7 @@ func TestPOSIXOnly(t *testing.T) {
 	for _, r := range tr.Ranks() {
 		src, _ := tr.Rank(r)
 		evs, _ := trace.ReadAll(src)
-		if len(evs) != 17 || evs[0].Op != trace.OpInherit || evs[0].FD != 3 || tr.Path(evs[0].Path) != fmt.Sprintf("/lustre/scratch/bob/fpp.%08d", r) {
+		if len(evs) != 17 || evs[0].Op != trace.OpInherit || evs[0].FD != 3 || evs[0].Ret != 3 || tr.Path(evs[0].Path) != fmt.Sprintf("/lustre/scratch/bob/fpp.%08d", r) {
 			t.Fatalf("rank %d: %d events, first %+v", r, len(evs), evs[0])
 		}
 		for i, e := range evs[1:] {
