@@ -713,7 +713,7 @@ func (w *world) release(comm uint32) error {
 		arrive = max(arrive, e.Start)
 		dur = max(dur, e.Dur)
 	}
-	end := arrive + dur
+	end := arrive + min(dur, math.MaxInt64-arrive) // the ranks fail on their next call if it passes the int64 range
 	for i := 0; i < ms.n; i++ {
 		m := ms.at(i)
 		s := &w.st[m]

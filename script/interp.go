@@ -88,6 +88,7 @@ type Interp struct {
 	err      error
 	budget   int64
 	idle     int64 // steps since the last call (MaxIdleSteps)
+	late     bool  // the nominal clock passed the largest int64 (advance)
 	cmdPos   Pos   // position of the command being run
 }
 
@@ -308,6 +309,9 @@ func (it *Interp) Step(ev *trace.Event) (StepKind, error) {
 				it.cmdPos = cm.pos
 			}
 			sync, err := it.exec(s, ev)
+			if err == nil && (it.late || sync && ev.Dur > math.MaxInt64-ev.Start) {
+				err = evalErr(it.cmdPos, "the nominal clock passes 2^63-1 ns (292 years): the calls' nominal durations and the sleeps add up to more")
+			}
 			if err != nil {
 				it.err = it.wrap(err)
 				return StepDone, it.err
@@ -333,6 +337,17 @@ func (it *Interp) idleError() error {
 		}
 	}
 	return &Error{File: it.prog.name, Pos: pos, Msg: fmt.Sprintf("rank %d: %d statements and loop iterations ran without making a call (a script makes a call at least every %d steps; the limit is fixed)", it.rank, maxIdle, maxIdle)}
+}
+
+// advance moves the rank's nominal clock by d ≥ 0 ns; past the largest
+// int64 it stays there and the step fails (Step), rather than wrap to the
+// most negative time.
+func (it *Interp) advance(d int64) {
+	if d > math.MaxInt64-it.now {
+		it.now, it.late = math.MaxInt64, true
+		return
+	}
+	it.now += d
 }
 
 func (it *Interp) wrap(err error) error {
@@ -508,7 +523,7 @@ func (it *Interp) queue(e trace.Event, follow bool) {
 	e.Thread = it.th
 	e.Start = it.now
 	e.Dur = it.model.dur(&e)
-	it.now += e.Dur
+	it.advance(e.Dur)
 	if follow {
 		it.st.Follow(&e)
 	}
@@ -655,7 +670,7 @@ func (it *Interp) command1(cm *cCmd, ev *trace.Event) (bool, error) {
 	switch cm.op {
 	case opSleep:
 		d, err := it.nonNeg(cm.n, "a sleep")
-		it.now += d
+		it.advance(d)
 		return false, err
 	case opFail:
 		msg, err := cm.path.fs(it)

@@ -241,3 +241,31 @@ func TestIdleLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestNominalClockOverflow: sleeps and calls whose nominal times add up
+// past the int64 range are an error at the command, not times that wrap
+// to the most negative.
+func TestNominalClockOverflow(t *testing.T) {
+	for name, tc := range map[string]struct{ src, want string }{
+		"sleeps":  {"sleep 9223372036854775807ns\nsleep 9223372036854775807ns\nwrite \"f\" size 1\n", "t.iop:2:1: rank 0: the nominal clock passes 2^63-1 ns"},
+		"writes":  {"repeat 5 {\n    write \"f\" size 4611686018427387904\n}\n", "t.iop:2:5: rank 0: the nominal clock passes 2^63-1 ns"},
+		"barrier": {"repeat 5 {\n    barrier\n    sleep 2562047h\n}\n", "t.iop:3:5: rank 0: the nominal clock passes 2^63-1 ns"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			x, err := Expand(mustCompile(t, tc.src), Config{Ranks: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, _ := x.Rank(0)
+			evs, err := trace.ReadAll(src)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("got %v", err)
+			}
+			for _, e := range evs {
+				if e.Start < 0 {
+					t.Fatalf("an event at %d ns", e.Start)
+				}
+			}
+		})
+	}
+}
