@@ -81,8 +81,8 @@ func FuzzCompute(f *testing.F) {
 			if d[1] == 0xff { // now and then an op this build does not know
 				e.Op = trace.Op(binary.LittleEndian.Uint16(d)) | 0x8000
 			}
-			if e.Op.Class() == trace.ClassMarker {
-				markers++
+			if c := e.Op.Class(); c == trace.ClassMarker || c == trace.ClassProcess {
+				markers++ // not calls: markers, and processes starting and ending
 			}
 			if end := e.Start + max(e.Dur, 0); e.Start < -seriesLimit || e.Start > seriesLimit || end < e.Start || end > seriesLimit {
 				outside = true
