@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/state"
@@ -48,11 +49,11 @@ type Recorder struct {
 }
 
 // Start records into the trace out with the rank rules of iotrace record:
-// the rank comes from the MPI launcher's environment (RankVars), and a
+// the rank comes from the MPI launcher's environment (launcher.RankVars), and a
 // parallel run writes one file per rank into the directory out (see
 // OutputPath). Events are flushed to the file every second and at Close.
 func Start(out string) (*Recorder, error) {
-	r, err := DetectRank(os.Getenv)
+	r, err := launcher.Detect(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func Start(out string) (*Recorder, error) {
 }
 
 // StartRank is Start with the rank given.
-func StartRank(out string, r Rank) (*Recorder, error) {
+func StartRank(out string, r launcher.Rank) (*Recorder, error) {
 	base := time.Now()
 	host, _ := os.Hostname()
 	m := trace.Meta{

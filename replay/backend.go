@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/target"
 )
 
 // Backend carries out the file I/O of a replay: POSIX (replay/posix), or
@@ -11,9 +12,9 @@ import (
 // into the target directory; the backend keeps the rest of the safety
 // rules (no symlink leads out of the target) and the descriptor tables.
 type Backend interface {
-	// Prepare creates the directories and the files of p before the
+	// Prepare creates the directories and the files of l before the
 	// replay starts.
-	Prepare(ctx context.Context, p *Plan) error
+	Prepare(ctx context.Context, l *target.Layout) error
 	// Rank returns the executor of one rank's calls. ranks is how many
 	// ranks the replay runs, so that a backend can size its buffers.
 	Rank(rank uint32, ranks int) (Executor, error)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/iotrace/iotrace/replay"
+	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -52,11 +53,11 @@ func TestErrorDetail(t *testing.T) {
 		t.Fatalf("errors %+v", res.Errors)
 	}
 	var sum, js bytes.Buffer
-	res.WriteSummary(&sum)
+	report.ReplayOf(res.PerRank).WriteText(&sum)
 	if want := "MPI_File_sync: 4 failed with EIO (first: MPI_ERR_IO: input/output error, sync 1)"; !strings.Contains(sum.String(), want) {
 		t.Errorf("summary lacks %q:\n%s", want, sum.String())
 	}
-	if err := res.WriteJSON(&js); err != nil {
+	if err := report.ReplayOf(res.PerRank).WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(js.String(), `"detail": "MPI_ERR_IO: input/output error, sync 1"`) {

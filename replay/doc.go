@@ -12,7 +12,7 @@
 // Transforms (rank subset, op filter, file layout, size scaling,
 // alignment, Isaila-style request splitting) are Sources that wrap the
 // rank streams. The plan reads the transformed trace once: it maps every
-// path into the target directory (Mapper), finds the files the trace
+// path into the target directory (trace/target), finds the files the trace
 // reads but does not create (they are prepared with the size it needs),
 // learns which ranks use which communicator, and counts the calls. A
 // runner then issues each call at the time its timing mode says, measures

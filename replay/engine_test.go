@@ -14,6 +14,7 @@ import (
 	"github.com/iotrace/iotrace/replay/posix"
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/target"
 	"github.com/iotrace/iotrace/trace/tracegen"
 	"golang.org/x/sys/unix"
 )
@@ -27,9 +28,9 @@ type fakeBackend struct {
 	ret   func(e *trace.Event) int64
 }
 
-func (f *fakeBackend) Prepare(context.Context, *replay.Plan) error { return nil }
-func (f *fakeBackend) Close() error                                { return nil }
-func (f *fakeBackend) Rank(uint32, int) (replay.Executor, error)   { return &fakeExec{f}, nil }
+func (f *fakeBackend) Prepare(context.Context, *target.Layout) error { return nil }
+func (f *fakeBackend) Close() error                                  { return nil }
+func (f *fakeBackend) Rank(uint32, int) (replay.Executor, error)     { return &fakeExec{f}, nil }
 
 type fakeExec struct{ f *fakeBackend }
 
@@ -94,7 +95,7 @@ func run(t *testing.T, tr trace.Trace, opts replay.Options, b replay.Backend) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Prepare(context.Background(), rp.Plan()); err != nil {
+	if err := b.Prepare(context.Background(), &rp.Plan().Layout); err != nil {
 		t.Fatal(err)
 	}
 	s := newSinks()
@@ -119,7 +120,7 @@ func TestReplayTwoPhaseCounts(t *testing.T) {
 	res, s := run(t, in, replay.Options{Timing: replay.AFAP}, be)
 	if res.Failures() != 0 || res.Skipped() != 0 || res.Unmatched != 0 {
 		var b strings.Builder
-		res.WriteSummary(&b)
+		report.ReplayOf(res.PerRank).WriteText(&b)
 		t.Fatalf("failures, skips or unmatched calls:\n%s", b.String())
 	}
 	a, err := report.Compute(in, report.Options{Detail: true})
@@ -330,6 +331,33 @@ func TestOriginalTiming(t *testing.T) {
 	}
 }
 
+// TestOriginalTimingKeepsRankDelay: rank 0 made its first call 300 ms
+// after rank 1 (the trace's times are on one clock). Original timing
+// counts from the trace's first call, so rank 0 waits those 300 ms
+// before its first call; think timing starts every rank at once.
+func TestOriginalTimingKeepsRankDelay(t *testing.T) {
+	m := trace.NewMemTrace()
+	for i := int64(0); i < 3; i++ {
+		m.Add(trace.Event{Op: trace.OpPwrite, Rank: 1, FD: 3, Size: 8, Ret: 8, Start: 20*ms + i*ms, Dur: 1000},
+			trace.Event{Op: trace.OpPwrite, Rank: 0, FD: 3, Size: 8, Ret: 8, Start: 320*ms + i*ms, Dur: 1000})
+	}
+	loadcheck.Retry(t, func() string {
+		_, s := run(t, m, replay.Options{Timing: replay.Original}, &fakeBackend{})
+		d := s.rank(0)[0].Start - s.rank(1)[0].Start
+		if d < 300*ms-ms || d > 300*ms+ms {
+			return fmt.Sprintf("original: rank 0's first call %v after rank 1's, want 300ms ± 1ms", time.Duration(d))
+		}
+		if st := s.rank(1)[0].Start; st > 2*ms {
+			return fmt.Sprintf("original: the trace's first call started %v after the replay's start", time.Duration(st))
+		}
+		return ""
+	})
+	_, s := run(t, m, replay.Options{Timing: replay.Think}, &fakeBackend{})
+	if d := s.rank(0)[0].Start - s.rank(1)[0].Start; d > 100*ms || d < -100*ms {
+		t.Errorf("think: rank 0's first call %v after rank 1's; think timing starts the ranks together", time.Duration(d))
+	}
+}
+
 // wakeLateness sleeps n times for d and returns the median and 99th
 // percentile of how late nanosleep woke.
 func wakeLateness(n int, d time.Duration) (p50, p99 time.Duration) {
@@ -448,8 +476,8 @@ func TestInterrupt(t *testing.T) {
 	if n := len(s.rank(0)); n < 2 || n > 4 || res.Events != int64(n) {
 		t.Fatalf("recorded %d events, result says %d", n, res.Events)
 	}
-	if !strings.Contains(res.Progress(), "of 100 events replayed") {
-		t.Fatalf("progress: %s", res.Progress())
+	if !strings.Contains(report.ReplayOf(res.PerRank).Progress(), "of 100 events replayed") {
+		t.Fatalf("progress: %s", report.ReplayOf(res.PerRank).Progress())
 	}
 }
 
@@ -499,7 +527,7 @@ func TestSharedPointers(t *testing.T) {
 	res, s := run(t, m, replay.Options{Timing: replay.AFAP}, be)
 	if res.Failures() != 0 || res.Skipped() != 0 {
 		var b strings.Builder
-		res.WriteSummary(&b)
+		report.ReplayOf(res.PerRank).WriteText(&b)
 		t.Fatalf("failures or skips:\n%s", b.String())
 	}
 	for r := uint32(0); r < 4; r++ {
@@ -551,7 +579,7 @@ func TestRanksWaitForFilesOthersMake(t *testing.T) {
 		be.Close()
 		if res.Failures() != 0 || res.Skipped() != 0 {
 			var b strings.Builder
-			res.WriteSummary(&b)
+			report.ReplayOf(res.PerRank).WriteText(&b)
 			t.Fatalf("try %d: failures or skips:\n%s", try, b.String())
 		}
 	}

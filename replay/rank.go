@@ -50,12 +50,14 @@ type runner struct {
 	events     int64 // events of this rank handled so far
 
 	// timing state
-	first       int64 // recorded start of the rank's first call
+	origin      int64 // recorded start of the trace's first call (Plan.Start)
 	started     bool
 	prevOrigEnd int64
 	prevEnd     int64
 
 	res rankResult
+	// elapsed is when the rank ended, ns from the common start.
+	elapsed int64
 }
 
 // pathSlot caches where a path id goes.
@@ -306,7 +308,7 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 				rn.res.events += int64(i)
 				return k, nil
 			}
-			rn.res.lag.Add(max(start-intended, 0))
+			rn.res.lag.add(e.Op, max(start-intended, 0))
 		}
 		ret, skip, err := rn.exec(e)
 		end := rn.w.now()
@@ -376,14 +378,16 @@ func (rn *runner) recordPaths(r *trace.Event) (slow bool) {
 
 // intended returns when the call recorded at oStart should start.
 func (rn *runner) intended(oStart int64) int64 {
+	if rn.timing == Original {
+		// From the trace's first call, whichever rank made it: a rank
+		// keeps the delay before its first call.
+		return rn.scale(oStart - rn.origin)
+	}
 	if !rn.started {
 		rn.started = true
-		rn.first = oStart
 		return 0 // the common start of the ranks
 	}
 	switch rn.timing {
-	case Original:
-		return rn.scale(oStart - rn.first)
 	case Think:
 		return rn.prevEnd + rn.scale(max(oStart-rn.prevOrigEnd, 0))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/iotrace/iotrace/replay/comm"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/target"
 )
 
 // Options configure a replay.
@@ -20,7 +21,7 @@ type Options struct {
 	// Speed divides recorded gaps (original and think timing); 0 is 1.
 	Speed float64
 	// Map rewrites path prefixes (see Mapper).
-	Map        []MapRule
+	Map        []target.MapRule
 	Transforms Transforms
 	// Strict stops the replay at the first call that fails where the
 	// original did not, at the first unmatched communication, and at the
@@ -108,6 +109,10 @@ type Output struct {
 	// results); nil records nothing. Each rank's sink is written from one
 	// goroutine.
 	Record func(rank uint32) trace.Sink
+	// Replayed, if set, receives how each rank's replay went, once every
+	// rank has ended (trace/format's Writer.SetReplay records it in the
+	// replay's trace).
+	Replayed func(rank uint32, rr *trace.ReplayRank) error
 }
 
 // Run replays every rank with backend b, recording to out, and returns
@@ -190,7 +195,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		}
 		rn := &runner{
 			rp: r, rank: rk, idx: i, ex: ex, cm: world.Endpoint(rk), world: world,
-			timing: r.opts.Timing, speed: r.opts.Speed, strict: r.opts.Strict,
+			timing: r.opts.Timing, speed: r.opts.Speed, strict: r.opts.Strict, origin: r.plan.Start,
 			w:       waiter{margin: margin, precise: precise, own: own, stop: &stop, ctx: ctx},
 			handles: map[int32]uint32{},
 			ctx:     ctx, stop: &stop, readN: batch,
@@ -234,6 +239,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		r.opts.Ready()
 	}
 	start := make(chan struct{})
+	var base time.Time
 	var wg sync.WaitGroup
 	var fatalOnce sync.Once
 	var fatal error
@@ -242,13 +248,14 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		go func(rn *runner) {
 			defer wg.Done()
 			<-start
+			defer func() { rn.elapsed = time.Since(base).Nanoseconds() }()
 			if err := rn.safeRun(); err != nil {
 				fatalOnce.Do(func() { fatal = err })
 				cancel()
 			}
 		}(rn)
 	}
-	base := time.Now()
+	base = time.Now()
 	for _, rn := range runners {
 		rn.w.clk = newClock(base)
 	}
@@ -265,6 +272,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	}
 	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: planned, Elapsed: elapsed, Epoch: base, Script: r.script != nil}
 	var recErr error
+	interrupted := ctx.Err() != nil && fatal == nil
 	for _, rn := range runners {
 		res.merge(&rn.res)
 		if rn.rec != nil {
@@ -272,9 +280,16 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 				recErr = fmt.Errorf("recording rank %d: %w", rn.rank, err)
 			}
 		}
+		rr := rn.res.record(res, rn.elapsed, interrupted)
+		res.PerRank = append(res.PerRank, rr)
+		if out.Replayed != nil {
+			if err := out.Replayed(rn.rank, rr); err != nil && recErr == nil {
+				recErr = fmt.Errorf("recording rank %d: %w", rn.rank, err)
+			}
+		}
 	}
 	res.finish()
-	res.Interrupted = ctx.Err() != nil && fatal == nil
+	res.Interrupted = interrupted
 	if fatal == nil {
 		fatal = recErr
 	}

@@ -2,15 +2,11 @@ package replay
 
 import (
 	"cmp"
-	"encoding/json"
-	"fmt"
-	"io"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/hist"
 )
 
 // Result is what a replay did.
@@ -23,7 +19,7 @@ type Result struct {
 	Epoch   time.Time     // the common start: time 0 of the replay's trace
 	// Lag is the issue lag of every call (actual − intended start, ns)
 	// under original and think timing.
-	Lag         report.Hist
+	Lag         hist.Hist
 	Errors      []ErrorCount
 	Skips       []SkipCount
 	Unmatched   int64    // communication calls no rank completed
@@ -36,6 +32,10 @@ type Result struct {
 	// events of its nominal run, whose time-driven loops may run more or
 	// fewer iterations than the replay's.
 	Script bool
+	// PerRank is how the replay of each rank went, in rank order: what
+	// the replay records in its own trace (Output.Replayed), and what
+	// report.ReplayOf renders.
+	PerRank []*trace.ReplayRank
 }
 
 // ErrorCount counts calls of one op that failed with one errno.
@@ -53,7 +53,7 @@ type ErrorCount struct {
 // SkipCount counts calls of one op skipped for one reason.
 type SkipCount struct {
 	Op     string
-	Reason Skip
+	Reason string
 	Count  int64
 }
 
@@ -79,12 +79,77 @@ type skipKey struct {
 type rankResult struct {
 	rank      uint32
 	events    int64
-	lag       report.Hist
+	lag       opLags
 	errs      map[errKey]errTally
 	skips     map[skipKey]int64
 	unmatched int64
 	notes     []string
 	planned   int64
+}
+
+// opLags are the issue lags of a rank's calls by op: ops below 1024 in
+// an array (a call adds its lag without a map lookup), the rest in a map.
+type opLags struct {
+	low  [1024]*hist.Hist
+	high map[trace.Op]*hist.Hist
+}
+
+func (l *opLags) add(op trace.Op, v int64) {
+	var h *hist.Hist
+	if op < 1024 {
+		if h = l.low[op]; h == nil {
+			h = &hist.Hist{}
+			l.low[op] = h
+		}
+	} else {
+		if l.high == nil {
+			l.high = map[trace.Op]*hist.Hist{}
+		}
+		if h = l.high[op]; h == nil {
+			h = &hist.Hist{}
+			l.high[op] = h
+		}
+	}
+	h.Add(v)
+}
+
+// byOp returns the lags by op; nil without any.
+func (l *opLags) byOp() map[trace.Op]*hist.Hist {
+	var m map[trace.Op]*hist.Hist
+	for op, h := range l.low {
+		if h != nil {
+			if m == nil {
+				m = map[trace.Op]*hist.Hist{}
+			}
+			m[trace.Op(op)] = h
+		}
+	}
+	for op, h := range l.high {
+		if m == nil {
+			m = map[trace.Op]*hist.Hist{}
+		}
+		m[op] = h
+	}
+	return m
+}
+
+// record is how the rank's replay went, as the replay's trace records it.
+func (r *rankResult) record(res *Result, elapsed int64, interrupted bool) *trace.ReplayRank {
+	rr := &trace.ReplayRank{Timing: res.Timing.String(), Planned: r.planned, Events: r.events, Elapsed: elapsed,
+		Interrupted: interrupted, Script: res.Script, Lag: r.lag.byOp(), Unmatched: r.unmatched, Notes: r.notes}
+	for k, t := range r.errs {
+		rr.Errors = append(rr.Errors, trace.ReplayError{Op: k.op, Ret: k.ret, Expected: k.expected, Count: t.n, Detail: t.detail})
+	}
+	slices.SortFunc(rr.Errors, func(a, b trace.ReplayError) int {
+		return cmp.Or(cmp.Compare(a.Op, b.Op), cmp.Compare(a.Ret, b.Ret))
+	})
+	for k, n := range r.skips {
+		rr.Skips = append(rr.Skips, trace.ReplaySkip{Op: k.op, Reason: k.reason.String(), Count: n})
+	}
+	slices.SortFunc(rr.Skips, func(a, b trace.ReplaySkip) int {
+		return cmp.Or(cmp.Compare(a.Op, b.Op), cmp.Compare(a.Reason, b.Reason))
+	})
+	return rr
 }
 
 func (r *rankResult) fail(op trace.Op, ret int64, expected bool, detail string) {
@@ -145,12 +210,14 @@ func (res *Result) addSkip(s SkipCount) {
 // merge adds one rank's result.
 func (res *Result) merge(r *rankResult) {
 	res.Events += r.events
-	res.Lag.Merge(&r.lag)
+	for _, h := range r.lag.byOp() {
+		res.Lag.Merge(h)
+	}
 	for k, t := range r.errs {
 		res.addError(ErrorCount{Op: k.op.String(), Errno: errnoText(k.ret), Expected: k.expected, Count: t.n, Detail: t.detail})
 	}
 	for k, n := range r.skips {
-		res.addSkip(SkipCount{Op: k.op.String(), Reason: k.reason, Count: n})
+		res.addSkip(SkipCount{Op: k.op.String(), Reason: k.reason.String(), Count: n})
 	}
 	res.Unmatched += r.unmatched
 	for _, n := range r.notes {
@@ -192,110 +259,4 @@ func (res *Result) Skipped() int64 {
 		n += s.Count
 	}
 	return n
-}
-
-// WriteSummary writes what the replay did beyond the statistics of its
-// trace: timing, issue lag, failed and skipped calls, unmatched
-// communication, and how far an interrupted replay got.
-func (res *Result) WriteSummary(w io.Writer) {
-	if res.Script {
-		fmt.Fprintf(w, "replay: %d ranks, %d events (%d in the script's nominal run) in %s, timing %s\n", res.Ranks, res.Events, res.Planned,
-			report.HumanDuration(res.Elapsed.Nanoseconds()), res.Timing)
-	} else {
-		fmt.Fprintf(w, "replay: %d ranks, %d of %d events in %s, timing %s\n", res.Ranks, res.Events, res.Planned,
-			report.HumanDuration(res.Elapsed.Nanoseconds()), res.Timing)
-	}
-	if res.Timing != AFAP && res.Lag.Count() > 0 {
-		fmt.Fprintf(w, "issue lag: p50 %s, p99 %s, max %s over %d calls\n",
-			report.HumanDuration(res.Lag.Quantile(0.5)), report.HumanDuration(res.Lag.Quantile(0.99)),
-			report.HumanDuration(res.Lag.Max()), res.Lag.Count())
-	}
-	if res.Interrupted {
-		fmt.Fprintf(w, "interrupted: %s\n", res.Progress())
-	}
-	for _, e := range res.Errors {
-		how := "failed"
-		if e.Expected {
-			how = "failed as in the original"
-		}
-		var first string
-		if e.Detail != "" {
-			first = " (first: " + e.Detail + ")"
-		}
-		fmt.Fprintf(w, "%s: %d %s with %s%s\n", e.Op, e.Count, how, e.Errno, first)
-	}
-	for _, s := range res.Skips {
-		fmt.Fprintf(w, "skipped %d %s: %s\n", s.Count, s.Op, s.Reason)
-	}
-	if res.Unmatched > 0 {
-		fmt.Fprintf(w, "unmatched communication: %d calls (no rank could complete them); first: %s\n",
-			res.Unmatched, strings.Join(res.Notes, "; "))
-	}
-}
-
-// Progress says how far the replay got: events, share, and the least and
-// most advanced ranks.
-func (res *Result) Progress() string {
-	pct := 100.0
-	if res.Planned > 0 {
-		pct = 100 * float64(res.Events) / float64(res.Planned)
-	}
-	s := fmt.Sprintf("%d of %d events replayed (%.1f %%) in %s", res.Events, res.Planned, pct,
-		report.HumanDuration(res.Elapsed.Nanoseconds()))
-	if len(res.RankDone) > 1 {
-		lo, hi := slices.Min(res.RankDone), slices.Max(res.RankDone)
-		s += fmt.Sprintf("; ranks between %.1f %% and %.1f %%", 100*lo, 100*hi)
-	}
-	return s
-}
-
-// WriteJSON writes the summary as one JSON object: ranks, events,
-// planned, elapsed_seconds, timing, lag (count and p50/p99/max seconds,
-// under original and think timing), errors, skips, unmatched,
-// interrupted.
-func (res *Result) WriteJSON(w io.Writer) error {
-	type lag struct {
-		Count uint64  `json:"count"`
-		P50   float64 `json:"p50_seconds"`
-		P99   float64 `json:"p99_seconds"`
-		Max   float64 `json:"max_seconds"`
-	}
-	type errc struct {
-		Op       string `json:"op"`
-		Errno    string `json:"errno"`
-		Count    int64  `json:"count"`
-		Expected bool   `json:"expected"`
-		Detail   string `json:"detail,omitempty"`
-	}
-	type skipc struct {
-		Op     string `json:"op"`
-		Reason string `json:"reason"`
-		Count  int64  `json:"count"`
-	}
-	v := struct {
-		Ranks       int     `json:"ranks"`
-		Events      int64   `json:"events"`
-		Planned     int64   `json:"planned"`
-		Elapsed     float64 `json:"elapsed_seconds"`
-		Timing      string  `json:"timing"`
-		Lag         *lag    `json:"lag,omitempty"`
-		Errors      []errc  `json:"errors"`
-		Skips       []skipc `json:"skips"`
-		Unmatched   int64   `json:"unmatched"`
-		Interrupted bool    `json:"interrupted"`
-	}{Ranks: res.Ranks, Events: res.Events, Planned: res.Planned, Elapsed: res.Elapsed.Seconds(), Timing: res.Timing.String(),
-		Errors: []errc{}, Skips: []skipc{}, Unmatched: res.Unmatched, Interrupted: res.Interrupted}
-	if res.Timing != AFAP {
-		v.Lag = &lag{Count: res.Lag.Count(), P50: float64(res.Lag.Quantile(0.5)) / 1e9,
-			P99: float64(res.Lag.Quantile(0.99)) / 1e9, Max: float64(res.Lag.Max()) / 1e9}
-	}
-	for _, e := range res.Errors {
-		v.Errors = append(v.Errors, errc{e.Op, e.Errno, e.Count, e.Expected, e.Detail})
-	}
-	for _, s := range res.Skips {
-		v.Skips = append(v.Skips, skipc{s.Op, s.Reason.String(), s.Count})
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -17,8 +17,9 @@ type Timing uint8
 const (
 	// AFAP issues each call as soon as the previous one returns.
 	AFAP Timing = iota
-	// Original issues each call at its recorded offset from the rank's
-	// first call, divided by the speed (open loop: a late call does not
+	// Original issues each call at its recorded offset from the trace's
+	// first call (of any rank: a rank that started later keeps its
+	// delay), divided by the speed (open loop: a late call does not
 	// delay the ones after it).
 	Original
 	// Think keeps the recorded gap between the end of one call and the

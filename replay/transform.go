@@ -6,10 +6,9 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 )
 
 // Transforms are the stages a replay applies to every rank's events
@@ -78,11 +77,9 @@ func (tf *Transforms) Validate() error {
 	if tf.Align < 0 {
 		return fmt.Errorf("--align %d: want a positive size", tf.Align)
 	}
-	for _, list := range [][]string{tf.Ops, tf.SkipOps} {
-		for _, name := range list {
-			if _, err := opMatcher(name); err != nil {
-				return err
-			}
+	for flag, list := range map[string][]string{"--ops": tf.Ops, "--skip-ops": tf.SkipOps} {
+		if _, err := filter.ParseOps(list...); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
 		}
 	}
 	s := &tf.Split
@@ -123,59 +120,6 @@ func (tf *Transforms) Active() bool {
 		tf.Align > 1 || tf.Split.Size > 0
 }
 
-// ParseRanks reads a rank list such as "0-3,8,10-11".
-func ParseRanks(s string) ([]uint32, error) {
-	var out []uint32
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.ParseUint(lo, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("rank list %q: bad rank %q", s, part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.ParseUint(hi, 10, 32); err != nil || b < a {
-				return nil, fmt.Errorf("rank list %q: bad range %q", s, part)
-			}
-			if b-a > 1<<24 {
-				return nil, fmt.Errorf("rank list %q: range %q too large", s, part)
-			}
-		}
-		for r := a; r <= b; r++ {
-			out = append(out, uint32(r))
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-// opMatcher returns the ops a name stands for: a family ("read": read,
-// pread, readv…), a call ("pread", "MPI_File_write_at"), or a class.
-func opMatcher(name string) ([]trace.Op, error) {
-	var out []trace.Op
-	for _, op := range trace.Ops() {
-		if strings.EqualFold(op.Info().Family, name) {
-			out = append(out, op)
-		}
-	}
-	if len(out) > 0 {
-		return out, nil
-	}
-	if op, ok := trace.ParseOp(name); ok {
-		return []trace.Op{op}, nil
-	}
-	for _, op := range trace.Ops() {
-		if op.Class().String() == strings.ToLower(name) {
-			out = append(out, op)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("unknown op, family or class %q", name)
-	}
-	return out, nil
-}
-
 // keepsDescriptors lists the ops an --ops filter keeps anyway.
 func keepsDescriptors(op trace.Op) bool {
 	switch op.Info().Family {
@@ -201,38 +145,20 @@ func (tf Transforms) Apply(t trace.Trace) (trace.Trace, error) {
 		}
 	}
 	if len(tf.Ops) > 0 || len(tf.SkipOps) > 0 {
-		var keep [1024]bool
-		if len(tf.Ops) == 0 {
-			for i := range keep {
-				keep[i] = true
-			}
-		}
-		for _, name := range tf.Ops {
-			ops, _ := opMatcher(name)
-			for _, op := range ops {
-				if op < 1024 {
-					keep[op] = true
-				}
-			}
-		}
+		keep := filter.AllOps()
 		if len(tf.Ops) > 0 {
+			keep, _ = filter.ParseOps(tf.Ops...)
 			for _, op := range trace.Ops() {
 				if keepsDescriptors(op) {
-					keep[op] = true
+					keep.Add(op)
 				}
 			}
 		}
-		for _, name := range tf.SkipOps {
-			ops, _ := opMatcher(name)
-			for _, op := range ops {
-				if op < 1024 {
-					keep[op] = false
-				}
-			}
-		}
+		skip, _ := filter.ParseOps(tf.SkipOps...)
+		keep.Remove(skip)
 		x.stages = append(x.stages, func(_ uint32, in trace.Source) trace.Source {
 			return newStage(in, x, func(e *trace.Event, out []trace.Event) []trace.Event {
-				if e.Op < 1024 && keep[e.Op] || e.Op >= 1024 && len(tf.Ops) == 0 {
+				if keep.Has(e.Op) {
 					out = append(out, *e)
 				}
 				return out

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/target"
 )
 
 func TestPatternNonZeroNonRepeating(t *testing.T) {
@@ -355,7 +356,7 @@ func TestPlanPrepare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []PrepFile{{Path: "app.log", Size: 777}, {Path: "in/input.dat", Size: 102000}}
+	want := []target.PrepFile{{Path: "app.log", Size: 777}, {Path: "in/input.dat", Size: 102000}}
 	if !slices.Equal(p.Files, want) {
 		t.Fatalf("files %+v, want %+v", p.Files, want)
 	}
@@ -371,11 +372,19 @@ func TestPlanPrepare(t *testing.T) {
 	var special bool
 	for _, e := range p.Paths {
 		if e.Trace == "/dev/null" {
-			special = e.Note == NoteSpecial && e.Target == ""
+			special = e.Note == target.NoteSpecial && e.Target == ""
 		}
 	}
 	if !special {
 		t.Fatalf("/dev/null not marked special: %+v", p.Paths)
+	}
+	// An exporter's analysis without a replay finds the same layout.
+	l, err := target.Analyze(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(l.Files, p.Files) || !slices.Equal(l.Dirs, p.Dirs) || !slices.Equal(l.Paths, p.Paths) || l.Prefix != p.Prefix {
+		t.Fatalf("target.Analyze: %+v, want the plan's %+v", l, p.Layout)
 	}
 }
 
@@ -422,7 +431,7 @@ func TestPlanPreparesOnlyWhatTheTraceFinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []PrepFile{{Path: "input", Size: 2 * MiB}, {Path: "probed", Size: 0}, {Path: "restart", Size: 3 * MiB}}
+	want := []target.PrepFile{{Path: "input", Size: 2 * MiB}, {Path: "probed", Size: 0}, {Path: "restart", Size: 3 * MiB}}
 	if !slices.Equal(p.Files, want) {
 		t.Fatalf("files %+v, want %+v", p.Files, want)
 	}
@@ -450,7 +459,7 @@ func TestPlanSkipsKernelObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []PrepFile{{Path: "in.dat", Size: 100}}; !slices.Equal(p.Files, want) || len(p.Dirs) != 0 {
+	if want := []target.PrepFile{{Path: "in.dat", Size: 100}}; !slices.Equal(p.Files, want) || len(p.Dirs) != 0 {
 		t.Fatalf("files %+v, dirs %v; want %+v and no directory", p.Files, p.Dirs, want)
 	}
 	if p.Prefix != "/scratch/job" {
@@ -481,7 +490,7 @@ func TestPlanFollowsDescriptorsAsTheTraceDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []PrepFile{{Path: "config", Size: 8192}, {Path: "data", Size: 1100}}
+	want := []target.PrepFile{{Path: "config", Size: 8192}, {Path: "data", Size: 1100}}
 	if !slices.Equal(p.Files, want) {
 		t.Fatalf("files %+v, want %+v", p.Files, want)
 	}
@@ -523,7 +532,7 @@ func TestPlanFollowsTheNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []PrepFile{{Path: "in/x", Size: 150}}; !slices.Equal(pl.Files, want) {
+	if want := []target.PrepFile{{Path: "in/x", Size: 150}}; !slices.Equal(pl.Files, want) {
 		t.Errorf("files %+v, want %+v", pl.Files, want)
 	}
 	if want := []string{".git", "in", ".git/objects"}; !slices.Equal(pl.Dirs, want) {

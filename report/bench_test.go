@@ -78,16 +78,19 @@ func BenchmarkCompute(b *testing.B) {
 		{"random", tracegen.Random(8, 10_000, 1)},
 		{"twophase", tracegen.TwoPhase(8, 10, 5, 2_000, 64<<10, 1)},
 	} {
-		for _, detail := range []bool{false, true} {
+		for _, o := range []Options{{}, {Detail: true}, {Access: true}} {
 			name := bc.name
-			if detail {
+			if o.Detail {
 				name += "/detail"
+			}
+			if o.Access {
+				name += "/access" // access patterns (stats --by file, HTML)
 			}
 			tr := newLoopTrace(bc.tr, 8192, 16)
 			b.Run(name, func(b *testing.B) {
 				var events int64
 				for b.Loop() {
-					s, err := Compute(tr, Options{Detail: detail})
+					s, err := Compute(tr, o)
 					if err != nil {
 						b.Fatal(err)
 					}

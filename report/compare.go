@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/iotrace/iotrace/trace/units"
 )
 
 // Comparison puts the op tables of two statistics side by side, such as
@@ -145,11 +147,20 @@ func RenderCompare(w io.Writer, c *Comparison, format string) error {
 	}
 	t := c.table()
 	side := func(name string, s *Stats) string {
-		return fmt.Sprintf("%s: %d ranks, %d events, %s", name, s.Ranks, s.Events, HumanDuration(s.RunTime()))
+		return fmt.Sprintf("%s: %d ranks, %d events, %s", name, s.Ranks, s.Events, units.Duration(s.RunTime()))
 	}
 	head := side("a", c.A) + "\n" + side("b", c.B)
 	if r, ok := c.DurationRatio(); ok {
 		head += fmt.Sprintf("\nrun time b/a: %.2f", r)
+	}
+	// The issue lag of a side that is a replay's trace.
+	for _, s := range []struct {
+		name string
+		r    *Replay
+	}{{"a", c.A.Replay}, {"b", c.B.Replay}} {
+		if s.r != nil && s.r.Lag.Count() > 0 {
+			head += fmt.Sprintf("\nissue lag of %s (%s timing): %s", s.name, s.r.Timing, lagText(&s.r.Lag))
+		}
 	}
 	return writeTables(w, []table{t}, head, format)
 }
@@ -183,6 +194,8 @@ type jsonCompare struct {
 	MoreErrors    []string         `json:"more_errors"`
 	Ops           []jsonCompareRow `json:"ops"`
 	Total         jsonCompareRow   `json:"total"`
+	ReplayA       *jsonReplay      `json:"replay_a,omitempty"`
+	ReplayB       *jsonReplay      `json:"replay_b,omitempty"`
 }
 
 func optRatio(r float64, ok bool) *float64 {
@@ -203,7 +216,7 @@ func compareJSON(c *Comparison) jsonCompare {
 	m := c.Mismatches()
 	js := jsonCompare{A: side(c.A), B: side(c.B), DurationRatio: optRatio(c.DurationRatio()),
 		CountsMatch: len(m) == 0, Mismatches: append([]string{}, m...), MoreErrors: append([]string{}, c.MoreErrors()...),
-		Ops: []jsonCompareRow{}, Total: row(c.Total)}
+		Ops: []jsonCompareRow{}, Total: row(c.Total), ReplayA: replayJSON(c.A.Replay), ReplayB: replayJSON(c.B.Replay)}
 	for _, r := range c.Rows {
 		js.Ops = append(js.Ops, row(r))
 	}

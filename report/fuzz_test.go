@@ -96,7 +96,7 @@ func FuzzCompute(f *testing.F) {
 			m.Add(e)
 		}
 		{
-			s, err := Compute(m, Options{Detail: sel&64 != 0})
+			s, err := Compute(m, Options{Detail: sel&64 != 0, Access: sel&64 != 0})
 			if err != nil {
 				t.Fatal(err)
 			}

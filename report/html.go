@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/units"
 )
 
 // HTMLOptions are what an HTML report says beyond the statistics.
@@ -50,7 +51,7 @@ func statsPage(s *Stats, o HTMLOptions) *htmlPage {
 	if p.Title == "" {
 		p.Title = "I/O report"
 	}
-	p.Summary = fmt.Sprintf("%s ranks, %s events, run time %s", groupDigits(int64(s.Ranks)), groupDigits(s.Events), HumanDuration(s.RunTime()))
+	p.Summary = fmt.Sprintf("%s ranks, %s events, run time %s", groupDigits(int64(s.Ranks)), groupDigits(s.Events), units.Duration(s.RunTime()))
 	p.Cards = statsCards(s)
 
 	ops := htmlSection{ID: "ops", Title: "Operations",
@@ -87,6 +88,20 @@ func statsPage(s *Stats, o HTMLOptions) *htmlPage {
 	p.Sections = append(p.Sections,
 		htmlSection{ID: "ranks", Title: "Ranks", Tables: []htmlTable{htmlTableOf("table-rank", s.tables("rank")[0])}},
 		htmlSection{ID: "files", Title: "Files", Tables: []htmlTable{htmlTableOf("table-file", s.tables("file")[0])}})
+	acc := htmlSection{ID: "access", Title: "Access patterns",
+		Intro: "Per file, as Darshan counts them (trace/access): sequential accesses are at an offset above the last byte the rank " +
+			"read (wrote) since it opened the file, consecutive ones right after it; strides are the gaps of sequential accesses. " +
+			"The heatmap shows the bytes each rank moved in each moment, darker for more (each shade ten times the one before)."}
+	if s.AccessCounted {
+		at := s.accessTables()
+		acc.Tables = append(acc.Tables, htmlTableOf("table-access", at[0]))
+	} else {
+		acc.Notes = append(acc.Notes, "Not counted for this report (report.Options.Access).")
+	}
+	if len(s.Activity.Bins) > 0 {
+		acc.Charts = append(acc.Charts, heatmapChart("chart-heatmap", "Heatmap: bytes read and written per rank over time", s, s.RunTime()))
+	}
+	p.Sections = append(p.Sections, acc)
 	regs := htmlSection{ID: "regions", Title: "Regions"}
 	for i, t := range s.tables("region") {
 		if i == maxHTMLRegions {
@@ -102,7 +117,7 @@ func statsPage(s *Stats, o HTMLOptions) *htmlPage {
 		t := s.beffTable(s.Detail)
 		p.Sections = append(p.Sections, htmlSection{ID: "beffio", Title: "b_eff_io", Tables: []htmlTable{htmlTableOf("table-beffio", t)}})
 	}
-	p.notes(o.Notes)
+	p.notes(append(replayNotes("Replay", s.Replay), o.Notes...))
 	return p
 }
 
@@ -119,7 +134,7 @@ func comparePage(c *Comparison, o HTMLOptions) *htmlPage {
 	na, nb := cmp2(o.NameA, "a"), cmp2(o.NameB, "b")
 	p := &htmlPage{Title: cmp2(o.Title, "Comparison"), Inputs: o.Inputs}
 	side := func(name string, s *Stats) string {
-		return fmt.Sprintf("%s: %s ranks, %s events, run time %s", name, groupDigits(int64(s.Ranks)), groupDigits(s.Events), HumanDuration(s.RunTime()))
+		return fmt.Sprintf("%s: %s ranks, %s events, run time %s", name, groupDigits(int64(s.Ranks)), groupDigits(s.Events), units.Duration(s.RunTime()))
 	}
 	p.Summary = side(na, c.A) + " · " + side(nb, c.B)
 	p.Cards = compareCards(c, na, nb)
@@ -159,7 +174,11 @@ func comparePage(c *Comparison, o HTMLOptions) *htmlPage {
 	p.Sections = append(p.Sections,
 		htmlSection{ID: "ops-a", Title: "Operations: " + na, Tables: []htmlTable{htmlTableOf("table-op-a", c.A.tables("op")[0])}},
 		htmlSection{ID: "ops-b", Title: "Operations: " + nb, Tables: []htmlTable{htmlTableOf("table-op-b", c.B.tables("op")[0])}})
-	p.notes(o.Notes)
+	notes := replayNotes("Replay: "+nb, c.B.Replay)
+	if c.A.Replay != nil {
+		notes = append(replayNotes("Replay: "+na, c.A.Replay), notes...)
+	}
+	p.notes(append(notes, o.Notes...))
 	return p
 }
 
@@ -172,6 +191,16 @@ func cmp2(s, def string) string {
 
 // notes puts the notes first: they say what the figures are of (a
 // replay's summary: its failures, skips and issue lag).
+// replayNotes is the section of a replay's summary, if there is a replay.
+func replayNotes(title string, r *Replay) []HTMLNote {
+	if r == nil {
+		return nil
+	}
+	var b strings.Builder
+	r.WriteText(&b)
+	return []HTMLNote{{Title: title, Text: b.String()}}
+}
+
 func (p *htmlPage) notes(ns []HTMLNote) {
 	var secs []htmlSection
 	for i, n := range ns {
@@ -313,10 +342,10 @@ func statsCards(s *Stats) []htmlCard {
 	}
 	cards := []htmlCard{
 		{Label: "Ranks", Value: groupDigits(int64(s.Ranks)), Sub: groupDigits(s.Events) + " events"},
-		{Label: "Run time", Value: HumanDuration(run), Sub: "first call to last end"},
-		{Label: "I/O time per rank", Value: HumanDuration(perRank), Sub: share},
-		{Label: "Data read", Value: HumanBytes(rd), Sub: groupDigits(rdN) + " " + plural(rdN, "call")},
-		{Label: "Data written", Value: HumanBytes(wr), Sub: groupDigits(wrN) + " " + plural(wrN, "call")},
+		{Label: "Run time", Value: units.Duration(run), Sub: "first call to last end"},
+		{Label: "I/O time per rank", Value: units.Duration(perRank), Sub: share},
+		{Label: "Data read", Value: units.Bytes(rd), Sub: groupDigits(rdN) + " " + plural(rdN, "call")},
+		{Label: "Data written", Value: units.Bytes(wr), Sub: groupDigits(wrN) + " " + plural(wrN, "call")},
 	}
 	errs := htmlCard{Label: "Errors", Value: groupDigits(s.Total.Errors), Sub: "failed calls"}
 	if s.Total.Errors > 0 {
@@ -340,11 +369,11 @@ func statsCards(s *Stats) []htmlCard {
 
 func compareCards(c *Comparison, na, nb string) []htmlCard {
 	ra, rb := c.A.RunTime(), c.B.RunTime()
-	run := htmlCard{Label: "Run time " + nb + "/" + na, Value: "-", Sub: HumanDuration(ra) + " → " + HumanDuration(rb)}
+	run := htmlCard{Label: "Run time " + nb + "/" + na, Value: "-", Sub: units.Duration(ra) + " → " + units.Duration(rb)}
 	if r, ok := c.DurationRatio(); ok {
 		run.Value = strconv.FormatFloat(r, 'f', 2, 64) + "×"
 	}
-	tr := htmlCard{Label: "Call time " + nb + "/" + na, Value: "-", Sub: HumanDuration(c.Total.A.Total) + " → " + HumanDuration(c.Total.B.Total)}
+	tr := htmlCard{Label: "Call time " + nb + "/" + na, Value: "-", Sub: units.Duration(c.Total.A.Total) + " → " + units.Duration(c.Total.B.Total)}
 	if r, ok := c.Total.TimeRatio(); ok {
 		tr.Value = strconv.FormatFloat(r, 'f', 2, 64) + "×"
 	}
@@ -394,9 +423,9 @@ func compareSizes(c *Comparison) table {
 
 func sizeLabel(r SizeRow) string {
 	if r.Exact() {
-		return HumanBytes(r.Min)
+		return units.Bytes(r.Min)
 	}
-	return "[" + HumanBytes(r.Min) + ", " + HumanBytes(r.Max+1) + ")"
+	return "[" + units.Bytes(r.Min) + ", " + units.Bytes(r.Max+1) + ")"
 }
 
 // percent prints a share (0.123) as "12 %", with a decimal below 10 %
@@ -584,9 +613,9 @@ func timePerOpChart(id, caption string, sides []*Stats, rows []CompareRow) *svgC
 				share = " · " + percent(float64(r.Total)/float64(total))
 			}
 			by := y + float64(j)*barH
-			tip := fmt.Sprintf("%s: %s per rank, %s calls, %s in total", g.label, HumanDuration(int64(v*1e9)), groupDigits(r.Count), HumanDuration(r.Total))
+			tip := fmt.Sprintf("%s: %s per rank, %s calls, %s in total", g.label, units.Duration(int64(v*1e9)), groupDigits(r.Count), units.Duration(r.Total))
 			c.rect(left, by+1, max(w, 1), barH-2, class, tip)
-			c.text(left+max(w, 1)+6, by+barH/2+4.5, "start", "val", HumanDuration(int64(v*1e9))+share)
+			c.text(left+max(w, 1)+6, by+barH/2+4.5, "start", "val", units.Duration(int64(v*1e9))+share)
 		}
 	}
 	return c
@@ -689,7 +718,7 @@ func (c *svgChart) timeAxis(span int64, y0, y float64) {
 		x := timeX(int64(t), span)
 		c.line(x, y0, x, y, "grid")
 		c.line(x, y, x, y+4, "axis")
-		c.text(x, y+17, "middle", "tick", HumanDuration(int64(t)))
+		c.text(x, y+17, "middle", "tick", units.Duration(int64(t)))
 	}
 }
 
@@ -733,7 +762,7 @@ func rateUnit(top float64) (string, float64) {
 
 func rateText(v float64) string {
 	unit, div := rateUnit(v)
-	return trim(v/div) + " " + unit
+	return units.Short(v/div) + " " + unit
 }
 
 // bandwidthChart draws the read and write bandwidth of pts as step areas
@@ -756,7 +785,7 @@ func bandwidthChart(id, caption string, pts []ratePoint, span int64, top float64
 		c.line(plotLeft, y(t), plotLeft+plotW, y(t), "grid")
 		label := "0"
 		if t > 0 {
-			label = trim(t/div) + " " + unit
+			label = units.Short(t/div) + " " + unit
 		}
 		c.text(plotLeft-8, y(t)+4, "end", "tick", label)
 	}
@@ -794,7 +823,7 @@ func bandwidthChart(id, caption string, pts []ratePoint, span int64, top float64
 		}
 		x0, x1 := timeX(p.T0, span), timeX(p.T1, span)
 		c.rect(x0, plotTop, x1-x0, plotH, "hit", fmt.Sprintf("%s – %s: read %s, write %s",
-			HumanDuration(p.T0), HumanDuration(p.T1), rateText(p.Read), rateText(p.Write)))
+			units.Duration(p.T0), units.Duration(p.T1), rateText(p.Read), rateText(p.Write)))
 	}
 	return c
 }
@@ -869,8 +898,8 @@ func timelineRow(c *svgChart, s *Stats, ser *Series, ranks int, name string, y, 
 				parts = append(parts, Activity(a).String()+" "+percent(b/room))
 			}
 		}
-		g := svgGroup{Tip: fmt.Sprintf("%s, %s – %s: in calls %s of the time (%s)", name, HumanDuration(cur.lo-s.Start),
-			HumanDuration(cur.hi-s.Start), percent(all/room), strings.Join(parts, ", "))}
+		g := svgGroup{Tip: fmt.Sprintf("%s, %s – %s: in calls %s of the time (%s)", name, units.Duration(cur.lo-s.Start),
+			units.Duration(cur.hi-s.Start), percent(all/room), strings.Join(parts, ", "))}
 		x0, x1 := timeX(cur.lo-s.Start, span), timeX(cur.hi-s.Start, span)
 		w := max(x1-x0, 0.6)
 		top := y + h

@@ -63,7 +63,7 @@ func selfContained(t *testing.T, page string) {
 // TestHTMLGolden pins the HTML report and the HTML comparison of the
 // hand-made trace.
 func TestHTMLGolden(t *testing.T) {
-	s := compute(t, handTrace(), Options{})
+	s := compute(t, handTrace(), Options{Access: true})
 	o := HTMLOptions{Inputs: []string{"hand.iot"}, Notes: []HTMLNote{{Title: "Note", Text: "line 1\nline 2"}}}
 	page := renderHTML(t, s, o)
 	golden(t, "report.html", []byte(page))

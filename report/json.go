@@ -3,10 +3,12 @@ package report
 import (
 	"encoding/json"
 	"io"
+
+	"github.com/iotrace/iotrace/trace/access"
 )
 
 // The JSON shapes. Field names are stable: scripts depend on them
-// (JSON.md describes every one).
+// (docs/FORMAT.md, "Reports", describes every one).
 
 type jsonOp struct {
 	Op         string  `json:"op"`
@@ -57,6 +59,72 @@ type jsonFile struct {
 	Seconds    float64 `json:"seconds"`
 }
 
+type jsonCommon struct {
+	Value int64 `json:"value"`
+	Count int64 `json:"count"`
+}
+
+type jsonAccess struct {
+	Path            string       `json:"path"`
+	Rank            int          `json:"rank"`
+	Layer           string       `json:"layer"`
+	Ranks           int          `json:"ranks"`
+	Shared          *bool        `json:"shared,omitempty"`
+	Reads           int64        `json:"reads"`
+	Writes          int64        `json:"writes"`
+	ReadBytes       int64        `json:"read_bytes"`
+	WriteBytes      int64        `json:"write_bytes"`
+	SeqReads        int64        `json:"seq_reads"`
+	SeqWrites       int64        `json:"seq_writes"`
+	ConsecReads     int64        `json:"consec_reads"`
+	ConsecWrites    int64        `json:"consec_writes"`
+	Sizes           []jsonCommon `json:"common_sizes"`
+	Strides         []jsonCommon `json:"common_strides"`
+	Aligned4K       int64        `json:"aligned_4k"`
+	Aligned1M       int64        `json:"aligned_1m"`
+	NotAlignedBlock int64        `json:"not_block_aligned"`
+	BlockSize       int64        `json:"block_size"`
+	RWSwitches      int64        `json:"rw_switches"`
+	MaxByteRead     int64        `json:"max_byte_read"`
+	MaxByteWritten  int64        `json:"max_byte_written"`
+	SlowestRank     int          `json:"slowest_rank"`
+	SlowestSeconds  float64      `json:"slowest_seconds"`
+	OverlapBytes    *int64       `json:"rw_overlap_bytes,omitempty"`
+}
+
+func commonsJSON(c access.Commons) []jsonCommon {
+	out := []jsonCommon{}
+	for _, e := range c {
+		if e.Count > 0 {
+			out = append(out, jsonCommon{e.Value, e.Count})
+		}
+	}
+	return out
+}
+
+// accessJSON lists the access patterns of every file (rank -1), then of
+// every file and rank.
+func accessJSON(s *Stats) []jsonAccess {
+	out := []jsonAccess{}
+	for _, rows := range [][]*AccessRow{s.Access, s.AccessByRank} {
+		for _, r := range rows {
+			j := jsonAccess{Path: r.Path, Rank: r.Rank, Layer: r.Layer, Ranks: r.Ranks, Reads: r.Reads, Writes: r.Writes,
+				ReadBytes: r.ReadBytes, WriteBytes: r.WriteBytes, SeqReads: r.SeqReads, SeqWrites: r.SeqWrites,
+				ConsecReads: r.ConsecReads, ConsecWrites: r.ConsecWrites,
+				Sizes: commonsJSON(r.Sizes), Strides: commonsJSON(r.Strides),
+				Aligned4K: r.Aligned4K, Aligned1M: r.Aligned1M, NotAlignedBlock: r.NotAlignedBlock, BlockSize: r.BlockSize,
+				RWSwitches: r.RWSwitches, MaxByteRead: r.MaxByteRead, MaxByteWritten: r.MaxByteWritten,
+				SlowestRank: r.SlowestRank, SlowestSeconds: r.SlowestTime}
+			if r.Rank < 0 {
+				sh, ov := r.Shared, r.OverlapBytes
+				j.Shared, j.OverlapBytes = &sh, &ov
+			}
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
 type jsonRegion struct {
 	Label      string   `json:"label"`
 	Count      int64    `json:"count"`
@@ -80,8 +148,10 @@ type jsonStats struct {
 	ByRank     *[]jsonRank   `json:"by_rank,omitempty"`
 	Stragglers *[]uint32     `json:"stragglers,omitempty"`
 	Files      *[]jsonFile   `json:"files,omitempty"`
+	Access     *[]jsonAccess `json:"access,omitempty"`
 	Regions    *[]jsonRegion `json:"regions,omitempty"`
 	BeffIO     *jsonBeff     `json:"beffio,omitempty"`
+	Replay     *jsonReplay   `json:"replay,omitempty"`
 }
 
 func opJSON(r *OpRow) jsonOp {
@@ -103,7 +173,7 @@ func opsJSON(rows []*OpRow) []jsonOp {
 // view's own table.
 func statsJSON(s *Stats, view string) jsonStats {
 	js := jsonStats{Ranks: s.Ranks, Events: s.Events, Duration: s.Duration(), Start: float64(s.Start) / 1e9,
-		End: float64(s.End) / 1e9, Ops: opsJSON(s.Ops), Total: opJSON(s.Total), Sizes: []jsonSize{}}
+		End: float64(s.End) / 1e9, Ops: opsJSON(s.Ops), Total: opJSON(s.Total), Sizes: []jsonSize{}, Replay: replayJSON(s.Replay)}
 	for _, r := range s.Sizes {
 		if r.Exact() {
 			js.Sizes = append(js.Sizes, jsonSize{Op: r.Op, Size: &r.Min, Count: r.Count})
@@ -132,6 +202,11 @@ func statsJSON(s *Stats, view string) jsonStats {
 				Errors: f.Errors(), Seconds: float64(f.Time()) / 1e9})
 		}
 		js.Files = &files
+		acc := accessJSON(s)
+		js.Access = &acc
+	case "access":
+		acc := accessJSON(s)
+		js.Access = &acc
 	case "region":
 		regs := []jsonRegion{}
 		for _, r := range s.Regions {

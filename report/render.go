@@ -7,19 +7,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/iotrace/iotrace/trace/units"
 )
 
 // Views and formats Render knows.
 var (
-	Views   = []string{"op", "size", "rank", "file", "region", "beffio"}
+	Views   = []string{"op", "size", "rank", "file", "access", "region", "beffio"}
 	Formats = []string{"text", "csv", "json", "markdown"}
 )
 
-// Render writes view ("op", "size", "rank", "file", "region", "beffio";
-// "" is "op") of s in format ("text", "csv", "json", "markdown"; "" is
+// Render writes view ("op", "size", "rank", "file", "access", "region",
+// "beffio"; "" is "op") of s in format ("text", "csv", "json", "markdown"; "" is
 // "text"). Text and Markdown start with a line "N ranks, M events,
 // duration"; CSV has one header row and raw numbers (seconds, bytes);
-// JSON is described in JSON.md.
+// JSON is described in docs/FORMAT.md, "Reports".
 func Render(w io.Writer, s *Stats, view, format string) error {
 	if view == "" {
 		view = "op"
@@ -30,8 +32,24 @@ func Render(w io.Writer, s *Stats, view, format string) error {
 	if format == "json" {
 		return writeJSON(w, statsJSON(s, view))
 	}
-	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, HumanDuration(s.RunTime()))
-	return writeTables(w, s.tables(view), head, format)
+	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, units.Duration(s.RunTime()))
+	ts := s.tables(view)
+	if view == "file" {
+		if format == "csv" {
+			ts = ts[:1] // one header row: --by access has the access patterns
+		} else {
+			ts = append(ts, s.accessTables()...)
+		}
+	}
+	if err := writeTables(w, ts, head, format); err != nil {
+		return err
+	}
+	if s.Replay != nil && (format == "text" || format == "markdown" || format == "") {
+		// How the replay went, when the trace is a replay's.
+		fmt.Fprintln(w)
+		s.Replay.WriteText(w)
+	}
+	return nil
 }
 
 // writeTables writes tables in a text-like format, head first.
@@ -90,13 +108,13 @@ func str(s string) cell { return cell{s, s} }
 
 func num(n int64) cell { s := strconv.FormatInt(n, 10); return cell{s, s} }
 
-func nsCell(ns int64) cell { return cell{HumanDuration(ns), seconds(float64(ns) / 1e9)} }
+func nsCell(ns int64) cell { return cell{units.Duration(ns), seconds(float64(ns) / 1e9)} }
 
-func secCell(s float64) cell { return cell{HumanDuration(int64(s * 1e9)), seconds(s)} }
+func secCell(s float64) cell { return cell{units.Duration(int64(s * 1e9)), seconds(s)} }
 
 func seconds(s float64) string { return strconv.FormatFloat(s, 'g', 9, 64) }
 
-func bytesCell(n int64) cell { return cell{HumanBytes(n), strconv.FormatInt(n, 10)} }
+func bytesCell(n int64) cell { return cell{units.Bytes(n), strconv.FormatInt(n, 10)} }
 
 func mbsCell(v float64) cell {
 	raw := strconv.FormatFloat(v, 'g', 9, 64)
@@ -111,66 +129,6 @@ func ratioCell(r float64, ok bool) cell {
 		return cell{"-", ""}
 	}
 	return cell{strconv.FormatFloat(r, 'f', 2, 64), strconv.FormatFloat(r, 'g', 9, 64)}
-}
-
-// HumanDuration prints ns as "812ns", "4.21µs", "3.5ms", "12.3s".
-func HumanDuration(ns int64) string {
-	if ns < 0 {
-		// -ns overflows for the most negative int64; the magnitude as a
-		// float does not, and no recursion is needed.
-		return "-" + humanDuration(-float64(ns))
-	}
-	return humanDuration(float64(ns))
-}
-
-func humanDuration(f float64) string {
-	switch {
-	case f == 0:
-		return "0"
-	case f < 1000:
-		return fmt.Sprintf("%dns", int64(f))
-	case f < 1e6:
-		return trim(f/1e3) + "µs"
-	case f < 1e9:
-		return trim(f/1e6) + "ms"
-	}
-	return trim(f/1e9) + "s"
-}
-
-// HumanBytes prints a byte count with binary units: "512 B", "4 KiB",
-// "1.5 MiB".
-func HumanBytes(n int64) string {
-	if n < 0 {
-		// As HumanDuration: no -n, which overflows for the most negative int64.
-		return "-" + humanBytes(-float64(n))
-	}
-	return humanBytes(float64(n))
-}
-
-func humanBytes(f float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	u := 0
-	for f >= 1024 && u < len(units)-1 {
-		f /= 1024
-		u++
-	}
-	if u == 0 {
-		return fmt.Sprintf("%d B", int64(f))
-	}
-	return trim(f) + " " + units[u]
-}
-
-// trim prints f with four significant digits at most (all of its integer
-// part), without trailing zeros.
-func trim(f float64) string {
-	s := strconv.FormatFloat(f, 'f', 3, 64)
-	if i := strings.Index(s, "."); i > 1 {
-		s = strconv.FormatFloat(f, 'f', max(0, 4-i), 64)
-	}
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
 }
 
 var opColumns = []column{
@@ -206,9 +164,9 @@ func (s *Stats) tables(view string) []table {
 		t := table{cols: []column{lcol("operation", "op"), {head: "size", right: true, only: "text"}, {key: "size_min", right: true, only: "csv"},
 			{key: "size_max", right: true, only: "csv"}, rcol("count", "count")}}
 		for _, r := range s.Sizes {
-			human := HumanBytes(r.Min)
+			human := units.Bytes(r.Min)
 			if !r.Exact() {
-				human = "[" + human + ", " + HumanBytes(r.Max+1) + ")"
+				human = "[" + human + ", " + units.Bytes(r.Max+1) + ")"
 			}
 			t.rows = append(t.rows, []cell{str(r.Op), str(human), num(r.Min), num(r.Max), num(r.Count)})
 		}
@@ -255,6 +213,12 @@ func (s *Stats) tables(view string) []table {
 				num(f.Errors()), nsCell(f.Time())})
 		}
 		return []table{t}
+	case "access":
+		ts := s.accessTables()
+		t := ts[0]
+		t.title = ""
+		t.rows = append(t.rows, ts[1].rows...)
+		return []table{t}
 	case "beffio":
 		t := s.beffTable(s.Detail)
 		t.title = "b_eff_io"
@@ -264,7 +228,7 @@ func (s *Stats) tables(view string) []table {
 		for _, reg := range s.Regions {
 			title := fmt.Sprintf("region %q: %d %s on %d %s, %s per rank, %s on the slowest rank",
 				reg.Label, reg.Count, plural(reg.Count, "occurrence"), reg.Ranks, plural(int64(reg.Ranks), "rank"),
-				HumanDuration(int64(reg.AvgPerRank()*1e9)), HumanDuration(reg.Wall))
+				units.Duration(int64(reg.AvgPerRank()*1e9)), units.Duration(reg.Wall))
 			t := opTable(title, reg.Ops, Sum(reg.Ops))
 			t.group, t.header = reg.Label, "region"
 			ts = append(ts, t)

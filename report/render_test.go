@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,7 +58,7 @@ func bucketTrace() *trace.MemTrace {
 
 // TestGolden pins every view in text, and the views in every format.
 func TestGolden(t *testing.T) {
-	s := compute(t, handTrace(), Options{})
+	s := compute(t, handTrace(), Options{Access: true})
 	for _, v := range Views {
 		if v == "beffio" {
 			continue // below, on a trace that has b_eff_io regions
@@ -178,7 +177,7 @@ func TestJSONShape(t *testing.T) {
 // TestCSV checks that every view's CSV is rectangular and that its
 // numbers are raw.
 func TestCSV(t *testing.T) {
-	s := compute(t, handTrace(), Options{})
+	s := compute(t, handTrace(), Options{Access: true})
 	for _, v := range Views {
 		s := s
 		if v == "beffio" {
@@ -214,21 +213,5 @@ func TestRenderErrors(t *testing.T) {
 	}
 	if err := Render(&buf, s, "", ""); err != nil || !strings.Contains(buf.String(), "TOTAL") {
 		t.Errorf("defaults: %v", err)
-	}
-}
-
-func TestHuman(t *testing.T) {
-	for ns, want := range map[int64]string{0: "0", 999: "999ns", 1000: "1µs", 1500: "1.5µs", 4_210: "4.21µs",
-		123_456: "123.5µs", 999_999: "1000µs", 3_500_000: "3.5ms", 12_300_000_000: "12.3s", 4_000_000_000_000: "4000s", -2000: "-2µs",
-		math.MinInt64: "-9223372037s", math.MaxInt64: "9223372037s"} {
-		if got := HumanDuration(ns); got != want {
-			t.Errorf("HumanDuration(%d) = %q, want %q", ns, got, want)
-		}
-	}
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1 KiB", 1536: "1.5 KiB", 2<<20 + 12: "2 MiB",
-		5 << 40: "5 TiB", 1<<63 - 1: "8 EiB", 1234567890: "1.15 GiB", math.MinInt64: "-8 EiB", -1: "-1 B"} {
-		if got := HumanBytes(n); got != want {
-			t.Errorf("HumanBytes(%d) = %q, want %q", n, got, want)
-		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"slices"
 
 	"github.com/iotrace/iotrace/trace"
-	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/hist"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
@@ -30,6 +30,21 @@ type Options struct {
 	// into their calls: rows are keyed by Op.Info().Name instead of
 	// Op.Info().Family.
 	Detail bool
+	// Access computes the access patterns (Stats.Access, AccessByRank:
+	// the file and access views, the HTML report). They cost a tracker per
+	// file and rank and the byte ranges of every file (for the read/write
+	// overlap), so they are counted only when asked for.
+	Access bool
+	// BlockSize is the file system block size the access patterns count
+	// unaligned accesses against; 0 is BlockSize (4 KiB).
+	BlockSize int64
+}
+
+// For returns the options with what a view of Render and an HTML page
+// need: the access patterns for the file and access views and the page.
+func (o Options) For(view string, html bool) Options {
+	o.Access = o.Access || view == "file" || view == "access" || html
+	return o
 }
 
 // Stats is what Compute found.
@@ -53,6 +68,14 @@ type Stats struct {
 	// consecutive ranks beyond MaxTimelineRows ranks), every row on the
 	// bins of Activity.
 	Timeline []*TimelineRow
+	// Replay is how the replay went, when the trace is a replay's own
+	// (trace.Replayed); nil otherwise.
+	Replay *Replay
+	// Access is the access pattern of every file with data calls, over
+	// its ranks (patterns.go); AccessByRank the same per file and rank.
+	Access        []*AccessRow
+	AccessByRank  []*AccessRow
+	AccessCounted bool // computed with Options.Access
 }
 
 // Duration is the wall time the trace spans, in seconds: latest end −
@@ -82,7 +105,7 @@ type OpRow struct {
 	// Lat holds the calls' durations: percentiles within 0.4 %, exact
 	// minimum and maximum. It is kept for the rows of the whole trace and
 	// of regions, not for the rows of a rank or a file (it stays empty).
-	Lat   Hist
+	Lat   hist.Hist
 	ranks int // ranks of the trace: the divisor of AvgPerRank
 	sizes *sizeDist
 }
@@ -391,7 +414,7 @@ func isStraggler(ioTime, median, mad int64) bool {
 // Compute reads every rank of t once, streaming, and returns its
 // statistics. Memory grows with the number of distinct rows, ranks,
 // files and region labels, never with the number of events: latency
-// percentiles come from Hist, a histogram of log-spaced buckets (128 per
+// percentiles come from hist.Hist, a histogram of log-spaced buckets (128 per
 // power of two, at most 7,296 counters) whose percentiles are within
 // 0.4 % of the exact ones, so 50 million calls cost no more than 50;
 // activity over time is kept in at most MaxBins bins per timeline row
@@ -409,7 +432,10 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		inner:     map[trace.Op]*opInfo{},
 		keys:      map[string]int{},
 	}
-	st := &Stats{Detail: opts.Detail}
+	if opts.Access {
+		c.acc = newAccessState(opts.BlockSize)
+	}
+	st := &Stats{Detail: opts.Detail, Replay: replayOfTrace(t)}
 	ranks := t.Ranks()
 	st.Ranks = len(ranks)
 	buf := make([]trace.Event, trace.BatchSize)
@@ -422,7 +448,7 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 			// An error that points at its spot (a script's file:line:col,
 			// a trace file's FILE: offset N) is one line as it is.
 			var located interface{ Location() string }
-			if errors.As(err, &located) || errors.Is(err, format.ErrFormat) {
+			if errors.As(err, &located) || errors.Is(err, trace.ErrMalformed) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("rank %d: %w", r, err)
@@ -448,6 +474,10 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 	}
 	for _, row := range st.Timeline {
 		row.align(&st.Activity)
+	}
+	if c.acc != nil {
+		st.Access, st.AccessByRank = c.acc.rows(st.Ranks)
+		st.AccessCounted = true
 	}
 	st.Ops = c.all.sorted(st.Ranks)
 	st.Total = Sum(st.Ops)
@@ -490,6 +520,7 @@ type computer struct {
 	infos     [1024]*opInfo
 	inner     map[trace.Op]*opInfo // ops of calls made inside MPI-IO calls
 	keys      map[string]int       // row key → opInfo.idx
+	acc       *accessState         // access patterns (patterns.go)
 }
 
 // opInfo is an op's description, its row key, and the index of that key
@@ -566,6 +597,7 @@ type rankState struct {
 	stack  []openRegion
 	inReg  map[*RegionRow]int64 // ns this rank spent in each region
 	series *Series              // the rank's activity over time
+	acc    *rankAccess          // the rank's access patterns
 }
 
 func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, error) {
@@ -578,6 +610,9 @@ func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, 
 	}
 	rr := &RankRow{Rank: r, set: newRowSet(false, false)}
 	rs := &rankState{row: rr, files: state.New[struct{}, struct{}](nil), inReg: map[*RegionRow]int64{}, series: series}
+	if c.acc != nil {
+		rs.acc = c.acc.rank(r)
+	}
 	for {
 		n, err := src.ReadEvents(buf)
 		for i := range buf[:n] {
@@ -591,6 +626,9 @@ func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, 
 		}
 	}
 	c.closeRegions(rs, 0, rs.row.End)
+	if c.acc != nil {
+		c.acc.done(rs.acc)
+	}
 	for reg, ns := range rs.inReg {
 		reg.Ranks++
 		reg.Wall = max(reg.Wall, ns)
@@ -654,6 +692,9 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 		}
 	}
 	if f := c.fileOf(rs, e, info); f != nil {
+		if c.acc != nil {
+			c.acc.add(rs.acc, rs.files, f.Path, e, info)
+		}
 		f.set.add(&cl)
 		if f.lastRank != int64(rr.Rank) {
 			f.lastRank = int64(rr.Rank)

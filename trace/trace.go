@@ -16,6 +16,12 @@ type Meta struct {
 	Creator string   // program that wrote the trace, e.g. "iotrace record 0.1"
 }
 
+// ErrMalformed matches (errors.Is) every error of a reader about input
+// that is not a well-formed trace (trace/format's FormatError): such an
+// error names the file and the offset, so a consumer passes it on as it
+// is rather than adding where it was reading.
+var ErrMalformed = errors.New("malformed trace")
+
 // Trace is a set of per-rank event streams that share one path table, such
 // as a trace file (or several), or an expanded pattern script.
 type Trace interface {
@@ -28,6 +34,14 @@ type Trace interface {
 	// Path resolves a path id of any stream of this trace.
 	Path(id PathID) string
 	Close() error
+}
+
+// An OpIndexed trace knows which ops each part of a rank's stream holds
+// (trace/format's per-block totals): RankOps reads rank r without the
+// parts that hold none of the ops keep accepts. The events it returns
+// still need selecting.
+type OpIndexed interface {
+	RankOps(r uint32, keep func(Op) bool) (Source, error)
 }
 
 // All returns one Source over every rank of t, rank after rank.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 )
 
 // callsProg makes each call the shim records besides the open, read and
@@ -91,11 +91,11 @@ func TestShimCalls(t *testing.T) {
 			t.Errorf("the test program does not call %s; it calls:\n%s", sym, out)
 		}
 	}
-	spool, err := record(t, libs, drained, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, _ := ptrace.NewRules([]string{dir}, nil, true)
+	rules, _ := filter.NewPaths([]string{dir}, nil, true)
 	evs, paths, _ := encode(t, spool, rules)
 	real, _ := filepath.EvalSymlinks(dir)
 	rel := func(id trace.PathID) string {
@@ -201,7 +201,7 @@ int main(void) {
 	return 0;
 }
 `)
-	spool, err := record(t, libs, drained, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err != nil {
 		t.Fatal(err)
 	}

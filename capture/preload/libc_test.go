@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
@@ -115,12 +115,12 @@ func straceFamilies(t *testing.T, dir, bin string, args ...string) (map[string]i
 // each op family on files under dir.
 func shimFamilies(t *testing.T, libs Libs, dir, bin string, args ...string) (map[string]int, map[string][]string) {
 	t.Helper()
-	spool, err := record(t, libs, drained, dir, bin, args...)
+	spool, err := record(t, libs, dir, bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	real, _ := filepath.EvalSymlinks(dir)
-	rules, _ := ptrace.NewRules([]string{real}, []string{spool}, true)
+	rules, _ := filter.NewPaths([]string{real}, []string{spool}, true)
 	evs, paths, _ := encode(t, spool, rules)
 	counts, lines := map[string]int{}, map[string][]string{}
 	for _, rank := range evs {
@@ -319,12 +319,12 @@ func straceIOCalls(t *testing.T, dir, bin string) map[string][]scall {
 // as straceIOCalls from its events.
 func shimIOCalls(t *testing.T, libs Libs, dir, bin string) map[string][]scall {
 	t.Helper()
-	spool, err := record(t, libs, drained, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	real, _ := filepath.EvalSymlinks(dir)
-	rules, _ := ptrace.NewRules([]string{real}, []string{spool}, true)
+	rules, _ := filter.NewPaths([]string{real}, []string{spool}, true)
 	evs, paths, _ := encode(t, spool, rules)
 	calls := map[string][]scall{}
 	for _, rank := range evs {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 )
 
 // TestShimProcessEvents records a program that starts a thread, forks a
@@ -50,12 +50,12 @@ int main(int argc, char **argv) {
 	return WEXITSTATUS(st) == 5 ? 3 : 1;
 }
 `)
-	spool, err := record(t, libs, drained, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err == nil {
 		t.Fatal("the program exited with 0, want 3")
 	}
 	real, _ := filepath.EvalSymlinks(dir)
-	rules, _ := ptrace.NewRules([]string{real}, nil, true)
+	rules, _ := filter.NewPaths([]string{real}, nil, true)
 	evs, paths, stats := encode(t, spool, rules)
 	if stats[0].Processes != 3 || stats[0].Threads != 3 {
 		t.Errorf("stats %+v: want 3 process images (parent, child, child after exec) and 3 threads", stats[0])

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
@@ -171,8 +171,8 @@ func compareCalls(t *testing.T, strace, shim fileCalls, ordered bool) {
 	}
 }
 
-// straceWithShim runs bin in dir under strace with the shim preloaded (a
-// linear spool), so that both see the same run, and returns both views
+// straceWithShim runs bin in dir under strace with the shim preloaded,
+// so that both see the same run, and returns both views
 // of the files under dir.
 func straceWithShim(t *testing.T, libs Libs, dir string, stdout string, env []string, bin string, args ...string) (fileCalls, fileCalls) {
 	t.Helper()
@@ -207,7 +207,7 @@ func straceWithShim(t *testing.T, libs Libs, dir string, stdout string, env []st
 	}
 	sc := parseStrace(t, out, real)
 	os.Remove(out)
-	rules, _ := ptrace.NewRules([]string{real}, []string{spool}, true)
+	rules, _ := filter.NewPaths([]string{real}, []string{spool}, true)
 	evs, paths, _ := encode(t, spool, rules)
 	return sc, shimCalls(evs[0], paths)
 }

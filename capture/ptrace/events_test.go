@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"golang.org/x/sys/unix"
 )
 
@@ -162,9 +163,9 @@ func TestForkPerProcessDescriptors(t *testing.T) {
 	}
 }
 
-func mustRules(t *testing.T, include ...string) *Rules {
+func mustRules(t *testing.T, include ...string) *filter.Paths {
 	t.Helper()
-	r, err := NewRules(include, nil, true)
+	r, err := filter.NewPaths(include, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +361,7 @@ int main(void) {
 	return 0;
 }`)
 	os.Mkdir(filepath.Join(dir, "ex"), 0o755)
-	rules, err := NewRules([]string{dir}, []string{filepath.Join(dir, "ex")}, true)
+	rules, err := filter.NewPaths([]string{dir}, []string{filepath.Join(dir, "ex")}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"golang.org/x/sys/unix"
 )
 
@@ -363,7 +364,7 @@ func (tr *tracer) exit(t *task, ret int64) {
 			return
 		}
 		ev.Ret = 0
-		if f := t.f; f != nil && f.Aux.rec && t.rec && !SystemFile(f.Aux.name) {
+		if f := t.f; f != nil && f.Aux.rec && t.rec && !filter.SystemFile(f.Aux.name) {
 			tr.mmaps++
 			if tr.mmapFiles == nil {
 				tr.mmapFiles = map[string]bool{}
@@ -646,16 +647,4 @@ func (tr *tracer) iovBuf(n int) []byte {
 		tr.iov = make([]byte, n)
 	}
 	return tr.iov[:n]
-}
-
-// SystemFile reports whether name is a file of the system (a library the
-// dynamic loader maps, its cache, locale data): the record summary does
-// not count mappings of those as I/O the trace misses.
-func SystemFile(name string) bool {
-	for _, d := range []string{"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/etc/", "/bin/", "/sbin/"} {
-		if len(name) > len(d) && name[:len(d)] == d {
-			return true
-		}
-	}
-	return false
 }

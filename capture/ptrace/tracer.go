@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
 	"golang.org/x/sys/unix"
 )
@@ -49,8 +50,8 @@ type Config struct {
 	Rank uint32
 	// Base is time 0 of event times; the zero Time means when Run starts.
 	Base time.Time
-	// Rules choose the paths to record; nil means NewRules(nil, nil, true).
-	Rules *Rules
+	// Rules choose the paths to record; nil means filter.NewPaths(nil, nil, true).
+	Rules *filter.Paths
 	// All records every traced call, whatever its path or descriptor
 	// (pipes, sockets, terminals and descriptors that are not open too).
 	All bool
@@ -160,7 +161,7 @@ type tracer struct {
 	cfg   Config
 	base  time.Time
 	rank  uint32
-	rules *Rules
+	rules *filter.Paths
 	all   bool
 	sink  trace.Sink
 	b     *batcher
@@ -238,7 +239,7 @@ func Run(cfg Config) (Result, error) {
 		tr.base = time.Now()
 	}
 	if tr.rules == nil {
-		tr.rules, _ = NewRules(nil, nil, true)
+		tr.rules, _ = filter.NewPaths(nil, nil, true)
 	}
 	interval := cfg.FlushInterval
 	if interval <= 0 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 )
 
 // offsetsC does a known sequence of calls whose offsets, paths and
@@ -422,7 +423,7 @@ int main(void) {
 		t.Errorf("files in the directory: %v", m)
 	}
 
-	rules, err := NewRules([]string{dir}, []string{dir + "/out"}, true)
+	rules, err := filter.NewPaths([]string{dir}, []string{dir + "/out"}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,32 +449,6 @@ int main(void) {
 	}
 	if pipeWrites != 1 {
 		t.Errorf("All: %d pipe writes, want 1", pipeWrites)
-	}
-}
-
-func TestRulesMatch(t *testing.T) {
-	r, err := NewRules([]string{"/data", "/dev/shm"}, []string{"/data/tmp"}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, want := range map[string]bool{
-		"/data": true, "/data/x": true, "/database": false, "/data/tmp": false, "/data/tmp/y": false,
-		"/data/tmpx": true, "/dev/shm/seg": true, "/dev/null": false, "/home/x": false, "pipe:[1]": false,
-	} {
-		if got := r.Match(p); got != want {
-			t.Errorf("Match(%q) = %v, want %v", p, got, want)
-		}
-	}
-	r, _ = NewRules(nil, []string{"/scratch"}, true)
-	for p, want := range map[string]bool{
-		"/home/x": true, "/scratch/a": false, "/proc/1/fd": false, "/sys": false, "/devices": true, "socket:[3]": false,
-	} {
-		if got := r.Match(p); got != want {
-			t.Errorf("Match(%q) = %v, want %v", p, got, want)
-		}
-	}
-	if _, err := NewRules([]string{"relative"}, nil, true); err == nil {
-		t.Error("a relative prefix was accepted")
 	}
 }
 

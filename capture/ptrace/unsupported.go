@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 )
 
 // Supported reports whether this build can trace programs.
@@ -25,7 +26,7 @@ type Config struct {
 	FlushInterval         time.Duration
 	Rank                  uint32
 	Base                  time.Time
-	Rules                 *Rules
+	Rules                 *filter.Paths
 	All                   bool
 	Helper                string
 	OnStart               func(pid int)

@@ -2,14 +2,11 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/spf13/cobra"
 )
-
-func init() { commands = append(commands, newCheckCmd) }
 
 func newCheckCmd() *cobra.Command {
 	var salvage bool
@@ -21,84 +18,41 @@ event and compares the index with the blocks. It prints, per file, the blocks,
 events and ranks found, and any truncation or damaged block with its offset.
 It exits with status 1 if any file is damaged or truncated.
 
+For the ranks of an MPI capture it also prints what was measured of their
+clocks against rank 0's (docs/FORMAT.md, "One clock"): the offset, its error
+bound and when it was measured, at start-up and at the end, and the drift
+between them. Readers put every rank's times on rank 0's clock with them.
+
 Without --salvage a scan stops at the first damaged block; with it, it goes on
 at the next intact block, as readers given --salvage do.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			names, err := format.ExpandNames(args)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			bad := 0
-			for _, n := range names {
-				rep, err := format.Check(n, salvage)
-				if err != nil {
-					return err
-				}
-				if rep.Unreadable != "" {
-					fmt.Fprintf(out, "%s: DAMAGED: %s\n", n, strings.TrimPrefix(rep.Unreadable, n+": "))
-					bad++
-					continue
-				}
-				status := "ok"
-				switch {
-				case len(rep.Damage) > 0:
-					status = "DAMAGED"
-				case rep.Truncated != "":
-					status = "TRUNCATED"
-				case rep.IndexNote != "":
-					status = "ok (no index)"
-				}
-				fmt.Fprintf(out, "%s: %s: %s, %s, %s, %s %s, %s\n", n, status, count(rep.Size, "byte"),
-					count(int64(rep.Blocks), "block"), count(rep.Events, "event"), count(int64(len(rep.Ranks)), "rank"),
-					rankList(rep.Ranks), count(int64(rep.Paths), "path"))
-				if rep.Truncated != "" {
-					fmt.Fprintf(out, "  truncated: %s\n", rep.Truncated)
-				}
-				for _, d := range rep.Damage {
-					fmt.Fprintf(out, "  damaged: offset %d: %s\n", d.Offset, d.Reason)
-				}
-				if rep.IndexNote != "" {
-					fmt.Fprintf(out, "  index: %s\n", rep.IndexNote)
-				}
-				if rep.Damaged() {
-					bad++
-				}
-			}
-			if bad > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "iotrace check: %d of %d files damaged\n", bad, len(names))
-				return cli.ExitError{Code: 1}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(args, salvage, cli.StreamsOf(cmd)) },
 	}
 	c.Flags().BoolVar(&salvage, "salvage", false, "go on past damaged blocks to find every intact block")
 	return c
 }
 
-// count is "1 block", "2 blocks".
-func count(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
+// runCheck checks every trace file args name, and fails if any is
+// damaged or truncated.
+func runCheck(args []string, salvage bool, s cli.IO) error {
+	names, err := format.ExpandNames(args)
+	if err != nil {
+		return err
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// rankList prints ranks compactly: "[0-3 7]".
-func rankList(rs []uint32) string {
-	var parts []string
-	for i := 0; i < len(rs); {
-		j := i
-		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
-			j++
+	bad := 0
+	for _, n := range names {
+		rep, err := format.Check(n, salvage)
+		if err != nil {
+			return err
 		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", rs[i], rs[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(rs[i]))
+		rep.WriteText(s.Out)
+		if rep.Damaged() || rep.Unreadable != "" {
+			bad++
 		}
-		i = j + 1
 	}
-	return "[" + strings.Join(parts, " ") + "]"
+	if bad > 0 {
+		fmt.Fprintf(s.Err, "iotrace check: %d of %d files damaged\n", bad, len(names))
+		return cli.ExitError{Code: 1}
+	}
+	return nil
 }

@@ -6,22 +6,28 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/convert"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/report"
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newCompareCmd) }
+// compareOptions are the options of iotrace compare.
+type compareOptions struct {
+	in     convert.Opener
+	format string
+	out    string
+	report report.Options
+	check  bool
+}
 
 func newCompareCmd() *cobra.Command {
-	var in cli.Input
-	var formatName, out string
-	var opts report.Options
-	var check bool
+	o := &compareOptions{}
 	c := &cobra.Command{
 		Use:   "compare [--format text|csv|json|markdown|html] A B",
 		Short: "Put two traces side by side: counts per op, time ratios, run time ratio",
-		Long: `compare reads two traces — each a trace file, a directory of them, or a
-pattern script with --ranks — and prints their op tables side by side: the
+		Long: `compare reads two traces — each a trace file, a directory of them, a
+pattern script with --ranks, or a file convert reads — and prints their op tables side by side: the
 count of each op in A and in B (rows whose counts differ are flagged), the
 total time of each and the ratio B/A, the medians and the bandwidths, a TOTAL
 line, and the ratio of the run times (latest end − earliest start).
@@ -31,46 +37,41 @@ see how close the replay came. --check exits with status 1 when counts differ.
 --format html writes one self-contained page with both sides' charts (time per
 operation, bandwidth over time and per-rank timelines on one time scale).`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkChoice("--format", formatName, htmlFormats); err != nil {
-				return err
-			}
-			var st [2]*report.Stats
-			for i, a := range args {
-				t, err := in.Open([]string{a}, scriptOpener, cmd.ErrOrStderr())
-				if err != nil {
-					return err
-				}
-				st[i], err = report.Compute(t, opts)
-				if cerr := t.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					return fmt.Errorf("%s: %w", a, err)
-				}
-			}
-			cmp := report.Compare(st[0], st[1])
-			err := cli.WriteOutput(out, cmd.OutOrStdout(), func(w io.Writer) error {
-				if formatName == "html" {
-					return report.RenderCompareHTML(w, cmp, report.HTMLOptions{
-						Inputs: []string{"A: " + args[0], "B: " + args[1]}, NameA: "A", NameB: "B"})
-				}
-				return report.RenderCompare(w, cmp, formatName)
-			})
-			if err != nil {
-				return err
-			}
-			if m := cmp.Mismatches(); check && len(m) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "iotrace: counts differ in %s\n", strings.Join(m, ", "))
-				return cli.ExitError{Code: 1}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(o, args, cli.StreamsOf(cmd)) },
 	}
-	in.AddFlags(c.Flags())
-	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json, markdown or html (with charts)")
-	c.Flags().BoolVar(&opts.Detail, "detail", false, "split operation families into their calls")
-	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to this file instead of standard output")
-	c.Flags().BoolVar(&check, "check", false, "exit with status 1 when the counts of an op differ")
+	cli.AddInputFlags(c.Flags(), &o.in)
+	c.Flags().StringVar(&o.format, "format", "text", "output format: text, csv, json, markdown or html (with charts)")
+	c.Flags().BoolVar(&o.report.Detail, "detail", false, "split operation families into their calls")
+	c.Flags().StringVarP(&o.out, "output", "o", "", "write the comparison to this file instead of standard output")
+	c.Flags().BoolVar(&o.check, "check", false, "exit with status 1 when the counts of an op differ")
 	return c
+}
+
+func runCompare(o *compareOptions, args []string, s cli.IO) error {
+	if err := cli.CheckChoice("--format", o.format, htmlFormats); err != nil {
+		return err
+	}
+	var st [2]*report.Stats
+	for i, a := range args {
+		var err error
+		if st[i], err = cli.Stats(&o.in, []string{a}, s, o.report); err != nil {
+			return cli.Named(a, err)
+		}
+	}
+	cmp := report.Compare(st[0], st[1])
+	err := outfile.Write(o.out, s.Out, func(w io.Writer) error {
+		if o.format == "html" {
+			return report.RenderCompareHTML(w, cmp, report.HTMLOptions{
+				Inputs: []string{"A: " + args[0], "B: " + args[1]}, NameA: "A", NameB: "B"})
+		}
+		return report.RenderCompare(w, cmp, o.format)
+	})
+	if err != nil {
+		return err
+	}
+	if m := cmp.Mismatches(); o.check && len(m) > 0 {
+		fmt.Fprintf(s.Err, "iotrace: counts differ in %s\n", strings.Join(m, ", "))
+		return cli.ExitError{Code: 1}
+	}
+	return nil
 }

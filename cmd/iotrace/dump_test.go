@@ -47,6 +47,7 @@ func TestDumpE2E(t *testing.T) {
 		{[]string{"--rank", "1"}, map[uint32]bool{1: true}},
 		{[]string{"--rank", "1,2"}, map[uint32]bool{1: true, 2: true}},
 		{[]string{"--rank", "2", "--rank", "0"}, map[uint32]bool{0: true, 2: true}},
+		{[]string{"--rank", "0-1"}, map[uint32]bool{0: true, 1: true}},
 	} {
 		out := mustRun(t, append(append([]string{"dump"}, c.args...), tr)...)
 		var want []string
@@ -109,8 +110,8 @@ func TestDumpE2E(t *testing.T) {
 		want string
 	}{
 		{[]string{"dump", "--format", "xml", tr}, `iotrace: --format "xml": want text, jsonl or csv`},
-		{[]string{"dump", "--rank", "7", tr}, `iotrace: --rank 7: the trace has no rank 7 (its ranks: [0-2])`},
-		{[]string{"dump", "--op", "frobnicate", tr}, `iotrace: --op "frobnicate": no such call or family`},
+		{[]string{"dump", "--rank", "7", tr}, `iotrace: --rank 7: the trace has no rank 7 (its ranks: 0-2)`},
+		{[]string{"dump", "--op", "frobnicate", tr}, `iotrace: --op: "frobnicate" is no call, family or class`},
 		{[]string{"dump", bad}, `iotrace: ` + bad + `:2: unknown field "sise"`},
 		{[]string{"dump", jl, tr}, `iotrace: ` + jl + ` is read alone, not with other inputs`},
 		{[]string{"dump", filepath.Join(dir, "none.iot")}, `none.iot`},
@@ -215,4 +216,26 @@ func convertFile(t *testing.T, in, out string) error {
 		return errors.New(strings.TrimPrefix(strings.TrimSpace(stderr), "iotrace: "))
 	}
 	return nil
+}
+
+// TestDumpPathAndTime: --path and --time select calls by the file they
+// name and by when they start.
+func TestDumpPathAndTime(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(`{"rank":0,"op":"open","path":"/data/a","ret":3,"start_ns":0,"dur_ns":1}
+{"rank":0,"op":"open","path":"/home/b","ret":4,"start_ns":2000000000,"dur_ns":1}
+{"rank":0,"op":"stat","path":"/data/c","ret":0,"start_ns":3000000000,"dur_ns":1}
+`), 0o644)
+	tr := filepath.Join(dir, "in.iot")
+	mustRun(t, "convert", "-o", tr, in)
+	if out := mustRun(t, "dump", "--path", "/data", tr); strings.Count(out, "\n") != 2 || strings.Contains(out, "/home/b") {
+		t.Errorf("--path /data:\n%s", out)
+	}
+	if out := mustRun(t, "dump", "--time", "1s:2.5s", tr); strings.Count(out, "\n") != 1 || !strings.Contains(out, "/home/b") {
+		t.Errorf("--time 1s:2.5s:\n%s", out)
+	}
+	if _, errOut, code := run(t, "dump", "--time", "2s:1s", tr); code != 1 || !strings.Contains(errOut, "--time: ") {
+		t.Errorf("a bad window: exit %d, %q", code, errOut)
+	}
 }

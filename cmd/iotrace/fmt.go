@@ -5,25 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/script"
 	"github.com/spf13/cobra"
 )
 
-func init() {
-	commands = append(commands, newFmtCmd)
-	// Every command that reads a trace reads pattern scripts too, and
-	// the built-in samples by name.
-	scriptOpener = scriptInputs{}
-}
+// fmtOptions are the options of iotrace fmt.
+type fmtOptions struct{ write, list, check bool }
 
 func newFmtCmd() *cobra.Command {
-	var write, list, check bool
+	o := &fmtOptions{}
 	c := &cobra.Command{
 		Use:   "fmt [-w] [-l] [--check] [FILE.iop|DIR…]",
 		Short: "Format pattern scripts canonically",
@@ -40,126 +34,70 @@ With --check fmt also runs the checks a script passes before it is expanded
 (names, types, groups, handles, constant sizes) and reports every problem.
 Problems print as "file:line:col: message"; fmt exits with status 1 if any
 script has one.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				if write {
-					return fmt.Errorf("-w needs files to write")
-				}
-				src, err := io.ReadAll(cmd.InOrStdin())
-				if err != nil {
-					return err
-				}
-				return fmtOne(cmd, "<stdin>", src, false, list, check)
-			}
-			names, err := scriptFiles(args)
-			if err != nil {
-				return err
-			}
-			bad := 0
-			for _, name := range names {
-				src, err := os.ReadFile(name)
-				if err == nil {
-					err = fmtOne(cmd, name, src, write, list, check)
-				}
-				if err != nil {
-					var ee cli.ExitError
-					if !errors.As(err, &ee) {
-						fmt.Fprintln(cmd.ErrOrStderr(), err)
-					}
-					bad++
-				}
-			}
-			if bad > 0 {
-				return cli.ExitError{Code: 1}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runFmt(o, args, cli.StreamsOf(cmd)) },
 	}
-	c.Flags().BoolVarP(&write, "write", "w", false, "write the result to the file instead of standard output")
-	c.Flags().BoolVarP(&list, "list", "l", false, "list the files whose formatting differs")
-	c.Flags().BoolVar(&check, "check", false, "also check names, types, groups and handles")
+	c.Flags().BoolVarP(&o.write, "write", "w", false, "write the result to the file instead of standard output")
+	c.Flags().BoolVarP(&o.list, "list", "l", false, "list the files whose formatting differs")
+	c.Flags().BoolVar(&o.check, "check", false, "also check names, types, groups and handles")
 	return c
 }
 
-// fmtOne formats one script. Problems in it are printed here, one line
-// each, and reported as an ExitError.
-func fmtOne(cmd *cobra.Command, name string, src []byte, write, list, check bool) error {
-	f, err := script.Parse(name, src)
-	if err == nil && check {
-		_, err = script.Check(f)
-	}
-	if err != nil {
-		var el script.ErrorList
-		if errors.As(err, &el) {
-			fmt.Fprint(cmd.ErrOrStderr(), el.Lines())
-			return cli.ExitError{Code: 1}
+// runFmt formats the scripts args name, or standard input.
+func runFmt(o *fmtOptions, args []string, s cli.IO) error {
+	if len(args) == 0 {
+		if o.write {
+			return fmt.Errorf("-w needs files to write")
 		}
-		return err
-	}
-	out := script.Format(f)
-	changed := !bytes.Equal(out, src)
-	if list {
-		if changed {
-			fmt.Fprintln(cmd.OutOrStdout(), name)
-		}
-	}
-	if write {
-		if changed {
-			return writeKeepingMode(name, out)
-		}
-		return nil
-	}
-	if !list {
-		_, err = cmd.OutOrStdout().Write(out)
-	}
-	return err
-}
-
-// writeKeepingMode replaces name with data through cli.Output, so that a
-// failure leaves the old file whole, and keeps the file's permissions.
-func writeKeepingMode(name string, data []byte) error {
-	fi, err := os.Stat(name)
-	if err != nil {
-		return err
-	}
-	out, err := cli.CreateOutput(name)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	if _, err := out.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := out.Chmod(fi.Mode().Perm()); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return out.Commit()
-}
-
-// scriptFiles expands directories into the .iop files under them.
-func scriptFiles(args []string) ([]string, error) {
-	var names []string
-	for _, a := range args {
-		fi, err := os.Stat(a)
+		src, err := io.ReadAll(s.In)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if !fi.IsDir() {
-			names = append(names, a)
+		return o.one("<stdin>", src, s)
+	}
+	names, err := script.Files(args)
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for _, name := range names {
+		src, err := os.ReadFile(name)
+		if err == nil {
+			err = o.one(name, src, s)
+		}
+		if err == nil {
 			continue
 		}
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !d.IsDir() && strings.HasSuffix(p, ".iop") {
-				names = append(names, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		bad++
+		if !errors.As(err, new(cli.ExitError)) {
+			fmt.Fprintln(s.Err, err)
 		}
 	}
-	return names, nil
+	if bad > 0 {
+		return cli.ExitError{Code: 1}
+	}
+	return nil
+}
+
+// one formats one script. Problems in it are printed here, one line each,
+// and reported as an ExitError.
+func (o *fmtOptions) one(name string, src []byte, s cli.IO) error {
+	out, err := script.Reformat(name, src, o.check)
+	var el script.ErrorList
+	if errors.As(err, &el) {
+		fmt.Fprint(s.Err, el.Lines())
+		return cli.ExitError{Code: 1}
+	} else if err != nil {
+		return err
+	}
+	changed := !bytes.Equal(out, src)
+	if o.list && changed {
+		fmt.Fprintln(s.Out, name)
+	}
+	switch {
+	case o.write && changed:
+		return outfile.Replace(name, out)
+	case !o.write && !o.list:
+		_, err = s.Out.Write(out)
+	}
+	return err
 }

@@ -4,18 +4,20 @@ import (
 	"fmt"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
-	"github.com/iotrace/iotrace/trace"
-	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/convert"
 	"github.com/iotrace/iotrace/trace/tracegen"
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newGenerateCmd) }
+// generateOptions are the options of iotrace generate.
+type generateOptions struct {
+	out          string
+	ranks, calls int
+	seed         uint64
+}
 
 func newGenerateCmd() *cobra.Command {
-	var out string
-	var ranks, calls int
-	var seed uint64
+	o := &generateOptions{}
 	c := &cobra.Command{
 		Use:   "generate ior|twophase|random -o OUT.iot",
 		Short: "Write a synthetic trace with measured timing (for tests and benchmarks)",
@@ -31,56 +33,38 @@ from durations measured on a Linux VM (see trace/tracegen):
 
 The same arguments and --seed give the same trace.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return fmt.Errorf("-o OUT.iot is required")
-			}
-			if ranks < 1 || calls < 1 {
-				return fmt.Errorf("--ranks and --calls must be at least 1")
-			}
-			var g *tracegen.Trace
-			switch args[0] {
-			case "ior":
-				g = tracegen.IOR(ranks, calls, seed)
-			case "twophase":
-				g = tracegen.TwoPhase(ranks, calls, 6, 64, 512<<10, seed)
-			case "random":
-				g = tracegen.Random(ranks, calls, seed)
-			default:
-				return fmt.Errorf("unknown workload %q (want ior, twophase or random)", args[0])
-			}
-			o, err := cli.CreateOutput(out)
-			if err != nil {
-				return err
-			}
-			defer o.Abort()
-			w, err := format.NewWriter(o, g.Meta())
-			if err != nil {
-				return err
-			}
-			var n int64
-			for _, r := range g.Ranks() {
-				src, _ := g.Rank(r)
-				k, err := trace.Copy(w.Rank(r), src)
-				if err != nil {
-					w.Close()
-					return err
-				}
-				n += k
-			}
-			if err := w.Close(); err != nil {
-				return err
-			}
-			if err := o.Commit(); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d events of %d ranks to %s\n", n, ranks, out)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runGenerate(o, args[0], cli.StreamsOf(cmd)) },
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "trace file to write")
-	c.Flags().IntVar(&ranks, "ranks", 4, "number of ranks")
-	c.Flags().IntVar(&calls, "calls", 2048, "calls per rank (ior, random) or dumps (twophase)")
-	c.Flags().Uint64Var(&seed, "seed", 1, "random seed")
+	c.Flags().StringVarP(&o.out, "output", "o", "", "trace file to write")
+	c.Flags().IntVar(&o.ranks, "ranks", 4, "number of ranks")
+	c.Flags().IntVar(&o.calls, "calls", 2048, "calls per rank (ior, random) or dumps (twophase)")
+	c.Flags().Uint64Var(&o.seed, "seed", 1, "random seed")
 	return c
+}
+
+// runGenerate writes the synthetic trace of workload.
+func runGenerate(o *generateOptions, workload string, s cli.IO) error {
+	if o.out == "" {
+		return fmt.Errorf("-o OUT.iot is required")
+	}
+	if o.ranks < 1 || o.calls < 1 {
+		return fmt.Errorf("--ranks and --calls must be at least 1")
+	}
+	var g *tracegen.Trace
+	switch workload {
+	case "ior":
+		g = tracegen.IOR(o.ranks, o.calls, o.seed)
+	case "twophase":
+		g = tracegen.TwoPhase(o.ranks, o.calls, 6, 64, 512<<10, o.seed)
+	case "random":
+		g = tracegen.Random(o.ranks, o.calls, o.seed)
+	default:
+		return fmt.Errorf("unknown workload %q (want ior, twophase or random)", workload)
+	}
+	n, err := convert.WriteTrace(o.out, g)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Err, "wrote %d events of %d ranks to %s\n", n, o.ranks, o.out)
+	return nil
 }

@@ -8,10 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// commands holds the constructors of the subcommands; each lives in its own
-// file and appends itself here in an init function.
-var commands []func() *cobra.Command
-
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "iotrace",
@@ -23,9 +19,8 @@ files or a directory of them as one trace.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	for _, c := range commands {
-		root.AddCommand(c())
-	}
+	root.AddCommand(newRecordCmd(), newStatsCmd(), newDumpCmd(), newConvertCmd(), newCompareCmd(), newCheckCmd(),
+		newMergeCmd(), newGenerateCmd(), newSamplesCmd(), newFmtCmd())
 	return root
 }
 

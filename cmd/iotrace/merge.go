@@ -4,15 +4,19 @@ import (
 	"fmt"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newMergeCmd) }
+// mergeOptions are the options of iotrace merge.
+type mergeOptions struct {
+	out     string
+	salvage bool
+}
 
 func newMergeCmd() *cobra.Command {
-	var out string
-	var salvage bool
+	o := &mergeOptions{}
 	c := &cobra.Command{
 		Use:   "merge -o OUT FILE|DIR…",
 		Short: "Join trace files (one per rank, say) into one file without re-encoding",
@@ -22,30 +26,33 @@ same rank are an error. Times stay right when the inputs were captured with
 different epochs (one file per MPI rank): the merged file records each rank's
 epoch. With --salvage, damaged blocks of the inputs are left out (and named).`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return fmt.Errorf("-o OUT is required")
-			}
-			o, err := cli.CreateOutput(out)
-			if err != nil {
-				return err
-			}
-			defer o.Abort()
-			st, err := format.Merge(o, format.ReadOptions{Salvage: salvage}, args...)
-			if err != nil {
-				return err
-			}
-			if err := o.Commit(); err != nil {
-				return err
-			}
-			for _, w := range st.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "merged %d files: %d ranks, %d blocks, %d events into %s\n", st.Files, st.Ranks, st.Blocks, st.Events, out)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(o, args, cli.StreamsOf(cmd)) },
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "file to write")
-	c.Flags().BoolVar(&salvage, "salvage", false, "leave out damaged blocks instead of failing")
+	c.Flags().StringVarP(&o.out, "output", "o", "", "file to write")
+	c.Flags().BoolVar(&o.salvage, "salvage", false, "leave out damaged blocks instead of failing")
 	return c
+}
+
+// runMerge joins the trace files args into o.out.
+func runMerge(o *mergeOptions, args []string, s cli.IO) error {
+	if o.out == "" {
+		return fmt.Errorf("-o OUT is required")
+	}
+	f, err := outfile.Create(o.out)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	st, err := format.Merge(f, format.ReadOptions{Salvage: o.salvage}, args...)
+	if err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	for _, w := range st.Warnings {
+		fmt.Fprintf(s.Err, "warning: %s\n", w)
+	}
+	fmt.Fprintf(s.Err, "merged %d files: %d ranks, %d blocks, %d events into %s\n", st.Files, st.Ranks, st.Blocks, st.Events, o.out)
+	return nil
 }

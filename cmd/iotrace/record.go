@@ -3,29 +3,25 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
-	"github.com/iotrace/iotrace/capture"
-	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/capture/record"
 	"github.com/iotrace/iotrace/cmd/internal/cli"
-	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/internal/logline"
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newRecordCmd) }
+// recordOptions are the options of iotrace record.
+type recordOptions struct {
+	record.Options
+	rank      int
+	rankGiven bool
+	verbose   bool
+	preload   bool
+	fromSpool string
+}
 
 func newRecordCmd() *cobra.Command {
-	var (
-		out              string
-		rank             int
-		include, exclude []string
-		all, verbose     bool
-		pre              preloadFlags
-	)
+	o := &recordOptions{}
 	c := &cobra.Command{
 		Use:   "record [-o OUT] [--rank N] [--include PREFIX]… [--exclude PREFIX]… [--all] -- CMD [ARGS…]",
 		Short: "Run a program and record its file I/O (any Linux binary; ptrace + seccomp)",
@@ -76,6 +72,13 @@ coordination; every command reads the directory as one trace. An existing
 directory OUT always gets OUT/rank-NNNNN.iot. Remove an old directory before
 recording a new run into it.
 
+Clocks. In an MPI job each rank measures its clock against rank 0's in the
+program's MPI_Init and MPI_Finalize (under ptrace through a small library of
+wrappers iotrace preloads, built as the preload shim is); readers put every
+rank's times on rank 0's clock. Every rank must take part, so --clock-sync auto
+measures only when the MPI launcher started iotrace itself and the job runs
+one program; on and off decide. 'iotrace check' prints the offsets.
+
 Threads. Event.Thread is a per-rank thread index: 0 is the main thread of
 CMD, then every thread and process CMD starts gets the next index in the
 order record sees them created. -v prints the index → pid/tid table.
@@ -91,207 +94,124 @@ no exclusion at all.`,
   iotrace record --include /scratch -o run.iot -- sh -c './solver | tee log'
   mpirun -np 4 iotrace record -o run.iot -- ./app`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && pre.fromSpool == "" {
+			if len(args) == 0 && o.fromSpool == "" {
 				return errors.New("record: no program to run (iotrace record [flags] -- CMD [ARGS…])")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var rk *int
-			if cmd.Flags().Changed("rank") {
-				if rank < 0 {
-					return fmt.Errorf("--rank %d: a rank is not negative", rank)
-				}
-				rk = &rank
-			}
-			o := recordOptions{out: out, rank: rk, include: include, exclude: exclude, all: all, verbose: verbose}
-			if pre.on || pre.fromSpool != "" {
-				return runPreload(cmd.ErrOrStderr(), o, pre, args)
-			}
-			if pre.spool != "" {
-				return errors.New("record: --spool is for --preload")
-			}
-			return runRecord(cmd.ErrOrStderr(), o, args)
+			o.rankGiven = cmd.Flags().Changed("rank")
+			return runRecord(o, args, cli.StreamsOf(cmd))
 		},
 	}
-	c.Flags().SetInterspersed(false)
-	c.Flags().StringVarP(&out, "output", "o", "trace.iot", "trace file (a directory of per-rank files for a parallel run)")
-	c.Flags().IntVar(&rank, "rank", 0, "rank of this process (default: from the MPI launcher's environment, else 0)")
-	c.Flags().StringArrayVar(&include, "include", nil, "record only paths under this prefix (repeatable; relative to the current directory)")
-	c.Flags().StringArrayVar(&exclude, "exclude", nil, "do not record paths under this prefix (repeatable; relative to the current directory)")
-	c.Flags().BoolVar(&all, "all", false, "record every traced call: no path exclusions, pipes and sockets too")
-	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print a summary and the thread table on stderr at the end")
-	addPreloadFlags(c, &pre)
+	fs := c.Flags()
+	fs.SetInterspersed(false)
+	fs.StringVarP(&o.Out, "output", "o", "trace.iot", "trace file (a directory of per-rank files for a parallel run)")
+	fs.IntVar(&o.rank, "rank", 0, "rank of this process (default: from the MPI launcher's environment, else 0)")
+	fs.StringArrayVar(&o.Include, "include", nil, "record only paths under this prefix (repeatable; relative to the current directory)")
+	fs.StringArrayVar(&o.Exclude, "exclude", nil, "do not record paths under this prefix (repeatable; relative to the current directory)")
+	fs.BoolVar(&o.All, "all", false, "record every traced call: no path exclusions, pipes and sockets too")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print a summary and the thread table on stderr at the end")
+	fs.Var(&o.ClockSync, "clock-sync", "measure each rank's clock against rank 0's in MPI_Init and MPI_Finalize: auto (when every rank is surely recorded), on, off")
+	fs.BoolVar(&o.preload, "preload", false, "record with the preload shim (LD_PRELOAD) instead of ptrace: POSIX, stdio, MPI-IO and MPI communication calls")
+	fs.StringVar(&o.Spool, "spool", "", "with --preload: keep the raw per-process spool files in this directory (default: a temporary one, removed)")
+	fs.StringVar(&o.fromSpool, "from-spool", "", "encode the spool files left in this directory (a record that was killed) instead of running a program")
+	c.Long += `
+
+Preload. --preload runs CMD with a small C library loaded into it and every
+process it starts (LD_PRELOAD) instead of ptrace: a call costs a fraction of a
+microsecond instead of a few, and MPI calls are seen. It records the open
+family (and the _FORTIFY_SOURCE entry points such as __open_2 and __read_chk),
+close, close_range, read/write/pread/pwrite and their vector forms, lseek,
+fsync, fdatasync, syncfs, sync, ftruncate, truncate, fallocate, posix_fadvise,
+copy_file_range, sendfile, splice, mmap of files, the dup family and fcntl,
+the stat family, access, unlink, rename, mkdir, rmdir, link, symlink,
+readlink, the files the mkstemp family, tmpfile and opendir open, readdir's
+reads of a directory (getdents64, from the block glibc's DIR holds); stdio streams
+on files as the system calls stdio makes for them (a refill of a stream's
+buffer is a read, a flush a write, fopen an open, fclose a close), as a
+tracer of system calls sees them; and, through the MPI profiling interface
+(PMPI, which Open MPI's Fortran bindings use too), MPI-IO calls and MPI
+communication (send/recv and their non-blocking forms with waits, sendrecv,
+barrier, bcast, reduce, allreduce, gather(v), scatter(v), allgather(v),
+alltoall(v), communicator creation). Ranks and peers are ranks of
+MPI_COMM_WORLD, as MPI_Comm_rank gives them; communicators get ids every
+member computes alike. POSIX calls the MPI library makes inside an MPI-IO
+call are marked IN_MPIIO, so that reports do not count that I/O twice. Not
+seen: statically linked programs, calls made with syscall(2) and those glibc
+makes to itself (the directory reads of scandir, fts and nftw, scanf's
+refills, the stdio of dprintf), I/O through mmap'd memory, io_uring, Linux
+AIO and POSIX AIO: record says so when the program mapped recorded files or
+set those up (through liburing, libaio, syscall(2), aio_read and its kin).
+
+The shim is C, built on first use with cc (and mpi.h from mpicc for the MPI
+part) into ~/.cache/iotrace/preload (IOTRACE_CACHE). Each process writes
+compact records (about a dozen bytes a call) to its own spool file, mapped in
+memory, so a process that crashes keeps every call it finished. iotrace does
+nothing while CMD runs; it encodes the spools into the trace when CMD has
+ended, and the processes CMD left running (a daemon, a background job) too:
+iotrace waits for them (it is their subreaper), says so after a second, and
+stops waiting at an interrupt (their later calls are then not recorded). If
+iotrace itself is killed, 'iotrace record --from-spool DIR -o OUT' encodes
+what the spools hold (see --spool).
+
+  mpirun -np 4 iotrace record --preload -o run.iot -- ./app`
+
 	return c
 }
 
-type recordOptions struct {
-	out              string
-	rank             *int
-	include, exclude []string
-	all, verbose     bool
+// runRecord records argv with the recorder the options choose, and exits
+// with the program's status.
+func runRecord(o *recordOptions, argv []string, s cli.IO) error {
+	if o.rankGiven {
+		if o.rank < 0 || o.rank > 1<<32-1 {
+			return fmt.Errorf("--rank %d: want a rank from 0 to 4294967295", o.rank)
+		}
+		r := uint32(o.rank)
+		o.Rank = &r
+	}
+	o.Log = logline.New(s.Err, "iotrace: record", o.verbose)
+	var res record.Result
+	var err error
+	switch {
+	case o.fromSpool != "":
+		if len(argv) > 0 || o.preload || o.Spool != "" {
+			return errors.New("record: --from-spool encodes spools; it runs no program (no --preload, --spool or CMD)")
+		}
+		res, err = record.FromSpool(o.Options, o.fromSpool)
+	case o.preload:
+		res, err = record.Preload(o.Options, argv)
+	case o.Spool != "":
+		return errors.New("record: --spool is for --preload")
+	default:
+		res, err = record.Ptrace(o.Options, argv)
+	}
+	return recordExit(res, err, s)
 }
 
-func runRecord(stderr io.Writer, o recordOptions, argv []string) error {
-	if !ptrace.Supported {
-		return errors.New("record: recording needs Linux on amd64 or arm64")
-	}
-	rk, err := capture.DetectRank(os.Getenv)
-	if err != nil {
+// recordExit says what went wrong, if anything, and returns the exit
+// status of a record: the program's.
+func recordExit(res record.Result, err error, s cli.IO) error {
+	var te *record.TraceError
+	var se *record.SpoolError
+	switch {
+	case err == nil:
+	case errors.Is(err, record.ErrNotFound):
+		fmt.Fprintf(s.Err, "iotrace: record: %v\n", err)
+	case errors.As(err, &te):
+		// The program ran (or not); the trace went wrong: keep its status
+		// if it failed.
+		fmt.Fprintf(s.Err, "iotrace: record: %v\n", err)
+		res.Status = max(res.Status, 1)
+	case errors.As(err, &se):
+		fmt.Fprintf(s.Err, "iotrace: record: %v\n", err)
+		fmt.Fprintf(s.Err, "iotrace: record: the spools are kept in %s ('iotrace record --from-spool %s -o OUT' encodes them)\n", se.Dir, se.Dir)
+		res.Status = max(res.Status, 1)
+	default:
 		return fmt.Errorf("record: %w", err)
 	}
-	if o.rank != nil {
-		if rk.Size > 0 && *o.rank >= rk.Size {
-			return fmt.Errorf("record: --rank %d is not below the number of ranks %d (%s)", *o.rank, rk.Size, capture.SizeVars)
-		}
-		rk.Rank, rk.Known, rk.Source = uint32(*o.rank), true, "--rank"
-	}
-	// Check everything before the output is made: a typo must not leave
-	// an empty trace (or directory) behind.
-	for _, list := range []*[]string{&o.include, &o.exclude} {
-		abs := make([]string, len(*list))
-		for i, p := range *list {
-			if p == "" {
-				return errors.New("record: --include/--exclude: empty path prefix")
-			}
-			a, err := filepath.Abs(p)
-			if err != nil {
-				return fmt.Errorf("record: --include/--exclude %s: %w", p, err)
-			}
-			abs[i] = a
-		}
-		*list = abs
-	}
-	if _, err := ptrace.LookPath(argv[0], "", nil); err != nil {
-		fmt.Fprintf(stderr, "iotrace: record: %v\n", err)
-		return cli.ExitError{Code: 127}
-	}
-	file, dir, err := capture.OutputPath(o.out, rk)
-	if err != nil {
-		return fmt.Errorf("record: %w", err)
-	}
-	// The trace itself (and the other ranks' files) are not recorded.
-	excludes := append([]string(nil), o.exclude...)
-	for _, p := range []string{file, dir} {
-		if p == "" {
-			continue
-		}
-		if abs, err := filepath.Abs(p); err == nil {
-			excludes = append(excludes, abs)
-		}
-	}
-	rules, err := ptrace.NewRules(o.include, excludes, true)
-	if err != nil {
-		return fmt.Errorf("record: %w", err)
-	}
-	base := time.Now()
-	host, _ := os.Hostname()
-	meta := trace.Meta{
-		Command: argv,
-		Clock:   "CLOCK_MONOTONIC",
-		Epoch:   base.UnixNano(),
-		Creator: "iotrace record",
-	}
-	w, file, err := capture.Create(o.out, rk, meta, host, 0)
-	if err != nil {
-		return fmt.Errorf("record: %w", err)
-	}
-	var infoErr error
-	res, runErr := ptrace.Run(ptrace.Config{
-		Argv:           argv,
-		Sink:           w.Rank(rk.Rank),
-		Flush:          w.Flush,
-		Rank:           rk.Rank,
-		Base:           base,
-		Rules:          rules,
-		All:            o.all,
-		ForwardSignals: true,
-		OnStart: func(pid int) {
-			infoErr = w.SetRankInfo(rk.Rank, meta.Epoch, host, pid)
-		},
-	})
-	closeErr := w.Close()
-	if o.verbose {
-		printRecordSummary(stderr, file, rk, res)
-	}
-	printUnseen(stderr, unseen{mmapFiles: res.MmapFiles, ioUring: res.IOUring > 0, aio: res.AIO > 0})
-	for _, err := range []error{runErr, infoErr, closeErr} {
-		if err != nil {
-			// The program ran (or not); say what went wrong with the
-			// trace, and keep its exit status if it failed.
-			fmt.Fprintf(stderr, "iotrace: record: %s: %v\n", file, err)
-			code := res.Status()
-			if code == 0 {
-				code = 1
-			}
-			return cli.ExitError{Code: code}
-		}
-	}
-	if code := res.Status(); code != 0 {
-		return cli.ExitError{Code: code}
+	if res.Status != 0 {
+		return cli.ExitError{Code: res.Status}
 	}
 	return nil
-}
-
-// unseen is what a capture saw the program do whose I/O the trace cannot
-// show.
-type unseen struct {
-	mmapFiles              int // recorded files mapped into memory
-	ioUring, aio, posixAIO bool
-}
-
-// printUnseen says what the trace cannot show, if the program did it: I/O
-// through mappings of recorded files, io_uring, Linux AIO, POSIX AIO.
-func printUnseen(w io.Writer, u unseen) {
-	if u.mmapFiles > 0 {
-		files := "files"
-		if u.mmapFiles == 1 {
-			files = "file"
-		}
-		fmt.Fprintf(w, "iotrace: record: the program mapped %d recorded %s into memory (mmap): reads and writes through the mappings are not seen\n",
-			u.mmapFiles, files)
-	}
-	var async []string
-	if u.ioUring {
-		async = append(async, "io_uring")
-	}
-	if u.aio {
-		async = append(async, "Linux AIO")
-	}
-	if u.posixAIO {
-		async = append(async, "POSIX AIO")
-	}
-	if len(async) > 0 {
-		list := async[len(async)-1]
-		if n := len(async); n > 1 {
-			list = strings.Join(async[:n-1], ", ") + " and " + list
-		}
-		fmt.Fprintf(w, "iotrace: record: the program used %s: that I/O is not seen\n", list)
-	}
-}
-
-func printRecordSummary(w io.Writer, file string, rk capture.Rank, res ptrace.Result) {
-	how := fmt.Sprintf("exit status %d", res.ExitCode)
-	if res.Signal != 0 {
-		how = fmt.Sprintf("killed by signal %d (%v)", int(res.Signal), res.Signal)
-	}
-	src := ""
-	if rk.Source != "" {
-		src = " (from " + rk.Source + ")"
-	}
-	fmt.Fprintf(w, "iotrace: record: %s: rank %d%s: %d events of %d threads; pid %d, %s\n",
-		file, rk.Rank, src, res.Events, len(res.Threads), res.PID, how)
-	if len(res.Threads) == 0 {
-		return
-	}
-	var b strings.Builder
-	b.WriteString("thread\tpid\ttid\tparent\n")
-	for _, t := range res.Threads {
-		parent := "-"
-		if t.Parent >= 0 {
-			parent = fmt.Sprint(t.Parent)
-		}
-		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\n", t.Index, t.PID, t.TID, parent)
-	}
-	io.WriteString(w, b.String())
 }

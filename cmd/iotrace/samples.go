@@ -5,29 +5,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/samples"
-	"github.com/iotrace/iotrace/script"
-	"github.com/iotrace/iotrace/trace"
 	"github.com/spf13/cobra"
 )
-
-func init() { commands = append(commands, newSamplesCmd) }
-
-// scriptInputs opens pattern scripts for the commands that read traces: a
-// file, or the built-in sample an argument names (samples.Arg).
-type scriptInputs struct{}
-
-func (scriptInputs) Open(path string, ranks int, params, groups map[string]string) (trace.Trace, error) {
-	if s, ok := samples.Arg(path); ok {
-		return samples.Open(s.Name, ranks, params, groups)
-	}
-	return script.Open(path, ranks, params, groups)
-}
-
-func (scriptInputs) Sample(name string) (int, bool) {
-	s, ok := samples.Arg(name)
-	return s.Ranks, ok
-}
 
 func newSamplesCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -47,28 +28,34 @@ otherwise:
   ioreplay --timing afap --param T=1m beffio
   iotrace samples show beffio > mybeff.iop`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 8, 2, ' ', 0)
-			for _, s := range samples.List() {
-				fmt.Fprintf(w, "%s\t%d %s\t%s\n", s.Name, s.Ranks, plural(s.Ranks, "rank"), s.Summary)
-			}
-			return w.Flush()
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runSamples(cli.StreamsOf(cmd)) },
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "show NAME",
 		Short: "Print a built-in sample's script",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, ok := samples.Get(args[0])
-			if !ok {
-				return fmt.Errorf("no sample %q (iotrace samples lists them: %s)", args[0], strings.Join(samples.Names(), ", "))
-			}
-			_, err := cmd.OutOrStdout().Write(s.Source)
-			return err
-		},
+		RunE:  func(cmd *cobra.Command, args []string) error { return runSampleShow(args[0], cli.StreamsOf(cmd)) },
 	})
 	return c
+}
+
+// runSamples lists the samples.
+func runSamples(s cli.IO) error {
+	w := tabwriter.NewWriter(s.Out, 0, 8, 2, ' ', 0)
+	for _, sm := range samples.List() {
+		fmt.Fprintf(w, "%s\t%d %s\t%s\n", sm.Name, sm.Ranks, plural(sm.Ranks, "rank"), sm.Summary)
+	}
+	return w.Flush()
+}
+
+// runSampleShow prints the script of the sample name.
+func runSampleShow(name string, s cli.IO) error {
+	sm, ok := samples.Get(name)
+	if !ok {
+		return fmt.Errorf("no sample %q (iotrace samples lists them: %s)", name, strings.Join(samples.Names(), ", "))
+	}
+	_, err := s.Out.Write(sm.Source)
+	return err
 }
 
 func plural(n int, word string) string {

@@ -6,26 +6,30 @@ import (
 	"slices"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/convert"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/report"
 	"github.com/spf13/cobra"
 )
 
-// scriptOpener expands pattern scripts for every command that reads a
-// trace; nil while this build has no script language.
-var scriptOpener cli.ScriptOpener
-
-func init() { commands = append(commands, newStatsCmd) }
+// statsOptions are the options of iotrace stats.
+type statsOptions struct {
+	in     convert.Opener
+	by     string
+	format string
+	out    string
+	beffio bool
+	report report.Options
+}
 
 func newStatsCmd() *cobra.Command {
-	var in cli.Input
-	var by, formatName, out string
-	var beffio bool
-	var opts report.Options
+	o := &statsOptions{}
 	c := &cobra.Command{
-		Use:   "stats [--by op|size|rank|file|region|beffio] [--format text|csv|json|markdown|html] INPUT…",
+		Use:   "stats [--by op|size|rank|file|access|region|beffio] [--format text|csv|json|markdown|html] INPUT…",
 		Short: "Per-operation tables of a trace: counts, times, bytes, bandwidth, latency",
-		Long: `stats reads a trace (files, a directory of them, or a pattern script with
---ranks) and prints one of its tables:
+		Long: `stats reads a trace (files, a directory of them, a pattern script with
+--ranks, or what convert reads: strace, Darshan DXT or counters, Recorder, fio
+iologs, JSON lines, CSV) and prints one of its tables:
 
   op      per operation family: count over all ranks, total time over all ranks,
           time per rank (total ÷ ranks), bytes, aggregate bandwidth (bytes ÷
@@ -33,7 +37,12 @@ func newStatsCmd() *cobra.Command {
   size    size distribution per data operation: exact sizes when an operation
           has at most 16 distinct sizes, power-of-two buckets otherwise
   rank    time per rank in each group of calls, with stragglers flagged
-  file    per file: opens, reads, writes, bytes, time, ranks that touched it
+  file    per file: opens, reads, writes, bytes, time, ranks that touched it;
+          then the access table
+  access  per file, over its ranks and per rank, its access pattern as Darshan
+          counts it: sequential and consecutive accesses, the common sizes and
+          strides, alignment, shared or unique, the slowest rank, read/write
+          overlap (docs/FORMAT.md, "access")
   region  the op table per labelled region (innermost region counts)
   beffio  the b_eff_io value of a run of samples/beffio.iop (--beffio): the
           bandwidth of each pattern type (bytes over the time from open to
@@ -51,55 +60,43 @@ every table and charts: time per operation, request sizes, bandwidth over
 time and a per-rank timeline. Write it to a file with -o report.html.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if beffio {
-				if cmd.Flags().Changed("by") && by != "beffio" {
-					return fmt.Errorf("--beffio is --by beffio; it cannot go with --by %s", by)
-				}
-				by = "beffio"
+			if o.beffio && cmd.Flags().Changed("by") && o.by != "beffio" {
+				return fmt.Errorf("--beffio is --by beffio; it cannot go with --by %s", o.by)
 			}
-			if err := checkChoice("--by", by, report.Views); err != nil {
-				return err
-			}
-			if err := checkChoice("--format", formatName, htmlFormats); err != nil {
-				return err
-			}
-			t, err := in.Open(args, scriptOpener, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			st, err := report.Compute(t, opts)
-			if cerr := t.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-			return cli.WriteOutput(out, cmd.OutOrStdout(), func(w io.Writer) error {
-				if formatName == "html" {
-					return report.RenderHTML(w, st, report.HTMLOptions{Inputs: args})
-				}
-				return report.Render(w, st, by, formatName)
-			})
+			return runStats(o, args, cli.StreamsOf(cmd))
 		},
 	}
-	in.AddFlags(c.Flags())
-	c.Flags().StringVar(&by, "by", "op", "table: op, size, rank, file, region or beffio")
-	c.Flags().BoolVar(&beffio, "beffio", false, "the b_eff_io value of a run of samples/beffio.iop (same as --by beffio)")
-	c.Flags().StringVar(&formatName, "format", "text", "output format: text, csv, json, markdown or html (every table and charts)")
-	c.Flags().BoolVar(&opts.Detail, "detail", false, "split operation families into their calls")
-	c.Flags().StringVarP(&out, "output", "o", "", "write the report to this file instead of standard output")
+	cli.AddInputFlags(c.Flags(), &o.in)
+	c.Flags().StringVar(&o.by, "by", "op", "table: op, size, rank, file, access, region or beffio")
+	c.Flags().BoolVar(&o.beffio, "beffio", false, "the b_eff_io value of a run of samples/beffio.iop (same as --by beffio)")
+	c.Flags().StringVar(&o.format, "format", "text", "output format: text, csv, json, markdown or html (every table and charts)")
+	c.Flags().BoolVar(&o.report.Detail, "detail", false, "split operation families into their calls")
+	c.Flags().StringVarP(&o.out, "output", "o", "", "write the report to this file instead of standard output")
 	return c
+}
+
+func runStats(o *statsOptions, args []string, s cli.IO) error {
+	if o.beffio {
+		o.by = "beffio"
+	}
+	if err := cli.CheckChoice("--by", o.by, report.Views); err != nil {
+		return err
+	}
+	if err := cli.CheckChoice("--format", o.format, htmlFormats); err != nil {
+		return err
+	}
+	st, err := cli.Stats(&o.in, args, s, o.report.For(o.by, o.format == "html"))
+	if err != nil {
+		return err
+	}
+	return outfile.Write(o.out, s.Out, func(w io.Writer) error {
+		if o.format == "html" {
+			return report.RenderHTML(w, st, report.HTMLOptions{Inputs: args})
+		}
+		return report.Render(w, st, o.by, o.format)
+	})
 }
 
 // htmlFormats are the formats of stats and compare: those of the tables,
 // and html, the report of every table with charts.
 var htmlFormats = append(slices.Clone(report.Formats), "html")
-
-func checkChoice(flag, v string, choices []string) error {
-	for _, c := range choices {
-		if v == c {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s %q: want one of %v", flag, v, choices)
-}

@@ -36,7 +36,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/iotrace/iotrace/convert/jsonl"
+	"github.com/iotrace/iotrace/convert/schema"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/state"
 )
@@ -132,9 +132,9 @@ func Write(w io.Writer, t trace.Trace) (*Summary, error) {
 
 func metaJSON(m trace.Meta) []byte {
 	b := []byte(`{"creator":`)
-	b = jsonl.AppendString(b, m.Creator)
+	b = schema.AppendString(b, m.Creator)
 	b = append(b, `,"clock":`...)
-	b = jsonl.AppendString(b, m.Clock)
+	b = schema.AppendString(b, m.Clock)
 	b = append(b, `,"ranks":`...)
 	b = strconv.AppendInt(b, int64(m.Ranks), 10)
 	b = append(b, `,"epoch_ns":`...)
@@ -144,14 +144,14 @@ func metaJSON(m trace.Meta) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonl.AppendString(b, a)
+		b = schema.AppendString(b, a)
 	}
 	b = append(b, `],"hosts":[`...)
 	for i, h := range m.Hosts {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonl.AppendString(b, h)
+		b = schema.AppendString(b, h)
 	}
 	return append(b, "]}"...)
 }
@@ -571,9 +571,9 @@ func (cw *writer) begin(ph byte, pid, tid int64, ts int64) {
 
 func (cw *writer) name(name, cat string) {
 	b := append(cw.buf[:0], `,"name":`...)
-	b = jsonl.AppendString(b, name)
+	b = schema.AppendString(b, name)
 	b = append(b, `,"cat":`...)
-	b = jsonl.AppendString(b, cat)
+	b = schema.AppendString(b, cat)
 	cw.buf = b
 	cw.w.Write(b)
 }
@@ -586,7 +586,7 @@ func (cw *writer) args(e *trace.Event, path trace.PathID) {
 		ev.Path = path
 	}
 	b := append(cw.buf[:0], `,"args":`...)
-	b = jsonl.AppendEvent(b, &ev, cw.t.Path)
+	b = schema.AppendEvent(b, &ev, cw.t.Path)
 	cw.buf = b
 	cw.w.Write(b)
 }
@@ -596,7 +596,7 @@ func (cw *writer) flow(ph byte, pid, tid, ts, id int64, name string) {
 	b := append(cw.buf[:0], `,"id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"cat":"comm","name":`...)
-	b = jsonl.AppendString(b, name)
+	b = schema.AppendString(b, name)
 	if ph == 'f' {
 		b = append(b, `,"bp":"e"`...)
 	}
@@ -610,7 +610,7 @@ func (cw *writer) meta(pid, tid int64, kind, name string) {
 	b := append(cw.buf[:0], `,"name":"`...)
 	b = append(b, kind...)
 	b = append(b, `","args":{"name":`...)
-	b = jsonl.AppendString(b, name)
+	b = schema.AppendString(b, name)
 	b = append(b, "}}"...)
 	cw.buf = b
 	cw.w.Write(b)

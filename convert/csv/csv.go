@@ -17,14 +17,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/iotrace/iotrace/convert/jsonl"
+	"github.com/iotrace/iotrace/convert/schema"
 	"github.com/iotrace/iotrace/trace"
 )
 
 // Columns returns the column names, in order: the JSON-lines fields.
 func Columns() []string {
-	cols := make([]string, jsonl.NumFields)
-	for f := range jsonl.NumFields {
+	cols := make([]string, schema.NumFields)
+	for f := range schema.NumFields {
 		cols[f] = f.String()
 	}
 	return cols

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotrace/iotrace/convert/jsonl"
+	"github.com/iotrace/iotrace/convert/schema"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -212,7 +212,7 @@ func FuzzCSVReader(f *testing.F) {
 		rd := NewReader(strings.NewReader(in), "f")
 		evs, err := trace.ReadAll(rd)
 		if err != nil {
-			var le *jsonl.LineError
+			var le *schema.LineError
 			if !errors.As(err, &le) || le.Line < 1 {
 				t.Fatalf("error %q is not a line error", err)
 			}

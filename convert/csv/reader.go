@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/iotrace/iotrace/convert/internal/textutil"
-	"github.com/iotrace/iotrace/convert/jsonl"
+	"github.com/iotrace/iotrace/convert/schema"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -22,8 +22,8 @@ import (
 type Reader struct {
 	r      *csv.Reader
 	name   string
-	b      *jsonl.Builder
-	cols   []jsonl.Field
+	b      *schema.Builder
+	cols   []schema.Field
 	header bool
 	err    error
 }
@@ -32,7 +32,7 @@ type Reader struct {
 func NewReader(r io.Reader, name string) *Reader {
 	cr := csv.NewReader(textutil.CSVRecords(r, name))
 	cr.ReuseRecord = true
-	return &Reader{r: cr, name: name, b: jsonl.NewBuilder()}
+	return &Reader{r: cr, name: name, b: schema.NewBuilder()}
 }
 
 // Path implements trace.Source.
@@ -42,12 +42,12 @@ func (r *Reader) Path(id trace.PathID) string { return r.b.Paths().Lookup(id) }
 func (r *Reader) Paths() *trace.Paths { return r.b.Paths() }
 
 func (r *Reader) lineErr(line int, err error) error {
-	return &jsonl.LineError{Name: r.name, Line: line, Err: err}
+	return &schema.LineError{Name: r.name, Line: line, Err: err}
 }
 
 // csvErr turns an error of encoding/csv into a line error.
 func (r *Reader) csvErr(err error) error {
-	var le *jsonl.LineError
+	var le *schema.LineError
 	if errors.As(err, &le) {
 		return le
 	}
@@ -67,12 +67,12 @@ func (r *Reader) readHeader() error {
 		return r.csvErr(err)
 	}
 	line, _ := r.r.FieldPos(0)
-	seen := map[jsonl.Field]bool{}
+	seen := map[schema.Field]bool{}
 	for i, name := range rec {
 		if i == 0 {
 			name = string(bytes.TrimPrefix([]byte(name), []byte("\xef\xbb\xbf")))
 		}
-		f, ok := jsonl.LookupField(name)
+		f, ok := schema.LookupField(name)
 		if !ok {
 			return r.lineErr(line, fmt.Errorf("unknown column %q", name))
 		}
@@ -120,7 +120,7 @@ func (r *Reader) row(rec []string, e *trace.Event) error {
 			continue
 		}
 		f := r.cols[i]
-		if f.Kind() == jsonl.KindInt {
+		if f.Kind() == schema.KindInt {
 			v, err := strconv.ParseInt(cell, 10, 64)
 			if err != nil {
 				return fmt.Errorf("field %q: %q is not an integer", f, cell)

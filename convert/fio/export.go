@@ -15,9 +15,9 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/convert/internal/textutil"
-	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/state"
+	"github.com/iotrace/iotrace/trace/target"
 )
 
 // ExportOptions configure Export.
@@ -27,8 +27,8 @@ type ExportOptions struct {
 	// directory); a relative Target is also relative to it.
 	Target string
 	// Map rewrites path prefixes before they are placed (see
-	// replay.Mapper): the same rules as ioreplay --map.
-	Map []replay.MapRule
+	// target.Mapper): the same rules as ioreplay --map.
+	Map []target.MapRule
 	// NoStall writes replay_no_stall=1: fio issues the calls as fast as
 	// it can, in order, ignoring the timestamps.
 	NoStall bool
@@ -60,10 +60,10 @@ type Summary struct {
 	// (seeks, file views) or in the entries themselves (opens, closes).
 	Folded   map[string]int64
 	Renamed  int                // file names changed to suit fio's reader
-	Prepared []replay.PrepFile  // files the prepare job writes (fio names)
+	Prepared []target.PrepFile  // files the prepare job writes (fio names)
 	NoJob    []uint32           // ranks with no read or write fio can replay
 	Dirs     []string           // directories created for the files
-	Paths    []replay.PathEntry // where each trace path went
+	Paths    []target.PathEntry // where each trace path went
 }
 
 // LeftOut is the number of events with no iolog form.
@@ -108,7 +108,7 @@ const (
 // Export writes t as the fio job file job, with one iolog per rank next to
 // it (JOBBASE-rankN.iolog) and, if the trace reads files it does not
 // write, a prepare iolog that writes them first. The files the replay
-// touches are placed by the replay's rules (replay.Mapper): never at the
+// touches are placed by the replay's rules (target.Mapper): never at the
 // trace's own absolute paths, never under /dev, /proc or /sys, never
 // above the target. Export creates the directories they need.
 //
@@ -124,15 +124,14 @@ func Export(t trace.Trace, job string, opts ExportOptions) (s *Summary, err erro
 	if opts.Speed < 0 || scale < 1 || math.IsInf(opts.Speed, 0) || math.IsNaN(opts.Speed) {
 		return nil, fmt.Errorf("speed %v: want a factor of at least 0.01 (fio's replay_time_scale is a whole percentage)", opts.Speed)
 	}
-	rp, err := replay.New(t, replay.Options{Map: opts.Map})
+	plan, err := target.Analyze(t, opts.Map)
 	if err != nil {
 		return nil, err
 	}
-	plan := rp.Plan()
 	ex := &exporter{
 		t: t, opts: opts, job: job,
 		s:      &Summary{Job: job, Ranks: len(t.Ranks()), Left: map[string]int64{}, Folded: map[string]int64{}, Paths: plan.Paths},
-		byPath: map[string]replay.PathEntry{},
+		byPath: map[string]target.PathEntry{},
 		names:  map[string]string{},
 		need:   map[string]int64{},
 		dirs:   map[string]bool{},
@@ -187,9 +186,9 @@ func Export(t trace.Trace, job string, opts ExportOptions) (s *Summary, err erro
 		ex.need[n] = max(ex.need[n], f.Size)
 	}
 	for n, size := range ex.need {
-		ex.s.Prepared = append(ex.s.Prepared, replay.PrepFile{Path: n, Size: size})
+		ex.s.Prepared = append(ex.s.Prepared, target.PrepFile{Path: n, Size: size})
 	}
-	slices.SortFunc(ex.s.Prepared, func(a, b replay.PrepFile) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(ex.s.Prepared, func(a, b target.PrepFile) int { return strings.Compare(a.Path, b.Path) })
 	prep := ""
 	if len(ex.s.Prepared) > 0 {
 		prep = base + "-prepare.iolog"
@@ -288,7 +287,7 @@ type exporter struct {
 	job    string
 	s      *Summary
 	t0     int64
-	byPath map[string]replay.PathEntry
+	byPath map[string]target.PathEntry
 	names  map[string]string // target-relative path → fio name
 	need   map[string]int64  // fio name → extent to prepare
 	dirs   map[string]bool   // directories the fio names need
@@ -638,7 +637,7 @@ func (rx *rankExport) data(e *trace.Event, id trace.PathID, info trace.OpInfo, v
 
 // writePrepare writes the iolog of the prepare job: every file written
 // whole, in 1 MiB pieces.
-func writePrepare(file string, files []replay.PrepFile) error {
+func writePrepare(file string, files []target.PrepFile) error {
 	f, err := os.Create(file)
 	if err != nil {
 		return err

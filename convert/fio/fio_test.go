@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/target"
 	"github.com/iotrace/iotrace/trace/tracegen"
 )
 
@@ -439,7 +439,7 @@ func TestExportLeavesMPIInternalCalls(t *testing.T) {
 func TestExportRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	tr := tracegen.IOR(2, 50, 9)
-	if _, err := Export(tr, filepath.Join(dir, "rt.fio"), ExportOptions{Map: []replay.MapRule{{Old: "/scratch", New: "s"}}}); err != nil {
+	if _, err := Export(tr, filepath.Join(dir, "rt.fio"), ExportOptions{Map: []target.MapRule{{Old: "/scratch", New: "s"}}}); err != nil {
 		t.Fatal(err)
 	}
 	t0, err := firstStart(tr)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/iotrace/iotrace/convert/schema"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -139,7 +140,7 @@ func TestValidJSON(t *testing.T) {
 			t.Fatalf("line %d: path %q, want %q", i+1, m["path"], p)
 		}
 		for k := range m {
-			if _, ok := LookupField(k); !ok {
+			if _, ok := schema.LookupField(k); !ok {
 				t.Fatalf("line %d: field %q", i+1, k)
 			}
 		}
@@ -181,9 +182,9 @@ func TestWriteLines(t *testing.T) {
 	if got := string(writeAll(t, evs, paths.Lookup)); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
-	// AppendEvent (no Writer) writes the same.
-	if got := string(AppendEvent(nil, &evs[0], paths.Lookup)); got+"\n" != strings.SplitAfter(want, "\n")[0] {
-		t.Fatalf("AppendEvent: %s", got)
+	// schema.AppendEvent (no Writer) writes the same.
+	if got := string(schema.AppendEvent(nil, &evs[0], paths.Lookup)); got+"\n" != strings.SplitAfter(want, "\n")[0] {
+		t.Fatalf("schema.AppendEvent: %s", got)
 	}
 }
 
@@ -197,8 +198,8 @@ func TestAppendString(t *testing.T) {
 		"日本\u2028":     `"日本` + "\u2028" + `"`,
 		"x\xffy\xc3":   `"x\udcffy\udcc3"`,
 	} {
-		if got := string(AppendString(nil, in)); got != want {
-			t.Errorf("AppendString(%q) = %s, want %s", in, got, want)
+		if got := string(schema.AppendString(nil, in)); got != want {
+			t.Errorf("schema.AppendString(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
@@ -315,9 +316,9 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%s:\n got %v\nwant %s", c.in, err, c.want)
 			continue
 		}
-		var le *LineError
+		var le *schema.LineError
 		if !errors.As(err, &le) || le.Name != "in.jsonl" || le.Line < 1 {
-			t.Errorf("%s: %T is not a *LineError", c.in, err)
+			t.Errorf("%s: %T is not a *schema.LineError", c.in, err)
 		}
 	}
 }
@@ -453,7 +454,7 @@ func FuzzJSONLReader(f *testing.F) {
 		rd := NewReader(strings.NewReader(in), "f")
 		evs, err := trace.ReadAll(rd)
 		if err != nil {
-			var le *LineError
+			var le *schema.LineError
 			if !errors.As(err, &le) || le.Line < 1 || !strings.HasPrefix(err.Error(), "f:") {
 				t.Fatalf("error %q is not a line error", err)
 			}
@@ -571,20 +572,5 @@ func TestSchemaExamples(t *testing.T) {
 				t.Fatalf("example 1 is not what the writer writes:\n%s", got)
 			}
 		}
-	}
-}
-
-// TestLookupField: the switch of lookupField agrees with the table.
-func TestLookupField(t *testing.T) {
-	for f := range NumFields {
-		if g, ok := lookupField([]byte(f.String())); !ok || g != f {
-			t.Errorf("lookupField(%q) = %v, %v", f, g, ok)
-		}
-		if g, ok := LookupField(f.String()); !ok || g != f {
-			t.Errorf("LookupField(%q) = %v, %v", f, g, ok)
-		}
-	}
-	if _, ok := lookupField([]byte("sise")); ok {
-		t.Error("sise is a field")
 	}
 }

@@ -7,15 +7,13 @@ import (
 	"io"
 
 	"github.com/iotrace/iotrace/convert/internal/textutil"
+	"github.com/iotrace/iotrace/convert/schema"
 	"github.com/iotrace/iotrace/trace"
 )
 
 // MaxLine is the longest line a Reader accepts, in bytes: the limit of
 // every text importer.
 const MaxLine = textutil.MaxLine
-
-// LineError is an error in one line of the input.
-type LineError = textutil.LineError
 
 // Reader reads events from JSON lines. It is a trace.Source: each event
 // carries its Rank, so one stream holds the events of every rank, in the
@@ -24,7 +22,7 @@ type Reader struct {
 	lines *textutil.Lines
 	name  string
 	line  int
-	b     *Builder
+	b     *schema.Builder
 	arena []byte // unescaped strings of the current line
 	err   error  // sticky: io.EOF or the first error
 }
@@ -32,21 +30,21 @@ type Reader struct {
 // NewReader returns a Reader of r; name (a file name, "stdin") starts
 // every error message: "in.jsonl:17: unknown field "sise"".
 func NewReader(r io.Reader, name string) *Reader {
-	return &Reader{lines: textutil.NewLines(r, name), name: name, b: NewBuilder()}
+	return &Reader{lines: textutil.NewLines(r, name), name: name, b: schema.NewBuilder()}
 }
 
 // Path implements trace.Source: it resolves the path ids of the events
 // read so far.
-func (r *Reader) Path(id trace.PathID) string { return r.b.paths.Lookup(id) }
+func (r *Reader) Path(id trace.PathID) string { return r.b.Paths().Lookup(id) }
 
 // Paths returns the table the events' path ids refer to.
-func (r *Reader) Paths() *trace.Paths { return r.b.paths }
+func (r *Reader) Paths() *trace.Paths { return r.b.Paths() }
 
 // Line returns the number of the last line read.
 func (r *Reader) Line() int { return r.line }
 
 // Read reads the next event into e. At the end of the input it returns
-// io.EOF. Errors are *LineError, except for those of the underlying
+// io.EOF. Errors are *schema.LineError, except for those of the underlying
 // reader, which are wrapped with the input's name.
 func (r *Reader) Read(e *trace.Event) error {
 	if r.err != nil {
@@ -66,7 +64,7 @@ func (r *Reader) Read(e *trace.Event) error {
 			continue
 		}
 		if err := r.parse(t, e); err != nil {
-			r.err = &LineError{Name: r.name, Line: r.line, Err: err}
+			r.err = &schema.LineError{Name: r.name, Line: r.line, Err: err}
 			return r.err
 		}
 		return nil
@@ -128,7 +126,7 @@ func (r *Reader) parse(line []byte, e *trace.Event) error {
 			if err != nil {
 				return err
 			}
-			f, ok := lookupField(key)
+			f, ok := schema.LookupBytes(key)
 			if !ok {
 				return fmt.Errorf("unknown field %q", key)
 			}
@@ -157,9 +155,9 @@ func (r *Reader) parse(line []byte, e *trace.Event) error {
 			case c == 't' || c == 'f' || c == 'n' || c == '{' || c == '[':
 				want := "an integer"
 				switch f.Kind() {
-				case KindString:
+				case schema.KindString:
 					want = "a string"
-				case KindEither:
+				case schema.KindEither:
 					want = "a string or an integer"
 				}
 				return fmt.Errorf("field %q: want %s, got %s", f, want, s.valueKind())

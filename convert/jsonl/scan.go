@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/iotrace/iotrace/convert/schema"
 )
 
 // scanner walks one line of JSON.
@@ -66,7 +68,7 @@ func (s *scanner) valueKind() string {
 // integer reads the JSON number at the position, which must be an integer
 // within int64. It reads the whole number token first, so that "4.5" is
 // reported as a fraction rather than as "4" followed by junk.
-func (s *scanner) integer(f Field) (int64, error) {
+func (s *scanner) integer(f schema.Field) (int64, error) {
 	start := s.i
 	neg := s.eat('-')
 	digits := s.i

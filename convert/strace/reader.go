@@ -24,7 +24,7 @@
 //     by a call outside the model) becomes an inherit event;
 //   - paths are made absolute against the working directory (from -y's
 //     AT_FDCWD</cwd>, getcwd or chdir) or the dirfd, and chosen by the same
-//     rules as iotrace record (capture/ptrace.Rules: not /proc, /sys, /dev;
+//     rules as iotrace record (capture/filter.Paths: not /proc, /sys, /dev;
 //     never pipes or sockets; every call with All);
 //   - <unfinished ...> and <... NAME resumed> halves are joined (the call
 //     starts at the first half, lasts what -T says), errors become
@@ -42,9 +42,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
 )
 
@@ -61,8 +61,8 @@ type Input struct {
 type Options struct {
 	Rank uint32 // the rank of every event
 	// Rules choose the paths whose calls become events; nil is
-	// ptrace.NewRules(nil, nil, true), as iotrace record.
-	Rules *ptrace.Rules
+	// filter.NewPaths(nil, nil, true), as iotrace record.
+	Rules *filter.Paths
 	// All keeps every call of the event model, whatever its path (pipes,
 	// sockets, /dev): iotrace record --all.
 	All bool
@@ -104,7 +104,7 @@ type (
 // Reader is a trace.Source over strace output.
 type Reader struct {
 	opts     Options
-	rules    *ptrace.Rules
+	rules    *filter.Paths
 	paths    *trace.Paths
 	inputs   []*lineReader
 	procs    map[int]*proc
@@ -181,7 +181,7 @@ func NewReader(inputs []Input, opts Options) *Reader {
 		waiting: map[int][]*record{}, statSize: map[string]int64{},
 		st: Stats{Skipped: map[string]int64{}}}
 	if r.rules == nil {
-		r.rules, _ = ptrace.NewRules(nil, nil, true)
+		r.rules, _ = filter.NewPaths(nil, nil, true)
 	}
 	if r.paths == nil {
 		r.paths = trace.NewPaths()

@@ -139,25 +139,45 @@ type Result struct {
 // of timeout and extra environment variables.
 func Run(t testing.TB, dir string, timeout time.Duration, np int, env []string, argv ...string) Result {
 	t.Helper()
+	args := append([]string{"-np", fmt.Sprint(np), "--oversubscribe", "--bind-to", "none"}, argv...)
+	return RunArgs(t, dir, timeout, env, args...)
+}
+
+// RunArgs runs mpirun args… (its options, then the program and its
+// arguments) in dir with a deadline of timeout and extra environment
+// variables.
+func RunArgs(t testing.TB, dir string, timeout time.Duration, env []string, args ...string) Result {
+	t.Helper()
 	Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	args := append([]string{"-np", fmt.Sprint(np), "--oversubscribe", "--bind-to", "none"}, argv...)
 	cmd := exec.CommandContext(ctx, "mpirun", args...)
 	cmd.Dir = dir
 	cmd.Env = Env(env...)
+	return Collect(t, ctx, cmd, nil)
+}
+
+// Collect runs cmd, made with ctx (whose deadline fails t), and returns
+// what it printed and its exit code; more, if set, tells what to add to
+// the message of a run that did not end.
+func Collect(t testing.TB, ctx context.Context, cmd *exec.Cmd, more func() string) Result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	res := Result{Stdout: stdout.String(), Stderr: stderr.String()}
 	if ctx.Err() != nil {
-		t.Fatalf("mpirun %v: no end after %v\nstdout:\n%s\nstderr:\n%s", argv, timeout, res.Stdout, res.Stderr)
+		extra := ""
+		if more != nil {
+			extra = more()
+		}
+		t.Fatalf("%v: no end in time\nstdout:\n%s\nstderr:\n%s\n%s", cmd.Args, res.Stdout, res.Stderr, extra)
 	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		res.Code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("mpirun %v: %v", argv, err)
+		t.Fatalf("%v: %v", cmd.Args, err)
 	}
 	return res
 }

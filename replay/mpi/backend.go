@@ -18,6 +18,7 @@ import (
 	"github.com/iotrace/iotrace/replay/posix"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/state"
+	"github.com/iotrace/iotrace/trace/target"
 	"golang.org/x/sys/unix"
 )
 
@@ -79,7 +80,7 @@ func NewBackend(j *Job, px *posix.Backend, hints [][2]string) (*Backend, error) 
 }
 
 // Prepare implements replay.Backend.
-func (b *Backend) Prepare(ctx context.Context, p *replay.Plan) error { return b.px.Prepare(ctx, p) }
+func (b *Backend) Prepare(ctx context.Context, l *target.Layout) error { return b.px.Prepare(ctx, l) }
 
 // Close implements replay.Backend.
 func (b *Backend) Close() error {
@@ -107,6 +108,11 @@ func (b *Backend) Rank(rank uint32, ranks int) (replay.Executor, error) {
 		return nil, fmt.Errorf("rank %d does not run in process %d", rank, b.j.Rank)
 	}
 	x := &exec{b: b, rank: rank, px: px, self: self, st: state.New[*file, *file](nil), cur: b.pat.Cursor(uint64(rank))}
+	if b.px.Options().FixedData {
+		// --data fixed: every write the same bytes, as the POSIX backend
+		// writes them.
+		x.cur = b.pat.FixedCursor()
+	}
 	x.st.OnRelease = func(d *state.Desc[*file]) {
 		if f := d.Aux; f != nil && !f.closed {
 			x.closeRC = C.MPI_File_close(&f.fh)

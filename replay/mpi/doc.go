@@ -11,13 +11,16 @@
 //     one MPI collective of the processes involved and every message one
 //     MPI message, moving the recorded byte counts;
 //   - Backend is the MPI-IO backend (--backend mpiio): MPI_File_* calls
-//     through cgo bindings, collective where the trace is.
+//     through cgo bindings, collective where the trace is;
+//   - Team is the job as a replay/session.Team: a replay session runs the
+//     same steps under MPI as alone, and the team adds what a job needs
+//     between them (GOMAXPROCS, agreement on errors, the shared target,
+//     the parts of the replay's trace to process 0).
 //
-// DESIGN.md names the MPI-IO backend replay/mpiio and the communication
-// layer comm mpi; they are one package here because both work on the
-// Job's communicators (the backend opens files on its slot
-// communicators), and cgo's C types (C.MPI_Comm) belong to one package:
-// two packages would pass MPI handles through MPI_Comm_c2f.
+// The communication layer and the MPI-IO backend are one package because
+// both work on the Job's communicators (the backend opens files on its slot
+// communicators), and cgo's C types (C.MPI_Comm) belong to one package: two
+// packages would pass MPI handles through MPI_Comm_c2f (docs/DESIGN.md).
 //
 // Without the build tag the package is empty; Available says so.
 package mpi

@@ -137,7 +137,7 @@ func BenchmarkPwrite4K(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer be.Close()
-			if err := be.Prepare(context.Background(), rp.Plan()); err != nil {
+			if err := be.Prepare(context.Background(), &rp.Plan().Layout); err != nil {
 				b.Fatal(err)
 			}
 			out := replay.Output{Target: dir}

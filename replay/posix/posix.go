@@ -10,7 +10,7 @@
 // Nothing outside the target directory is touched: paths are resolved
 // with openat2(2) and RESOLVE_BENEATH (or, on kernels without it, one
 // component at a time with O_NOFOLLOW), and the engine has already mapped
-// every path inside (see replay.Mapper). Writes of files with other hard
+// every path inside (see target.Mapper). Writes of files with other hard
 // links, and opens of devices, FIFOs and sockets found in the target, are
 // skipped.
 package posix
@@ -25,6 +25,7 @@ import (
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/state"
+	"github.com/iotrace/iotrace/trace/target"
 	"golang.org/x/sys/unix"
 )
 
@@ -72,6 +73,9 @@ func New(opts Options) (*Backend, error) {
 	return &Backend{opts: opts, root: r}, nil
 }
 
+// Options returns the options the backend was made with.
+func (b *Backend) Options() Options { return b.opts }
+
 // Beneath reports whether paths are resolved with openat2 and
 // RESOLVE_BENEATH (false: the O_NOFOLLOW walk).
 func (b *Backend) Beneath() bool { return b.root.beneath }
@@ -95,7 +99,7 @@ func (b *Backend) Close() error { return b.root.close() }
 // links) is left alone: it is a conflict, listed by Conflicts, and the
 // calls on it fail or are skipped in the replay, as the safety rules say.
 // Other errors stop the prepare phase.
-func (b *Backend) Prepare(ctx context.Context, p *replay.Plan) error {
+func (b *Backend) Prepare(ctx context.Context, p *target.Layout) error {
 	for _, d := range p.Dirs {
 		if err := b.mkdirAll(d); err != nil {
 			if b.conflict(d, err) {
@@ -153,7 +157,7 @@ func (b *Backend) mkdirAll(rel string) error {
 	return err
 }
 
-func (b *Backend) prepareFile(ctx context.Context, f replay.PrepFile, cur *replay.Cursor) error {
+func (b *Backend) prepareFile(ctx context.Context, f target.PrepFile, cur *replay.Cursor) error {
 	fd, err := b.root.open(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return err

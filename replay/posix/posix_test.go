@@ -15,6 +15,7 @@ import (
 
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/target"
 	"golang.org/x/sys/unix"
 )
 
@@ -330,7 +331,7 @@ func TestPrepare(t *testing.T) {
 	}
 	defer b.Close()
 	os.WriteFile(filepath.Join(dir, "big"), bytes.Repeat([]byte("x"), 5000), 0o644)
-	p := &replay.Plan{Dirs: []string{"in", "in/deep"}, Files: []replay.PrepFile{{Path: "in/deep/a", Size: 3 << 20}, {Path: "big", Size: 100}}}
+	p := &target.Layout{Dirs: []string{"in", "in/deep"}, Files: []target.PrepFile{{Path: "in/deep/a", Size: 3 << 20}, {Path: "big", Size: 100}}}
 	if err := b.Prepare(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +344,7 @@ func TestPrepare(t *testing.T) {
 	}
 	sp, _ := New(Options{Target: dir, Sparse: true})
 	defer sp.Close()
-	if err := sp.Prepare(context.Background(), &replay.Plan{Files: []replay.PrepFile{{Path: "sparse", Size: 1 << 30}}}); err != nil {
+	if err := sp.Prepare(context.Background(), &target.Layout{Files: []target.PrepFile{{Path: "sparse", Size: 1 << 30}}}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(filepath.Join(dir, "sparse")); fi.Size() != 1<<30 {

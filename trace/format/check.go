@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/units"
 )
 
 // CheckReport is what Check found in one file.
@@ -25,6 +26,16 @@ type CheckReport struct {
 	Damage     []Damage
 	IndexNote  string // a problem with the index, if any
 	Unreadable string // why the header could not be read, if it could not
+	// Clocks are what the capture measured of the ranks' clocks (ranks
+	// with samples only, times on the reference clock), when the file
+	// is not damaged.
+	Clocks []RankClock
+}
+
+// RankClock is the clock measured of one rank.
+type RankClock struct {
+	Rank  uint32
+	Clock *Clock
 }
 
 // Damaged reports whether the file lost data: damaged blocks, truncation,
@@ -116,6 +127,13 @@ func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 		}
 		rep.Events += n
 	}
+	if !rep.Damaged() {
+		for _, rs := range r.Summary() {
+			if rs.Clock != nil && len(rs.Clock.Samples) > 0 {
+				rep.Clocks = append(rep.Clocks, RankClock{Rank: rs.Rank, Clock: rs.Clock})
+			}
+		}
+	}
 	return rep
 }
 
@@ -174,4 +192,93 @@ func sameBlocks(a, b []BlockInfo) bool {
 		}
 	}
 	return true
+}
+
+// WriteText writes the report as iotrace check prints it: one line for
+// the file (its status, size, blocks, events, ranks and paths), then a
+// line for each problem, then one for each rank's clock.
+func (c *CheckReport) WriteText(w io.Writer) {
+	if c.Unreadable != "" {
+		fmt.Fprintf(w, "%s: DAMAGED: %s\n", c.File, strings.TrimPrefix(c.Unreadable, c.File+": "))
+		return
+	}
+	status := "ok"
+	switch {
+	case len(c.Damage) > 0:
+		status = "DAMAGED"
+	case c.Truncated != "":
+		status = "TRUNCATED"
+	case c.IndexNote != "":
+		status = "ok (no index)"
+	}
+	fmt.Fprintf(w, "%s: %s: %s, %s, %s, %s %s, %s\n", c.File, status, count(c.Size, "byte"),
+		count(int64(c.Blocks), "block"), count(c.Events, "event"), count(int64(len(c.Ranks)), "rank"),
+		rankList(c.Ranks), count(int64(c.Paths), "path"))
+	if c.Truncated != "" {
+		fmt.Fprintf(w, "  truncated: %s\n", c.Truncated)
+	}
+	for _, d := range c.Damage {
+		fmt.Fprintf(w, "  damaged: offset %d: %s\n", d.Offset, d.Reason)
+	}
+	if c.IndexNote != "" {
+		fmt.Fprintf(w, "  index: %s\n", c.IndexNote)
+	}
+	for _, rc := range c.Clocks {
+		fmt.Fprintln(w, rc.String())
+	}
+}
+
+// String is the line iotrace check prints of a rank's clock: its offsets
+// from the reference, their error bounds and when they were measured, and
+// the drift between the first and last.
+func (rc RankClock) String() string {
+	c := rc.Clock
+	var parts []string
+	for _, s := range c.Samples {
+		parts = append(parts, fmt.Sprintf("%s ±%s at %s", signed(s.Offset), units.Duration(s.Err), units.Duration(s.At)))
+	}
+	line := fmt.Sprintf("  clock: rank %d against rank %d", rc.Rank, c.Ref)
+	if c.Method != "" {
+		line += " (" + c.Method + ")"
+	}
+	line += ": " + strings.Join(parts, ", ")
+	if f, l := c.Samples[0], c.Samples[len(c.Samples)-1]; l.At > f.At {
+		d := float64(l.At - f.At)
+		line += fmt.Sprintf("; drift %.3g ±%.2g µs/s", float64(l.Offset-f.Offset)/d*1e6, float64(l.Err+f.Err)/d*1e6)
+	}
+	return line
+}
+
+// signed is a duration with its sign: "+1.2ms", "-300ns".
+func signed(ns int64) string {
+	if ns < 0 {
+		return units.Duration(ns)
+	}
+	return "+" + units.Duration(ns)
+}
+
+// count is "1 block", "2 blocks".
+func count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// rankList prints ranks compactly: "[0-3 7]".
+func rankList(rs []uint32) string {
+	var parts []string
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", rs[i], rs[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(rs[i]))
+		}
+		i = j + 1
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }

@@ -46,6 +46,7 @@ const (
 	kindStrings  = 2
 	kindEvents   = 3
 	kindIndex    = 4
+	kindReplay   = 5 // how the replay of a rank went (a replay's own trace)
 )
 
 // Header field ids (the header body and rank-info blocks are lists of
@@ -70,8 +71,10 @@ func crc(b ...[]byte) uint32 {
 	return c
 }
 
-// ErrFormat matches (errors.Is) every error about a malformed file.
-var ErrFormat = errors.New("malformed trace")
+// ErrFormat matches (errors.Is) every error about a malformed file: it
+// is trace.ErrMalformed, which consumers that do not read the container
+// themselves test for.
+var ErrFormat = trace.ErrMalformed
 
 // FormatError is an error about a malformed file: what is wrong, and
 // where (Offset is -1 when the error is about the file as a whole).

@@ -89,6 +89,21 @@ func readerSeeds(tb testing.TB) [][]byte {
 		}
 		seeds = append(seeds, small(Options{}, byRank, tr.Paths()))
 	}
+	// A rank with a clock (its rank-info fields of the clock after its
+	// events), so that mutations reach the clock's decoding and the
+	// aligned times.
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, trace.Meta{Epoch: 100})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w.SetRankInfo(1, 50, "h", 7)
+	w.Rank(1).WriteEvents([]trace.Event{{Op: trace.OpClose, Rank: 1, FD: 3, Start: 10}, {Op: trace.OpClose, Rank: 1, FD: 4, Start: 5000}})
+	w.SetRankClock(1, Clock{Ref: 0, Method: "m", Samples: []ClockSample{{At: 20, Offset: -30, Err: 4}, {At: 4000, Offset: 70, Err: 5}}})
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	seeds = append(seeds, buf.Bytes())
 	first := seeds[0]
 	seeds = append(seeds, first[:len(first)-5], first[:len(first)/2], []byte(Magic))
 	for _, s := range seeds {

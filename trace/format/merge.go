@@ -56,8 +56,12 @@ func mergeFiles(w io.Writer, opts ReadOptions, files []*file) (MergeStats, error
 				return st, fmt.Errorf("rank %d is in both %s and %s", bi.Rank, o.name, f.name)
 			}
 			owner[bi.Rank] = f
-			if bi.Kind == kindRankInfo {
-				hasInfo[bi.Rank] = true
+			if bi.Kind == kindRankInfo && !hasInfo[bi.Rank] {
+				// A rank-info block may hold only the rank's clock: the
+				// rank has its own epoch when one holds an epoch.
+				if _, p, err := f.readBlock(bi.Offset, nil); err == nil {
+					hasInfo[bi.Rank] = hasEpoch(p)
+				}
 			}
 		}
 		if f.truncated != "" {
@@ -164,3 +168,17 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 var _ trace.Trace = (*Reader)(nil)
+
+// hasEpoch says whether the rank-info payload p records an epoch.
+func hasEpoch(p []byte) bool {
+	_, n := binary.Uvarint(p)
+	if n <= 0 {
+		return false
+	}
+	found := false
+	eachField(p[n:], func(id uint64, _ []byte) error {
+		found = found || id == fieldEpoch
+		return nil
+	})
+	return found
+}

@@ -23,6 +23,10 @@ type ReadOptions struct {
 	// Salvage reads past damaged blocks (bad CRC, bad framing) instead of
 	// failing; each one skipped is reported in Warnings.
 	Salvage bool
+	// RawClocks gives each rank's times as its own clock read them,
+	// without the offsets to the reference clock its capture measured
+	// (Clock).
+	RawClocks bool
 }
 
 // Damage is a damaged region of a file.
@@ -305,7 +309,7 @@ func blockInfo(kind uint8, p []byte) (BlockInfo, error) {
 	switch kind {
 	case kindEvents:
 		readSummary(d, &bi)
-	case kindStrings, kindRankInfo:
+	case kindStrings, kindRankInfo, kindReplay:
 		r := d.uvarint()
 		if r > 1<<32-1 {
 			return bi, errors.New("rank out of range")
@@ -338,10 +342,22 @@ type rankStream struct {
 	file   *file
 	blocks []BlockInfo // events blocks, in order
 	shift  int64       // add to file times to get trace times
+	clock  *Clock      // what the capture measured of the rank's clock
+	fix    *clockFix   // subtract its offset from file times to align them
 	remap  []trace.PathID
 	remapM map[uint64]trace.PathID
 	host   string
 	pid    int
+	replay *trace.ReplayRank // how the rank was replayed, if it says
+}
+
+// traceTime turns a time of the rank's file (ns from its epoch) into one
+// of the trace (ns from the trace's epoch, on the reference clock).
+func (s *rankStream) traceTime(t int64) int64 {
+	if s.fix != nil {
+		return t + s.shift - s.fix.offsetAt(t)
+	}
+	return t + s.shift
 }
 
 func (s *rankStream) path(id uint64) (trace.PathID, bool) {
@@ -472,17 +488,20 @@ func newReader(files []*file, opts ReadOptions) (*Reader, error) {
 			switch bi.Kind {
 			case kindEvents:
 				s.blocks = append(s.blocks, bi)
-			case kindStrings, kindRankInfo:
+			case kindStrings, kindRankInfo, kindReplay:
 				kind, p, err := f.readBlock(bi.Offset, buf)
 				if err == nil && kind != bi.Kind {
 					err = errors.New("block kind differs from the index")
 				}
 				if err == nil {
 					buf = p
-					if bi.Kind == kindStrings {
+					switch bi.Kind {
+					case kindStrings:
 						err = r.readStrings(s, p)
-					} else {
+					case kindRankInfo:
 						err = readRankInfo(s, p, epochs, bi.Rank)
+					case kindReplay:
+						s.replay, err = readReplay(p)
 					}
 				}
 				if err != nil {
@@ -494,8 +513,18 @@ func newReader(files []*file, opts ReadOptions) (*Reader, error) {
 			}
 		}
 	}
-	// Times: the trace's epoch is the earliest of its files' and ranks'.
+	// Times: each rank's on the reference clock (its epoch less its
+	// offset at its start); the trace's epoch is the earliest of its
+	// files' and ranks'.
 	r.meta = mergeMeta(files)
+	for rk, s := range r.streams {
+		if s.clock != nil && !opts.RawClocks {
+			s.fix = newClockFix(s.clock)
+		}
+		if s.fix != nil {
+			epochs[rk] -= s.fix.offsetAt(0)
+		}
+	}
 	first := true
 	for _, e := range epochs {
 		if first || e < r.meta.Epoch {
@@ -504,6 +533,11 @@ func newReader(files []*file, opts ReadOptions) (*Reader, error) {
 	}
 	for rk, s := range r.streams {
 		s.shift = epochs[rk] - r.meta.Epoch
+		if s.fix != nil {
+			// Events count from the rank's epoch; the shift holds the
+			// offset at time 0, the fix adds how it changes after.
+			s.shift += s.fix.offsetAt(0)
+		}
 		if len(s.blocks) > 0 {
 			r.ranks = append(r.ranks, rk)
 		}
@@ -555,6 +589,11 @@ func readRankInfo(s *rankStream, p []byte, epochs map[uint32]int64, rank uint32)
 	}
 	return eachField(d.b, func(id uint64, v []byte) error {
 		switch id {
+		case fieldClockSample, fieldClockRef, fieldClockMethod:
+			if s.clock == nil {
+				s.clock = &Clock{}
+			}
+			return readClockField(s.clock, id, v)
 		case fieldEpoch:
 			e, err := fieldVarint(v)
 			if err != nil {
@@ -630,6 +669,11 @@ type RankSummary struct {
 	MinT   int64 // earliest start, ns from the trace epoch
 	MaxT   int64 // latest end
 	Ops    []OpTotal
+	// Clock is what the capture measured of the rank's clock against the
+	// reference rank's (nil: nothing; the rank's times are its own
+	// clock's). Unless RawClocks, its times are given on the reference
+	// clock.
+	Clock *Clock
 }
 
 // Summary returns the index's view of every rank.
@@ -637,14 +681,14 @@ func (r *Reader) Summary() []RankSummary {
 	var out []RankSummary
 	for _, rk := range r.ranks {
 		s := r.streams[rk]
-		rs := RankSummary{Rank: rk, File: s.file.name, Host: s.host, PID: s.pid, Blocks: len(s.blocks)}
+		rs := RankSummary{Rank: rk, File: s.file.name, Host: s.host, PID: s.pid, Blocks: len(s.blocks), Clock: s.clock}
 		for i, b := range s.blocks {
 			rs.Events += b.Events
-			if i == 0 || b.MinT+s.shift < rs.MinT {
-				rs.MinT = b.MinT + s.shift
+			if t := s.traceTime(b.MinT); i == 0 || t < rs.MinT {
+				rs.MinT = t
 			}
-			if i == 0 || b.MaxT+s.shift > rs.MaxT {
-				rs.MaxT = b.MaxT + s.shift
+			if t := s.traceTime(b.MaxT); i == 0 || t > rs.MaxT {
+				rs.MaxT = t
 			}
 			rs.Ops = addOps(rs.Ops, b.Ops)
 		}
@@ -684,6 +728,22 @@ func (r *Reader) Rank(rk uint32) (trace.Source, error) {
 	return &rankSource{r: r, s: s, rank: rk}, nil
 }
 
+// RankOps implements trace.OpIndexed: Rank, but the stream leaves out the
+// blocks whose per-op totals (the block's summary, which the index
+// repeats) hold none of the ops keep accepts, without reading them. A
+// selection by op reads only the blocks that can hold its events; the
+// events of the blocks read are all there, for the caller to select.
+func (r *Reader) RankOps(rk uint32, keep func(trace.Op) bool) (trace.Source, error) {
+	src, err := r.Rank(rk)
+	if err != nil {
+		return nil, err
+	}
+	src.(*rankSource).keep = keep
+	return src, nil
+}
+
+var _ trace.OpIndexed = (*Reader)(nil)
+
 // rankSource decodes one rank's blocks as they are read.
 type rankSource struct {
 	r    *Reader
@@ -691,6 +751,7 @@ type rankSource struct {
 	rank uint32
 	next int // next block to load
 	bi   BlockInfo
+	keep func(trace.Op) bool // blocks without any of these ops are left out (RankOps)
 
 	n, pos  int // events in the current block, and read so far
 	cols    [numCols + 1]colStream
@@ -714,6 +775,9 @@ func (rs *rankSource) ReadEvents(evs []trace.Event) (int, error) {
 		}
 		bi := rs.s.blocks[rs.next]
 		rs.next++
+		if rs.keep != nil && !slices.ContainsFunc(bi.Ops, func(o OpTotal) bool { return rs.keep(o.Op) }) {
+			continue
+		}
 		if err := rs.load(bi); err != nil {
 			f := rs.s.file
 			if !rs.r.opts.Salvage {
@@ -969,7 +1033,7 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 			rare = true
 		}
 	}
-	prevEnd, predOff, shift := rs.prevEnd, rs.predOff, rs.s.shift
+	prevEnd, predOff, shift, fix := rs.prevEnd, rs.predOff, rs.s.shift, rs.s.fix
 	for i := range evs {
 		op, th := v[colOp][i], v[colThread][i]
 		if uint64(op) > 0xffff || uint64(th) > 1<<32-1 {
@@ -980,6 +1044,9 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 		e.Dur = v[colDur][i]
 		e.Start = prevEnd + v[colStart][i]
 		prevEnd = e.Start + e.Dur
+		if fix != nil {
+			e.Start -= fix.offsetAt(e.Start)
+		}
 		e.Start += shift
 		e.Size = v[colSize][i]
 		e.Offset = predOff + v[colOffset][i]

@@ -1,0 +1,356 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/capture/preload"
+	"github.com/iotrace/iotrace/launcher"
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
+	"golang.org/x/sys/unix"
+)
+
+// SpoolError is the error of a preload recording whose spools could not
+// be encoded: they are kept in Dir for FromSpool.
+type SpoolError struct {
+	Dir string
+	Err error
+}
+
+func (e *SpoolError) Error() string { return e.Err.Error() }
+func (e *SpoolError) Unwrap() error { return e.Err }
+
+// Preload runs argv with the preload shim and encodes the spools of its
+// processes once it, and every process it left running, has ended. While
+// the program runs, SIGINT, SIGTERM, SIGHUP and SIGQUIT go to it; after, one
+// of them stops the waiting for the processes it left. The error is
+// ErrNotFound (wrapped) when the program cannot be run, a *SpoolError when
+// the spools could not be encoded (Result.Status is the program's), or an
+// error before anything ran.
+func Preload(o Options, argv []string) (Result, error) {
+	rk, rules, err := o.setup()
+	if err != nil {
+		return Result{}, err
+	}
+	log := o.log()
+	libs, err := preload.Build()
+	if err != nil {
+		return Result{}, err
+	}
+	if libs.MPIErr != nil {
+		level := slog.LevelDebug
+		if rk.Size > 1 {
+			level = slog.LevelInfo
+		}
+		log.Log(nil, level, libs.MPIErr.Error())
+	}
+	spool, temp, err := spoolDir(o.Spool)
+	if err != nil {
+		return Result{}, err
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return Result{Status: 127}, notFound{err}
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args = argv
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload(os.Getenv("LD_PRELOAD"))), preload.Env(spool)...)
+	if o.All {
+		cmd.Env = append(cmd.Env, "IOTRACE_ALL=1")
+	}
+	// The shim measures the rank's clock in MPI_Init and MPI_Finalize.
+	cmd.Env = append(cmd.Env, preloadClockEnv(log, o.ClockSync, rk, libs)...)
+	status, err := runPreloaded(cmd, spool, log)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := encode(o, rk, rules, spool, argv, status)
+	if err == nil && temp {
+		err = preload.RemoveDir(spool)
+	}
+	if err != nil {
+		return res, &SpoolError{Dir: spool, Err: err}
+	}
+	return res, nil
+}
+
+// FromSpool encodes the spools a killed record left in dir.
+func FromSpool(o Options, dir string) (Result, error) {
+	rk, rules, err := o.setup()
+	if err != nil {
+		return Result{}, err
+	}
+	return encode(o, rk, rules, dir, nil, 0)
+}
+
+// spoolDir makes the spool directory: dir, or a temporary one.
+func spoolDir(dir string) (string, bool, error) {
+	temp := dir == ""
+	var err error
+	if temp {
+		if dir, err = os.MkdirTemp("", "iotrace-spool-"); err != nil {
+			return "", false, err
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, fmt.Errorf("--spool: %w", err)
+	} else if n, _ := preload.FindSpools(dir); n > 0 {
+		return "", false, fmt.Errorf("--spool %s holds spools of another run: remove them or use another directory", dir)
+	}
+	dir, err = filepath.Abs(dir)
+	return dir, temp, err
+}
+
+// runPreloaded runs cmd (its processes write their spools themselves),
+// then waits for the processes it left running, and returns its exit status.
+func runPreloaded(cmd *exec.Cmd, spool string, log *slog.Logger) (int, error) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	// The processes the program leaves running (a daemon's double fork,
+	// a background job) become this process's children instead of
+	// init's, so that it knows them from their fork on, before they
+	// write a spool.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		log.Debug(fmt.Sprintf("%v: processes the program leaves running are waited for only once they record", err))
+	}
+	if err := cmd.Start(); err != nil {
+		signal.Stop(sigs)
+		return 0, err
+	}
+	// While the program runs, signals go to it; once it has ended, one
+	// stops the waiting for the processes it left running.
+	ended := make(chan struct{})
+	stop := make(chan os.Signal, 1)
+	go func() {
+		for s := range sigs {
+			select {
+			case <-ended:
+				select {
+				case stop <- s:
+				default:
+				}
+			default:
+				cmd.Process.Signal(s)
+			}
+		}
+	}()
+	werr := cmd.Wait()
+	close(ended)
+	if left := waitLeft(log, spool, stop); len(left) > 0 {
+		log.Info(fmt.Sprintf("stopped waiting: %s still running (%s); their later calls are not recorded", processes(len(left)), pidList(left)))
+	}
+	signal.Stop(sigs)
+	close(sigs)
+	var ee *exec.ExitError
+	switch {
+	case errors.As(werr, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	case werr != nil:
+		return 0, werr
+	}
+	return 0, nil
+}
+
+// waitLeft waits, after the program has ended, for the processes it left
+// running (a daemon's, a background job's: their calls are recorded while
+// they run): this process's children (it is their subreaper), which it
+// reaps, and the processes that write a spool in the spool directory. It
+// says so once after a second; a signal on stop ends the waiting. It
+// returns the pids of the processes still running then.
+func waitLeft(log *slog.Logger, spool string, stop <-chan os.Signal) []int {
+	gone := map[string]bool{}
+	start := time.Now()
+	said := false
+	running := func() []int {
+		pids := preload.LiveProducers(spool, gone)
+		for _, p := range children() {
+			if !slices.Contains(pids, p) {
+				pids = append(pids, p)
+			}
+		}
+		slices.Sort(pids)
+		return pids
+	}
+	for {
+		pids := running()
+		if len(pids) == 0 {
+			return nil
+		}
+		if !said && time.Since(start) >= time.Second {
+			log.Info(fmt.Sprintf("waiting for %s the program left running (%s); interrupt to stop", processes(len(pids)), pidList(pids)))
+			said = true
+		}
+		select {
+		case <-stop:
+			return running()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// children reaps the children of this process that ended and returns
+// those that run (all but zombies).
+func children() []int {
+	var ws unix.WaitStatus
+	for {
+		if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 || err != nil {
+			break
+		}
+	}
+	var pids []int
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil && !slices.Contains(pids, p) && !zombie(p) {
+				pids = append(pids, p)
+			}
+		}
+	}
+	return pids
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+}
+
+func processes(n int) string {
+	if n == 1 {
+		return "1 process"
+	}
+	return fmt.Sprintf("%d processes", n)
+}
+
+func pidList(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	if len(pids) == 1 {
+		return "pid " + s[0]
+	}
+	return "pids " + strings.Join(s, " ")
+}
+
+// encode writes the trace of the spools in dir: one rank file per rank
+// the processes recorded (or one file for a lone process).
+func encode(o Options, rk launcher.Rank, rules *filter.Paths, dir string, argv []string, status int) (Result, error) {
+	res := Result{Status: status}
+	log := o.log()
+	if err := preload.Recover(dir); err != nil { // spools cut to what their processes wrote
+		return res, err
+	}
+	run, err := preload.ReadDir(dir, rk.Rank)
+	if err != nil {
+		return res, err
+	}
+	defer run.Close()
+	for _, w := range run.Warnings {
+		log.Warn(w)
+	}
+	if len(run.Spools) == 0 {
+		return res, fmt.Errorf("no process wrote a spool in %s: the program is statically linked, clears LD_PRELOAD, or did not start", dir)
+	}
+	if argv == nil {
+		if c := run.Spools[0].Header.Cmdline; len(c) > 0 {
+			argv = c
+		}
+	}
+	host, _ := os.Hostname()
+	meta := trace.Meta{Command: argv, Clock: "CLOCK_MONOTONIC", Epoch: run.Epoch(), Creator: "iotrace record --preload"}
+	size := max(run.Size(), rk.Size)
+	var firstErr error
+	var un Unseen
+	for _, r := range run.Ranks() {
+		rank := launcher.Rank{Rank: r, Known: rk.Known || run.Size() > 0, Size: size, Source: rk.Source}
+		if len(run.Ranks()) > 1 && rank.Size < 2 {
+			rank.Size = len(run.Ranks())
+		}
+		st, file, err := encodeRank(o.Out, run, r, rank, meta, host, rules, log)
+		if err != nil {
+			return res, err
+		}
+		res.Files = append(res.Files, file)
+		if st.err != nil && firstErr == nil {
+			firstErr = st.err
+		}
+		un.MmapFiles += st.MmapFiles
+		un.IOUring = un.IOUring || st.Unseen&preload.UnseenIOUring != 0
+		un.AIO = un.AIO || st.Unseen&preload.UnseenAIO != 0
+		un.POSIXAIO = un.POSIXAIO || st.Unseen&preload.UnseenPOSIXAIO != 0
+		how := fmt.Sprintf("exit status %d", status)
+		if status > 128 {
+			how = fmt.Sprintf("killed by signal %d", status-128)
+		}
+		log.Debug(fmt.Sprintf("%s: rank %d: %d events from %d records of %d processes, %d threads; %s",
+			file, r, st.Events, st.Records, st.Processes, st.Threads, how))
+	}
+	if firstErr != nil {
+		return res, firstErr
+	}
+	un.report(log)
+	var procs []string
+	for _, s := range run.Spools {
+		procs = append(procs, fmt.Sprintf("%d(%s)", s.Header.PID, strings.Join(s.Header.Cmdline, " ")))
+	}
+	log.Debug("processes: " + strings.Join(procs, ", "))
+	return res, nil
+}
+
+// rankStats are the encoder's counts of one rank, and its error.
+type rankStats struct {
+	preload.Stats
+	err error
+}
+
+// encodeRank writes rank r's trace file under out.
+func encodeRank(out string, run *preload.Run, r uint32, rank launcher.Rank, meta trace.Meta, host string, rules *filter.Paths, log *slog.Logger) (rankStats, string, error) {
+	w, file, err := capture.Create(out, rank, meta, host, 0)
+	if err != nil {
+		return rankStats{}, "", err
+	}
+	if err := w.SetRankInfo(r, meta.Epoch, host, run.MainPID(r)); err != nil {
+		w.Close()
+		return rankStats{}, "", fmt.Errorf("%s: %w", file, err)
+	}
+	st, eerr := run.Encode(r, w.Rank(r), rules)
+	if clk, ok := capture.Clock(st.Clock, meta.Epoch, capture.ClockMethodPreload); ok && eerr == nil {
+		eerr = w.SetRankClock(r, clk)
+	}
+	if cerr := w.Close(); eerr == nil && cerr != nil {
+		eerr = fmt.Errorf("%s: %w", file, cerr)
+	}
+	var se *preload.SpoolError
+	if errors.As(eerr, &se) {
+		// A damaged spool: what was before the damage is in the trace.
+		log.Warn(fmt.Sprintf("%v; the events before it are in %s", eerr, file))
+		eerr = nil
+	}
+	if st.Incomplete > 0 || st.Dropped > 0 {
+		log.Info(fmt.Sprintf("%s: %d calls were in progress when a process ended, %d records were lost (the spool could not grow)", file, st.Incomplete, st.Dropped))
+	}
+	return rankStats{Stats: st, err: eerr}, file, nil
+}

@@ -1,0 +1,116 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/launcher"
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Ptrace runs argv under the ptrace recorder. Signals sent to this
+// process go to the program. The error is ErrNotFound (wrapped) when the
+// program cannot be run, a *TraceError when the program ran but its trace
+// could not be written (Result.Status is the program's), or an error
+// before anything ran.
+func Ptrace(o Options, argv []string) (Result, error) {
+	if !ptrace.Supported {
+		return Result{}, errors.New("recording needs Linux on amd64 or arm64")
+	}
+	rk, rules, err := o.setup()
+	if err != nil {
+		return Result{}, err
+	}
+	if _, err := ptrace.LookPath(argv[0], "", nil); err != nil {
+		return Result{Status: 127}, notFound{err}
+	}
+	base := time.Now()
+	host, _ := os.Hostname()
+	meta := trace.Meta{Command: argv, Clock: "CLOCK_MONOTONIC", Epoch: base.UnixNano() + capture.TestClockShift(), Creator: "iotrace record"}
+	log := o.log()
+	// The clock library measures the rank's clock in the program's
+	// MPI_Init and MPI_Finalize; its file and library are not recorded.
+	clk, err := startClockLib(log, o.ClockSync, rk, meta.Epoch, base)
+	if err != nil {
+		return Result{}, err
+	}
+	defer clk.remove()
+	if len(clk.private) > 0 {
+		if rules, err = o.rules(clk.private...); err != nil {
+			return Result{}, err
+		}
+	}
+	w, file, err := capture.Create(o.Out, rk, meta, host, 0)
+	if err != nil {
+		return Result{}, err
+	}
+	var infoErr error
+	res, runErr := ptrace.Run(ptrace.Config{
+		Argv:           argv,
+		Env:            clk.env,
+		Sink:           w.Rank(rk.Rank),
+		Flush:          w.Flush,
+		Rank:           rk.Rank,
+		Base:           base,
+		Rules:          rules,
+		All:            o.All,
+		ForwardSignals: true,
+		OnStart: func(pid int) {
+			infoErr = w.SetRankInfo(rk.Rank, meta.Epoch, host, pid)
+		},
+	})
+	if err := clk.write(w, rk.Rank, meta.Epoch); err != nil {
+		log.Info(fmt.Sprintf("%s: clock: %v", file, err))
+	}
+	closeErr := w.Close()
+	summary(log, file, rk, res)
+	Unseen{MmapFiles: res.MmapFiles, IOUring: res.IOUring > 0, AIO: res.AIO > 0}.report(log)
+	out := Result{Status: res.Status(), Files: []string{file}}
+	if err := firstOf(runErr, infoErr, closeErr); err != nil {
+		// The program ran (or not); the trace went wrong.
+		return out, &TraceError{File: file, Err: err}
+	}
+	return out, nil
+}
+
+func firstOf(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// summary tells, at the debug level (-v), how the program ended and its
+// threads.
+func summary(log *slog.Logger, file string, rk launcher.Rank, res ptrace.Result) {
+	how := fmt.Sprintf("exit status %d", res.ExitCode)
+	if res.Signal != 0 {
+		how = fmt.Sprintf("killed by signal %d (%v)", int(res.Signal), res.Signal)
+	}
+	src := ""
+	if rk.Source != "" {
+		src = " (from " + rk.Source + ")"
+	}
+	log.Debug(fmt.Sprintf("%s: rank %d%s: %d events of %d threads; pid %d, %s", file, rk.Rank, src, res.Events, len(res.Threads), res.PID, how))
+	if len(res.Threads) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("threads:\nthread\tpid\ttid\tparent")
+	for _, t := range res.Threads {
+		parent := "-"
+		if t.Parent >= 0 {
+			parent = fmt.Sprint(t.Parent)
+		}
+		fmt.Fprintf(&b, "\n%d\t%d\t%d\t%s", t.Index, t.PID, t.TID, parent)
+	}
+	log.Debug(b.String())
+}

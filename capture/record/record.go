@@ -1,0 +1,149 @@
+// Package record runs a program under one of iotrace's recorders and
+// writes its trace, as iotrace record does: the rank and the output from
+// the MPI launcher's environment (package launcher, capture.OutputPath),
+// one set of path rules (filter.RecordPaths), the program's start,
+// signals and exit status, and what the trace cannot show.
+//
+//   - Ptrace records with capture/ptrace: any program, static binaries
+//     included, through a tracer and a seccomp filter.
+//   - Preload records with capture/preload's shim: the program runs with
+//     LD_PRELOAD, each process writes a spool, and the spools are encoded
+//     when the program (and every process it left running) has ended.
+//     FromSpool encodes the spools a killed record left.
+//
+// Diagnostics go to Options.Log: warnings at slog.LevelWarn, notes at
+// slog.LevelInfo, and what -v prints at slog.LevelDebug.
+package record
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/launcher"
+	"github.com/iotrace/iotrace/trace/filter"
+)
+
+// Options configure a recording.
+type Options struct {
+	// Out is the trace file; a parallel run writes a directory of
+	// per-rank files of that name (capture.OutputPath).
+	Out string
+	// Rank is the rank of this process; nil: from the MPI launcher's
+	// environment, else 0.
+	Rank *uint32
+	// Include and Exclude are path prefixes (relative ones from the
+	// current directory); All records every call, with no exclusion.
+	Include, Exclude []string
+	All              bool
+	// Spool is the directory of the preload shim's spools (Preload); ""
+	// is a temporary one, removed once encoded.
+	Spool string
+	// ClockSync says whether the ranks of an MPI job measure their
+	// clocks against rank 0's (capture.WantClockSync; the zero value is
+	// capture.ClockAuto).
+	ClockSync capture.ClockSync
+	// Log receives the diagnostics; nil discards them.
+	Log *slog.Logger
+}
+
+// Result is what a recording did.
+type Result struct {
+	// Status is the program's exit status as a shell gives it: its exit
+	// code, or 128+N when signal N killed it.
+	Status int
+	// Files are the trace files written.
+	Files []string
+}
+
+// ErrNotFound is the error of a program that cannot be run: no such
+// file, or not executable (a shell's status 127).
+var ErrNotFound = errors.New("program not found")
+
+// notFound is the error of a program that cannot be run, as the lookup
+// words it; errors.Is(err, ErrNotFound) holds.
+type notFound struct{ error }
+
+func (notFound) Is(target error) bool { return target == ErrNotFound }
+
+// TraceError is an error about the trace after the program ran: its
+// status is in the Result.
+type TraceError struct {
+	File string
+	Err  error
+}
+
+func (e *TraceError) Error() string { return fmt.Sprintf("%s: %v", e.File, e.Err) }
+func (e *TraceError) Unwrap() error { return e.Err }
+
+func (o *Options) log() *slog.Logger {
+	if o.Log == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o.Log
+}
+
+// setup is what every recording settles before it makes any output (a
+// typo must not leave an empty trace or directory behind): the rank of
+// the recording process (Options.Rank, else the launcher's), and the path
+// rules — the trace itself, and the other ranks' files, are not recorded.
+func (o *Options) setup() (launcher.Rank, *filter.Paths, error) {
+	rk, err := launcher.Detect(os.Getenv)
+	if err != nil {
+		return rk, nil, err
+	}
+	if o.Rank != nil {
+		if rk.Size > 0 && int64(*o.Rank) >= int64(rk.Size) {
+			return rk, nil, fmt.Errorf("--rank %d is not below the number of ranks %d (%s)", *o.Rank, rk.Size, launcher.SizeVars)
+		}
+		rk.Rank, rk.Known, rk.Source = *o.Rank, true, "--rank"
+	}
+	rules, err := o.rules()
+	return rk, rules, err
+}
+
+// rules are the path rules of the recording; private are more paths
+// iotrace itself makes for the program, not recorded either.
+func (o *Options) rules(private ...string) (*filter.Paths, error) {
+	return filter.RecordPaths(o.Include, append(slices.Clip(o.Exclude), private...), o.All, o.Out)
+}
+
+// Unseen is what a program did whose I/O no capture sees.
+type Unseen struct {
+	MmapFiles              int // recorded files mapped into memory
+	IOUring, AIO, POSIXAIO bool
+}
+
+// report says what the trace cannot show, if the program did it: I/O
+// through mappings of recorded files, io_uring, Linux AIO, POSIX AIO.
+func (u Unseen) report(log *slog.Logger) {
+	if u.MmapFiles > 0 {
+		files := "files"
+		if u.MmapFiles == 1 {
+			files = "file"
+		}
+		log.Info(fmt.Sprintf("the program mapped %d recorded %s into memory (mmap): reads and writes through the mappings are not seen", u.MmapFiles, files))
+	}
+	var async []string
+	if u.IOUring {
+		async = append(async, "io_uring")
+	}
+	if u.AIO {
+		async = append(async, "Linux AIO")
+	}
+	if u.POSIXAIO {
+		async = append(async, "POSIX AIO")
+	}
+	if len(async) > 0 {
+		list := async[len(async)-1]
+		if n := len(async); n > 1 {
+			list = strings.Join(async[:n-1], ", ") + " and " + list
+		}
+		log.Info(fmt.Sprintf("the program used %s: that I/O is not seen", list))
+	}
+}

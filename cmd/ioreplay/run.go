@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/convert"
+	"github.com/iotrace/iotrace/internal/logline"
+	"github.com/iotrace/iotrace/internal/outfile"
+	"github.com/iotrace/iotrace/internal/profile"
+	"github.com/iotrace/iotrace/replay"
+	"github.com/iotrace/iotrace/replay/session"
+	"github.com/iotrace/iotrace/report"
+	"github.com/iotrace/iotrace/trace"
+)
+
+const (
+	backendPOSIX = "posix"
+	backendMPIIO = "mpiio"
+)
+
+// runProfiled runs the replay, with a CPU profile of ioreplay if asked.
+func runProfiled(o *options, args []string, s cli.IO) error {
+	stop, err := profile.CPU(o.cpuprofile, o.mpi || o.backend == backendMPIIO)
+	if err != nil {
+		return err
+	}
+	err = run(o, args, s)
+	if perr := stop(); err == nil {
+		err = perr
+	}
+	return err
+}
+
+// run replays the inputs args in the team the options choose: this
+// process alone, or the processes of an MPI job (--mpi; a job of one
+// process for --backend mpiio).
+func run(o *options, args []string, s cli.IO) error {
+	team, closeTeam, err := newTeam(o, s)
+	if err != nil {
+		return err
+	}
+	err = runIn(team, o, args, s)
+	if cerr := closeTeam(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, session.ErrReported) {
+		return cli.ExitError{Code: 1} // process 0 says why
+	}
+	return err
+}
+
+// runIn replays in team: the same steps on every process.
+func runIn(team session.Team, o *options, args []string, s cli.IO) error {
+	so, err := o.session(s)
+	if err := session.Agree(team, err); err != nil {
+		return err
+	}
+	o.in.Script, o.in.Stdin = replay.ScriptTrace, s.In
+	open := func(warn io.Writer) (trace.Trace, error) {
+		o.in.Warn = warn
+		return o.in.Open(args)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out, err := session.Run(ctx, open, so, team)
+	if out != nil {
+		defer o.closeOutcome(out, s)
+	}
+	switch {
+	case errors.Is(err, session.ErrPrepareInterrupted):
+		fmt.Fprintf(s.Err, "ioreplay: %v\n", err)
+		return cli.ExitError{Code: 130}
+	case err != nil && out != nil && out.Result != nil:
+		// The replay failed: what it did before.
+		rp := report.ReplayOf(out.Result.PerRank)
+		o.writeSummary(rp)
+		if !o.quiet {
+			rp.WriteText(s.Err)
+		}
+		return err
+	case err != nil:
+		return err
+	case out.Done:
+		return nil
+	}
+	return o.finish(out, args, s)
+}
+
+// finish reports a replay that ran, from its trace: its summary, how far
+// an interrupted one got, what the team did, and the report.
+func (o *options) finish(out *session.Outcome, args []string, s cli.IO) error {
+	st, err := cli.Stats(&convert.Opener{}, []string{out.Record}, s, report.Options{Detail: o.detail}.For(o.by, o.html != ""))
+	if err != nil {
+		return fmt.Errorf("reading the replay's trace: %w", err)
+	}
+	if st.Replay == nil {
+		return errors.New("the replay's trace does not say how the replay went")
+	}
+	if err := o.writeSummary(st.Replay); err != nil {
+		return err
+	}
+	if st.Replay.Interrupted {
+		msg := "ioreplay: interrupted: " + st.Replay.Progress()
+		if out.RecordKept {
+			msg += "; the partial replay trace is in " + out.Record
+		}
+		fmt.Fprintln(s.Err, msg)
+		return cli.ExitError{Code: 130}
+	}
+	if out.Team != "" && !o.quiet {
+		fmt.Fprintln(s.Err, out.Team)
+	}
+	return o.writeReport(st, out.Input, args, s)
+}
+
+// closeOutcome removes what the session made for itself and says where a
+// kept temporary target is.
+func (o *options) closeOutcome(out *session.Outcome, s cli.IO) {
+	if err := out.Close(); err != nil {
+		fmt.Fprintf(s.Err, "ioreplay: %v\n", err)
+	}
+	if out.KeptTarget {
+		fmt.Fprintf(s.Err, "ioreplay: kept the target directory %s\n", out.Target)
+	} else if o.replay.PrepareOnly && o.replay.Target == "" && out.Target != "" {
+		fmt.Fprintln(s.Err, "ioreplay: note: the temporary target is removed at exit; use --target DIR or --keep")
+	}
+}
+
+// writeSummary writes the replay's summary as JSON (--summary), whole or
+// not at all.
+func (o *options) writeSummary(rp *report.Replay) error {
+	if o.summary == "" {
+		return nil
+	}
+	if err := outfile.Write(o.summary, nil, rp.WriteJSON); err != nil {
+		return fmt.Errorf("--summary: %w", err)
+	}
+	return nil
+}
+
+// session turns the options into those of a replay session.
+func (o *options) session(s cli.IO) (session.Options, error) {
+	if err := o.checkChoices(); err != nil {
+		return session.Options{}, err
+	}
+	so, err := o.replay.Options()
+	if err != nil {
+		return session.Options{}, err
+	}
+	so.Command, so.Out, so.Warn = os.Args, s.Out, s.Err
+	so.Log = logline.New(io.Discard, "ioreplay", false)
+	if !o.quiet {
+		so.Log = logline.New(s.Err, "ioreplay", false)
+		if logline.IsTerminal(s.Err) {
+			so.Progress = s.Err
+		}
+	}
+	return so, nil
+}
+
+// checkChoices checks the options of the report and of the team.
+func (o *options) checkChoices() error {
+	for _, c := range []struct {
+		flag, v string
+		choices []string
+	}{
+		{"--format", o.format, report.Formats},
+		{"--by", o.by, report.Views},
+		{"--backend", o.backend, []string{backendPOSIX, backendMPIIO}},
+	} {
+		if err := cli.CheckChoice(c.flag, c.v, c.choices); err != nil {
+			return err
+		}
+	}
+	for _, h := range o.hints {
+		if k, _, ok := strings.Cut(h, "="); !ok || k == "" {
+			return fmt.Errorf("--hint %q: want KEY=VALUE", h)
+		}
+	}
+	if len(o.hints) > 0 && o.backend != backendMPIIO {
+		return errors.New("--hint is for --backend mpiio")
+	}
+	if o.replay.Direct && o.backend == backendMPIIO {
+		return errors.New("--direct is for --backend posix (give the MPI library's hint for direct I/O instead, e.g. --hint direct_write=true)")
+	}
+	return nil
+}
+
+// alone is the team of this process alone.
+func alone() (session.Team, func() error, error) {
+	t, err := session.NewAlone()
+	return t, func() error { return nil }, err
+}

@@ -1,0 +1,102 @@
+package outfile
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "report.txt")
+	if err := os.WriteFile(name, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A failing writer leaves the old file as it was and no temporary file.
+	boom := errors.New("boom")
+	err := Write(name, nil, func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want boom", err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != "old" {
+		t.Errorf("after a failure the file holds %q, want the old contents", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("after a failure the directory holds %d entries, want 1", len(ents))
+	}
+	// A successful one replaces it whole.
+	if err := Write(name, nil, func(w io.Writer) error {
+		_, err := io.WriteString(w, "new report")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(name); string(b) != "new report" {
+		t.Errorf("file holds %q, want %q", b, "new report")
+	}
+	// "" and "-" mean standard output.
+	for _, n := range []string{"", "-"} {
+		var buf bytes.Buffer
+		if err := Write(n, &buf, func(w io.Writer) error {
+			_, err := io.WriteString(w, "to stdout")
+			return err
+		}); err != nil || buf.String() != "to stdout" {
+			t.Errorf("name %q: got %q, %v", n, buf.String(), err)
+		}
+	}
+	// A directory that does not exist is one clear error naming the file.
+	err = Write(filepath.Join(dir, "no", "such.txt"), nil, func(io.Writer) error { return nil })
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("such.txt")) {
+		t.Errorf("err = %v, want one naming the file", err)
+	}
+}
+
+// TestDevicesAndLinks: what is not a regular file (a device, such as
+// -o /dev/null, or a FIFO) is written in place, never replaced by a file;
+// a symbolic link leads to the file replaced.
+func TestDevicesAndLinks(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	if err := Write(fifo, nil, func(w io.Writer) error {
+		_, err := io.WriteString(w, "through")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "through" {
+		t.Errorf("read %q from the FIFO", s)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO was replaced: %v, %v", fi.Mode(), err)
+	}
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.txt")
+	link := filepath.Join(dir, "link.txt")
+	os.WriteFile(real, []byte("old"), 0o644)
+	if err := os.Symlink("real.txt", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, nil, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v", err)
+	}
+	if b, _ := os.ReadFile(real); string(b) != "new" {
+		t.Errorf("the linked file holds %q, want new", b)
+	}
+}

@@ -1,0 +1,150 @@
+package session
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/iotrace/iotrace/replay"
+	"github.com/iotrace/iotrace/replay/posix"
+	"github.com/iotrace/iotrace/trace/filter"
+	"github.com/iotrace/iotrace/trace/target"
+	"github.com/iotrace/iotrace/trace/units"
+)
+
+// Flags are a session's options as a command line gives them (ioreplay's
+// flags, docs/REPLAY.md): AddFlags registers them, Options checks them and
+// turns them into Options.
+type Flags struct {
+	Timing      string
+	Speed       float64
+	Target      string
+	Keep        bool
+	Maps        []string
+	DryRun      bool
+	PrepareOnly bool
+	Sparse      bool
+	Direct      bool
+	Data        string
+	Strict      bool
+	Record      string
+	Walk        bool
+
+	RankSubset string
+	Ops        []string
+	SkipOps    []string
+	ScaleSize  float64
+	Align      string
+	Layout     string
+	Split      string
+	Order      string
+	Servers    int
+	Stripe     string
+	Seed       uint64
+}
+
+// AddFlags registers the options on fs.
+func (f *Flags) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&f.Timing, "timing", "", "when calls are issued: original, think or afap (default original for a trace, think for a script)")
+	fs.Float64Var(&f.Speed, "speed", 1, "divide recorded gaps by this factor (original and think timing)")
+	fs.StringVar(&f.Target, "target", "", "`directory` to replay in (default: a new temporary directory)")
+	fs.BoolVar(&f.Keep, "keep", false, "keep the temporary target directory")
+	fs.Var((*listValue)(&f.Maps), "map", "rewrite the path prefix OLD to NEW inside the target (`OLD=NEW`, repeatable)")
+	fs.BoolVar(&f.DryRun, "dry-run", false, "print the path mapping, the files to prepare and the calls per rank; touch nothing")
+	fs.BoolVar(&f.PrepareOnly, "prepare-only", false, "create the files the trace reads, then stop")
+	fs.BoolVar(&f.Sparse, "sparse", false, "prepare files by setting their size only (holes read as zeros)")
+	fs.BoolVar(&f.Direct, "direct", false, "open files with O_DIRECT (use --align 4096 too)")
+	fs.StringVar(&f.Data, "data", "pattern", "what writes write: pattern (non-repeating) or fixed (the same bytes every call; flatters compression and dedup)")
+	fs.BoolVar(&f.Strict, "strict", false, "stop at the first call that fails where the original did not, or is skipped")
+	fs.StringVar(&f.Record, "record", "", "write the replay's own trace (measured times) to this `file`")
+	fs.BoolVar(&f.Walk, "no-openat2", false, "resolve paths by an O_NOFOLLOW walk even where openat2 exists")
+	fs.StringVar(&f.RankSubset, "rank-subset", "", "replay only these `ranks`, e.g. 0-3,8")
+	fs.Var((*listValue)(&f.Ops), "ops", "keep only these `ops`, families or classes (posix, meta, mpiio, comm, marker, process; repeatable, or a comma list)")
+	fs.Var((*listValue)(&f.SkipOps), "skip-ops", "drop these `ops`, families or classes (repeatable, or a comma list)")
+	fs.Float64Var(&f.ScaleSize, "scale-size", 1, "multiply request sizes and offsets by this factor")
+	fs.StringVar(&f.Align, "align", "", "align offsets and sizes to this many `bytes`, e.g. 4096")
+	fs.StringVar(&f.Layout, "layout", "", "shared: files of one rank each become one shared file; fpp: shared files become one per rank")
+	fs.StringVar(&f.Split, "split", "", "split requests into schedule blocks of this `size`, e.g. 64KiB")
+	fs.StringVar(&f.Order, "order", "", "order of schedule blocks: first, random or hash (with --split)")
+	fs.IntVar(&f.Servers, "servers", 0, "number of I/O servers the file is striped over (with --split)")
+	fs.StringVar(&f.Stripe, "stripe", "", "stripe unit of the servers (with --split; default: the block `size`)")
+	fs.Uint64Var(&f.Seed, "seed", 1, "seed of --order random")
+}
+
+// listValue is a repeatable option: each use adds a value.
+type listValue []string
+
+func (l *listValue) String() string     { return strings.Join(*l, ",") }
+func (l *listValue) Set(s string) error { *l = append(*l, s); return nil }
+
+// Options checks the flags and returns the options of a session.
+func (f *Flags) Options() (Options, error) {
+	if f.Data != "pattern" && f.Data != "fixed" {
+		return Options{}, fmt.Errorf("--data %q: want one of pattern, fixed", f.Data)
+	}
+	ro, err := f.replay()
+	if err != nil {
+		return Options{}, err
+	}
+	return Options{
+		Replay: ro, DefaultTiming: f.Timing == "",
+		Target: f.Target, Keep: f.Keep, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly,
+		Files:  posix.Options{Direct: f.Direct, Sparse: f.Sparse, FixedData: f.Data == "fixed", Walk: f.Walk},
+		Record: f.Record,
+	}, nil
+}
+
+// replay turns the flags into replay options.
+func (f *Flags) replay() (replay.Options, error) {
+	var ro replay.Options
+	var err error
+	if f.Timing != "" {
+		if ro.Timing, err = replay.ParseTiming(f.Timing); err != nil {
+			return ro, err
+		}
+	}
+	if f.Speed <= 0 {
+		return ro, fmt.Errorf("--speed %v: want a positive factor", f.Speed)
+	}
+	ro.Speed, ro.Strict = f.Speed, f.Strict
+	for _, m := range f.Maps {
+		r, err := target.ParseMapRule(m)
+		if err != nil {
+			return ro, err
+		}
+		ro.Map = append(ro.Map, r)
+	}
+	ro.Transforms, err = f.transforms()
+	return ro, err
+}
+
+// transforms turns the flags into the replay's transforms.
+func (f *Flags) transforms() (replay.Transforms, error) {
+	tf := replay.Transforms{Ops: f.Ops, SkipOps: f.SkipOps, Layout: f.Layout, ScaleSize: f.ScaleSize}
+	var err error
+	if f.RankSubset != "" {
+		if tf.Ranks, err = filter.ParseRanks(f.RankSubset); err != nil {
+			return tf, fmt.Errorf("--rank-subset: %w", err)
+		}
+	}
+	if f.ScaleSize <= 0 {
+		return tf, fmt.Errorf("--scale-size %v: want a positive factor", f.ScaleSize)
+	}
+	for _, sz := range []struct {
+		flag, v string
+		to      *int64
+	}{{"--align", f.Align, &tf.Align}, {"--split", f.Split, &tf.Split.Size}, {"--stripe", f.Stripe, &tf.Split.Stripe}} {
+		if sz.v == "" {
+			continue
+		}
+		if *sz.to, err = units.ParseSize(sz.v); err != nil {
+			return tf, fmt.Errorf("%s: %w", sz.flag, err)
+		}
+	}
+	tf.Split.Order, tf.Split.Servers, tf.Split.Seed = f.Order, f.Servers, f.Seed
+	if tf.Split.Size == 0 && (f.Servers != 0 || f.Stripe != "") {
+		return tf, errors.New("--servers and --stripe need --split SIZE")
+	}
+	return tf, tf.Validate()
+}

@@ -1,0 +1,477 @@
+// Package session runs a replay from start to end, as ioreplay does:
+// the target directory (given, or a temporary one), the plan, the
+// backend, the prepare phase, the replay's own trace (its metadata, its
+// block size, its parts), progress, and the result.
+//
+// A replay runs in a Team: this process alone (Alone), or the processes
+// of an MPI job, each running its share of the ranks (replay/mpi.Team).
+// Run takes the same steps in both, in the same order on every process,
+// so that an option means the same standalone and under MPI; the team
+// adds what a job needs between them (agreement on errors, the shared
+// target, the exchange of results and of the parts of the trace).
+package session
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/iotrace/iotrace/replay"
+	"github.com/iotrace/iotrace/replay/posix"
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/units"
+)
+
+// Options configure a session.
+type Options struct {
+	// Replay are the replay's options: timing, speed, path mapping,
+	// transforms, strictness.
+	Replay replay.Options
+	// DefaultTiming replaces Replay.Timing by the input's own
+	// (replay.DefaultTiming: original for a trace, think for a script).
+	DefaultTiming bool
+	// Target is the directory the replay works in; "" makes a temporary
+	// one, removed at the end unless Keep.
+	Target string
+	Keep   bool
+	// DryRun plans and writes the plan to Out; nothing is touched.
+	DryRun bool
+	// PrepareOnly stops after the prepare phase.
+	PrepareOnly bool
+	// Files are the POSIX backend's options (its Target is the
+	// session's): direct I/O, sparse prepare, the data written, path
+	// resolution. Every backend of every team honours them.
+	Files posix.Options
+	// Record is where the replay's own trace goes; "" is a temporary
+	// file, removed by Outcome.Close.
+	Record string
+	// Command is the command line, for the trace's metadata.
+	Command []string
+	// Out receives the plan of a dry run and what PrepareOnly prepared.
+	Out io.Writer
+	// Progress, when not nil (a terminal), shows how far the replay got.
+	Progress io.Writer
+	// Log receives diagnostics: what prepare found in the way (warnings),
+	// the size of a large prepare phase (info); nil discards them.
+	Log *slog.Logger
+	// Warn receives, on the lead, the input's warnings (damage read past,
+	// what an import left out); nil discards them.
+	Warn io.Writer
+}
+
+// Input opens the trace to replay, its warnings going to warn. Every
+// process of a team opens it.
+type Input func(warn io.Writer) (trace.Trace, error)
+
+// Outcome is what a session did.
+type Outcome struct {
+	// Input is the trace replayed (open until Close).
+	Input  trace.Trace
+	Replay *replay.Replay
+	// Result is the result of this process's ranks. How the whole replay
+	// went is in its trace (Record), for report.Compute.
+	Result *replay.Result
+	// Record is the replay's own trace; RecordKept says it stays after
+	// Close (Options.Record was given).
+	Record     string
+	RecordKept bool
+	// Target is the directory the replay ran in; KeptTarget says a
+	// temporary one was kept (Options.Keep).
+	Target     string
+	KeptTarget bool
+	// Team is what the team says of itself after the run ("" alone).
+	Team string
+	// Done says there is nothing to report: a dry run, a prepare-only
+	// run, or a process other than the lead.
+	Done bool
+
+	cleanup []func() error
+}
+
+// Close removes what the session made for itself: a temporary target
+// (unless kept) and a temporary trace.
+func (o *Outcome) Close() error {
+	var first error
+	for i := len(o.cleanup) - 1; i >= 0; i-- {
+		if err := o.cleanup[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	o.cleanup = nil
+	return first
+}
+
+// ErrReported is the error of a process whose job failed on another
+// process, which reports it: this process has nothing to add.
+var ErrReported = errors.New("the replay failed (another process reports why)")
+
+// Agree is team.Agree(err), but on the processes other than the lead,
+// which reports the error, ErrReported.
+func Agree(team Team, err error) error {
+	err = team.Agree(err)
+	if err != nil && !team.Lead() {
+		return ErrReported
+	}
+	return err
+}
+
+// ErrPrepareInterrupted says an interrupt stopped the prepare phase:
+// nothing was replayed.
+var ErrPrepareInterrupted = errors.New("interrupted while preparing the files the trace reads; nothing was replayed")
+
+// A Team is the processes that run one replay together. Run calls its
+// methods in the same order on every process.
+type Team interface {
+	// Lead reports whether this process names the temporary target,
+	// prepares it, merges the replay's trace and reports.
+	Lead() bool
+	// Agree returns nil if every process's err is nil, and otherwise, on
+	// every process, the error of the first process that failed.
+	Agree(err error) error
+	// Broadcast returns the lead's s on every process.
+	Broadcast(s string) string
+	// Join sets the options of this process's part of the replay: the
+	// ranks it runs (Share) and their communication layer (World).
+	Join(o *replay.Options)
+	// Share returns the ranks of ranks this process runs.
+	Share(ranks []uint32) []uint32
+	// Parted reports whether each process records a part of the
+	// replay's trace, which Parts collects; otherwise this process
+	// records the whole trace.
+	Parted() bool
+	// Plan checks the plan with the other processes and makes what the
+	// team needs of it (the communicators of an MPI job). Its error is
+	// agreed.
+	Plan(rp *replay.Replay) error
+	// Backend returns the backend of this process's ranks, over the
+	// POSIX backend px (which does the metadata calls and prepares).
+	Backend(px *posix.Backend) (replay.Backend, error)
+	// SameTarget checks, once the lead has prepared the target, that
+	// every process sees it. Its error is agreed.
+	SameTarget(target string) error
+	// Start makes the communication layer of this process's ranks, just
+	// before they run.
+	Start()
+	// Barrier waits for every process: the ranks of all of them start
+	// together.
+	Barrier()
+	// Finish ends the run of this process's ranks: it waits for the
+	// other processes' ranks. runErr is this process's error (res its
+	// result); a team whose other processes may wait for this one's
+	// ranks stops the job on it.
+	Finish(res *replay.Result, runErr error) error
+	// Parts collects the part of the replay's trace each process wrote
+	// (part, on this process) and returns, on the lead, the files that
+	// hold them all; nil when part is the whole trace.
+	Parts(part string) ([]string, error)
+	// Describe says, for a dry run, how the team shares the ranks ("" alone).
+	Describe(ranks []uint32) string
+	// Summary says, after the run, what the team did ("" alone).
+	Summary(ranks []uint32) string
+}
+
+// Run replays the input in team. The error of a process other than the
+// lead is ErrReported when the lead reports it.
+func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err error) {
+	out = &Outcome{}
+	defer func() {
+		if err != nil && (out == nil || out.Result == nil) {
+			out.Close()
+			out = nil
+		}
+	}()
+	lead := team.Lead()
+	fail := func(err error) error {
+		if err == nil || lead {
+			return err
+		}
+		return ErrReported
+	}
+	agree := func(err error) error { return Agree(team, err) }
+	warn := io.Discard
+	if lead && o.Warn != nil {
+		warn = o.Warn
+	}
+	t, err := in(warn)
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	out.Input = t
+	out.cleanup = append(out.cleanup, t.Close)
+	if o.DefaultTiming {
+		o.Replay.Timing = replay.DefaultTiming(t)
+	}
+	if err := agree(out.target(&o, team)); err != nil {
+		return nil, err
+	}
+	team.Join(&o.Replay)
+	var ready func()
+	o.Replay.Ready = func() { ready() }
+	rp, err := replay.New(t, o.Replay)
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	out.Replay = rp
+	plan := rp.Plan()
+	if o.DryRun {
+		out.Done = true
+		if lead {
+			return out, writeDryRun(o.Out, rp, o.Target, team.Describe(plan.Ranks))
+		}
+		return out, nil
+	}
+	if !lead || o.Target != "" {
+		err = os.MkdirAll(out.Target, 0o755)
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	if err := fail(team.Plan(rp)); err != nil {
+		return nil, err
+	}
+	files := o.Files
+	files.Target = out.Target
+	px, err := posix.New(files)
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	be, err := team.Backend(px)
+	if err := agree(err); err != nil {
+		px.Close()
+		return nil, err
+	}
+	defer be.Close()
+
+	// The lead prepares; the others check that they see its target.
+	var perr error
+	if lead {
+		perr = prepare(ctx, &o, be, px, plan, out.Target)
+	}
+	if err := agree(perr); err != nil {
+		return nil, err
+	}
+	if err := fail(team.SameTarget(out.Target)); err != nil {
+		return nil, err
+	}
+	if o.PrepareOnly {
+		out.Done = true
+		if lead {
+			fmt.Fprintf(o.Out, "prepared %d files (%s) and %d directories in %s\n",
+				len(plan.Files), units.Bytes(plan.Bytes()), len(plan.Dirs), out.Target)
+		}
+		return out, nil
+	}
+
+	// Each process records its ranks, into the replay's trace or a part
+	// of it.
+	part, err := out.record(&o, team)
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	own := team.Share(plan.Ranks)
+	host, _ := os.Hostname()
+	meta := trace.Meta{
+		Command: o.Command, Hosts: []string{host}, Clock: "CLOCK_MONOTONIC",
+		Epoch: time.Now().UnixNano(), Ranks: len(plan.Ranks), Creator: "ioreplay",
+	}
+	w, err := format.CreateOptions(part, meta, format.Options{BlockEvents: RecordBlock(len(own))})
+	if err := agree(err); err != nil {
+		return nil, err
+	}
+	var infoErr error
+	ready = func() {
+		// The common start: every process's ranks start together, and
+		// their times count from it.
+		team.Barrier()
+		epoch := time.Now().UnixNano()
+		for _, r := range own {
+			if err := w.SetRankInfo(r, epoch, host, os.Getpid()); err != nil && infoErr == nil {
+				infoErr = err
+			}
+		}
+	}
+	team.Start()
+	var res *replay.Result
+	var runErr error
+	if len(own) > 0 {
+		stop := showProgress(o.Progress, rp, lead)
+		res, runErr = rp.Run(ctx, be, replay.Output{Target: out.Target, Record: func(r uint32) trace.Sink { return w.Rank(r) },
+			Replayed: w.SetReplay})
+		stop()
+	} else {
+		ready()
+		res = &replay.Result{Timing: o.Replay.Timing, Epoch: time.Now()}
+	}
+	out.Result = res
+	ferr := team.Finish(res, runErr)
+	if cerr := w.Close(); ferr == nil && cerr != nil {
+		ferr = fmt.Errorf("writing the replay's trace: %w", cerr)
+	}
+	if ferr == nil {
+		ferr = infoErr
+	}
+	if runErr != nil {
+		return out, runErr
+	}
+	if err := agree(ferr); err != nil {
+		return nil, err
+	}
+	parts, err := team.Parts(part)
+	if err != nil || !lead {
+		out.Done = !lead
+		return out, fail(err)
+	}
+	if parts != nil {
+		err := merge(out.Record, parts)
+		for _, p := range parts {
+			os.Remove(p)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	out.Team = team.Summary(plan.Ranks)
+	return out, nil
+}
+
+// target settles the target directory: given (absolute, never "/"), or
+// a new temporary one the lead names.
+func (out *Outcome) target(o *Options, team Team) error {
+	if o.Target != "" {
+		t, err := filepath.Abs(o.Target)
+		if err != nil {
+			return err
+		}
+		if t == "/" {
+			return errors.New("--target /: refusing to replay into the root directory")
+		}
+		out.Target = t
+		return nil
+	}
+	if o.DryRun {
+		return nil
+	}
+	var err error
+	if team.Lead() {
+		out.Target, err = os.MkdirTemp("", "ioreplay-")
+	}
+	if err := team.Agree(err); err != nil {
+		return err
+	}
+	out.Target = team.Broadcast(out.Target)
+	if team.Lead() {
+		dir := out.Target
+		out.cleanup = append(out.cleanup, func() error {
+			if o.Keep {
+				out.KeptTarget = true
+				return nil
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return fmt.Errorf("removing the target directory: %w", err)
+			}
+			return nil
+		})
+	}
+	return nil
+}
+
+// record names the file this process records its ranks into: the
+// replay's trace, or a part of it the team collects.
+func (out *Outcome) record(o *Options, team Team) (string, error) {
+	out.Record, out.RecordKept = o.Record, o.Record != ""
+	if out.Record == "" && team.Lead() {
+		name, err := tempFile("ioreplay-*.iot")
+		if err != nil {
+			return "", err
+		}
+		out.Record = name
+		out.cleanup = append(out.cleanup, func() error { os.Remove(name); return nil })
+	}
+	if !team.Parted() {
+		return out.Record, nil
+	}
+	name, err := tempFile("ioreplay-part-*.iot")
+	if err != nil {
+		return "", err
+	}
+	out.cleanup = append(out.cleanup, func() error { os.Remove(name); return nil })
+	return name, nil
+}
+
+func tempFile(pattern string) (string, error) {
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	return f.Name(), nil
+}
+
+// RecordBlock is the number of events in a block of the replay's own
+// trace, for a replay of ranks ranks in this process. Each rank's writer
+// holds its open block unencoded, about 64 bytes an event, so the ranks
+// share a budget of 2^20 events (64 MiB): 16,384 each up to 64 ranks,
+// 1,024 each at 1,024 ranks, never fewer than 256. (At 1,024 ranks × 5,000
+// calls a budget four times larger made the trace 14 % smaller and the
+// replay's peak RSS 1.6 times larger.)
+func RecordBlock(ranks int) int {
+	return min(16384, max(256, (1<<20)/max(ranks, 1)))
+}
+
+// prepare makes what the plan needs in the target, and says what it
+// found in the way.
+func prepare(ctx context.Context, o *Options, be replay.Backend, px *posix.Backend, plan *replay.Plan, target string) error {
+	log := logger(o.Log)
+	if plan.Bytes() > 64<<20 {
+		log.Info(fmt.Sprintf("preparing %d files (%s) in %s", len(plan.Files), units.Bytes(plan.Bytes()), target))
+	}
+	if err := be.Prepare(ctx, &plan.Layout); err != nil {
+		if ctx.Err() != nil {
+			return ErrPrepareInterrupted
+		}
+		return err
+	}
+	c := px.Conflicts()
+	for i, s := range c {
+		if i == 10 {
+			log.Warn(fmt.Sprintf("… and %d more in the way", len(c)-10))
+			break
+		}
+		log.Warn(fmt.Sprintf("prepare: %s (left as it is; the calls on it fail or are skipped)", s))
+	}
+	return nil
+}
+
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return l
+}
+
+// merge writes the parts of the replay's trace into one file.
+func merge(out string, parts []string) error {
+	f, err := os.Create(out)
+	if err != nil {
+		return fmt.Errorf("--record: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	_, err = format.Merge(bw, format.ReadOptions{}, parts...)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing the replay's trace: %w", err)
+	}
+	return nil
+}

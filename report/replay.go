@@ -1,0 +1,305 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/hist"
+	"github.com/iotrace/iotrace/trace/units"
+)
+
+// Replay is how a replay went, as its own trace says (trace.Replayed):
+// the replay's timing, how far its ranks got, the issue lag of its calls,
+// and the calls that failed, were skipped or found no partner.
+type Replay struct {
+	Timing  string
+	Ranks   int
+	Planned int64 // events the ranks were to replay
+	Events  int64 // events they got to
+	Elapsed int64 // ns, from the common start to the last rank's end
+	// Lag is the issue lag of every call (actual − intended start, ns);
+	// LagByOp of each op's, in op order. Empty as fast as possible.
+	Lag     hist.Hist
+	LagByOp []OpLag
+	Errors  []ReplayErrors
+	Skips   []ReplaySkips
+	// Unmatched counts communication calls no rank completed; Notes
+	// describe the first of them.
+	Unmatched   int64
+	Notes       []string
+	Interrupted bool
+	Script      bool
+	// RankDone is each rank's share of its events replayed, 0–1, in
+	// rank order.
+	RankDone []float64
+}
+
+// OpLag is the issue lag of one op's calls.
+type OpLag struct {
+	Op  string
+	Lag hist.Hist
+}
+
+// ReplayErrors counts calls of one op that failed with one errno.
+type ReplayErrors struct {
+	Op       string
+	Errno    string
+	Count    int64
+	Expected bool   // the original call failed the same way
+	Detail   string // what the backend's library said of the first
+}
+
+// ReplaySkips counts calls of one op skipped for one reason.
+type ReplaySkips struct {
+	Op     string
+	Reason string
+	Count  int64
+}
+
+// maxNotes bounds the descriptions of unmatched calls.
+const maxNotes = 5
+
+// ReplayOf sums how the replay of each rank went (ranks in rank order).
+func ReplayOf(ranks []*trace.ReplayRank) *Replay {
+	r := &Replay{Ranks: len(ranks)}
+	lag := map[trace.Op]*hist.Hist{}
+	errs := map[ReplayErrors]int64{}
+	skips := map[ReplaySkips]int64{}
+	for _, rr := range ranks {
+		if r.Timing == "" {
+			r.Timing = rr.Timing
+		}
+		r.Planned += rr.Planned
+		r.Events += rr.Events
+		r.Elapsed = max(r.Elapsed, rr.Elapsed)
+		for op, h := range rr.Lag {
+			if lag[op] == nil {
+				lag[op] = &hist.Hist{}
+			}
+			lag[op].Merge(h)
+			r.Lag.Merge(h)
+		}
+		for _, e := range rr.Errors {
+			k := ReplayErrors{Op: e.Op.String(), Errno: trace.Errno(e.Ret), Expected: e.Expected}
+			if _, ok := errs[k]; !ok {
+				r.Errors = append(r.Errors, ReplayErrors{Op: k.Op, Errno: k.Errno, Expected: k.Expected, Detail: e.Detail})
+			}
+			errs[k] += e.Count
+		}
+		for _, s := range rr.Skips {
+			k := ReplaySkips{Op: s.Op.String(), Reason: s.Reason}
+			if _, ok := skips[k]; !ok {
+				r.Skips = append(r.Skips, k)
+			}
+			skips[k] += s.Count
+		}
+		r.Unmatched += rr.Unmatched
+		for _, n := range rr.Notes {
+			if len(r.Notes) < maxNotes {
+				r.Notes = append(r.Notes, n)
+			}
+		}
+		r.Interrupted = r.Interrupted || rr.Interrupted
+		r.Script = r.Script || rr.Script
+		done := 1.0
+		if rr.Planned > 0 {
+			done = float64(rr.Events) / float64(rr.Planned)
+		}
+		r.RankDone = append(r.RankDone, done)
+	}
+	for _, op := range slices.Sorted(func(yield func(trace.Op) bool) {
+		for op := range lag {
+			if !yield(op) {
+				return
+			}
+		}
+	}) {
+		r.LagByOp = append(r.LagByOp, OpLag{Op: op.String(), Lag: *lag[op]})
+	}
+	for i, e := range r.Errors {
+		r.Errors[i].Count = errs[ReplayErrors{Op: e.Op, Errno: e.Errno, Expected: e.Expected}]
+	}
+	for i, s := range r.Skips {
+		r.Skips[i].Count = skips[ReplaySkips{Op: s.Op, Reason: s.Reason}]
+	}
+	slices.SortFunc(r.Errors, func(a, b ReplayErrors) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Op, b.Op), cmp.Compare(a.Errno, b.Errno))
+	})
+	slices.SortFunc(r.Skips, func(a, b ReplaySkips) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Op, b.Op), cmp.Compare(a.Reason, b.Reason))
+	})
+	return r
+}
+
+// replayOfTrace returns how the replay of t went, if t is a replay's trace
+// that says so for every rank.
+func replayOfTrace(t trace.Trace) *Replay {
+	rt, ok := t.(trace.Replayed)
+	if !ok {
+		return nil
+	}
+	var ranks []*trace.ReplayRank
+	for _, r := range t.Ranks() {
+		rr := rt.Replay(r)
+		if rr == nil {
+			return nil
+		}
+		ranks = append(ranks, rr)
+	}
+	if len(ranks) == 0 {
+		return nil
+	}
+	return ReplayOf(ranks)
+}
+
+// Failures is the number of calls that failed where the original did not.
+func (r *Replay) Failures() int64 {
+	var n int64
+	for _, e := range r.Errors {
+		if !e.Expected {
+			n += e.Count
+		}
+	}
+	return n
+}
+
+// Progress says how far the replay got: events, share, and the least and
+// most advanced ranks.
+func (r *Replay) Progress() string {
+	pct := 100.0
+	if r.Planned > 0 {
+		pct = 100 * float64(r.Events) / float64(r.Planned)
+	}
+	s := fmt.Sprintf("%d of %d events replayed (%.1f %%) in %s", r.Events, r.Planned, pct, units.Duration(r.Elapsed))
+	if len(r.RankDone) > 1 {
+		s += fmt.Sprintf("; ranks between %.1f %% and %.1f %%", 100*slices.Min(r.RankDone), 100*slices.Max(r.RankDone))
+	}
+	return s
+}
+
+// WriteText writes the replay's summary: timing, issue lag, failed and
+// skipped calls, unmatched communication, how far an interrupted replay
+// got.
+func (r *Replay) WriteText(w io.Writer) {
+	if r.Script {
+		fmt.Fprintf(w, "replay: %d ranks, %d events (%d in the script's nominal run) in %s, timing %s\n", r.Ranks, r.Events, r.Planned,
+			units.Duration(r.Elapsed), r.Timing)
+	} else {
+		fmt.Fprintf(w, "replay: %d ranks, %d of %d events in %s, timing %s\n", r.Ranks, r.Events, r.Planned,
+			units.Duration(r.Elapsed), r.Timing)
+	}
+	if r.Lag.Count() > 0 {
+		fmt.Fprintf(w, "issue lag: %s\n", lagText(&r.Lag))
+		if len(r.LagByOp) > 1 {
+			var parts []string
+			for _, l := range r.LagByOp {
+				parts = append(parts, fmt.Sprintf("%s p99 %s", l.Op, units.Duration(l.Lag.Quantile(0.99))))
+			}
+			fmt.Fprintf(w, "issue lag by op: %s\n", strings.Join(parts, ", "))
+		}
+	}
+	if r.Interrupted {
+		fmt.Fprintf(w, "interrupted: %s\n", r.Progress())
+	}
+	for _, e := range r.Errors {
+		how := "failed"
+		if e.Expected {
+			how = "failed as in the original"
+		}
+		var first string
+		if e.Detail != "" {
+			first = " (first: " + e.Detail + ")"
+		}
+		fmt.Fprintf(w, "%s: %d %s with %s%s\n", e.Op, e.Count, how, e.Errno, first)
+	}
+	for _, s := range r.Skips {
+		fmt.Fprintf(w, "skipped %d %s: %s\n", s.Count, s.Op, s.Reason)
+	}
+	if r.Unmatched > 0 {
+		fmt.Fprintf(w, "unmatched communication: %d calls (no rank could complete them); first: %s\n",
+			r.Unmatched, strings.Join(r.Notes, "; "))
+	}
+}
+
+func lagText(h *hist.Hist) string {
+	return fmt.Sprintf("p50 %s, p99 %s, max %s over %d calls",
+		units.Duration(h.Quantile(0.5)), units.Duration(h.Quantile(0.99)), units.Duration(h.Max()), h.Count())
+}
+
+// The JSON form of a replay (docs/FORMAT.md, "Reports"): the "replay"
+// object of a report, the B side of a comparison, ioreplay --summary.
+
+type jsonLag struct {
+	Op    string  `json:"op,omitempty"`
+	Count uint64  `json:"count"`
+	P50   float64 `json:"p50_seconds"`
+	P99   float64 `json:"p99_seconds"`
+	Max   float64 `json:"max_seconds"`
+}
+
+type jsonReplayError struct {
+	Op       string `json:"op"`
+	Errno    string `json:"errno"`
+	Count    int64  `json:"count"`
+	Expected bool   `json:"expected"`
+	Detail   string `json:"detail,omitempty"`
+}
+
+type jsonReplaySkip struct {
+	Op     string `json:"op"`
+	Reason string `json:"reason"`
+	Count  int64  `json:"count"`
+}
+
+type jsonReplay struct {
+	Ranks       int               `json:"ranks"`
+	Events      int64             `json:"events"`
+	Planned     int64             `json:"planned"`
+	Elapsed     float64           `json:"elapsed_seconds"`
+	Timing      string            `json:"timing"`
+	Lag         *jsonLag          `json:"lag,omitempty"`
+	LagByOp     []jsonLag         `json:"lag_by_op,omitempty"`
+	Errors      []jsonReplayError `json:"errors"`
+	Skips       []jsonReplaySkip  `json:"skips"`
+	Unmatched   int64             `json:"unmatched"`
+	Interrupted bool              `json:"interrupted"`
+}
+
+func lagJSON(op string, h *hist.Hist) jsonLag {
+	return jsonLag{Op: op, Count: h.Count(), P50: float64(h.Quantile(0.5)) / 1e9, P99: float64(h.Quantile(0.99)) / 1e9, Max: float64(h.Max()) / 1e9}
+}
+
+func replayJSON(r *Replay) *jsonReplay {
+	if r == nil {
+		return nil
+	}
+	v := &jsonReplay{Ranks: r.Ranks, Events: r.Events, Planned: r.Planned, Elapsed: float64(r.Elapsed) / 1e9, Timing: r.Timing,
+		Errors: []jsonReplayError{}, Skips: []jsonReplaySkip{}, Unmatched: r.Unmatched, Interrupted: r.Interrupted}
+	if r.Timing != "afap" {
+		l := lagJSON("", &r.Lag)
+		v.Lag = &l
+		for i := range r.LagByOp {
+			v.LagByOp = append(v.LagByOp, lagJSON(r.LagByOp[i].Op, &r.LagByOp[i].Lag))
+		}
+	}
+	for _, e := range r.Errors {
+		v.Errors = append(v.Errors, jsonReplayError(e))
+	}
+	for _, s := range r.Skips {
+		v.Skips = append(v.Skips, jsonReplaySkip(s))
+	}
+	return v
+}
+
+// WriteJSON writes the replay as one JSON object (the "replay" object of
+// a report).
+func (r *Replay) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(replayJSON(r))
+}

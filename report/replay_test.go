@@ -1,0 +1,100 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/hist"
+)
+
+// replayed is a trace that says how its replay went.
+type replayed struct {
+	*trace.MemTrace
+	ranks map[uint32]*trace.ReplayRank
+}
+
+func (r replayed) Replay(rank uint32) *trace.ReplayRank { return r.ranks[rank] }
+
+func lagOf(vs ...int64) *hist.Hist {
+	var h hist.Hist
+	for _, v := range vs {
+		h.Add(v)
+	}
+	return &h
+}
+
+// TestReplaySection: the report of a replay's own trace says how the
+// replay went — in text, JSON and HTML — and a comparison shows its issue
+// lag.
+func TestReplaySection(t *testing.T) {
+	m := handTrace()
+	rt := replayed{MemTrace: m, ranks: map[uint32]*trace.ReplayRank{}}
+	for _, r := range m.Ranks() {
+		rt.ranks[r] = &trace.ReplayRank{Timing: "original", Planned: 10, Events: 10, Elapsed: int64(r+1) * 1e6,
+			Lag:    map[trace.Op]*hist.Hist{trace.OpWrite: lagOf(1000, 2000), trace.OpOpen: lagOf(5e6)},
+			Errors: []trace.ReplayError{{Op: trace.OpOpen, Ret: -2, Count: 1}},
+			Skips:  []trace.ReplaySkip{{Op: trace.OpRead, Reason: "standard stream", Count: 2}}}
+	}
+	st := compute(t, rt, Options{})
+	if st.Replay == nil || st.Replay.Ranks != len(m.Ranks()) || st.Replay.Lag.Count() != uint64(3*len(m.Ranks())) {
+		t.Fatalf("replay %+v", st.Replay)
+	}
+	var text bytes.Buffer
+	if err := Render(&text, st, "op", "text"); err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(m.Ranks()))
+	for _, want := range []string{
+		"replay: " + itoa(n) + " ranks, " + itoa(10*n) + " of " + itoa(10*n) + " events in " + itoa(n) + "ms, timing original",
+		"issue lag: p50 ", "issue lag by op: open p99 5ms, write p99 2µs",
+		"open: " + itoa(n) + " failed with ENOENT", "skipped " + itoa(2*n) + " read: standard stream",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	var js bytes.Buffer
+	if err := Render(&js, st, "op", "json"); err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Replay struct {
+			Events int64 `json:"events"`
+			Lag    struct {
+				Count uint64  `json:"count"`
+				Max   float64 `json:"max_seconds"`
+			} `json:"lag"`
+			LagByOp []struct {
+				Op string `json:"op"`
+			} `json:"lag_by_op"`
+			Skips []struct {
+				Reason string `json:"reason"`
+			} `json:"skips"`
+		} `json:"replay"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Replay.Events != int64(10*n) || v.Replay.Lag.Max != 0.005 || len(v.Replay.LagByOp) != 2 || v.Replay.Skips[0].Reason != "standard stream" {
+		t.Errorf("json replay %+v", v.Replay)
+	}
+	var html bytes.Buffer
+	if err := RenderHTML(&html, st, HTMLOptions{}); err != nil || !strings.Contains(html.String(), "replay: "+itoa(n)+" ranks") {
+		t.Errorf("the HTML page lacks the replay's summary (%v)", err)
+	}
+	c := Compare(compute(t, m, Options{}), st)
+	var cmpText, cmpJSON bytes.Buffer
+	if err := RenderCompare(&cmpText, c, "text"); err != nil || !strings.Contains(cmpText.String(), "issue lag of b (original timing): p50 ") {
+		t.Errorf("comparison lacks the issue lag (%v):\n%s", err, cmpText.String())
+	}
+	if err := RenderCompare(&cmpJSON, c, "json"); err != nil || !strings.Contains(cmpJSON.String(), `"replay_b": {`) || strings.Contains(cmpJSON.String(), `"replay_a"`) {
+		t.Errorf("comparison JSON (%v):\n%s", err, cmpJSON.String())
+	}
+	// A trace that is no replay's says nothing of one.
+	if compute(t, m, Options{}).Replay != nil {
+		t.Error("a plain trace has a replay section")
+	}
+}

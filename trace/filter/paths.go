@@ -1,0 +1,136 @@
+package filter
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultExcludes are the prefixes a recorder leaves out unless an
+// include names them: kernel interfaces and devices, not files.
+var DefaultExcludes = []string{"/proc", "/sys", "/dev"}
+
+// Paths choose paths by prefix. The longest prefix (whole path
+// components) among the include and exclude prefixes that matches a path
+// decides; an exclude wins a tie. A path no prefix matches is chosen
+// unless there are include prefixes. Names that are not absolute paths
+// (pipes, sockets, anonymous inodes) are never chosen.
+type Paths struct {
+	rules    []rule
+	includes bool
+}
+
+type rule struct {
+	prefix  string
+	include bool
+}
+
+// NewPaths returns the rules for the given prefixes. With defaults, the
+// DefaultExcludes are added to exclude. Prefixes must be absolute.
+func NewPaths(include, exclude []string, defaults bool) (*Paths, error) {
+	r := &Paths{}
+	add := func(p string, inc bool) error {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("path prefix %q is not absolute", p)
+		}
+		r.rules = append(r.rules, rule{prefix: filepath.Clean(p), include: inc})
+		return nil
+	}
+	for _, p := range include {
+		if err := add(p, true); err != nil {
+			return nil, err
+		}
+		r.includes = true
+	}
+	if defaults {
+		exclude = append(append([]string(nil), DefaultExcludes...), exclude...)
+	}
+	for _, p := range exclude {
+		if err := add(p, false); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// RecordPaths are the path rules of a recording or an import (iotrace
+// record, convert --from strace): the --include and --exclude prefixes,
+// relative ones taken from the current directory; the DefaultExcludes,
+// unless all (--all: no exclusion at all); and the outputs, so that a
+// recorder does not record the trace it writes (an output directory
+// leaves out every rank's file in it).
+func RecordPaths(include, exclude []string, all bool, outputs ...string) (*Paths, error) {
+	if all {
+		return NewPaths(nil, nil, false)
+	}
+	abs := func(list []string) ([]string, error) {
+		out := make([]string, 0, len(list))
+		for _, p := range list {
+			if p == "" {
+				return nil, errors.New("--include/--exclude: empty path prefix")
+			}
+			a, err := filepath.Abs(p)
+			if err != nil {
+				return nil, fmt.Errorf("--include/--exclude %s: %w", p, err)
+			}
+			out = append(out, a)
+		}
+		return out, nil
+	}
+	inc, err := abs(include)
+	if err != nil {
+		return nil, err
+	}
+	exc, err := abs(exclude)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range outputs {
+		if o == "" {
+			continue
+		}
+		if a, err := filepath.Abs(o); err == nil {
+			exc = append(exc, a)
+		}
+	}
+	return NewPaths(inc, exc, true)
+}
+
+// Match reports whether path is chosen.
+func (r *Paths) Match(path string) bool {
+	if !strings.HasPrefix(path, "/") {
+		return false
+	}
+	best, inc := -1, !r.includes
+	for _, ru := range r.rules {
+		if !under(path, ru.prefix) {
+			continue
+		}
+		l := len(ru.prefix)
+		if l > best || (l == best && !ru.include) {
+			best, inc = l, ru.include
+		}
+	}
+	return inc
+}
+
+// under reports whether path is prefix or inside it.
+func under(path, prefix string) bool {
+	if prefix == "/" {
+		return true
+	}
+	return path == prefix || (strings.HasPrefix(path, prefix) && path[len(prefix)] == '/')
+}
+
+// SystemFile reports whether name is a file of the system (a library the
+// dynamic loader maps, its cache, locale data): recorders do not count
+// mappings of those as I/O the trace misses.
+func SystemFile(name string) bool {
+	for _, d := range []string{"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/etc/", "/bin/", "/sbin/"} {
+		if len(name) > len(d) && name[:len(d)] == d {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,48 @@
+package filter
+
+import "testing"
+
+func TestPathsMatch(t *testing.T) {
+	r, err := NewPaths([]string{"/data", "/dev/shm"}, []string{"/data/tmp"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		"/data": true, "/data/x": true, "/database": false, "/data/tmp": false, "/data/tmp/y": false,
+		"/data/tmpx": true, "/dev/shm/seg": true, "/dev/null": false, "/home/x": false, "pipe:[1]": false,
+	} {
+		if got := r.Match(p); got != want {
+			t.Errorf("Match(%q) = %v, want %v", p, got, want)
+		}
+	}
+	r, _ = NewPaths(nil, []string{"/scratch"}, true)
+	for p, want := range map[string]bool{
+		"/home/x": true, "/scratch/a": false, "/proc/1/fd": false, "/sys": false, "/devices": true, "socket:[3]": false,
+	} {
+		if got := r.Match(p); got != want {
+			t.Errorf("Match(%q) = %v, want %v", p, got, want)
+		}
+	}
+	if _, err := NewPaths([]string{"relative"}, nil, true); err == nil {
+		t.Error("a relative prefix was accepted")
+	}
+}
+
+func TestRecordPaths(t *testing.T) {
+	r, err := RecordPaths([]string{"/data"}, nil, false, "/data/run.iot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{"/data/x": true, "/data/run.iot": false, "/data/run.iot/rank-00001.iot": false, "/dev/shm/x": false} {
+		if got := r.Match(p); got != want {
+			t.Errorf("Match(%q) = %v, want %v", p, got, want)
+		}
+	}
+	all, err := RecordPaths([]string{"/data"}, []string{"/x"}, true, "/data/run.iot")
+	if err != nil || !all.Match("/proc/1/fd") || !all.Match("/x/y") {
+		t.Errorf("--all: %v; want every absolute path", err)
+	}
+	if _, err := RecordPaths([]string{""}, nil, false); err == nil {
+		t.Error("an empty prefix was accepted")
+	}
+}

@@ -1,0 +1,103 @@
+package format
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/hist"
+)
+
+// TestReplayBlock: how the replay of a rank went reads back as written,
+// survives merge, and a trace without it says nothing.
+func TestReplayBlock(t *testing.T) {
+	var lag hist.Hist
+	for _, v := range []int64{5, 900, 12000, 3e6} {
+		lag.Add(v)
+	}
+	want := &trace.ReplayRank{
+		Timing: "original", Planned: 10, Events: 9, Elapsed: 123456, Interrupted: true, Script: true,
+		Lag:       map[trace.Op]*hist.Hist{trace.OpPwrite: &lag},
+		Skips:     []trace.ReplaySkip{{Op: trace.OpOpen, Reason: "special path (/dev, /proc, /sys)", Count: 2}},
+		Errors:    []trace.ReplayError{{Op: trace.OpRead, Ret: -5, Expected: true, Count: 1, Detail: "MPI_ERR_IO"}},
+		Unmatched: 1, Notes: []string{"rank 1: MPI_Recv from 0 tag 3: no matching send"},
+	}
+	dir := t.TempDir()
+	write := func(name string, rank uint32, rr *trace.ReplayRank) string {
+		p := filepath.Join(dir, name)
+		w, err := Create(p, trace.Meta{Creator: "ioreplay"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Rank(rank).WriteEvents([]trace.Event{{Op: trace.OpPwrite, Rank: rank, Size: 1, Ret: 1}})
+		if rr != nil {
+			if err := w.SetReplay(rank, rr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := write("a.iot", 0, want), write("b.iot", 1, nil)
+	var merged bytes.Buffer
+	if _, err := Merge(&merged, ReadOptions{}, a, b); err != nil {
+		t.Fatal(err)
+	}
+	m := filepath.Join(dir, "m.iot")
+	if err := os.WriteFile(m, merged.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{a, m} {
+		r, err := Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.Replay(0)
+		if got == nil || got.Lag[trace.OpPwrite].Count() != 4 || got.Lag[trace.OpPwrite].Max() != 3e6 {
+			t.Fatalf("%s: %+v", name, got)
+		}
+		g, w := *got, *want
+		g.Lag, w.Lag = nil, nil
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: read %+v, want %+v", name, g, w)
+		}
+		if r.Replay(1) != nil || r.Replay(7) != nil {
+			t.Errorf("%s: a rank without a replay block has one", name)
+		}
+		r.Close()
+	}
+}
+
+// FuzzReplayBlock: any payload of a replay block reads as a replay record
+// or one error, never a panic, and a record read back writes the same.
+func FuzzReplayBlock(f *testing.F) {
+	var lag hist.Hist
+	lag.Add(77)
+	rr := &trace.ReplayRank{Timing: "think", Planned: 3, Events: 2, Lag: map[trace.Op]*hist.Hist{trace.OpRead: &lag},
+		Skips: []trace.ReplaySkip{{Op: trace.OpWrite, Reason: "x", Count: 1}}, Errors: []trace.ReplayError{{Op: trace.OpOpen, Ret: -2, Count: 1}},
+		Notes: []string{"n"}}
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, trace.Meta{})
+	w.SetReplay(3, rr)
+	w.Close()
+	b := buf.Bytes()
+	// The payload of the first block after the header.
+	f.Add(b[fileHeaderLen+int(uint32(b[12])|uint32(b[13])<<8|uint32(b[14])<<16|uint32(b[15])<<24)+4+blockHeaderLen:])
+	f.Add([]byte{0, 6, 3, 0xff})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		got, err := readReplay(p)
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		w, _ := NewWriter(&out, trace.Meta{})
+		if err := w.SetReplay(0, got); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,60 @@
+package trace
+
+import "github.com/iotrace/iotrace/trace/hist"
+
+// ReplayRank is how the replay of one rank went, as a replay records it
+// in its own trace (docs/FORMAT.md, "Replay block"): so that a report of
+// that trace alone says how the replay went, and a comparison of a trace
+// with its replay shows the issue lag.
+type ReplayRank struct {
+	Timing  string // original, think or afap
+	Planned int64  // events the rank was to replay (a script's: of its nominal run)
+	Events  int64  // events it got to: replayed, failed or skipped
+	Elapsed int64  // ns from the replay's common start to the rank's end
+	// Interrupted says the replay was stopped (Ctrl-C) before the end.
+	Interrupted bool
+	// Script says a pattern script was replayed: its time-driven loops
+	// may make more or fewer calls than Planned.
+	Script bool
+	// Lag is the issue lag of the rank's calls, by op: how much later
+	// than its intended start (the timing's) each call started, ns.
+	// Empty as fast as possible, where no call has an intended start.
+	Lag map[Op]*hist.Hist
+	// Skips count the calls a safety rule or a limit of the backend
+	// skipped, by op and reason.
+	Skips []ReplaySkip
+	// Errors count the calls that failed, by op and errno.
+	Errors []ReplayError
+	// Unmatched counts communication calls no rank could complete;
+	// Notes describe the first of them.
+	Unmatched int64
+	Notes     []string
+}
+
+// ReplaySkip counts the calls of one op skipped for one reason.
+type ReplaySkip struct {
+	Op     Op
+	Reason string
+	Count  int64
+}
+
+// ReplayError counts the calls of one op that failed with one errno.
+type ReplayError struct {
+	Op  Op
+	Ret int64 // −errno
+	// Expected says the original call failed the same way.
+	Expected bool
+	Count    int64
+	// Detail is what the backend's library said of the first of them (an
+	// MPI error string), if anything.
+	Detail string
+}
+
+// A Replayed trace is the own trace of a replay: it says how the replay
+// of each of its ranks went.
+type Replayed interface {
+	Trace
+	// Replay returns how rank r's replay went, or nil if the trace does
+	// not say (it is no replay's trace, or the replay did not end).
+	Replay(r uint32) *ReplayRank
+}

@@ -1,0 +1,176 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// Merger reads the ranks of a trace together, in the order of their
+// collective calls on MPI_COMM_WORLD, then of their start times.
+type Merger struct {
+	cur     []*cursor
+	h       []int // heap of indexes into cur
+	pending int   // the cursor whose event next returned last, -1: none
+}
+
+// cursor is one rank's stream as the merger reads it.
+type cursor struct {
+	src   trace.Source
+	buf   []trace.Event
+	i, n  int
+	epoch int64 // collective calls on MPI_COMM_WORLD before buf[i]
+	done  bool
+	err   error
+}
+
+// mergeEvents bounds the events the cursors of all ranks hold at once.
+const mergeEvents = 1 << 16
+
+func NewMerger(t trace.Trace, ranks []uint32) (*Merger, error) {
+	m := &Merger{pending: -1}
+	batch := min(max(mergeEvents/max(len(ranks), 1), 64), trace.BatchSize)
+	for _, r := range ranks {
+		src, err := t.Rank(r)
+		if err != nil {
+			m.Close()
+			return nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+		c := &cursor{src: src, buf: make([]trace.Event, batch)}
+		m.cur = append(m.cur, c)
+		if c.fill(); c.err != nil {
+			m.Close()
+			return nil, fmt.Errorf("rank %d: %w", r, c.err)
+		}
+		if c.i < c.n {
+			m.push(len(m.cur) - 1)
+		}
+	}
+	return m, nil
+}
+
+// fill reads the next batch when the cursor has used its events.
+func (c *cursor) fill() {
+	for c.i >= c.n && !c.done {
+		n, err := c.src.ReadEvents(c.buf)
+		c.i, c.n = 0, n
+		switch {
+		case errors.Is(err, io.EOF):
+			c.done = true
+		case err != nil:
+			c.err, c.done = err, true
+		}
+	}
+}
+
+func (m *Merger) less(a, b int) bool {
+	x, y := m.cur[m.h[a]], m.cur[m.h[b]]
+	if x.epoch != y.epoch {
+		return x.epoch < y.epoch
+	}
+	if sx, sy := x.buf[x.i].Start, y.buf[y.i].Start; sx != sy {
+		return sx < sy
+	}
+	return m.h[a] < m.h[b]
+}
+
+func (m *Merger) push(i int) {
+	m.h = append(m.h, i)
+	for j := len(m.h) - 1; j > 0; {
+		p := (j - 1) / 2
+		if !m.less(j, p) {
+			break
+		}
+		m.h[j], m.h[p] = m.h[p], m.h[j]
+		j = p
+	}
+}
+
+func (m *Merger) down(j int) {
+	for {
+		l := 2*j + 1
+		if l >= len(m.h) {
+			return
+		}
+		k := l
+		if r := l + 1; r < len(m.h) && m.less(r, l) {
+			k = r
+		}
+		if !m.less(k, j) {
+			return
+		}
+		m.h[j], m.h[k] = m.h[k], m.h[j]
+		j = k
+	}
+}
+
+// Next returns the index (in the ranks given to NewMerger) and the event
+// that come next, or a nil event at the end. The event stays valid until
+// the next call.
+func (m *Merger) Next() (int, *trace.Event, error) {
+	if len(m.cur) == 1 {
+		// One rank: its events in order, no heap.
+		c := m.cur[0]
+		if m.pending >= 0 {
+			e := &c.buf[c.i]
+			if e.Comm == trace.CommWorld && e.Op.Class() == trace.ClassComm && e.Op.Collective() {
+				c.epoch++
+			}
+			c.i++
+		}
+		m.pending = 0
+		if c.i >= c.n {
+			if c.fill(); c.err != nil {
+				return 0, nil, c.err
+			}
+			if c.i >= c.n {
+				m.pending = -1
+				return 0, nil, nil
+			}
+		}
+		return 0, &c.buf[c.i], nil
+	}
+	if i := m.pending; i >= 0 {
+		// Move past the event returned last.
+		m.pending = -1
+		c := m.cur[i]
+		e := &c.buf[c.i]
+		if e.Comm == trace.CommWorld && e.Op.Class() == trace.ClassComm && e.Op.Collective() {
+			c.epoch++
+		}
+		c.i++
+		c.fill()
+		if c.err != nil {
+			return i, nil, c.err
+		}
+		if c.i >= c.n {
+			last := len(m.h) - 1
+			m.h[0] = m.h[last]
+			m.h = m.h[:last]
+		}
+		if len(m.h) > 1 {
+			m.down(0)
+		}
+	}
+	if len(m.h) == 0 {
+		return 0, nil, nil
+	}
+	i := m.h[0]
+	c := m.cur[i]
+	m.pending = i
+	return i, &c.buf[c.i], nil
+}
+
+// Epoch returns the collective calls on MPI_COMM_WORLD rank index i made
+// before its current event.
+func (m *Merger) Epoch(i int) int64 { return m.cur[i].epoch }
+
+func (m *Merger) Close() {
+	for _, c := range m.cur {
+		if cl, ok := c.src.(io.Closer); ok {
+			cl.Close()
+		}
+	}
+}
