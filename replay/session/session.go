@@ -181,9 +181,10 @@ type Team interface {
 // lead is ErrReported when the lead reports it.
 func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err error) {
 	out = &Outcome{}
+	made := out // a "return nil, err" sets out to nil before the deferred call
 	defer func() {
 		if err != nil && (out == nil || out.Result == nil) {
-			out.Close()
+			made.Close()
 			out = nil
 		}
 	}()
