@@ -128,7 +128,7 @@ var errInTheWay = errors.New("in the way")
 // conflict notes err on rel if it is a conflict with what the target
 // holds, and reports whether it was.
 func (b *Backend) conflict(rel string, err error) bool {
-	if !errors.Is(err, errInTheWay) && !errors.Is(err, errEscape) && !errors.Is(err, unix.ENOTDIR) &&
+	if !errors.Is(err, errInTheWay) && !errors.Is(err, errEscape) && !errors.Is(err, errSpecial) && !errors.Is(err, unix.ENOTDIR) &&
 		!errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.ELOOP) {
 		return false
 	}
@@ -158,7 +158,7 @@ func (b *Backend) mkdirAll(rel string) error {
 }
 
 func (b *Backend) prepareFile(ctx context.Context, f target.PrepFile, cur *replay.Cursor) error {
-	fd, err := b.root.open(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
+	fd, err := b.root.openFile(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return err
 	}
@@ -351,6 +351,9 @@ func result(err error) (int64, replay.Skip) {
 	}
 	if errors.Is(err, errEscape) {
 		return 0, replay.SkipEscape
+	}
+	if errors.Is(err, errSpecial) {
+		return 0, replay.SkipNotRegular
 	}
 	return errno(err), replay.NotSkipped
 }
