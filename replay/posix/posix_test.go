@@ -690,3 +690,44 @@ func TestSpecialFilesNotOpened(t *testing.T) {
 	<-released
 	unix.Close(fd)
 }
+
+// TestCheckTarget: a target is what its name resolves to: a symbolic
+// link to /, /proc/self/root, or a directory of /proc, /sys or /dev is
+// refused by name and by New; an ordinary directory, a link to one, and
+// a directory not made yet are taken.
+func TestCheckTarget(t *testing.T) {
+	dir := t.TempDir()
+	toRoot := filepath.Join(dir, "root")
+	if err := os.Symlink("/", toRoot); err != nil {
+		t.Fatal(err)
+	}
+	toProc := filepath.Join(dir, "proc")
+	if err := os.Symlink("/proc/self/root", toProc); err != nil {
+		t.Fatal(err)
+	}
+	ok := filepath.Join(dir, "ok")
+	if err := os.Mkdir(ok, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	toOK := filepath.Join(dir, "link")
+	if err := os.Symlink(ok, toOK); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"/", "/..", toRoot, toProc, "/proc/self/root", "/proc", "/sys/kernel", "/dev/shm", toRoot + "/proc"} {
+		err := CheckTarget(bad)
+		if err == nil || !strings.Contains(err.Error(), "refusing to replay into it") {
+			t.Errorf("CheckTarget(%s) = %v, want a refusal", bad, err)
+		}
+	}
+	for _, bad := range []string{toRoot, "/proc/self/root"} {
+		if b, err := New(Options{Target: bad}); err == nil {
+			b.Close()
+			t.Errorf("New(%s) took it", bad)
+		}
+	}
+	for _, good := range []string{ok, toOK, filepath.Join(dir, "new", "sub")} {
+		if err := CheckTarget(good); err != nil {
+			t.Errorf("CheckTarget(%s) = %v", good, err)
+		}
+	}
+}

@@ -350,8 +350,8 @@ func (out *Outcome) target(o *Options, team Team) error {
 		if err != nil {
 			return err
 		}
-		if t == "/" {
-			return errors.New("--target /: refusing to replay into the root directory")
+		if err := posix.CheckTarget(t); err != nil {
+			return err
 		}
 		out.Target = t
 		return nil
