@@ -87,7 +87,8 @@ func New(opts Options) (*Backend, error) {
 
 // CheckTarget refuses a target directory that is, once its symbolic
 // links are followed, the root directory (a link to /, /proc/self/root,
-// a bind mount of /) or a directory of /proc, /sys or /dev: the name is
+// a bind mount of /) or a directory of /proc, /sys or /dev (but
+// /dev/shm, a tmpfs of ordinary files): the name is
 // not what the replay works in, the directory it resolves to is. A
 // target that does not exist yet is checked by its name only.
 func CheckTarget(dir string) error {
@@ -112,6 +113,9 @@ func checkTargetName(dir, real string) error {
 	real = filepath.Clean(real)
 	if real == "/" {
 		return fmt.Errorf("--target %s: is the root directory; refusing to replay into it", dir)
+	}
+	if real == "/dev/shm" || strings.HasPrefix(real, "/dev/shm/") {
+		return nil // a tmpfs of ordinary files, as the path rules say
 	}
 	for _, sys := range []string{"/proc", "/sys", "/dev"} {
 		if real == sys || strings.HasPrefix(real, sys+"/") {

@@ -693,8 +693,8 @@ func TestSpecialFilesNotOpened(t *testing.T) {
 
 // TestCheckTarget: a target is what its name resolves to: a symbolic
 // link to /, /proc/self/root, or a directory of /proc, /sys or /dev is
-// refused by name and by New; an ordinary directory, a link to one, and
-// a directory not made yet are taken.
+// refused by name and by New; an ordinary directory, a link to one, a
+// directory not made yet and one in /dev/shm are taken.
 func TestCheckTarget(t *testing.T) {
 	dir := t.TempDir()
 	toRoot := filepath.Join(dir, "root")
@@ -713,7 +713,7 @@ func TestCheckTarget(t *testing.T) {
 	if err := os.Symlink(ok, toOK); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"/", "/..", toRoot, toProc, "/proc/self/root", "/proc", "/sys/kernel", "/dev/shm", toRoot + "/proc"} {
+	for _, bad := range []string{"/", "/..", toRoot, toProc, "/proc/self/root", "/proc", "/sys/kernel", "/dev/mqueue", toRoot + "/proc"} {
 		err := CheckTarget(bad)
 		if err == nil || !strings.Contains(err.Error(), "refusing to replay into it") {
 			t.Errorf("CheckTarget(%s) = %v, want a refusal", bad, err)
@@ -725,7 +725,7 @@ func TestCheckTarget(t *testing.T) {
 			t.Errorf("New(%s) took it", bad)
 		}
 	}
-	for _, good := range []string{ok, toOK, filepath.Join(dir, "new", "sub")} {
+	for _, good := range []string{ok, toOK, filepath.Join(dir, "new", "sub"), "/dev/shm/iotrace-replay"} {
 		if err := CheckTarget(good); err != nil {
 			t.Errorf("CheckTarget(%s) = %v", good, err)
 		}
