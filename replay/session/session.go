@@ -45,6 +45,9 @@ type Options struct {
 	DryRun bool
 	// PrepareOnly stops after the prepare phase.
 	PrepareOnly bool
+	// NoSpaceCheck replays even when the target's file system has less
+	// free space than the trace's files take (Plan.CheckSpace).
+	NoSpaceCheck bool
 	// Files are the POSIX backend's options (its Target is the
 	// session's): direct I/O, sparse prepare, the data written, path
 	// resolution. Every backend of every team honours them.
@@ -224,7 +227,7 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	if o.DryRun {
 		out.Done = true
 		if lead {
-			return out, writeDryRun(o.Out, rp, o.Target, team.Describe(plan.Ranks))
+			return out, writeDryRun(o.Out, rp, o.Target, o.Files.Sparse, team.Describe(plan.Ranks))
 		}
 		return out, nil
 	}
@@ -253,7 +256,12 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	// The lead prepares; the others check that they see its target.
 	var perr error
 	if lead {
-		perr = prepare(ctx, &o, be, px, plan, out.Target)
+		if !o.NoSpaceCheck {
+			perr = plan.CheckSpace(out.Target, o.Files.Sparse)
+		}
+		if perr == nil {
+			perr = prepare(ctx, &o, be, px, plan, out.Target)
+		}
 	}
 	if err := agree(perr); err != nil {
 		return nil, err
