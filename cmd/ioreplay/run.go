@@ -60,6 +60,10 @@ func run(o *options, args []string, s cli.IO) error {
 // runIn replays in team: the same steps on every process.
 func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 	so, err := o.session(s)
+	if err == nil {
+		err = outfile.NotInput([]outfile.Output{{Flag: "--record", Name: o.replay.Record}, {Flag: "--summary", Name: o.summary},
+			{Flag: "--output", Name: o.output}, {Flag: "--html", Name: o.html}}, args)
+	}
 	if err := session.Agree(team, err); err != nil {
 		return err
 	}

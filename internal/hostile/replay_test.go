@@ -66,3 +66,38 @@ func TestReplayFlags(t *testing.T) {
 		count("flag", 1)
 	}
 }
+
+// TestOutputIsInput: every output flag pointed at the command's input —
+// by its name or through a symbolic link — is one line, and the input
+// is left byte for byte as it was (ioreplay --record t.iot t.iot made a
+// 2,468-byte trace 163 bytes).
+func TestOutputIsInput(t *testing.T) {
+	dir := t.TempDir()
+	src := write(t, dir, "t.jsonl",
+		`{"rank":0,"op":"open","path":"/out","flags":"O_WRONLY|O_CREAT","mode":"0644","ret":3,"start_ns":1,"dur_ns":1}`+"\n"+
+			`{"rank":0,"op":"write","fd":3,"offset":0,"size":100,"ret":100,"start_ns":2,"dur_ns":1}`+"\n")
+	tr := filepath.Join(dir, "t.iot")
+	wantOK(t, run(t, dir, 0, iotrace, "convert", "-o", tr, src))
+	link := filepath.Join(dir, "link.iot")
+	if err := os.Symlink(tr, link); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(tr)
+	for _, out := range []string{tr, link} {
+		for _, c := range [][]string{
+			{ioreplay, "--timing", "afap", "--record", out, tr},
+			{ioreplay, "--timing", "afap", "--summary", out, tr},
+			{ioreplay, "--timing", "afap", "-o", out, tr},
+			{ioreplay, "--timing", "afap", "--html", out, tr},
+			{iotrace, "stats", "-o", out, tr},
+			{iotrace, "compare", "-o", out, tr, tr},
+			{iotrace, "convert", "-o", out, tr},
+		} {
+			wantError(t, run(t, dir, 0, c[0], c[1:]...), `: is (an input|the input .*); writing it would destroy it`)
+			if after, _ := os.ReadFile(tr); string(after) != string(before) {
+				t.Fatalf("%v changed its input", c)
+			}
+			count("output onto an input", 1)
+		}
+	}
+}
