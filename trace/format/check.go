@@ -26,6 +26,10 @@ type CheckReport struct {
 	Damage     []Damage
 	IndexNote  string // a problem with the index, if any
 	Unreadable string // why the header could not be read, if it could not
+	// Empty: the file has no byte, not even a header (a recording
+	// stopped before it wrote anything): not a trace, but not damaged
+	// either.
+	Empty bool
 	// Clocks are what the capture measured of the ranks' clocks (ranks
 	// with samples only, times on the reference clock), when the file
 	// is not damaged.
@@ -37,6 +41,9 @@ type RankClock struct {
 	Rank  uint32
 	Clock *Clock
 }
+
+// emptyFile says what a file of 0 bytes is.
+const emptyFile = "empty file (0 bytes): nothing was recorded in it, not even a trace header (a recording stopped before it began leaves one)"
 
 // Damaged reports whether the file lost data: damaged blocks, truncation,
 // or an unreadable header.
@@ -66,6 +73,10 @@ func Check(name string, salvage bool) (*CheckReport, error) {
 
 func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 	rep := &CheckReport{File: name, Size: size}
+	if size == 0 {
+		rep.Empty = true
+		return rep
+	}
 	m, start, err := readHeader(name, ra, size)
 	if err != nil {
 		rep.Unreadable = err.Error()
@@ -198,6 +209,10 @@ func sameBlocks(a, b []BlockInfo) bool {
 // the file (its status, size, blocks, events, ranks and paths), then a
 // line for each problem, then one for each rank's clock.
 func (c *CheckReport) WriteText(w io.Writer) {
+	if c.Empty {
+		fmt.Fprintf(w, "%s: EMPTY: 0 bytes, not even a trace header (a recording stopped before it began leaves one)\n", c.File)
+		return
+	}
 	if c.Unreadable != "" {
 		fmt.Fprintf(w, "%s: DAMAGED: %s\n", c.File, strings.TrimPrefix(c.Unreadable, c.File+": "))
 		return

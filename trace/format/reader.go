@@ -55,6 +55,9 @@ type file struct {
 // readHeader reads and checks the file header.
 func readHeader(name string, ra io.ReaderAt, size int64) (trace.Meta, int64, error) {
 	var h [fileHeaderLen]byte
+	if size == 0 {
+		return trace.Meta{}, 0, formatError(name, -1, "%s", emptyFile)
+	}
 	if size < fileHeaderLen {
 		if n, _ := ra.ReadAt(h[:size], 0); n >= 4 && !bytes.HasPrefix([]byte(Magic), h[:min(n, len(Magic))]) {
 			return trace.Meta{}, 0, formatError(name, -1, "not an iotrace trace file (bad magic)")
