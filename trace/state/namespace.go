@@ -103,7 +103,7 @@ type File struct {
 	// grown is the largest size the trace's own calls gave the file
 	// (writes, truncates, extensions): what it makes on a disk.
 	grown int64
-	keep    int64 // bytes of the content before the trace still there (math.MaxInt64: all)
+	keep  int64 // bytes of the content before the trace still there (math.MaxInt64: all)
 	// appendAt is the lowest offset an append landed at while the content
 	// from before the trace was all there (-1: none): the file had that
 	// many bytes. The lowest, as the appends of several threads or
