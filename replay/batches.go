@@ -128,8 +128,18 @@ type recorder struct {
 	err   error
 }
 
-func newRecorder(sink trace.Sink, pool *batchPool) *recorder {
-	rc := &recorder{sink: sink, pool: pool, queue: make(chan []trace.Event, pool.max+1), done: make(chan struct{})}
+// inlineRecordRanks is the number of ranks from which each rank writes
+// its batches itself, between its calls, instead of in a goroutine of
+// its own: a goroutine's stack is 8 KiB at least (800 MB for 100,000
+// ranks), and so many ranks share the processors anyway.
+const inlineRecordRanks = 4096
+
+func newRecorder(sink trace.Sink, pool *batchPool, inline bool) *recorder {
+	rc := &recorder{sink: sink, pool: pool}
+	if inline {
+		return rc
+	}
+	rc.queue, rc.done = make(chan []trace.Event, pool.max+1), make(chan struct{})
 	go rc.write()
 	return rc
 }
@@ -146,12 +156,23 @@ func (rc *recorder) write() {
 
 // put queues a replayed batch; it never blocks (the queue holds every
 // batch of the pool).
-func (rc *recorder) put(b []trace.Event) { rc.queue <- b }
+func (rc *recorder) put(b []trace.Event) {
+	if rc.queue == nil {
+		if rc.err == nil && len(b) > 0 {
+			rc.err = writeSafe(rc.sink, b)
+		}
+		rc.pool.put(b)
+		return
+	}
+	rc.queue <- b
+}
 
 // close writes what is queued and returns the first error of the sink.
 func (rc *recorder) close() error {
-	close(rc.queue)
-	<-rc.done
+	if rc.queue != nil {
+		close(rc.queue)
+		<-rc.done
+	}
 	return rc.err
 }
 

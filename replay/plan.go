@@ -114,11 +114,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 			p.Start, started = e.Start, true
 		}
 		rp.n++
-		if e.Op < 1024 {
-			rp.counts[e.Op]++
-		} else {
-			rp.rc.Ops[e.Op]++
-		}
+		rp.rc.Ops[e.Op]++
 		cls := e.Op.Class()
 		if cls == trace.ClassMarker {
 			continue
@@ -155,11 +151,6 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 	p.shared = sp.Offsets(len(p.Ranks))
 	for i := range per {
 		rc := &per[i].rc
-		for op, c := range per[i].counts {
-			if c > 0 {
-				rc.Ops[trace.Op(op)] = c
-			}
-		}
 		for _, c := range rc.Ops {
 			rc.Events += c
 		}
@@ -195,10 +186,9 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 
 // rankPlan is what the plan keeps per rank while it reads.
 type rankPlan struct {
-	n      int64 // events read
-	rc     RankCount
-	counts [1024]int64 // by op, below 1024; the rest in rc.Ops
-	f      *state.Follower[struct{}, struct{}]
+	n  int64 // events read
+	rc RankCount
+	f  *state.Follower[struct{}, struct{}]
 }
 
 // mapPath returns where the trace path s goes: a path relative to the

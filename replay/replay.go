@@ -215,7 +215,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		rn.res.rank = rk
 		rn.res.planned = r.plan.PerRank[planIdx[i]].Events
 		if out.Record != nil {
-			rn.rec = newRecorder(out.Record(rk), rn.pool)
+			rn.rec = newRecorder(out.Record(rk), rn.pool, len(ranks) >= inlineRecordRanks)
 		}
 	}
 

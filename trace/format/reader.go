@@ -756,13 +756,21 @@ type rankSource struct {
 	bi   BlockInfo
 	keep func(trace.Op) bool // blocks without any of these ops are left out (RankOps)
 
-	n, pos  int // events in the current block, and read so far
-	cols    [numCols + 1]colStream
-	bufs    [numCols + 1][]byte
-	payload []byte
+	n, pos  int        // events in the current block, and read so far
+	b       *blockBufs // nil before the first block and after the last
 	prevEnd int64
 	predOff int64
 	err     error
+}
+
+// blockBufs are a rank source's decoding state: a few KiB, held from
+// its first block to the end of its last, so that the ranks a reader
+// has read to their end (most of 100,000 ranks that meet at a barrier)
+// keep none.
+type blockBufs struct {
+	cols    [numCols + 1]colStream
+	bufs    [numCols + 1][]byte
+	payload []byte
 }
 
 func (rs *rankSource) Path(id trace.PathID) string { return rs.r.paths.Lookup(id) }
@@ -799,10 +807,13 @@ func (rs *rankSource) ReadEvents(evs []trace.Event) (int, error) {
 	rs.pos += k
 	if rs.pos == rs.n {
 		for id := 1; id <= numCols; id++ {
-			if c := &rs.cols[id]; c.b != nil && c.pos != len(c.b) || c.exc != nil && c.exc.pos != len(c.exc.b) || c.left != 0 {
+			if c := &rs.b.cols[id]; c.b != nil && c.pos != len(c.b) || c.exc != nil && c.exc.pos != len(c.exc.b) || c.left != 0 {
 				rs.err = formatError(rs.s.file.name, rs.bi.Offset, "column %d longer than its event count", id)
 				return 0, rs.err
 			}
+		}
+		if rs.next >= len(rs.s.blocks) {
+			rs.b = nil // the rank's last block is read
 		}
 	}
 	return k, nil
@@ -810,11 +821,14 @@ func (rs *rankSource) ReadEvents(evs []trace.Event) (int, error) {
 
 // load reads, checks and decompresses the block bi.
 func (rs *rankSource) load(bi BlockInfo) error {
-	kind, p, err := rs.s.file.readBlock(bi.Offset, rs.payload)
+	if rs.b == nil {
+		rs.b = &blockBufs{}
+	}
+	kind, p, err := rs.s.file.readBlock(bi.Offset, rs.b.payload)
 	if err != nil {
 		return err
 	}
-	rs.payload = p
+	rs.b.payload = p
 	if kind != kindEvents {
 		return errors.New("block kind differs from the index")
 	}
@@ -848,8 +862,8 @@ func (rs *rankSource) load(bi BlockInfo) error {
 	if d.err != nil {
 		return fmt.Errorf("block contents: %v", d.err)
 	}
-	for i := range rs.cols {
-		rs.cols[i] = colStream{}
+	for i := range rs.b.cols {
+		rs.b.cols[i] = colStream{}
 	}
 	data := d.b
 	for _, h := range hdrs {
@@ -870,7 +884,7 @@ func (rs *rankSource) load(bi BlockInfo) error {
 		layout, stage := h.enc>>4, h.enc&15
 		switch layout {
 		case layoutConst:
-			rs.cols[h.id] = colStream{base: h.base, mult: int64(h.mult)}
+			rs.b.cols[h.id] = colStream{base: h.base, mult: int64(h.mult)}
 			continue
 		case layoutDict:
 			cs, err := rs.loadDict(h.id, stored, bi.Events)
@@ -878,7 +892,7 @@ func (rs *rankSource) load(bi BlockInfo) error {
 				return fmt.Errorf("column %d: %v", h.id, err)
 			}
 			cs.base, cs.mult = h.base, int64(h.mult)
-			rs.cols[h.id] = cs
+			rs.b.cols[h.id] = cs
 			continue
 		case layoutValues, layoutRuns:
 		default:
@@ -894,7 +908,7 @@ func (rs *rankSource) load(bi BlockInfo) error {
 		if col == nil {
 			col = []byte{}
 		}
-		rs.cols[h.id] = colStream{b: col, base: h.base, mult: int64(h.mult), runs: layout == layoutRuns}
+		rs.b.cols[h.id] = colStream{b: col, base: h.base, mult: int64(h.mult), runs: layout == layoutRuns}
 	}
 	if len(data) != 0 {
 		return errors.New("bytes after the last column")
@@ -916,11 +930,11 @@ func (rs *rankSource) unpack(id uint64, stage byte, stored []byte, raw uint64) (
 	case stageRaw:
 		return stored, nil
 	case stageZstd:
-		out, err := rs.r.dec.DecodeAll(stored, rs.bufs[id][:0])
+		out, err := rs.r.dec.DecodeAll(stored, rs.b.bufs[id][:0])
 		if err != nil {
 			return nil, err
 		}
-		rs.bufs[id] = out
+		rs.b.bufs[id] = out
 		return out, nil
 	case stageHuff:
 		if len(stored) < 1 || (stored[0] != 1 && stored[0] != 4) {
@@ -933,7 +947,7 @@ func (rs *rankSource) unpack(id uint64, stage byte, stored []byte, raw uint64) (
 		if err != nil {
 			return nil, err
 		}
-		dst := rs.bufs[id]
+		dst := rs.b.bufs[id]
 		if uint64(cap(dst)) < raw {
 			dst = make([]byte, raw)
 		}
@@ -947,7 +961,7 @@ func (rs *rankSource) unpack(id uint64, stage byte, stored []byte, raw uint64) (
 		if err != nil {
 			return nil, err
 		}
-		rs.bufs[id] = out
+		rs.b.bufs[id] = out
 		return out, nil
 	}
 	return nil, fmt.Errorf("unknown stage %d", stage)
@@ -1018,7 +1032,7 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 		sc.zeros = make([]int64, max(n, trace.BatchSize))
 	}
 	for id := 1; id <= numCols; id++ {
-		if c := &rs.cols[id]; c.b == nil && c.base == 0 {
+		if c := &rs.b.cols[id]; c.b == nil && c.base == 0 {
 			v[id] = sc.zeros[:n] // absent columns share one array of zeros, kept in cache
 			continue
 		}
@@ -1026,13 +1040,13 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 			sc.vals[id] = make([]int64, n, max(n, trace.BatchSize))
 		}
 		v[id] = sc.vals[id][:n]
-		if err := rs.cols[id].fill(v[id]); err != nil {
+		if err := rs.b.cols[id].fill(v[id]); err != nil {
 			return fmt.Errorf("column %d: %v", id, err)
 		}
 	}
 	rare := false // any of the columns from colFlags on in this block
 	for id := colFlags; id <= numCols; id++ {
-		if c := &rs.cols[id]; c.b != nil || c.base != 0 {
+		if c := &rs.b.cols[id]; c.b != nil || c.base != 0 {
 			rare = true
 		}
 	}

@@ -352,10 +352,19 @@ func (rw *RankWriter) openBlock() {
 	w.rmu.Lock()
 	w.open.push(rw)
 	w.nopen++
-	for v := w.open.head; w.nopen > maxOpenBlocks && v != nil; {
-		// A rank being written is busy, not old: skip it.
+	// A few tries, each at the oldest block: a rank being written is busy,
+	// not old, and goes to the back. Walking the list past busy ranks
+	// instead made 100,000 ranks writing at once quadratic (80 s of
+	// TryLock); when every try meets a busy rank, more blocks stay open
+	// for a while, at most one per rank being written.
+	for tries := 0; w.nopen > maxOpenBlocks && tries < 8; tries++ {
+		v := w.open.head
+		if v == nil {
+			break
+		}
 		if v == rw || !v.mu.TryLock() {
-			v = v.next
+			w.open.remove(v)
+			w.open.push(v)
 			continue
 		}
 		w.rmu.Unlock()
@@ -365,7 +374,6 @@ func (rw *RankWriter) openBlock() {
 		if err != nil {
 			break // the output's error, which every later write returns
 		}
-		v = w.open.head
 	}
 	w.rmu.Unlock()
 }
