@@ -203,8 +203,7 @@ func (tf Transforms) Apply(t trace.Trace) (trace.Trace, error) {
 	if tf.Split.Size > 0 {
 		sp := tf.Split
 		x.stages = append(x.stages, func(rank uint32, in trace.Source) trace.Source {
-			s := newSplitter(sp, rank)
-			return newStage(in, x, s.split)
+			return &splitSource{in: in, x: x, s: newSplitter(sp, rank)}
 		})
 	}
 	return x, nil
