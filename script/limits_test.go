@@ -2,6 +2,7 @@ package script
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,26 @@ func TestNominalClockOverflow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestModelCountsBytesMoved: a data call's nominal duration counts the
+// bytes it moved, not those it asked for: cp asks copy_file_range for
+// 2^63−1 bytes and gets what the file holds; a failed call moved none.
+func TestModelCountsBytesMoved(t *testing.T) {
+	m := DefaultModel()
+	lat := int64(m.DataLatency)
+	for _, c := range []struct {
+		ev   trace.Event
+		want int64
+	}{
+		{trace.Event{Op: trace.OpPwrite, Size: 4096, Ret: 4096}, lat + 4096},
+		{trace.Event{Op: trace.OpPread, Size: 1 << 62, Ret: 100}, lat + 100},
+		{trace.Event{Op: trace.OpCopyFileRange, Size: math.MaxInt64, Ret: 5000}, lat + 5000},
+		{trace.Event{Op: trace.OpRead, Size: 4096, Ret: -5}, lat},
+	} {
+		if got := m.Dur(&c.ev); got != c.want {
+			t.Errorf("%v of %d moving %d: %d ns, want %d", c.ev.Op, c.ev.Size, c.ev.Ret, got, c.want)
+		}
 	}
 }
