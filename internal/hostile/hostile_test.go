@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -417,19 +416,4 @@ func TestFioExportManyDirectories(t *testing.T) {
 		t.Fatalf("%d writes and %d closes in the iolog, want %d", w, c, n)
 	}
 	count("trace: fio export of many directories", 1)
-}
-
-// TestZTally logs how many hostile inputs of each kind the tests above
-// tried (go test -v), for the record.
-func TestZTally(t *testing.T) {
-	tally.Lock()
-	defer tally.Unlock()
-	var kinds []string
-	for k := range tally.n {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	for _, k := range kinds {
-		t.Logf("%-40s %d", k, tally.n[k])
-	}
 }
