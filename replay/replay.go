@@ -157,9 +157,12 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	// so that its time-driven loops decide when the calls before them
 	// have run.
 	prefetch := r.script == nil && len(ranks) < procs
-	var margin int64
+	var margin, skip int64
 	if r.opts.Timing != AFAP && precise {
 		margin = calibrate(own)
+	}
+	if r.opts.Timing == Think {
+		skip = skipBelow(precise)
 	}
 	runners := make([]*runner, len(ranks))
 	closeAll := func() {
@@ -196,7 +199,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		rn := &runner{
 			rp: r, rank: rk, idx: i, ex: ex, cm: world.Endpoint(rk), world: world,
 			timing: r.opts.Timing, speed: r.opts.Speed, strict: r.opts.Strict, origin: r.plan.Start,
-			w:       waiter{margin: margin, precise: precise, own: own, stop: &stop, ctx: ctx},
+			w:       waiter{margin: margin, skip: skip, precise: precise, own: own, stop: &stop, ctx: ctx},
 			handles: map[int32]uint32{},
 			ctx:     ctx, stop: &stop, readN: batch,
 			pool:     newBatchPool(batch, len(ranks)),
