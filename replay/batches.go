@@ -119,17 +119,19 @@ func (rd *reader) stop() {
 }
 
 // recorder hands a rank's replayed batches to a goroutine that writes
-// them to the rank's sink and gives them back to the pool.
+// them to the rank's sink, shows them to the observer (if any), and gives
+// them back to the pool.
 type recorder struct {
-	sink  trace.Sink
-	pool  *batchPool
-	queue chan []trace.Event
-	done  chan struct{}
-	err   error
+	sink    trace.Sink
+	observe func([]trace.Event)
+	pool    *batchPool
+	queue   chan []trace.Event
+	done    chan struct{}
+	err     error
 }
 
-func newRecorder(sink trace.Sink, pool *batchPool) *recorder {
-	rc := &recorder{sink: sink, pool: pool, queue: make(chan []trace.Event, pool.max+1), done: make(chan struct{})}
+func newRecorder(sink trace.Sink, pool *batchPool, observe func([]trace.Event)) *recorder {
+	rc := &recorder{sink: sink, observe: observe, pool: pool, queue: make(chan []trace.Event, pool.max+1), done: make(chan struct{})}
 	go rc.write()
 	return rc
 }
@@ -139,9 +141,23 @@ func (rc *recorder) write() {
 	for b := range rc.queue {
 		if rc.err == nil && len(b) > 0 {
 			rc.err = writeSafe(rc.sink, b)
+			if rc.err == nil && rc.observe != nil {
+				rc.err = observeSafe(rc.observe, b)
+			}
 		}
 		rc.pool.put(b)
 	}
+}
+
+// observeSafe is observe(b) with a panic turned into an error.
+func observeSafe(observe func([]trace.Event), b []trace.Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error computing the report: %v (please report it with the command line)", r)
+		}
+	}()
+	observe(b)
+	return nil
 }
 
 // put queues a replayed batch; it never blocks (the queue holds every

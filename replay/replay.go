@@ -113,6 +113,10 @@ type Output struct {
 	// rank has ended (trace/format's Writer.SetReplay records it in the
 	// replay's trace).
 	Replayed func(rank uint32, rr *trace.ReplayRank) error
+	// Observe, if set, is given each rank's replayed events, in order,
+	// once its sink has them, from the goroutine that records the rank
+	// (report.Live.Add: the report computed while the replay runs).
+	Observe func(rank uint32, evs []trace.Event)
 }
 
 // Run replays every rank with backend b, recording to out, and returns
@@ -218,7 +222,11 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		rn.res.rank = rk
 		rn.res.planned = r.plan.PerRank[planIdx[i]].Events
 		if out.Record != nil {
-			rn.rec = newRecorder(out.Record(rk), rn.pool)
+			var observe func([]trace.Event)
+			if out.Observe != nil {
+				observe = func(evs []trace.Event) { out.Observe(rk, evs) }
+			}
+			rn.rec = newRecorder(out.Record(rk), rn.pool, observe)
 		}
 	}
 
