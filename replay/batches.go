@@ -77,16 +77,40 @@ type reader struct {
 	done  chan struct{}
 }
 
+// prefetchBatch is the batch size of a rank whose events a reader
+// goroutine reads ahead (up to 64 batches of 1,024 events a rank
+// otherwise).
+const prefetchBatch = 8192
+
+// firstFill is how many events the reader's first batch holds: the rank
+// waits for it before its first call, so it is small, and the batches
+// after it double up to the pool's size.
+const firstFill = 256
+
 func startReader(src trace.Source, pool *batchPool) *reader {
 	rd := &reader{ready: make(chan filled, 2), quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(rd.done)
+		want := firstFill
 		for {
 			b := pool.get(rd.quit)
 			if b == nil {
 				return
 			}
-			n, err := readSafe(src, b)
+			// Fill the batch across the source's blocks (ReadEvents stops
+			// at the end of one).
+			want = min(want, len(b))
+			var n int
+			var err error
+			for n < want && err == nil {
+				var k int
+				k, err = readSafe(src, b[n:want])
+				n += k
+				if k == 0 {
+					break // a source that has nothing now: hand over what is read
+				}
+			}
+			want *= 2
 			select {
 			case rd.ready <- filled{b[:n], err}:
 			case <-rd.quit:

@@ -144,11 +144,17 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		stop.Store(true)
 	}()
 
+	procs := runtime.GOMAXPROCS(0)
 	batch := r.opts.Batch
 	if batch <= 0 {
 		batch = min(max(65536/len(ranks), 32), trace.BatchSize)
+		if r.script == nil && len(ranks) < procs {
+			// Read ahead (below): larger batches, fewer hand-offs between
+			// the reader, the rank and the recorder — each may wake a
+			// goroutine, a futex call on the rank's thread.
+			batch = prefetchBatch
+		}
 	}
-	procs := runtime.GOMAXPROCS(0)
 	precise := len(ranks) <= 8*procs
 	// With fewer ranks than processors, each rank has a processor of its
 	// own: its waits spin instead of yielding, on a thread whose timer
