@@ -113,8 +113,8 @@ type Output struct {
 	// rank has ended (trace/format's Writer.SetReplay records it in the
 	// replay's trace).
 	Replayed func(rank uint32, rr *trace.ReplayRank) error
-	// Observe, if set, is given each rank's replayed events, in order,
-	// once its sink has them, from the goroutine that records the rank
+	// Observe, if set, is given each rank's replayed events, each rank's
+	// in order, once its sink has them, from one goroutine of the replay
 	// (report.Live.Add: the report computed while the replay runs).
 	Observe func(rank uint32, evs []trace.Event)
 }
@@ -175,6 +175,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		skip = skipBelow(precise)
 	}
 	runners := make([]*runner, len(ranks))
+	var obs *observer
 	closeAll := func() {
 		for _, rn := range runners {
 			if rn != nil {
@@ -186,6 +187,9 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 					rn.rec.close()
 				}
 			}
+		}
+		if obs != nil {
+			obs.close()
 		}
 	}
 	if r.script != nil {
@@ -228,11 +232,10 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		rn.res.rank = rk
 		rn.res.planned = r.plan.PerRank[planIdx[i]].Events
 		if out.Record != nil {
-			var observe func([]trace.Event)
-			if out.Observe != nil {
-				observe = func(evs []trace.Event) { out.Observe(rk, evs) }
+			if out.Observe != nil && obs == nil {
+				obs = newObserver(out.Observe, len(ranks)*(rn.pool.max+1))
 			}
-			rn.rec = newRecorder(out.Record(rk), rn.pool, observe)
+			rn.rec = newRecorder(out.Record(rk), rk, rn.pool, obs)
 		}
 	}
 
@@ -303,6 +306,11 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			if err := out.Replayed(rn.rank, rr); err != nil && recErr == nil {
 				recErr = fmt.Errorf("recording rank %d: %w", rn.rank, err)
 			}
+		}
+	}
+	if obs != nil {
+		if err := obs.close(); err != nil && recErr == nil {
+			recErr = err
 		}
 	}
 	res.finish()
