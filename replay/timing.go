@@ -76,9 +76,9 @@ type waiter struct {
 	// ones are owed); owed is what it owes now, 0 ≤ owed < skip.
 	skip int64
 	owed int64
-	// calm is how many of the next sleeping waits sleep up to the
-	// deadline instead of margin before it: a spin lost its processor to
-	// another thread (see preemptedGap).
+	// calm is how many of the next waits longer than spinCheck sleep up
+	// to the deadline instead of margin before it: a spin lost its
+	// processor to another thread (see preemptedGap).
 	calm int
 	// switches is the thread's count of involuntary context switches
 	// when the latest long spin began (see contended).
@@ -103,9 +103,9 @@ type waitStats struct {
 // with a thread of its own), the machine is busier than the calibration
 // saw: spinning then only makes the kernel treat the rank as a processor
 // hog and queue it behind the others, while a sleeper is woken promptly;
-// so the next calmWaits waits that sleep anyway (those longer than
-// margin) sleep in nanosleep(2) up to the deadline. Shorter waits still
-// spin: a sleep would cost them more than they keep. A jump without a
+// so the next calmWaits waits longer than spinCheck sleep in nanosleep(2)
+// up to the deadline. Shorter waits still spin: a sleep would cost them
+// more than they keep, and a spin that short is seldom preempted. A jump without a
 // context switch is the hypervisor running another guest: sleeping would
 // not help (the wake-up also waits for the virtual processor) and costs a
 // guest's timer latency on every call, so the rank keeps spinning.
@@ -148,7 +148,7 @@ func (w *waiter) until(target, now int64) (int64, bool) {
 	}
 	w.stats.waits++
 	margin := w.margin
-	if w.calm > 0 && target-now > margin {
+	if w.calm > 0 && target-now > spinCheck {
 		w.calm--
 		margin = 0
 	}

@@ -88,8 +88,9 @@ func TestDenseThinkWaitsNeverSleep(t *testing.T) {
 }
 
 // TestLongWaitAfterLostSpinSleeps: after a spin lost its processor to
-// another thread, the waits that sleep anyway (longer than the margin)
-// sleep up to the deadline, and only those count down the calm.
+// another thread, the waits longer than spinCheck (20 µs) sleep up to the
+// deadline, even those shorter than the margin, and only those count down
+// the calm; shorter waits spin.
 func TestLongWaitAfterLostSpinSleeps(t *testing.T) {
 	var stop atomic.Bool
 	w := waiter{clk: newClock(time.Now()), stop: &stop, ctx: context.Background(), precise: true, own: true, margin: 200_000, calm: 2}
@@ -98,9 +99,9 @@ func TestLongWaitAfterLostSpinSleeps(t *testing.T) {
 	if w.calm != 2 || w.stats.sleeps != 0 || w.stats.spins != 1 {
 		t.Fatalf("a 2 µs wait: calm %d, %+v; want it spun, calm left at 2", w.calm, w.stats)
 	}
-	start, _ := w.until(now+500_000, now) // long: sleeps up to the deadline
-	if w.calm != 1 || w.stats.sleeps == 0 || start < now+500_000 {
-		t.Fatalf("a 500 µs wait: calm %d, %+v, ended %d ns early", w.calm, w.stats, now+500_000-start)
+	start, _ := w.until(now+100_000, now) // shorter than the margin, longer than 20 µs: sleeps up to the deadline
+	if w.calm != 1 || w.stats.sleeps == 0 || start < now+100_000 {
+		t.Fatalf("a 100 µs wait: calm %d, %+v, ended %d ns early", w.calm, w.stats, now+100_000-start)
 	}
 }
 
