@@ -77,11 +77,6 @@ type reader struct {
 	done  chan struct{}
 }
 
-// prefetchBatch is the batch size of a rank whose events a reader
-// goroutine reads ahead (up to 64 batches of 1,024 events a rank
-// otherwise).
-const prefetchBatch = 8192
-
 // firstFill is how many events the reader's first batch holds: the rank
 // waits for it before its first call, so it is small, and the batches
 // after it double up to the pool's size.

@@ -148,12 +148,6 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	batch := r.opts.Batch
 	if batch <= 0 {
 		batch = min(max(65536/len(ranks), 32), trace.BatchSize)
-		if r.script == nil && len(ranks) < procs {
-			// Read ahead (below): larger batches, fewer hand-offs between
-			// the reader, the rank and the recorder — each may wake a
-			// goroutine, a futex call on the rank's thread.
-			batch = prefetchBatch
-		}
 	}
 	precise := len(ranks) <= 8*procs
 	// With fewer ranks than processors, each rank has a processor of its

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -27,71 +26,6 @@ type cursor struct {
 	world map[uint32]bool // communicators duplicated from MPI_COMM_WORLD (or from such)
 	done  bool
 	err   error
-	ahead *readAhead // one rank with processors to spare: decoded ahead
-}
-
-// readAhead decodes one rank's stream in a goroutine of its own, ahead of
-// the merger: the plan of a one-rank replay then costs its reader only
-// what it does with the events, not their decoding too.
-type readAhead struct {
-	filled chan aheadBatch
-	free   chan []trace.Event
-	quit   chan struct{}
-	done   chan struct{}
-}
-
-type aheadBatch struct {
-	evs []trace.Event
-	err error
-}
-
-// aheadEvents is the size of the batches read ahead.
-const aheadEvents = 8192
-
-func startReadAhead(src trace.Source) *readAhead {
-	a := &readAhead{filled: make(chan aheadBatch, 2), free: make(chan []trace.Event, 3), quit: make(chan struct{}), done: make(chan struct{})}
-	for range 3 {
-		a.free <- make([]trace.Event, aheadEvents)
-	}
-	go func() {
-		defer close(a.done)
-		for {
-			var b []trace.Event
-			select {
-			case b = <-a.free:
-			case <-a.quit:
-				return
-			}
-			var n int
-			var err error
-			for n < len(b) && err == nil {
-				var k int
-				k, err = src.ReadEvents(b[n:])
-				n += k
-				if k == 0 {
-					break
-				}
-			}
-			if err == nil && n == 0 {
-				err = io.EOF // a source with nothing more, but no end: none of ours
-			}
-			select {
-			case a.filled <- aheadBatch{b[:n], err}:
-			case <-a.quit:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return a
-}
-
-// stop ends the goroutine: the source is then free to close.
-func (a *readAhead) stop() {
-	close(a.quit)
-	<-a.done
 }
 
 // mergeEvents bounds the events the cursors of all ranks hold at once.
@@ -106,12 +40,7 @@ func NewMerger(t trace.Trace, ranks []uint32) (*Merger, error) {
 			m.Close()
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
-		c := &cursor{src: src}
-		if len(ranks) == 1 && runtime.GOMAXPROCS(0) > 1 {
-			c.ahead = startReadAhead(src)
-		} else {
-			c.buf = make([]trace.Event, batch)
-		}
+		c := &cursor{src: src, buf: make([]trace.Event, batch)}
 		m.cur = append(m.cur, c)
 		if c.fill(); c.err != nil {
 			m.Close()
@@ -126,22 +55,6 @@ func NewMerger(t trace.Trace, ranks []uint32) (*Merger, error) {
 
 // fill reads the next batch when the cursor has used its events.
 func (c *cursor) fill() {
-	if c.ahead != nil {
-		for c.i >= c.n && !c.done {
-			if c.buf != nil {
-				c.ahead.free <- c.buf[:cap(c.buf)]
-			}
-			b := <-c.ahead.filled
-			c.buf, c.i, c.n = b.evs, 0, len(b.evs)
-			switch {
-			case errors.Is(b.err, io.EOF):
-				c.done = true
-			case b.err != nil:
-				c.err, c.done = b.err, true
-			}
-		}
-		return
-	}
 	for c.i >= c.n && !c.done {
 		n, err := c.src.ReadEvents(c.buf)
 		c.i, c.n = 0, n
@@ -279,9 +192,6 @@ func (m *Merger) Epoch(i int) int64 { return m.cur[i].epoch }
 
 func (m *Merger) Close() {
 	for _, c := range m.cur {
-		if c.ahead != nil {
-			c.ahead.stop()
-		}
 		if cl, ok := c.src.(io.Closer); ok {
 			cl.Close()
 		}
