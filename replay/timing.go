@@ -94,7 +94,7 @@ type waitStats struct {
 	spins   int64 // waits that ended in a spin
 	sleeps  int64 // nanosleep(2) calls
 	timers  int64 // runtime timer sleeps
-	calms   int64 // times a lost spin made the next sleeping waits sleep up to the deadline
+	calms   int64 // times a lost spin made the next waits longer than spinCheck sleep up to the deadline
 }
 
 // A spin that sees the clock jump by more than preemptedGap between two
@@ -105,10 +105,11 @@ type waitStats struct {
 // hog and queue it behind the others, while a sleeper is woken promptly;
 // so the next calmWaits waits longer than spinCheck sleep in nanosleep(2)
 // up to the deadline. Shorter waits still spin: a sleep would cost them
-// more than they keep, and a spin that short is seldom preempted. A jump without a
-// context switch is the hypervisor running another guest: sleeping would
-// not help (the wake-up also waits for the virtual processor) and costs a
-// guest's timer latency on every call, so the rank keeps spinning.
+// more than they keep, and a spin that short is seldom preempted. A jump
+// without a context switch is the hypervisor running another guest:
+// sleeping would not help (the wake-up also waits for the virtual
+// processor) and costs a guest's timer latency on every call, so the rank
+// keeps spinning.
 const (
 	preemptedGap = 100_000
 	calmWaits    = 1000
