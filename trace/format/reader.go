@@ -536,7 +536,10 @@ func newReader(files []*file, opts ReadOptions) (*Reader, error) {
 			// offset at time 0, the fix adds how it changes after.
 			s.shift += s.fix.offsetAt(0)
 		}
-		if len(s.blocks) > 0 {
+		if len(s.blocks) > 0 || s.replay != nil {
+			// A rank with events, or a replay's rank all of whose calls
+			// were skipped: how its replay went (its skips) is part of
+			// the trace.
 			r.ranks = append(r.ranks, rk)
 		}
 	}
@@ -731,7 +734,7 @@ func (r *Reader) Close() error {
 // Rank implements trace.Trace: a new stream over rank rk's events.
 func (r *Reader) Rank(rk uint32) (trace.Source, error) {
 	s, ok := r.streams[rk]
-	if !ok || len(s.blocks) == 0 {
+	if !ok || len(s.blocks) == 0 && s.replay == nil {
 		return nil, fmt.Errorf("trace has no rank %d", rk)
 	}
 	return &rankSource{r: r, s: s, rank: rk}, nil
