@@ -30,8 +30,12 @@ func TestStraceParse(t *testing.T) {
 100 openat(AT_FDCWD</d>, "/etc/ld.so.cache", O_RDONLY|O_CLOEXEC) = 3</etc/ld.so.cache>
 100 mmap(NULL, 8192, PROT_READ, MAP_SHARED, 5</d/src/f, (1).txt>, 0) = 0x7f0000000000
 100 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000002000
+100 msync(0x7f0000000000, 4096, MS_SYNC) = 0
+100 munmap(0x7f0000002000, 8192) = 0
 100 copy_file_range(5</d/src/f, (1).txt>, NULL, 6</tmp/elsewhere>, NULL, 9223372035781033984, 0) = 13
 100 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 102
+102 munmap(0x7f0000000000, 8192) = 0
+100 munmap(0x7f0000000000, 8192) = 0
 100 chdir("src") = 0
 100 unlink("x") = 0
 102 mkdir("made", 0777) = 0
@@ -59,7 +63,8 @@ func TestStraceParse(t *testing.T) {
 		"dup":     {Count: 1},               // F_DUPFD_CLOEXEC only
 		"write":   {Count: 1, Bytes: 32768}, // resumed
 		"read":    {Count: 1, Bytes: 13},    // not fd 0 on /etc/passwd
-		"mmap":    {Count: 1},               // the shared mapping, not the anonymous one
+		"mmap":    {Count: 3},               // the shared mapping, not the anonymous one; its munmap by the forked child, and by the parent
+		"sync":    {Count: 1},               // msync of the shared mapping
 		"copy":    {Count: 1, Bytes: 13},    // one end under /d
 		"unlink":  {Count: 1},               // /d/src/x after chdir
 		"mkdir":   {Count: 1},               // /d/made, cwd inherited through clone

@@ -66,6 +66,9 @@ var syscalls = map[string]sysSpec{
 	"fallocate":       {fds: []int{0}},
 	"fadvise64":       {fds: []int{0}},
 	"mmap":            {fds: []int{4}},
+	"readahead":       {fds: []int{0}},
+	"munmap":          {}, // by address: see countCalls
+	"msync":           {},
 	"dup":             {fds: []int{0}},
 	"dup2":            {fds: []int{0, 1}}, // its target too: the call closes the file open there
 	"dup3":            {fds: []int{0, 1}},
@@ -412,6 +415,23 @@ func countCalls(calls []straceCall, dir, rootCwd string, out map[string]famCount
 		return d
 	}
 	under := func(p string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+	// The mappings of files under dir, by process and address: a munmap
+	// or msync at such an address is a call on the file. A process finds
+	// its parent's mappings (threads share them, fork copies them).
+	mapped := map[int]map[string]bool{}
+	mappedIn := func(pid int, addr string) (int, bool) {
+		for d := 0; d < 64; d++ {
+			if mapped[pid][addr] {
+				return pid, true
+			}
+			p, ok := parent[pid]
+			if !ok {
+				break
+			}
+			pid = p
+		}
+		return 0, false
+	}
 	for _, c := range calls {
 		// Every AT_FDCWD decoration says where the process is.
 		for _, a := range c.args {
@@ -441,10 +461,30 @@ func countCalls(calls []straceCall, dir, rootCwd string, out map[string]famCount
 		if !ok {
 			continue
 		}
+		hit := false
+		switch c.name {
+		case "mmap":
+			if len(c.args) > 4 && strings.HasPrefix(c.ret, "0x") {
+				if p, ok := fdPath(c.args[4]); ok && under(p) {
+					if mapped[c.pid] == nil {
+						mapped[c.pid] = map[string]bool{}
+					}
+					mapped[c.pid][c.ret] = true
+				}
+			}
+		case "munmap", "msync":
+			if len(c.args) > 0 {
+				if pid, ok := mappedIn(c.pid, c.args[0]); ok {
+					hit = true
+					if v, ok := retValue(c.ret); c.name == "munmap" && ok && v == 0 && pid == c.pid {
+						delete(mapped[pid], c.args[0]) // its own (a forked child's leaves its parent's)
+					}
+				}
+			}
+		}
 		if spec.fcntlDup && (len(c.args) < 2 || !recordedFcntl[c.args[1]]) {
 			continue
 		}
-		hit := false
 		for _, i := range spec.fds {
 			if i < len(c.args) {
 				if p, ok := fdPath(c.args[i]); ok && under(p) {

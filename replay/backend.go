@@ -86,6 +86,7 @@ const (
 	SkipEscape            // the kernel refused to resolve a path inside the target (a symlink out)
 	SkipInMPIIO           // a POSIX call the MPI library made inside an MPI-IO call: the replay's MPI-IO call makes its own
 	SkipKernelObject      // a pipe, socket or other descriptor that is no file (pipe:[N], anon_inode:…)
+	SkipNoMapping         // an munmap or msync of a mapping the replay did not make (its mmap failed or was skipped)
 	numSkips
 )
 
@@ -94,7 +95,7 @@ var skipNames = [numSkips]string{
 	"descriptor the trace never opened", "would remove the target directory", "not a regular file",
 	"file has other hard links", "op not supported", "peer rank not replayed", "path leads out of the target",
 	"made by the MPI library inside an MPI-IO call (replayed by that call)",
-	"pipe, socket or other kernel object",
+	"pipe, socket or other kernel object", "mapping the replay did not make",
 }
 
 func (s Skip) String() string {

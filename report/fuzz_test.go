@@ -88,7 +88,7 @@ func FuzzCompute(f *testing.F) {
 				e.Op = trace.Op(binary.LittleEndian.Uint16(d)) | 0x8000
 			}
 			if c := e.Op.Class(); c == trace.ClassMarker || c == trace.ClassProcess {
-				markers++ // not calls: markers, and processes starting and ending
+				markers++ // no call: reports leave markers and process events out of their rows
 			}
 			if end := e.Start + max(e.Dur, 0); e.Start < -seriesLimit || e.Start > seriesLimit || end < e.Start || end > seriesLimit {
 				outside = true
@@ -101,7 +101,7 @@ func FuzzCompute(f *testing.F) {
 				t.Fatal(err)
 			}
 			if s.Total.Count != s.Events-markers {
-				t.Fatalf("TOTAL counts %d calls of %d events, %d markers", s.Total.Count, s.Events, markers)
+				t.Fatalf("TOTAL counts %d calls of %d events, %d markers and process events", s.Total.Count, s.Events, markers)
 			}
 			var rankCalls, fileBytes, sizeCount int64
 			for _, r := range s.ByRank {

@@ -142,6 +142,7 @@ type jsonStats struct {
 	Duration   float64       `json:"duration_seconds"`
 	Start      float64       `json:"start_seconds"`
 	End        float64       `json:"end_seconds"`
+	Times      string        `json:"times,omitempty"`
 	Ops        []jsonOp      `json:"ops"`
 	Total      jsonOp        `json:"total"`
 	Sizes      []jsonSize    `json:"sizes"`
@@ -173,7 +174,7 @@ func opsJSON(rows []*OpRow) []jsonOp {
 // view's own table.
 func statsJSON(s *Stats, view string) jsonStats {
 	js := jsonStats{Ranks: s.Ranks, Events: s.Events, Duration: s.Duration(), Start: float64(s.Start) / 1e9,
-		End: float64(s.End) / 1e9, Ops: opsJSON(s.Ops), Total: opJSON(s.Total), Sizes: []jsonSize{}, Replay: replayJSON(s.Replay)}
+		End: float64(s.End) / 1e9, Times: s.Times, Ops: opsJSON(s.Ops), Total: opJSON(s.Total), Sizes: []jsonSize{}, Replay: replayJSON(s.Replay)}
 	for _, r := range s.Sizes {
 		if r.Exact() {
 			js.Sizes = append(js.Sizes, jsonSize{Op: r.Op, Size: &r.Min, Count: r.Count})

@@ -33,6 +33,9 @@ func Render(w io.Writer, s *Stats, view, format string) error {
 		return writeJSON(w, statsJSON(s, view))
 	}
 	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, units.Duration(s.RunTime()))
+	if s.Times != "" {
+		head += "\n" + s.Times
+	}
 	ts := s.tables(view)
 	if view == "file" {
 		if format == "csv" {

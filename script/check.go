@@ -713,6 +713,8 @@ const (
 	opAdvise
 	opSyncAll
 	opMap
+	opUnmap
+	opMsync
 	opReaddir
 	opLink
 	opSymlink
@@ -1041,6 +1043,10 @@ func (cm *cCmd) defaultOp() trace.Op {
 		return trace.OpSync
 	case opMap:
 		return trace.OpMmap
+	case opUnmap:
+		return trace.OpMunmap
+	case opMsync:
+		return trace.OpMsync
 	case opReaddir:
 		return trace.OpGetdents
 	case opLink:
@@ -1277,6 +1283,8 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 		cm.site2 = c.site()
 	case "readlink":
 		cm.op = opReadlink
+	case "unmap", "msync":
+		cm.op = pick(s.Name == "unmap", opUnmap, opMsync)
 	case "split":
 		cm.op = opSplit
 		// A communicator is never closed: its name may be split again.

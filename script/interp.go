@@ -1020,6 +1020,18 @@ func (it *Interp) posixCommand(cm *cCmd) error {
 			return err
 		}
 		return it.call(cm, trace.Event{Op: cm.recOp(trace.OpReadlink), Path: id, Size: n})
+	case opUnmap, opMsync:
+		// The end or flush of a mapping of the file PATH, by file range:
+		// no descriptor.
+		at, err := it.optInt(cm, "at", 0, "offset", true)
+		if err != nil {
+			return err
+		}
+		n, err := it.nonNeg(cm.arg("size"), "size")
+		if err != nil {
+			return err
+		}
+		return it.call(cm, trace.Event{Op: pick(cm.op == opUnmap, trace.OpMunmap, trace.OpMsync), FD: -1, Path: id, Offset: at, Size: n})
 	case opSyncAll:
 		return it.call(cm, trace.Event{Op: trace.OpSync})
 	case opInherit, opCloseRange, opFork, opClone, opExec, opExit:

@@ -193,12 +193,19 @@ const (
 	OpSyncfs        Op = 30 // FD
 	OpSync          Op = 31 // no operand
 	OpMmap          Op = 32 // a file mapping: FD, Offset, Size = length, Flags = MAP_ flags, Mode = PROT_ bits; Ret 0
-	OpFopen         Op = 40
-	OpFclose        Op = 41
-	OpFread         Op = 42
-	OpFwrite        Op = 43
-	OpFseek         Op = 44
-	OpFflush        Op = 45
+	OpReadahead     Op = 33 // readahead(2): FD, Offset, Size
+	// The end of (part of) a file mapping and a flush of one: Path is the
+	// mapped file, Offset and Size the file range the call covered (the
+	// recorder maps the call's address to it), FD -1; msync's Flags are
+	// its MS_ flags.
+	OpMunmap Op = 34
+	OpMsync  Op = 35
+	OpFopen  Op = 40
+	OpFclose Op = 41
+	OpFread  Op = 42
+	OpFwrite Op = 43
+	OpFseek  Op = 44
+	OpFflush Op = 45
 
 	OpStat       Op = 100
 	OpLstat      Op = 101
@@ -349,6 +356,9 @@ var opTable = map[Op]OpInfo{
 	OpSyncfs:        {Name: "syncfs", Family: "sync", Class: ClassPOSIX, FD: FDOn},
 	OpSync:          {Name: "sync", Family: "sync", Class: ClassPOSIX},
 	OpMmap:          {Name: "mmap", Family: "mmap", Class: ClassPOSIX, FD: FDOn},
+	OpReadahead:     {Name: "readahead", Family: "advise", Class: ClassPOSIX, FD: FDOn},
+	OpMunmap:        {Name: "munmap", Family: "mmap", Class: ClassPOSIX},
+	OpMsync:         {Name: "msync", Family: "sync", Class: ClassPOSIX},
 	OpFopen:         {Name: "fopen", Family: "open", Class: ClassPOSIX, FD: FDOpen, NS: NSOpen},
 	OpFclose:        {Name: "fclose", Family: "close", Class: ClassPOSIX, FD: FDClose},
 	OpFread:         {Name: "fread", Family: "read", Class: ClassPOSIX, Dir: DirRead, Addr: AddrIndividual, FD: FDOn},

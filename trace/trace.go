@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 )
 
 // Meta describes a whole trace: where and how it was made.
@@ -14,6 +15,24 @@ type Meta struct {
 	Epoch   int64    // wall-clock time of time 0, ns since the Unix epoch (0 unknown)
 	Ranks   int      // number of ranks of the run (0 unknown)
 	Creator string   // program that wrote the trace, e.g. "iotrace record 0.1"
+	// Corrected says how the capture took its own cost out of the times
+	// ("ptrace calibration: 11.8 µs of each call, 27.0 µs between
+	// calls"); "" when the times are as measured.
+	Corrected string
+}
+
+// TimesNote is the line a report prints of how the times of a trace
+// with this header were taken: corrected for the recorder's cost, or,
+// for a capture that predates that correction, as measured with the
+// recorder's cost in them; "" for other traces.
+func (m Meta) TimesNote() string {
+	switch {
+	case m.Corrected != "":
+		return "times corrected for the recorder's own cost (" + m.Corrected + ")"
+	case strings.HasPrefix(m.Creator, "iotrace record"):
+		return "times as measured, the recorder's own cost included (a capture without its calibration)"
+	}
+	return ""
 }
 
 // ErrMalformed matches (errors.Is) every error of a reader about input

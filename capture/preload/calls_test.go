@@ -54,7 +54,9 @@ int main(void) {
 	syncfs(dst);
 	sync();
 	void *m = mmap(NULL, 8192, PROT_READ, MAP_SHARED, src, 0);
+	msync((char *)m + 4096, 4096, MS_SYNC);
 	munmap(m, 8192);
+	readahead(src, 4096, 4096);
 	m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); /* not a file */
 	munmap(m, 8192);
 	link("src.dat", "hard.dat");
@@ -112,7 +114,7 @@ func TestShimCalls(t *testing.T) {
 			s += fmt.Sprintf(" -> %s ret=%d", paths.Lookup(e.Path2), e.Ret)
 		case trace.OpRead, trace.OpPread, trace.OpWrite:
 			s += fmt.Sprintf(" off=%d size=%d ret=%d", e.Offset, e.Size, e.Ret)
-		case trace.OpFallocate, trace.OpFadvise, trace.OpMmap, trace.OpFcntl, trace.OpCloseRange, trace.OpReadlink, trace.OpReadlinkat:
+		case trace.OpFallocate, trace.OpFadvise, trace.OpMmap, trace.OpMunmap, trace.OpMsync, trace.OpReadahead, trace.OpFcntl, trace.OpCloseRange, trace.OpReadlink, trace.OpReadlinkat:
 			s += fmt.Sprintf(" off=%d size=%d flags=%#x mode=%d ret=%d", e.Offset, e.Size, e.Flags, e.Mode, e.Ret)
 		case trace.OpDup2, trace.OpOpen, trace.OpOpenat:
 			s += fmt.Sprintf(" ret=%d", e.Ret)
@@ -144,6 +146,9 @@ func TestShimCalls(t *testing.T) {
 		"syncfs fd=5 ",
 		"sync fd=0 ",
 		"mmap fd=3  off=0 size=8192 flags=0x1 mode=1 ret=0",
+		"msync fd=-1 /src.dat off=4096 size=4096 flags=0x4 mode=0 ret=0",
+		"munmap fd=-1 /src.dat off=0 size=8192 flags=0x0 mode=0 ret=0",
+		"readahead fd=3  off=4096 size=4096 flags=0x0 mode=0 ret=0",
 		"link fd=-100 /src.dat -> " + dir,
 		"linkat fd=4 /src.dat -> " + dir,
 		"symlink fd=-100 /soft.dat -> src.dat ret=0",
@@ -165,6 +170,9 @@ func TestShimCalls(t *testing.T) {
 	for _, e := range evs[0] {
 		if e.Op == trace.OpMmap && e.FD < 0 {
 			t.Errorf("anonymous mmap recorded: %+v", e)
+		}
+		if e.Op == trace.OpMunmap && e.Path == 0 {
+			t.Errorf("munmap of anonymous memory recorded: %+v", e)
 		}
 		if e.Op == trace.OpRead && (fmt.Sprint(e.FD) == d2 || e.FD == 40) {
 			t.Errorf("a read on a descriptor that no longer names a recorded file: %+v", e)

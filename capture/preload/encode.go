@@ -80,6 +80,9 @@ const (
 	cExit
 	cGetdents
 	cUnseen
+	cMunmap
+	cMsync
+	cReadahead
 )
 
 const (
@@ -154,6 +157,7 @@ var ops = map[uint16]trace.Op{
 	cMmap: trace.OpMmap, cLink: trace.OpLink, cLinkat: trace.OpLinkat, cSymlink: trace.OpSymlink,
 	cSymlinkat: trace.OpSymlinkat, cReadlink: trace.OpReadlink, cReadlinkat: trace.OpReadlinkat,
 	cFcntl: trace.OpFcntl, cCloseRange: trace.OpCloseRange, cGetdents: trace.OpGetdents,
+	cMunmap: trace.OpMunmap, cMsync: trace.OpMsync, cReadahead: trace.OpReadahead,
 
 	cMPISend: trace.OpMPISend, cMPIRecv: trace.OpMPIRecv, cMPIIsend: trace.OpMPIIsend, cMPIIrecv: trace.OpMPIIrecv,
 	cMPIWait: trace.OpMPIWait, cMPIWaitall: trace.OpMPIWaitall, cMPISendrecv: trace.OpMPISendrecv,
@@ -209,6 +213,23 @@ type Run struct {
 	size   int
 	// Warnings name the spools that could not be read.
 	Warnings []string
+	// RawTimes keeps the shim's cost in the times Encode writes.
+	RawTimes bool
+}
+
+// Cost is what the shim measured of its cost per call in rank's first
+// process that measured it, which Encode takes out of the rank's times
+// (Samples 0: nothing to take out).
+func (r *Run) Cost(rank uint32) capture.Cost {
+	if r.RawTimes {
+		return capture.Cost{}
+	}
+	for _, s := range r.Spools {
+		if r.rank[s] == rank && s.Header.Cost.Samples > 0 {
+			return s.Header.Cost
+		}
+	}
+	return capture.Cost{}
 }
 
 // ReadDir opens the spools in dir. A process takes the MPI rank it
@@ -329,6 +350,10 @@ type Stats struct {
 	// shim made in MPI_Init and MPI_Finalize (capture.Clock makes the
 	// rank's clock samples of them).
 	Clock []capture.ClockReading
+	// Cost is what the shim measured of its cost per call and took out
+	// of the times (Samples 0: nothing); Corrections, how much.
+	Cost        capture.Cost
+	Corrections capture.Corrections
 }
 
 // The kinds of I/O the shim sees set up but cannot record (Stats.Unseen).
@@ -387,6 +412,10 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 			firstErr = err
 		}
 	}
+	// The shim's cost comes out of the times as the rank's events leave
+	// in call order.
+	st.Cost = r.Cost(rank)
+	acct := capture.Account{C: st.Cost}
 	out := make([]trace.Event, 0, trace.BatchSize)
 	flush := func() error {
 		if len(out) == 0 {
@@ -400,6 +429,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 	for len(h) > 0 {
 		p := h[0].s
 		out = append(out, *p.current())
+		acct.Event(&out[len(out)-1])
 		if len(out) == cap(out) {
 			if err := flush(); err != nil {
 				return st, err
@@ -428,6 +458,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 		}
 	}
 	st.MmapFiles = len(mapped)
+	st.Corrections = acct.N
 	return st, firstErr
 }
 
@@ -942,6 +973,23 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		return keep
 	case cSync:
 		return true
+	case cMunmap, cMsync:
+		// The address range becomes the file range of the recorded
+		// mapping it meets (the first, if it meets several): kept only
+		// then.
+		maps := &p.st.Proc(e.Thread).Maps
+		pieces := maps.Pieces(uint64(r.Off), uint64(r.Size))
+		if len(pieces) == 0 {
+			return false
+		}
+		m := pieces[0]
+		e.FD, e.Path, e.Offset, e.Size = -1, m.Path, m.Off, int64(m.Len)
+		if r.Call == cMsync {
+			e.Flags |= r.OFlags
+		} else if r.Ret == 0 {
+			maps.Unmap(uint64(r.Off), uint64(r.Size))
+		}
+		return true
 	case cSymlink, cSymlinkat:
 		// Path2 is the link's target exactly as written: not resolved.
 		name := p.resolve(r, r.Path)
@@ -1061,7 +1109,7 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		e.Offset, e.Whence = r.Off, int32(r.OFlags)
 	case op == trace.OpFtruncate, op == trace.OpGetdents:
 		e.Size = r.Size
-	case op == trace.OpFallocate, op == trace.OpFadvise, op == trace.OpFcntl:
+	case op == trace.OpFallocate, op == trace.OpFadvise, op == trace.OpFcntl, op == trace.OpReadahead:
 		e.Offset, e.Size, e.Flags = r.Off, r.Size, e.Flags|r.OFlags
 	case op == trace.OpMmap:
 		e.Offset, e.Size, e.Flags, e.Mode = r.Off, r.Size, e.Flags|r.OFlags, r.Mode
@@ -1070,6 +1118,9 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 				p.mapped = map[trace.PathID]bool{}
 			}
 			p.mapped[f.Aux.id] = true
+		}
+		if keep && r.Ret >= 0 && r.Bytes != 0 && r.Size > 0 {
+			p.st.Proc(e.Thread).Maps.Map(uint64(r.Bytes), pageRound(uint64(r.Size)), f.Aux.id, r.Off)
 		}
 	}
 	return keep
@@ -1123,4 +1174,11 @@ func RemoveDir(dir string) error {
 		return fmt.Errorf("removing the spool directory: %w", err)
 	}
 	return nil
+}
+
+// pageRound rounds a mapping's length up to whole pages, as the kernel
+// maps it.
+func pageRound(n uint64) uint64 {
+	ps := uint64(os.Getpagesize())
+	return (n + ps - 1) &^ (ps - 1)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/iotrace/iotrace/capture"
 	"io"
 	"os"
 	"strings"
@@ -82,6 +83,9 @@ type Header struct {
 	// Blocks is how many blocks the process took; Capacity, how many the
 	// file may hold.
 	Blocks, Capacity uint64
+	// Cost is what the shim measured of its own cost per call at the
+	// start of the program image (Samples 0: nothing, a shim before it).
+	Cost capture.Cost
 }
 
 // Header offsets.
@@ -89,6 +93,7 @@ const (
 	offProcStart = 3136
 	offBlocks    = 3200
 	offCapacity  = 3208
+	offCost      = 3216
 	offExe       = 3328
 	maxExe       = 760
 )
@@ -202,6 +207,8 @@ func NewSpool(name string, r io.ReaderAt, size int64) (*Spool, error) {
 		hd.Cwd = string(h[1088 : 1088+n])
 	}
 	hd.ProcStart = le.Uint64(h[offProcStart:])
+	hd.Cost = capture.Cost{InCall: int64(le.Uint32(h[offCost:])), Between: int64(le.Uint32(h[offCost+4:])),
+		Spread: int64(le.Uint32(h[offCost+8:])), Samples: int(le.Uint32(h[offCost+12:]))}
 	if n := le.Uint32(h[offExe:]); n > maxExe {
 		return nil, &SpoolError{name, offExe, fmt.Sprintf("program name of %d bytes (at most %d)", n, maxExe)}
 	} else {

@@ -59,6 +59,9 @@ const (
 	kSyncfs
 	kSync
 	kMmap // only with a descriptor: the filter lets anonymous mappings run
+	kMunmap
+	kMsync
+	kReadahead
 	kLink
 	kLinkat
 	kSymlink
@@ -139,6 +142,9 @@ var kindOps = [kLast]trace.Op{
 	kSyncfs:        trace.OpSyncfs,
 	kSync:          trace.OpSync,
 	kMmap:          trace.OpMmap,
+	kMunmap:        trace.OpMunmap,
+	kMsync:         trace.OpMsync,
+	kReadahead:     trace.OpReadahead,
 	kLink:          trace.OpLink,
 	kLinkat:        trace.OpLinkat,
 	kSymlink:       trace.OpSymlink,

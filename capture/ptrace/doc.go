@@ -1,7 +1,8 @@
 // Package ptrace records the file I/O of any Linux program: it runs the
 // program under ptrace(2) with a seccomp filter that stops it only at the
 // calls it records (open, close, read, write, the copies, seek, sync,
-// truncate, allocate, advise, mmap of a file, stat, readlink, getdents,
+// truncate, allocate, advise, readahead, mmap of a file and its msync
+// and munmap, stat, readlink, getdents,
 // unlink, rename, link, symlink, mkdir, rmdir, dup, fcntl and their
 // variants), and follows every process and thread the program starts:
 // their forks, clones, execs and exits are events too (whatever the
@@ -26,6 +27,11 @@
 // Descriptors the tracer did not see opened are learnt from /proc. Paths
 // are recorded absolute, resolved against the working directory or the
 // dirfd at the time of the call.
+//
+// munmap and msync stop the program whatever their address (the filter
+// cannot tell a file's mapping from anonymous memory); they are recorded
+// when the range holds one of the process's recorded mappings, as calls
+// on the file range it maps (trace/state Maps).
 //
 // Not seen: reads and writes through mappings (the mmap is recorded),
 // io_uring and Linux AIO (Result counts the mappings, rings and

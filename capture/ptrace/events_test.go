@@ -466,7 +466,10 @@ int main(void) {
 	sync();
 	write(fd, "0123456789", 10);
 	void *m = mmap(0, 4096, PROT_READ|PROT_WRITE, MAP_SHARED, fd, 0);
+	((char *)m)[1] = 'x';
+	msync(m, 4096, MS_SYNC);
 	munmap(m, 4096);
+	readahead(fd, 0, 8192);
 	m = mmap(0, 4096, PROT_READ, MAP_PRIVATE, fd, 4096);               /* beyond EOF: still maps */
 	munmap(m, 4096);
 	for (int i = 0; i < 100; i++) {
@@ -534,6 +537,18 @@ int main(void) {
 		maps[0].Flags != unix.MAP_SHARED || maps[0].Mode != unix.PROT_READ|unix.PROT_WRITE ||
 		maps[1].Offset != 4096 || maps[1].Flags != unix.MAP_PRIVATE || maps[1].Mode != unix.PROT_READ {
 		t.Errorf("mmaps of f: %v\n%s", maps, dumpEvents(evs, s))
+	}
+	if ms := q.all(trace.OpMsync, "f"); len(ms) != 1 || ms[0].FD != -1 || ms[0].Offset != 0 || ms[0].Size != 4096 || ms[0].Flags != unix.MS_SYNC || ms[0].Ret != 0 {
+		t.Errorf("msync of f's mapping: %v\n%s", ms, dumpEvents(evs, s))
+	}
+	if us := q.all(trace.OpMunmap, "f"); len(us) != 2 || us[0].Offset != 0 || us[0].Size != 4096 || us[1].Offset != 4096 || us[1].Size != 4096 {
+		t.Errorf("munmaps of f's mappings: %v\n%s", us, dumpEvents(evs, s))
+	}
+	if n := len(q.all(trace.OpMunmap, "*")); n != 2 {
+		t.Errorf("%d munmap events, want the 2 of f (not the anonymous ones)", n)
+	}
+	if e := q.one(trace.OpReadahead, "f"); e.FD != 3 || e.Offset != 0 || e.Size != 8192 || e.Ret != 0 {
+		t.Errorf("readahead: %s", formatEvent(e, s))
 	}
 	if n := len(q.all(trace.OpMmap, "*")); n != 2 {
 		t.Errorf("%d mmap events, want the 2 of f (not the anonymous ones, not the failed one, not the ring)", n)

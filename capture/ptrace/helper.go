@@ -36,10 +36,12 @@ const (
 // thread, which the helper needs): the tracer runs that same executable
 // as its helper.
 func HelperMain() {
-	if os.Getenv(helperEnv) != helperVersion {
-		return
+	switch os.Getenv(helperEnv) {
+	case helperVersion:
+		os.Exit(runHelper())
+	case helperCalibrate:
+		os.Exit(runCalibration())
 	}
-	os.Exit(runHelper())
 }
 
 func runHelper() int {

@@ -211,7 +211,7 @@ var straceNames = map[string]trace.Op{
 	"fallocate": trace.OpFallocate, "fadvise64": trace.OpFadvise, "syncfs": trace.OpSyncfs, "sync": trace.OpSync,
 	"link": trace.OpLink, "linkat": trace.OpLinkat, "symlink": trace.OpSymlink, "symlinkat": trace.OpSymlinkat,
 	"readlink": trace.OpReadlink, "readlinkat": trace.OpReadlinkat,
-	"getdents": trace.OpGetdents, "getdents64": trace.OpGetdents,
+	"getdents": trace.OpGetdents, "getdents64": trace.OpGetdents, "readahead": trace.OpReadahead,
 }
 
 // straceCounts runs argv under strace -f -c limited to the traced calls
@@ -239,7 +239,7 @@ func straceCounts(t *testing.T, dir string, argv ...string) map[trace.Op]int {
 	counts := parseStraceSummary(t, sum)
 
 	log := filepath.Join(dir, "strace.log")
-	args = append([]string{"-f", "-q", "-o", log, "-e", "trace=fcntl,mmap,clone,clone3,fork,vfork,execve"}, argv...)
+	args = append([]string{"-f", "-q", "-o", log, "-e", "trace=fcntl,mmap,munmap,msync,clone,clone3,fork,vfork,execve"}, argv...)
 	cmd = exec.Command(strace, args...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -250,6 +250,7 @@ func straceCounts(t *testing.T, dir string, argv ...string) map[trace.Op]int {
 		t.Fatal(err)
 	}
 	execs := 0
+	fileMaps := map[string]bool{} // addresses the mmaps of descriptors returned
 	for _, l := range strings.Split(string(b), "\n") {
 		switch {
 		case strings.Contains(l, "fcntl(") && (strings.Contains(l, "F_DUPFD") || strings.Contains(l, "F_SETFD") ||
@@ -259,6 +260,22 @@ func straceCounts(t *testing.T, dir string, argv ...string) map[trace.Op]int {
 			_, call, _ := strings.Cut(l, "mmap(")
 			if a := strings.Split(call, ", "); len(a) >= 5 && a[4] != "-1" && !strings.Contains(a[3], "MAP_ANONYMOUS") {
 				counts[trace.OpMmap]++
+				if _, addr, ok := strings.Cut(call, "= 0x"); ok {
+					fileMaps["0x"+addr] = true
+				}
+			}
+		case strings.Contains(l, "munmap(") || strings.Contains(l, "msync("):
+			// Only those of a file's mapping: the first in the test
+			// programs' calls is the address the mmap returned.
+			_, call, _ := strings.Cut(l, "(")
+			addr, _, _ := strings.Cut(call, ",")
+			if fileMaps[addr] && strings.HasSuffix(l, "= 0") {
+				if strings.Contains(l, "munmap(") {
+					counts[trace.OpMunmap]++
+					delete(fileMaps, addr)
+				} else {
+					counts[trace.OpMsync]++
+				}
 			}
 		case strings.Contains(l, "clone(") || strings.Contains(l, "clone3("):
 			if strings.Contains(l, "CLONE_THREAD") {

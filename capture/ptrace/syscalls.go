@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"encoding/binary"
+	"os"
 	"path/filepath"
 
 	"github.com/iotrace/iotrace/trace"
@@ -17,6 +18,13 @@ const (
 )
 
 func fdArg(v uint64) int32 { return int32(uint32(v)) }
+
+// pageRound rounds a mapping's length up to whole pages, as the kernel
+// maps it.
+func pageRound(n uint64) uint64 {
+	ps := uint64(os.Getpagesize())
+	return (n + ps - 1) &^ (ps - 1)
+}
 
 // entry decodes a traced call at its seccomp stop, does the descriptor
 // bookkeeping that needs no result, and reports whether the tracer must
@@ -96,6 +104,25 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 		// fadvise64(fd, offset, len, advice)
 		ev.FD, ev.Offset, ev.Size, ev.Flags = fdArg(a[0]), int64(a[1]), int64(a[2]), uint32(a[3])
 		return tr.fdCall(t, tr.fdFile(t, ev.FD))
+	case kReadahead:
+		// readahead(fd, offset, count)
+		ev.FD, ev.Offset, ev.Size = fdArg(a[0]), int64(a[1]), int64(a[2])
+		return tr.fdCall(t, tr.fdFile(t, ev.FD))
+	case kMunmap, kMsync:
+		// munmap(addr, len), msync(addr, len, flags): recorded when the
+		// range holds a recorded mapping, as a call on the file range it
+		// maps (the first, if it holds several).
+		pieces := tr.st.Proc(t.idx).Maps.Pieces(a[0], a[1])
+		if len(pieces) == 0 {
+			return false
+		}
+		m := pieces[0]
+		ev.FD, ev.Path, ev.Offset, ev.Size = -1, m.Path, m.Off, int64(m.Len)
+		if k == kMsync {
+			ev.Flags = uint32(a[2])
+		}
+		t.rec = true
+		return true
 	case kSync:
 		// sync(2) writes back every file, recorded ones too: always
 		// recorded, whatever the paths.
@@ -364,12 +391,19 @@ func (tr *tracer) exit(t *task, ret int64) {
 			return
 		}
 		ev.Ret = 0
+		if t.rec && ev.Path != 0 && ev.Size > 0 {
+			tr.st.Proc(t.idx).Maps.Map(uint64(ret), pageRound(uint64(ev.Size)), ev.Path, ev.Offset)
+		}
 		if f := t.f; f != nil && f.Aux.rec && t.rec && !filter.SystemFile(f.Aux.name) {
 			tr.mmaps++
 			if tr.mmapFiles == nil {
 				tr.mmapFiles = map[string]bool{}
 			}
 			tr.mmapFiles[f.Aux.name] = true
+		}
+	case kMunmap:
+		if ret == 0 {
+			tr.st.Proc(t.idx).Maps.Unmap(t.a[0], t.a[1])
 		}
 	case kIoUringSetup:
 		if ret >= 0 {

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/state"
@@ -72,6 +73,10 @@ type Config struct {
 	// SIGTTOU the tracer stops itself, so that a shell's job control sees
 	// the job stop; SIGCONT is passed on too.
 	ForwardSignals bool
+	// Cost is what tracing costs the program per call (Calibrate): Run
+	// takes it out of the times it records (Result.Corrections says how
+	// much). The zero Cost records the times as measured.
+	Cost capture.Cost
 
 	// decodeRegs reads system calls from the registers even where
 	// PTRACE_GET_SYSCALL_INFO works (tests).
@@ -104,6 +109,13 @@ type Result struct {
 	// order of their thread index: 0 is the program's main thread, the
 	// others are numbered in the order the tracer saw them created.
 	Threads []Thread
+	// Corrections counts what Config.Cost took out of the times.
+	Corrections capture.Corrections
+	// Virtual gives the time on the events' clock (ns from Config.Base)
+	// of a real time t (ns from Config.Base) measured during the run:
+	// t less the tracer's cost paid by then (Config.Cost), for readings
+	// made outside the tracer (the clock library's).
+	Virtual func(t int64) int64
 }
 
 // Status is the exit status a shell would report: the exit code, or
@@ -145,7 +157,8 @@ type task struct {
 	f2      *desc    // second file of a copy in flight (the one written)
 	pe      *pathEnt // path of the open in flight
 	ev      trace.Event
-	applied bool // the descriptor table followed the call at its entry
+	sReal   int64 // when the call in flight started, on the real clock
+	applied bool  // the descriptor table followed the call at its entry
 
 	cloneFlags uint64
 }
@@ -199,6 +212,8 @@ type tracer struct {
 	sigSeen [65]atomic.Int64 // time a tracee last got each signal
 
 	st *follower // the descriptor tables of the traced processes
+
+	acct capture.Account // the tracer's cost, kept out of the times
 }
 
 // Run starts cfg.Argv under the tracer, records its calls until it and
@@ -234,6 +249,7 @@ func Run(cfg Config) (Result, error) {
 		early:   map[int]bool{},
 		exited:  map[int]bool{},
 		procs:   map[int]int{},
+		acct:    capture.Account{C: cfg.Cost},
 	}
 	if tr.base.IsZero() {
 		tr.base = time.Now()
@@ -285,6 +301,8 @@ func Run(cfg Config) (Result, error) {
 	res.Threads = tr.threads
 	res.Mmaps, res.MmapFiles = tr.mmaps, len(tr.mmapFiles)
 	res.IOUring, res.AIO = tr.ioUring, tr.aio
+	res.Corrections = tr.acct.N
+	res.Virtual = tr.acct.Virtual
 	return res, err
 }
 
@@ -625,7 +643,7 @@ func (tr *tracer) gone(t *task, status int64) {
 // procEvent emits a process event (fork, clone, exec, exit) of thread
 // idx, at this time, and the descriptor tables follow it.
 func (tr *tracer) procEvent(op trace.Op, idx uint32, ret int64, flags uint32, path trace.PathID) {
-	ev := trace.Event{Op: op, Rank: tr.rank, Thread: idx, Start: tr.now(), Ret: ret, Flags: flags, Path: path}
+	ev := trace.Event{Op: op, Rank: tr.rank, Thread: idx, Start: tr.now() - tr.acct.Debt, Ret: ret, Flags: flags, Path: path}
 	tr.st.Apply(&ev)
 	tr.add(&ev)
 }
@@ -746,25 +764,44 @@ func (tr *tracer) onSeccomp(t *task) {
 	}
 	k := tr.calls.kind(nr)
 	if !t.started || k == kNone {
+		if t.started {
+			tr.acct.Stop()
+		}
 		tr.cont(t.tid, 0)
 		return
 	}
-	start := tr.now()
+	s0 := tr.now()
+	take := tr.acct.Take(s0)
+	start := s0 - tr.acct.Debt - take
+	again := false
 	if t.restart {
 		t.restart = false
 		if t.k == k && t.a[0] == args[0] && t.a[1] == args[1] && t.a[2] == args[2] {
 			// The kernel restarts the call a signal interrupted: one call.
-			start = t.ev.Start
+			start, again = t.ev.Start, true
 		} else if t.rec {
 			t.ev.Ret = -int64(unix.EINTR)
 			tr.emit(t)
 		}
 	}
 	if tr.entry(t, k, &args, start) {
+		tr.acct.Started(s0, take)
+		if !again {
+			t.sReal = s0
+			if tr.acct.C.Samples > 0 {
+				// The tracer's bookkeeping of the call (reading its
+				// paths), measured, is neither the call's time nor the
+				// program's.
+				now := tr.now()
+				tr.acct.Bookkeeping(now - s0)
+				t.sReal = now
+			}
+		}
 		t.inCall = true
 		ptraceRaw(unix.PTRACE_SYSCALL, t.tid, 0, 0)
 		return
 	}
+	tr.acct.Stop()
 	tr.cont(t.tid, 0)
 }
 
@@ -806,12 +843,12 @@ func (tr *tracer) onExit(t *task) {
 	end := tr.now()
 	if ret <= -errRestartSys && ret >= -errRestartLargest {
 		t.restart = true
-		t.ev.Dur = end - t.ev.Start
+		t.ev.Dur = end - t.sReal
 		tr.cont(t.tid, 0)
 		return
 	}
 	t.ev.Ret = ret
-	t.ev.Dur = end - t.ev.Start
+	t.ev.Dur = tr.acct.Ended(t.sReal, end, t.rec)
 	tr.exit(t, ret)
 	if t.rec {
 		tr.emit(t)

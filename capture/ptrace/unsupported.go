@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 )
@@ -31,6 +32,7 @@ type Config struct {
 	Helper                string
 	OnStart               func(pid int)
 	ForwardSignals        bool
+	Cost                  capture.Cost
 }
 
 // LookPath fails on this platform.
@@ -56,6 +58,8 @@ type Result struct {
 	Mmaps, MmapFiles int
 	IOUring, AIO     int
 	Threads          []Thread
+	Corrections      capture.Corrections
+	Virtual          func(t int64) int64
 }
 
 // Status is the exit status a shell would report.
@@ -72,4 +76,9 @@ func HelperMain() {}
 // Run fails on this platform: tracing needs Linux on amd64 or arm64.
 func Run(cfg Config) (Result, error) {
 	return Result{}, errors.New("recording needs Linux on amd64 or arm64")
+}
+
+// Calibrate fails on this platform.
+func Calibrate(helper string) (capture.Cost, error) {
+	return capture.Cost{}, errors.New("recording needs Linux on amd64 or arm64")
 }

@@ -77,8 +77,10 @@ func startClockLib(log *slog.Logger, mode capture.ClockSync, rk launcher.Rank, e
 	return c, nil
 }
 
-// write records what the clock library measured as the rank's clock.
-func (c *clockLib) write(w *format.Writer, rank uint32, epoch int64) error {
+// write records what the clock library measured as the rank's clock;
+// virtual (nil: none) moves a time of the recording onto the clock of
+// its events (the recorder's cost taken out).
+func (c *clockLib) write(w *format.Writer, rank uint32, epoch int64, virtual func(int64) int64) error {
 	if c.file == "" {
 		return nil
 	}
@@ -87,6 +89,11 @@ func (c *clockLib) write(w *format.Writer, rank uint32, epoch int64) error {
 		return err
 	}
 	if clk, ok := capture.Clock(rd, epoch, capture.ClockMethodPtrace); ok {
+		if virtual != nil {
+			for i := range clk.Samples {
+				clk.Samples[i].At = virtual(clk.Samples[i].At)
+			}
+		}
 		return w.SetRankClock(rank, clk)
 	}
 	return nil

@@ -268,6 +268,7 @@ func encode(o Options, rk launcher.Rank, rules *filter.Paths, dir string, argv [
 		return res, err
 	}
 	defer run.Close()
+	run.RawTimes = o.RawTimes
 	for _, w := range run.Warnings {
 		log.Warn(w)
 	}
@@ -328,6 +329,10 @@ type rankStats struct {
 
 // encodeRank writes rank r's trace file under out.
 func encodeRank(out string, run *preload.Run, r uint32, rank launcher.Rank, meta trace.Meta, host string, rules *filter.Paths, log *slog.Logger) (rankStats, string, error) {
+	cost := run.Cost(r)
+	if cost.Samples > 0 {
+		meta.Corrected = cost.Note("preload calibration")
+	}
 	w, file, err := capture.Create(out, rank, meta, host, 0)
 	if err != nil {
 		return rankStats{}, "", err
@@ -339,6 +344,9 @@ func encodeRank(out string, run *preload.Run, r uint32, rank launcher.Rank, meta
 	st, eerr := run.Encode(r, w.Rank(r), rules)
 	if clk, ok := capture.Clock(st.Clock, meta.Epoch, capture.ClockMethodPreload); ok && eerr == nil {
 		eerr = w.SetRankClock(r, clk)
+	}
+	if cost.Samples > 0 && eerr == nil {
+		eerr = w.SetRankCost(r, cost.Format(st.Corrections))
 	}
 	if cerr := w.Close(); eerr == nil && cerr != nil {
 		eerr = fmt.Errorf("%s: %w", file, cerr)

@@ -12,6 +12,7 @@ import (
 	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
 )
 
 // Ptrace runs argv under the ptrace recorder. Signals sent to this
@@ -30,10 +31,22 @@ func Ptrace(o Options, argv []string) (Result, error) {
 	if _, err := ptrace.LookPath(argv[0], "", nil); err != nil {
 		return Result{Status: 127}, notFound{err}
 	}
+	log := o.log()
+	// What tracing costs a call here and now, taken out of the times.
+	var cost capture.Cost
+	if !o.RawTimes {
+		if cost, err = ptrace.Calibrate(""); err != nil {
+			log.Warn(fmt.Sprintf("measuring the tracer's cost: %v; the times will include it", err))
+			cost = capture.Cost{}
+		}
+	}
 	base := time.Now()
 	host, _ := os.Hostname()
 	meta := trace.Meta{Command: argv, Clock: "CLOCK_MONOTONIC", Epoch: base.UnixNano() + capture.TestClockShift(), Creator: "iotrace record"}
-	log := o.log()
+	if cost.Samples > 0 {
+		meta.Corrected = fmt.Sprintf("ptrace calibration: %.1f µs of each call's duration, %.1f µs between calls",
+			float64(cost.InCall)/1e3, float64(cost.Between)/1e3)
+	}
 	// The clock library measures the rank's clock in the program's
 	// MPI_Init and MPI_Finalize; its file and library are not recorded.
 	clk, err := startClockLib(log, o.ClockSync, rk, meta.Epoch, base)
@@ -61,12 +74,18 @@ func Ptrace(o Options, argv []string) (Result, error) {
 		Rules:          rules,
 		All:            o.All,
 		ForwardSignals: true,
+		Cost:           cost,
 		OnStart: func(pid int) {
 			infoErr = w.SetRankInfo(rk.Rank, meta.Epoch, host, pid)
 		},
 	})
-	if err := clk.write(w, rk.Rank, meta.Epoch); err != nil {
+	if err := clk.write(w, rk.Rank, meta.Epoch, res.Virtual); err != nil {
 		log.Info(fmt.Sprintf("%s: clock: %v", file, err))
+	}
+	if cost.Samples > 0 && infoErr == nil {
+		n := res.Corrections
+		infoErr = w.SetRankCost(rk.Rank, format.Cost{InCall: cost.InCall, Between: cost.Between, Stop: cost.Stop,
+			Spread: cost.Spread, Calls: n.Calls, Stops: n.Stops, ClampedDur: n.ClampedDur, ClampedGap: n.ClampedGap})
 	}
 	closeErr := w.Close()
 	summary(log, file, rk, res)

@@ -48,6 +48,11 @@ type Options struct {
 	// clocks against rank 0's (capture.WantClockSync; the zero value is
 	// capture.ClockAuto).
 	ClockSync capture.ClockSync
+	// RawTimes records the times as measured, the recorder's own cost
+	// per call included; by default the recorder measures its cost at
+	// start-up and takes it out of the times (docs/FORMAT.md, "The
+	// recorder's cost").
+	RawTimes bool
 	// Log receives the diagnostics; nil discards them.
 	Log *slog.Logger
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/internal/loadcheck"
+	"github.com/iotrace/iotrace/internal/pagecache"
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
@@ -509,6 +510,7 @@ func TestUserErrorsAreOneLine(t *testing.T) {
 		{bad},
 		{"--timing", "fast", good},
 		{"--speed", "0", good},
+		{"--cache", "hot", good},
 		{"--map", "nothing", good},
 		{"--split", "4Q", good},
 		{"--order", "hash", good},
@@ -834,4 +836,51 @@ func mustRank(t *testing.T, tr trace.Trace, r uint32) trace.Source {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestCacheFlag: the page cache the timed phase starts in. The trace only
+// opens and stats an input the target holds already, so what its pages
+// are after the replay is what --cache made of them: cold drops them,
+// warm reads them in, as-captured leaves them as they were.
+func TestCacheFlag(t *testing.T) {
+	dir := pagecache.Dir(t)
+	m := trace.NewMemTrace()
+	in := m.Paths.Intern("/proj/in.dat")
+	m.Add(
+		trace.Event{Op: trace.OpOpen, Path: in, Flags: trace.ORdonly, FD: 3, Ret: 3},
+		trace.Event{Op: trace.OpFstat, FD: 3, Start: 10},
+		trace.Event{Op: trace.OpClose, FD: 3, Start: 20},
+	)
+	tf := filepath.Join(dir, "t.iot")
+	writeTrace(t, tf, m)
+	target := filepath.Join(dir, "target")
+	os.Mkdir(target, 0o755)
+	p := filepath.Join(target, "in.dat")
+	if err := os.WriteFile(p, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const pages = (1 << 20) / 4096
+	replay := func(cache string) int {
+		mustRun(t, "--quiet", "--timing", "afap", "--target", target, "--cache", cache, tf)
+		return pagecache.Resident(t, p)
+	}
+	if n := replay("as-captured"); n != pages {
+		t.Errorf("--cache as-captured: %d of %d pages cached after writing the file", n, pages)
+	}
+	if n := replay("cold"); n != 0 {
+		t.Errorf("--cache cold: %d pages still cached", n)
+	}
+	if n := replay("warm"); n != pages {
+		t.Errorf("--cache warm: %d of %d pages cached", n, pages)
+	}
+	pagecache.Evict(t, p)
+	if n := replay("as-captured"); n != 0 {
+		t.Errorf("--cache as-captured read %d pages in", n)
+	}
+	// The default is cold.
+	replay("warm")
+	mustRun(t, "--quiet", "--timing", "afap", "--target", target, tf)
+	if n := pagecache.Resident(t, p); n != 0 {
+		t.Errorf("no --cache: %d pages still cached, want cold", n)
+	}
 }

@@ -98,12 +98,16 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 	return o.finish(out, args, s)
 }
 
-// finish reports a replay that ran, from its trace: its summary, how far
-// an interrupted one got, what the team did, and the report.
+// finish reports a replay that ran, from the statistics computed while
+// it ran or else from its trace: its summary, how far an interrupted one
+// got, what the team did, and the report.
 func (o *options) finish(out *session.Outcome, args []string, s cli.IO) error {
-	st, err := cli.Stats(&convert.Opener{}, []string{out.Record}, s, report.Options{Detail: o.detail}.For(o.by, o.html != ""))
-	if err != nil {
-		return fmt.Errorf("reading the replay's trace: %w", err)
+	st := out.Stats
+	if st == nil {
+		var err error
+		if st, err = cli.Stats(&convert.Opener{}, []string{out.Record}, s, o.reportOptions()); err != nil {
+			return fmt.Errorf("reading the replay's trace: %w", err)
+		}
 	}
 	if st.Replay == nil {
 		return errors.New("the replay's trace does not say how the replay went")
@@ -160,6 +164,8 @@ func (o *options) session(s cli.IO) (session.Options, error) {
 		return session.Options{}, err
 	}
 	so.Command, so.Out, so.Warn = os.Args, s.Out, s.Err
+	ro := o.reportOptions()
+	so.Report = &ro
 	so.Log = logline.New(io.Discard, "ioreplay", false)
 	if !o.quiet {
 		so.Log = logline.New(s.Err, "ioreplay", false)
@@ -202,4 +208,9 @@ func (o *options) checkChoices() error {
 func alone() (session.Team, func() error, error) {
 	t, err := session.NewAlone()
 	return t, func() error { return nil }, err
+}
+
+// reportOptions are the options of the replay's report.
+func (o *options) reportOptions() report.Options {
+	return report.Options{Detail: o.detail}.For(o.by, o.html != "")
 }

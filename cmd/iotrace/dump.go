@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
@@ -66,6 +67,10 @@ func runDump(o *dumpOptions, args []string, s cli.IO) error {
 	t, err := cli.Open(&o.in, args, s)
 	if err != nil {
 		return err
+	}
+	if note := t.Meta().TimesNote(); note != "" {
+		// On standard error: the lines stay the trace's.
+		fmt.Fprintln(s.Err, "iotrace dump: "+note)
 	}
 	err = sel.CheckRanks("--rank", t.Ranks())
 	if err == nil {

@@ -113,6 +113,7 @@ no exclusion at all.`,
 	fs.StringArrayVar(&o.Exclude, "exclude", nil, "do not record paths under this prefix (repeatable; relative to the current directory)")
 	fs.BoolVar(&o.All, "all", false, "record every traced call: no path exclusions, pipes and sockets too")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print a summary and the thread table on stderr at the end")
+	fs.BoolVar(&o.RawTimes, "raw-times", false, "keep the recorder's own cost in the times (by default it is measured at start-up and taken out: docs/FORMAT.md)")
 	fs.Var(&o.ClockSync, "clock-sync", "measure each rank's clock against rank 0's in MPI_Init and MPI_Finalize: auto (when every rank is surely recorded), on, off")
 	fs.BoolVar(&o.preload, "preload", false, "record with the preload shim (LD_PRELOAD) instead of ptrace: POSIX, stdio, MPI-IO and MPI communication calls")
 	fs.StringVar(&o.Spool, "spool", "", "with --preload: keep the raw per-process spool files in this directory (default: a temporary one, removed)")

@@ -279,7 +279,7 @@ var recStraceNames = map[string]trace.Op{
 	"fallocate": trace.OpFallocate, "fadvise64": trace.OpFadvise, "syncfs": trace.OpSyncfs, "sync": trace.OpSync,
 	"link": trace.OpLink, "linkat": trace.OpLinkat, "symlink": trace.OpSymlink, "symlinkat": trace.OpSymlinkat,
 	"readlink": trace.OpReadlink, "readlinkat": trace.OpReadlinkat,
-	"getdents": trace.OpGetdents, "getdents64": trace.OpGetdents,
+	"getdents": trace.OpGetdents, "getdents64": trace.OpGetdents, "readahead": trace.OpReadahead,
 }
 
 // TestRecordCountsMatchStraceE2E: through the CLI and the trace file,
@@ -328,11 +328,11 @@ func TestRecordCountsMatchStraceE2E(t *testing.T) {
 	_, evs := readTrace(t, out)
 	got := map[trace.Op]int{}
 	for _, e := range evs {
-		// strace -c counts every fcntl and mmap, but only some commands
-		// and mappings of a descriptor are recorded, and it has no line
-		// for process events: capture/ptrace's TestCountsMatchStrace
-		// counts those from a strace log.
-		if e.Op == trace.OpFcntl || e.Op == trace.OpMmap || e.Op.Class() == trace.ClassProcess {
+		// strace -c counts every fcntl, mmap, munmap and msync, but only
+		// some commands and the mappings of a descriptor are recorded,
+		// and it has no line for process events: capture/ptrace's
+		// TestCountsMatchStrace counts those from a strace log.
+		if e.Op == trace.OpFcntl || e.Op == trace.OpMmap || e.Op == trace.OpMunmap || e.Op == trace.OpMsync || e.Op.Class() == trace.ClassProcess {
 			continue
 		}
 		got[e.Op]++

@@ -2,6 +2,7 @@ package strace
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/iotrace/iotrace/trace"
@@ -52,6 +53,7 @@ var (
 	fallocNames   = map[string]uint64{"FALLOC_FL_KEEP_SIZE": 1, "FALLOC_FL_PUNCH_HOLE": 2, "FALLOC_FL_NO_HIDE_STALE": 4, "FALLOC_FL_COLLAPSE_RANGE": 8, "FALLOC_FL_ZERO_RANGE": 0x10, "FALLOC_FL_INSERT_RANGE": 0x20, "FALLOC_FL_UNSHARE_RANGE": 0x40}
 	adviceNames   = map[string]uint64{"POSIX_FADV_NORMAL": 0, "POSIX_FADV_RANDOM": 1, "POSIX_FADV_SEQUENTIAL": 2, "POSIX_FADV_WILLNEED": 3, "POSIX_FADV_DONTNEED": 4, "POSIX_FADV_NOREUSE": 5}
 	protNames     = map[string]uint64{"PROT_NONE": 0, "PROT_READ": 1, "PROT_WRITE": 2, "PROT_EXEC": 4, "PROT_SEM": 8, "PROT_GROWSDOWN": 0x01000000, "PROT_GROWSUP": 0x02000000}
+	msyncNames    = map[string]uint64{"MS_ASYNC": 1, "MS_INVALIDATE": 2, "MS_SYNC": 4}
 	mapNames      = map[string]uint64{"MAP_SHARED": 1, "MAP_PRIVATE": 2, "MAP_SHARED_VALIDATE": 3, "MAP_FIXED": 0x10, "MAP_ANONYMOUS": 0x20, "MAP_ANON": 0x20, "MAP_32BIT": 0x40, "MAP_GROWSDOWN": 0x100, "MAP_DENYWRITE": 0x800, "MAP_EXECUTABLE": 0x1000, "MAP_LOCKED": 0x2000, "MAP_NORESERVE": 0x4000, "MAP_POPULATE": 0x8000, "MAP_NONBLOCK": 0x10000, "MAP_STACK": 0x20000, "MAP_HUGETLB": 0x40000, "MAP_SYNC": 0x80000, "MAP_FIXED_NOREPLACE": 0x100000, "MAP_UNINITIALIZED": 0x4000000}
 	fcntlCommands = map[string]uint32{"F_DUPFD": trace.FDupfd, "F_DUPFD_CLOEXEC": trace.FDupfdCloexec, "F_SETFD": trace.FSetfd, "F_SETFL": trace.FSetfl}
 	noNames       = map[string]uint64{}
@@ -166,8 +168,15 @@ func init() {
 		"fadvise64_64": {trace.OpFadvise, (*ctx).fadvise},
 		"mmap":         {trace.OpMmap, func(x *ctx) error { return x.mmap(1) }},
 		"mmap2":        {trace.OpMmap, func(x *ctx) error { return x.mmap(4096) }},
-		"getdents":     {trace.OpGetdents, getdents},
-		"getdents64":   {trace.OpGetdents, getdents},
+		"munmap":       {trace.OpMunmap, func(x *ctx) error { return x.unmapped(false) }},
+		"msync":        {trace.OpMsync, func(x *ctx) error { return x.unmapped(true) }},
+		"readahead": {trace.OpReadahead, func(x *ctx) error {
+			_, err := x.fdCall(0)
+			x.ev.Offset, x.ev.Size = x.intArg(1), x.intArg(2)
+			return err
+		}},
+		"getdents":   {trace.OpGetdents, getdents},
+		"getdents64": {trace.OpGetdents, getdents},
 		// Copies: (fd_in, off_in, fd_out, off_out, len, flags), and
 		// sendfile(out_fd, in_fd, offset, count).
 		"copy_file_range": {trace.OpCopyFileRange, func(x *ctx) error { return x.copy(0, 1, 2, 3, 4) }},
@@ -567,6 +576,38 @@ func (x *ctx) mmap(scale int64) error {
 	x.ev.Mode, x.ev.Flags = uint32(x.flags(2, protNames)), uint32(fl)
 	if x.c.ret < -4095 || x.c.ret >= 0 {
 		x.ev.Ret = 0
+		if x.emit && x.ev.Path != 0 && x.ev.Size > 0 && x.c.ret > 0 {
+			// Its address, for the munmap and msync that name it.
+			ps := uint64(os.Getpagesize())
+			x.r.fl.Proc(x.p.thread).Maps.Map(uint64(x.c.ret), (uint64(x.ev.Size)+ps-1)&^(ps-1), x.ev.Path, x.ev.Offset)
+		}
+	}
+	return nil
+}
+
+// unmapped follows a munmap, or an msync (flush): an event on the file
+// range of the recorded mapping its address range meets (the first, if
+// it meets several), as the captures record them; a range of anonymous
+// memory is outside the model.
+func (x *ctx) unmapped(flush bool) error {
+	addr, ok := intArg(x.c.arg(0))
+	n, ok2 := intArg(x.c.arg(1))
+	if !ok || !ok2 {
+		return fmt.Errorf("address range %q, %q", clip(x.c.arg(0)), clip(x.c.arg(1)))
+	}
+	maps := &x.r.fl.Proc(x.p.thread).Maps
+	pieces := maps.Pieces(uint64(addr), uint64(n))
+	if len(pieces) == 0 {
+		x.skipped = true
+		return nil
+	}
+	m := pieces[0]
+	x.emit = true
+	x.ev.FD, x.ev.Path, x.ev.Offset, x.ev.Size = -1, m.Path, m.Off, int64(m.Len)
+	if flush {
+		x.ev.Flags = uint32(x.flags(2, msyncNames))
+	} else if x.c.ret == 0 {
+		maps.Unmap(uint64(addr), uint64(n))
 	}
 	return nil
 }

@@ -149,7 +149,8 @@ func TestDecorations(t *testing.T) {
 // the follower it holds something else; F_SETFL's O_APPEND moves writes
 // to the end of the file; preadv2 at offset -1 reads at the position and
 // moves it; close_range closes followed descriptors; mmap of a file, its
-// failure; the copies at offsets and at positions.
+// failure, its msync and munmap (by address); the copies at offsets and
+// at positions.
 func TestDescriptorCalls(t *testing.T) {
 	const log = `400 1.000 openat(AT_FDCWD</w>, "f", O_RDWR|O_CREAT|O_TRUNC, 0644) = 3</w/f>
 400 1.001 write(3</w/f>, "0123456789", 10) = 10
@@ -162,6 +163,11 @@ func TestDescriptorCalls(t *testing.T) {
 400 1.008 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_SHARED, 3</w/f>, 0x1000) = 0x7f0000000000
 400 1.009 mmap(NULL, 4096, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000001000
 400 1.010 mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, 3</w/f>, 0) = -1 EACCES (Permission denied)
+400 1.0101 msync(0x7f0000000000, 4096, MS_SYNC) = 0
+400 1.0102 munmap(0x7f0000001000, 4096) = 0
+400 1.0103 munmap(0x7f0000000000, 4096) = 0
+400 1.0104 msync(0x7f0000000000, 4096, MS_SYNC) = -1 ENOMEM (Cannot allocate memory)
+400 1.0105 readahead(3</w/f>, 4096, 8192) = 0
 400 1.011 openat(AT_FDCWD</w>, "g", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 4</w/g>
 400 1.012 sendfile(4</w/g>, 3</w/f>, [2] => [6], 4) = 4
 400 1.013 splice(5<pipe:[9]>, NULL, 4</w/g>, [100], 7, SPLICE_F_MOVE) = 7
@@ -185,6 +191,9 @@ func TestDescriptorCalls(t *testing.T) {
 		"t0 read /w/f fd=3 off=4 size=1 = 1",
 		"t0 mmap /w/f fd=3 = 0",
 		"t0 mmap /w/f fd=3 = -13",
+		"t0 msync /w/f fd=-1 = 0",
+		"t0 munmap /w/f fd=-1 = 0",
+		"t0 readahead /w/f fd=3 = 0",
 		"t0 openat /w/g fd=4 = 4",
 		"t0 sendfile /w/f -> /w/g fd=3 off=2 size=4 = 4",
 		"t0 splice -> /w/g fd=5 off=0 size=7 = 7",
@@ -222,6 +231,17 @@ func TestDescriptorCalls(t *testing.T) {
 	// g's (after sendfile's 4 bytes; splice wrote at an offset).
 	if e := byOp[trace.OpCopyFileRange]; e.Offset2 != 4 || e.Flags != 0 {
 		t.Errorf("copy_file_range %+v", e)
+	}
+	// msync and munmap name the mapping's file range; the munmap of
+	// anonymous memory, and the msync after the unmap, are not events.
+	if e := byOp[trace.OpMsync]; e.Offset != 0x1000 || e.Size != 4096 || e.Flags != 4 {
+		t.Errorf("msync %+v", e)
+	}
+	if e := byOp[trace.OpMunmap]; e.Offset != 0x1000 || e.Size != 4096 {
+		t.Errorf("munmap %+v", e)
+	}
+	if e := byOp[trace.OpReadahead]; e.Offset != 4096 || e.Size != 8192 {
+		t.Errorf("readahead %+v", e)
 	}
 	if e := byOp[trace.OpFallocate]; e.Flags != 1 || e.Offset != 0 || e.Size != 8192 {
 		t.Errorf("fallocate %+v", e)

@@ -269,7 +269,7 @@ func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
 	switch e.Op {
 	case trace.OpFsync, trace.OpFdatasync, trace.OpSyncfs:
 		return x.callResult(C.MPI_File_sync(f.fh))
-	case trace.OpFflush, trace.OpFstat, trace.OpFadvise, trace.OpMmap:
+	case trace.OpFflush, trace.OpFstat, trace.OpFadvise, trace.OpReadahead, trace.OpMmap:
 		return 0, replay.NotSkipped
 	case trace.OpFtruncate:
 		return x.callResult(C.file_set_size(f.fh, C.longlong(max(e.Size, 0))))

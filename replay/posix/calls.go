@@ -305,7 +305,11 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 			return result(err)
 		}
 		defer release()
-		return result(unix.Symlinkat(x.linkTarget(c), dfd, base))
+		target, ok := x.linkTarget(c)
+		if !ok {
+			return 0, replay.SkipEscape
+		}
+		return result(unix.Symlinkat(target, dfd, base))
 	case trace.OpTruncate:
 		return x.truncatePath(c.Path, e.Size)
 	}
@@ -313,28 +317,38 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 }
 
 // linkTarget is the target a replayed symbolic link gets: the trace's,
-// where it is relative; an absolute one that maps into the target is
-// made relative to the link, so that it names the same file there. The
-// replay never follows a link out of the target, wherever it points.
-func (x *rankExec) linkTarget(c *replay.Call) string {
+// where it is relative and stays inside the target directory; an
+// absolute one that maps into the target is made relative to the link,
+// so that it names the same file there. A target that leads out of the
+// target directory (absolute and not mapped, or relative with more ".."
+// than the link is deep) is refused (ok false): the replay leaves no link
+// out behind it, and never follows one.
+func (x *rankExec) linkTarget(c *replay.Call) (string, bool) {
 	e := c.Ev
 	if c.Paths == nil || e.Path2 == 0 {
-		return "."
+		return ".", true
 	}
 	t := c.Paths.TracePath(e.Path2)
+	from := path.Dir(c.Path)
 	if !path.IsAbs(t) {
-		return t
+		j := path.Join(from, t)
+		return t, j != ".." && !strings.HasPrefix(j, "../")
 	}
 	rel, skip := c.Paths.MapPath(e.Path2)
-	if skip != replay.NotSkipped || rel == "" {
-		return t
+	if skip != replay.NotSkipped || rel == "" || path.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
 	}
-	from := path.Dir(c.Path)
 	up := strings.Count(from, "/") + 1
 	if from == "." {
 		up = 0
 	}
-	return strings.Repeat("../", up) + rel
+	if rel == "." {
+		if up == 0 {
+			return ".", true
+		}
+		return strings.TrimSuffix(strings.Repeat("../", up), "/"), true
+	}
+	return strings.Repeat("../", up) + rel, true
 }
 
 // truncatePath sets the size of a file named by path, with the same

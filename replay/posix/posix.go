@@ -328,6 +328,7 @@ type rankExec struct {
 	raw      bool
 	align    int
 	iov      []unix.Iovec
+	maps     []liveMap // the mappings of the trace's mmaps (mmap.go)
 }
 
 // use returns the replay's descriptor of the description d (nil: the
@@ -394,6 +395,7 @@ func (x *rankExec) openLearnt(d *state.Desc[realFile], c *replay.Call, fd int32)
 
 // Close implements replay.Executor: it closes what the rank left open.
 func (x *rankExec) Close() error {
+	x.unmapAll()
 	x.st.CloseAll()
 	return nil
 }
@@ -477,9 +479,14 @@ func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 	case trace.FDOn:
 		return x.onFD(c, &st, info)
 	}
-	if e.Op == trace.OpSync {
+	switch e.Op {
+	case trace.OpSync:
 		unix.Sync()
 		return 0, replay.NotSkipped
+	case trace.OpMunmap:
+		return x.munmap(e)
+	case trace.OpMsync:
+		return x.msync(e)
 	}
 	return 0, replay.SkipUnsupported
 }
@@ -528,16 +535,11 @@ func (x *rankExec) onFD(c *replay.Call, st *state.Step[realFile, mpiFile], info 
 	case trace.OpFadvise:
 		err = unix.Fadvise(fd, e.Offset, e.Size, int(e.Flags))
 	case trace.OpMmap:
-		// The mapping is made and released: what the program did through
-		// it is not in the trace.
-		prot := int(e.Mode) & (unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC)
-		if e.Size <= 0 || e.Size > 1<<40 {
-			return -int64(unix.EINVAL), replay.NotSkipped
-		}
-		var m []byte
-		m, err = unix.Mmap(fd, e.Offset, int(e.Size), prot, int(e.Flags)&(unix.MAP_SHARED|unix.MAP_PRIVATE))
-		if err == nil {
-			unix.Munmap(m)
+		return x.mmap(fd, st.Path, e)
+	case trace.OpReadahead:
+		_, _, en := unix.Syscall(unix.SYS_READAHEAD, uintptr(fd), uintptr(e.Offset), uintptr(max(e.Size, 0)))
+		if en != 0 {
+			err = en
 		}
 	case trace.OpFstat, trace.OpFstatat, trace.OpStatx:
 		var s unix.Stat_t

@@ -32,6 +32,7 @@ type Flags struct {
 	Strict      bool
 	Record      string
 	Walk        bool
+	Cache       string
 
 	RankSubset string
 	Ops        []string
@@ -61,6 +62,7 @@ func (f *Flags) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.Data, "data", "pattern", "what writes write: pattern (non-repeating) or fixed (the same bytes every call; flatters compression and dedup)")
 	fs.BoolVar(&f.Strict, "strict", false, "stop at the first call that fails where the original did not, or is skipped")
 	fs.StringVar(&f.Record, "record", "", "write the replay's own trace (measured times) to this `file`")
+	fs.StringVar(&f.Cache, "cache", "cold", "page cache at the start of the timed phase: cold (the target's files dropped from it), warm (read into it) or as-captured (as prepare left it)")
 	fs.BoolVar(&f.Walk, "no-openat2", false, "resolve paths by an O_NOFOLLOW walk even where openat2 exists")
 	fs.StringVar(&f.RankSubset, "rank-subset", "", "replay only these `ranks`, e.g. 0-3,8")
 	fs.Var((*listValue)(&f.Ops), "ops", "keep only these `ops`, families or classes (posix, meta, mpiio, comm, marker, process; repeatable, or a comma list)")
@@ -86,6 +88,10 @@ func (f *Flags) Options() (Options, error) {
 	if f.Data != "pattern" && f.Data != "fixed" {
 		return Options{}, fmt.Errorf("--data %q: want one of pattern, fixed", f.Data)
 	}
+	cache, err := posix.ParseCache(f.Cache)
+	if err != nil {
+		return Options{}, err
+	}
 	ro, err := f.replay()
 	if err != nil {
 		return Options{}, err
@@ -94,7 +100,7 @@ func (f *Flags) Options() (Options, error) {
 		Replay: ro, DefaultTiming: f.Timing == "",
 		Target: f.Target, Keep: f.Keep, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly, NoSpaceCheck: f.NoSpace,
 		Files:  posix.Options{Direct: f.Direct, Sparse: f.Sparse, FixedData: f.Data == "fixed", Walk: f.Walk},
-		Record: f.Record,
+		Record: f.Record, Cache: cache,
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/iotrace/iotrace/replay"
+	"github.com/iotrace/iotrace/replay/posix"
 )
 
 // TestFlags: the flags of a replay make its options, and a bad one is one
@@ -29,8 +30,11 @@ func TestFlags(t *testing.T) {
 		len(o.Replay.Transforms.Ops) != 2 || o.Replay.Transforms.Split.Size != 64<<10 || len(o.Replay.Transforms.Ranks) != 3 {
 		t.Errorf("options %+v", o)
 	}
-	if o, _ := parse(); !o.DefaultTiming {
-		t.Error("no --timing: the input's timing is not asked for")
+	if o, _ := parse(); !o.DefaultTiming || o.Cache != posix.CacheCold {
+		t.Errorf("no flags: default timing %v, cache %v; want the input's timing and a cold cache", o.DefaultTiming, o.Cache)
+	}
+	if o, _ := parse("--cache", "as-captured"); o.Cache != posix.CacheAsCaptured {
+		t.Errorf("--cache as-captured: %v", o.Cache)
 	}
 	for _, c := range []struct {
 		args []string
@@ -44,6 +48,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"--ops", "wirte"}, `--ops: "wirte" is no call`},
 		{[]string{"--rank-subset", "3-1"}, "--rank-subset: "},
 		{[]string{"--map", "x"}, `--map "x"`},
+		{[]string{"--cache", "hot"}, `--cache "hot"`},
 	} {
 		if _, err := parse(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error with %q", c.args, err, c.want)

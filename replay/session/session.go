@@ -24,6 +24,7 @@ import (
 
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/posix"
+	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/units"
@@ -55,6 +56,10 @@ type Options struct {
 	// Record is where the replay's own trace goes; "" is a temporary
 	// file, removed by Outcome.Close.
 	Record string
+	// Cache is the state of the page cache the timed phase starts in:
+	// every process puts the target's files in it, for its node, after
+	// the prepare phase.
+	Cache posix.Cache
 	// Command is the command line, for the trace's metadata.
 	Command []string
 	// Out receives the plan of a dry run and what PrepareOnly prepared.
@@ -67,6 +72,10 @@ type Options struct {
 	// Warn receives, on the lead, the input's warnings (damage read past,
 	// what an import left out); nil discards them.
 	Warn io.Writer
+	// Report, if set, makes a process that records the whole replay's
+	// trace compute its statistics while the replay runs, with these
+	// options (Outcome.Stats), instead of reading the trace afterwards.
+	Report *report.Options
 }
 
 // Input opens the trace to replay, its warnings going to warn. Every
@@ -81,6 +90,11 @@ type Outcome struct {
 	// Result is the result of this process's ranks. How the whole replay
 	// went is in its trace (Record), for report.Compute.
 	Result *replay.Result
+	// Stats are the statistics of the replay's trace, computed while the
+	// replay ran (Options.Report), or nil: a team whose processes each
+	// record a part of the trace leaves them to a reading of the merged
+	// trace.
+	Stats *report.Stats
 	// Record is the replay's own trace; RecordKept says it stays after
 	// Close (Options.Record was given).
 	Record     string
@@ -278,6 +292,16 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 		return out, nil
 	}
 
+	_, cerr := px.SetCache(ctx, o.Cache, &plan.Layout)
+	if ctx.Err() != nil {
+		cerr = ErrPrepareInterrupted
+	} else if cerr != nil {
+		cerr = fmt.Errorf("--cache %s: %w", o.Cache, cerr)
+	}
+	if err := agree(cerr); err != nil {
+		return nil, err
+	}
+
 	// Each process records its ranks, into the replay's trace or a part
 	// of it.
 	part, err := out.record(&o, team)
@@ -309,10 +333,17 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	team.Start()
 	var res *replay.Result
 	var runErr error
+	var live *report.Live
+	if o.Report != nil && !team.Parted() {
+		live = report.NewLive(w.Path, *o.Report)
+	}
 	if len(own) > 0 {
 		stop := showProgress(o.Progress, rp, lead)
-		res, runErr = rp.Run(ctx, be, replay.Output{Target: out.Target, Record: func(r uint32) trace.Sink { return w.Rank(r) },
-			Replayed: w.SetReplay})
+		ro := replay.Output{Target: out.Target, Record: func(r uint32) trace.Sink { return w.Rank(r) }, Replayed: w.SetReplay}
+		if live != nil {
+			ro.Observe = live.Add
+		}
+		res, runErr = rp.Run(ctx, be, ro)
 		stop()
 	} else {
 		ready()
@@ -345,6 +376,9 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 		if err != nil {
 			return nil, err
 		}
+	}
+	if live != nil {
+		out.Stats = live.Stats(own, report.ReplayOf(res.PerRank))
 	}
 	out.Team = team.Summary(plan.Ranks)
 	return out, nil

@@ -129,6 +129,13 @@ func (lw *lowerer) pathCmd(e *trace.Event, b *lb) error {
 	case info.NS == trace.NSSymlink:
 		b.l.cmd, def = "symlink", trace.OpSymlink
 		b.l.path2, b.l.text2 = b.str(lw.path(e.Path2)), true
+	case e.Op == trace.OpMunmap || e.Op == trace.OpMsync:
+		b.l.cmd, def = "unmap", trace.OpMunmap
+		if e.Op == trace.OpMsync {
+			b.l.cmd, def = "msync", trace.OpMsync
+		}
+		b.opt("at", e.Offset, kSize, 0)
+		b.arg("size", e.Size, kSize)
 	default:
 		return lw.fail(e, "the script language has no such call")
 	}
@@ -306,7 +313,7 @@ func (lw *lowerer) fdCall(e *trace.Event, b *lb, st step) error {
 		b.l.cmd = "readdir"
 		b.arg("size", e.Size, kSize)
 		return lw.finish(e, b, trace.OpGetdents, 0)
-	case e.Op == trace.OpFadvise:
+	case e.Op == trace.OpFadvise || e.Op == trace.OpReadahead:
 		b.l.cmd = "advise"
 		b.opt("at", e.Offset, kSize, 0)
 		b.opt("size", e.Size, kSize, 0)

@@ -141,6 +141,9 @@ func TestRoundTripCalls(t *testing.T) {
 	b.add(trace.Event{Op: trace.OpSplice, FD: 5, FD2: 4, Path2: out, Offset2: 1<<20 + 1100, Size: 64, Ret: 64})
 	b.add(trace.Event{Op: trace.OpFallocate, FD: 4, Path: out, Offset: 0, Size: 4 << 20})
 	b.add(trace.Event{Op: trace.OpMmap, FD: 3, Path: in, Offset: 4096, Size: 8192, Flags: 1, Mode: 1})
+	b.add(trace.Event{Op: trace.OpMsync, FD: -1, Path: in, Offset: 8192, Size: 4096, Flags: 4})
+	b.add(trace.Event{Op: trace.OpMunmap, FD: -1, Path: in, Offset: 4096, Size: 8192})
+	b.add(trace.Event{Op: trace.OpReadahead, FD: 3, Path: in, Offset: 0, Size: 65536})
 	b.add(trace.Event{Op: trace.OpLseek, FD: 3, Path: in, Offset: 0, Whence: 3, Ret: 8192})
 	b.add(trace.Event{Op: trace.OpSyncfs, FD: 4, Path: out})
 	b.add(trace.Event{Op: trace.OpSync})
@@ -164,6 +167,9 @@ func TestRoundTripCalls(t *testing.T) {
 		"copy pipe to out size 64 call splice",
 		"allocate out size 4MiB",
 		"map in at 4KiB size 8KiB prot 0x1 flags 0x1",
+		"msync \"/d/in\" at 8KiB size 4KiB flags 0x4",
+		"unmap \"/d/in\" at 4KiB size 8KiB",
+		"advise in size 64KiB call readahead",
 		"seek in to 0 from data ret 8KiB",
 		"sync out call syncfs",
 		"readdir f_d size 32KiB ret 480",

@@ -34,6 +34,15 @@ type CheckReport struct {
 	// with samples only, times on the reference clock), when the file
 	// is not damaged.
 	Clocks []RankClock
+	// Costs are what the recorders measured of their own cost and took
+	// out of the ranks' times (ranks that say so only).
+	Costs []RankCost
+}
+
+// RankCost is the recorder's cost of one rank.
+type RankCost struct {
+	Rank uint32
+	Cost *Cost
 }
 
 // RankClock is the clock measured of one rank.
@@ -143,6 +152,9 @@ func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 			if rs.Clock != nil && len(rs.Clock.Samples) > 0 {
 				rep.Clocks = append(rep.Clocks, RankClock{Rank: rs.Rank, Clock: rs.Clock})
 			}
+			if rs.Cost != nil {
+				rep.Costs = append(rep.Costs, RankCost{Rank: rs.Rank, Cost: rs.Cost})
+			}
 		}
 	}
 	return rep
@@ -240,6 +252,9 @@ func (c *CheckReport) WriteText(w io.Writer) {
 	}
 	for _, rc := range c.Clocks {
 		fmt.Fprintln(w, rc.String())
+	}
+	for _, rc := range c.Costs {
+		fmt.Fprintf(w, "  recorder cost: rank %d: %s\n", rc.Rank, rc.Cost)
 	}
 }
 

@@ -59,6 +59,9 @@ const (
 	fieldRanks   = 5 // uvarint
 	fieldCreator = 6
 	fieldPID     = 7 // rank-info only: uvarint process id
+	// 8-10: the clock (rank info, clock.go)
+	fieldCorrected = 11 // header: how the times were corrected for the recorder's cost
+	// 12: the recorder's cost (rank info, cost.go)
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -170,6 +173,9 @@ func encodeMeta(m trace.Meta) []byte {
 	if m.Creator != "" {
 		f.str(fieldCreator, m.Creator)
 	}
+	if m.Corrected != "" {
+		f.str(fieldCorrected, m.Corrected)
+	}
 	return f
 }
 
@@ -200,6 +206,8 @@ func decodeMeta(b []byte) (trace.Meta, error) {
 			m.Ranks = int(x)
 		case fieldCreator:
 			m.Creator = string(v)
+		case fieldCorrected:
+			m.Corrected = string(v)
 		}
 		return nil
 	})

@@ -346,6 +346,7 @@ type rankStream struct {
 	blocks []BlockInfo // events blocks, in order
 	shift  int64       // add to file times to get trace times
 	clock  *Clock      // what the capture measured of the rank's clock
+	cost   *Cost       // what the recorder measured of its own cost
 	fix    *clockFix   // subtract its offset from file times to align them
 	remap  []trace.PathID
 	remapM map[uint64]trace.PathID
@@ -541,7 +542,10 @@ func newReader(files []*file, opts ReadOptions) (*Reader, error) {
 			// offset at time 0, the fix adds how it changes after.
 			s.shift += s.fix.offsetAt(0)
 		}
-		if len(s.blocks) > 0 {
+		if len(s.blocks) > 0 || s.replay != nil {
+			// A rank with events, or a replay's rank all of whose calls
+			// were skipped: how its replay went (its skips) is part of
+			// the trace.
 			r.ranks = append(r.ranks, rk)
 		}
 	}
@@ -597,6 +601,12 @@ func readRankInfo(s *rankStream, p []byte, epochs map[uint32]int64, rank uint32)
 				s.clock = &Clock{}
 			}
 			return readClockField(s.clock, id, v)
+		case fieldCost:
+			c, err := readCost(v)
+			if err != nil {
+				return err
+			}
+			s.cost = c
 		case fieldEpoch:
 			e, err := fieldVarint(v)
 			if err != nil {
@@ -677,6 +687,9 @@ type RankSummary struct {
 	// clock's). Unless RawClocks, its times are given on the reference
 	// clock.
 	Clock *Clock
+	// Cost is what the rank's recorder measured of its own cost per call
+	// and took out of the rank's times (nil: nothing said).
+	Cost *Cost
 }
 
 // Summary returns the index's view of every rank.
@@ -684,7 +697,7 @@ func (r *Reader) Summary() []RankSummary {
 	var out []RankSummary
 	for _, rk := range r.ranks {
 		s := r.streams[rk]
-		rs := RankSummary{Rank: rk, File: s.file.name, Host: s.host, PID: s.pid, Blocks: len(s.blocks), Clock: s.clock}
+		rs := RankSummary{Rank: rk, File: s.file.name, Host: s.host, PID: s.pid, Blocks: len(s.blocks), Clock: s.clock, Cost: s.cost}
 		for i, b := range s.blocks {
 			rs.Events += b.Events
 			if t := s.traceTime(b.MinT); i == 0 || t < rs.MinT {
@@ -725,7 +738,7 @@ func (r *Reader) Close() error {
 // Rank implements trace.Trace: a new stream over rank rk's events.
 func (r *Reader) Rank(rk uint32) (trace.Source, error) {
 	s, ok := r.streams[rk]
-	if !ok || len(s.blocks) == 0 {
+	if !ok || len(s.blocks) == 0 && s.replay == nil {
 		return nil, fmt.Errorf("trace has no rank %d", rk)
 	}
 	return &rankSource{r: r, s: s, rank: rk}, nil

@@ -163,6 +163,10 @@ func NewWriterOptions(w io.Writer, m trace.Meta, o Options) (*Writer, error) {
 // Intern returns the id events written to this Writer use for path.
 func (w *Writer) Intern(path string) trace.PathID { return w.paths.Intern(path) }
 
+// Path returns the path of id, an id Intern returned ("" for another).
+// It is safe to call while other goroutines write.
+func (w *Writer) Path(id trace.PathID) string { return w.paths.Lookup(id) }
+
 // Rank returns the writer of rank r's stream, creating it on first use.
 func (w *Writer) Rank(r uint32) *RankWriter {
 	w.rmu.Lock()

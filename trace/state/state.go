@@ -99,6 +99,9 @@ type Proc[D any] struct {
 	// Exe is the program it last exec'd (0: not seen).
 	Exe   trace.PathID
 	Ended bool
+	// Maps are its file mappings, for a recorder (see Maps): fork copies
+	// them, exec drops them.
+	Maps Maps
 
 	tab     *table[D]
 	threads int
@@ -676,6 +679,7 @@ func (f *Follower[D, H]) process(e *trace.Event, info *trace.OpInfo, st *Step[D,
 			c = f.newProc(child, p, f.copyTable(p.tab))
 		}
 		c.Exe = p.Exe
+		c.Maps = p.Maps.clone()
 		c.threads = 1
 		f.threads[child] = c
 		f.last, f.lastProc = 0, nil
@@ -693,6 +697,7 @@ func (f *Follower[D, H]) process(e *trace.Event, info *trace.OpInfo, st *Step[D,
 			return
 		}
 		p.Exe = e.Path
+		p.Maps = Maps{}
 		f.unshare(p)
 		var fds []int32
 		p.tab.each(func(fd int32, s slot[D]) {

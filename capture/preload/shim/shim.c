@@ -85,7 +85,11 @@ struct header {
 	char pad[3200 - 3144];
 	uint64_t blocks;   /* blocks taken */
 	uint64_t capacity; /* blocks the file may hold */
-	char pad2[3328 - 3216];
+	/* The shim's cost per recorded call (ns), measured at the start of
+	 * the program image (calibrate): in each call's duration, between
+	 * calls, half the interquartile range, calls measured (0: none). */
+	uint32_t cost_in, cost_between, cost_spread, cost_samples;
+	char pad2[3328 - 3232];
 	/* The program (/proc/self/exe), when it fits; else exe_len is 0. */
 	uint32_t exe_len;
 	char exe[760];
@@ -98,6 +102,7 @@ _Static_assert(__builtin_offsetof(struct header, cwd_len) == 1084, "header layou
 _Static_assert(__builtin_offsetof(struct header, proc_start) == 3136, "header layout");
 _Static_assert(__builtin_offsetof(struct header, blocks) == 3200, "header layout");
 _Static_assert(__builtin_offsetof(struct header, capacity) == 3208, "header layout");
+_Static_assert(__builtin_offsetof(struct header, cost_in) == 3216, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe_len) == 3328, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe) == 3332, "header layout");
 _Static_assert(sizeof(struct header) <= SPOOL_HEADER, "header size");
@@ -525,6 +530,9 @@ static uint64_t size_spool(int fd) {
 	return 0;
 }
 
+static void calibrate(void);
+static uint32_t cost_in, cost_between, cost_spread, cost_samples;
+
 static void open_spool(void) {
 	if (!spool_dir[0]) return;
 	char name[PATH_MAX];
@@ -558,9 +566,21 @@ static void open_spool(void) {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	memcpy(hdr->magic, SPOOL_MAGIC, 8); /* last: a reader sees a whole header or none */
 	active = 1;
+	/* Once per program image: a forked child costs what its parent did. */
+	if (!cost_samples) calibrate();
+	hdr->cost_in = cost_in;
+	hdr->cost_between = cost_between;
+	hdr->cost_spread = cost_spread;
+	hdr->cost_samples = cost_samples;
 }
 
+/* The recorded file mappings (see fmaps_add). */
+#define FMAPS 256
+static struct { uintptr_t lo, hi; } fmaps[FMAPS];
+static int fmaps_n, fmaps_full, fmaps_lock;
+
 static void after_fork_child(void) {
+	fmaps_lock = 0; /* the child's only thread holds no lock */
 	if (!active) return;
 	/* The child writes its own spool: drop the parent's mappings. */
 	active = 0;
@@ -878,6 +898,57 @@ EXPORT int close(int fd) {
 	iotrace_emit(&r, NULL, NULL);                                        \
 	errno = saved;                                                       \
 	return got
+
+/* calibrate measures what the shim costs a recorded call (docs/FORMAT.md,
+ * "The recorder's cost"), on the path of a read's wrapper (DATA_BODY)
+ * with no call in it, records written to a block of the thread that is
+ * then cleared (a block never written, which readers skip): cost_in is
+ * the duration such a call records (a clock reading), cost_between what
+ * the rest of the wrapper costs, from one such call's start to the
+ * next's, beyond it. The iotrace encoder takes them out of the times. */
+#define CAL_N 256
+static int cmp64(const void *a, const void *b) {
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+static void calibrate(void) {
+	static int64_t in[CAL_N], per[CAL_N];
+	int64_t prev = 0;
+	int n = 0;
+	for (int i = 0; i <= CAL_N; i++) {
+		int fd = 0;
+		if (!on()) break;
+		volatile unsigned kind = fdkind[fd];
+		(void)kind;
+		struct rec r = {0};
+		BEGIN;
+		END(r);
+		r.call = C_READ;
+		r.fd = fd;
+		r.off = -1;
+		r.size = 4096;
+		RET(r, 4096);
+		iotrace_emit(&r, NULL, NULL);
+		errno = saved;
+		if (i > 0) {
+			in[n] = r.dur;
+			per[n++] = t0 - prev;
+		}
+		prev = t0;
+	}
+	if (t_blk) {
+		memset((void *)t_blk, 0, SPOOL_BLOCK);
+		t_blk = t_cur = t_chain = 0;
+	}
+	if (n < CAL_N / 2) return;
+	qsort(in, n, sizeof in[0], cmp64);
+	qsort(per, n, sizeof per[0], cmp64);
+	int64_t ci = in[n / 2], cb = per[n / 2] - ci;
+	cost_in = ci > 0 ? (uint32_t)ci : 0;
+	cost_between = cb > 0 ? (uint32_t)cb : 0;
+	cost_spread = (uint32_t)((per[n * 3 / 4] - per[n / 4]) / 2);
+	cost_samples = (uint32_t)n;
+}
 
 static int64_t iovsize(const struct iovec *iov, int cnt) {
 	int64_t s = 0;
@@ -1682,8 +1753,51 @@ EXPORT void sync(void) {
 	errno = saved;
 }
 
+/* The address ranges of the file mappings the shim recorded, so that
+ * munmap, which programs call by the thousand on anonymous memory, is
+ * recorded only when it may end one (the encoder knows the mappings
+ * exactly: this is a filter). A fork copies it with the memory. Beyond
+ * FMAPS entries every munmap is recorded. (Declared above, for fork.) */
+
+static void fmaps_lock_take(void) {
+	while (__atomic_exchange_n(&fmaps_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+static void fmaps_lock_drop(void) { __atomic_store_n(&fmaps_lock, 0, __ATOMIC_RELEASE); }
+
+static void fmaps_add(void *m, size_t len) {
+	fmaps_lock_take();
+	if (fmaps_n < FMAPS) {
+		fmaps[fmaps_n].lo = (uintptr_t)m;
+		fmaps[fmaps_n].hi = (uintptr_t)m + len;
+		__atomic_store_n(&fmaps_n, fmaps_n + 1, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&fmaps_full, 1, __ATOMIC_RELEASE);
+	}
+	fmaps_lock_drop();
+}
+
+/* fmaps_hit says whether [a, a+len) meets a recorded mapping; with drop,
+ * it forgets the mappings the range covers whole. */
+static int fmaps_hit(void *a, size_t len, int drop) {
+	if (__atomic_load_n(&fmaps_n, __ATOMIC_ACQUIRE) == 0) return __atomic_load_n(&fmaps_full, __ATOMIC_ACQUIRE);
+	uintptr_t lo = (uintptr_t)a, hi = lo + len;
+	int hit = 0;
+	fmaps_lock_take();
+	for (int i = 0; i < fmaps_n; i++) {
+		if (fmaps[i].hi <= lo || fmaps[i].lo >= hi) continue;
+		hit = 1;
+		if (drop && fmaps[i].lo >= lo && fmaps[i].hi <= hi) {
+			fmaps[i] = fmaps[fmaps_n - 1];
+			__atomic_store_n(&fmaps_n, fmaps_n - 1, __ATOMIC_RELEASE);
+			i--;
+		}
+	}
+	fmaps_lock_drop();
+	return hit || __atomic_load_n(&fmaps_full, __ATOMIC_ACQUIRE);
+}
+
 /* mmap of a file (not anonymous memory): ret 0 or -errno, not the
- * address. A mapping an MPI library makes inside an MPI-IO call (Open
+ * address (which bytes holds, for munmap and msync). A mapping an MPI library makes inside an MPI-IO call (Open
  * MPI's shared file pointer segment) is its own machinery, which the
  * replay's MPI-IO call makes again and a script cannot say: recorded only
  * with record_all. */
@@ -1700,6 +1814,10 @@ EXPORT void sync(void) {
 	r.oflags = (uint32_t)fl;                                             \
 	r.mode = (uint32_t)prot;                                             \
 	r.ret = m == MAP_FAILED ? -(int64_t)saved : 0;                       \
+	if (m != MAP_FAILED) {                                               \
+		r.bytes = (int64_t)(uintptr_t)m;                                 \
+		fmaps_add(m, len);                                               \
+	}                                                                    \
 	iotrace_emit(&r, NULL, NULL);                                        \
 	errno = saved;                                                       \
 	return m
@@ -1711,6 +1829,48 @@ EXPORT void *mmap(void *a, size_t len, int prot, int fl, int fd, off_t off) {
 EXPORT void *mmap64(void *a, size_t len, int prot, int fl, int fd, off64_t off) {
 	REAL(mmap64);
 	MMAP_BODY(real_mmap64(a, len, prot, fl, fd, off));
+}
+
+/* munmap and msync of a recorded mapping: the address and length; the
+ * encoder finds the file. A range the shim's table does not meet runs
+ * unrecorded. */
+EXPORT int munmap(void *a, size_t len) {
+	REAL(munmap);
+	if (!on() || !fmaps_hit(a, len, 0)) return real_munmap(a, len);
+	struct rec r = {0};
+	BEGIN;
+	int v = real_munmap(a, len);
+	END(r);
+	if (v == 0) fmaps_hit(a, len, 1);
+	r.call = C_MUNMAP;
+	r.fd = -1;
+	r.off = (int64_t)(uintptr_t)a;
+	r.size = (int64_t)len;
+	RET(r, v);
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+	return v;
+}
+EXPORT int msync(void *a, size_t len, int flags) {
+	REAL(msync);
+	if (!on() || !fmaps_hit(a, len, 0)) return real_msync(a, len, flags);
+	struct rec r = {0};
+	BEGIN;
+	int v = real_msync(a, len, flags);
+	END(r);
+	r.call = C_MSYNC;
+	r.fd = -1;
+	r.off = (int64_t)(uintptr_t)a;
+	r.size = (int64_t)len;
+	r.oflags = (uint32_t)flags;
+	RET(r, v);
+	iotrace_emit(&r, NULL, NULL);
+	errno = saved;
+	return v;
+}
+EXPORT ssize_t readahead(int fd, off64_t off, size_t count) {
+	REAL(readahead);
+	FD_BODY(C_READAHEAD, ssize_t, real_readahead(fd, off, count), off, (int64_t)count, 0);
 }
 
 /* ---- fcntl, close_range ---- */

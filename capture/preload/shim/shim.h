@@ -23,7 +23,9 @@
  * time in clock ticks since boot, /proc/self/stat field 22 (3136: the same
  * in each image of a process, so that an exec is told from another
  * process with the pid), u64 blocks taken (3200), u64 blocks the file
- * may hold (3208), u32 length and 760 bytes of the program, /proc/self/exe's
+ * may hold (3208), u32 the shim's cost per call in its duration, between
+ * calls, its spread and the calls measured, ns (3216, calibrate: 0 when not
+ * measured), u32 length and 760 bytes of the program, /proc/self/exe's
  * target (3328; length 0 when it does not fit).
  *
  * Each block belongs to one thread, which fills it with records, each
@@ -98,7 +100,7 @@ enum {
 	C_FALLOCATE,        /* oflags: mode */
 	C_FADVISE,          /* oflags: advice */
 	C_SYNCFS, C_SYNC,
-	C_MMAP,             /* oflags: MAP_ flags, mode: PROT_ bits, ret 0 or -errno */
+	C_MMAP,             /* oflags: MAP_ flags, mode: PROT_ bits, ret 0 or -errno, bytes the address */
 	C_LINK, C_LINKAT,   /* path: the existing name, path2: the new one */
 	C_SYMLINK, C_SYMLINKAT, /* path: the link made, path2: its target as written */
 	C_READLINK, C_READLINKAT,
@@ -107,6 +109,12 @@ enum {
 	C_EXIT,             /* the process ends: ret is its exit status */
 	C_GETDENTS,         /* readdir's getdents64 inside glibc: size the buffer, ret the bytes */
 	C_UNSEEN,           /* the process set up I/O the shim cannot see: oflags UNSEEN_* (once each) */
+	/* The end and the flush of (part of) a mapping: off the address,
+	 * size the length, oflags msync's MS_ flags; the encoder maps the
+	 * address to the file range from the process's recorded mmaps (whose
+	 * bytes hold the address they returned). */
+	C_MUNMAP, C_MSYNC,
+	C_READAHEAD,        /* fd, off, size */
 
 	C_MPI_RANK = 100, /* peer = world rank, count = world size */
 	C_MPI_FINALIZE,

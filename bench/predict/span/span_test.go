@@ -1,0 +1,133 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
+)
+
+// TestMeasure: the span runs from the first file call of any rank to the
+// end of the last one; process events, communication and markers outside
+// it are lead and tail; busy is the busiest rank's time in file calls,
+// without the POSIX calls an MPI library made inside an MPI-IO call.
+func TestMeasure(t *testing.T) {
+	const us = int64(1000)
+	path := filepath.Join(t.TempDir(), "t.iot")
+	w, err := format.Create(path, trace.Meta{Ranks: 2, Clock: "nominal", Creator: "span test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := w.Intern("/data/f")
+	ranks := [][]trace.Event{
+		{
+			{Op: trace.OpExec, Start: 0, Path: w.Intern("/bin/app")},
+			{Op: trace.OpOpen, Start: 100 * us, Dur: 10 * us, Path: f, FD: 3, Ret: 3},
+			{Op: trace.OpPwrite, Start: 200 * us, Dur: 50 * us, FD: 3, Size: 4096, Ret: 4096},
+			{Op: trace.OpMPIBarrier, Start: 300 * us, Dur: 400 * us},
+			{Op: trace.OpClose, Start: 800 * us, Dur: 5 * us, FD: 3},
+			{Op: trace.OpMPIBarrier, Start: 900 * us, Dur: 100 * us},
+			{Op: trace.OpExit, Start: 1200 * us},
+		},
+		{
+			{Op: trace.OpMPIBarrier, Start: 20 * us, Dur: 30 * us},
+			{Op: trace.OpMPIFileOpen, Start: 60 * us, Dur: 20 * us, Path: f, FD: 1},
+			{Op: trace.OpMPIFileWriteAtAll, Start: 300 * us, Dur: 500 * us, FD: 1, Size: 1 << 20, Ret: 1 << 20},
+			{Op: trace.OpPwrite, Start: 310 * us, Dur: 480 * us, FD: 7, Size: 1 << 20, Ret: 1 << 20, Flags: trace.InMPIIO},
+			{Op: trace.OpMPIFileClose, Start: 850 * us, Dur: 30 * us, FD: 1},
+			{Op: trace.OpMPIBarrier, Start: 900 * us, Dur: 100 * us},
+		},
+	}
+	for r, evs := range ranks {
+		for i := range evs {
+			evs[i].Rank = uint32(r)
+		}
+		if err := w.Rank(uint32(r)).WriteEvents(evs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := measure(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := result{
+		span:  880*us - 60*us, // rank 1's MPI_File_open to the end of its close
+		busy:  20*us + 500*us + 30*us,
+		lead:  60 * us,
+		tail:  1200*us - 880*us,
+		calls: 7,
+		first: trace.OpMPIFileOpen,
+		last:  trace.OpMPIFileClose,
+	}
+	if got != want {
+		t.Errorf("measure = %+v, want %+v", got, want)
+	}
+
+	// A trace without file calls has no span.
+	empty := filepath.Join(t.TempDir(), "e.iot")
+	w, err = format.Create(empty, trace.Meta{Ranks: 1, Clock: "nominal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Rank(0).WriteEvents([]trace.Event{{Op: trace.OpMPIBarrier, Start: 5, Dur: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if _, err := measure(empty); err == nil || !strings.Contains(err.Error(), "no file calls") {
+		t.Errorf("measure of a trace without file calls: %v", err)
+	}
+}
+
+// TestDryRun runs "run.sh --dry-run": it builds every helper of the
+// benchmark (iotrace, ioreplay, ioreplay with -tags mpi for an @mpirun
+// mode, this program, and ior.c and mdtest.c with mpicc), checks that the
+// programs it drives are installed, and prints the plan. The benchmark
+// itself needs root and a quarter of an hour.
+func TestDryRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the benchmark's helpers")
+	}
+	for _, tool := range []string{"bash", "go", "cc", "mpicc", "mpirun", "sqlite3", "fio", "git", "tar"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is missing", tool)
+			}
+			t.Skipf("%s is missing", tool)
+		}
+	}
+	cmd := exec.Command("bash", "../run.sh", "--dry-run")
+	cmd.Env = append(os.Environ(), "MODES=original think afap cold=--timing=think,--cache=cold,@oneshot mpi=@mpirun,--timing=think")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run.sh --dry-run: %v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []string{
+		"ior-posix", "ior-direct", "ior-mpiio", "mdtest-fsync", "h5py", "sqlite", "fio", "tar-sync", "git",
+		"targets: tmpfs disk slow",
+		"cold (--timing=think --cache=cold, one-shot)",
+		"mpi (--timing=think, under mpirun)",
+		// 10 applications × 3 targets × 3 repetitions; replays: 4 modes
+		// for all of them, the @mpirun mode for the 6 MPI ones, × 2 captures.
+		"runs: 20 captures, 90 real runs and 828 replays (3 repetitions)",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, s)
+		}
+	}
+
+	// A mode is ioreplay flags and procedures; anything else is an error.
+	cmd = exec.Command("bash", "../run.sh", "--dry-run")
+	cmd.Env = append(os.Environ(), "MODES=think bad=timing")
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "mode bad=timing") {
+		t.Errorf("run.sh accepted a bad mode: %v\n%s", err, out)
+	}
+}

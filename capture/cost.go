@@ -1,0 +1,278 @@
+package capture
+
+import (
+	"fmt"
+
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
+	"slices"
+	"sort"
+)
+
+// Cost is what a recorder costs a program per call, as it measures it at
+// start-up (ns): for ptrace the tracer's stops and resumes, which the
+// program spends waiting (ptrace.Calibrate); for the preload shim its
+// clock readings and the writing of its records. An Account takes it out
+// of the times recorded, so that durations and the gaps between calls are
+// the program's own (docs/FORMAT.md, "The recorder's cost").
+type Cost struct {
+	// InCall is added to the measured duration of each recorded call:
+	// from the tracer letting the call go to the call's work starting,
+	// and from its end to the tracer reading its result.
+	InCall int64
+	// Between is added to the time from a recorded call's end to the
+	// program's next call: resuming the program after the exit stop, and
+	// stopping it at its next call until the tracer stamps its start.
+	Between int64
+	// Stop is the cost of a call the tracer stops at but does not record
+	// (a read of a pipe, a file the path rules leave out): it lies in the
+	// gap before the next recorded call.
+	Stop int64
+	// Spread is half the interquartile range of the calibration's
+	// per-call costs: how much one call's cost varies around InCall +
+	// Between.
+	Spread int64
+	// Call is the duration of the calibration's call untraced (a 1-byte
+	// read of /dev/zero): the least a call takes.
+	Call int64
+	// Samples is the number of calls each part was measured on.
+	Samples int
+}
+
+// Corrections counts what an Account took out of a run's times.
+type Corrections struct {
+	Calls      int64 // recorded calls whose times were corrected
+	Stops      int64 // stops of calls not recorded (and their exit stops)
+	ClampedDur int64 // calls that lasted less than Cost.InCall: duration 0
+	ClampedGap int64 // gaps shorter than the cost they held: gap 0
+	Limited    int64 // calls whose costs were scaled down to the recent calls' (see account)
+	Removed    int64 // ns taken out in all
+}
+
+// Account keeps a recorder's cost out of the times it records: event
+// times are on a clock that runs behind the real one by the cost the
+// program has paid so far (debt). Each recorded call's duration loses
+// Cost.InCall; the gap before the next recorded call loses what the
+// calls since cost between them (Between after a recorded call, Stop
+// for each call stopped at but not recorded), never more than the gap.
+// One account per rank: a rank whose threads make calls at the same
+// time has them all taken from one timeline, at most each gap.
+//
+// A calibration made while the machine was busier than during the run
+// would take out more than the tracer cost: so the in-call share is at
+// most the shortest of the last recentCalls recorded durations less
+// Cost.Call (no call is faster than the calibration's), and the costs
+// between calls are scaled down in the same proportion.
+type Account struct {
+	C       Cost               // the cost to take out
+	recent  [recentCalls]int64 // raw durations of the latest recorded calls
+	nrecent int
+	scale   float64 // the costs between calls in use: Cost × scale
+	Debt    int64   // ns removed so far: the times run this much behind the real clock
+	pending int64   // cost since the latest recorded call, for the next gap
+	lastEnd int64   // real end of the latest recorded call
+	marks   []mark
+	N       Corrections // what was taken out
+
+	lastStart int64 // of the latest event (Event)
+	events    bool  // Event has seen one
+}
+
+// ordered returns start, or the latest event's start if that is later.
+func (a *Account) ordered(start int64) int64 {
+	if a.events {
+		start = max(start, a.lastStart)
+	}
+	a.lastStart, a.events = start, true
+	return start
+}
+
+const recentCalls = 64
+
+// mark says that from real time at on, the debt was at least debt.
+type mark struct{ at, debt int64 }
+
+// markEvery is how often (ns of real time) the account notes its debt,
+// for Virtual.
+const markEvery = 1_000_000
+
+// Take returns the cost the gap of a recorded call starting at s (real)
+// can give: the pending cost, at most the gap since the latest recorded
+// call's end; all of a gap that is no longer than the pending cost
+// within the calibration's spread (what is left of it is the cost's
+// error, not the program's time).
+func (a *Account) Take(s int64) int64 {
+	gap := max(s-a.lastEnd, 0)
+	if a.pending > 0 && gap <= a.pending+a.between(a.C.Spread) {
+		return gap
+	}
+	return min(a.pending, gap)
+}
+
+// Started commits the take of a recorded call starting at s.
+func (a *Account) Started(s, take int64) {
+	if take < a.pending {
+		a.N.ClampedGap++
+	}
+	a.Debt += take
+	a.N.Removed += take
+	a.pending = 0
+	// The gap is spent up to s: a call seen to its end but not recorded
+	// (ptrace learning a descriptor) does not let the next take it again.
+	a.lastEnd = max(a.lastEnd, s)
+	if n := len(a.marks); n == 0 || s-a.marks[n-1].at >= markEvery {
+		a.marks = append(a.marks, mark{s, a.Debt})
+	}
+}
+
+// Bookkeeping takes out d, the time the tracer spent on a recorded
+// call at its entry, when its own account says so (a Cost was given).
+func (a *Account) Bookkeeping(d int64) {
+	if a.C.Samples > 0 {
+		a.Debt += d
+		a.N.Removed += d
+	}
+}
+
+// Stop counts a stop at a call the tracer does not record.
+func (a *Account) Stop() {
+	a.pending += a.between(a.C.Stop)
+	if a.C.Stop > 0 {
+		a.N.Stops++
+	}
+}
+
+// Ended returns the duration to record of a call that ran from s to e
+// (real): the measured one less the tracer's share. A call the tracer
+// saw end but does not record (it learnt a descriptor) leaves its cost
+// for the next gap.
+func (a *Account) Ended(s, e int64, rec bool) int64 {
+	d := e - s
+	if !rec {
+		a.pending += a.between(a.C.InCall + a.C.Between)
+		if a.C.InCall > 0 {
+			a.N.Stops++
+		}
+		return d
+	}
+	in := a.inCall(d)
+	rm := min(in, max(d, 0))
+	if rm < in {
+		a.N.ClampedDur++
+	}
+	if a.C.InCall > 0 || a.C.Between > 0 {
+		a.N.Calls++
+	}
+	a.Debt += rm
+	a.N.Removed += rm
+	a.lastEnd = e
+	a.pending += a.between(a.C.Between)
+	return d - rm
+}
+
+// inCall notes the raw duration d of a recorded call and returns the
+// in-call share to take out of it: Cost.InCall, at most the shortest
+// recent duration less Cost.Call; it sets the scale of the costs
+// between calls to match.
+func (a *Account) inCall(d int64) int64 {
+	a.recent[a.nrecent%recentCalls] = d
+	a.nrecent++
+	short := d
+	for _, x := range a.recent[:min(a.nrecent, recentCalls)] {
+		short = min(short, x)
+	}
+	in := a.C.InCall
+	if lim := max(short-a.C.Call, 0); lim < in {
+		in = lim
+		a.N.Limited++
+	}
+	a.scale = 1
+	if a.C.InCall > 0 {
+		a.scale = float64(in) / float64(a.C.InCall)
+	}
+	return in
+}
+
+// between returns cost c scaled as the in-call share was.
+func (a *Account) between(c int64) int64 {
+	if a.nrecent == 0 || a.scale >= 1 {
+		return c
+	}
+	return int64(float64(c) * a.scale)
+}
+
+// Virtual returns the time on the corrected clock of real time t (both
+// ns from the trace's time 0), for times measured outside the tracer
+// (the clock library's readings): within the debt paid in markEvery.
+func (a *Account) Virtual(t int64) int64 {
+	i := sort.Search(len(a.marks), func(i int) bool { return a.marks[i].at > t })
+	if i == 0 {
+		return t
+	}
+	return t - a.marks[i-1].debt
+}
+
+// Median returns the median of v (sorted in place); 0 for none.
+func Median(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// TrimmedMean returns the mean of v without its lowest and highest
+// twentieth (sorted in place); 0 for none.
+func TrimmedMean(v []int64) int64 {
+	slices.Sort(v)
+	v = v[len(v)/20 : len(v)-len(v)/20]
+	if len(v) == 0 {
+		return 0
+	}
+	var sum int64
+	for _, x := range v {
+		sum += x
+	}
+	return sum / int64(len(v))
+}
+
+// Quartiles returns the first and third quartiles of v (sorted in
+// place).
+func Quartiles(v []int64) (int64, int64) {
+	if len(v) == 0 {
+		return 0, 0
+	}
+	slices.Sort(v)
+	return v[len(v)/4], v[len(v)*3/4]
+}
+
+// Event takes the cost out of e, the next event of a rank in call order
+// with times as measured: a call's start moves back by the cost taken
+// before it, its duration loses the in-call share; any other event
+// (process events, markers) only moves back.
+func (a *Account) Event(e *trace.Event) {
+	if c := e.Op.Class(); c == trace.ClassProcess || c == trace.ClassMarker {
+		e.Start = a.ordered(e.Start - a.Debt)
+		return
+	}
+	s := e.Start
+	take := a.Take(s)
+	a.Started(s, take)
+	// Calls that overlap (a library call and the system calls it made,
+	// threads) keep their order.
+	e.Start = a.ordered(s - a.Debt)
+	e.Dur = a.Ended(s, s+e.Dur, true)
+}
+
+// Format is what the trace's rank info says of the cost and of what was
+// taken out.
+func (c Cost) Format(n Corrections) format.Cost {
+	return format.Cost{InCall: c.InCall, Between: c.Between, Stop: c.Stop, Spread: c.Spread,
+		Calls: n.Calls, Stops: n.Stops, ClampedDur: n.ClampedDur, ClampedGap: n.ClampedGap}
+}
+
+// Note is how the trace header says the times were corrected
+// (trace.Meta.Corrected), method naming the calibration.
+func (c Cost) Note(method string) string {
+	return fmt.Sprintf("%s: %s of each call's duration, %s between calls", method, format.Nanos(c.InCall), format.Nanos(c.Between))
+}

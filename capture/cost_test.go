@@ -1,0 +1,121 @@
+package capture
+
+import (
+	"testing"
+
+	"github.com/iotrace/iotrace/trace"
+)
+
+// TestAccount: a program whose calls take 300 ns and that thinks 1 µs
+// between them, recorded by a recorder that adds 5 µs to each call and
+// 8 µs between calls, reads back as it ran: the durations and gaps are
+// the program's, the starts on a clock that the cost no longer moves.
+func TestAccount(t *testing.T) {
+	const in, between, call, think = 5_000, 8_000, 300, 1_000
+	a := Account{C: Cost{InCall: in, Between: between, Call: 100, Samples: 200}}
+	var evs []trace.Event
+	s := int64(1_000_000)
+	for i := 0; i < 100; i++ {
+		evs = append(evs, trace.Event{Op: trace.OpRead, Start: s, Dur: in + call})
+		s += in + call + between + think
+	}
+	for i := range evs {
+		a.Event(&evs[i])
+	}
+	for i, e := range evs {
+		if e.Dur != call {
+			t.Fatalf("call %d lasts %d ns, want %d", i, e.Dur, call)
+		}
+		if i > 0 {
+			if gap := e.Start - (evs[i-1].Start + evs[i-1].Dur); gap != think {
+				t.Fatalf("gap before call %d: %d ns, want %d", i, gap, think)
+			}
+		}
+	}
+	if evs[0].Start != 1_000_000 {
+		t.Errorf("the first call moved to %d", evs[0].Start)
+	}
+	if n := a.N; n.Calls != 100 || n.ClampedDur != 0 || n.ClampedGap != 0 || n.Removed != 100*in+99*between {
+		t.Errorf("corrections %+v", n)
+	}
+	// A real time during the run maps onto the corrected clock within
+
+	// the cost paid in the last markEvery of real time, which is less.
+	if v, exact := a.Virtual(s), s-a.Debt; v < exact || v > exact+markEvery {
+		t.Errorf("Virtual(%d) = %d, want %d to %d", s, v, exact, exact+markEvery)
+	}
+}
+
+// TestAccountClamps: a call shorter than the in-call share lasts 0 and
+// a gap shorter than the cost between calls is 0, both counted, and
+// calls that overlap keep their order.
+func TestAccountClamps(t *testing.T) {
+	a := Account{C: Cost{InCall: 5_000, Between: 8_000, Samples: 200}}
+	evs := []trace.Event{
+		{Op: trace.OpRead, Start: 0, Dur: 6_000},
+		{Op: trace.OpRead, Start: 10_000, Dur: 6_000}, // gap 4 µs < 8 µs
+		{Op: trace.OpFork, Start: 20_000},
+		{Op: trace.OpRead, Start: 20_000, Dur: 50_000}, // overlaps the next
+		{Op: trace.OpRead, Start: 21_000, Dur: 3_000},
+	}
+	for i := range evs {
+		a.Event(&evs[i])
+	}
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Start < evs[i-1].Start {
+			t.Errorf("event %d starts at %d, before event %d at %d", i, evs[i].Start, i-1, evs[i-1].Start)
+		}
+	}
+	if evs[1].Start != evs[0].Start+evs[0].Dur {
+		t.Errorf("the short gap is %d", evs[1].Start-evs[0].Start-evs[0].Dur)
+	}
+	if a.N.ClampedGap == 0 {
+		t.Errorf("no gap clamped: %+v", a.N)
+	}
+	if evs[4].Dur < 0 || evs[4].Dur > 3_000 {
+		t.Errorf("the last call lasts %d", evs[4].Dur)
+	}
+}
+
+// TestAccountLimited: a calibration dearer than the run (made in a burst
+// of load) takes out no more than the shortest recent call allows, and
+// scales the cost between calls the same way.
+func TestAccountLimited(t *testing.T) {
+	a := Account{C: Cost{InCall: 20_000, Between: 20_000, Call: 100, Samples: 200}}
+	var evs []trace.Event
+	s := int64(0)
+	for i := 0; i < 10; i++ {
+		evs = append(evs, trace.Event{Op: trace.OpRead, Start: s, Dur: 5_100})
+		s += 5_100 + 30_000
+	}
+	for i := range evs {
+		a.Event(&evs[i])
+	}
+	for i, e := range evs {
+		if e.Dur != 100 {
+			t.Errorf("call %d lasts %d, want 100 (its 5.1 µs less the 5 µs the shortest call allows)", i, e.Dur)
+		}
+		if i > 0 {
+			// 20 µs between scaled by 5/20: 5 µs of the 30 µs gap.
+			if gap := e.Start - evs[i-1].Start - evs[i-1].Dur; gap != 25_000 {
+				t.Errorf("gap before call %d: %d, want 25000", i, gap)
+			}
+		}
+	}
+	if a.N.Limited != 10 {
+		t.Errorf("limited %d calls, want 10", a.N.Limited)
+	}
+}
+
+// TestAccountNone: without a cost, times are as measured.
+func TestAccountNone(t *testing.T) {
+	var a Account
+	evs := []trace.Event{{Op: trace.OpRead, Start: 5, Dur: 7}, {Op: trace.OpWrite, Start: 20, Dur: 3}}
+	want := append([]trace.Event(nil), evs...)
+	for i := range evs {
+		a.Event(&evs[i])
+	}
+	if evs[0] != want[0] || evs[1] != want[1] || a.N != (Corrections{}) {
+		t.Errorf("events %+v, corrections %+v", evs, a.N)
+	}
+}

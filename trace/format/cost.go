@@ -1,0 +1,90 @@
+package format
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Cost is what a recorder measured of its own cost per call in one rank,
+// and what it did with it (docs/FORMAT.md, "The recorder's cost"). The
+// rank's times are already corrected: Cost says by how much.
+type Cost struct {
+	// InCall is the recorder's share of each recorded call's measured
+	// duration, removed from it (ns); Between its share of the time
+	// from a call's end to the next call's start, removed from that gap;
+	// Stop the cost of a stop for a call it did not record (ptrace),
+	// removed from the gap it fell in.
+	InCall, Between, Stop int64
+	// Spread is half the interquartile range of the calibration's
+	// per-call measurements (ns): how much a single call's cost varied.
+	Spread int64
+	// Calls are the recorded calls corrected, Stops the unrecorded stops;
+	// ClampedDur the calls shorter than InCall (their duration became
+	// 0), ClampedGap the gaps shorter than the cost they held (became 0).
+	Calls, Stops, ClampedDur, ClampedGap int64
+}
+
+// fieldCost is the rank-info field of the recorder's cost: uvarints
+// in-call, between, stop, spread, calls, stops, clamped durations,
+// clamped gaps. A reader takes those it knows and ignores any after them.
+const fieldCost = 12
+
+const costValues = 8
+
+func appendCost(f *fields, c Cost) {
+	var b []byte
+	for _, v := range []int64{c.InCall, c.Between, c.Stop, c.Spread, c.Calls, c.Stops, c.ClampedDur, c.ClampedGap} {
+		b = binary.AppendUvarint(b, uint64(max(v, 0)))
+	}
+	f.bytes(fieldCost, b)
+}
+
+func readCost(v []byte) (*Cost, error) {
+	d := &decoder{b: v}
+	var x [costValues]int64
+	for i := range x {
+		if len(d.b) == 0 {
+			break // a writer that knew fewer values
+		}
+		u := d.uvarint()
+		if d.err != nil || u > 1<<62 {
+			return nil, errors.New("bad recorder cost")
+		}
+		x[i] = int64(u)
+	}
+	return &Cost{InCall: x[0], Between: x[1], Stop: x[2], Spread: x[3], Calls: x[4], Stops: x[5], ClampedDur: x[6], ClampedGap: x[7]}, nil
+}
+
+// SetRankCost records what the recorder of rank r measured of its own
+// cost and removed from the rank's times (in a rank-info block of its
+// own, which may come after the rank's events).
+func (w *Writer) SetRankCost(r uint32, c Cost) error {
+	var f fields
+	appendCost(&f, c)
+	p := binary.AppendUvarint(nil, uint64(r))
+	p = append(p, f...)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writeBlockLocked(kindRankInfo, p, BlockInfo{Rank: r})
+}
+
+// String is the line iotrace check prints of a rank's recorder cost.
+func (c Cost) String() string {
+	s := fmt.Sprintf("%s of each call's duration and %s between calls removed (±%s)",
+		Nanos(c.InCall), Nanos(c.Between), Nanos(c.Spread))
+	if c.Stops > 0 || c.Stop > 0 {
+		s += fmt.Sprintf(", %s for each of %d unrecorded stops", Nanos(c.Stop), c.Stops)
+	}
+	s += fmt.Sprintf("; %d calls, %d durations and %d gaps shorter than that (made 0)", c.Calls, c.ClampedDur, c.ClampedGap)
+	return s
+}
+
+// Nanos writes a per-call cost: "27 ns" below a microsecond, "11.8 µs"
+// above.
+func Nanos(ns int64) string {
+	if ns < 1000 {
+		return fmt.Sprintf("%d ns", ns)
+	}
+	return fmt.Sprintf("%.1f µs", float64(ns)/1e3)
+}
