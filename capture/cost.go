@@ -78,14 +78,27 @@ type Account struct {
 	events    bool  // Event has seen one
 }
 
-// ordered returns start, or the latest event's start if that is later.
+// ordered returns start, or just after the latest event's start if that
+// is not earlier. Events must keep the order in which their calls started:
+// the costs taken out of one rank's timeline come from all its processes
+// and threads, so where calls overlap (tar and the gzip it forked) the
+// debt grows faster than real time, and a later call's start less the
+// debt could fall before an earlier one's. Readers order a rank's events
+// by start: a child's calls sorted before its fork, or a close before its
+// open, would be another program. Starts are therefore strictly
+// increasing (by 1 ns where they would tie or go back).
 func (a *Account) ordered(start int64) int64 {
 	if a.events {
-		start = max(start, a.lastStart)
+		start = max(start, a.lastStart+1)
 	}
 	a.lastStart, a.events = start, true
 	return start
 }
+
+// Order returns the start to record for a call or event that starts (on
+// the corrected clock) at start, in the order the recorder saw them
+// start: see ordered.
+func (a *Account) Order(start int64) int64 { return a.ordered(start) }
 
 const recentCalls = 64
 

@@ -119,3 +119,32 @@ func TestAccountNone(t *testing.T) {
 		t.Errorf("events %+v, corrections %+v", evs, a.N)
 	}
 }
+
+// TestAccountKeepsStartOrder: two processes of one rank make long calls
+// that overlap (tar and the gzip it forked, each blocked on their pipe):
+// the in-call costs of both come out of one timeline, faster than real
+// time passes, yet the corrected starts keep the order the calls started
+// in, strictly (readers order a rank's events by start: a child's call
+// sorted before its fork, or a close before its open, is another program).
+func TestAccountKeepsStartOrder(t *testing.T) {
+	a := Account{C: Cost{InCall: 20_000, Between: 10_000, Call: 100, Samples: 200}}
+	var evs []trace.Event
+	s := int64(1_000_000)
+	for i := 0; i < 200; i++ {
+		// each call lasts 50 µs; a new one starts every 1 µs (the other
+		// processes' calls overlap it)
+		evs = append(evs, trace.Event{Op: trace.OpRead, Start: s, Dur: 50_000})
+		s += 1_000
+	}
+	for i := range evs {
+		a.Event(&evs[i])
+	}
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Start <= evs[i-1].Start {
+			t.Fatalf("call %d starts at %d, not after call %d at %d", i, evs[i].Start, i-1, evs[i-1].Start)
+		}
+	}
+	if a.Debt <= s-1_000_000 {
+		t.Errorf("debt %d ns: the overlap should take out more than the %d ns that passed", a.Debt, s-1_000_000)
+	}
+}

@@ -39,7 +39,14 @@ func OutputPath(out string, r launcher.Rank) (file, dir string, err error) {
 	st, err := os.Stat(out)
 	switch {
 	case err == nil && st.IsDir():
-		return filepath.Join(out, RankFile(r.Rank)), out, nil
+		file := filepath.Join(out, RankFile(r.Rank))
+		if _, err := os.Lstat(file); err == nil {
+			// Written again, it would make one trace of two runs (4 ranks
+			// then 2: ranks 0 and 1 of the second beside 2 and 3 of the
+			// first).
+			return "", "", fmt.Errorf("%s: already holds %s, another run's: record into a new directory, or remove the old one first", out, RankFile(r.Rank))
+		}
+		return file, out, nil
 	case r.Parallel():
 		if err == nil {
 			return "", "", fmt.Errorf("%s: exists and is not a directory; a parallel run writes one file per rank into a directory of that name", out)

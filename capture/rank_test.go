@@ -75,3 +75,19 @@ func TestCreateRanksReadAsOne(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputPathOtherRun: a directory that already holds this rank's
+// file holds another run: refused, rather than mixing two runs in one
+// trace.
+func TestOutputPathOtherRun(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, RankFile(1)), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := OutputPath(dir, launcher.Rank{Rank: 1, Known: true, Size: 2}); err == nil || !strings.Contains(err.Error(), "already holds rank-00001.iot, another run's") {
+		t.Fatalf("OutputPath into another run's directory: %v", err)
+	}
+	if f, _, err := OutputPath(dir, launcher.Rank{Rank: 0, Known: true, Size: 2}); err != nil || f != filepath.Join(dir, RankFile(0)) {
+		t.Fatalf("OutputPath of a rank not there: %q %v", f, err)
+	}
+}

@@ -77,16 +77,35 @@ type reader struct {
 	done  chan struct{}
 }
 
+// firstFill is how many events the reader's first batch holds: the rank
+// waits for it before its first call, so it is small, and the batches
+// after it double up to the pool's size.
+const firstFill = 256
+
 func startReader(src trace.Source, pool *batchPool) *reader {
 	rd := &reader{ready: make(chan filled, 2), quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(rd.done)
+		want := firstFill
 		for {
 			b := pool.get(rd.quit)
 			if b == nil {
 				return
 			}
-			n, err := readSafe(src, b)
+			// Fill the batch across the source's blocks (ReadEvents stops
+			// at the end of one).
+			want = min(want, len(b))
+			var n int
+			var err error
+			for n < want && err == nil {
+				var k int
+				k, err = readSafe(src, b[n:want])
+				n += k
+				if k == 0 {
+					break // a source that has nothing now: hand over what is read
+				}
+			}
+			want *= 2
 			select {
 			case rd.ready <- filled{b[:n], err}:
 			case <-rd.quit:
@@ -119,17 +138,31 @@ func (rd *reader) stop() {
 }
 
 // recorder hands a rank's replayed batches to a goroutine that writes
-// them to the rank's sink and gives them back to the pool.
+// them to the rank's sink and gives them back to the pool, or passes them
+// on to the replay's observer, which gives them back once it has seen
+// them.
 type recorder struct {
 	sink  trace.Sink
+	rank  uint32
+	obs   *observer
 	pool  *batchPool
 	queue chan []trace.Event
 	done  chan struct{}
 	err   error
 }
 
-func newRecorder(sink trace.Sink, pool *batchPool) *recorder {
-	rc := &recorder{sink: sink, pool: pool, queue: make(chan []trace.Event, pool.max+1), done: make(chan struct{})}
+// inlineRecordRanks is the number of ranks from which each rank writes
+// its batches itself, between its calls, instead of in a goroutine of
+// its own: a goroutine's stack is 8 KiB at least (800 MB for 100,000
+// ranks), and so many ranks share the processors anyway.
+const inlineRecordRanks = 4096
+
+func newRecorder(sink trace.Sink, rank uint32, pool *batchPool, obs *observer, inline bool) *recorder {
+	rc := &recorder{sink: sink, rank: rank, obs: obs, pool: pool}
+	if inline {
+		return rc
+	}
+	rc.queue, rc.done = make(chan []trace.Event, pool.max+1), make(chan struct{})
 	go rc.write()
 	return rc
 }
@@ -137,21 +170,92 @@ func newRecorder(sink trace.Sink, pool *batchPool) *recorder {
 func (rc *recorder) write() {
 	defer close(rc.done)
 	for b := range rc.queue {
-		if rc.err == nil && len(b) > 0 {
-			rc.err = writeSafe(rc.sink, b)
-		}
-		rc.pool.put(b)
+		rc.handle(b)
 	}
+}
+
+// handle writes b to the sink, and passes it on to the observer or gives
+// it back to the pool.
+func (rc *recorder) handle(b []trace.Event) {
+	if rc.err == nil && len(b) > 0 {
+		rc.err = writeSafe(rc.sink, b)
+		if rc.err == nil && rc.obs != nil {
+			rc.obs.queue <- observed{rc.rank, b, rc.pool}
+			return
+		}
+	}
+	rc.pool.put(b)
+}
+
+// observer shows the ranks' recorded batches to Output.Observe, from one
+// goroutine (the ranks' recorders only queue them: a lock they shared
+// would keep a thousand ranks waiting for each other), and gives them back
+// to their pools.
+type observer struct {
+	observe func(rank uint32, evs []trace.Event)
+	queue   chan observed
+	done    chan struct{}
+	err     error
+}
+
+type observed struct {
+	rank uint32
+	evs  []trace.Event
+	pool *batchPool
+}
+
+// newObserver starts the observer of ranks whose pools hold batches
+// batches in all: its queue holds them all, so that queueing never
+// blocks.
+func newObserver(observe func(rank uint32, evs []trace.Event), batches int) *observer {
+	o := &observer{observe: observe, queue: make(chan observed, batches), done: make(chan struct{})}
+	go func() {
+		defer close(o.done)
+		for b := range o.queue {
+			if o.err == nil {
+				o.err = observeSafe(o.observe, b.rank, b.evs)
+			}
+			b.pool.put(b.evs)
+		}
+	}()
+	return o
+}
+
+// close waits for the observer to see what is queued (every recorder is
+// closed) and returns the first panic of observe, as an error.
+func (o *observer) close() error {
+	close(o.queue)
+	<-o.done
+	return o.err
+}
+
+// observeSafe is observe(rank, b) with a panic turned into an error.
+func observeSafe(observe func(uint32, []trace.Event), rank uint32, b []trace.Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error computing the report: %v (please report it with the command line)", r)
+		}
+	}()
+	observe(rank, b)
+	return nil
 }
 
 // put queues a replayed batch; it never blocks (the queue holds every
 // batch of the pool).
-func (rc *recorder) put(b []trace.Event) { rc.queue <- b }
+func (rc *recorder) put(b []trace.Event) {
+	if rc.queue == nil {
+		rc.handle(b)
+		return
+	}
+	rc.queue <- b
+}
 
 // close writes what is queued and returns the first error of the sink.
 func (rc *recorder) close() error {
-	close(rc.queue)
-	<-rc.done
+	if rc.queue != nil {
+		close(rc.queue)
+		<-rc.done
+	}
 	return rc.err
 }
 

@@ -2,11 +2,18 @@ package replay
 
 import (
 	"fmt"
+	"io/fs"
+	"math"
+	"path/filepath"
 	"slices"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/state"
 	"github.com/iotrace/iotrace/trace/target"
+	"github.com/iotrace/iotrace/trace/units"
 )
 
 // Plan is what a replay found in its (transformed) trace before running
@@ -23,6 +30,10 @@ type Plan struct {
 	Start int64
 	// Layout is where the paths go and what to prepare.
 	target.Layout
+	// Space is what the trace's files take on a disk, prepared and
+	// written, in blocks of SpaceBlock bytes: the disk check before a
+	// replay (CheckSpace).
+	Space state.Space
 	// Groups holds the members of each communicator other than
 	// CommWorld and CommSelf: the ranks that used it.
 	Groups map[uint32][]uint32
@@ -103,11 +114,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 			p.Start, started = e.Start, true
 		}
 		rp.n++
-		if e.Op < 1024 {
-			rp.counts[e.Op]++
-		} else {
-			rp.rc.Ops[e.Op]++
-		}
+		rp.rc.Ops[e.Op]++
 		cls := e.Op.Class()
 		if cls == trace.ClassMarker {
 			continue
@@ -144,11 +151,6 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 	p.shared = sp.Offsets(len(p.Ranks))
 	for i := range per {
 		rc := &per[i].rc
-		for op, c := range per[i].counts {
-			if c > 0 {
-				rc.Ops[trace.Op(op)] = c
-			}
-		}
 		for _, c := range rc.Ops {
 			rc.Events += c
 		}
@@ -174,6 +176,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 		all = append(all, t.Path(id))
 	}
 	p.Layout = *target.NewLayout(all, ns, rules)
+	p.Space = ns.Space(SpaceBlock)
 	for id := range p.mapped {
 		rel, note := p.Layout.Map(t.Path(id))
 		p.mapped[id] = mapping{rel: rel, note: note}
@@ -183,10 +186,9 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 
 // rankPlan is what the plan keeps per rank while it reads.
 type rankPlan struct {
-	n      int64 // events read
-	rc     RankCount
-	counts [1024]int64 // by op, below 1024; the rest in rc.Ops
-	f      *state.Follower[struct{}, struct{}]
+	n  int64 // events read
+	rc RankCount
+	f  *state.Follower[struct{}, struct{}]
 }
 
 // mapPath returns where the trace path s goes: a path relative to the
@@ -273,4 +275,101 @@ func (d *fileDeps) event(rank int, n, epoch int64, e *trace.Event) {
 	if _, ok := d.makers[e.Path]; creates && !ok {
 		d.makers[e.Path] = maker{rank: rank, event: n, epoch: epoch}
 	}
+}
+
+// SpaceBlock is the block size the disk check rounds each file up to.
+const SpaceBlock = 4096
+
+// SpaceError is a replay refused before it wrote anything: its files
+// take more than the target's file system has free.
+type SpaceError struct {
+	Target     string
+	Need, Free int64 // bytes
+	Files      int64
+	FreeFiles  int64 // free inodes (-1: not counted)
+	Sparse     bool
+}
+
+func (e *SpaceError) Error() string {
+	what := fmt.Sprintf("its files take up to %s (%s)", units.Bytes(e.Need), Files(e.Files))
+	if e.Sparse {
+		what = fmt.Sprintf("its files take up to %s written (%s, prepared sparse)", units.Bytes(e.Need), Files(e.Files))
+	}
+	if e.FreeFiles >= 0 && e.Files > e.FreeFiles && e.Need <= e.Free {
+		return fmt.Sprintf("the replay needs %s in %s and its file system has %d free inodes: refused before writing anything (--target elsewhere, or --no-space-check to try anyway)", Files(e.Files), e.Target, e.FreeFiles)
+	}
+	return fmt.Sprintf("the replay does not fit in %s: %s, its file system has %s free: refused before writing anything (--target elsewhere, or --no-space-check to try anyway)", e.Target, what, units.Bytes(e.Free))
+}
+
+// SpaceNeed is what the replay's files take (Space), less what dir holds
+// already (a replay run again in the same target reuses its files):
+// bytes, and files.
+func (p *Plan) SpaceNeed(dir string, sparse bool) (bytes, files int64) {
+	bytes = p.Space.Bytes
+	if sparse {
+		bytes = p.Space.Written
+	}
+	held, n := usage(dir)
+	return max(bytes-held, 0), max(p.Space.Files-n, 0)
+}
+
+// CheckSpace refuses, with a *SpaceError, a replay whose files take more
+// than dir's file system has free (statfs: the blocks and inodes an
+// unprivileged user may take). A script's loops that run for a time
+// write what they have time for: the plan counts what the trace or the
+// script's expansion shows.
+func (p *Plan) CheckSpace(dir string, sparse bool) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return nil // nothing to check against; the calls' errors say the rest
+	}
+	need, files := p.SpaceNeed(dir, sparse)
+	bsize := st.Frsize
+	if bsize <= 0 {
+		bsize = st.Bsize
+	}
+	free := satMul(int64(st.Bavail), bsize)
+	freeFiles := int64(-1)
+	if st.Files > 0 { // file systems without an inode count say 0
+		freeFiles = int64(st.Ffree)
+	}
+	if need > free || (freeFiles >= 0 && files > freeFiles) {
+		return &SpaceError{Target: dir, Need: need, Free: free, Files: files, FreeFiles: freeFiles, Sparse: sparse}
+	}
+	return nil
+}
+
+// usage is the bytes (blocks) and regular files dir holds, without
+// following symbolic links.
+func usage(dir string) (bytes, files int64) {
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			bytes += st.Blocks * 512
+			files++
+		}
+		return nil
+	})
+	return bytes, files
+}
+
+func satMul(a, b int64) int64 {
+	if a > 0 && b > 0 && a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// Files is "1 file" or "n files".
+func Files(n int64) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }

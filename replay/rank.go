@@ -159,6 +159,7 @@ func (rn *runner) run() (err error) {
 	}()
 	if rn.timing != AFAP && rn.w.own {
 		defer fineSlack()()
+		rn.w.switches = involuntarySwitches()
 	}
 	if rn.prefetch {
 		rd = startReader(rn.src, rn.pool)
@@ -304,7 +305,15 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		if rn.timing != AFAP {
 			intended := rn.intended(oStart)
 			var ok bool
-			if start, ok = rn.w.until(intended, now); !ok {
+			if rn.timing == Think {
+				// Closed loop: a gap too short to wait is owed to the
+				// next (waiter.gap); the lag counts from the deadline
+				// waited for.
+				start, intended, ok = rn.w.gap(intended, now)
+			} else {
+				start, ok = rn.w.until(intended, now)
+			}
+			if !ok {
 				rn.res.events += int64(i)
 				return k, nil
 			}

@@ -114,6 +114,10 @@ type Output struct {
 	// rank has ended (trace/format's Writer.SetReplay records it in the
 	// replay's trace).
 	Replayed func(rank uint32, rr *trace.ReplayRank) error
+	// Observe, if set, is given each rank's replayed events, each rank's
+	// in order, once its sink has them, from one goroutine of the replay
+	// (report.Live.Add: the report computed while the replay runs).
+	Observe func(rank uint32, evs []trace.Event)
 }
 
 // Run replays every rank with backend b, recording to out, and returns
@@ -141,11 +145,11 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		stop.Store(true)
 	}()
 
+	procs := runtime.GOMAXPROCS(0)
 	batch := r.opts.Batch
 	if batch <= 0 {
 		batch = min(max(65536/len(ranks), 32), trace.BatchSize)
 	}
-	procs := runtime.GOMAXPROCS(0)
 	precise := len(ranks) <= 8*procs
 	// With fewer ranks than processors, each rank has a processor of its
 	// own: its waits spin instead of yielding, on a thread whose timer
@@ -158,11 +162,15 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	// so that its time-driven loops decide when the calls before them
 	// have run.
 	prefetch := r.script == nil && len(ranks) < procs
-	var margin int64
+	var margin, skip int64
 	if r.opts.Timing != AFAP && precise {
 		margin = calibrate(own)
 	}
+	if r.opts.Timing == Think {
+		skip = skipBelow(precise)
+	}
 	runners := make([]*runner, len(ranks))
+	var obs *observer
 	closeAll := func() {
 		for _, rn := range runners {
 			if rn != nil {
@@ -174,6 +182,9 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 					rn.rec.close()
 				}
 			}
+		}
+		if obs != nil {
+			obs.close()
 		}
 	}
 	if r.script != nil {
@@ -197,7 +208,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		rn := &runner{
 			rp: r, rank: rk, idx: i, ex: ex, cm: world.Endpoint(rk), world: world,
 			timing: r.opts.Timing, speed: r.opts.Speed, strict: r.opts.Strict, origin: r.plan.Start,
-			w:       waiter{margin: margin, precise: precise, own: own, stop: &stop, ctx: ctx},
+			w:       waiter{margin: margin, skip: skip, precise: precise, own: own, stop: &stop, ctx: ctx},
 			handles: map[int32]uint32{},
 			ctx:     ctx, stop: &stop, readN: batch,
 			pool:     newBatchPool(batch, len(ranks)),
@@ -216,7 +227,10 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		rn.res.rank = rk
 		rn.res.planned = r.plan.PerRank[planIdx[i]].Events
 		if out.Record != nil {
-			rn.rec = newRecorder(out.Record(rk), rn.pool)
+			if out.Observe != nil && obs == nil {
+				obs = newObserver(out.Observe, len(ranks)*(rn.pool.max+1))
+			}
+			rn.rec = newRecorder(out.Record(rk), rk, rn.pool, obs, len(ranks) >= inlineRecordRanks)
 		}
 	}
 
@@ -295,6 +309,11 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			if err := out.Replayed(rn.rank, rr); err != nil && recErr == nil {
 				recErr = fmt.Errorf("recording rank %d: %w", rn.rank, err)
 			}
+		}
+	}
+	if obs != nil {
+		if err := obs.close(); err != nil && recErr == nil {
+			recErr = err
 		}
 	}
 	res.finish()

@@ -54,9 +54,16 @@ const coarseSlack = 1500 * time.Microsecond
 // waiter waits for deadlines on the replay's clock. Waits longer than
 // coarseSlack sleep on a runtime timer (interruptible); with precise
 // waits the rest sleeps in nanosleep(2) until margin before the deadline
-// and spins from there. Without precise waits (many more ranks than
-// CPUs, where spinning would starve the others) the rest sleeps on the
-// runtime timer too, at millisecond resolution.
+// and spins from there, and a wait no longer than margin only spins:
+// a nanosleep wakes up tens of microseconds late on a virtual machine,
+// far more than such a wait keeps. Without precise waits (many more ranks
+// than CPUs, where spinning would starve the others) the rest sleeps on
+// the runtime timer too, at millisecond resolution.
+//
+// A closed-loop wait (think timing, gap) shorter than skip is not waited
+// but owed: the next wait is that much longer, so the think time a rank
+// keeps over the replay is the recorded one within skip, without paying
+// the waiter's own cost on every tiny gap.
 type waiter struct {
 	clk     clock
 	margin  int64
@@ -65,7 +72,29 @@ type waiter struct {
 	stop    *atomic.Bool
 	ctx     context.Context
 	timer   *time.Timer
-	calm    int // waits left that sleep up to the deadline: a spin was preempted
+	// skip is the shortest closed-loop wait the waiter waits (shorter
+	// ones are owed); owed is what it owes now, 0 ≤ owed < skip.
+	skip int64
+	owed int64
+	// calm is how many of the next waits longer than spinCheck sleep up
+	// to the deadline instead of margin before it: a spin lost its
+	// processor to another thread (see preemptedGap).
+	calm int
+	// switches is the thread's count of involuntary context switches
+	// when the latest long spin began (see contended).
+	switches int64
+	stats    waitStats
+}
+
+// waitStats is the waiter's accounting: what it did with the waits it
+// was given.
+type waitStats struct {
+	waits   int64 // waits asked for with the deadline still ahead
+	skipped int64 // closed-loop waits shorter than skip, owed instead
+	spins   int64 // waits that ended in a spin
+	sleeps  int64 // nanosleep(2) calls
+	timers  int64 // runtime timer sleeps
+	calms   int64 // times a lost spin made the next waits longer than spinCheck sleep up to the deadline
 }
 
 // A spin that sees the clock jump by more than preemptedGap between two
@@ -74,11 +103,13 @@ type waiter struct {
 // with a thread of its own), the machine is busier than the calibration
 // saw: spinning then only makes the kernel treat the rank as a processor
 // hog and queue it behind the others, while a sleeper is woken promptly;
-// so the next calmWaits waits sleep in nanosleep(2) up to the deadline.
-// A jump without a context switch is the hypervisor running another
-// guest: sleeping would not help (the wake-up also waits for the virtual
-// processor) and costs a guest's timer latency on every call, so the
-// rank keeps spinning.
+// so the next calmWaits waits longer than spinCheck sleep in nanosleep(2)
+// up to the deadline. Shorter waits still spin: a sleep would cost them
+// more than they keep, and a spin that short is seldom preempted. A jump
+// without a context switch is the hypervisor running another guest:
+// sleeping would not help (the wake-up also waits for the virtual
+// processor) and costs a guest's timer latency on every call, so the rank
+// keeps spinning.
 const (
 	preemptedGap = 100_000
 	calmWaits    = 1000
@@ -87,21 +118,49 @@ const (
 // now returns the ns since the replay's start.
 func (w *waiter) now() int64 { return w.clk.now() }
 
+// gap waits for target, a closed-loop deadline (the end of the previous
+// call plus the recorded gap), with what earlier waits owe: it waits
+// until target + owed unless that is less than skip ahead, and then owes
+// the difference instead. now is a recent reading of the clock. It
+// returns the clock when it stopped waiting and the deadline it waited
+// for (target plus what it owed), or false if the replay was stopped.
+func (w *waiter) gap(target, now int64) (start, due int64, ok bool) {
+	due = target + w.owed
+	d := due - now
+	if d < w.skip {
+		w.owed = max(d, 0)
+		if d > 0 {
+			w.stats.skipped++
+		}
+		return now, due, true
+	}
+	w.owed = 0
+	start, ok = w.until(due, now)
+	return start, due, ok
+}
+
 // until waits for target (ns on the replay's clock); now is a recent
 // reading of the clock. It returns the clock when it stopped waiting —
 // the start of the call that waited — or false if the replay was
 // stopped meanwhile.
 func (w *waiter) until(target, now int64) (int64, bool) {
+	if target <= now {
+		return now, true
+	}
+	w.stats.waits++
 	margin := w.margin
-	if w.calm > 0 {
+	if w.calm > 0 && target-now > spinCheck {
 		w.calm--
 		margin = 0
 	}
-	read := false           // now is a reading of this call's
-	var switches int64 = -1 // involuntary context switches when the spin began
+	read := false // now is a reading of this call's
+	spun := false
 	for {
 		d := target - now
 		if d <= 0 {
+			if spun {
+				w.stats.spins++
+			}
 			return now, true
 		}
 		if w.stop.Load() {
@@ -118,6 +177,7 @@ func (w *waiter) until(target, now int64) (int64, bool) {
 			} else {
 				w.timer.Reset(sl)
 			}
+			w.stats.timers++
 			select {
 			case <-w.timer.C:
 			case <-w.ctx.Done():
@@ -128,23 +188,46 @@ func (w *waiter) until(target, now int64) (int64, bool) {
 			runtime.Gosched()
 		case d > margin:
 			ts := unix.NsecToTimespec(d - margin)
+			w.stats.sleeps++
 			unix.Nanosleep(&ts, nil)
 		case d > 20_000 && !w.own:
 			runtime.Gosched()
 		default:
 			// The last microseconds: spin.
-			if w.own && switches < 0 {
-				switches = involuntarySwitches()
+			if !spun && w.own && d >= spinCheck {
+				w.switches = involuntarySwitches()
 			}
+			spun = true
 			prev := now
-			if now = w.now(); read && now-prev > preemptedGap && (!w.own || involuntarySwitches() != switches) {
-				w.calm, margin = calmWaits, 0
+			if now = w.now(); read && now-prev > preemptedGap && w.contended() {
+				w.calm = calmWaits
+				w.stats.calms++
 			}
 			read = true
 			continue
 		}
 		now, read = w.now(), true
 	}
+}
+
+// spinCheck is the shortest spin that reads the thread's involuntary
+// context switches when it begins (a system call, a few microseconds on
+// a virtual machine: too dear for shorter waits, which compare with the
+// count of the latest long spin instead).
+const spinCheck = 20_000
+
+// contended reports, after a spin lost its processor, whether the kernel
+// gave it to another thread: for a rank with a processor of its own,
+// whether the thread was switched out involuntarily since the latest
+// long spin began (or the rank started); for the others, always.
+func (w *waiter) contended() bool {
+	if !w.own {
+		return true
+	}
+	n := involuntarySwitches()
+	was := w.switches
+	w.switches = n
+	return n != was
 }
 
 // involuntarySwitches returns how many times the kernel has taken the
@@ -178,6 +261,32 @@ func calibrate(fine bool) int64 {
 	slices.Sort(over)
 	m := over[n*9/10] + 20_000
 	return min(max(m, 30_000), 1_000_000)
+}
+
+// skipBelow returns the skip of a rank's waiter (see waiter): the
+// shortest closed-loop wait worth waiting. With precise waits it is what
+// the shortest wait costs the waiter itself — two readings of the clock,
+// measured here on a calibrated clock, at least 50 ns — so that a gap
+// shorter than the waiter's own reaction is owed rather than overshot.
+// Without precise waits, a wait of up to 50 µs yields the processor to
+// the other ranks and comes back after a round of them, so those waits
+// are owed until they add up to more.
+func skipBelow(precise bool) int64 {
+	if !precise {
+		return int64(50 * time.Microsecond)
+	}
+	c := newClock(time.Now())
+	for c.real() < 2*reanchor && c.tsc && c.nsPerTck == 0 {
+		c.now() // let the counter calibrate (the replay's clocks will be)
+	}
+	const n = 101
+	d := make([]int64, n)
+	for i := range d {
+		a := c.now()
+		d[i] = c.now() - a
+	}
+	slices.Sort(d)
+	return max(2*d[n/2], 50)
 }
 
 // fineSlack locks the calling goroutine to its thread and sets the

@@ -60,6 +60,11 @@ type Split struct {
 	Seed    uint64
 }
 
+// MaxServers is the most I/O servers --split stripes a file over: the
+// splitter keeps a list per server (a file system with more storage
+// targets than this stripes no file over all of them).
+const MaxServers = 1 << 16
+
 // overlayBase is the first path id of paths the transforms make; ids
 // below it are the input trace's.
 const overlayBase trace.PathID = 1 << 31
@@ -99,8 +104,8 @@ func (tf *Transforms) Validate() error {
 	default:
 		return fmt.Errorf("--order %q: want first, random or hash", s.Order)
 	}
-	if s.Servers < 0 {
-		return fmt.Errorf("--servers %d: want at least 1", s.Servers)
+	if s.Servers < 0 || s.Servers > MaxServers {
+		return fmt.Errorf("--servers %d: want 1 to %d", s.Servers, MaxServers)
 	}
 	if s.Servers == 0 {
 		s.Servers = 1
@@ -198,8 +203,7 @@ func (tf Transforms) Apply(t trace.Trace) (trace.Trace, error) {
 	if tf.Split.Size > 0 {
 		sp := tf.Split
 		x.stages = append(x.stages, func(rank uint32, in trace.Source) trace.Source {
-			s := newSplitter(sp, rank)
-			return newStage(in, x, s.split)
+			return &splitSource{in: in, x: x, s: newSplitter(sp, rank)}
 		})
 	}
 	return x, nil

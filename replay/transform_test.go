@@ -2,7 +2,9 @@ package replay
 
 import (
 	"bytes"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -540,5 +542,46 @@ func TestPlanFollowsTheNamespace(t *testing.T) {
 	}
 	if pl.Anomalies != 0 {
 		t.Errorf("%d anomalies", pl.Anomalies)
+	}
+}
+
+// TestSplitStreams: a request of 1 TiB split at 64 KiB is 16 million
+// blocks (the most one request makes), made as they are read, in
+// constant memory; one of 2^62 bytes at 4 KiB (2^50 blocks) is one error.
+func TestSplitStreams(t *testing.T) {
+	m := trace.NewMemTrace()
+	m.Add(trace.Event{Op: trace.OpPwrite, FD: 3, Offset: 0, Size: 1 << 40, Ret: 1 << 40, Dur: 1000})
+	tr, err := (Transforms{Split: Split{Size: 64 << 10, Order: "hash", Servers: 4, Stripe: 1 << 20}}).Apply(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := tr.Rank(0)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	buf := make([]trace.Event, 1024)
+	var n, bytes int64
+	for {
+		k, err := src.ReadEvents(buf)
+		for _, e := range buf[:k] {
+			bytes += e.Size
+		}
+		n += int64(k)
+		if err != nil {
+			break
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if n != 1<<24 || bytes != 1<<40 {
+		t.Fatalf("%d blocks of %d bytes in all, want %d of %d", n, bytes, 1<<24, 1<<40)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Fatalf("splitting allocated %d bytes", grew)
+	}
+	m = trace.NewMemTrace()
+	m.Add(trace.Event{Op: trace.OpPwrite, FD: 3, Offset: 0, Size: 1 << 62, Ret: 1 << 62})
+	tr, _ = (Transforms{Split: Split{Size: 4096, Order: "first", Servers: 1, Stripe: 4096}}).Apply(m)
+	src, _ = tr.Rank(0)
+	if _, err := src.ReadEvents(buf); err == nil || !strings.Contains(err.Error(), "more than 16777216; split larger") {
+		t.Fatalf("a request of 2^50 blocks: %v", err)
 	}
 }

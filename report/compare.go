@@ -32,7 +32,7 @@ func (r CompareRow) TimeRatio() (ratio float64, ok bool) { return ratio64(r.B.To
 // DurationRatio is B's run time (latest end − earliest start) over A's;
 // ok is false when A's is 0.
 func (c *Comparison) DurationRatio() (ratio float64, ok bool) {
-	return ratio64(c.B.End-c.B.Start, c.A.End-c.A.Start)
+	return ratio64(c.B.RunTime(), c.A.RunTime())
 }
 
 // Mismatches lists the ops whose counts differ, in row order. Rows of
@@ -147,7 +147,7 @@ func RenderCompare(w io.Writer, c *Comparison, format string) error {
 	}
 	t := c.table()
 	side := func(name string, s *Stats) string {
-		return fmt.Sprintf("%s: %d ranks, %d events, %s", name, s.Ranks, s.Events, units.Duration(s.End-s.Start))
+		return fmt.Sprintf("%s: %d ranks, %d events, %s", name, s.Ranks, s.Events, units.Duration(s.RunTime()))
 	}
 	head := side("a", c.A) + "\n" + side("b", c.B)
 	if r, ok := c.DurationRatio(); ok {

@@ -42,11 +42,16 @@ const maxHTMLRegions = 50
 // script: styles are inline and charts are inline SVG, so it opens in
 // any browser, prints, and can be mailed as one file.
 func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
+	return htmlTemplate().Execute(w, statsPage(s, o))
+}
+
+// statsPage is the page RenderHTML prints.
+func statsPage(s *Stats, o HTMLOptions) *htmlPage {
 	p := &htmlPage{Title: o.Title, Inputs: o.Inputs}
 	if p.Title == "" {
 		p.Title = "I/O report"
 	}
-	p.Summary = fmt.Sprintf("%s ranks, %s events, run time %s", groupDigits(int64(s.Ranks)), groupDigits(s.Events), units.Duration(s.End-s.Start))
+	p.Summary = fmt.Sprintf("%s ranks, %s events, run time %s", groupDigits(int64(s.Ranks)), groupDigits(s.Events), units.Duration(s.RunTime()))
 	p.Cards = statsCards(s)
 
 	ops := htmlSection{ID: "ops", Title: "Operations",
@@ -65,7 +70,7 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 			"each colour is the share of that moment the rank spent in such calls (full height: always in a call; empty: computing or waiting)."}
 	if len(s.Activity.Bins) > 0 {
 		over.Legend = activityLegend()
-		span := s.End - s.Start
+		span := s.RunTime()
 		pts := ratePoints(s)
 		over.Charts = append(over.Charts,
 			bandwidthChart("chart-bandwidth", "Bandwidth over time", pts, span, maxRate(pts)),
@@ -94,7 +99,7 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 		acc.Notes = append(acc.Notes, "Not counted for this report (report.Options.Access).")
 	}
 	if len(s.Activity.Bins) > 0 {
-		acc.Charts = append(acc.Charts, heatmapChart("chart-heatmap", "Heatmap: bytes read and written per rank over time", s, s.End-s.Start))
+		acc.Charts = append(acc.Charts, heatmapChart("chart-heatmap", "Heatmap: bytes read and written per rank over time", s, s.RunTime()))
 	}
 	p.Sections = append(p.Sections, acc)
 	regs := htmlSection{ID: "regions", Title: "Regions"}
@@ -113,7 +118,7 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 		p.Sections = append(p.Sections, htmlSection{ID: "beffio", Title: "b_eff_io", Tables: []htmlTable{htmlTableOf("table-beffio", t)}})
 	}
 	p.notes(append(replayNotes("Replay", s.Replay), o.Notes...))
-	return htmlTemplate().Execute(w, p)
+	return p
 }
 
 // RenderCompareHTML writes c as one self-contained HTML page (see
@@ -121,10 +126,15 @@ func RenderHTML(w io.Writer, s *Stats, o HTMLOptions) error {
 // time per operation of both, their bandwidth over time and timelines on
 // one time scale, their size distributions, and each side's op table.
 func RenderCompareHTML(w io.Writer, c *Comparison, o HTMLOptions) error {
+	return htmlTemplate().Execute(w, comparePage(c, o))
+}
+
+// comparePage is the page RenderCompareHTML prints.
+func comparePage(c *Comparison, o HTMLOptions) *htmlPage {
 	na, nb := cmp2(o.NameA, "a"), cmp2(o.NameB, "b")
 	p := &htmlPage{Title: cmp2(o.Title, "Comparison"), Inputs: o.Inputs}
 	side := func(name string, s *Stats) string {
-		return fmt.Sprintf("%s: %s ranks, %s events, run time %s", name, groupDigits(int64(s.Ranks)), groupDigits(s.Events), units.Duration(s.End-s.Start))
+		return fmt.Sprintf("%s: %s ranks, %s events, run time %s", name, groupDigits(int64(s.Ranks)), groupDigits(s.Events), units.Duration(s.RunTime()))
 	}
 	p.Summary = side(na, c.A) + " · " + side(nb, c.B)
 	p.Cards = compareCards(c, na, nb)
@@ -142,7 +152,7 @@ func RenderCompareHTML(w io.Writer, c *Comparison, o HTMLOptions) error {
 	over := htmlSection{ID: "time", Title: "Over time",
 		Intro: "Both runs on one time scale, each from its own first call. Bandwidth is the bytes moved per second, summed over ranks; " +
 			"in the timelines the height of each colour is the share of that moment a rank spent in such calls."}
-	span := max(c.A.End-c.A.Start, c.B.End-c.B.Start)
+	span := max(c.A.RunTime(), c.B.RunTime())
 	pa, pb := ratePoints(c.A), ratePoints(c.B)
 	top := max(maxRate(pa), maxRate(pb))
 	if len(c.A.Activity.Bins)+len(c.B.Activity.Bins) > 0 {
@@ -169,7 +179,7 @@ func RenderCompareHTML(w io.Writer, c *Comparison, o HTMLOptions) error {
 		notes = append(replayNotes("Replay: "+na, c.A.Replay), notes...)
 	}
 	p.notes(append(notes, o.Notes...))
-	return htmlTemplate().Execute(w, p)
+	return p
 }
 
 func cmp2(s, def string) string {
@@ -321,7 +331,7 @@ func statsCards(s *Stats) []htmlCard {
 	for _, r := range s.ByRank {
 		ioTime += r.IOTime()
 	}
-	run := s.End - s.Start
+	run := s.RunTime()
 	perRank := int64(0)
 	if s.Ranks > 0 {
 		perRank = ioTime / int64(s.Ranks)
@@ -358,7 +368,7 @@ func statsCards(s *Stats) []htmlCard {
 }
 
 func compareCards(c *Comparison, na, nb string) []htmlCard {
-	ra, rb := c.A.End-c.A.Start, c.B.End-c.B.Start
+	ra, rb := c.A.RunTime(), c.B.RunTime()
 	run := htmlCard{Label: "Run time " + nb + "/" + na, Value: "-", Sub: units.Duration(ra) + " → " + units.Duration(rb)}
 	if r, ok := c.DurationRatio(); ok {
 		run.Value = strconv.FormatFloat(r, 'f', 2, 64) + "×"

@@ -32,7 +32,7 @@ func Render(w io.Writer, s *Stats, view, format string) error {
 	if format == "json" {
 		return writeJSON(w, statsJSON(s, view))
 	}
-	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, units.Duration(s.End-s.Start))
+	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, units.Duration(s.RunTime()))
 	if s.Times != "" {
 		head += "\n" + s.Times
 	}

@@ -18,6 +18,7 @@ import (
 	"io"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/hist"
@@ -84,7 +85,11 @@ type Stats struct {
 
 // Duration is the wall time the trace spans, in seconds: latest end −
 // earliest start.
-func (s *Stats) Duration() float64 { return float64(s.End-s.Start) / 1e9 }
+func (s *Stats) Duration() float64 { return float64(s.RunTime()) / 1e9 }
+
+// RunTime is End − Start, ns (the largest int64 when a trace's times span
+// more).
+func (s *Stats) RunTime() int64 { return subSat(s.End, s.Start) }
 
 // OpRow is one row of an operation table: the calls of one family (or,
 // with Options.Detail, one call) within a group of events.
@@ -142,10 +147,10 @@ func Sum(rows []*OpRow) *OpRow {
 		}
 		t.Count += r.Count
 		if r.Class != trace.ClassComm {
-			t.Bytes += r.Bytes
+			t.Bytes = addSat(t.Bytes, r.Bytes)
 		}
 		t.Errors += r.Errors
-		t.Total += r.Total
+		t.Total = addSat(t.Total, r.Total)
 		t.ranks = r.ranks
 		t.Lat.Merge(&r.Lat)
 	}
@@ -235,11 +240,10 @@ type RankRow struct {
 // trace explains are gathered under "<stdin>", "<stdout>", "<stderr>"
 // (descriptors 0–2) or "<unknown fd>".
 type FileRow struct {
-	Path     string
-	Ranks    int // ranks with calls on the file
-	Ops      []*OpRow
-	set      rowSet
-	lastRank int64 // last rank counted in Ranks, -1 for none
+	Path  string
+	Ranks int // ranks with calls on the file
+	Ops   []*OpRow
+	set   rowSet
 }
 
 // RegionRow is one labelled region. A region runs from a region_begin
@@ -308,8 +312,8 @@ func (s *rowSet) add(c *call) {
 		r = s.row(c)
 	}
 	r.Count++
-	r.Total += c.dur
-	r.Bytes += c.moved
+	r.Total = addSat(r.Total, c.dur)
+	r.Bytes = addSat(r.Bytes, c.moved)
 	if c.fail {
 		r.Errors++
 	}
@@ -420,31 +424,16 @@ func isStraggler(ioTime, median, mad int64) bool {
 // activity over time is kept in at most MaxBins bins per timeline row
 // (see Series).
 func Compute(t trace.Trace, opts Options) (*Stats, error) {
-	c := &computer{
-		t:         t,
-		opts:      opts,
-		all:       newRowSet(true, true),
-		files:     map[string]*FileRow{},
-		fileByID:  map[trace.PathID]*FileRow{},
-		regions:   map[string]*RegionRow{},
-		regByID:   map[trace.PathID]*RegionRow{},
-		unknownOp: map[trace.Op]*opInfo{},
-		inner:     map[trace.Op]*opInfo{},
-		keys:      map[string]int{},
-	}
-	if opts.Access {
-		c.acc = newAccessState(opts.BlockSize)
-	}
+	c := newComputer(t.Path, opts)
 	st := &Stats{Detail: opts.Detail, Replay: replayOfTrace(t), Times: t.Meta().TimesNote()}
 	ranks := t.Ranks()
 	st.Ranks = len(ranks)
 	buf := make([]trace.Event, trace.BatchSize)
-	perRow := (len(ranks) + MaxTimelineRows - 1) / MaxTimelineRows
 	var series Series
 	for i, r := range ranks {
 		series.reset()
-		rr, err := c.rank(r, buf, &series)
-		if err != nil {
+		rs := c.begin(r, &series)
+		if err := c.read(t, rs, buf); err != nil {
 			// An error that points at its spot (a script's file:line:col,
 			// a trace file's FILE: offset N) is one line as it is.
 			var located interface{ Location() string }
@@ -453,22 +442,90 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 			}
 			return nil, fmt.Errorf("rank %d: %w", r, err)
 		}
-		if i%perRow == 0 {
-			st.Timeline = append(st.Timeline, &TimelineRow{First: r})
-		}
-		row := st.Timeline[len(st.Timeline)-1]
-		row.Last = r
-		row.Ranks++
-		row.merge(&series)
-		if rr.Events > 0 {
-			if st.Events == 0 || rr.Start < st.Start {
-				st.Start = rr.Start
-			}
-			st.End = max(st.End, rr.End)
-		}
-		st.Events += rr.Events
-		st.ByRank = append(st.ByRank, rr)
+		c.end(rs)
+		st.addRank(i, rs)
 	}
+	c.finish(st)
+	return st, nil
+}
+
+// A Live computes the statistics of a trace while its events are made —
+// a replay's, as its ranks replay them — instead of reading the trace
+// afterwards: what Compute would find in the trace the events are
+// written to. Its ranks add their events from goroutines of their own.
+// Memory grows with the ranks (each keeps what Compute keeps for the rank
+// it reads), not with the events.
+type Live struct {
+	mu    sync.Mutex
+	c     *computer
+	ranks map[uint32]*rankState
+}
+
+// NewLive returns a Live for events whose paths path names (the ids of
+// the trace they are written to).
+func NewLive(path func(trace.PathID) string, opts Options) *Live {
+	return &Live{c: newComputer(path, opts), ranks: map[uint32]*rankState{}}
+}
+
+// Add counts evs, the next events of rank r. It is safe for concurrent
+// use; each rank's events must come in their order.
+func (l *Live) Add(r uint32, evs []trace.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rs := l.ranks[r]
+	if rs == nil {
+		rs = l.c.begin(r, &Series{})
+		l.ranks[r] = rs
+	}
+	for i := range evs {
+		l.c.event(rs, &evs[i])
+	}
+}
+
+// Stats returns the statistics of ranks (those of the trace, in order,
+// with or without events), once every event is in; replay says how the
+// replay went (Stats.Replay). The Live is spent.
+func (l *Live) Stats(ranks []uint32, replay *Replay) *Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := &Stats{Detail: l.c.opts.Detail, Replay: replay, Ranks: len(ranks)}
+	for i, r := range ranks {
+		rs := l.ranks[r]
+		if rs == nil {
+			rs = l.c.begin(r, &Series{})
+		}
+		l.c.end(rs)
+		st.addRank(i, rs)
+	}
+	l.c.finish(st)
+	l.ranks = nil
+	return st
+}
+
+// addRank adds the i-th rank of the trace (of st.Ranks), once read.
+func (st *Stats) addRank(i int, rs *rankState) {
+	rr := rs.row
+	perRow := (st.Ranks + MaxTimelineRows - 1) / MaxTimelineRows
+	if i%perRow == 0 {
+		st.Timeline = append(st.Timeline, &TimelineRow{First: rr.Rank})
+	}
+	row := st.Timeline[len(st.Timeline)-1]
+	row.Last = rr.Rank
+	row.Ranks++
+	row.merge(rs.series)
+	if rr.Events > 0 {
+		if st.Events == 0 || rr.Start < st.Start {
+			st.Start = rr.Start
+		}
+		st.End = max(st.End, rr.End)
+	}
+	st.Events += rr.Events
+	st.ByRank = append(st.ByRank, rr)
+}
+
+// finish computes what comes of every rank: the sums, the orders, the
+// access patterns.
+func (c *computer) finish(st *Stats) {
 	for _, row := range st.Timeline {
 		st.Activity.merge(&row.Series)
 	}
@@ -504,12 +561,31 @@ func Compute(t trace.Trace, opts Options) (*Stats, error) {
 		st.Regions = append(st.Regions, reg)
 	}
 	slices.SortFunc(st.Regions, func(a, b *RegionRow) int { return cmp.Compare(a.Label, b.Label) })
-	return st, nil
 }
 
-// computer holds what Compute keeps between events.
+// newComputer returns a computer for events whose paths path names.
+func newComputer(path func(trace.PathID) string, opts Options) *computer {
+	c := &computer{
+		path:      path,
+		opts:      opts,
+		all:       newRowSet(true, true),
+		files:     map[string]*FileRow{},
+		fileByID:  map[trace.PathID]*FileRow{},
+		regions:   map[string]*RegionRow{},
+		regByID:   map[trace.PathID]*RegionRow{},
+		unknownOp: map[trace.Op]*opInfo{},
+		inner:     map[trace.Op]*opInfo{},
+		keys:      map[string]int{},
+	}
+	if opts.Access {
+		c.acc = newAccessState(opts.BlockSize)
+	}
+	return c
+}
+
+// computer holds what Compute (or a Live) keeps between events.
 type computer struct {
-	t         trace.Trace
+	path      func(trace.PathID) string
 	opts      Options
 	all       rowSet
 	files     map[string]*FileRow
@@ -598,20 +674,31 @@ type rankState struct {
 	inReg  map[*RegionRow]int64 // ns this rank spent in each region
 	series *Series              // the rank's activity over time
 	acc    *rankAccess          // the rank's access patterns
+	// seen holds the files the rank made calls on (FileRow.Ranks);
+	// last is the latest of them.
+	seen map[*FileRow]bool
+	last *FileRow
 }
 
-func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, error) {
-	src, err := c.t.Rank(r)
+// begin starts the stream of rank r, whose activity goes to series.
+func (c *computer) begin(r uint32, series *Series) *rankState {
+	rr := &RankRow{Rank: r, set: newRowSet(false, false)}
+	rs := &rankState{row: rr, files: state.New[struct{}, struct{}](nil), inReg: map[*RegionRow]int64{}, series: series,
+		seen: map[*FileRow]bool{}}
+	if c.acc != nil {
+		rs.acc = c.acc.rank(r)
+	}
+	return rs
+}
+
+// read reads the stream of rs's rank in t into it.
+func (c *computer) read(t trace.Trace, rs *rankState, buf []trace.Event) error {
+	src, err := t.Rank(rs.row.Rank)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if cl, ok := src.(io.Closer); ok {
 		defer cl.Close()
-	}
-	rr := &RankRow{Rank: r, set: newRowSet(false, false)}
-	rs := &rankState{row: rr, files: state.New[struct{}, struct{}](nil), inReg: map[*RegionRow]int64{}, series: series}
-	if c.acc != nil {
-		rs.acc = c.acc.rank(r)
 	}
 	for {
 		n, err := src.ReadEvents(buf)
@@ -619,12 +706,16 @@ func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, 
 			c.event(rs, &buf[i])
 		}
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
+}
+
+// end ends the stream of rs's rank.
+func (c *computer) end(rs *rankState) {
 	c.closeRegions(rs, 0, rs.row.End)
 	if c.acc != nil {
 		c.acc.done(rs.acc)
@@ -633,7 +724,6 @@ func (c *computer) rank(r uint32, buf []trace.Event, series *Series) (*RankRow, 
 		reg.Ranks++
 		reg.Wall = max(reg.Wall, ns)
 	}
-	return rs.row, nil
 }
 
 func (c *computer) event(rs *rankState, e *trace.Event) {
@@ -642,8 +732,8 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 	if rr.Events == 0 || e.Start < rr.Start {
 		rr.Start = e.Start
 	}
-	if rr.Events == 0 || e.Start+dur > rr.End {
-		rr.End = e.Start + dur
+	if end := addSat(e.Start, dur); rr.Events == 0 || end > rr.End {
+		rr.End = end
 	}
 	rr.Events++
 	info := c.info(e.Op)
@@ -684,7 +774,7 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 		case trace.DirWrite:
 			wr = cl.moved
 		}
-		rs.series.add(e.Start, e.Start+dur, info.act, rd, wr)
+		rs.series.add(e.Start, addSat(e.Start, dur), info.act, rd, wr)
 	}
 	for _, o := range rs.stack {
 		if !o.dup {
@@ -696,9 +786,14 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 			c.acc.add(rs.acc, rs.files, f.Path, e, info)
 		}
 		f.set.add(&cl)
-		if f.lastRank != int64(rr.Rank) {
-			f.lastRank = int64(rr.Rank)
-			f.Ranks++
+		if f != rs.last {
+			// Counted per rank, not by a last rank of the file: a Live's
+			// ranks add their events interleaved.
+			if !rs.seen[f] {
+				rs.seen[f] = true
+				f.Ranks++
+			}
+			rs.last = f
 		}
 	}
 }
@@ -751,7 +846,7 @@ func (c *computer) file(id trace.PathID) *FileRow {
 	if f := c.fileByID[id]; f != nil {
 		return f
 	}
-	f := c.fileNamed(c.t.Path(id))
+	f := c.fileNamed(c.path(id))
 	c.fileByID[id] = f
 	return f
 }
@@ -759,7 +854,7 @@ func (c *computer) file(id trace.PathID) *FileRow {
 func (c *computer) fileNamed(path string) *FileRow {
 	f := c.files[path]
 	if f == nil {
-		f = &FileRow{Path: path, set: newRowSet(false, false), lastRank: -1}
+		f = &FileRow{Path: path, set: newRowSet(false, false)}
 		c.files[path] = f
 	}
 	return f
@@ -770,7 +865,7 @@ func (c *computer) marker(rs *rankState, e *trace.Event, dur int64) {
 	case trace.OpRegionBegin:
 		reg := c.regByID[e.Path]
 		if reg == nil {
-			label := c.t.Path(e.Path)
+			label := c.path(e.Path)
 			reg = c.regions[label]
 			if reg == nil {
 				reg = &RegionRow{Label: label, set: newRowSet(true, false)}
@@ -781,10 +876,10 @@ func (c *computer) marker(rs *rankState, e *trace.Event, dur int64) {
 		dup := slices.ContainsFunc(rs.stack, func(o openRegion) bool { return o.reg == reg })
 		rs.stack = append(rs.stack, openRegion{reg: reg, start: e.Start, dup: dup})
 	case trace.OpRegionEnd:
-		label := c.t.Path(e.Path)
+		label := c.path(e.Path)
 		for i := len(rs.stack) - 1; i >= 0; i-- {
 			if rs.stack[i].reg.Label == label {
-				c.closeRegions(rs, i, e.Start+dur)
+				c.closeRegions(rs, i, addSat(e.Start, dur))
 				break
 			}
 		}
@@ -797,9 +892,9 @@ func (c *computer) closeRegions(rs *rankState, i int, end int64) {
 		o := rs.stack[j]
 		o.reg.Count++
 		if !o.dup {
-			d := max(end-o.start, 0)
-			o.reg.Time += d
-			rs.inReg[o.reg] += d
+			d := max(subSat(end, o.start), 0)
+			o.reg.Time = addSat(o.reg.Time, d)
+			rs.inReg[o.reg] = addSat(rs.inReg[o.reg], d)
 		}
 	}
 	rs.stack = rs.stack[:i]
@@ -912,7 +1007,7 @@ func sumIf(rows []*OpRow, keep func(*OpRow) bool, val func(*OpRow) int64) int64 
 	var s int64
 	for _, r := range rows {
 		if !r.InMPIIO && keep(r) {
-			s += val(r)
+			s = addSat(s, val(r))
 		}
 	}
 	return s

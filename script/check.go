@@ -91,7 +91,7 @@ func Check(f *File) (*Program, error) {
 	c.scope = &scope{syms: map[string]*symbol{}}
 	c.predeclare()
 	c.scope = &scope{parent: c.scope, syms: map[string]*symbol{}}
-	c.hst = map[int]hstate{}
+	c.hst = &hstates{m: map[int]hstate{}}
 	var body []Stmt
 	for _, s := range f.Stmts {
 		switch s := s.(type) {
@@ -211,10 +211,10 @@ type compiler struct {
 	nslots   int
 	nhandles int
 	nsites   int
-	hst      map[int]hstate // by handle index
-	onGroup  *symbol        // group of the innermost enclosing on
-	inParam  string         // "param" or "group size" while compiling those
-	rankOnly string         // "the color of split" while compiling what is computed for every rank
+	hst      *hstates // by handle index
+	onGroup  *symbol  // group of the innermost enclosing on
+	inParam  string   // "param" or "group size" while compiling those
+	rankOnly string   // "the color of split" while compiling what is computed for every rank
 }
 
 func (c *compiler) errorf(pos Pos, format string, args ...any) {
@@ -339,9 +339,16 @@ type cSetElem struct {
 	x     cexpr
 }
 
+// cIf is an if statement with its else-if chain: the first arm whose
+// condition holds runs, else els.
 type cIf struct {
-	cond      cexpr
-	then, els []cstmt
+	arms []cArm
+	els  []cstmt
+}
+
+type cArm struct {
+	cond cexpr
+	body []cstmt
 }
 
 type cRepeat struct {
@@ -382,30 +389,96 @@ func (c *compiler) block(b *Block, pre func()) []cstmt {
 	return c.stmts(b.Stmts)
 }
 
-func copyH(m map[int]hstate) map[int]hstate {
-	n := make(map[int]hstate, len(m))
-	for k, v := range m {
-		n[k] = v
-	}
-	return n
+// hstates is what the checker knows of each handle at a point of the
+// script, with a journal of changes so that a block's or an if arm's
+// changes are merged or undone at the cost of the changes, not of every
+// handle the script has: checking is linear in the script's length.
+type hstates struct {
+	m   map[int]hstate // handles in an unknown state are absent
+	log []hchange      // changes since the oldest open mark
+	n   int            // open marks
 }
 
-// mergeH is what is known after either of two paths.
-func mergeH(a, b map[int]hstate) map[int]hstate {
-	out := map[int]hstate{}
-	for k, v := range a {
-		if w, ok := b[k]; ok && w.st == v.st {
-			out[k] = v
-		} else {
-			out[k] = hstate{}
-		}
+type hchange struct {
+	k   int
+	old hstate
+}
+
+func (h *hstates) get(k int) hstate { return h.m[k] }
+
+func (h *hstates) set(k int, v hstate) {
+	old := h.m[k]
+	if old == v {
+		return
 	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			out[k] = hstate{}
+	if h.n > 0 {
+		h.log = append(h.log, hchange{k, old})
+	}
+	if v.st == hUnknown {
+		delete(h.m, k)
+	} else {
+		h.m[k] = v
+	}
+}
+
+// forget makes every handle unknown.
+func (h *hstates) forget() {
+	for k := range h.m {
+		h.set(k, hstate{})
+	}
+}
+
+// mark starts a journal of changes; changed and undo end it.
+func (h *hstates) mark() int {
+	h.n++
+	return len(h.log)
+}
+
+// changed returns the handles changed since mark with their states before
+// it, oldest first.
+func (h *hstates) changed(mark int) map[int]hstate {
+	out := map[int]hstate{}
+	for _, c := range h.log[mark:] {
+		if _, ok := out[c.k]; !ok {
+			out[c.k] = c.old
 		}
 	}
 	return out
+}
+
+// release ends a mark, keeping its changes.
+func (h *hstates) release() {
+	if h.n--; h.n == 0 {
+		h.log = h.log[:0]
+	}
+}
+
+// undo takes back the changes since mark.
+func (h *hstates) undo(mark int) {
+	for i := len(h.log) - 1; i >= mark; i-- {
+		c := h.log[i]
+		if c.old.st == hUnknown {
+			delete(h.m, c.k)
+		} else {
+			h.m[c.k] = c.old
+		}
+	}
+	h.log = h.log[:mark]
+}
+
+// merge ends a block that may run or not (a loop, an on block): a handle
+// the block changed is known after it only where the block left it as it
+// found it.
+func (h *hstates) merge(mark int) {
+	before := h.changed(mark)
+	h.release()
+	for k, b := range before {
+		if a := h.m[k]; a.st != b.st {
+			h.set(k, hstate{})
+		} else {
+			h.set(k, b)
+		}
+	}
 }
 
 func (c *compiler) stmt(s Stmt) cstmt {
@@ -459,13 +532,13 @@ func (c *compiler) stmt(s Stmt) cstmt {
 		if r.count.isConst && r.count.ci < 0 {
 			c.errorf(s.Count.Start(), "repeat count must not be negative, got %d", r.count.ci)
 		}
-		before := copyH(c.hst)
+		m := c.hst.mark()
 		r.body = c.block(s.Body, func() {
 			if s.As != nil {
 				r.slot = c.declare(s.As, symLoop, TInt).slot
 			}
 		})
-		c.hst = mergeH(before, c.hst)
+		c.hst.merge(m)
 		return r
 	case *OnStmt:
 		sym := c.scope.lookup(s.Group.Name)
@@ -486,9 +559,9 @@ func (c *compiler) stmt(s Stmt) cstmt {
 		if sym != nil {
 			c.onGroup = sym
 		}
-		before := copyH(c.hst)
+		m := c.hst.mark()
 		o.body = c.block(s.Body, nil)
-		c.hst = mergeH(before, c.hst)
+		c.hst.merge(m)
 		c.onGroup = outer
 		return o
 	case *TimeStmt:
@@ -502,20 +575,62 @@ func (c *compiler) stmt(s Stmt) cstmt {
 	return nil
 }
 
+// ifStmt checks an if statement and its else-if chain in a loop. What is
+// known of a handle after it is what is known after every arm (and after
+// none, without an else) alike.
 func (c *compiler) ifStmt(s *IfStmt) cstmt {
-	n := &cIf{cond: c.expr(s.Cond)}
-	c.want(n.cond, TBool, s.Cond.Start(), "an if condition")
-	before := copyH(c.hst)
-	n.then = c.block(s.Then, nil)
-	afterThen := c.hst
-	c.hst = copyH(before)
-	switch {
-	case s.ElseIf != nil:
-		n.els = []cstmt{c.ifStmt(s.ElseIf)}
-	case s.Else != nil:
+	n := &cIf{}
+	m := c.hst.mark()
+	// For each handle an arm changed: its state after the first path
+	// seen, whether every path left it so, and how many paths changed it.
+	type seen struct {
+		v     hstate
+		agree bool
+		paths int
+	}
+	after := map[int]*seen{}
+	before := map[int]hstate{}
+	paths := 0
+	end := func() {
+		paths++
+		for k, b := range c.hst.changed(m) {
+			if _, ok := before[k]; !ok {
+				before[k] = b
+			}
+			v := c.hst.get(k)
+			if a := after[k]; a == nil {
+				// The paths before this one left it as it was.
+				after[k] = &seen{v: v, agree: paths == 1 || v.st == b.st, paths: 1}
+			} else {
+				a.agree = a.agree && a.v.st == v.st
+				a.paths++
+			}
+		}
+		c.hst.undo(m)
+	}
+	for {
+		a := cArm{cond: c.expr(s.Cond)}
+		c.want(a.cond, TBool, s.Cond.Start(), "an if condition")
+		a.body = c.block(s.Then, nil)
+		n.arms = append(n.arms, a)
+		end()
+		if s.ElseIf == nil {
+			break
+		}
+		s = s.ElseIf
+	}
+	if s.Else != nil {
 		n.els = c.block(s.Else, nil)
 	}
-	c.hst = mergeH(afterThen, c.hst)
+	end() // the else, or no arm at all
+	c.hst.release()
+	for k, a := range after {
+		if a.agree && (a.paths == paths || a.v.st == before[k].st) {
+			c.hst.set(k, a.v)
+		} else {
+			c.hst.set(k, hstate{})
+		}
+	}
 	return n
 }
 
@@ -1078,7 +1193,7 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 		if hsym == nil || skip {
 			return
 		}
-		st := c.hst[hsym.slot]
+		st := c.hst.get(hsym.slot)
 		if st.st == hClosed {
 			c.errorf(cm.hPos, "%s is used after it was closed (at %s)", hsym.name, st.pos)
 		}
@@ -1157,7 +1272,7 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 		cm.op = opCopy
 		useHandle()
 		if a := s.Arg("to"); a != nil && a.Name != nil && !skip {
-			if st := c.hst[cm.h2]; st.st == hClosed && cm.h2Name != "" {
+			if st := c.hst.get(cm.h2); st.st == hClosed && cm.h2Name != "" {
 				c.errorf(cm.h2Pos, "%s is used after it was closed (at %s)", cm.h2Name, st.pos)
 			}
 		}
@@ -1183,10 +1298,10 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 	case "close":
 		cm.op = pick(opType == THandle, opCloseFD, opMPIClose)
 		if hsym != nil {
-			if st := c.hst[hsym.slot]; st.st == hClosed && !skip {
+			if st := c.hst.get(hsym.slot); st.st == hClosed && !skip {
 				c.errorf(cm.hPos, "%s is already closed (at %s)", hsym.name, st.pos)
 			}
-			c.hst[hsym.slot] = pick(skip, hstate{}, hstate{st: hClosed, pos: s.Pos})
+			c.hst.set(hsym.slot, pick(skip, hstate{}, hstate{st: hClosed, pos: s.Pos}))
 		}
 	case "seek":
 		if opType == THandle {
@@ -1233,9 +1348,7 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 	// Commands that may close handles the script does not name: what is
 	// known of every handle is lost.
 	if s.Arg("fd") != nil || cm.op == opCloseRange || cm.op == opExec || cm.op == opExit {
-		for k := range c.hst {
-			c.hst[k] = hstate{}
-		}
+		c.hst.forget()
 	}
 }
 
@@ -1255,15 +1368,16 @@ func (c *compiler) bindAs(s *CommandStmt, typ Type, again string, skip bool) *sy
 			c.errorf(a.Name.Pos, "%s is %s (opened at %s); %s needs another name", sym.name, article(sym.typ), sym.pos, s.Name)
 			return nil
 		}
-		if st := c.hst[sym.slot]; st.st == hOpen && !skip {
+		if st := c.hst.get(sym.slot); st.st == hOpen && !skip {
 			c.errorf(a.Name.Pos, "%s is still open (opened at %s); close it before %s again", sym.name, st.pos, again)
 		}
 	} else {
 		sym = c.declare(a.Name, symHandle, typ)
 	}
-	c.hst[sym.slot] = hstate{st: hOpen, pos: s.Pos}
 	if s.Arg("ret") != nil || skip {
-		c.hst[sym.slot] = hstate{} // a failed call leaves the handle closed
+		c.hst.set(sym.slot, hstate{}) // a failed call leaves the handle closed
+	} else {
+		c.hst.set(sym.slot, hstate{st: hOpen, pos: s.Pos})
 	}
 	return sym
 }
@@ -1278,12 +1392,45 @@ func pick[T any](cond bool, a, b T) T {
 // Expressions.
 
 func (c *compiler) expr(e Expr) cexpr {
+	if b, ok := e.(*BinaryExpr); ok {
+		return c.chain(b)
+	}
 	x := c.expr1(e)
 	x.pos = e.Start()
+	return c.finish(x)
+}
+
+func (c *compiler) finish(x cexpr) cexpr {
 	if !x.isConst && x.typ != TInvalid && x.constable {
 		// Every operand is a constant: compute it now, so that errors in
 		// it (division by zero, overflow) are found before any run.
 		x = c.fold(x)
+	}
+	return x
+}
+
+// chain compiles a binary expression and the binary expressions down its
+// left side (a + b - c, the || of many comparisons) in a loop, and they
+// evaluate in a loop: a chain of any length costs no stack.
+func (c *compiler) chain(e *BinaryExpr) cexpr {
+	var spine []*BinaryExpr
+	var left Expr = e
+	for {
+		b, ok := left.(*BinaryExpr)
+		if !ok {
+			break
+		}
+		spine = append(spine, b)
+		left = b.X
+	}
+	pos := left.Start()
+	x := c.expr(left)
+	for i := len(spine) - 1; i >= 0; i-- {
+		b := spine[i]
+		y := c.expr(b.Y)
+		x = c.binary(b, x, y)
+		x.pos = pos
+		x = c.finish(x)
 	}
 	return x
 }
@@ -1336,9 +1483,6 @@ func (c *compiler) expr1(e Expr) cexpr {
 	case *UnaryExpr:
 		x := c.expr(e.X)
 		return c.unary(e, x)
-	case *BinaryExpr:
-		x, y := c.expr(e.X), c.expr(e.Y)
-		return c.binary(e, x, y)
 	case *CallExpr:
 		return c.call(e)
 	case *ListLit:
@@ -1435,9 +1579,13 @@ func (c *compiler) strLit(e *StringLit) cexpr {
 		return constStr("")
 	}
 	if len(parts) == 1 && parts[0].x == nil {
+		if n := len(parts[0].lit); n > MaxString {
+			c.errorf(e.Pos, "%s", errMsg(errLong(e.Pos, n)))
+			return cexpr{typ: TInvalid}
+		}
 		return constStr(parts[0].lit)
 	}
-	x := concatExpr(parts)
+	x := concatExpr(parts, e.Pos)
 	x.constable = constable
 	return x
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/iotrace/iotrace/trace"
 )
 
 // cexpr is a compiled expression: a closure per type of result. Ints,
@@ -20,6 +22,59 @@ type cexpr struct {
 	ci        int64
 	cs        string
 	constable bool // every operand is a constant
+	// A left-deep run of binary operators evaluates in a loop (chain):
+	// link is the run this int-valued expression ends, cat the parts of
+	// a run of string +. Both are owned by this expression, which is the
+	// operand of at most one other.
+	link *ichain
+	cat  []strPartC
+}
+
+// ichain is a left-deep run of binary operators on ints, durations and
+// bools: the first operand, then each operator with its right operand.
+type ichain struct {
+	first func(*Interp) (int64, error)
+	steps []istep
+}
+
+type istep struct {
+	y     func(*Interp) (int64, error)
+	f     func(a, b int64) (int64, error) // nil for && and ||
+	logic byte                            // '&' for &&, '|' for ||
+}
+
+// extend returns the expression x op y, where step is op with y: x's run
+// with one more step, evaluated in one loop however long the run is.
+func extend(x cexpr, step istep, t Type, constable bool) cexpr {
+	ch := &ichain{first: x.fi, steps: []istep{step}}
+	if x.link != nil {
+		ch = &ichain{first: x.link.first, steps: append(x.link.steps, step)}
+	}
+	first, steps := ch.first, ch.steps
+	return cexpr{typ: t, constable: constable, link: ch, fi: func(it *Interp) (int64, error) {
+		v, err := first(it)
+		if err != nil {
+			return 0, err
+		}
+		for i := range steps {
+			s := &steps[i]
+			switch {
+			case s.logic == '&' && v == 0, s.logic == '|' && v != 0:
+				continue
+			case s.logic != 0:
+				v, err = s.y(it)
+			default:
+				var y int64
+				if y, err = s.y(it); err == nil {
+					v, err = s.f(v, y)
+				}
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+		return v, nil
+	}}
 }
 
 // evalError is an error of evaluation at a position of the script.
@@ -94,7 +149,18 @@ func formatValue(it *Interp, t Type, v int64) string {
 	return strconv.FormatInt(v, 10)
 }
 
-func concatExpr(parts []strPartC) cexpr {
+// MaxString bounds the length of a string a script makes, in bytes: every
+// string ends as a path or a label of the trace, and no capture records a
+// path longer than trace.MaxPath. The limit is fixed.
+const MaxString = trace.MaxPath
+
+func errLong(pos Pos, n int) error {
+	return evalErr(pos, fmt.Sprintf("string of %d bytes or more: a string holds at most %d bytes (the longest path a trace holds; the limit is fixed)", n, MaxString))
+}
+
+// concatExpr joins parts into one string, at most MaxString bytes long
+// (pos is where the error points).
+func concatExpr(parts []strPartC, pos Pos) cexpr {
 	return cexpr{typ: TString, fs: func(it *Interp) (string, error) {
 		var b strings.Builder
 		for _, p := range parts {
@@ -112,6 +178,9 @@ func concatExpr(parts []strPartC) cexpr {
 				if err != nil {
 					return "", err
 				}
+				if len(l) > MaxString/2 {
+					return "", errLong(pos, 2*len(l))
+				}
 				b.WriteString(formatList(l))
 			default:
 				v, err := p.x.fi(it)
@@ -120,9 +189,31 @@ func concatExpr(parts []strPartC) cexpr {
 				}
 				b.WriteString(formatValue(it, p.x.typ, v))
 			}
+			if b.Len() > MaxString {
+				return "", errLong(pos, b.Len())
+			}
 		}
 		return b.String(), nil
 	}}
+}
+
+// plusStr is the string x + y: a run of + joins all its operands once.
+func plusStr(x, y cexpr, pos Pos) cexpr {
+	part := func(e cexpr) strPartC {
+		if e.isConst {
+			return strPartC{lit: e.cs}
+		}
+		return strPartC{x: &e}
+	}
+	parts := x.cat
+	if parts == nil {
+		parts = []strPartC{part(x)}
+	}
+	parts = append(parts, part(y))
+	c := concatExpr(parts, pos)
+	c.cat = parts
+	c.constable = x.isConst && y.isConst
+	return c
 }
 
 func negExpr(x cexpr, pos Pos) cexpr {
@@ -148,15 +239,7 @@ func notExpr(x cexpr) cexpr {
 }
 
 func logicExpr(op string, x, y cexpr) cexpr {
-	fx, fy := x.fi, y.fi
-	and := op == "&&"
-	return cexpr{typ: TBool, constable: x.isConst && y.isConst, fi: func(it *Interp) (int64, error) {
-		v, err := fx(it)
-		if err != nil || (and && v == 0) || (!and && v != 0) {
-			return v, err
-		}
-		return fy(it)
-	}}
+	return extend(x, istep{y: y.fi, logic: op[0]}, TBool, x.isConst && y.isConst)
 }
 
 func b2i(b bool) int64 {
@@ -182,16 +265,7 @@ func cmpExpr(op string, x, y cexpr) cexpr {
 			return b2i(compare(op, strings.Compare(a, b))), nil
 		}}
 	}
-	fx, fy := x.fi, y.fi
-	return cexpr{typ: TBool, constable: k, fi: func(it *Interp) (int64, error) {
-		a, err := fx(it)
-		if err != nil {
-			return 0, err
-		}
-		b, err := fy(it)
-		if err != nil {
-			return 0, err
-		}
+	return extend(x, istep{y: y.fi, f: func(a, b int64) (int64, error) {
 		c := 0
 		if a < b {
 			c = -1
@@ -199,7 +273,7 @@ func cmpExpr(op string, x, y cexpr) cexpr {
 			c = 1
 		}
 		return b2i(compare(op, c)), nil
-	}}
+	}}, TBool, k)
 }
 
 func compare(op string, c int) bool {
@@ -264,17 +338,8 @@ func powOv(a, b int64) (int64, bool) {
 func arithExpr(op string, t Type, x, y cexpr, pos Pos) cexpr {
 	k := x.isConst && y.isConst
 	if t == TString {
-		fx, fy := x.fs, y.fs
-		return cexpr{typ: TString, constable: k, fs: func(it *Interp) (string, error) {
-			a, err := fx(it)
-			if err != nil {
-				return "", err
-			}
-			b, err := fy(it)
-			return a + b, err
-		}}
+		return plusStr(x, y, pos)
 	}
-	fx, fy := x.fi, y.fi
 	var f func(a, b int64) (int64, error)
 	overflow := evalErr(pos, "integer overflow in "+op)
 	switch op {
@@ -330,17 +395,7 @@ func arithExpr(op string, t Type, x, y cexpr, pos Pos) cexpr {
 	case "|":
 		f = func(a, b int64) (int64, error) { return a | b, nil }
 	}
-	return cexpr{typ: t, constable: k, fi: func(it *Interp) (int64, error) {
-		a, err := fx(it)
-		if err != nil {
-			return 0, err
-		}
-		b, err := fy(it)
-		if err != nil {
-			return 0, err
-		}
-		return f(a, b)
-	}}
+	return extend(x, istep{y: y.fi, f: f}, t, k)
 }
 
 func minMaxExpr(isMax bool, t Type, args []cexpr) cexpr {

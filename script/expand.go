@@ -523,8 +523,12 @@ func (w *world) interp(r int) (*Interp, error) {
 	return w.its[r], nil
 }
 
-// run advances rank r (not the main one) until it blocks or ends.
+// run advances rank r (not the main one) until it blocks or ends. A rank
+// that ended lets its interpreter go.
 func (w *world) run(r int) error {
+	if w.st[r].done {
+		return nil
+	}
 	it, err := w.interp(r)
 	if err != nil {
 		return err
@@ -550,6 +554,7 @@ func (w *world) run(r int) error {
 			s.blocked, s.kind, s.comm, s.pos = true, StepDecide, s.check.Comm, s.check.Pos
 		case StepDone:
 			s.done = true
+			w.its[r] = nil
 		}
 	}
 	return nil
@@ -708,7 +713,7 @@ func (w *world) release(comm uint32) error {
 		arrive = max(arrive, e.Start)
 		dur = max(dur, e.Dur)
 	}
-	end := arrive + dur
+	end := arrive + min(dur, math.MaxInt64-arrive) // the ranks fail on their next call if it passes the int64 range
 	for i := 0; i < ms.n; i++ {
 		m := ms.at(i)
 		s := &w.st[m]

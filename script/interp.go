@@ -87,8 +87,20 @@ type Interp struct {
 	check    LoopCheck
 	err      error
 	budget   int64
-	cmdPos   Pos // position of the command being run
+	idle     int64 // steps since the last call (MaxIdleSteps)
+	late     bool  // the nominal clock passed the largest int64 (advance)
+	cmdPos   Pos   // position of the command being run
 }
+
+// MaxIdleSteps bounds the statements and loop iterations an interpreter
+// runs between two calls it makes: a loop that makes no call
+// (repeat 1000000000000 { }) would otherwise keep an analysis or a replay
+// busy for hours doing nothing. At tens of millions of steps a second, the
+// limit is reached within seconds. It is fixed.
+const MaxIdleSteps = 100_000_000
+
+// maxIdle is MaxIdleSteps; tests lower it.
+var maxIdle int64 = MaxIdleSteps
 
 type val struct {
 	i int64
@@ -259,6 +271,7 @@ func (it *Interp) Step(ev *trace.Event) (StepKind, error) {
 			if it.ipend == it.npend {
 				it.ipend, it.npend = 0, 0
 			}
+			it.idle = 0
 			return StepEvent, nil
 		}
 		n := len(it.stack)
@@ -266,6 +279,10 @@ func (it *Interp) Step(ev *trace.Event) (StepKind, error) {
 			return StepDone, nil
 		}
 		f := &it.stack[n-1]
+		if it.idle++; it.idle > maxIdle {
+			it.err = it.idleError()
+			return StepDone, it.err
+		}
 		if f.kind == fRepeatFor && !f.checked {
 			if it.budget > 0 {
 				if it.budget--; it.budget == 0 {
@@ -292,18 +309,45 @@ func (it *Interp) Step(ev *trace.Event) (StepKind, error) {
 				it.cmdPos = cm.pos
 			}
 			sync, err := it.exec(s, ev)
+			if err == nil && (it.late || sync && ev.Dur > math.MaxInt64-ev.Start) {
+				err = evalErr(it.cmdPos, "the nominal clock passes 2^63-1 ns (292 years): the calls' nominal durations and the sleeps add up to more")
+			}
 			if err != nil {
 				it.err = it.wrap(err)
 				return StepDone, it.err
 			}
 			if sync {
 				it.syncWait = true
+				it.idle = 0
 				return StepSync, nil
 			}
 			continue
 		}
 		it.endFrame()
 	}
+}
+
+// idleError is the error of MaxIdleSteps, at the innermost loop.
+func (it *Interp) idleError() error {
+	pos := it.cmdPos
+	for i := len(it.stack) - 1; i >= 0; i-- {
+		if k := it.stack[i].kind; k == fRepeat || k == fRepeatFor {
+			pos = it.stack[i].pos
+			break
+		}
+	}
+	return &Error{File: it.prog.name, Pos: pos, Msg: fmt.Sprintf("rank %d: %d statements and loop iterations ran without making a call (a script makes a call at least every %d steps; the limit is fixed)", it.rank, maxIdle, maxIdle)}
+}
+
+// advance moves the rank's nominal clock by d ≥ 0 ns; past the largest
+// int64 it stays there and the step fails (Step), rather than wrap to the
+// most negative time.
+func (it *Interp) advance(d int64) {
+	if d > math.MaxInt64-it.now {
+		it.now, it.late = math.MaxInt64, true
+		return
+	}
+	it.now += d
 }
 
 func (it *Interp) wrap(err error) error {
@@ -394,13 +438,16 @@ func (it *Interp) exec(s cstmt, ev *trace.Event) (bool, error) {
 		}
 		it.slots[s.slot].i = v
 	case *cIf:
-		v, err := s.cond.fi(it)
-		if err != nil {
-			return false, err
-		}
-		body := s.then
-		if v == 0 {
-			body = s.els
+		body := s.els
+		for i := range s.arms {
+			v, err := s.arms[i].cond.fi(it)
+			if err != nil {
+				return false, err
+			}
+			if v != 0 {
+				body = s.arms[i].body
+				break
+			}
 		}
 		if len(body) > 0 {
 			it.push(frame{kind: fBlock, body: body})
@@ -421,7 +468,7 @@ func (it *Interp) exec(s cstmt, ev *trace.Event) (bool, error) {
 		if s.slot >= 0 {
 			it.slots[s.slot].i = 0
 		}
-		it.push(frame{kind: fRepeat, body: s.body, slot: s.slot, n: n})
+		it.push(frame{kind: fRepeat, body: s.body, slot: s.slot, n: n, pos: s.pos})
 	case *cOn:
 		g := it.inst.groups[s.group]
 		if it.rank < int64(g.First) || it.rank >= int64(g.First+g.Size) || len(s.body) == 0 {
@@ -476,7 +523,7 @@ func (it *Interp) queue(e trace.Event, follow bool) {
 	e.Thread = it.th
 	e.Start = it.now
 	e.Dur = it.model.dur(&e)
-	it.now += e.Dur
+	it.advance(e.Dur)
 	if follow {
 		it.st.Follow(&e)
 	}
@@ -623,7 +670,7 @@ func (it *Interp) command1(cm *cCmd, ev *trace.Event) (bool, error) {
 	switch cm.op {
 	case opSleep:
 		d, err := it.nonNeg(cm.n, "a sleep")
-		it.now += d
+		it.advance(d)
 		return false, err
 	case opFail:
 		msg, err := cm.path.fs(it)

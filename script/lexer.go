@@ -65,19 +65,60 @@ type lexer struct {
 	lineOff  int // offset where the current line starts
 	base     Pos // position of src[0] (for interpolations)
 	toks     []token
+	head     int // toks[head:] are not yet taken (take)
 	comments []Comment
 	parens   int
+	last     token // the last token made
+	done     bool  // the EOF token is made
 }
 
 // lex splits src into tokens and comments. base is the position of src[0]
-// (line 1 col 1 for a file); inner is set for an interpolation, where
-// strings and comments cannot occur.
+// (line 1 col 1 for a file).
 func lex(file, src string, base Pos) ([]token, []Comment, *Error) {
-	lx := &lexer{file: file, src: src, line: base.Line, base: base}
-	if err := lx.run(); err != nil {
-		return nil, nil, err
+	lx := newLexer(file, src, base)
+	for !lx.done {
+		if err := lx.scan(); err != nil {
+			return nil, nil, err
+		}
 	}
 	return lx.toks, lx.comments, nil
+}
+
+func newLexer(file, src string, base Pos) *lexer {
+	return &lexer{file: file, src: src, line: base.Line, base: base}
+}
+
+// peek returns the token n after the next one not yet taken, lexing as
+// far as needed: the parser holds a few tokens at a time, not the file's
+// (the end of file token past the end).
+func (lx *lexer) peek(n int) (token, *Error) {
+	for lx.head+n >= len(lx.toks) && !lx.done {
+		if err := lx.scan(); err != nil {
+			return token{}, err
+		}
+	}
+	if lx.head+n >= len(lx.toks) {
+		return lx.toks[len(lx.toks)-1], nil
+	}
+	return lx.toks[lx.head+n], nil
+}
+
+// take drops the next token (never the end of file).
+func (lx *lexer) take() {
+	if lx.head < len(lx.toks)-1 || !lx.done {
+		lx.head++
+	}
+	if lx.head >= 64 && 2*lx.head >= len(lx.toks) {
+		n := copy(lx.toks, lx.toks[lx.head:])
+		clear(lx.toks[n:])
+		lx.toks = lx.toks[:n]
+		lx.head = 0
+	}
+}
+
+func (lx *lexer) add(t token) {
+	lx.toks = append(lx.toks, t)
+	lx.last = t
 }
 
 func (lx *lexer) pos(off int) Pos {
@@ -93,11 +134,10 @@ func (lx *lexer) errAt(off int, format string, args ...any) *Error {
 
 // endsStmt reports whether a newline after the last token ends a statement.
 func (lx *lexer) endsStmt() bool {
-	if len(lx.toks) == 0 || lx.parens > 0 {
+	if lx.parens > 0 {
 		return false
 	}
-	t := lx.toks[len(lx.toks)-1]
-	switch t.kind {
+	switch t := lx.last; t.kind {
 	case tIdent, tNumber, tString:
 		return true
 	case tOp:
@@ -111,92 +151,96 @@ func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 
 var ops2 = []string{"==", "!=", "<=", ">=", "&&", "||"}
 
-func (lx *lexer) run() *Error {
+// scan lexes what comes next: one token, a comment or blanks; at the end
+// of the source, the last newline and the end of file token.
+func (lx *lexer) scan() *Error {
 	src := lx.src
-	for lx.off < len(src) {
-		c := src[lx.off]
-		switch {
-		case c == '\n':
-			if lx.endsStmt() {
-				lx.toks = append(lx.toks, token{kind: tNewline, pos: lx.pos(lx.off), end: lx.off + 1, text: "\n"})
-			}
-			lx.off++
-			lx.line++
-			lx.lineOff = lx.off
-		case c == ' ' || c == '\t' || c == '\r':
-			lx.off++
-		case c == '#':
-			start := lx.off
-			for lx.off < len(src) && src[lx.off] != '\n' {
-				lx.off++
-			}
-			text := strings.TrimRight(src[start:lx.off], " \t\r")
-			if !utf8.ValidString(text) {
-				return lx.errAt(start, "comment is not valid UTF-8")
-			}
-			lx.comments = append(lx.comments, Comment{Pos: lx.pos(start), Text: text})
-		case isLetter(c):
-			start := lx.off
-			for lx.off < len(src) && (isLetter(src[lx.off]) || isDigit(src[lx.off])) {
-				lx.off++
-			}
-			lx.toks = append(lx.toks, token{kind: tIdent, pos: lx.pos(start), end: lx.off, text: src[start:lx.off]})
-		case isDigit(c):
-			if err := lx.number(); err != nil {
-				return err
-			}
-		case c == '"':
-			if err := lx.str(); err != nil {
-				return err
-			}
-		case c == ';':
-			lx.toks = append(lx.toks, token{kind: tSemi, pos: lx.pos(lx.off), end: lx.off + 1, text: ";"})
-			lx.off++
-		default:
-			start := lx.off
-			text := ""
-			for _, op := range ops2 {
-				if strings.HasPrefix(src[lx.off:], op) {
-					text = op
-					break
-				}
-			}
-			if text == "" {
-				if !strings.ContainsRune("+-*/%^|()[]<>{}=,!", rune(c)) {
-					r, _ := utf8.DecodeRuneInString(src[lx.off:])
-					if r == utf8.RuneError {
-						return lx.errAt(start, "invalid UTF-8 byte 0x%02x", c)
-					}
-					if c == '&' {
-						return lx.errAt(start, "unexpected '&' (the logical and is &&)")
-					}
-					if c == '$' {
-						return lx.errAt(start, "unexpected '$': names are written without '$' outside strings")
-					}
-					return lx.errAt(start, "unexpected character %q", r)
-				}
-				text = src[lx.off : lx.off+1]
-			}
-			switch text {
-			case "(", "[":
-				lx.parens++
-			case ")", "]":
-				if lx.parens > 0 {
-					lx.parens--
-				}
-			case "{", "}":
-				// A block inside parentheses is an error the parser
-				// reports; newlines count again from here.
-				lx.parens = 0
-			}
-			lx.off += len(text)
-			lx.toks = append(lx.toks, token{kind: tOp, pos: lx.pos(start), end: lx.off, text: text})
+	if lx.off >= len(src) {
+		if lx.endsStmt() {
+			lx.add(token{kind: tNewline, pos: lx.pos(lx.off), end: lx.off, text: "\n"})
 		}
+		lx.add(token{kind: tEOF, pos: lx.pos(lx.off), end: lx.off})
+		lx.done = true
+		return nil
 	}
-	if lx.endsStmt() {
-		lx.toks = append(lx.toks, token{kind: tNewline, pos: lx.pos(lx.off), end: lx.off, text: "\n"})
+	c := src[lx.off]
+	switch {
+	case c == '\n':
+		if lx.endsStmt() {
+			lx.add(token{kind: tNewline, pos: lx.pos(lx.off), end: lx.off + 1, text: "\n"})
+		}
+		lx.off++
+		lx.line++
+		lx.lineOff = lx.off
+	case c == ' ' || c == '\t' || c == '\r':
+		lx.off++
+	case c == '#':
+		start := lx.off
+		for lx.off < len(src) && src[lx.off] != '\n' {
+			lx.off++
+		}
+		text := strings.TrimRight(src[start:lx.off], " \t\r")
+		if !utf8.ValidString(text) {
+			return lx.errAt(start, "comment is not valid UTF-8")
+		}
+		lx.comments = append(lx.comments, Comment{Pos: lx.pos(start), Text: text})
+	case isLetter(c):
+		start := lx.off
+		for lx.off < len(src) && (isLetter(src[lx.off]) || isDigit(src[lx.off])) {
+			lx.off++
+		}
+		lx.add(token{kind: tIdent, pos: lx.pos(start), end: lx.off, text: src[start:lx.off]})
+	case isDigit(c):
+		if err := lx.number(); err != nil {
+			return err
+		}
+	case c == '"':
+		if err := lx.str(); err != nil {
+			return err
+		}
+	case c == ';':
+		lx.add(token{kind: tSemi, pos: lx.pos(lx.off), end: lx.off + 1, text: ";"})
+		lx.off++
+	default:
+		start := lx.off
+		text := ""
+		for _, op := range ops2 {
+			if strings.HasPrefix(src[lx.off:], op) {
+				text = op
+				break
+			}
+		}
+		if text == "" {
+			if !strings.ContainsRune("+-*/%^|()[]<>{}=,!", rune(c)) {
+				r, _ := utf8.DecodeRuneInString(src[lx.off:])
+				if r == utf8.RuneError {
+					return lx.errAt(start, "invalid UTF-8 byte 0x%02x", c)
+				}
+				if c == '&' {
+					return lx.errAt(start, "unexpected '&' (the logical and is &&)")
+				}
+				if c == '$' {
+					return lx.errAt(start, "unexpected '$': names are written without '$' outside strings")
+				}
+				return lx.errAt(start, "unexpected character %q", r)
+			}
+			text = src[lx.off : lx.off+1]
+		}
+		switch text {
+		case "(", "[":
+			lx.parens++
+		case ")", "]":
+			if lx.parens > 0 {
+				lx.parens--
+			}
+		case "{", "}":
+			// A block inside parentheses is an error the parser
+			// reports; newlines count again from here.
+			lx.parens = 0
+		}
+		lx.off += len(text)
+		lx.add(token{kind: tOp, pos: lx.pos(start), end: lx.off, text: text})
 	}
-	lx.toks = append(lx.toks, token{kind: tEOF, pos: lx.pos(lx.off), end: lx.off})
 	return nil
 }
 
@@ -327,7 +371,7 @@ func (lx *lexer) number() *Error {
 		return lx.errAt(start, "number %s does not fit in 64 bits", tok.text)
 	}
 	tok.num = v.Int64()
-	lx.toks = append(lx.toks, tok)
+	lx.add(tok)
 	return nil
 }
 
@@ -372,7 +416,7 @@ func (lx *lexer) str() *Error {
 			flush()
 			tok.end = lx.off
 			tok.text = src[start:lx.off]
-			lx.toks = append(lx.toks, tok)
+			lx.add(tok)
 			return nil
 		case c == '\\':
 			if lx.off+1 >= len(src) {

@@ -76,7 +76,14 @@ func (m *Model) dur(ev *trace.Event) int64 {
 	switch ev.Op.Class() {
 	case trace.ClassPOSIX, trace.ClassMeta, trace.ClassMPIIO:
 		if ev.Op.Dir() != trace.DirNone {
-			return int64(m.DataLatency) + transfer(ev.Size, m.DataBandwidth)
+			// The bytes the call moved: a read at the end of a file, a
+			// copy asked for 2^63-1 bytes (cp does), a failed call move
+			// fewer than they ask for.
+			n := ev.Size
+			if ev.Ret < n {
+				n = max(ev.Ret, 0)
+			}
+			return int64(m.DataLatency) + transfer(n, m.DataBandwidth)
 		}
 		switch ev.Op {
 		case trace.OpLseek, trace.OpMPIFileSeek, trace.OpMPIFileSeekShared:

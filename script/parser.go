@@ -8,11 +8,7 @@ import (
 // Parse reads a script. name is the file name errors give. A syntax error
 // is returned as an ErrorList with one *Error ("file:line:col: message").
 func Parse(name string, src []byte) (*File, error) {
-	toks, comments, lerr := lex(name, string(src), Pos{Line: 1, Col: 1})
-	if lerr != nil {
-		return nil, ErrorList{lerr}
-	}
-	p := &parser{file: name, toks: toks, comments: comments}
+	p := &parser{file: name, lx: newLexer(name, string(src), Pos{Line: 1, Col: 1})}
 	f, err := p.parseFile()
 	if err != nil {
 		return nil, ErrorList{err}
@@ -23,11 +19,7 @@ func Parse(name string, src []byte) (*File, error) {
 // ParseExpr reads one expression; name is what errors call its source
 // (a command-line flag, say).
 func ParseExpr(name, src string) (Expr, error) {
-	toks, _, lerr := lex(name, src, Pos{Line: 1, Col: 1})
-	if lerr != nil {
-		return nil, ErrorList{lerr}
-	}
-	p := &parser{file: name, toks: toks}
+	p := &parser{file: name, lx: newLexer(name, src, Pos{Line: 1, Col: 1})}
 	var e Expr
 	err := p.catch(func() {
 		e = p.expr()
@@ -42,14 +34,33 @@ func ParseExpr(name, src string) (Expr, error) {
 	return e, nil
 }
 
+// parser reads tokens from its lexer as it goes: it holds the tokens of
+// a few statements, never those of the whole file.
 type parser struct {
 	file     string
-	toks     []token
-	i        int
-	comments []Comment
+	lx       *lexer
 	ci       int // next comment not yet attached
 	lastLine int // line of the last token or comment attached
 	stmtSeen bool
+	depth    int // blocks and expressions the parser is inside (MaxNesting)
+}
+
+// MaxNesting bounds how deep blocks and expressions nest inside one
+// another: a block in a block, a parenthesis, a sign, an operand of an
+// operator of another precedence, an index, an argument. Every pass over a
+// script (checker, formatter, interpreter) recurses this deep at most, so
+// no script, however long, overflows a stack. A chain of operators of one
+// precedence (a + b + … + z, the || chains of a converted trace) and an
+// else-if chain do not nest: they are read, checked, printed and run in a
+// loop, whatever their length. The limit is fixed.
+const MaxNesting = 1000
+
+// nest enters one more level of nesting at pos; leave with p.depth--.
+func (p *parser) nest(pos Pos) {
+	p.depth++
+	if p.depth > MaxNesting {
+		p.failf(pos, "nesting deeper than %d levels (blocks, parentheses, signs and operands inside one another; the limit is fixed)", MaxNesting)
+	}
 }
 
 // bailout carries the first syntax error up to Parse.
@@ -73,20 +84,21 @@ func (p *parser) failf(pos Pos, format string, args ...any) {
 	panic(bailout{&Error{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...)}})
 }
 
-func (p *parser) tok() token { return p.toks[p.i] }
+func (p *parser) tok() token { return p.peek(0) }
 
+// peek returns the token n after the current one (the end of file token
+// past the end). A lexical error ends the parse.
 func (p *parser) peek(n int) token {
-	if p.i+n < len(p.toks) {
-		return p.toks[p.i+n]
+	t, err := p.lx.peek(n)
+	if err != nil {
+		panic(bailout{err})
 	}
-	return p.toks[len(p.toks)-1]
+	return t
 }
 
 func (p *parser) next() token {
-	t := p.toks[p.i]
-	if p.i < len(p.toks)-1 {
-		p.i++
-	}
+	t := p.tok()
+	p.lx.take()
 	if t.kind != tNewline && t.kind != tEOF {
 		p.lastLine = t.pos.Line
 	}
@@ -119,8 +131,8 @@ func (p *parser) skipNewlines() {
 // takeComments returns the comments before offset off not yet attached.
 func (p *parser) takeComments(off int) []Comment {
 	var cs []Comment
-	for p.ci < len(p.comments) && p.comments[p.ci].Pos.Off < off {
-		c := p.comments[p.ci]
+	for p.ci < len(p.lx.comments) && p.lx.comments[p.ci].Pos.Off < off {
+		c := p.lx.comments[p.ci]
 		c.BlankBefore = p.lastLine > 0 && c.Pos.Line-p.lastLine > 1
 		p.lastLine = c.Pos.Line
 		cs = append(cs, c)
@@ -174,8 +186,8 @@ func (p *parser) stmtList(top bool, open Pos) ([]Stmt, []Comment) {
 			}
 		}
 		// A comment on the line where the statement ends is its own.
-		if p.ci < len(p.comments) {
-			c := p.comments[p.ci]
+		if p.ci < len(p.lx.comments) {
+			c := p.lx.comments[p.ci]
 			if c.Pos.Line == p.lastLine && c.Pos.Off < p.tok().end {
 				in.Trailing = &c
 				p.ci++
@@ -221,10 +233,12 @@ func (p *parser) block(context string) *Block {
 		p.failf(p.tok().pos, "expected '{' %s, found %s", context, p.tok())
 	}
 	lb := p.next()
+	p.nest(lb.pos)
 	b := &Block{Lbrace: lb.pos}
 	b.Stmts, b.EndComments = p.stmtList(false, lb.pos)
 	rb := p.next() // '}'
 	b.Rbrace = rb.pos
+	p.depth--
 	return b
 }
 
@@ -346,32 +360,41 @@ func (p *parser) stmt(top bool) Stmt {
 	return nil
 }
 
+// ifStmt reads an if statement and its else-if chain, in a loop: a chain
+// of any length nests no deeper than one if.
 func (p *parser) ifStmt() *IfStmt {
-	p.next() // if
-	if p.isOp("{") {
-		p.failf(p.tok().pos, "expected a condition after if, found '{'")
-	}
-	s := &IfStmt{Cond: p.expr()}
-	s.Then = p.block("after the if condition")
-	// else may follow on the next line.
-	j := p.i
-	for p.toks[j].kind == tNewline {
-		j++
-	}
-	if p.toks[j].kind == tIdent && p.toks[j].text == "else" {
-		for p.i < j {
+	var head, cur *IfStmt
+	for {
+		pos := p.next().pos // if
+		if p.isOp("{") {
+			p.failf(p.tok().pos, "expected a condition after if, found '{'")
+		}
+		s := &IfStmt{Cond: p.expr()}
+		s.Then = p.block("after the if condition")
+		if cur == nil {
+			head = s
+		} else {
+			s.Pos = pos
+			cur.ElseIf = s
+		}
+		cur = s
+		// else may follow on the next line.
+		j := 0
+		for p.peek(j).kind == tNewline {
+			j++
+		}
+		if t := p.peek(j); t.kind != tIdent || t.text != "else" {
+			return head
+		}
+		for range j {
 			p.next()
 		}
 		p.next() // else
-		if p.isWord("if") {
-			pos := p.tok().pos
-			s.ElseIf = p.ifStmt()
-			s.ElseIf.Pos = pos
-		} else {
+		if !p.isWord("if") {
 			s.Else = p.block("after else")
+			return head
 		}
 	}
-	return s
 }
 
 func (p *parser) atStmtEnd() bool {
@@ -513,7 +536,11 @@ func (p *parser) binary(prec int) Expr {
 			return x
 		}
 		p.next()
+		// The left operands of a chain are read in this loop and walked
+		// in loops; the right operand is one level deeper.
+		p.nest(t.pos)
 		y := p.binary(prec + 1)
+		p.depth--
 		x = &BinaryExpr{OpPos: t.pos, Op: t.text, X: x, Y: y}
 		if prec == precCmp {
 			if n := p.tok(); n.kind == tOp && binaryPrec(n.text) == precCmp {
@@ -528,25 +555,42 @@ func (p *parser) unary() Expr {
 	t := p.tok()
 	if t.kind == tOp && (t.text == "-" || t.text == "!") {
 		p.next()
-		return &UnaryExpr{Pos: t.pos, Op: t.text, X: p.unary()}
+		p.nest(t.pos)
+		x := p.unary()
+		p.depth--
+		return &UnaryExpr{Pos: t.pos, Op: t.text, X: x}
 	}
 	x := p.primary()
 	if p.isOp("^") {
 		op := p.next()
 		// Right-associative, and tighter than unary minus: -2^2 is -(2^2).
-		return &BinaryExpr{OpPos: op.pos, Op: "^", X: x, Y: p.unary()}
+		p.nest(op.pos)
+		y := p.unary()
+		p.depth--
+		return &BinaryExpr{OpPos: op.pos, Op: "^", X: x, Y: y}
 	}
 	return x
 }
 
 func (p *parser) primary() Expr {
 	x := p.operand()
+	d := p.depth
 	for p.isOp("[") {
 		lb := p.next()
-		ix := &IndexExpr{X: x, Lbrack: lb.pos, Index: p.expr()}
+		p.nest(lb.pos) // a[i][j] is (a[i])[j]
+		ix := &IndexExpr{X: x, Lbrack: lb.pos, Index: p.inner(lb.pos)}
 		p.expectOp("]", "to close the '[' at "+lb.pos.String())
 		x = ix
 	}
+	p.depth = d
+	return x
+}
+
+// inner reads an expression one level deeper than the one it is in.
+func (p *parser) inner(pos Pos) Expr {
+	p.nest(pos)
+	x := p.expr()
+	p.depth--
 	return x
 }
 
@@ -572,7 +616,7 @@ func (p *parser) operand() Expr {
 				if len(call.Args) > 0 {
 					p.expectOp(",", "between the arguments of "+id.Name)
 				}
-				call.Args = append(call.Args, p.expr())
+				call.Args = append(call.Args, p.inner(p.tok().pos))
 			}
 			p.next()
 			return call
@@ -584,7 +628,7 @@ func (p *parser) operand() Expr {
 			if p.isOp(")") {
 				p.failf(p.tok().pos, "expected an expression inside '()', found ')'")
 			}
-			x := p.expr()
+			x := p.inner(t.pos)
 			p.expectOp(")", "to close the '(' at "+t.pos.String())
 			return &ParenExpr{Pos: t.pos, X: x}
 		}
@@ -598,7 +642,7 @@ func (p *parser) operand() Expr {
 						break // a trailing comma
 					}
 				}
-				l.Elems = append(l.Elems, p.expr())
+				l.Elems = append(l.Elems, p.inner(p.tok().pos))
 			}
 			p.next()
 			return l
@@ -622,15 +666,13 @@ func (p *parser) stringLit(t token) *StringLit {
 			s.Parts = append(s.Parts, StrPart{Expr: &Ident{Pos: rp.pos, Name: rp.expr}})
 			continue
 		}
-		toks, comments, lerr := lex(p.file, rp.expr, rp.pos)
-		if lerr != nil {
+		sub := &parser{file: p.file, lx: newLexer(p.file, rp.expr, rp.pos), depth: p.depth}
+		if _, comments, lerr := lex(p.file, rp.expr, rp.pos); lerr != nil {
 			panic(bailout{lerr})
-		}
-		if len(comments) > 0 {
+		} else if len(comments) > 0 {
 			p.failf(comments[0].Pos, "'#' inside ${…}")
 		}
-		sub := &parser{file: p.file, toks: toks}
-		e := sub.expr()
+		e := sub.inner(rp.pos)
 		sub.skipNewlines()
 		if sub.tok().kind != tEOF {
 			p.failf(sub.tok().pos, "unexpected %s in ${…}", sub.tok())

@@ -214,6 +214,15 @@ func exprPrec(e Expr) int {
 	return precPrimary
 }
 
+// leftPrec is the least precedence the left operand of op is printed
+// without parentheses at: comparisons do not chain.
+func leftPrec(op string) int {
+	if p := binaryPrec(op); p != precCmp {
+		return p
+	}
+	return precCmp + 1
+}
+
 // sub prints x, in parentheses when its precedence is below min.
 func (pr *printer) sub(x Expr, min int) {
 	if exprPrec(x) < min {
@@ -254,22 +263,31 @@ func (pr *printer) expr(e Expr) {
 		b.WriteString(e.Op)
 		pr.sub(e.X, precUnary)
 	case *BinaryExpr:
-		p := binaryPrec(e.Op)
-		switch {
-		case e.Op == "^":
+		if e.Op == "^" {
 			pr.sub(e.X, precPrimary)
 			b.WriteString("^")
 			pr.sub(e.Y, precUnary)
 			return
-		case p == precCmp:
-			pr.sub(e.X, p+1)
-		default:
-			pr.sub(e.X, p)
 		}
-		b.WriteByte(' ')
-		b.WriteString(e.Op)
-		b.WriteByte(' ')
-		pr.sub(e.Y, p+1)
+		// The left operands that need no parentheses are printed in a
+		// loop, so that a chain of any length costs no stack.
+		spine := []*BinaryExpr{e}
+		for {
+			x, ok := spine[len(spine)-1].X.(*BinaryExpr)
+			if !ok || x.Op == "^" || binaryPrec(x.Op) < leftPrec(spine[len(spine)-1].Op) {
+				break
+			}
+			spine = append(spine, x)
+		}
+		last := spine[len(spine)-1]
+		pr.sub(last.X, leftPrec(last.Op))
+		for i := len(spine) - 1; i >= 0; i-- {
+			n := spine[i]
+			b.WriteByte(' ')
+			b.WriteString(n.Op)
+			b.WriteByte(' ')
+			pr.sub(n.Y, binaryPrec(n.Op)+1)
+		}
 	case *ListLit:
 		pr.list('[', e.Elems, ']')
 	case *IndexExpr:

@@ -34,70 +34,16 @@ type (
 
 // names says which handle names each descriptor of a descriptor table.
 type names struct {
-	hs   []handle // by handle slot
-	byFD fdMap    // the handle slot + 1 that names each descriptor
+	hs   []handle           // by handle slot
+	byFD state.FDMap[int32] // the handle slot + 1 that names each descriptor
 }
 
 func (n *names) clone() *names {
-	return &names{hs: append([]handle(nil), n.hs...), byFD: n.byFD.clone()}
+	return &names{hs: append([]handle(nil), n.hs...), byFD: n.byFD.Clone()}
 }
 
-// fdMap maps descriptors to numbers (0: none). Small descriptors are in a
-// slice, others in a map, so that `fd 1000000` costs one entry.
-type fdMap struct {
-	low  []int32
-	high map[int32]int32
-}
-
-const (
-	lowFDs  = 1 << 12 // descriptors below it live in the slice
-	firstFD = 3       // where the lowest free descriptor is looked for
-)
-
-func (m *fdMap) get(fd int32) int32 {
-	if fd >= 0 && int(fd) < len(m.low) {
-		return m.low[fd]
-	}
-	if fd >= lowFDs || fd < 0 {
-		return m.high[fd]
-	}
-	return 0
-}
-
-// set maps fd to v (0: none).
-func (m *fdMap) set(fd int32, v int32) {
-	if fd >= 0 && fd < lowFDs {
-		if int(fd) >= len(m.low) {
-			if v == 0 {
-				return
-			}
-			low := make([]int32, min(max(16, 2*len(m.low), int(fd)+1), lowFDs))
-			copy(low, m.low)
-			m.low = low
-		}
-		m.low[fd] = v
-		return
-	}
-	if v == 0 {
-		delete(m.high, fd)
-		return
-	}
-	if m.high == nil {
-		m.high = map[int32]int32{}
-	}
-	m.high[fd] = v
-}
-
-func (m *fdMap) clone() fdMap {
-	c := fdMap{low: append([]int32(nil), m.low...)}
-	if m.high != nil {
-		c.high = make(map[int32]int32, len(m.high))
-		for k, v := range m.high {
-			c.high[k] = v
-		}
-	}
-	return c
-}
+// firstFD is where the lowest free descriptor is looked for.
+const firstFD = 3
 
 // newFollower returns the follower of the interpreter's rank, wired to
 // its names: a descriptor that closes, by whatever call, closes the
@@ -109,8 +55,8 @@ func (it *Interp) newFollower() *follower {
 		if n == nil {
 			return
 		}
-		if v := n.byFD.get(fd); v > 0 {
-			n.byFD.set(fd, 0)
+		if v := n.byFD.Get(fd); v > 0 {
+			n.byFD.Set(fd, 0)
 			h := &n.hs[v-1]
 			h.open, h.d, h.closedAt = false, nil, it.cmdPos
 		}
@@ -146,11 +92,11 @@ func (it *Interp) bind(slot int, fd int32, path trace.PathID, at Pos) error {
 		return evalErr(at, fmt.Sprintf("the call leaves no descriptor %d to name", fd))
 	}
 	n := it.names()
-	if v := n.byFD.get(fd); v > 0 && int(v-1) != slot {
+	if v := n.byFD.Get(fd); v > 0 && int(v-1) != slot {
 		h := &n.hs[v-1]
 		h.open, h.d, h.closedAt = false, nil, at
 	}
-	n.byFD.set(fd, int32(slot)+1)
+	n.byFD.Set(fd, int32(slot)+1)
 	n.hs[slot] = handle{open: true, fd: fd, path: path, d: d, openedAt: at}
 	return nil
 }

@@ -89,6 +89,17 @@ const (
 	CommSelf  uint32 = 1
 )
 
+// MaxPath is the longest path a trace holds from any source, in bytes:
+// Linux's PATH_MAX (4096 with its terminating NUL) bounds what a call
+// accepts, both captures read no more, and the importers and scripts
+// refuse longer ones.
+const MaxPath = 4095
+
+// MaxRanks bounds the number of ranks a trace says it has (Meta.Ranks):
+// what the binary format holds, far more than any machine runs. Ranks are
+// numbered below it.
+const MaxRanks = 1 << 31
+
 // Paths is a table of strings referred to by PathID. It is safe for
 // concurrent use.
 type Paths struct {

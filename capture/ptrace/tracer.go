@@ -643,7 +643,7 @@ func (tr *tracer) gone(t *task, status int64) {
 // procEvent emits a process event (fork, clone, exec, exit) of thread
 // idx, at this time, and the descriptor tables follow it.
 func (tr *tracer) procEvent(op trace.Op, idx uint32, ret int64, flags uint32, path trace.PathID) {
-	ev := trace.Event{Op: op, Rank: tr.rank, Thread: idx, Start: tr.now() - tr.acct.Debt, Ret: ret, Flags: flags, Path: path}
+	ev := trace.Event{Op: op, Rank: tr.rank, Thread: idx, Start: tr.acct.Order(tr.now() - tr.acct.Debt), Ret: ret, Flags: flags, Path: path}
 	tr.st.Apply(&ev)
 	tr.add(&ev)
 }
@@ -783,6 +783,9 @@ func (tr *tracer) onSeccomp(t *task) {
 			t.ev.Ret = -int64(unix.EINTR)
 			tr.emit(t)
 		}
+	}
+	if !again {
+		start = tr.acct.Order(start)
 	}
 	if tr.entry(t, k, &args, start) {
 		tr.acct.Started(s0, take)

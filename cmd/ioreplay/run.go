@@ -64,6 +64,10 @@ func run(o *options, args []string, s cli.IO) error {
 // runIn replays in team: the same steps on every process.
 func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 	so, err := o.session(s)
+	if err == nil {
+		err = outfile.NotInput([]outfile.Output{{Flag: "--record", Name: o.replay.Record}, {Flag: "--summary", Name: o.summary},
+			{Flag: "--output", Name: o.output}, {Flag: "--html", Name: o.html}}, args)
+	}
 	if err := session.Agree(team, err); err != nil {
 		return err
 	}
@@ -98,12 +102,16 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 	return o.finish(out, args, s)
 }
 
-// finish reports a replay that ran, from its trace: its summary, how far
-// an interrupted one got, what the team did, and the report.
+// finish reports a replay that ran, from the statistics computed while
+// it ran or else from its trace: its summary, how far an interrupted one
+// got, what the team did, and the report.
 func (o *options) finish(out *session.Outcome, args []string, s cli.IO) error {
-	st, err := cli.Stats(&convert.Opener{}, []string{out.Record}, s, report.Options{Detail: o.detail}.For(o.by, o.html != ""))
-	if err != nil {
-		return fmt.Errorf("reading the replay's trace: %w", err)
+	st := out.Stats
+	if st == nil {
+		var err error
+		if st, err = cli.Stats(&convert.Opener{}, []string{out.Record}, s, o.reportOptions()); err != nil {
+			return fmt.Errorf("reading the replay's trace: %w", err)
+		}
 	}
 	if st.Replay == nil {
 		return errors.New("the replay's trace does not say how the replay went")
@@ -160,6 +168,8 @@ func (o *options) session(s cli.IO) (session.Options, error) {
 		return session.Options{}, err
 	}
 	so.Command, so.Out, so.Warn = os.Args, s.Out, s.Err
+	ro := o.reportOptions()
+	so.Report = &ro
 	so.Log = logline.New(io.Discard, "ioreplay", false)
 	if !o.quiet {
 		so.Log = logline.New(s.Err, "ioreplay", false)
@@ -205,4 +215,9 @@ func (o *options) checkChoices() error {
 func alone() (session.Team, func() error, error) {
 	t, err := session.NewAlone()
 	return t, func() error { return nil }, err
+}
+
+// reportOptions are the options of the replay's report.
+func (o *options) reportOptions() report.Options {
+	return report.Options{Detail: o.detail}.For(o.by, o.html != "")
 }

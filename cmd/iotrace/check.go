@@ -16,7 +16,8 @@ func newCheckCmd() *cobra.Command {
 		Long: `check reads every block of each trace file, verifies its CRC, decodes every
 event and compares the index with the blocks. It prints, per file, the blocks,
 events and ranks found, and any truncation or damaged block with its offset.
-It exits with status 1 if any file is damaged or truncated.
+It exits with status 1 if any file is damaged, truncated or empty (0 bytes:
+a recording stopped before it wrote anything).
 
 For the ranks of an MPI capture it also prints what was measured of their
 clocks against rank 0's (docs/FORMAT.md, "One clock"): the offset, its error
@@ -39,19 +40,29 @@ func runCheck(args []string, salvage bool, s cli.IO) error {
 	if err != nil {
 		return err
 	}
-	bad := 0
+	bad, empty := 0, 0
 	for _, n := range names {
 		rep, err := format.Check(n, salvage)
 		if err != nil {
 			return err
 		}
 		rep.WriteText(s.Out)
-		if rep.Damaged() || rep.Unreadable != "" {
+		switch {
+		case rep.Empty:
+			empty++
+		case rep.Damaged() || rep.Unreadable != "":
 			bad++
 		}
 	}
-	if bad > 0 {
+	switch {
+	case bad > 0 && empty > 0:
+		fmt.Fprintf(s.Err, "iotrace check: %d of %d files damaged, %d empty\n", bad, len(names), empty)
+	case bad > 0:
 		fmt.Fprintf(s.Err, "iotrace check: %d of %d files damaged\n", bad, len(names))
+	case empty > 0:
+		fmt.Fprintf(s.Err, "iotrace check: %d of %d files empty\n", empty, len(names))
+	}
+	if bad+empty > 0 {
 		return cli.ExitError{Code: 1}
 	}
 	return nil

@@ -51,6 +51,9 @@ func runCompare(o *compareOptions, args []string, s cli.IO) error {
 	if err := cli.CheckChoice("--format", o.format, htmlFormats); err != nil {
 		return err
 	}
+	if err := outfile.NotInput([]outfile.Output{{Flag: "--output", Name: o.out}}, args); err != nil {
+		return err
+	}
 	var st [2]*report.Stats
 	for i, a := range args {
 		var err error

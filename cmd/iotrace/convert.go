@@ -7,6 +7,7 @@ import (
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/convert"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -46,6 +47,9 @@ func runConvert(o *convertOptions, args []string, s cli.IO) error {
 			return errors.New("-o OUT is required")
 		}
 		o.Output = "-" // a script goes to standard output by default
+	}
+	if err := outfile.NotInput([]outfile.Output{{Flag: "--output", Name: o.Output}}, args); err != nil {
+		return err
 	}
 	o.Stdout, o.Stderr, o.in.Stdin = s.Out, s.Err, s.In
 	return o.Run(args)

@@ -69,8 +69,9 @@ writes OUT/rank-NNNNN.iot, so that
 
 leaves run.iot/rank-00000.iot … rank-00003.iot, written without any
 coordination; every command reads the directory as one trace. An existing
-directory OUT always gets OUT/rank-NNNNN.iot. Remove an old directory before
-recording a new run into it.
+directory OUT always gets OUT/rank-NNNNN.iot; a rank whose file is already
+there (another run's) stops with an error rather than mix two runs in one
+trace: record into a new directory, or remove the old one first.
 
 Clocks. In an MPI job each rank measures its clock against rank 0's in the
 program's MPI_Init and MPI_Finalize (under ptrace through a small library of

@@ -85,6 +85,9 @@ func runStats(o *statsOptions, args []string, s cli.IO) error {
 	if err := cli.CheckChoice("--format", o.format, htmlFormats); err != nil {
 		return err
 	}
+	if err := outfile.NotInput([]outfile.Output{{Flag: "--output", Name: o.out}}, args); err != nil {
+		return err
+	}
 	st, err := cli.Stats(&o.in, args, s, o.report.For(o.by, o.format == "html"))
 	if err != nil {
 		return err

@@ -187,6 +187,11 @@ func TestErrors(t *testing.T) {
 		{"rank,op,ret,errno\n0,open,3,ENOENT\n", `in.csv:2: "errno" ENOENT (2) disagrees with "ret" 3`},
 		{"rank,op,label\n0,open,x\n", `in.csv:2: "label" on open, which is not a marker (use "path")`},
 		{"rank,op,flags\n0,open,O_NOPE\n", `in.csv:2: field "flags": unknown flag "O_NOPE"`},
+		// A path longer than PATH_MAX; a row (a quoted cell over lines
+		// too) longer than the limit of every text importer.
+		{"rank,op,path\n0,open," + strings.Repeat("p", 4096) + "\n", `in.csv:2: field "path": path of 4096 bytes: a path holds at most 4095 bytes (Linux's PATH_MAX)`},
+		{"rank,op,path\n0,open," + strings.Repeat("p", 2<<20) + "\n", `in.csv:2: record longer than 1048576 bytes (the limit of every text importer; it is fixed)`},
+		{"rank,op,path\n0,mark,x\n0,open,\"" + strings.Repeat("p\n", 600<<10) + "\"\n", `in.csv:3: record longer than 1048576 bytes (the limit of every text importer; it is fixed)`},
 	} {
 		_, err := trace.ReadAll(NewReader(strings.NewReader(c.in), "in.csv"))
 		if err == nil || err.Error() != c.want {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/convert/schema"
 	"github.com/iotrace/iotrace/trace"
 )
@@ -29,7 +30,7 @@ type Reader struct {
 
 // NewReader returns a Reader of r; name starts every error message.
 func NewReader(r io.Reader, name string) *Reader {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(textutil.CSVRecords(r, name))
 	cr.ReuseRecord = true
 	return &Reader{r: cr, name: name, b: schema.NewBuilder()}
 }
@@ -46,6 +47,10 @@ func (r *Reader) lineErr(line int, err error) error {
 
 // csvErr turns an error of encoding/csv into a line error.
 func (r *Reader) csvErr(err error) error {
+	var le *schema.LineError
+	if errors.As(err, &le) {
+		return le
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return r.lineErr(pe.Line, pe.Err)

@@ -45,7 +45,6 @@
 package dxt
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -168,6 +167,9 @@ func Read(r io.Reader, name string, opts Options) (*Trace, error) {
 	if len(p.segs) == 0 {
 		return nil, fmt.Errorf("%s: no DXT records (X_POSIX or X_MPIIO lines): is this the output of darshan-dxt-parser of a log with DXT enabled?", name)
 	}
+	if err := p.nprocs(); err != nil {
+		return nil, err
+	}
 	for _, rec := range p.records {
 		if rec.seenW != rec.writes || rec.seenR != rec.reads {
 			t.Mismatched = append(t.Mismatched, fmt.Sprintf("%s:%d: %s of %s, rank %d: %d writes and %d reads listed, the header says %d and %d",
@@ -282,7 +284,32 @@ type parser struct {
 	thrCol     bool // the column header names Pthread-ID
 	segs       []segment
 	header     map[string]string
+	nprocsLine int
 	incomplete []string
+}
+
+// nprocs checks the job's number of processes the header gives against
+// the ranks the log lists: at least one more than the highest, and no
+// more than a trace holds.
+func (p *parser) nprocs() error {
+	v, ok := p.header["nprocs"]
+	if !ok {
+		return nil
+	}
+	var top uint32
+	for _, s := range p.segs {
+		top = max(top, s.rank)
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	switch {
+	case err != nil || n == 0:
+		return fmt.Errorf("%s:%d: nprocs %q: want the number of processes of the job", p.name, p.nprocsLine, v)
+	case n > trace.MaxRanks:
+		return fmt.Errorf("%s:%d: nprocs %d: more processes than a trace holds (%d); the log lists ranks up to %d", p.name, p.nprocsLine, n, uint64(trace.MaxRanks), top)
+	case n <= uint64(top):
+		return fmt.Errorf("%s:%d: nprocs %d, but the log lists rank %d", p.name, p.nprocsLine, n, top)
+	}
+	return nil
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -290,25 +317,22 @@ func (p *parser) errorf(format string, args ...any) error {
 }
 
 func (p *parser) parse(r io.Reader) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	lines := textutil.NewLines(r, p.name)
 	p.header = map[string]string{}
 	p.hostOf = map[uint32]string{}
-	for sc.Scan() {
-		p.line++
-		s := strings.TrimRight(sc.Text(), "\r")
-		if err := p.parseLine(s); err != nil {
+	for {
+		b, err := lines.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		p.line = lines.Line()
+		if err := p.parseLine(string(b)); err != nil {
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		p.line++
-		if errors.Is(err, bufio.ErrTooLong) {
-			return p.errorf("line longer than 4 MiB")
-		}
-		return p.errorf("%v", err)
-	}
-	return nil
 }
 
 func (p *parser) parseLine(s string) error {
@@ -340,6 +364,9 @@ func (p *parser) parseLine(s string) error {
 		if k, v, ok := strings.Cut(strings.TrimSpace(t[1:]), ":"); ok && p.cur == nil {
 			if _, seen := p.header[k]; !seen {
 				p.header[k] = strings.TrimSpace(v)
+				if k == "nprocs" {
+					p.nprocsLine = p.line
+				}
 			}
 		}
 		return nil
@@ -365,6 +392,9 @@ func (p *parser) dxtHeader(h string) error {
 		if !ok || name == "" {
 			return p.errorf("file record without a file_name")
 		}
+		if err := textutil.CheckPath(len(name)); err != nil {
+			return p.errorf("file_name: %v", err)
+		}
 		i, seen := p.files[name]
 		if !seen {
 			i = len(p.names)
@@ -379,8 +409,8 @@ func (p *parser) dxtHeader(h string) error {
 		}
 		v, host, _ := strings.Cut(strings.TrimPrefix(h, "rank:"), ",")
 		rk, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32)
-		if err != nil {
-			return p.errorf("rank %q", strings.TrimSpace(v))
+		if err != nil || rk >= trace.MaxRanks {
+			return p.errorf("rank %q: want 0 to %d", strings.TrimSpace(v), trace.MaxRanks-1)
 		}
 		p.cur.rank = uint32(rk)
 		if hn, ok := strings.CutPrefix(strings.TrimSpace(host), "hostname:"); ok {
@@ -466,7 +496,7 @@ func (p *parser) meta(name string) trace.Meta {
 	if exe := p.header["exe"]; exe != "" {
 		m.Command = strings.Fields(exe)
 	}
-	if n, err := strconv.Atoi(p.header["nprocs"]); err == nil && n > 0 {
+	if n, err := strconv.Atoi(p.header["nprocs"]); err == nil && n > 0 { // checked by nprocs
 		m.Ranks = n
 	}
 	if st, err := strconv.ParseInt(p.header["start_time"], 10, 64); err == nil && st > 0 {
@@ -671,7 +701,7 @@ func (t *Trace) rankEvents(r uint32, segs []*segment, p *parser) []trace.Event {
 			if u.module == POSIX {
 				// The log does not show the open: a descriptor the trace
 				// did not see opened, flags and position unknown.
-				evs = append(evs, trace.Event{Op: trace.OpInherit, Rank: r, Thread: th, Start: s.start, Path: path, FD: u.fd, Offset: -1})
+				evs = append(evs, trace.Event{Op: trace.OpInherit, Rank: r, Thread: th, Start: s.start, Path: path, FD: u.fd, Ret: int64(u.fd), Offset: -1})
 				t.Inherited++
 			} else {
 				open := trace.Event{Op: trace.OpMPIFileOpen, Rank: r, Thread: th, Start: s.start, Path: path, FD: u.fd,

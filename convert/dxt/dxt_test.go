@@ -273,7 +273,7 @@ func TestPOSIXOnly(t *testing.T) {
 	for _, r := range tr.Ranks() {
 		src, _ := tr.Rank(r)
 		evs, _ := trace.ReadAll(src)
-		if len(evs) != 17 || evs[0].Op != trace.OpInherit || evs[0].FD != 3 || tr.Path(evs[0].Path) != fmt.Sprintf("/lustre/scratch/bob/fpp.%08d", r) {
+		if len(evs) != 17 || evs[0].Op != trace.OpInherit || evs[0].FD != 3 || evs[0].Ret != 3 || tr.Path(evs[0].Path) != fmt.Sprintf("/lustre/scratch/bob/fpp.%08d", r) {
 			t.Fatalf("rank %d: %d events, first %+v", r, len(evs), evs[0])
 		}
 		for i, e := range evs[1:] {
@@ -400,14 +400,29 @@ func TestErrors(t *testing.T) {
 		{rec + " X_MPIIO 0 write 0 0 1 0.1 0.2\n", "x.txt:4: X_MPIIO line in the X_POSIX section"},
 		{"# DXT, rank: 0, hostname: h\n", "x.txt:1: rank before file_id"},
 		{"# DXT, file_id: 1, file_name: /a\n# DXT, write_count: x, read_count: 0\n", "x.txt:2: bad counts"},
+		// The job's size must hold the ranks listed, and fit a trace.
+		{"# nprocs: 99999999999999\n" + rec + " X_POSIX 0 write 0 0 1 0.1 0.2\n", "x.txt:1: nprocs 99999999999999: more processes than a trace holds (2147483648); the log lists ranks up to 0"},
+		{"# nprocs: 2147483649\n" + rec + " X_POSIX 0 write 0 0 1 0.1 0.2\n", "x.txt:1: nprocs 2147483649: more processes than a trace holds"},
+		{"# exe: x\n# nprocs: 1\n" + strings.Replace(rec, "rank: 0", "rank: 3", 1) + " X_POSIX 3 write 0 0 1 0.1 0.2\n", "x.txt:2: nprocs 1, but the log lists rank 3"},
+		{"# nprocs: -4\n" + rec + " X_POSIX 0 write 0 0 1 0.1 0.2\n", `x.txt:1: nprocs "-4": want the number of processes of the job`},
+		{"# nprocs: 0\n" + rec + " X_POSIX 0 write 0 0 1 0.1 0.2\n", `x.txt:1: nprocs "0"`},
+		{strings.Replace(rec, "rank: 0", "rank: 2147483648", 1), `x.txt:2: rank "2147483648": want 0 to 2147483647`},
+		// Paths and lines are bounded as in every text importer.
+		{"# DXT, file_id: 1, file_name: /" + strings.Repeat("d", 4095) + "\n", "x.txt:1: file_name: path of 4096 bytes: a path holds at most 4095 bytes"},
+		{"# " + strings.Repeat("c", 1<<20) + "\n", "x.txt:1: line longer than 1048576 bytes (the limit of every text importer; it is fixed)"},
 	} {
 		_, err := Read(strings.NewReader(c.in), "x.txt", Options{})
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.in, err, c.want)
 		}
 	}
+	// A job larger than the ranks listed (ranks that did no I/O) is fine.
+	tr, err := Read(strings.NewReader("# nprocs: 1024\n"+rec+" X_POSIX 0 write 0 0 1 0.1 0.2\n"), "x.txt", Options{})
+	if err != nil || tr.Meta().Ranks != 1024 {
+		t.Errorf("nprocs 1024: %v", err)
+	}
 	// Counts that disagree with the lines are noted, not fatal.
-	tr, err := Read(strings.NewReader(rec+" X_POSIX 0 read 0 0 1 0.1 0.2\n"), "x.txt", Options{})
+	tr, err = Read(strings.NewReader(rec+" X_POSIX 0 read 0 0 1 0.1 0.2\n"), "x.txt", Options{})
 	if err != nil || len(tr.Mismatched) != 1 || !strings.Contains(tr.Mismatched[0], "x.txt:1: X_POSIX of /a, rank 0: 0 writes and 1 reads listed, the header says 1 and 0") {
 		t.Errorf("%v %v", err, tr)
 	}

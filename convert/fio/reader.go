@@ -1,7 +1,6 @@
 package fio
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -24,7 +24,7 @@ import (
 // (Skipped) and left out. A line fio would not accept stops the reader
 // with an error naming the file and line.
 type Reader struct {
-	sc      *bufio.Scanner
+	lines   *textutil.Lines
 	name    string
 	rank    uint32
 	paths   *trace.Paths
@@ -50,9 +50,7 @@ func NewReader(r io.Reader, name string, rank uint32, paths *trace.Paths) *Reade
 	if paths == nil {
 		paths = trace.NewPaths()
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	return &Reader{sc: sc, name: name, rank: rank, paths: paths, files: map[string]*logFile{}, nextFD: 3, skipped: map[string]int64{}}
+	return &Reader{lines: textutil.NewLines(r, name), name: name, rank: rank, paths: paths, files: map[string]*logFile{}, nextFD: 3, skipped: map[string]int64{}}
 }
 
 // Path implements trace.Source.
@@ -77,13 +75,12 @@ func (r *Reader) ReadEvents(evs []trace.Event) (int, error) {
 	}
 	n := 0
 	for n < len(evs) {
-		if !r.sc.Scan() {
-			if err := r.sc.Err(); err != nil {
-				r.line++
-				if errors.Is(err, bufio.ErrTooLong) {
-					return n, r.errorf("line longer than 1 MiB")
-				}
-				return n, r.errorf("%v", err)
+		text, err := r.lines.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.line = r.lines.Line()
+				r.err = err
+				return n, err
 			}
 			if r.version == 0 {
 				r.line = max(r.line, 1)
@@ -94,8 +91,7 @@ func (r *Reader) ReadEvents(evs []trace.Event) (int, error) {
 			}
 			return n, nil
 		}
-		r.line++
-		text := r.sc.Bytes()
+		r.line = r.lines.Line()
 		if r.version == 0 {
 			if err := r.header(text); err != nil {
 				return n, err
@@ -166,6 +162,9 @@ func (r *Reader) parse(text []byte, e *trace.Event) (bool, error) {
 	if len(name) > maxName {
 		return false, r.errorf("file name of %d bytes: fio reads at most %d", len(name), maxName)
 	}
+	if err := textutil.CheckPath(len(name)); err != nil {
+		return false, r.errorf("file name: %v", err)
+	}
 	start := r.now
 	if r.version == 3 {
 		start = int64(ts) * 1000
@@ -203,6 +202,9 @@ func (r *Reader) parse(text []byte, e *trace.Event) (bool, error) {
 	n, err := strconv.ParseUint(f[3], 10, 32)
 	if err != nil {
 		return false, r.errorf("length %q: want bytes, at most %d", f[3], uint64(maxLen))
+	}
+	if off+n > 1<<63-1 && action != "wait" {
+		return false, r.errorf("offset %d and length %d end past the largest file offset (2^63-1)", off, n)
 	}
 	if action == "wait" {
 		if r.version == 3 {

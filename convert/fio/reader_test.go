@@ -89,6 +89,8 @@ func TestReaderErrors(t *testing.T) {
 		{headerV2 + "\na add\na open\na wait 99999999999999999 0\n", "x.iolog:4: wait"},
 		{headerV3 + "\n" + strings.Repeat("9", 30) + " a add\n", "x.iolog:2: timestamp"},
 		{headerV3 + "\n1 " + strings.Repeat("n", 300) + " add\n", "x.iolog:2: file name of 300 bytes"},
+		{headerV3 + "\n1 a add\n2 a open\n3 a read 9223372036854775807 4096\n", "x.iolog:4: offset 9223372036854775807 and length 4096 end past the largest file offset"},
+		{headerV3 + "\n1 " + strings.Repeat("n", 1<<20) + " add\n", "x.iolog:2: line longer than 1048576 bytes (the limit of every text importer; it is fixed)"},
 	} {
 		_, _, err := readLog(t, c.in)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

@@ -325,8 +325,9 @@ func TestErrors(t *testing.T) {
 
 func TestLongLine(t *testing.T) {
 	// A line longer than the bufio buffer but within MaxLine is read.
-	p := strings.Repeat("x", 200<<10)
-	in := `{"rank":0,"op":"open","path":"` + p + `"}` + "\n" + `{"rank":1,"op":"close"}`
+	pad := strings.Repeat(" ", 200<<10)
+	p := strings.Repeat("x", 4095)
+	in := `{"rank":0,` + pad + `"op":"open","path":"` + p + `"}` + "\n" + `{"rank":1,"op":"close"}`
 	rd := NewReader(strings.NewReader(in), "big.jsonl")
 	evs, err := trace.ReadAll(rd)
 	if err != nil || len(evs) != 2 || rd.Path(evs[0].Path) != p || evs[1].Rank != 1 {
@@ -334,8 +335,19 @@ func TestLongLine(t *testing.T) {
 	}
 	long := "\n" + `{"rank":0,"op":"open","path":"` + strings.Repeat("x", MaxLine+10) + `"}`
 	_, err = trace.ReadAll(NewReader(strings.NewReader(long), "big.jsonl"))
-	if err == nil || err.Error() != "big.jsonl:2: line longer than 1048576 bytes" {
+	if err == nil || err.Error() != "big.jsonl:2: line longer than 1048576 bytes (the limit of every text importer; it is fixed)" {
 		t.Fatalf("err = %v", err)
+	}
+	// A path (or label) of more than trace.MaxPath bytes is refused.
+	for _, f := range []string{"path", "path2", "label"} {
+		in := `{"rank":0,"op":"rename","path":"a","` + f + `":"` + strings.Repeat("y", 4096) + `"}`
+		if f == "path" {
+			in = `{"rank":0,"op":"open","path":"` + strings.Repeat("y", 4096) + `"}`
+		}
+		_, err = trace.ReadAll(NewReader(strings.NewReader(in), "p.jsonl"))
+		if err == nil || !strings.HasPrefix(err.Error(), `p.jsonl:1: field "`+f+`": path of 4096 bytes: a path holds at most 4095 bytes`) {
+			t.Errorf("%s: err = %v", f, err)
+		}
 	}
 }
 

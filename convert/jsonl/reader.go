@@ -1,28 +1,28 @@
 package jsonl
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/convert/schema"
 	"github.com/iotrace/iotrace/trace"
 )
 
-// MaxLine is the longest line a Reader accepts, in bytes.
-const MaxLine = 1 << 20
+// MaxLine is the longest line a Reader accepts, in bytes: the limit of
+// every text importer.
+const MaxLine = textutil.MaxLine
 
 // Reader reads events from JSON lines. It is a trace.Source: each event
 // carries its Rank, so one stream holds the events of every rank, in the
 // order of the lines. It holds one line in memory at a time.
 type Reader struct {
-	r     *bufio.Reader
+	lines *textutil.Lines
 	name  string
 	line  int
 	b     *schema.Builder
-	long  []byte // a line longer than the bufio buffer
 	arena []byte // unescaped strings of the current line
 	err   error  // sticky: io.EOF or the first error
 }
@@ -30,7 +30,7 @@ type Reader struct {
 // NewReader returns a Reader of r; name (a file name, "stdin") starts
 // every error message: "in.jsonl:17: unknown field "sise"".
 func NewReader(r io.Reader, name string) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 64<<10), name: name, b: schema.NewBuilder()}
+	return &Reader{lines: textutil.NewLines(r, name), name: name, b: schema.NewBuilder()}
 }
 
 // Path implements trace.Source: it resolves the path ids of the events
@@ -85,37 +85,9 @@ func (r *Reader) ReadEvents(evs []trace.Event) (int, error) {
 }
 
 func (r *Reader) readLine() ([]byte, error) {
-	r.line++
-	r.long = r.long[:0]
-	for {
-		b, err := r.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			r.long = append(r.long, b...)
-			if len(r.long) > MaxLine {
-				return nil, &schema.LineError{Name: r.name, Line: r.line, Err: fmt.Errorf("line longer than %d bytes", MaxLine)}
-			}
-			continue
-		}
-		if len(r.long) > 0 {
-			r.long = append(r.long, b...)
-			b = r.long
-			if len(b) > MaxLine {
-				return nil, &schema.LineError{Name: r.name, Line: r.line, Err: fmt.Errorf("line longer than %d bytes", MaxLine)}
-			}
-		}
-		switch {
-		case err == nil:
-			return b, nil
-		case errors.Is(err, io.EOF):
-			if len(b) == 0 {
-				r.line-- // no line there
-				return nil, io.EOF
-			}
-			return b, nil // a last line without a newline
-		default:
-			return nil, fmt.Errorf("%s: %w", r.name, err)
-		}
-	}
+	b, err := r.lines.Next()
+	r.line = r.lines.Line()
+	return b, err
 }
 
 func trimSpace(b []byte) []byte {

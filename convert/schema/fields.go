@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/iotrace/iotrace/convert/internal/textutil"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -334,12 +335,18 @@ func (b *Builder) SetString(f Field, s []byte) error {
 			}
 		}
 		e.Op = op
-	case FieldPath:
-		b.path = s
-	case FieldPath2:
-		b.path2 = s
-	case FieldLabel:
-		b.label = s
+	case FieldPath, FieldPath2, FieldLabel:
+		if err := textutil.CheckPath(len(s)); err != nil {
+			return fmt.Errorf("field %q: %v", f, err)
+		}
+		switch f {
+		case FieldPath:
+			b.path = s
+		case FieldPath2:
+			b.path2 = s
+		default:
+			b.label = s
+		}
 	case FieldErrno:
 		v, ok := parseErrno(s)
 		if !ok {
@@ -484,13 +491,6 @@ func (b *Builder) intern(s []byte) trace.PathID {
 	return id
 }
 
-// LineError is an error in one line of the input.
-type LineError struct {
-	Name string // name of the input, as given to NewReader
-	Line int    // 1-based line number
-	Err  error
-}
-
-func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
-
-func (e *LineError) Unwrap() error { return e.Err }
+// LineError is an error in one line of the input: the error of every
+// text importer.
+type LineError = textutil.LineError

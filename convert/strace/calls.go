@@ -345,7 +345,7 @@ func (x *ctx) fdDesc(fd int32, decor string, decorated bool) *desc {
 		r.st.Learnt++
 	}
 	r.emit(&trace.Event{Op: trace.OpInherit, Rank: r.opts.Rank, Thread: x.p.thread, Start: x.ev.Start,
-		FD: fd, Path: r.intern(name), Offset: -1}) // flags and position unknown
+		FD: fd, Ret: int64(fd), Path: r.intern(name), Offset: -1}) // flags and position unknown
 	d = r.fl.Lookup(x.p.thread, fd)
 	if d != nil {
 		d.Aux.kname, d.Aux.gen = name, r.renames()

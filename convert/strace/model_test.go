@@ -111,7 +111,7 @@ func TestDecorations(t *testing.T) {
 `
 	r, evs, got := lines(t, Options{}, log)
 	wantLines(t, got,
-		"t0 inherit /w/out.txt fd=1 = 0",
+		"t0 inherit /w/out.txt fd=1 = 1",
 		"t0 write /w/out.txt fd=1 off=0 size=1 = 1",
 		"t0 openat /w/a fd=3 = 3",
 		"t0 rename /w/a -> /w/b = 0",
@@ -124,7 +124,7 @@ func TestDecorations(t *testing.T) {
 		"t0 fcntl /w/out.txt fd=1 = 0",
 		// Descriptor 3 holds another file than the one opened there: a
 		// call the log lacks changed it.
-		"t0 inherit /w/c fd=3 = 0",
+		"t0 inherit /w/c fd=3 = 3",
 		"t0 read /w/c fd=3 off=0 size=8 = 0",
 	)
 	if e := evs[0]; e.Offset != -1 || e.Flags != 0 {
@@ -204,9 +204,9 @@ func TestDescriptorCalls(t *testing.T) {
 		// The pipe side of a copy has no path (a reader learns the
 		// descriptor without one); a decoration that later names a file
 		// there makes it that file.
-		"t0 inherit /w/h fd=6 = 0",
+		"t0 inherit /w/h fd=6 = 6",
 		"t0 sendfile /w/h fd=6 off=0 size=2 = 2",
-		"t0 inherit /w/now-a-file fd=5 = 0",
+		"t0 inherit /w/now-a-file fd=5 = 5",
 		"t0 write /w/now-a-file fd=5 off=0 size=1 = 1",
 	)
 	byOp := map[trace.Op]trace.Event{} // the first of each op

@@ -1,8 +1,6 @@
 package strace
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -48,42 +46,28 @@ func (r *record) errorf(format string, args ...any) error {
 
 // lineReader reads the records of one file of strace output.
 type lineReader struct {
-	br   *bufio.Reader
-	name string
-	pid  int // the process of a -ff file (PREFIX.PID), 0 if unknown
-	line int
-	day  int64 // days added to -tt times after midnight passed
-	last int64
-	next *record // read ahead
-	err  error
+	lines *textutil.Lines
+	name  string
+	pid   int // the process of a -ff file (PREFIX.PID), 0 if unknown
+	line  int
+	day   int64 // days added to -tt times after midnight passed
+	last  int64
+	next  *record // read ahead
+	err   error
 }
 
-const maxLine = 64 << 20
-
 func newLineReader(r io.Reader, name string, pid int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 256<<10), name: name, pid: pid}
+	return &lineReader{lines: textutil.NewLines(r, name), name: name, pid: pid}
 }
 
 // readLine reads one physical line without its end.
 func (lr *lineReader) readLine() (string, error) {
-	var b []byte
-	for {
-		chunk, err := lr.br.ReadSlice('\n')
-		b = append(b, chunk...)
-		if len(b) > maxLine {
-			lr.line++
-			return "", fmt.Errorf("%s:%d: line longer than %d MiB", lr.name, lr.line, maxLine>>20)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil && len(b) == 0 {
-			return "", err
-		}
-		lr.line++
-		s := strings.TrimRight(string(b), "\r\n")
-		return s, nil
+	b, err := lr.lines.Next()
+	lr.line = lr.lines.Line()
+	if err != nil {
+		return "", err
 	}
+	return string(b), nil
 }
 
 // attachedMsg is the message strace -f writes on stderr when it attaches
@@ -294,6 +278,10 @@ func callName(s string) bool {
 	return true
 }
 
+// maxDays bounds the days a -tt log may span (a century): the days are
+// counted when times of day go back, and no run lasts longer.
+const maxDays = 36500
+
 // timestamp reads -ttt ("1700000000.123456", up to ns) or -tt/-t
 // ("12:34:56.123456", "12:34:56") as ns. Times of day count from the
 // midnight before the first line; a time lower by more than 12 hours
@@ -321,6 +309,9 @@ func (lr *lineReader) timestamp(s string) (int64, bool) {
 	}
 	ns := t*1e9 + f + lr.day*86400e9
 	if ns < lr.last-12*3600e9 {
+		if lr.day >= maxDays {
+			return 0, false // a hostile log: times of day that go back again and again
+		}
 		lr.day++
 		ns += 86400e9
 	}

@@ -103,23 +103,24 @@ type (
 
 // Reader is a trace.Source over strace output.
 type Reader struct {
-	opts    Options
-	rules   *filter.Paths
-	paths   *trace.Paths
-	inputs  []*lineReader
-	procs   map[int]*proc
-	unbound *proc // the unprefixed first process of stderr output, until its PID shows
-	root    *proc // the first process of the log
-	threads uint32
-	queue   []trace.Event
-	head    int
-	err     error
-	done    bool
-	epoch   int64
-	started bool
-	timed   bool // the lines have -ttt times (wall clock)
-	tod     bool // the lines have -tt/-t times (time of day)
-	meta    trace.Meta
+	opts     Options
+	rules    *filter.Paths
+	paths    *trace.Paths
+	inputs   []*lineReader
+	procs    map[int]*proc
+	unbound  *proc // the unprefixed first process of stderr output, until its PID shows
+	root     *proc // the first process of the log
+	threads  uint32
+	queue    []trace.Event
+	head     int
+	err      error
+	longPath int // the length of a path longer than textutil.MaxPath the log named (an error)
+	done     bool
+	epoch    int64
+	started  bool
+	timed    bool // the lines have -ttt times (wall clock)
+	tod      bool // the lines have -tt/-t times (time of day)
+	meta     trace.Meta
 
 	// fl follows descriptors, descriptions and processes: it is fed
 	// every event the reader makes, in order. ns is its namespace (file
@@ -471,6 +472,9 @@ func (r *Reader) call(p *proc, rec *record, ts int64, body string) error {
 	if err := h.fn(x); err != nil {
 		return rec.errorf("%s: %v", rec.name, err)
 	}
+	if r.longPath > 0 {
+		return rec.errorf("%s: %v", rec.name, textutil.CheckPath(r.longPath))
+	}
 	switch {
 	case x.emit:
 		st := r.emit(&x.ev)
@@ -624,4 +628,12 @@ func (r *Reader) nameOf(d *desc) string {
 	return r.paths.Lookup(d.Path)
 }
 
-func (r *Reader) intern(name string) trace.PathID { return r.paths.Intern(name) }
+// intern returns the id of a path the log names; a path longer than
+// textutil.MaxPath is kept out and its length noted, for call to refuse.
+func (r *Reader) intern(name string) trace.PathID {
+	if len(name) > textutil.MaxPath {
+		r.longPath = max(r.longPath, len(name))
+		return 0
+	}
+	return r.paths.Intern(name)
+}

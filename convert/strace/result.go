@@ -2,6 +2,7 @@ package strace
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -35,9 +36,15 @@ func parseCall(name, body string) (*call, error) {
 	// -T: the time spent in the call, last, in <seconds>.
 	if strings.HasSuffix(rest, ">") {
 		if i := strings.LastIndex(rest, " <"); i >= 0 {
-			if d, ok := textutil.Seconds(rest[i+2 : len(rest)-1]); ok {
+			d, ok := textutil.Seconds(rest[i+2 : len(rest)-1])
+			switch {
+			case ok:
 				c.dur = d
 				rest = strings.TrimRight(rest[:i], " ")
+			case durationLike(rest[i+2 : len(rest)-1]):
+				// Not a path decoration: a time strace cannot have
+				// written (<nan>, <-1.5>, centuries).
+				return nil, fmt.Errorf("duration <%s>: want the seconds strace -T writes, 0 to %d", rest[i+2:len(rest)-1], int64(1<<62)/1_000_000_000)
 			}
 		}
 	}
@@ -98,4 +105,20 @@ func (c *call) arg(i int) string {
 		return c.args[i]
 	}
 	return ""
+}
+
+// durationLike reports whether s is meant as a number (of seconds), not
+// the end of a path decoration.
+func durationLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	if c := s[0]; isDigit(c) || c == '-' || c == '+' || c == '.' {
+		return true
+	}
+	switch strings.ToLower(s) {
+	case "nan", "inf", "infinity":
+		return true
+	}
+	return false
 }

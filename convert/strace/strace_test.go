@@ -221,6 +221,16 @@ func TestErrors(t *testing.T) {
 		{"1.0 read(x, \"a\", 1) = 1\n", `x.txt:1: read: descriptor "x"`},
 		{"1.0 open(0x1234, O_RDONLY) = 3\n", `x.txt:1: open: path argument "0x1234" is not a string`},
 		{"1.0 lseek(3, 0, SEEK_NOWHERE) = 0\n", `x.txt:1: lseek: whence "SEEK_NOWHERE"`},
+		// Durations strace -T cannot have written are refused, not 0.
+		{"1.0 read(3, \"a\", 1) = 1 <nan>\n", "x.txt:1: read: duration <nan>: want the seconds strace -T writes, 0 to 4611686018"},
+		{"1.0 read(3, \"a\", 1) = 1 <-1.5>\n", "x.txt:1: read: duration <-1.5>"},
+		{"1.0 read(3, \"a\", 1) = 1 <99999999999999999999.0>\n", "x.txt:1: read: duration <99999999999999999999.0>"},
+		{"1.0 read(3, \"a\", 1) = 1 <Inf>\n", "x.txt:1: read: duration <Inf>"},
+		{"1.0 read(3, \"a\", 1) = 1 <0.1234567891>\n", "x.txt:1: read: duration <0.1234567891>"},
+		// Paths and lines are bounded as in every text importer.
+		{"1.0 openat(AT_FDCWD, \"/" + strings.Repeat("q", 4095) + "\", O_RDONLY) = 3 <0.1>\n", "x.txt:1: openat: path of 4096 bytes: a path holds at most 4095 bytes"},
+		{"1.0 read(3</" + strings.Repeat("q", 5000) + ">, \"a\", 1) = 1\n", "x.txt:1: read: path of 5001 bytes"},
+		{"1.0 write(1, \"" + strings.Repeat("w", 1<<20) + "\", 1048576) = 1048576\n", "x.txt:1: line longer than 1048576 bytes (the limit of every text importer; it is fixed)"},
 	} {
 		_, _, err := read(t, Options{}, text("x.txt", c.in))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -230,6 +240,15 @@ func TestErrors(t *testing.T) {
 }
 
 var oneLine = regexp.MustCompile(`^[^\n]+:[0-9]+: [^\n]+$`)
+
+// TestDecorationLikeDuration: a -y decoration that ends like a duration
+// is a path, and a duration after it is read.
+func TestDecorationLikeDuration(t *testing.T) {
+	_, evs, err := read(t, Options{All: true}, text("x.txt", "1.0 openat(AT_FDCWD, \"/a <b>\", O_RDONLY) = 3</a <b>> <0.000100>\n"))
+	if err != nil || len(evs) != 1 || evs[0].Dur != 100_000 {
+		t.Fatalf("%v %+v", err, evs)
+	}
+}
 
 // FuzzReader: any input reads to its end or stops with one error line
 // naming the file and line; never a panic.

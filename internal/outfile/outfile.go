@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // File is a file written under a temporary name next to its final one
@@ -137,4 +138,44 @@ func Replace(name string, data []byte) error {
 		}
 	}
 	return out.Commit()
+}
+
+// Output is an output file and the flag that names it, for NotInput.
+type Output struct{ Flag, Name string }
+
+// NotInput refuses an output that is one of the inputs: the same file
+// (device and inode, whatever names and links lead to it). Writing it
+// would destroy the input the command is reading (ioreplay --record t.iot t.iot made a 2,468-byte trace 163
+// bytes). Names that do not exist yet, and inputs that are not files (a
+// built-in sample, "-"), cannot be the same.
+func NotInput(outs []Output, inputs []string) error {
+	type id struct{ dev, ino uint64 }
+	in := map[id]string{}
+	for _, p := range inputs {
+		if fi, err := os.Stat(p); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				in[id{uint64(st.Dev), st.Ino}] = p
+			}
+		}
+	}
+	for _, o := range outs {
+		if o.Name == "" || o.Name == "-" {
+			continue
+		}
+		fi, err := os.Stat(o.Name)
+		if err != nil {
+			continue
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || !fi.Mode().IsRegular() && !fi.IsDir() {
+			continue // /dev/null, /dev/stdout, a FIFO: written in place, nothing replaced
+		}
+		if p, same := in[id{uint64(st.Dev), st.Ino}]; same {
+			if p == o.Name {
+				return fmt.Errorf("%s %s: is an input; writing it would destroy it", o.Flag, o.Name)
+			}
+			return fmt.Errorf("%s %s: is the input %s; writing it would destroy it", o.Flag, o.Name, p)
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -98,5 +99,37 @@ func TestDevicesAndLinks(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(real); string(b) != "new" {
 		t.Errorf("the linked file holds %q, want new", b)
+	}
+}
+
+// TestNotInput: an output that is an input — by its name, through a
+// symbolic link, or a hard link — is refused; a new name, another file
+// and a device are not.
+func TestNotInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.iot")
+	other := filepath.Join(dir, "other")
+	for _, p := range []string{in, other} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link, hard := filepath.Join(dir, "link"), filepath.Join(dir, "hard")
+	if err := os.Symlink(in, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(in, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{in, link, hard, dir + "/./in.iot"} {
+		err := NotInput([]Output{{"--record", ""}, {"-o", out}}, []string{"sample", in})
+		if err == nil || !strings.Contains(err.Error(), "-o "+out+": is ") || !strings.Contains(err.Error(), "would destroy it") {
+			t.Errorf("NotInput(%s) = %v", out, err)
+		}
+	}
+	for _, out := range []string{filepath.Join(dir, "new"), other, "/dev/null", "-"} {
+		if err := NotInput([]Output{{"-o", out}}, []string{in, "/dev/null"}); err != nil {
+			t.Errorf("NotInput(%s) = %v", out, err)
+		}
 	}
 }

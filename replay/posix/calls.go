@@ -49,7 +49,7 @@ func (x *rankExec) openReal(rel string, flags int, mode uint32, trunc bool) real
 			flags |= unix.O_DIRECT
 		}
 	}
-	fd, err := x.b.root.open(rel, flags, mode)
+	fd, err := x.b.root.openFile(rel, flags, mode)
 	if err != nil {
 		if _, skip := result(err); skip != replay.NotSkipped {
 			return realFile{state: fdSkipped, skip: skip}
@@ -354,7 +354,7 @@ func (x *rankExec) linkTarget(c *replay.Call) (string, bool) {
 // truncatePath sets the size of a file named by path, with the same
 // checks as an open for writing.
 func (x *rankExec) truncatePath(rel string, size int64) (int64, replay.Skip) {
-	fd, err := x.b.root.open(rel, unix.O_WRONLY|unix.O_NONBLOCK, 0)
+	fd, err := x.b.root.openFile(rel, unix.O_WRONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return result(err)
 	}
@@ -417,7 +417,7 @@ func (x *rankExec) mpiio(c *replay.Call, h *state.Handle[mpiFile]) (int64, repla
 		if x.b.opts.Direct {
 			flags |= unix.O_DIRECT
 		}
-		fd, err := x.b.root.open(c.Path, flags, 0o644)
+		fd, err := x.b.root.openFile(c.Path, flags, 0o644)
 		if err != nil {
 			return result(err)
 		}

@@ -19,7 +19,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"github.com/iotrace/iotrace/replay"
@@ -70,7 +73,66 @@ func New(opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", opts.Target, err)
 	}
+	var st unix.Stat_t
+	if err := unix.Fstat(r.fd, &st); err != nil {
+		r.close()
+		return nil, fmt.Errorf("target %s: %w", opts.Target, err)
+	}
+	if err := checkTargetStat(opts.Target, &st); err != nil {
+		r.close()
+		return nil, err
+	}
 	return &Backend{opts: opts, root: r}, nil
+}
+
+// CheckTarget refuses a target directory that is, once its symbolic
+// links are followed, the root directory (a link to /, /proc/self/root,
+// a bind mount of /) or a directory of /proc, /sys or /dev (but
+// /dev/shm, a tmpfs of ordinary files): the name is
+// not what the replay works in, the directory it resolves to is. A
+// target that does not exist yet is checked by its name only.
+func CheckTarget(dir string) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return checkTargetName(dir, dir)
+		}
+		return fmt.Errorf("--target %s: %w", dir, err)
+	}
+	if err := checkTargetName(dir, real); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(real, &st); err != nil {
+		return fmt.Errorf("--target %s: %w", dir, err)
+	}
+	return checkTargetStat(dir, &st)
+}
+
+func checkTargetName(dir, real string) error {
+	real = filepath.Clean(real)
+	if real == "/" {
+		return fmt.Errorf("--target %s: is the root directory; refusing to replay into it", dir)
+	}
+	if real == "/dev/shm" || strings.HasPrefix(real, "/dev/shm/") {
+		return nil // a tmpfs of ordinary files, as the path rules say
+	}
+	for _, sys := range []string{"/proc", "/sys", "/dev"} {
+		if real == sys || strings.HasPrefix(real, sys+"/") {
+			return fmt.Errorf("--target %s: is in %s (%s); refusing to replay into it", dir, sys, real)
+		}
+	}
+	return nil
+}
+
+// checkTargetStat refuses a target that is the root directory, whatever
+// its name (device and inode).
+func checkTargetStat(dir string, st *unix.Stat_t) error {
+	var root unix.Stat_t
+	if unix.Stat("/", &root) == nil && st.Dev == root.Dev && st.Ino == root.Ino {
+		return fmt.Errorf("--target %s: is the root directory; refusing to replay into it", dir)
+	}
+	return nil
 }
 
 // Options returns the options the backend was made with.
@@ -128,7 +190,7 @@ var errInTheWay = errors.New("in the way")
 // conflict notes err on rel if it is a conflict with what the target
 // holds, and reports whether it was.
 func (b *Backend) conflict(rel string, err error) bool {
-	if !errors.Is(err, errInTheWay) && !errors.Is(err, errEscape) && !errors.Is(err, unix.ENOTDIR) &&
+	if !errors.Is(err, errInTheWay) && !errors.Is(err, errEscape) && !errors.Is(err, errSpecial) && !errors.Is(err, unix.ENOTDIR) &&
 		!errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.ELOOP) {
 		return false
 	}
@@ -158,7 +220,7 @@ func (b *Backend) mkdirAll(rel string) error {
 }
 
 func (b *Backend) prepareFile(ctx context.Context, f target.PrepFile, cur *replay.Cursor) error {
-	fd, err := b.root.open(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
+	fd, err := b.root.openFile(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return err
 	}
@@ -353,6 +415,9 @@ func result(err error) (int64, replay.Skip) {
 	}
 	if errors.Is(err, errEscape) {
 		return 0, replay.SkipEscape
+	}
+	if errors.Is(err, errSpecial) {
+		return 0, replay.SkipNotRegular
 	}
 	return errno(err), replay.NotSkipped
 }

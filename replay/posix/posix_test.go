@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/trace"
@@ -637,6 +638,96 @@ func TestOpenFlagsTheProgramsUsed(t *testing.T) {
 	} {
 		if ret, _ := doP(x, p, e); ret != e.Ret {
 			t.Fatalf("%v under the trace's O_DIRECT: %d (%s)", e.Op, ret, trace.Errno(ret))
+		}
+	}
+}
+
+// TestSpecialFilesNotOpened: a FIFO in the target with a writer waiting
+// for a reader is never opened, by a replayed open, a truncate by name,
+// an MPI open or the prepare phase: opening it would release the writer
+// and throw its data away.
+func TestSpecialFilesNotOpened(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() {
+		fd, err := unix.Open(fifo, unix.O_WRONLY, 0) // blocks until a reader opens it
+		if err == nil {
+			unix.Close(fd)
+		}
+		released <- err
+	}()
+	b, x := newExec(t, Options{Target: dir})
+	if err := b.Prepare(context.Background(), &target.Layout{Files: []target.PrepFile{{Path: "fifo", Size: 10}}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Conflicts()) != 1 {
+		t.Errorf("prepare: conflicts %q, want the FIFO's", b.Conflicts())
+	}
+	for _, e := range []trace.Event{
+		{Op: trace.OpOpen, Flags: trace.ORdonly, Ret: 5},
+		{Op: trace.OpOpen, Flags: trace.ORdwr, Ret: 6},
+		{Op: trace.OpTruncate, Size: 0},
+		{Op: trace.OpMPIFileOpen, Flags: trace.MPIModeRdonly, FD: 1, Comm: trace.CommSelf},
+	} {
+		if _, skip := do(x, e, "fifo", ""); skip != replay.SkipNotRegular {
+			t.Errorf("%v of a FIFO: skip %v, want %v", e.Op, skip, replay.SkipNotRegular)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // a released writer would have returned
+	select {
+	case err := <-released:
+		t.Fatalf("the FIFO's writer was released (open: %v)", err)
+	default:
+	}
+	fd, err := unix.Open(fifo, unix.O_RDONLY, 0) // let the writer go
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-released
+	unix.Close(fd)
+}
+
+// TestCheckTarget: a target is what its name resolves to: a symbolic
+// link to /, /proc/self/root, or a directory of /proc, /sys or /dev is
+// refused by name and by New; an ordinary directory, a link to one, a
+// directory not made yet and one in /dev/shm are taken.
+func TestCheckTarget(t *testing.T) {
+	dir := t.TempDir()
+	toRoot := filepath.Join(dir, "root")
+	if err := os.Symlink("/", toRoot); err != nil {
+		t.Fatal(err)
+	}
+	toProc := filepath.Join(dir, "proc")
+	if err := os.Symlink("/proc/self/root", toProc); err != nil {
+		t.Fatal(err)
+	}
+	ok := filepath.Join(dir, "ok")
+	if err := os.Mkdir(ok, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	toOK := filepath.Join(dir, "link")
+	if err := os.Symlink(ok, toOK); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"/", "/..", toRoot, toProc, "/proc/self/root", "/proc", "/sys/kernel", "/dev/mqueue", toRoot + "/proc"} {
+		err := CheckTarget(bad)
+		if err == nil || !strings.Contains(err.Error(), "refusing to replay into it") {
+			t.Errorf("CheckTarget(%s) = %v, want a refusal", bad, err)
+		}
+	}
+	for _, bad := range []string{toRoot, "/proc/self/root"} {
+		if b, err := New(Options{Target: bad}); err == nil {
+			b.Close()
+			t.Errorf("New(%s) took it", bad)
+		}
+	}
+	for _, good := range []string{ok, toOK, filepath.Join(dir, "new", "sub"), "/dev/shm/iotrace-replay"} {
+		if err := CheckTarget(good); err != nil {
+			t.Errorf("CheckTarget(%s) = %v", good, err)
 		}
 	}
 }

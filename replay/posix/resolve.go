@@ -81,6 +81,33 @@ func (r *root) open(rel string, flags int, mode uint32) (int, error) {
 	return fd, err
 }
 
+// errSpecial marks a device, FIFO or socket found in the target where a
+// call would open it: never opened, as opening one acts (a FIFO's waiting
+// writer is released and its data lost; a tape rewinds).
+var errSpecial = errors.New("a device, FIFO or socket; not opening it")
+
+// openFile opens rel as open does, after looking at what is there
+// without opening it (O_PATH): a device, FIFO or socket is errSpecial,
+// and nothing is opened.
+func (r *root) openFile(rel string, flags int, mode uint32) (int, error) {
+	if flags&unix.O_PATH == 0 {
+		probe := unix.O_PATH | flags&(unix.O_NOFOLLOW|unix.O_DIRECTORY)
+		if pfd, err := r.open(rel, probe, 0); err == nil {
+			var st unix.Stat_t
+			err = unix.Fstat(pfd, &st)
+			unix.Close(pfd)
+			if err == nil {
+				switch st.Mode & unix.S_IFMT {
+				case unix.S_IFREG, unix.S_IFDIR, unix.S_IFLNK:
+				default:
+					return -1, errSpecial
+				}
+			}
+		}
+	}
+	return r.open(rel, flags, mode)
+}
+
 // parent returns a descriptor of the directory holding rel and rel's last
 // component, for the *at calls. release closes the descriptor.
 func (r *root) parent(rel string) (dfd int, base string, release func(), err error) {

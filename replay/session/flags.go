@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/iotrace/iotrace/replay"
@@ -26,6 +27,7 @@ type Flags struct {
 	DryRun      bool
 	PrepareOnly bool
 	Sparse      bool
+	NoSpace     bool
 	Direct      bool
 	Data        string
 	Strict      bool
@@ -57,6 +59,7 @@ func (f *Flags) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the path mapping, the files to prepare and the calls per rank; touch nothing")
 	fs.BoolVar(&f.PrepareOnly, "prepare-only", false, "create the files the trace reads, then stop")
 	fs.BoolVar(&f.Sparse, "sparse", false, "prepare files by setting their size only (holes read as zeros)")
+	fs.BoolVar(&f.NoSpace, "no-space-check", false, "replay even when the target's file system has less free space than the trace's files take")
 	fs.BoolVar(&f.Direct, "direct", false, "open files with O_DIRECT (use --align 4096 too)")
 	fs.StringVar(&f.Data, "data", "pattern", "what writes write: pattern (non-repeating) or fixed (the same bytes every call; flatters compression and dedup)")
 	fs.BoolVar(&f.Strict, "strict", false, "stop at the first call that fails where the original did not, or is skipped")
@@ -97,7 +100,7 @@ func (f *Flags) Options() (Options, error) {
 	}
 	return Options{
 		Replay: ro, DefaultTiming: f.Timing == "",
-		Target: f.Target, Keep: f.Keep, NodeLocal: f.NodeLocal, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly,
+		Target: f.Target, Keep: f.Keep, NodeLocal: f.NodeLocal, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly, NoSpaceCheck: f.NoSpace,
 		Files:  posix.Options{Direct: f.Direct, Sparse: f.Sparse, FixedData: f.Data == "fixed", Walk: f.Walk},
 		Record: f.Record, Cache: cache,
 	}, nil
@@ -112,8 +115,8 @@ func (f *Flags) replay() (replay.Options, error) {
 			return ro, err
 		}
 	}
-	if f.Speed <= 0 {
-		return ro, fmt.Errorf("--speed %v: want a positive factor", f.Speed)
+	if !(f.Speed > 0) || math.IsInf(f.Speed, 1) {
+		return ro, fmt.Errorf("--speed %v: want a positive, finite factor", f.Speed)
 	}
 	ro.Speed, ro.Strict = f.Speed, f.Strict
 	for _, m := range f.Maps {
@@ -136,8 +139,8 @@ func (f *Flags) transforms() (replay.Transforms, error) {
 			return tf, fmt.Errorf("--rank-subset: %w", err)
 		}
 	}
-	if f.ScaleSize <= 0 {
-		return tf, fmt.Errorf("--scale-size %v: want a positive factor", f.ScaleSize)
+	if !(f.ScaleSize > 0) || math.IsInf(f.ScaleSize, 1) {
+		return tf, fmt.Errorf("--scale-size %v: want a positive, finite factor", f.ScaleSize)
 	}
 	for _, sz := range []struct {
 		flag, v string

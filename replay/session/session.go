@@ -24,6 +24,7 @@ import (
 
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/posix"
+	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/units"
@@ -50,6 +51,9 @@ type Options struct {
 	DryRun bool
 	// PrepareOnly stops after the prepare phase.
 	PrepareOnly bool
+	// NoSpaceCheck replays even when the target's file system has less
+	// free space than the trace's files take (Plan.CheckSpace).
+	NoSpaceCheck bool
 	// Files are the POSIX backend's options (its Target is the
 	// session's): direct I/O, sparse prepare, the data written, path
 	// resolution. Every backend of every team honours them.
@@ -73,6 +77,10 @@ type Options struct {
 	// Warn receives, on the lead, the input's warnings (damage read past,
 	// what an import left out); nil discards them.
 	Warn io.Writer
+	// Report, if set, makes a process that records the whole replay's
+	// trace compute its statistics while the replay runs, with these
+	// options (Outcome.Stats), instead of reading the trace afterwards.
+	Report *report.Options
 }
 
 // Input opens the trace to replay, its warnings going to warn. Every
@@ -87,6 +95,11 @@ type Outcome struct {
 	// Result is the result of this process's ranks. How the whole replay
 	// went is in its trace (Record), for report.Compute.
 	Result *replay.Result
+	// Stats are the statistics of the replay's trace, computed while the
+	// replay ran (Options.Report), or nil: a team whose processes each
+	// record a part of the trace leaves them to a reading of the merged
+	// trace.
+	Stats *report.Stats
 	// Record is the replay's own trace; RecordKept says it stays after
 	// Close (Options.Record was given).
 	Record     string
@@ -206,8 +219,8 @@ type Team interface {
 // Run replays the input in team. The error of a process other than the
 // lead is ErrReported when the lead reports it.
 func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err error) {
-	made := &Outcome{}
-	out = made
+	out = &Outcome{}
+	made := out // a "return nil, err" sets out to nil before the deferred call
 	defer func() {
 		// A failed session removes what it made (its returns set out to
 		// nil), unless ranks ran: their result is reported.
@@ -252,7 +265,7 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	if o.DryRun {
 		out.Done = true
 		if lead {
-			return out, writeDryRun(o.Out, rp, o.Target, team.Describe(plan.Ranks))
+			return out, writeDryRun(o.Out, rp, o.Target, o.Files.Sparse, team.Describe(plan.Ranks))
 		}
 		return out, nil
 	}
@@ -287,7 +300,12 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	}
 	var perr error
 	if team.Prepares(o.NodeLocal) {
-		perr = prepare(ctx, &o, be, px, plan, out.Target)
+		if !o.NoSpaceCheck {
+			perr = plan.CheckSpace(out.Target, o.Files.Sparse)
+		}
+		if perr == nil {
+			perr = prepare(ctx, &o, be, px, plan, out.Target)
+		}
 	}
 	if err := agree(perr); err != nil {
 		return nil, err
@@ -350,10 +368,17 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	})
 	var res *replay.Result
 	var runErr error
+	var live *report.Live
+	if o.Report != nil && !team.Parted() {
+		live = report.NewLive(w.Path, *o.Report)
+	}
 	if len(own) > 0 {
 		stop := showProgress(o.Progress, rp, lead)
-		res, runErr = rp.Run(runCtx, be, replay.Output{Target: out.Target, Record: func(r uint32) trace.Sink { return w.Rank(r) },
-			Replayed: w.SetReplay})
+		ro := replay.Output{Target: out.Target, Record: func(r uint32) trace.Sink { return w.Rank(r) }, Replayed: w.SetReplay}
+		if live != nil {
+			ro.Observe = live.Add
+		}
+		res, runErr = rp.Run(runCtx, be, ro)
 		stop()
 	} else {
 		ready()
@@ -396,6 +421,9 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 			return nil, err
 		}
 	}
+	if live != nil {
+		out.Stats = live.Stats(own, report.ReplayOf(res.PerRank))
+	}
 	out.Team = team.Summary(plan.Ranks)
 	return out, nil
 }
@@ -408,8 +436,8 @@ func (out *Outcome) target(o *Options, team Team) error {
 		if err != nil {
 			return err
 		}
-		if t == "/" {
-			return errors.New("--target /: refusing to replay into the root directory")
+		if err := posix.CheckTarget(t); err != nil {
+			return err
 		}
 		out.Target = t
 		return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/target"
 	"github.com/iotrace/iotrace/trace/units"
+	"golang.org/x/sys/unix"
 )
 
 // showProgress shows, on the lead, how far the replay got on w (a
@@ -58,9 +59,20 @@ func showProgress(w io.Writer, rp *replay.Replay, lead bool) (stop func()) {
 
 // writeDryRun writes what a replay would do: the path mapping, what it
 // prepares, the calls per rank, and how the team shares them.
-func writeDryRun(w io.Writer, rp *replay.Replay, dir, team string) error {
+func writeDryRun(w io.Writer, rp *replay.Replay, dir string, sparse bool, team string) error {
 	bw := bufio.NewWriter(w)
 	p := rp.Plan()
+	space := func() string {
+		need, files := p.SpaceNeed(dir, sparse)
+		s := fmt.Sprintf("space: up to %s in %s", units.Bytes(need), replay.Files(files))
+		if dir != "" {
+			var st unix.Statfs_t
+			if unix.Statfs(dir, &st) == nil {
+				s += fmt.Sprintf("; the target's file system has %s free", units.Bytes(int64(st.Bavail)*max(st.Frsize, 1)))
+			}
+		}
+		return s
+	}()
 	if dir == "" {
 		dir = "(a new temporary directory)"
 	}
@@ -86,6 +98,7 @@ func writeDryRun(w io.Writer, rp *replay.Replay, dir, team string) error {
 	for _, fl := range p.Files {
 		fmt.Fprintf(bw, "  %q %d bytes\n", fl.Path, fl.Size)
 	}
+	fmt.Fprintf(bw, "\n%s\n", space)
 	fmt.Fprintln(bw, "\ncalls per rank:")
 	for _, rc := range p.PerRank {
 		ops := make([]trace.Op, 0, len(rc.Ops))

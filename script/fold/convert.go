@@ -87,6 +87,11 @@ func Convert(t trace.Trace, opt Options) (*Result, error) {
 	if nranks == 0 {
 		return nil, errors.New("the trace has no events")
 	}
+	if nranks > script.MaxRanks {
+		// The script could not be run, and its layout costs memory per
+		// rank: refuse before making it.
+		return nil, fmt.Errorf("the trace has %d ranks (its highest rank, or its header, says so): a script runs at most %d", nranks, script.MaxRanks)
+	}
 	in := newInterner()
 	type rankOut struct {
 		nodes  []*node

@@ -311,3 +311,21 @@ func TestSendrecvWithoutReceiveHalf(t *testing.T) {
 		t.Errorf("warnings %q", res.Warnings)
 	}
 }
+
+// TestTooManyRanks: a trace whose highest rank (or header) says more
+// ranks than a script runs is refused before anything per rank is made:
+// rank 4294967295 made a table of 4 Gi ranks and ran out of memory.
+func TestTooManyRanks(t *testing.T) {
+	for _, tc := range []struct {
+		rank  uint32
+		ranks int
+	}{{4294967295, 0}, {3, 2000000000}} {
+		m := trace.NewMemTrace()
+		m.M.Ranks = tc.ranks
+		m.Add(trace.Event{Rank: tc.rank, Op: trace.OpMPIBarrier, Start: 1, Dur: 1})
+		_, err := Convert(m, Options{})
+		if err == nil || !strings.Contains(err.Error(), "a script runs at most 1048576") {
+			t.Errorf("rank %d of %d: %v", tc.rank, tc.ranks, err)
+		}
+	}
+}

@@ -26,6 +26,10 @@ type CheckReport struct {
 	Damage     []Damage
 	IndexNote  string // a problem with the index, if any
 	Unreadable string // why the header could not be read, if it could not
+	// Empty: the file has no byte, not even a header (a recording
+	// stopped before it wrote anything): not a trace, but not damaged
+	// either.
+	Empty bool
 	// Clocks are what the capture measured of the ranks' clocks (ranks
 	// with samples only, times on the reference clock), when the file
 	// is not damaged.
@@ -60,6 +64,9 @@ type RankClock struct {
 	Clock *Clock
 }
 
+// emptyFile says what a file of 0 bytes is.
+const emptyFile = "empty file (0 bytes): nothing was recorded in it, not even a trace header (a recording stopped before it began leaves one)"
+
 // Damaged reports whether the file lost data: damaged blocks, truncation,
 // or an unreadable header.
 func (c *CheckReport) Damaged() bool {
@@ -88,6 +95,10 @@ func Check(name string, salvage bool) (*CheckReport, error) {
 
 func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 	rep := &CheckReport{File: name, Size: size}
+	if size == 0 {
+		rep.Empty = true
+		return rep
+	}
 	m, start, err := readHeader(name, ra, size)
 	if err != nil {
 		rep.Unreadable = err.Error()
@@ -121,7 +132,6 @@ func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 		rep.Damage = append(rep.Damage, Damage{File: name, Reason: err.Error()})
 		return rep
 	}
-	defer r.dec.Close()
 	r.opts.Salvage = false // a block that does not decode is damage to report
 	for _, w := range r.Warnings() {
 		rep.Damage = append(rep.Damage, Damage{File: name, Reason: w})
@@ -243,6 +253,10 @@ func sameBlocks(a, b []BlockInfo) bool {
 // the file (its status, size, blocks, events, ranks and paths), then a
 // line for each problem, then one for each rank's clock.
 func (c *CheckReport) WriteText(w io.Writer) {
+	if c.Empty {
+		fmt.Fprintf(w, "%s: EMPTY: 0 bytes, not even a trace header (a recording stopped before it began leaves one)\n", c.File)
+		return
+	}
 	if c.Unreadable != "" {
 		fmt.Fprintf(w, "%s: DAMAGED: %s\n", c.File, strings.TrimPrefix(c.Unreadable, c.File+": "))
 		return

@@ -253,7 +253,9 @@ type colEncoder struct {
 	predOff int64
 	minT    int64
 	maxT    int64
-	vals    [numCols + 1][]int64 // per column, the values of the chunk being added
+	// Per column, the values of the chunk being added, while addEvents
+	// runs: from chunkScratches, as few encoders add at once.
+	vals *[numCols + 1][]int64
 
 	// The scratch of encoding, while appendColumns runs (nil otherwise).
 	// It comes from encScratches (see freeList): the dictionary's counts
@@ -293,6 +295,8 @@ type encScratch struct {
 
 var encScratches = newFreeList[encScratch]()
 
+var chunkScratches = newFreeList[[numCols + 1][]int64]()
+
 func (c *colEncoder) reset() {
 	for i := range c.cols {
 		c.cols[i].vals = c.cols[i].vals[:0]
@@ -331,6 +335,11 @@ func (c *colEncoder) addEvents(evs []trace.Event) {
 		c.minT, c.maxT = evs[0].Start, evs[0].End()
 		c.prevEnd, c.predOff = 0, 0
 	}
+	c.vals = chunkScratches.get()
+	defer func() {
+		chunkScratches.put(c.vals)
+		c.vals = nil
+	}()
 	n := len(evs)
 	for id := 1; id <= numCols; id++ {
 		if cap(c.vals[id]) < n {

@@ -200,7 +200,7 @@ func decodeMeta(b []byte) (trace.Meta, error) {
 			if err != nil {
 				return err
 			}
-			if x > 1<<31 {
+			if x > trace.MaxRanks {
 				return errors.New("rank count out of range")
 			}
 			m.Ranks = int(x)

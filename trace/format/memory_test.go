@@ -105,6 +105,124 @@ func TestOpenWritersKeepLittle(t *testing.T) {
 	}
 }
 
+// TestManyRanksKeepLittle: a writer of many ranks, written one after the
+// other as a converter does (each a barrier and a write of its own file),
+// keeps the encoders of at most maxOpenBlocks open blocks and, per rank,
+// a few hundred bytes: 100,000 barrier-only ranks took 2.9 GB (an
+// encoder's 53 KiB of chunk scratch per rank, and a table of every path
+// id below the rank's own).
+func TestManyRanksKeepLittle(t *testing.T) {
+	const ranks = 20_000
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	var buf bytes.Buffer
+	before := heap()
+	w, err := NewWriter(&buf, trace.Meta{Creator: "t", Ranks: ranks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := uint32(0); r < ranks; r++ {
+		rw := w.Rank(r)
+		p := rw.Intern("/out/rank" + itoa(int64(r)))
+		evs := []trace.Event{
+			{Op: trace.OpMPIBarrier, Rank: r, Start: 10, Dur: 5},
+			{Op: trace.OpPwrite, Rank: r, Start: 20, Dur: 5, Path: p, FD: 3, Size: 8, Ret: 8},
+		}
+		if err := rw.WriteEvents(evs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	per := (heap() - before - uint64(buf.Cap())) / ranks
+	t.Logf("%d bytes per rank before Close", per)
+	if per > 2048 {
+		t.Errorf("the writer keeps %d bytes per rank; want under 2 KiB", per)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "many.iot", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rd.Ranks()); n != ranks {
+		t.Fatalf("%d ranks read back", n)
+	}
+	for _, r := range []uint32{0, 1, ranks / 2, ranks - 1} {
+		src, err := rd.Rank(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := trace.ReadAll(src)
+		if err != nil || len(evs) != 2 || evs[1].Op != trace.OpPwrite || rd.Path(evs[1].Path) != "/out/rank"+itoa(int64(r)) {
+			t.Fatalf("rank %d: %v %+v", r, err, evs)
+		}
+	}
+}
+
+// TestOpenBlocksEvicted: ranks written in turn, more of them than
+// maxOpenBlocks, from several goroutines: the oldest open blocks are
+// written early, and every rank reads back whole and in order.
+func TestOpenBlocksEvicted(t *testing.T) {
+	const ranks, rounds, workers = maxOpenBlocks + 700, 5, 4
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, trace.Meta{Creator: "t", Ranks: ranks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, workers)
+	for k := range workers {
+		go func() {
+			for i := range rounds {
+				for r := uint32(k); r < ranks; r += workers {
+					rw := w.Rank(r)
+					p := rw.Intern("/f" + itoa(int64(r%50)))
+					e := trace.Event{Op: trace.OpPwrite, Rank: r, Start: int64(i) * 100, Dur: 10, Path: p, FD: 3,
+						Offset: int64(i) * 8, Size: 8, Ret: 8}
+					if err := rw.WriteEvents([]trace.Event{e}); err != nil {
+						done <- err
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range workers {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.nopen > maxOpenBlocks+workers {
+		t.Errorf("%d blocks open", w.nopen)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "evict.iot", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rd.Ranks() {
+		src, err := rd.Rank(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := trace.ReadAll(src)
+		if err != nil || len(evs) != rounds {
+			t.Fatalf("rank %d: %d events, %v", r, len(evs), err)
+		}
+		for i, e := range evs {
+			if e.Offset != int64(i)*8 || rd.Path(e.Path) != "/f"+itoa(int64(r%50)) {
+				t.Fatalf("rank %d event %d: %+v", r, i, e)
+			}
+		}
+	}
+}
+
 // A file's path ids are shared by its ranks: with a path of each rank's
 // own, a rank's ids are as large as the file's ranks. An open trace keeps
 // the ids' translation in proportion to the paths each rank names, not

@@ -42,6 +42,12 @@ func Merge(w io.Writer, opts ReadOptions, names ...string) (MergeStats, error) {
 		}
 		files = append(files, f)
 	}
+	return mergeFiles(w, opts, files)
+}
+
+// mergeFiles is Merge of files already open.
+func mergeFiles(w io.Writer, opts ReadOptions, files []*file) (MergeStats, error) {
+	var st MergeStats
 	owner := map[uint32]*file{}
 	hasInfo := map[uint32]bool{}
 	for _, f := range files {

@@ -55,6 +55,9 @@ type file struct {
 // readHeader reads and checks the file header.
 func readHeader(name string, ra io.ReaderAt, size int64) (trace.Meta, int64, error) {
 	var h [fileHeaderLen]byte
+	if size == 0 {
+		return trace.Meta{}, 0, formatError(name, -1, "%s", emptyFile)
+	}
 	if size < fileHeaderLen {
 		if n, _ := ra.ReadAt(h[:size], 0); n >= 4 && !bytes.HasPrefix([]byte(Magic), h[:min(n, len(Magic))]) {
 			return trace.Meta{}, 0, formatError(name, -1, "not an iotrace trace file (bad magic)")
@@ -276,7 +279,7 @@ func (tf *file) scan(resync bool) {
 
 // findBlock returns the offset of the next intact block at or after off.
 func (tf *file) findBlock(off int64) (int64, bool) {
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, min(64<<10, max(tf.size-off, int64(len(blockMagic)))))
 	for off < tf.size {
 		n, err := tf.ra.ReadAt(buf, off)
 		if n == 0 && err != nil {
@@ -454,18 +457,21 @@ func NewReader(ra io.ReaderAt, size int64, name string, opts ReadOptions) (*Read
 	return newReader([]*file{f}, opts)
 }
 
+// zstdDecoder is the zstd decoder of every Reader: DecodeAll is safe for
+// concurrent use (as many at once as there are processors), so one serves
+// all, and opening a trace costs no decoder of its own (making one per
+// Reader made each open cost half a millisecond under the fuzzer, and a
+// trace file read by merge or check open several).
+var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(64<<20))
+})
+
 func newReader(files []*file, opts ReadOptions) (*Reader, error) {
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(64<<20))
+	dec, err := zstdDecoder()
 	if err != nil {
 		return nil, err
 	}
 	r := &Reader{files: files, opts: opts, paths: trace.NewPaths(), streams: map[uint32]*rankStream{}, dec: dec}
-	ok := false
-	defer func() {
-		if !ok {
-			dec.Close()
-		}
-	}()
 	owner := map[uint32]*file{}
 	epochs := map[uint32]int64{}
 	var buf []byte
@@ -542,7 +548,10 @@ func newReader(files []*file, opts ReadOptions) (*Reader, error) {
 			// offset at time 0, the fix adds how it changes after.
 			s.shift += s.fix.offsetAt(0)
 		}
-		if len(s.blocks) > 0 {
+		if len(s.blocks) > 0 || s.replay != nil {
+			// A rank with events, or a replay's rank all of whose calls
+			// were skipped: how its replay went (its skips) is part of
+			// the trace.
 			r.ranks = append(r.ranks, rk)
 		}
 	}
@@ -550,7 +559,6 @@ func newReader(files []*file, opts ReadOptions) (*Reader, error) {
 	if n := len(r.ranks); n > 0 && int(r.ranks[n-1])+1 > r.meta.Ranks {
 		r.meta.Ranks = int(r.ranks[n-1]) + 1
 	}
-	ok = true
 	return r, nil
 }
 
@@ -731,14 +739,13 @@ func (r *Reader) Close() error {
 			}
 		}
 	}
-	r.dec.Close()
 	return err
 }
 
 // Rank implements trace.Trace: a new stream over rank rk's events.
 func (r *Reader) Rank(rk uint32) (trace.Source, error) {
 	s, ok := r.streams[rk]
-	if !ok || len(s.blocks) == 0 {
+	if !ok || len(s.blocks) == 0 && s.replay == nil {
 		return nil, fmt.Errorf("trace has no rank %d", rk)
 	}
 	return &rankSource{r: r, s: s, rank: rk}, nil
@@ -769,13 +776,21 @@ type rankSource struct {
 	bi   BlockInfo
 	keep func(trace.Op) bool // blocks without any of these ops are left out (RankOps)
 
-	n, pos  int // events in the current block, and read so far
-	cols    [numCols + 1]colStream
-	bufs    [numCols + 1][]byte
-	payload []byte
+	n, pos  int        // events in the current block, and read so far
+	b       *blockBufs // nil before the first block and after the last
 	prevEnd int64
 	predOff int64
 	err     error
+}
+
+// blockBufs are a rank source's decoding state: a few KiB, held from
+// its first block to the end of its last, so that the ranks a reader
+// has read to their end (most of 100,000 ranks that meet at a barrier)
+// keep none.
+type blockBufs struct {
+	cols    [numCols + 1]colStream
+	bufs    [numCols + 1][]byte
+	payload []byte
 }
 
 func (rs *rankSource) Path(id trace.PathID) string { return rs.r.paths.Lookup(id) }
@@ -812,10 +827,13 @@ func (rs *rankSource) ReadEvents(evs []trace.Event) (int, error) {
 	rs.pos += k
 	if rs.pos == rs.n {
 		for id := 1; id <= numCols; id++ {
-			if c := &rs.cols[id]; c.b != nil && c.pos != len(c.b) || c.exc != nil && c.exc.pos != len(c.exc.b) || c.left != 0 {
+			if c := &rs.b.cols[id]; c.b != nil && c.pos != len(c.b) || c.exc != nil && c.exc.pos != len(c.exc.b) || c.left != 0 {
 				rs.err = formatError(rs.s.file.name, rs.bi.Offset, "column %d longer than its event count", id)
 				return 0, rs.err
 			}
+		}
+		if rs.next >= len(rs.s.blocks) {
+			rs.b = nil // the rank's last block is read
 		}
 	}
 	return k, nil
@@ -823,11 +841,14 @@ func (rs *rankSource) ReadEvents(evs []trace.Event) (int, error) {
 
 // load reads, checks and decompresses the block bi.
 func (rs *rankSource) load(bi BlockInfo) error {
-	kind, p, err := rs.s.file.readBlock(bi.Offset, rs.payload)
+	if rs.b == nil {
+		rs.b = &blockBufs{}
+	}
+	kind, p, err := rs.s.file.readBlock(bi.Offset, rs.b.payload)
 	if err != nil {
 		return err
 	}
-	rs.payload = p
+	rs.b.payload = p
 	if kind != kindEvents {
 		return errors.New("block kind differs from the index")
 	}
@@ -861,8 +882,8 @@ func (rs *rankSource) load(bi BlockInfo) error {
 	if d.err != nil {
 		return fmt.Errorf("block contents: %v", d.err)
 	}
-	for i := range rs.cols {
-		rs.cols[i] = colStream{}
+	for i := range rs.b.cols {
+		rs.b.cols[i] = colStream{}
 	}
 	data := d.b
 	for _, h := range hdrs {
@@ -883,7 +904,7 @@ func (rs *rankSource) load(bi BlockInfo) error {
 		layout, stage := h.enc>>4, h.enc&15
 		switch layout {
 		case layoutConst:
-			rs.cols[h.id] = colStream{base: h.base, mult: int64(h.mult)}
+			rs.b.cols[h.id] = colStream{base: h.base, mult: int64(h.mult)}
 			continue
 		case layoutDict:
 			cs, err := rs.loadDict(h.id, stored, bi.Events)
@@ -891,7 +912,7 @@ func (rs *rankSource) load(bi BlockInfo) error {
 				return fmt.Errorf("column %d: %v", h.id, err)
 			}
 			cs.base, cs.mult = h.base, int64(h.mult)
-			rs.cols[h.id] = cs
+			rs.b.cols[h.id] = cs
 			continue
 		case layoutValues, layoutRuns:
 		default:
@@ -907,7 +928,7 @@ func (rs *rankSource) load(bi BlockInfo) error {
 		if col == nil {
 			col = []byte{}
 		}
-		rs.cols[h.id] = colStream{b: col, base: h.base, mult: int64(h.mult), runs: layout == layoutRuns}
+		rs.b.cols[h.id] = colStream{b: col, base: h.base, mult: int64(h.mult), runs: layout == layoutRuns}
 	}
 	if len(data) != 0 {
 		return errors.New("bytes after the last column")
@@ -929,11 +950,11 @@ func (rs *rankSource) unpack(id uint64, stage byte, stored []byte, raw uint64) (
 	case stageRaw:
 		return stored, nil
 	case stageZstd:
-		out, err := rs.r.dec.DecodeAll(stored, rs.bufs[id][:0])
+		out, err := rs.r.dec.DecodeAll(stored, rs.b.bufs[id][:0])
 		if err != nil {
 			return nil, err
 		}
-		rs.bufs[id] = out
+		rs.b.bufs[id] = out
 		return out, nil
 	case stageHuff:
 		if len(stored) < 1 || (stored[0] != 1 && stored[0] != 4) {
@@ -946,7 +967,7 @@ func (rs *rankSource) unpack(id uint64, stage byte, stored []byte, raw uint64) (
 		if err != nil {
 			return nil, err
 		}
-		dst := rs.bufs[id]
+		dst := rs.b.bufs[id]
 		if uint64(cap(dst)) < raw {
 			dst = make([]byte, raw)
 		}
@@ -960,7 +981,7 @@ func (rs *rankSource) unpack(id uint64, stage byte, stored []byte, raw uint64) (
 		if err != nil {
 			return nil, err
 		}
-		rs.bufs[id] = out
+		rs.b.bufs[id] = out
 		return out, nil
 	}
 	return nil, fmt.Errorf("unknown stage %d", stage)
@@ -1031,7 +1052,7 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 		sc.zeros = make([]int64, max(n, trace.BatchSize))
 	}
 	for id := 1; id <= numCols; id++ {
-		if c := &rs.cols[id]; c.b == nil && c.base == 0 {
+		if c := &rs.b.cols[id]; c.b == nil && c.base == 0 {
 			v[id] = sc.zeros[:n] // absent columns share one array of zeros, kept in cache
 			continue
 		}
@@ -1039,13 +1060,13 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 			sc.vals[id] = make([]int64, n, max(n, trace.BatchSize))
 		}
 		v[id] = sc.vals[id][:n]
-		if err := rs.cols[id].fill(v[id]); err != nil {
+		if err := rs.b.cols[id].fill(v[id]); err != nil {
 			return fmt.Errorf("column %d: %v", id, err)
 		}
 	}
 	rare := false // any of the columns from colFlags on in this block
 	for id := colFlags; id <= numCols; id++ {
-		if c := &rs.cols[id]; c.b != nil || c.base != 0 {
+		if c := &rs.b.cols[id]; c.b != nil || c.base != 0 {
 			rare = true
 		}
 	}

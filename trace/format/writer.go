@@ -53,6 +53,43 @@ type Writer struct {
 
 	rmu   sync.Mutex
 	ranks map[uint32]*RankWriter
+	// The ranks with a block open (an encoder), oldest first, and how
+	// many: beyond maxOpenBlocks the oldest is written out early, so that
+	// a trace of many ranks costs the writer the encoders of at most that
+	// many, not one per rank (guarded by rmu).
+	open  openList
+	nopen int
+}
+
+// maxOpenBlocks bounds the ranks whose blocks are open at once: an open
+// block holds an encoder of a few KiB to BlockBytes.
+const maxOpenBlocks = 1024
+
+// openList is a list of RankWriters linked through their prev and next.
+type openList struct{ head, tail *RankWriter }
+
+func (l *openList) push(rw *RankWriter) {
+	rw.prev, rw.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = rw
+	} else {
+		l.head = rw
+	}
+	l.tail = rw
+}
+
+func (l *openList) remove(rw *RankWriter) {
+	if rw.prev != nil {
+		rw.prev.next = rw.next
+	} else {
+		l.head = rw.next
+	}
+	if rw.next != nil {
+		rw.next.prev = rw.prev
+	} else {
+		l.tail = rw.prev
+	}
+	rw.prev, rw.next = nil, nil
 }
 
 // Create creates (or truncates) the file path and returns a Writer on it.
@@ -84,6 +121,14 @@ func NewWriter(w io.Writer, m trace.Meta) (*Writer, error) {
 // NewWriterOptions is NewWriter with options.
 func NewWriterOptions(w io.Writer, m trace.Meta, o Options) (*Writer, error) {
 	o.defaults()
+	// What the reader refuses is not written.
+	if m.Ranks < 0 || m.Ranks > trace.MaxRanks {
+		return nil, fmt.Errorf("rank count %d out of range: a trace holds at most %d ranks", m.Ranks, trace.MaxRanks)
+	}
+	body := encodeMeta(m)
+	if len(body) > maxHeaderLen {
+		return nil, fmt.Errorf("header of %d bytes: the format holds at most %d", len(body), maxHeaderLen)
+	}
 	enc, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
@@ -101,7 +146,6 @@ func NewWriterOptions(w io.Writer, m trace.Meta, o Options) (*Writer, error) {
 		enc:   enc,
 		ranks: map[uint32]*RankWriter{},
 	}
-	body := encodeMeta(m)
 	hdr := make([]byte, 0, fileHeaderLen+len(body)+4)
 	hdr = append(hdr, Magic...)
 	hdr = binary.LittleEndian.AppendUint16(hdr, Version)
@@ -118,6 +162,10 @@ func NewWriterOptions(w io.Writer, m trace.Meta, o Options) (*Writer, error) {
 
 // Intern returns the id events written to this Writer use for path.
 func (w *Writer) Intern(path string) trace.PathID { return w.paths.Intern(path) }
+
+// Path returns the path of id, an id Intern returned ("" for another).
+// It is safe to call while other goroutines write.
+func (w *Writer) Path(id trace.PathID) string { return w.paths.Lookup(id) }
 
 // Rank returns the writer of rank r's stream, creating it on first use.
 func (w *Writer) Rank(r uint32) *RankWriter {
@@ -288,11 +336,63 @@ type RankWriter struct {
 	w    *Writer
 	rank uint32
 
-	mu      sync.Mutex
-	enc     colEncoder
-	emitted []bool // file path ids already defined in this rank's stream
-	pending []trace.PathID
-	payload []byte
+	mu         sync.Mutex
+	enc        *colEncoder               // the open block's, nil when none is open
+	emitted    map[trace.PathID]struct{} // file path ids already defined in this rank's stream
+	pending    []trace.PathID
+	prev, next *RankWriter // in Writer.open, while enc is set
+}
+
+var (
+	encoders = newFreeList[colEncoder]()
+	payloads = newFreeList[[]byte]() // a block's bytes, until they are written
+)
+
+// openBlock gives the rank an encoder, and writes out the block of the
+// rank that opened one longest ago if too many are open. rw.mu is held.
+func (rw *RankWriter) openBlock() {
+	rw.enc = encoders.get()
+	w := rw.w
+	w.rmu.Lock()
+	w.open.push(rw)
+	w.nopen++
+	// A few tries, each at the oldest block: a rank being written is busy,
+	// not old, and goes to the back. Walking the list past busy ranks
+	// instead made 100,000 ranks writing at once quadratic (80 s of
+	// TryLock); when every try meets a busy rank, more blocks stay open
+	// for a while, at most one per rank being written.
+	for tries := 0; w.nopen > maxOpenBlocks && tries < 8; tries++ {
+		v := w.open.head
+		if v == nil {
+			break
+		}
+		if v == rw || !v.mu.TryLock() {
+			w.open.remove(v)
+			w.open.push(v)
+			continue
+		}
+		w.rmu.Unlock()
+		err := v.flushLocked()
+		v.mu.Unlock()
+		w.rmu.Lock()
+		if err != nil {
+			break // the output's error, which every later write returns
+		}
+	}
+	w.rmu.Unlock()
+}
+
+// closeBlock returns the rank's encoder after its block is written.
+// rw.mu is held.
+func (rw *RankWriter) closeBlock() {
+	w := rw.w
+	w.rmu.Lock()
+	w.open.remove(rw)
+	w.nopen--
+	w.rmu.Unlock()
+	rw.enc.reset()
+	encoders.put(rw.enc)
+	rw.enc = nil
 }
 
 // Intern implements trace.Sink.
@@ -304,6 +404,9 @@ func (rw *RankWriter) WriteEvents(evs []trace.Event) error {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	for len(evs) > 0 {
+		if rw.enc == nil {
+			rw.openBlock()
+		}
 		// Fill the block, but not past its limits.
 		k := min(len(evs), rw.w.opts.BlockEvents-rw.enc.n, 256)
 		rw.enc.addEvents(evs[:k])
@@ -324,13 +427,13 @@ func (rw *RankWriter) define(id trace.PathID) {
 	if id == 0 {
 		return
 	}
-	if int(id) >= len(rw.emitted) {
-		n := make([]bool, int(id)*2+64)
-		copy(n, rw.emitted)
-		rw.emitted = n
-	}
-	if !rw.emitted[id] {
-		rw.emitted[id] = true
+	// A set of the ids, not a slice as long as the largest: ids are the
+	// file's, and with a path per rank rank r's would be r long.
+	if _, ok := rw.emitted[id]; !ok {
+		if rw.emitted == nil {
+			rw.emitted = map[trace.PathID]struct{}{}
+		}
+		rw.emitted[id] = struct{}{}
 		rw.pending = append(rw.pending, id)
 	}
 }
@@ -343,7 +446,11 @@ func (rw *RankWriter) Flush() error {
 }
 
 func (rw *RankWriter) flushLocked() error {
+	if rw.enc == nil {
+		return nil
+	}
 	if rw.enc.n == 0 {
+		rw.closeBlock()
 		return nil
 	}
 	// Paths first: a block never refers to a path defined after it.
@@ -363,10 +470,12 @@ func (rw *RankWriter) flushLocked() error {
 	ops := rw.enc.opTotals()
 	info := BlockInfo{Rank: rw.rank, Events: int64(rw.enc.n), MinT: rw.enc.minT, MaxT: rw.enc.maxT, Ops: ops}
 
-	p := appendSummary(rw.payload[:0], rw.rank, info.Events, info.MinT, info.MaxT, ops)
+	buf := payloads.get()
+	defer payloads.put(buf)
+	p := appendSummary((*buf)[:0], rw.rank, info.Events, info.MinT, info.MaxT, ops)
 	p = rw.enc.appendColumns(p, rw.w.enc)
-	rw.payload = p
-	rw.enc.reset()
+	*buf = p
+	rw.closeBlock()
 
 	rw.w.mu.Lock()
 	defer rw.w.mu.Unlock()

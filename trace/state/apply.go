@@ -114,8 +114,7 @@ func applyNS[D, H any](ns *Namespace, e *trace.Event, info *trace.OpInfo, st *St
 	case trace.ResizeExtend:
 		const keepSize = 1 // FALLOC_FL_KEEP_SIZE
 		if e.Flags&keepSize == 0 {
-			f.Changed = true
-			f.Size = max(f.Size, e.Offset+e.Size)
+			f.extend(endOf(e.Offset, e.Size))
 		}
 		return
 	}
@@ -187,8 +186,7 @@ func (ns *Namespace) handleCall(e *trace.Event, info *trace.OpInfo, n *Node, v V
 		f.truncate(max(e.Size, 0))
 		return
 	case trace.ResizeExtend:
-		f.Changed = true
-		f.Size = max(f.Size, e.Size)
+		f.extend(e.Size)
 		return
 	}
 	if info.Dir == trace.DirNone || e.Ret <= 0 || e.Offset < 0 {

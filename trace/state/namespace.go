@@ -100,7 +100,10 @@ type File struct {
 	Changed bool
 
 	written int64 // the furthest end the trace wrote
-	keep    int64 // bytes of the content before the trace still there (math.MaxInt64: all)
+	// grown is the largest size the trace's own calls gave the file
+	// (writes, truncates, extensions): what it makes on a disk.
+	grown int64
+	keep  int64 // bytes of the content before the trace still there (math.MaxInt64: all)
 	// appendAt is the lowest offset an append landed at while the content
 	// from before the trace was all there (-1: none): the file had that
 	// many bytes. The lowest, as the appends of several threads or
@@ -468,6 +471,7 @@ func hasPrefixDir(p, dir string) bool {
 
 func (f *File) truncate(size int64) {
 	f.Size, f.Exact, f.Changed = size, true, true
+	f.grown = max(f.grown, size)
 	f.keep = min(f.keep, size)
 	f.written = min(f.written, size)
 }
@@ -477,8 +481,80 @@ func (f *File) write(off, n int64) {
 		return
 	}
 	f.Changed = true
-	f.Size = max(f.Size, off+n)
-	f.written = max(f.written, off+n)
+	end := endOf(off, n)
+	f.Size = max(f.Size, end)
+	f.written = max(f.written, end)
+	f.grown = max(f.grown, end)
+}
+
+// extend notes a call that makes the file at least size bytes long
+// (fallocate, MPI_File_preallocate).
+func (f *File) extend(size int64) {
+	f.Changed = true
+	f.Size = max(f.Size, size)
+	f.grown = max(f.grown, size)
+}
+
+// endOf is off+n held at the largest int64 (a trace may say anything).
+func endOf(off, n int64) int64 {
+	if n > math.MaxInt64-off {
+		return math.MaxInt64
+	}
+	return off + n
+}
+
+// Space is what the files of the trace take on a disk: Bytes, the sum
+// over its files of the larger of the size each needs before the trace
+// and the largest its calls give it, each rounded up to blocks of
+// block bytes; Written, the same sum of the sizes its calls give them
+// alone (what a sparse preparation leaves: holes take no blocks); and
+// Files, how many files that is. Each file counts with its largest
+// size, and a file removed and another made under its name count as two:
+// the sums are at least the most the files hold at any one time, never
+// less.
+type Space struct {
+	Bytes, Written int64
+	Files          int64
+}
+
+// Space adds up what the files of the trace take (see Space), in blocks
+// of block bytes.
+func (ns *Namespace) Space(block int64) Space {
+	var sp Space
+	seen := map[*File]bool{}
+	round := func(n int64) int64 {
+		if n <= 0 {
+			return 0
+		}
+		if n > math.MaxInt64-block {
+			return math.MaxInt64
+		}
+		return (n + block - 1) / block * block
+	}
+	add := func(a, b int64) int64 {
+		if b > math.MaxInt64-a {
+			return math.MaxInt64
+		}
+		return a + b
+	}
+	ns.each(func(n *Node) {
+		f := n.File
+		if f == nil || n.Kind == KindDir || seen[f] || ns.special(n) {
+			return
+		}
+		seen[f] = true
+		need, _ := f.need()
+		if !n.Initial && !n.Maybe {
+			need = 0 // not prepared
+		}
+		if need <= 0 && f.grown <= 0 {
+			return
+		}
+		sp.Files++
+		sp.Bytes = add(sp.Bytes, round(max(need, f.grown)))
+		sp.Written = add(sp.Written, round(f.grown))
+	})
+	return sp
 }
 
 // read notes a read of n of req bytes at off: the bytes the trace did not

@@ -122,91 +122,40 @@ type slot[D any] struct {
 }
 
 // table is a descriptor table: shared by the threads of a process (and by
-// processes made with CLONE_FILES), copied by fork. Small descriptors live
-// in a slice, others in a map, so that a hostile descriptor number costs
-// one map entry.
+// processes made with CLONE_FILES), copied by fork.
 type table[D any] struct {
-	low   []slot[D]
-	high  map[int32]slot[D]
-	n     int // open descriptors
+	fds   FDMap[slot[D]]
 	procs int // processes that use it
 	data  any // the consumer's (Proc.TableData)
 }
 
-const lowFDs = 1 << 12
-
+// get returns fd's slot, nil if it is not open. Do not change it: put.
 func (t *table[D]) get(fd int32) *slot[D] {
-	if fd >= 0 && int(fd) < len(t.low) {
-		if s := &t.low[fd]; s.d != nil {
+	if uint32(fd) < uint32(len(t.fds.low)) {
+		if s := &t.fds.low[fd]; s.d != nil {
 			return s
 		}
 		return nil
 	}
-	if s, ok := t.high[fd]; ok {
+	if s, ok := t.fds.high[fd]; ok {
 		return &s
 	}
 	return nil
 }
 
-func (t *table[D]) put(fd int32, s slot[D]) {
-	if t.get(fd) == nil {
-		t.n++
-	}
-	if fd >= 0 && fd < lowFDs {
-		if int(fd) >= len(t.low) {
-			n := min(max(16, 2*len(t.low), int(fd)+1), lowFDs)
-			low := make([]slot[D], n)
-			copy(low, t.low)
-			t.low = low
-		}
-		t.low[fd] = s
-		return
-	}
-	if t.high == nil {
-		t.high = map[int32]slot[D]{}
-	}
-	t.high[fd] = s
-}
+func (t *table[D]) put(fd int32, s slot[D]) { t.fds.Set(fd, s) }
 
 func (t *table[D]) setCloexec(fd int32, on bool) {
 	if s := t.get(fd); s != nil {
-		s.cloexec = on
-		if fd < 0 || int(fd) >= len(t.low) {
-			t.high[fd] = *s
-		}
+		t.fds.Set(fd, slot[D]{d: s.d, cloexec: on})
 	}
 }
 
 // remove takes fd out of the table and returns its description.
-func (t *table[D]) remove(fd int32) *Desc[D] {
-	if fd >= 0 && int(fd) < len(t.low) {
-		d := t.low[fd].d
-		if d != nil {
-			t.n--
-			t.low[fd] = slot[D]{}
-		}
-		return d
-	}
-	s, ok := t.high[fd]
-	if !ok {
-		return nil
-	}
-	t.n--
-	delete(t.high, fd)
-	return s.d
-}
+func (t *table[D]) remove(fd int32) *Desc[D] { return t.fds.Delete(fd).d }
 
-// each calls fn for every open descriptor.
-func (t *table[D]) each(fn func(fd int32, s slot[D])) {
-	for fd, s := range t.low {
-		if s.d != nil {
-			fn(int32(fd), s)
-		}
-	}
-	for fd, s := range t.high {
-		fn(fd, s)
-	}
-}
+// each calls fn for every open descriptor, in increasing order.
+func (t *table[D]) each(fn func(fd int32, s slot[D])) { t.fds.Each(fn) }
 
 // Follower follows one rank's state. The zero value is not ready: use
 // New.
@@ -295,16 +244,11 @@ func (f *Follower[D, H]) Lookup(th uint32, fd int32) *Desc[D] {
 // Free returns the lowest descriptor from `from` on that is free in
 // thread th's process (where its next open goes, from 0).
 func (f *Follower[D, H]) Free(th uint32, from int32) int32 {
-	t := f.Proc(th).tab
-	for fd := max(from, 0); ; fd++ {
-		if t.get(fd) == nil {
-			return fd
-		}
-	}
+	return f.Proc(th).tab.fds.Lowest(from)
 }
 
 // Open returns how many descriptors are open in thread th's process.
-func (f *Follower[D, H]) Open(th uint32) int { return f.Proc(th).tab.n }
+func (f *Follower[D, H]) Open(th uint32) int { return f.Proc(th).tab.fds.Len() }
 
 // Handle returns MPI file handle h, or nil.
 func (f *Follower[D, H]) Handle(h int32) *Handle[H] { return f.handle(h) }
@@ -511,10 +455,10 @@ func (f *Follower[D, H]) Data(e *trace.Event) *Desc[D] {
 	}
 	t := f.lastProc.tab
 	fd := e.FD
-	if fd < 0 || int(fd) >= len(t.low) {
+	if uint32(fd) >= uint32(len(t.fds.low)) {
 		return nil
 	}
-	d := t.low[fd].d
+	d := t.fds.low[fd].d
 	if d == nil {
 		return nil
 	}
@@ -674,14 +618,11 @@ func (f *Follower[D, H]) unshare(p *Proc[D]) {
 
 // copyTable copies t, for no process yet.
 func (f *Follower[D, H]) copyTable(t *table[D]) *table[D] {
-	c := &table[D]{}
+	c := &table[D]{fds: t.fds.Clone()}
 	if f.CopyTableData != nil {
 		c.data = f.CopyTableData(t.data)
 	}
-	t.each(func(fd int32, s slot[D]) {
-		s.d.refs++
-		c.put(fd, s)
-	})
+	c.each(func(fd int32, s slot[D]) { s.d.refs++ })
 	return c
 }
 

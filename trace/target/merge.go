@@ -33,7 +33,9 @@ const mergeEvents = 1 << 16
 
 func NewMerger(t trace.Trace, ranks []uint32) (*Merger, error) {
 	m := &Merger{pending: -1}
-	batch := min(max(mergeEvents/max(len(ranks), 1), 64), trace.BatchSize)
+	// At least a few events a rank: 100,000 ranks hold 4 each, not 64
+	// (770 MB).
+	batch := min(max(mergeEvents/max(len(ranks), 1), 4), trace.BatchSize)
 	for _, r := range ranks {
 		src, err := t.Rank(r)
 		if err != nil {
@@ -64,6 +66,13 @@ func (c *cursor) fill() {
 		case err != nil:
 			c.err, c.done = err, true
 		}
+	}
+	if c.done && c.i >= c.n && c.src != nil {
+		// The rank is read to its end: its source and batch go.
+		if cl, ok := c.src.(io.Closer); ok {
+			cl.Close()
+		}
+		c.src, c.buf = nil, nil
 	}
 }
 

@@ -4,11 +4,13 @@
 //	gentrace pwrite  -o OUT -calls N -path P           one rank: open, N × 4 KiB pwrite at (i mod 256) × 4 KiB, close
 //	gentrace gaps    -o OUT -calls N -gap D -path P    one rank: open, N × 4 KiB pwrite D apart (start to start), close
 //	gentrace barrier -o OUT -ranks R -calls N -every K  R ranks, each: open own file, N × 4 KiB pwrite with an MPI_Barrier every K calls, close
+//	gentrace dense   -o OUT -calls N -path P           one rank: open, N × 4 KiB pwrite of 1 µs, each 0 to 5 µs (uniform, seeded) after the previous ended, close
 package main
 
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"time"
 
@@ -18,7 +20,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gentrace pwrite|gaps|barrier [flags]")
+		fmt.Fprintln(os.Stderr, "usage: gentrace pwrite|gaps|barrier|dense [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -48,6 +50,7 @@ func write(kind, out string, calls, ranks, every int, gap time.Duration, path st
 		return err
 	}
 	const fd, bs = 3, 4096
+	rng := rand.New(rand.NewPCG(1, 2))
 	for r := 0; r < ranks; r++ {
 		p := path
 		if kind == "barrier" {
@@ -68,9 +71,12 @@ func write(kind, out string, calls, ranks, every int, gap time.Duration, path st
 				t += 3000
 			}
 			add(trace.Event{Op: trace.OpPwrite, FD: fd, Offset: int64(i%256) * bs, Size: bs, Ret: bs}, 1000)
-			if kind == "gaps" {
+			switch kind {
+			case "gaps":
 				t += int64(gap)
-			} else {
+			case "dense":
+				t += 1000 + rng.Int64N(5001)
+			default:
 				t += 1500
 			}
 		}
