@@ -30,6 +30,10 @@ func TestRunSetupErrors(t *testing.T) {
 	m.Add(trace.Event{Op: trace.OpOpen, Path: m.Paths.Intern("/data/f"), Flags: trace.OCreat | trace.OWronly, Ret: 3})
 	input := func(io.Writer) (trace.Trace, error) { return m, nil }
 	bad := errors.New("no such input")
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("TMPDIR", t.TempDir())
 	for _, c := range []struct {
 		what string
@@ -39,7 +43,7 @@ func TestRunSetupErrors(t *testing.T) {
 	}{
 		{"unreadable input", func(io.Writer) (trace.Trace, error) { return nil, bad }, Options{}, bad.Error()},
 		{"the root as target", input, Options{Target: "/"}, "--target /"},
-		{"a target that cannot be made", input, Options{Target: "/proc/no/such/dir"}, "making the target directory /proc/no/such/dir"},
+		{"a target that cannot be made", input, Options{Target: file + "/dir"}, "--target " + file + "/dir"},
 	} {
 		out, err := Run(context.Background(), c.in, c.o, Alone{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || out != nil {
