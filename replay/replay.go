@@ -89,6 +89,9 @@ func New(t trace.Trace, opts Options) (*Replay, error) {
 // Timing returns the timing the replay runs with.
 func (r *Replay) Timing() Timing { return r.opts.Timing }
 
+// Options returns the options of the replay.
+func (r *Replay) Options() Options { return r.opts }
+
 // Plan returns what New found.
 func (r *Replay) Plan() *Plan { return r.plan }
 

@@ -31,17 +31,18 @@ type Flags struct {
 	Record      string
 	Walk        bool
 
-	RankSubset string
-	Ops        []string
-	SkipOps    []string
-	ScaleSize  float64
-	Align      string
-	Layout     string
-	Split      string
-	Order      string
-	Servers    int
-	Stripe     string
-	Seed       uint64
+	// Select chooses the events replayed: the selectors every command
+	// takes (--rank, --op, --skip-op, --path, --exclude, --time), as a
+	// replay applies them (replay.Transforms).
+	Select    filter.Flags
+	ScaleSize float64
+	Align     string
+	Layout    string
+	Split     string
+	Order     string
+	Servers   int
+	Stripe    string
+	Seed      uint64
 }
 
 // AddFlags registers the options on fs.
@@ -59,9 +60,7 @@ func (f *Flags) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Strict, "strict", false, "stop at the first call that fails where the original did not, or is skipped")
 	fs.StringVar(&f.Record, "record", "", "write the replay's own trace (measured times) to this `file`")
 	fs.BoolVar(&f.Walk, "no-openat2", false, "resolve paths by an O_NOFOLLOW walk even where openat2 exists")
-	fs.StringVar(&f.RankSubset, "rank-subset", "", "replay only these `ranks`, e.g. 0-3,8")
-	fs.Var((*listValue)(&f.Ops), "ops", "keep only these `ops`, families or classes (posix, meta, mpiio, comm, marker, process; repeatable, or a comma list)")
-	fs.Var((*listValue)(&f.SkipOps), "skip-ops", "drop these `ops`, families or classes (repeatable, or a comma list)")
+	f.Select.AddFlags(fs)
 	fs.Float64Var(&f.ScaleSize, "scale-size", 1, "multiply request sizes and offsets by this factor")
 	fs.StringVar(&f.Align, "align", "", "align offsets and sizes to this many `bytes`, e.g. 4096")
 	fs.StringVar(&f.Layout, "layout", "", "shared: files of one rank each become one shared file; fpp: shared files become one per rank")
@@ -121,13 +120,12 @@ func (f *Flags) replay() (replay.Options, error) {
 
 // transforms turns the flags into the replay's transforms.
 func (f *Flags) transforms() (replay.Transforms, error) {
-	tf := replay.Transforms{Ops: f.Ops, SkipOps: f.SkipOps, Layout: f.Layout, ScaleSize: f.ScaleSize}
-	var err error
-	if f.RankSubset != "" {
-		if tf.Ranks, err = filter.ParseRanks(f.RankSubset); err != nil {
-			return tf, fmt.Errorf("--rank-subset: %w", err)
-		}
+	tf := replay.Transforms{Ops: f.Select.Ops, SkipOps: f.Select.SkipOps, Layout: f.Layout, ScaleSize: f.ScaleSize}
+	sel, err := f.Select.Selection()
+	if err != nil {
+		return tf, err
 	}
+	tf.Ranks, tf.Paths, tf.Window = sel.Ranks, sel.Paths, sel.Window
 	if f.ScaleSize <= 0 {
 		return tf, fmt.Errorf("--scale-size %v: want a positive factor", f.ScaleSize)
 	}

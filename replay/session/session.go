@@ -95,6 +95,13 @@ type Outcome struct {
 	cleanup []func() error
 }
 
+// Original is the input as a comparison holds the replay against it:
+// seen through the replay's selectors (ranks, ops, paths, time), not
+// through the transforms that rewrite calls.
+func (o *Outcome) Original() (trace.Trace, error) {
+	return o.Replay.Options().Transforms.Selecting().Apply(o.Input)
+}
+
 // Close removes what the session made for itself: a temporary target
 // (unless kept) and a temporary trace.
 func (o *Outcome) Close() error {
