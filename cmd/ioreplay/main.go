@@ -81,6 +81,7 @@ docs/REPLAY.md explains timing, dependencies, transforms and the safety rules.`,
 	cli.AddInputFlags(fs, &o.in)
 	cli.AddGoFlags(fs, o.replay.AddFlags)
 	fs.MarkHidden("no-openat2")
+	cli.HideAliases(fs)
 	fs.StringVar(&o.format, "format", "text", "report format: text, csv, json or markdown")
 	fs.StringVar(&o.by, "by", "op", "report table: op, size, rank, file, access or region")
 	fs.BoolVar(&o.detail, "detail", false, "split operation families into their calls in the report")

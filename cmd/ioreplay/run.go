@@ -118,7 +118,11 @@ func (o *options) finish(out *session.Outcome, args []string, s cli.IO) error {
 	if out.Team != "" && !o.quiet {
 		fmt.Fprintln(s.Err, out.Team)
 	}
-	return o.writeReport(st, out.Input, args, s)
+	orig, err := out.Original()
+	if err != nil {
+		return err
+	}
+	return o.writeReport(st, orig, args, s)
 }
 
 // closeOutcome removes what the session made for itself and says where a

@@ -40,6 +40,7 @@ operation, bandwidth over time and per-rank timelines on one time scale).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(o, args, cli.StreamsOf(cmd)) },
 	}
 	cli.AddInputFlags(c.Flags(), &o.in)
+	cli.AddSelectFlags(c.Flags(), &o.in.Select)
 	c.Flags().StringVar(&o.format, "format", "text", "output format: text, csv, json, markdown or html (with charts)")
 	c.Flags().BoolVar(&o.report.Detail, "detail", false, "split operation families into their calls")
 	c.Flags().StringVarP(&o.out, "output", "o", "", "write the comparison to this file instead of standard output")

@@ -35,6 +35,7 @@ func newConvertCmd() *cobra.Command {
 		o.in.Forms = convert.Bind(fs, &o.in)
 		o.in.AddFromFlag(fs)
 	})
+	cli.AddSelectFlags(c.Flags(), &o.in.Select)
 	c.Flags().StringVar(&o.To, "to", "", "output form: "+convert.Names(false)+" (default: from OUT's name)")
 	c.Flags().StringVarP(&o.Output, "output", "o", "", "file to write (- for standard output, text forms only)")
 	return c

@@ -5,7 +5,6 @@ import (
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/convert"
-	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/spf13/cobra"
 )
 
@@ -13,7 +12,6 @@ import (
 type dumpOptions struct {
 	in     convert.Opener
 	format string
-	sel    filter.Flags
 }
 
 func newDumpCmd() *cobra.Command {
@@ -44,7 +42,7 @@ the first bad line is named).`,
 	}
 	cli.AddInputFlags(c.Flags(), &o.in)
 	c.Flags().StringVar(&o.format, "format", "text", "output form: "+strings.Join(convert.LineFormats, ", "))
-	cli.AddGoFlags(c.Flags(), o.sel.AddFlags)
+	cli.AddSelectFlags(c.Flags(), &o.in.Select)
 	return c
 }
 
@@ -53,7 +51,7 @@ func runDump(o *dumpOptions, args []string, s cli.IO) error {
 	if err != nil {
 		return err
 	}
-	sel, err := o.sel.Selection()
+	sel, err := o.in.Select.Selection()
 	if err != nil {
 		return err
 	}
@@ -67,10 +65,7 @@ func runDump(o *dumpOptions, args []string, s cli.IO) error {
 	if err != nil {
 		return err
 	}
-	err = sel.CheckRanks("--rank", t.Ranks())
-	if err == nil {
-		err = convert.WriteLines(lw, t, sel)
-	}
+	err = convert.WriteLines(lw, t)
 	if cerr := t.Close(); err == nil {
 		err = cerr
 	}

@@ -67,6 +67,7 @@ time and a per-rank timeline. Write it to a file with -o report.html.`,
 		},
 	}
 	cli.AddInputFlags(c.Flags(), &o.in)
+	cli.AddSelectFlags(c.Flags(), &o.in.Select)
 	c.Flags().StringVar(&o.by, "by", "op", "table: op, size, rank, file, access, region or beffio")
 	c.Flags().BoolVar(&o.beffio, "beffio", false, "the b_eff_io value of a run of samples/beffio.iop (same as --by beffio)")
 	c.Flags().StringVar(&o.format, "format", "text", "output format: text, csv, json, markdown or html (every table and charts)")
