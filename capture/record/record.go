@@ -11,8 +11,9 @@
 //     when the program (and every process it left running) has ended.
 //     FromSpool encodes the spools a killed record left.
 //
-// Diagnostics go to Options.Log: warnings at slog.LevelWarn, notes at
-// slog.LevelInfo, and what -v prints at slog.LevelDebug.
+// Diagnostics go to Options.Log: warnings at slog.LevelWarn, notes (and
+// the summary line of each trace file) at slog.LevelInfo, and what -v
+// prints at slog.LevelDebug.
 package record
 
 import (
@@ -26,7 +27,9 @@ import (
 
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/launcher"
+	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
+	"github.com/iotrace/iotrace/trace/units"
 )
 
 // Options configure a recording.
@@ -146,4 +149,72 @@ func (u Unseen) report(log *slog.Logger) {
 		}
 		log.Info(fmt.Sprintf("the program used %s: that I/O is not seen", list))
 	}
+}
+
+// tally is a rank's sink that counts what its trace holds, for the
+// summary line: events, the files it names, the bytes read and written
+// (not those of the calls an MPI library made inside MPI-IO calls: the
+// MPI-IO calls hold them).
+type tally struct {
+	trace.Sink
+	events, read, written int64
+	files                 map[trace.PathID]struct{}
+}
+
+func newTally(s trace.Sink) *tally { return &tally{Sink: s, files: map[trace.PathID]struct{}{}} }
+
+func (t *tally) WriteEvents(evs []trace.Event) error {
+	for i := range evs {
+		e := &evs[i]
+		t.events++
+		if e.Ret <= 0 || e.Flags&trace.InMPIIO != 0 {
+			continue
+		}
+		switch e.Op.Info().Dir {
+		case trace.DirRead:
+			t.read += e.Ret
+		case trace.DirWrite:
+			t.written += e.Ret
+		}
+	}
+	return t.Sink.WriteEvents(evs)
+}
+
+func (t *tally) Intern(path string) trace.PathID {
+	id := t.Sink.Intern(path)
+	t.files[id] = struct{}{}
+	return id
+}
+
+// sayRecorded prints the summary line of a rank's trace file (unless the
+// log leaves out notes: --quiet): its events, files and bytes, and which
+// paths the record left out.
+func (o *Options) sayRecorded(log *slog.Logger, file string, rk launcher.Rank, t *tally) {
+	rank := ""
+	if rk.Size > 1 {
+		rank = fmt.Sprintf("rank %d of %d: ", rk.Rank, rk.Size)
+	} else if rk.Known && rk.Rank > 0 {
+		rank = fmt.Sprintf("rank %d: ", rk.Rank)
+	}
+	files := "files"
+	if len(t.files) == 1 {
+		files = "file"
+	}
+	log.Info(fmt.Sprintf("%s: %s%d events, %d %s, %s read, %s written; %s", file, rank, t.events, len(t.files), files,
+		units.Bytes(t.read), units.Bytes(t.written), o.leftOut()))
+}
+
+// leftOut says which paths a record leaves out.
+func (o *Options) leftOut() string {
+	if o.All {
+		return "nothing left out (--all)"
+	}
+	if len(o.Include) > 0 {
+		s := "recorded only under " + strings.Join(o.Include, " ")
+		if len(o.Exclude) > 0 {
+			s += ", not under " + strings.Join(o.Exclude, " ")
+		}
+		return s
+	}
+	return "left out " + strings.Join(append(filter.RecordExcludes(), o.Exclude...), " ") + ", pipes and sockets (--all keeps them)"
 }

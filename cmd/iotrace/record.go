@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/iotrace/iotrace/capture/record"
 	"github.com/iotrace/iotrace/cmd/internal/cli"
@@ -16,6 +17,7 @@ type recordOptions struct {
 	rank      int
 	rankGiven bool
 	verbose   bool
+	quiet     bool
 	preload   bool
 	fromSpool string
 }
@@ -111,7 +113,8 @@ no exclusion at all.`,
 	fs.StringArrayVar(&o.Include, "include", nil, "record only paths under this prefix (repeatable; relative to the current directory)")
 	fs.StringArrayVar(&o.Exclude, "exclude", nil, "do not record paths under this prefix (repeatable; relative to the current directory)")
 	fs.BoolVar(&o.All, "all", false, "record every traced call: no path exclusions, pipes and sockets too")
-	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print a summary and the thread table on stderr at the end")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print how the program ended and the thread table on stderr at the end")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no summary line or notes on stderr, only warnings and errors")
 	fs.Var(&o.ClockSync, "clock-sync", "measure each rank's clock against rank 0's in MPI_Init and MPI_Finalize: auto (when every rank is surely recorded), on, off")
 	fs.BoolVar(&o.preload, "preload", false, "record with the preload shim (LD_PRELOAD) instead of ptrace: POSIX, stdio, MPI-IO and MPI communication calls")
 	fs.StringVar(&o.Spool, "spool", "", "with --preload: keep the raw per-process spool files in this directory (default: a temporary one, removed)")
@@ -170,6 +173,9 @@ func runRecord(o *recordOptions, argv []string, s cli.IO) error {
 		o.Rank = &r
 	}
 	o.Log = logline.New(s.Err, "iotrace: record", o.verbose)
+	if o.quiet {
+		o.Log = logline.NewLevel(s.Err, "iotrace: record", slog.LevelWarn)
+	}
 	var res record.Result
 	var err error
 	switch {
