@@ -45,7 +45,7 @@ func Preload(o Options, argv []string) (Result, error) {
 		return Result{}, err
 	}
 	log := o.log()
-	libs, err := preload.Build()
+	libs, err := buildShim(log, rk)
 	if err != nil {
 		return Result{}, err
 	}

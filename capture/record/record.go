@@ -24,8 +24,10 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/capture/preload"
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
@@ -196,12 +198,16 @@ func (o *Options) sayRecorded(log *slog.Logger, file string, rk launcher.Rank, t
 	} else if rk.Known && rk.Rank > 0 {
 		rank = fmt.Sprintf("rank %d: ", rk.Rank)
 	}
-	files := "files"
-	if len(t.files) == 1 {
-		files = "file"
-	}
-	log.Info(fmt.Sprintf("%s: %s%d events, %d %s, %s read, %s written; %s", file, rank, t.events, len(t.files), files,
+	log.Info(fmt.Sprintf("%s: %s%s, %s, %s read, %s written; %s", file, rank, count(t.events, "event"), count(int64(len(t.files)), "file"),
 		units.Bytes(t.read), units.Bytes(t.written), o.leftOut()))
+}
+
+// count is "1 event", "2 events".
+func count(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // leftOut says which paths a record leaves out.
@@ -218,3 +224,31 @@ func (o *Options) leftOut() string {
 	}
 	return "left out " + strings.Join(append(filter.RecordExcludes(), o.Exclude...), " ") + ", pipes and sockets (--all keeps them)"
 }
+
+// buildShim builds the preload shim (preload.Build). The first use
+// compiles it with cc, which takes seconds: when the build has not
+// returned after shimNote, the lead rank says what it is doing, once
+// (later runs find the shim in the cache and say nothing).
+func buildShim(log *slog.Logger, rk launcher.Rank) (preload.Libs, error) {
+	done := make(chan struct{})
+	said := make(chan struct{})
+	go func() {
+		defer close(said)
+		select {
+		case <-done:
+		case <-time.After(shimNote):
+			if rk.Rank == 0 {
+				dir, _ := preload.CacheDir()
+				log.Info(fmt.Sprintf("building the preload shim with cc into %s: the first --preload run does it once, for some seconds", dir))
+			}
+		}
+	}()
+	libs, err := preload.Build()
+	close(done)
+	<-said
+	return libs, err
+}
+
+// shimNote is how long a build of the preload shim runs before
+// buildShim says so.
+const shimNote = 1500 * time.Millisecond
