@@ -21,6 +21,7 @@ type Flags struct {
 	Speed       float64
 	Target      string
 	Keep        bool
+	Force       bool
 	Maps        []string
 	DryRun      bool
 	PrepareOnly bool
@@ -51,6 +52,7 @@ func (f *Flags) AddFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&f.Speed, "speed", 1, "divide recorded gaps by this factor (original and think timing)")
 	fs.StringVar(&f.Target, "target", "", "`directory` to replay in (default: a new temporary directory)")
 	fs.BoolVar(&f.Keep, "keep", false, "keep the temporary target directory")
+	fs.BoolVar(&f.Force, "force", false, "replay into a --target that already holds files the trace reaches (they are overwritten or removed)")
 	fs.Var((*listValue)(&f.Maps), "map", "rewrite the path prefix OLD to NEW inside the target (`OLD=NEW`, repeatable)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the path mapping, the files to prepare and the calls per rank; touch nothing")
 	fs.BoolVar(&f.PrepareOnly, "prepare-only", false, "create the files the trace reads, then stop")
@@ -88,7 +90,7 @@ func (f *Flags) Options() (Options, error) {
 	}
 	return Options{
 		Replay: ro, DefaultTiming: f.Timing == "",
-		Target: f.Target, Keep: f.Keep, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly,
+		Target: f.Target, Keep: f.Keep, Force: f.Force, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly,
 		Files:  posix.Options{Direct: f.Direct, Sparse: f.Sparse, FixedData: f.Data == "fixed", Walk: f.Walk},
 		Record: f.Record,
 	}, nil
