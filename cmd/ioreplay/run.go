@@ -97,7 +97,7 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 // finish reports a replay that ran, from its trace: its summary, how far
 // an interrupted one got, what the team did, and the report.
 func (o *options) finish(out *session.Outcome, args []string, s cli.IO) error {
-	st, err := cli.Stats(&convert.Opener{}, []string{out.Record}, s, report.Options{Detail: o.detail}.For(o.by, o.html != ""))
+	st, err := cli.Stats(&convert.Opener{}, []string{out.Record}, s, report.Options{Detail: o.detail}.For(o.by, o.html != "" || o.format == "html"))
 	if err != nil {
 		return fmt.Errorf("reading the replay's trace: %w", err)
 	}
@@ -176,7 +176,7 @@ func (o *options) checkChoices() error {
 		flag, v string
 		choices []string
 	}{
-		{"--format", o.format, report.Formats},
+		{"--format", o.format, cli.Formats},
 		{"--by", o.by, report.Views},
 		{"--backend", o.backend, []string{backendPOSIX, backendMPIIO}},
 	} {

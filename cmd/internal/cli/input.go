@@ -90,6 +90,10 @@ func Named(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
+// Formats are the report formats of stats, compare and ioreplay: those of
+// the tables, and html, the report of every table with charts.
+var Formats = append(slices.Clone(report.Formats), "html")
+
 // CheckChoice fails unless v is one of choices, naming the flag.
 func CheckChoice(flag, v string, choices []string) error {
 	if slices.Contains(choices, v) {
