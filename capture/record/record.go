@@ -230,20 +230,25 @@ func (o *Options) leftOut() string {
 // returned after shimNote, the lead rank says what it is doing, once
 // (later runs find the shim in the cache and say nothing).
 func buildShim(log *slog.Logger, rk launcher.Rank) (preload.Libs, error) {
+	return sayBuilding(log, rk, shimNote, preload.Build)
+}
+
+// sayBuilding runs build, saying after wait that the shim is being built.
+func sayBuilding(log *slog.Logger, rk launcher.Rank, wait time.Duration, build func() (preload.Libs, error)) (preload.Libs, error) {
 	done := make(chan struct{})
 	said := make(chan struct{})
 	go func() {
 		defer close(said)
 		select {
 		case <-done:
-		case <-time.After(shimNote):
+		case <-time.After(wait):
 			if rk.Rank == 0 {
 				dir, _ := preload.CacheDir()
 				log.Info(fmt.Sprintf("building the preload shim with cc into %s: the first --preload run does it once, for some seconds", dir))
 			}
 		}
 	}()
-	libs, err := preload.Build()
+	libs, err := build()
 	close(done)
 	<-said
 	return libs, err
