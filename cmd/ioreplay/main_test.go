@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -733,6 +734,9 @@ func TestProgressOnATerminal(t *testing.T) {
 			master.Close()
 			<-done
 			shown := strings.Contains(got.String(), "ioreplay: ") && strings.Contains(got.String(), "% (")
+			if shown && !regexp.MustCompile(`of 60 events\), \d+s elapsed, ETA \S+, \S+ B/s`).MatchString(got.String()) {
+				t.Errorf("the progress line lacks the time elapsed, the time left or the rate: %q", got.String())
+			}
 			if shown == quiet {
 				t.Errorf("terminal got %q", got.String())
 			}

@@ -48,6 +48,14 @@ int main(void) {
 	if code != 3 {
 		t.Fatalf("exit %d, want the program's 3\n%s", code, stderr)
 	}
+	// The first run builds the shim into the new cache: if it took a
+	// moment, it said so, once; the next runs find it and say nothing.
+	if n := strings.Count(stderr, "building the preload shim with cc into "+filepath.Join(dir, "cache")); n > 1 {
+		t.Errorf("the build of the shim said %d times:\n%s", n, stderr)
+	}
+	if _, stderr, _ := recRun(t, dir, env, "", "record", "--preload", "-o", filepath.Join(dir, "q.iot"), "--", "true"); strings.Contains(stderr, "building") {
+		t.Errorf("a run with the shim in the cache says it builds it:\n%s", stderr)
+	}
 	got, _ := tallies(t, out)
 	want := map[trace.Op]tally{trace.OpOpen: {1, 0}, trace.OpWrite: {100, 51200}, trace.OpFsync: {1, 0},
 		trace.OpClose: {1, 0}, trace.OpFopen: {1, 0}, trace.OpRead: {1, 4096}, trace.OpFclose: {1, 0}}
