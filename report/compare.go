@@ -139,6 +139,9 @@ func (s *Stats) skipsByRow() map[string]int64 {
 		if op, ok := trace.ParseOp(k.Op); ok && !s.Detail {
 			key = op.Info().Family
 		}
+		if k.Reason == trace.SkipReasonInMPIIO {
+			key += inMPIIOSuffix // the rows of calls inside MPI-IO, never compared
+		}
 		m[key] += k.Count
 	}
 	return m

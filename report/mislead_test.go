@@ -129,3 +129,16 @@ func TestBandwidthScales(t *testing.T) {
 		t.Errorf("far peaks: %v %v %q %q; want each its own scale, said", a, b, ca, cb)
 	}
 }
+
+// TestInMPIIOSkipsStayWithTheirRows: a replay skips the POSIX calls made
+// inside MPI-IO calls; those skips are not counted with the other calls
+// of their op, which would then differ.
+func TestInMPIIOSkipsStayWithTheirRows(t *testing.T) {
+	paths := trace.NewPaths()
+	a, _ := Compute(sliceTrace(inMPIIOEvents(paths), paths), Options{})
+	b, _ := Compute(sliceTrace(inMPIIOEvents(paths), paths), Options{})
+	b.Replay = &Replay{Skips: []ReplaySkips{{Op: "pwrite", Reason: trace.SkipReasonInMPIIO, Count: 1}}}
+	if m := Compare(a, b).Mismatches(); len(m) != 0 {
+		t.Errorf("mismatches %v: the skips of calls inside MPI-IO were counted with the other writes", m)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -779,6 +780,15 @@ int main(int argc, char **argv) {
 		}
 		t.Run(name, func(t *testing.T) {
 			args := append(append([]string{"record"}, mode...), "--include", dir, "-o", out, "--", bin)
+			// What record says beside its summary line (which ends it).
+			recRun := func(t testing.TB, dir string, env []string, stdin string, args ...string) (string, string, int) {
+				o, e, c := recRun(t, dir, env, stdin, args...)
+				summary := regexp.MustCompile(`(?m)^iotrace: record: ` + regexp.QuoteMeta(out) + `: \d+ events.*\n`)
+				if n := len(summary.FindAllString(e, -1)); n != 1 && c == 0 {
+					t.Errorf("%d summary lines, want 1:\n%s", n, e)
+				}
+				return o, summary.ReplaceAllString(e, ""), c
+			}
 			_, stderr, code := recRun(t, dir, nil, "", append(args, "async")...)
 			if code == 9 {
 				t.Skip("io_uring or Linux AIO is not available here")

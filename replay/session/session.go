@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -418,7 +419,14 @@ func makeTarget(dir string) error {
 	if _, err := os.Stat(parent); err != nil {
 		return fmt.Errorf("--target %s: its parent %s does not exist (ioreplay makes the target directory, not the ones above it)", dir, parent)
 	}
-	return os.Mkdir(dir, 0o755)
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, fs.ErrExist) {
+		// Another process of the team, on this host, made it first.
+		if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
+			return nil
+		}
+	}
+	return err
 }
 
 // inTheWay fails when the target directory dir already holds files at
