@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/internal/loadcheck"
+	"github.com/iotrace/iotrace/internal/mpitest"
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
@@ -43,6 +44,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	mpitest.Cleanup()
 	os.Exit(code)
 }
 

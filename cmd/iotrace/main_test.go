@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/iotrace/iotrace/internal/mpitest"
 )
 
 // iotraceBin is the iotrace binary built for the end-to-end tests, which
@@ -28,6 +30,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	mpitest.Cleanup()
 	os.Exit(code)
 }
 
