@@ -8,7 +8,7 @@
 #      times its own loop (wall and CPU); the overhead per call is
 #      (recorded − untraced) ÷ N, from the medians.
 #      The shim's own cost without the system call (two clock readings and
-#      a record into a drained ring: bench/mpi/emit.c) is measured too; it
+#      a record into the thread's block of the spool: bench/mpi/emit.c) is measured too; it
 #      does not depend on the system call's noise.
 #   2. A collective strided write through a view (P ranks, K × B bytes
 #      each with MPI_File_write_all; K (512) × B (1 MiB): 1 GiB in all with
@@ -87,8 +87,8 @@ events=$("$tmp/iotrace" stats "$tmp/pw.iot" | head -1 | awk '{print $3}')
 # The shim's own cost, without the system call.
 emit_w="" emit_c=""
 for rep in $(seq "$REPS"); do
-	mkdir -p "$tmp/ring" && rm -f "$tmp/ring"/*
-	read -r w c < <(IOTRACE_SPOOL="$tmp/ring" IOTRACE_RING=32768 IOTRACE_CONSUMER=$$ "$tmp/emit" 5000000)
+	mkdir -p "$tmp/spool" && rm -f "$tmp/spool"/*
+	read -r w c < <(IOTRACE_SPOOL="$tmp/spool" "$tmp/emit" 5000000)
 	emit_w+="$w "
 	emit_c+="$c "
 done
@@ -116,7 +116,7 @@ done
 echo "| the shim's recording alone, no system call (\`bench/mpi/emit.c\`) | | | | $(med "$emit_w") | $(med "$emit_c") |"
 echo
 echo "A preload trace of the loop holds $events events: its $N pwrites, the open and the close. The"
-echo "rings are drained by iotrace, another process: its CPU is not in the loop's."
+echo "program's threads do the recording; the encode after the program is in the Record section's helper CPU."
 echo
 
 # 2. MPI-IO collective strided write: C against ioreplay --backend mpiio.

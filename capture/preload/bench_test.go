@@ -71,8 +71,8 @@ int main(int argc, char **argv) {
 // make most: getc and putc (stdio's hot path, which must stay at glibc's
 // speed), fgets, fread (16 bytes) and fprintf on a file, and read, write
 // and pwrite of 64 bytes (each one recorded). Each iteration runs the C
-// program without the shim and with it (a ring drained as iotrace record
-// drains it), interleaved; the metrics are medians of the per-call CPU
+// program without the shim and with it (as iotrace record runs it),
+// interleaved; the metrics are medians of the per-call CPU
 // time without the shim, with it, and their difference:
 //
 //	go test ./capture/preload -run XXX -bench ShimCalls -benchtime 5x
@@ -116,7 +116,7 @@ func BenchmarkShimCalls(b *testing.B) {
 					b.Fatal(err)
 				}
 				plain = append(plain, parse(out))
-				spool, out, err := recordOutput(b, libs, drained, dir, bin, args...)
+				spool, out, err := recordOutput(b, libs, dir, bin, args...)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -138,9 +138,9 @@ func median(v []float64) float64 {
 }
 
 // BenchmarkEncode measures what iotrace record --preload spends per
-// record turning a spool into events (it runs beside the program, on a
-// busy machine on the program's CPU): a spool of 200,000 pwrites of 64
-// bytes, encoded again each iteration.
+// record turning a spool into events (after the program, the helper's
+// whole work): a spool of 200,000 pwrites of 64 bytes, encoded again
+// each iteration.
 //
 //	go test ./capture/preload -run XXX -bench Encode
 func BenchmarkEncode(b *testing.B) {
@@ -152,7 +152,7 @@ func BenchmarkEncode(b *testing.B) {
 		b.Fatal(err)
 	}
 	const n = 200_000
-	spool, _, err := recordOutput(b, libs, linear, dir, bin, "pwrite", strconv.Itoa(n), rw)
+	spool, _, err := recordOutput(b, libs, dir, bin, "pwrite", strconv.Itoa(n), rw)
 	if err != nil {
 		b.Fatal(err)
 	}

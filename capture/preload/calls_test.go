@@ -91,7 +91,7 @@ func TestShimCalls(t *testing.T) {
 			t.Errorf("the test program does not call %s; it calls:\n%s", sym, out)
 		}
 	}
-	spool, err := record(t, libs, drained, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ int main(void) {
 	return 0;
 }
 `)
-	spool, err := record(t, libs, drained, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package preload
 
 import (
 	"cmp"
-	"container/heap"
 	"errors"
 	"fmt"
 	"os"
@@ -177,6 +176,14 @@ var ops = map[uint16]trace.Op{
 	cMPIFileIreadAt: trace.OpMPIFileIreadAt, cMPIFileIwriteAt: trace.OpMPIFileIwriteAt,
 	cMPIFileIread: trace.OpMPIFileIread, cMPIFileIwrite: trace.OpMPIFileIwrite,
 }
+
+// opOf is ops as an array, for the encoder's loop.
+var opOf = func() (a [256]trace.Op) {
+	for c, op := range ops {
+		a[c] = op
+	}
+	return a
+}()
 
 // Event flags of communication calls: a receive posted with a wildcard
 // (its Peer and Tag are those of the message it matched).
@@ -359,24 +366,23 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 		procs = append(procs, pr)
 		st.Processes++
 		st.Dropped += int64(s.Header.Dropped)
-		st.Clock = append(st.Clock, pr.clock...)
 	}
 	st.Threads = int(numberThreads(procs))
 	var its []stream
 	var piters []*procIter
 	for _, pr := range procs {
 		s := pr.s
-		p := &procIter{sc: s.Scan(), s: s, sink: sink, rules: rules, main: pr.main, base: pr.base,
+		p := &procIter{pr: pr, src: s.merged(), s: s, sink: sink, rules: rules, main: pr.main, base: pr.base,
 			shift: pr.shift, st: state.New[ofile, handle](nil), cwd: s.Header.Cwd}
 		its = append(its, p)
 		piters = append(piters, p)
 	}
 	its = append(its, &synthIter{evs: processEvents(procs, sink)})
-	h := &iterHeap{}
+	h := iterHeap{}
 	var firstErr error
 	for _, p := range its {
 		if p.next() {
-			heap.Push(h, p)
+			h.push(p)
 		} else if err := p.error(); err != nil && firstErr == nil {
 			firstErr = err
 		}
@@ -391,8 +397,8 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 		out = out[:0]
 		return err
 	}
-	for h.Len() > 0 {
-		p := (*h)[0]
+	for len(h) > 0 {
+		p := h[0].s
 		out = append(out, *p.current())
 		if len(out) == cap(out) {
 			if err := flush(); err != nil {
@@ -400,9 +406,9 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 			}
 		}
 		if p.next() {
-			heap.Fix(h, 0)
+			h.fix()
 		} else {
-			heap.Pop(h)
+			h.pop()
 			if err := p.error(); err != nil && firstErr == nil {
 				firstErr = err
 			}
@@ -413,9 +419,10 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 	}
 	mapped := map[trace.PathID]bool{}
 	for _, p := range piters {
-		st.Records += p.sc.Stats.Records
-		st.Incomplete += p.sc.Stats.Incomplete
+		st.Records += p.src.Stats.Records
+		st.Incomplete += p.src.Stats.Incomplete
 		st.Unseen |= p.unseen
+		st.Clock = append(st.Clock, p.pr.clock...)
 		for id := range p.mapped {
 			mapped[id] = true
 		}
@@ -447,27 +454,37 @@ func (p *proc) index(tid uint32) uint32 {
 }
 
 // scanProc reads a spool for what the process events need: its threads'
-// first and last calls, and its exit status.
+// first and last calls. The blocks say most of it without a record
+// decoded: a thread's first call is the time base of its first block; its
+// last is in its last block (a thread's calls do not overlap), or in its
+// side blocks, which are read whole. (The exit status is learnt while the
+// records are encoded: the process's exit event comes after its calls.)
 func scanProc(s *Spool) (*proc, error) {
 	p := &proc{s: s, first: map[uint32]int64{}, last: map[uint32]int64{}, end: s.Header.MonoStart}
-	_, err := s.Records(func(r *Record) error {
-		switch r.Call {
-		case cExit:
-			p.exited, p.status = true, r.Ret
-		case cMPIClock:
-			if r.Dur >= 0 && (r.Size == 0 || r.Size == 1) && r.Peer >= 0 {
-				p.clock = append(p.clock, capture.ClockReading{Phase: int(r.Size), T1: r.Start, T3: r.Start + r.Dur,
-					Ref: r.Off, Base: s.Header.RealStart - s.Header.MonoStart, Reference: uint32(r.Peer)})
+	var st ReadStats
+	curs, err := s.streams(&st)
+	for _, c := range curs {
+		tid := c.blocks[0].tid
+		p.maxTid = max(p.maxTid, tid)
+		if !c.blocks[0].side {
+			if f, ok := p.first[tid]; !ok || c.blocks[0].base < f {
+				p.first[tid] = c.blocks[0].base
 			}
+			c.blocks = c.blocks[len(c.blocks)-1:]
 		}
-		if f, ok := p.first[r.Tid]; !ok || r.Start < f {
-			p.first[r.Tid] = r.Start
+		var r Record
+		for {
+			ok, err := c.next(&r)
+			if err != nil || !ok {
+				break // a damaged spool: Encode says where
+			}
+			if f, ok := p.first[tid]; !ok || r.Start < f {
+				p.first[tid] = r.Start
+			}
+			p.last[tid] = max(p.last[tid], r.Start+r.Dur)
+			p.end = max(p.end, r.Start+r.Dur)
 		}
-		p.last[r.Tid] = max(p.last[r.Tid], r.Start+r.Dur)
-		p.end = max(p.end, r.Start+r.Dur)
-		p.maxTid = max(p.maxTid, r.Tid)
-		return nil
-	})
+	}
 	if err != nil {
 		var se *SpoolError
 		if !errors.As(err, &se) {
@@ -514,7 +531,7 @@ const (
 // in time order.
 func processEvents(procs []*proc, sink trace.Sink) []synthEvent {
 	var evs []synthEvent
-	add := func(prio int8, e trace.Event) { evs = append(evs, synthEvent{e, prio}) }
+	add := func(prio int8, e trace.Event) { evs = append(evs, synthEvent{e, prio, nil}) }
 	for _, p := range procs {
 		start := p.s.Header.MonoStart + p.shift
 		switch {
@@ -535,11 +552,9 @@ func processEvents(procs []*proc, sink trace.Sink) []synthEvent {
 			add(prioEnd, trace.Event{Op: trace.OpExit, Thread: p.index(tid), Start: p.last[tid] + p.shift})
 		}
 		if p.next == nil {
-			e := trace.Event{Op: trace.OpExit, Thread: p.main, Start: p.end + p.shift}
-			if p.exited {
-				e.Ret = p.status
-			}
-			add(prioEnd+1, e) // after its threads' exits
+			// After its threads' exits; its status is the one the
+			// shim recorded, which the encoder has read by then.
+			evs = append(evs, synthEvent{trace.Event{Op: trace.OpExit, Thread: p.main, Start: p.end + p.shift}, prioEnd + 1, p})
 		}
 	}
 	slices.SortStableFunc(evs, func(a, b synthEvent) int {
@@ -576,6 +591,7 @@ type stream interface {
 type synthEvent struct {
 	e    trace.Event
 	prio int8
+	exit *proc // a process's exit: its status is the one its records hold
 }
 
 // synthIter streams events made by the encoder.
@@ -591,24 +607,73 @@ func (s *synthIter) next() bool {
 	s.i++
 	return true
 }
-func (s *synthIter) current() *trace.Event { return &s.evs[s.i-1].e }
-func (s *synthIter) prio() int8            { return s.evs[s.i-1].prio }
-func (s *synthIter) error() error          { return nil }
-
-type iterHeap []stream
-
-func (h iterHeap) Len() int { return len(h) }
-func (h iterHeap) Less(i, j int) bool {
-	a, b := h[i].current().Start, h[j].current().Start
-	return a < b || a == b && h[i].prio() < h[j].prio()
+func (s *synthIter) current() *trace.Event {
+	ev := &s.evs[s.i-1]
+	if p := ev.exit; p != nil && p.exited {
+		ev.e.Ret = p.status
+	}
+	return &ev.e
 }
-func (h iterHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *iterHeap) Push(x any)   { *h = append(*h, x.(stream)) }
-func (h *iterHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (s *synthIter) prio() int8   { return s.evs[s.i-1].prio }
+func (s *synthIter) error() error { return nil }
+
+// iterHeap is a min-heap of streams by their current events' start and
+// priority, which it keeps beside each stream so that comparing costs no
+// call.
+type iterHeap []heapItem
+
+type heapItem struct {
+	start int64
+	prio  int8
+	s     stream
+}
+
+func item(s stream) heapItem { return heapItem{s.current().Start, s.prio(), s} }
+
+func (h iterHeap) less(i, j int) bool {
+	return h[i].start < h[j].start || h[i].start == h[j].start && h[i].prio < h[j].prio
+}
+
+func (h *iterHeap) push(s stream) {
+	*h = append(*h, item(s))
+	for i := len(*h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
+		i = p
+	}
+}
+
+// fix restores the order after the first stream moved on.
+func (h iterHeap) fix() {
+	h[0] = item(h[0].s)
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			l = r
+		}
+		if !h.less(l, i) {
+			return
+		}
+		h[i], h[l] = h[l], h[i]
+		i = l
+	}
+}
+
+// pop removes the first stream.
+func (h *iterHeap) pop() {
+	n := len(*h) - 1
+	(*h)[0] = (*h)[n]
+	*h = (*h)[:n]
+	if n > 0 {
+		(*h)[0] = item((*h)[0].s)
+		h.fix()
+	}
 }
 
 // ofile is what the encoder keeps on an open file description of the
@@ -628,10 +693,12 @@ type handle struct {
 
 type desc = state.Desc[ofile]
 
-// procIter turns one spool's records into events, sorted by start within
-// chunks (a spool is in the order calls ended; threads overlap).
+// procIter turns one spool's records into events in start order: the
+// spool's streams merged (a thread's calls, its signal handlers'), and
+// each chunk sorted if a handler's call came out of order.
 type procIter struct {
-	sc    *Scanner
+	pr    *proc
+	src   *merged
 	s     *Spool
 	sink  trace.Sink
 	rules *filter.Paths
@@ -647,8 +714,7 @@ type procIter struct {
 	mapped map[trace.PathID]bool // recorded files mmap mapped (not the system's)
 
 	chunk []trace.Event
-	pos   int
-	cur   trace.Event
+	pos   int // the current event is chunk[pos-1]
 	done  bool
 	err   error
 }
@@ -662,40 +728,42 @@ func (p *procIter) index(tid uint32) uint32 {
 	return p.base + tid - 1
 }
 
-func (p *procIter) current() *trace.Event { return &p.cur }
+func (p *procIter) current() *trace.Event { return &p.chunk[p.pos-1] }
 func (p *procIter) prio() int8            { return prioCall }
 func (p *procIter) error() error          { return p.err }
 
 func (p *procIter) next() bool {
-	if p.pos >= len(p.chunk) {
+	for p.pos >= len(p.chunk) {
 		if p.done {
 			return false
 		}
 		p.chunk, p.pos = p.chunk[:0], 0
 		var rec Record
+		sorted := true
 		for len(p.chunk) < chunkEvents {
-			ok, err := p.sc.Next(&rec)
-			if err != nil {
-				p.err, p.done = err, true
-				break
-			}
-			if !ok {
-				p.done = true
+			if !p.src.next(&rec) {
+				p.err, p.done = p.src.err, true
 				break
 			}
 			p.aux, p.haux = nil, nil
-			e, ok := p.event(&rec)
-			p.follow(&e)
-			if ok {
-				p.chunk = append(p.chunk, e)
+			n := len(p.chunk)
+			if n == cap(p.chunk) {
+				p.chunk = slices.Grow(p.chunk, 1)
+			}
+			p.chunk = p.chunk[:n+1] // the event is made in place
+			e := &p.chunk[n]
+			ok := p.event(&rec, e)
+			p.follow(e)
+			if !ok {
+				p.chunk = p.chunk[:n]
+			} else if n > 0 && e.Start < p.chunk[n-1].Start {
+				sorted = false
 			}
 		}
-		slices.SortStableFunc(p.chunk, func(a, b trace.Event) int { return cmp.Compare(a.Start, b.Start) })
-		if len(p.chunk) == 0 {
-			return false
+		if !sorted {
+			slices.SortStableFunc(p.chunk, func(a, b trace.Event) int { return cmp.Compare(a.Start, b.Start) })
 		}
 	}
-	p.cur = p.chunk[p.pos]
 	p.pos++
 	return true
 }
@@ -775,10 +843,10 @@ func (p *procIter) intern(name string) trace.PathID {
 	return p.sink.Intern(name)
 }
 
-// event converts a record; false when it gives no event (not recorded
-// path, bookkeeping record).
-func (p *procIter) event(r *Record) (trace.Event, bool) {
-	e := trace.Event{Thread: p.index(r.Tid), Start: r.Start + p.shift, Dur: r.Dur, Ret: r.Ret}
+// event converts a record into e; false when it gives no event (not
+// recorded path, bookkeeping record).
+func (p *procIter) event(r *Record, e *trace.Event) bool {
+	*e = trace.Event{Thread: p.index(r.Tid), Start: r.Start + p.shift, Dur: r.Dur, Ret: r.Ret}
 	if r.Flags&rfInMPIIO != 0 {
 		e.Flags = trace.InMPIIO
 	}
@@ -788,7 +856,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		// by a call it does not wrap): its name, flags and position, as
 		// an inherit event.
 		if r.FD < 0 {
-			return e, false
+			return false
 		}
 		name := p.resolve(r, r.Path)
 		pos := r.Off
@@ -801,16 +869,30 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		}
 		p.aux = f
 		e.Op, e.FD, e.Ret, e.Path, e.Flags, e.Offset, e.Dur = trace.OpInherit, r.FD, int64(r.FD), f.id, e.Flags|r.OFlags, pos, 0
-		return e, f.keep
-	case cMPIRank, cMPIFinalize, cExit, cMPIClock:
-		return e, false
+		return f.keep
+	case cExit:
+		p.pr.exited, p.pr.status = true, r.Ret
+		return false
+	case cMPIClock:
+		// The reference's reading is in Bytes (shim.h C_MPI_CLOCK).
+		if (r.Size == 0 || r.Size == 1) && r.Peer >= 0 {
+			h := p.s.Header
+			p.pr.clock = append(p.pr.clock, capture.ClockReading{Phase: int(r.Size), T1: r.Start, T3: r.Start + r.Dur,
+				Ref: r.Bytes, Base: h.RealStart - h.MonoStart, Reference: uint32(r.Peer)})
+		}
+		return false
+	case cMPIRank, cMPIFinalize:
+		return false
 	case cUnseen:
 		p.unseen |= r.OFlags
-		return e, false
+		return false
 	}
-	op, ok := ops[r.Call]
+	op, ok := trace.Op(0), false
+	if int(r.Call) < len(opOf) {
+		op, ok = opOf[r.Call], opOf[r.Call] != trace.OpUnknown
+	}
 	if !ok {
-		return e, false // a call of a newer shim
+		return false // a call of a newer shim
 	}
 	e.Op = op
 	switch r.Call {
@@ -828,11 +910,11 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 			e.FD = atFDCWD
 		}
 		e.Path, e.Flags, e.Mode = f.id, e.Flags|r.OFlags, r.Mode
-		return e, keep
+		return keep
 	case cClose, cFclose:
 		f := p.fd(r.Tid, r.FD)
 		e.FD = r.FD
-		return e, f != nil && f.Aux.keep
+		return f != nil && f.Aux.keep
 	case cDup, cDup2, cDup3:
 		// dup2 and dup3 are recorded when the target was a file, whatever
 		// the source: the target then no longer names that file.
@@ -845,7 +927,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		if r.Call == cDup3 {
 			e.Flags |= r.OFlags
 		}
-		return e, (f != nil && f.Aux.keep) || (old != nil && old.Aux.keep)
+		return (f != nil && f.Aux.keep) || (old != nil && old.Aux.keep)
 	case cCloseRange:
 		keep := false
 		p.st.Each(p.index(r.Tid), func(fd int32, f *desc) {
@@ -857,14 +939,14 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		if r.Size < 0 {
 			e.Size = 1<<32 - 1 // ~0U, as the ptrace capture records it
 		}
-		return e, keep
+		return keep
 	case cSync:
-		return e, true
+		return true
 	case cSymlink, cSymlinkat:
 		// Path2 is the link's target exactly as written: not resolved.
 		name := p.resolve(r, r.Path)
 		e.Path, e.Path2, e.FD = p.intern(name), p.intern(r.Path2), atFD(r)
-		return e, p.match(name)
+		return p.match(name)
 	case cLink, cLinkat:
 		// linkat(fd, "", …, AT_EMPTY_PATH) links the file open on fd: no
 		// first path.
@@ -877,7 +959,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		}
 		name2 := p.resolve2(r, r.Path2)
 		e.Path2, e.FD, e.Flags = p.intern(name2), atFD(r), e.Flags|r.OFlags
-		return e, keep || p.match(name2)
+		return keep || p.match(name2)
 	case cCopyFileRange, cSendfile, cSplice:
 		return p.copyEvent(r, e)
 	case cStat, cLstat, cFstatat, cStatx, cAccess, cUnlink, cUnlinkat, cMkdir, cMkdirat, cRmdir, cTruncate,
@@ -905,7 +987,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		} else {
 			e.FD = atFDCWD
 		}
-		return e, keep
+		return keep
 	}
 	if op.Class() == trace.ClassComm {
 		e.Peer, e.Tag, e.Comm, e.Bytes, e.Count = r.Peer, r.Tag, r.Comm, r.Bytes, r.Count
@@ -924,7 +1006,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 			cMPICommSplit, cMPICommDup, cMPIWait, cMPIWaitall:
 			e.Peer = 0
 		}
-		return e, true
+		return true
 	}
 	if op.Class() == trace.ClassMPIIO {
 		e.FD, e.Comm, e.Offset, e.Size, e.Count = r.FD, r.Comm, r.Off, r.Size, r.Count
@@ -937,11 +1019,11 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 			}
 			p.haux = h
 			e.Path, e.Flags, e.Offset = h.id, r.OFlags, 0
-			return e, h.keep
+			return h.keep
 		case cMPIFileDelete:
 			name := p.resolve(r, r.Path)
 			e.Path, e.FD = p.intern(name), 0
-			return e, p.match(name)
+			return p.match(name)
 		case cMPIFileSetView:
 			e.Stride = r.Bytes
 		case cMPIFileSeek, cMPIFileSeekShared:
@@ -949,10 +1031,10 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 		}
 		h := p.st.Handle(r.FD)
 		if h == nil {
-			return e, true // a handle opened before the shim: kept, without a path
+			return true // a handle opened before the shim: kept, without a path
 		}
 		e.Path = h.Aux.id
-		return e, h.Aux.keep
+		return h.Aux.keep
 	}
 	// Descriptor calls: every field is set, kept or not, for the table
 	// follows them all.
@@ -990,7 +1072,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 			p.mapped[f.Aux.id] = true
 		}
 	}
-	return e, keep
+	return keep
 }
 
 // copyEvent converts a copy between two descriptors (copy_file_range,
@@ -999,7 +1081,7 @@ func (p *procIter) event(r *Record) (trace.Event, bool) {
 // give is the side's position (the shim reads it; where it could not,
 // the position this process's events put it at), which moves by what
 // was copied.
-func (p *procIter) copyEvent(r *Record, e trace.Event) (trace.Event, bool) {
+func (p *procIter) copyEvent(r *Record, e *trace.Event) bool {
 	in, out := p.fd(r.Tid, r.FD), p.fd(r.Tid, r.Peer)
 	e.FD, e.FD2, e.Size = r.FD, r.Peer, r.Size
 	e.Flags |= r.OFlags & (trace.CopyInAt | trace.CopyOutAt)
@@ -1017,17 +1099,13 @@ func (p *procIter) copyEvent(r *Record, e trace.Event) (trace.Event, bool) {
 	}
 	e.Path, e.Offset = side(in, r.Off, r.OFlags&trace.CopyInAt != 0)
 	e.Path2, e.Offset2 = side(out, r.Bytes, r.OFlags&trace.CopyOutAt != 0)
-	return e, (in != nil && in.Aux.keep) || (out != nil && out.Aux.keep)
+	return (in != nil && in.Aux.keep) || (out != nil && out.Aux.keep)
 }
 
-// FindSpools counts the spools and rings in dir.
+// FindSpools counts the spools in dir.
 func FindSpools(dir string) (int, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "spool-*.sp"))
-	rings, rerr := filepath.Glob(filepath.Join(dir, "ring-*.sp"))
-	if err == nil {
-		err = rerr
-	}
-	return len(names) + len(rings), err
+	return len(names), err
 }
 
 // RemoveDir removes a spool directory after its spools were encoded.

@@ -115,7 +115,7 @@ func straceFamilies(t *testing.T, dir, bin string, args ...string) (map[string]i
 // each op family on files under dir.
 func shimFamilies(t *testing.T, libs Libs, dir, bin string, args ...string) (map[string]int, map[string][]string) {
 	t.Helper()
-	spool, err := record(t, libs, drained, dir, bin, args...)
+	spool, err := record(t, libs, dir, bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func straceIOCalls(t *testing.T, dir, bin string) map[string][]scall {
 // as straceIOCalls from its events.
 func shimIOCalls(t *testing.T, libs Libs, dir, bin string) map[string][]scall {
 	t.Helper()
-	spool, err := record(t, libs, drained, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err != nil {
 		t.Fatal(err)
 	}

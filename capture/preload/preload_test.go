@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -70,28 +71,16 @@ func compile(t testing.TB, dir, name, src string, flags ...string) string {
 	return bin
 }
 
-// spoolMode is how a test records: a linear spool per process, a ring
-// drained while the program runs (as iotrace record does), or a ring that
-// nobody drains until the program has ended (a killed iotrace, recovered).
-type spoolMode int
-
-const (
-	linear spoolMode = iota
-	drained
-	recovered
-)
-
-func (m spoolMode) String() string { return [...]string{"linear", "drained ring", "recovered ring"}[m] }
-
 // record runs bin with the shim in dir and returns its spool directory.
-func record(t testing.TB, libs Libs, mode spoolMode, dir, bin string, args ...string) (string, error) {
+func record(t testing.TB, libs Libs, dir, bin string, args ...string) (string, error) {
 	t.Helper()
-	spool, _, err := recordOutput(t, libs, mode, dir, bin, args...)
+	spool, _, err := recordOutput(t, libs, dir, bin, args...)
 	return spool, err
 }
 
-// recordOutput is record, returning the program's output too.
-func recordOutput(t testing.TB, libs Libs, mode spoolMode, dir, bin string, args ...string) (string, []byte, error) {
+// recordOutput is record, returning the program's output too. The
+// spools are made ready to read as iotrace record makes them (Recover).
+func recordOutput(t testing.TB, libs Libs, dir, bin string, args ...string) (string, []byte, error) {
 	t.Helper()
 	spool := filepath.Join(dir, "spool")
 	os.RemoveAll(spool)
@@ -100,29 +89,13 @@ func recordOutput(t testing.TB, libs Libs, mode spoolMode, dir, bin string, args
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LD_PRELOAD="+libs.Preload(""))
-	if mode == linear {
-		cmd.Env = append(cmd.Env, "IOTRACE_SPOOL="+spool)
-	} else {
-		cmd.Env = append(cmd.Env, Env(spool)...)
-	}
-	var d *Drainer
-	if mode == drained {
-		d = StartDrainer(spool)
-	}
+	cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload("")), Env(spool)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Logf("%s: %v\n%s", bin, err, out)
 	}
-	if d != nil {
-		if derr := d.Stop(); derr != nil {
-			t.Fatal(derr)
-		}
-	}
-	if mode == recovered {
-		if rerr := Recover(spool); rerr != nil {
-			t.Fatal(rerr)
-		}
+	if rerr := Recover(spool); rerr != nil {
+		t.Fatal(rerr)
 	}
 	return spool, out, err
 }
@@ -226,18 +199,9 @@ func TestShimPOSIX(t *testing.T) {
 	libs := buildShim(t)
 	dir := t.TempDir()
 	bin := compile(t, dir, "posix", posixProg)
-	for _, mode := range []spoolMode{linear, drained, recovered} {
-		t.Run(mode.String(), func(t *testing.T) { testShimPOSIX(t, libs, mode, dir, bin) })
-	}
-}
-
-func testShimPOSIX(t *testing.T, libs Libs, mode spoolMode, dir, bin string) {
-	spool, err := record(t, libs, mode, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if left, _ := filepath.Glob(filepath.Join(spool, "ring-*")); len(left) > 0 {
-		t.Errorf("rings left: %v", left)
 	}
 	rules, _ := filter.NewPaths([]string{dir}, nil, true)
 	evs, paths, stats := encode(t, spool, rules)
@@ -311,12 +275,6 @@ func testShimPOSIX(t *testing.T, libs Libs, mode spoolMode, dir, bin string) {
 // TestShimCrash checks that a process killed mid-run keeps every call it
 // finished: the spool is shared memory, not a buffer.
 func TestShimCrash(t *testing.T) {
-	for _, mode := range []spoolMode{linear, drained} {
-		t.Run(mode.String(), func(t *testing.T) { testShimCrash(t, mode) })
-	}
-}
-
-func testShimCrash(t *testing.T, mode spoolMode) {
 	libs := buildShim(t)
 	dir := t.TempDir()
 	bin := compile(t, dir, "crash", `
@@ -331,7 +289,7 @@ int main(void) {
 	return 0;
 }
 `)
-	spool, err := record(t, libs, mode, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err == nil {
 		t.Fatal("the program was not killed")
 	}
@@ -359,7 +317,7 @@ func TestShimMPIPartLoadsWithoutMPI(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := compile(t, dir, "plain", "#include <stdio.h>\nint main(void){FILE*f=fopen(\"p.txt\",\"w\");fputs(\"x\",f);fclose(f);return 0;}\n")
-	spool, err := record(t, libs, drained, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,8 +331,8 @@ func TestShimMPIPartLoadsWithoutMPI(t *testing.T) {
 // of the program's: its first open gets the descriptor it gets without
 // the shim (3, unless the test inherited some), and a
 // program that closes every descriptor but the standard ones (as daemons
-// do) still has its later calls recorded, in a linear spool (which grows
-// while the program runs) and in a ring.
+// do) still has its later calls recorded, in windows of its spool the
+// shim maps after that.
 func TestShimKeepsDescriptorsFree(t *testing.T) {
 	libs := buildShim(t)
 	dir := t.TempDir()
@@ -392,8 +350,8 @@ int main(int argc, char **argv) {
 	for (int i = 3; i < 4096; i++) close(i);
 	char b[64] = {0};
 	fd = open("after.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	/* more records than a chunk of a linear spool holds: it must grow */
-	for (int i = 0; i < 50000; i++) pwrite(fd, b, 64, (off_t)i * 64);
+	/* more records than a window of the spool holds: the shim maps more */
+	for (int i = 0; i < 200000; i++) pwrite(fd, b, 64, (off_t)i * 64);
 	close(fd);
 	return 0;
 }
@@ -405,22 +363,208 @@ int main(int argc, char **argv) {
 		t.Fatal(err)
 	}
 	first := strings.TrimSpace(string(plain))
-	for _, mode := range []spoolMode{linear, drained} {
-		t.Run(mode.String(), func(t *testing.T) {
-			spool, err := record(t, libs, mode, dir, bin, first)
-			if err != nil {
-				t.Fatal(err)
+	spool, err := record(t, libs, dir, bin, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _, stats := encode(t, spool, nil)
+	n := 0
+	for _, e := range evs[0] {
+		if e.Op == trace.OpPwrite && e.Ret == 64 {
+			n++
+		}
+	}
+	if n != 200000 || stats[0].Dropped != 0 {
+		t.Errorf("%d of 200000 pwrites after closing every descriptor, %d dropped", n, stats[0].Dropped)
+	}
+}
+
+// TestShimFileSizeLimit checks that a process with a file size limit
+// (RLIMIT_FSIZE, ulimit -f) is not killed by the shim's spool, which the
+// shim sizes within the limit, and still has its calls recorded.
+func TestShimFileSizeLimit(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	bin := compile(t, dir, "fsize", `
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void) {
+	struct rlimit rl = {32 << 20, 32 << 20};
+	if (setrlimit(RLIMIT_FSIZE, &rl) != 0) { perror("setrlimit"); return 2; }
+	pid_t p = fork(); /* the child's shim opens its spool under the limit */
+	if (p == 0) {
+		char b[64] = {0};
+		int fd = open("limited.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		for (int i = 0; i < 1000; i++) pwrite(fd, b, 64, (off_t)i * 64);
+		close(fd);
+		_exit(0);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	if (!WIFEXITED(st)) { fprintf(stderr, "child killed by signal %d\n", WTERMSIG(st)); return 1; }
+	return WEXITSTATUS(st);
+}
+`)
+	spool, err := record(t, libs, dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _, _ := encode(t, spool, nil)
+	n := 0
+	for _, e := range evs[0] {
+		if e.Op == trace.OpPwrite {
+			n++
+		}
+	}
+	if n != 1000 {
+		t.Errorf("%d of 1000 pwrites of the limited process recorded", n)
+	}
+}
+
+// TestShimSignalHandlers records a program whose signal handler writes to
+// a file while the main thread writes another: a handler that interrupts
+// the shim while it writes a record writes its own into the thread's side
+// block. Every call of the main thread is recorded, and those of the
+// handler that did not interrupt a call the shim was making (those pass
+// through, as the shim's own calls do), in start order.
+func TestShimSignalHandlers(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	bin := compile(t, dir, "sig", `
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static int hfd;
+static volatile sig_atomic_t n, done;
+static pthread_t main_thread;
+static void on_usr1(int sig) { (void)sig; if (write(hfd, "x", 1) == 1) n++; }
+/* signals the main thread as fast as it can: they land anywhere, in the
+ * shim writing a record too */
+static void *kicker(void *arg) {
+	while (!done) pthread_kill(main_thread, SIGUSR1);
+	return arg;
+}
+int main(void) {
+	char b[64] = {0};
+	hfd = open("handler.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open("main.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	main_thread = pthread_self();
+	pthread_t k;
+	pthread_create(&k, NULL, kicker, NULL);
+	for (int i = 0; i < 300000; i++) {
+		pwrite(fd, b, 64, (off_t)(i % 1024) * 64);
+		for (volatile int j = 0; j < 300; j++) {
+		} /* time in the program, where the handler's calls are recorded */
+	}
+	done = 1;
+	pthread_join(k, NULL);
+	close(fd);
+	close(hfd);
+	printf("%d\n", (int)n);
+	return 0;
+}
+`)
+	spool, out, err := recordOutput(t, libs, dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handled, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("output %q", out)
+	}
+	evs, _, stats := encode(t, spool, nil)
+	pwrites, writes := 0, 0
+	for i, e := range evs[0] {
+		switch e.Op {
+		case trace.OpPwrite:
+			pwrites++
+		case trace.OpWrite:
+			writes++
+		}
+		if i > 0 && e.Start < evs[0][i-1].Start {
+			t.Fatalf("events not in start order at %d", i)
+		}
+	}
+	if pwrites != 300000 || writes > handled || writes == 0 || stats[0].Incomplete != 0 || stats[0].Dropped != 0 {
+		t.Errorf("%d pwrites of 300000, %d handler writes of %d, stats %+v", pwrites, writes, handled, stats[0])
+	}
+	// How many of the handler's records went to side blocks (it
+	// interrupted the shim writing one): logged, not required (timing).
+	names, _ := filepath.Glob(filepath.Join(spool, "spool-*.sp"))
+	side := 0
+	for _, n := range names {
+		s, err := OpenSpool(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, _ := s.index()
+		for _, b := range bs {
+			if b.side {
+				side++
 			}
-			evs, _, stats := encode(t, spool, nil)
-			n := 0
-			for _, e := range evs[0] {
-				if e.Op == trace.OpPwrite && e.Ret == 64 {
-					n++
-				}
-			}
-			if n != 50000 || stats[0].Dropped != 0 {
-				t.Errorf("%d of 50000 pwrites after closing every descriptor, %d dropped", n, stats[0].Dropped)
-			}
-		})
+		}
+		s.Close()
+	}
+	t.Logf("%d signals handled, %d of their writes recorded, %d side blocks", handled, writes, side)
+	if handled >= 10000 && side == 0 {
+		t.Errorf("no handler interrupted the shim writing a record in %d signals: the side blocks were not tried", handled)
+	}
+}
+
+// TestBuildOnce checks that the processes of a job starting at once on a
+// node build the shim once (its POSIX part, MPI part and clock library):
+// one builds, the others wait for it (each build is seconds of CPU).
+func TestBuildOnce(t *testing.T) {
+	if c := os.Getenv("IOTRACE_TEST_BUILD_CACHE"); c != "" {
+		os.Setenv("IOTRACE_CACHE", c)
+		if _, err := Build(); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	needCC(t)
+	dir := t.TempDir()
+	cc, _ := exec.LookPath("cc")
+	log := filepath.Join(dir, "cc.log")
+	wrapper := filepath.Join(dir, "cc")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\necho \"$@\" >> "+log+"\nexec "+cc+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*exec.Cmd
+	for range 4 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestBuildOnce$")
+		cmd.Env = append(os.Environ(), "IOTRACE_TEST_BUILD_CACHE="+filepath.Join(dir, "cache"), "CC="+wrapper)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("a build: %v", err)
+		}
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "shim.c"); n != 1 {
+		t.Errorf("shim.c compiled %d times by 4 processes at once, want 1:\n%s", n, b)
+	}
+	// The MPI part and the clock library, where mpi.h is found: once too.
+	mpi, clk := strings.Count(string(b), " mpi.c "), strings.Count(string(b), " clocklib.c ")
+	if _, err := mpiCFlags(); err == nil && (mpi != 1 || clk != 1) || mpi > 1 || clk > 1 {
+		t.Errorf("mpi.c compiled %d times, clocklib.c %d times by 4 processes at once, want 1 each (with mpi.h):\n%s", mpi, clk, b)
 	}
 }

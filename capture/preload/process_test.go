@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
 	return WEXITSTATUS(st) == 5 ? 3 : 1;
 }
 `)
-	spool, err := record(t, libs, drained, dir, bin)
+	spool, err := record(t, libs, dir, bin)
 	if err == nil {
 		t.Fatal("the program exited with 0, want 3")
 	}

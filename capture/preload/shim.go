@@ -1,10 +1,12 @@
 // Package preload records a program's I/O and MPI calls with a small C
 // library loaded into it (LD_PRELOAD): the shim (shim/) intercepts the
 // POSIX and stdio file calls of libc and, through the MPI profiling
-// interface, the MPI-IO and communication calls, and appends one raw
-// fixed-size record per call to a spool file per process. This package
-// builds the shim, reads spools (even those of a process that crashed)
-// and encodes them into a trace.
+// interface, the MPI-IO and communication calls, and writes one compact
+// record per call (a dozen bytes or so) into a spool file per process,
+// mapped shared, in blocks each thread fills alone: the program's own
+// threads do all the recording, and a record is in the file the moment it
+// is complete. This package builds the shim, reads spools (even those of
+// a process that crashed) and encodes them into a trace.
 //
 // The shim is C source embedded in iotrace and compiled on first use
 // with the system's C compiler into a cache directory (Build): the POSIX
@@ -24,6 +26,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 //go:embed shim/shim.h shim/shim.c shim/mpi.c shim/mpilib.h shim/mpiclock.h shim/clocklib.c
@@ -67,10 +71,13 @@ func CacheDir() (string, error) {
 }
 
 // Build compiles the shim into the cache directory, once per version of
-// its sources and compiler: $CC (default cc) for the POSIX part; for the
+// its sources, its compiler and the MPI compiler wrapper's program (which
+// is run only to build): $CC (default cc) for the POSIX part; for the
 // MPI part the include directories of mpicc (or $MPICC), or
-// $IOTRACE_MPI_CFLAGS. Concurrent builds (the processes of an MPI job)
-// are safe: each builds aside and the first to finish installs.
+// $IOTRACE_MPI_CFLAGS. The processes of an MPI job may ask at once: one
+// builds while the others wait (a lock file beside the build), or, where
+// the file system cannot lock, each builds aside and the first to finish
+// installs.
 func Build() (Libs, error) {
 	var libs Libs
 	if runtime.GOOS != "linux" {
@@ -84,7 +91,6 @@ func Build() (Libs, error) {
 	if err != nil {
 		return libs, fmt.Errorf("the preload shim is C and needs a C compiler: %s not found (install gcc, or set CC)", cc)
 	}
-	mpiFlags, mpiErr := mpiCFlags()
 	src := map[string][]byte{}
 	h := sha256.New()
 	for _, n := range []string{"shim.h", "shim.c", "mpi.c", "mpilib.h", "mpiclock.h", "clocklib.c"} {
@@ -92,7 +98,11 @@ func Build() (Libs, error) {
 		src[n] = b
 		h.Write(b)
 	}
-	fmt.Fprintf(h, "%s|%s|%s", ccPath, strings.Join(mpiFlags, " "), runtime.GOARCH)
+	// The MPI compiler is named by what would change what it says (its
+	// program, by path, size and time, or the flags given instead), not
+	// run: a build in the cache is then found without starting it, which
+	// costs more than the rest of a record's start.
+	fmt.Fprintf(h, "%s|%s|%s", ccPath, mpiIdentity(), runtime.GOARCH)
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 	base, err := CacheDir()
 	if err != nil {
@@ -100,13 +110,28 @@ func Build() (Libs, error) {
 	}
 	dir := filepath.Join(base, key)
 	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace-mpi.so"),
-		Clock: filepath.Join(dir, "libiotrace-clock.so"), MPIErr: mpiErr}
+		Clock: filepath.Join(dir, "libiotrace-clock.so")}
 	if _, err := os.Stat(libs.POSIX); err == nil {
 		return finish(libs), nil
 	}
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return libs, err
 	}
+	// One process builds, the others (the ranks of a job starting on a
+	// node at once) wait for it: each build is seconds of CPU. Where the
+	// file system cannot lock, each builds aside, and the first to finish
+	// installs.
+	if lock, err := os.OpenFile(dir+".lock", os.O_RDWR|os.O_CREATE, 0o644); err == nil {
+		defer lock.Close()
+		if unix.Flock(int(lock.Fd()), unix.LOCK_EX) == nil {
+			defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+			if _, err := os.Stat(libs.POSIX); err == nil {
+				return finish(libs), nil
+			}
+		}
+	}
+	mpiFlags, mpiErr := mpiCFlags()
+	libs.MPIErr = mpiErr
 	tmp, err := os.MkdirTemp(base, "build-")
 	if err != nil {
 		return libs, err
@@ -166,6 +191,31 @@ func finish(l Libs) Libs {
 		l.MPI, l.Clock = "", ""
 	}
 	return l
+}
+
+// mpiIdentity names what mpiCFlags would find mpi.h with: the flags of
+// IOTRACE_MPI_CFLAGS, or the MPI compiler wrapper's program (path, size
+// and modification time, after symbolic links), or that there is none.
+func mpiIdentity() string {
+	if f := os.Getenv("IOTRACE_MPI_CFLAGS"); f != "" {
+		return "flags " + f
+	}
+	mpicc := os.Getenv("MPICC")
+	if mpicc == "" {
+		mpicc = "mpicc"
+	}
+	p, err := exec.LookPath(mpicc)
+	if err != nil {
+		return "no " + mpicc
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return "no " + p
+	}
+	return fmt.Sprintf("%s %d %d", p, st.Size(), st.ModTime().UnixNano())
 }
 
 // mpiCFlags returns the compiler flags that find mpi.h.

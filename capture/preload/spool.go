@@ -8,23 +8,30 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // The spool layout (shim/shim.h; docs/FORMAT.md "Preload spool"): a
-// header of headerSize bytes, then records of recSize bytes. A record's
-// first word is its commit: 0 while unwritten, recCommit | n once its n
-// slots (the record and the path bytes after it) are complete.
+// header of headerSize bytes, then blocks of blockSize bytes, each one
+// thread's. A block's header (16 bytes: magic, span, thread, time base)
+// is followed by records: u16 length (0: none, nor any after it in the
+// block), u8 call, u8 flags, u16 mask, then the fields the mask names as
+// LEB128 varints. A block's records are relative to the one before
+// (start, descriptor, offset) unless marked recAbs.
 const (
 	spoolMagic   = "IOTSPOOL"
-	spoolVersion = 1
+	spoolVersion = 2
 	headerSize   = 4096
-	recSize      = 96
-	recCommit    = 0x52000000
+	blockSize    = 4096
+	blockHeader  = 16
+	blockMagic   = 0x4b42 // a thread's blocks, in the order it wrote them
+	sideMagic    = 0x5342 // a thread's side blocks: its signal handlers' records, and records too long for a block
+	recFixed     = 6
 	maxPath      = 4095
-	ringMagic    = "IOTRING1"
 )
 
-// Record flags (shim.h RF_*).
+// Record flags (shim.h RF_*), and recAbs, the spool's own.
 const (
 	rfInMPIIO    = 1
 	rfAnySource  = 2
@@ -33,30 +40,55 @@ const (
 	rfRecvHalf   = 16 // MPI_Sendrecv: Off and Size hold its receive half's source and tag
 	rfPath2At    = 32 // the second path is relative to the directory descriptor in Peer
 	knownRFFlags = rfInMPIIO | rfAnySource | rfAnyTag | rfPathAt | rfRecvHalf | rfPath2At
+	recAbs       = 0x80
+)
+
+// The fields of a record, in their order (shim.h M_*).
+const (
+	mStart = 1 << iota
+	mDur
+	mFD
+	mOff
+	mNoOff
+	mSize
+	mRet
+	mBytes
+	mOFlags
+	mMode
+	mPeer
+	mTag
+	mComm
+	mCount
+	mPath
+	mPath2
 )
 
 // Header describes the process that wrote a spool.
 type Header struct {
 	PID, PPID  uint32
 	Rank, Size int32  // MPI rank and size, -1 when the process made no MPI_Init
-	Dropped    uint32 // records the shim could not write (its spool could not grow)
+	Dropped    uint32 // records the shim could not write (its spool was full)
 	MonoStart  int64  // CLOCK_MONOTONIC ns when the shim started
 	RealStart  int64  // CLOCK_REALTIME ns at the same moment
 	Cmdline    []string
 	Cwd        string
 	// ProcStart is the process's start time (clock ticks since boot):
 	// the same in every image of a process (exec), different in another
-	// process that got the same pid. 0 in spools of shims that did not
-	// record it.
+	// process that got the same pid.
 	ProcStart uint64
-	// Exe is the program (/proc/self/exe), "" when the shim did not
-	// record it (a path longer than the header holds, an older shim).
+	// Exe is the program (/proc/self/exe), "" when the shim could not
+	// record it (a path longer than the header holds).
 	Exe string
+	// Blocks is how many blocks the process took; Capacity, how many the
+	// file may hold.
+	Blocks, Capacity uint64
 }
 
-// Header offsets of the process's start time and program.
+// Header offsets.
 const (
 	offProcStart = 3136
+	offBlocks    = 3200
+	offCapacity  = 3208
 	offExe       = 3328
 	maxExe       = 760
 )
@@ -65,7 +97,7 @@ const (
 type Record struct {
 	Call   uint16
 	Flags  uint16
-	Tid    uint32
+	Tid    uint32 // thread index in the process, 0 for the main thread
 	FD     int32
 	Start  int64 // CLOCK_MONOTONIC ns
 	Dur    int64
@@ -79,7 +111,6 @@ type Record struct {
 	Tag    int32
 	Comm   uint32
 	Count  int32
-	Seq    uint32 // the slot number the shim gave the record (low 32 bits)
 	Path   string
 	Path2  string
 }
@@ -90,6 +121,8 @@ type Spool struct {
 	Header Header
 	r      io.ReaderAt
 	size   int64
+	mem    []byte // the file's used part, mapped (OpenSpool)
+	blocks int64  // blocks the file holds of those taken
 	closer io.Closer
 }
 
@@ -104,7 +137,8 @@ func (e *SpoolError) Error() string {
 	return fmt.Sprintf("%s: offset %d: %s", e.Name, e.Offset, e.Msg)
 }
 
-// OpenSpool opens a spool file and reads its header.
+// OpenSpool opens a spool file and reads its header. The blocks the
+// process wrote are mapped into memory, not read.
 func OpenSpool(name string) (*Spool, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -119,6 +153,11 @@ func OpenSpool(name string) (*Spool, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if n := headerSize + s.blocks*blockSize; s.blocks > 0 && n <= st.Size() {
+		if m, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED); err == nil {
+			s.mem = m
+		}
 	}
 	s.closer = f
 	return s, nil
@@ -144,8 +183,8 @@ func NewSpool(name string, r io.ReaderAt, size int64) (*Spool, error) {
 	if v := le.Uint32(h[8:]); v != spoolVersion {
 		return nil, &SpoolError{name, 8, fmt.Sprintf("spool version %d, this iotrace reads version %d", v, spoolVersion)}
 	}
-	if rs, hs := le.Uint32(h[12:]), le.Uint32(h[16:]); rs != recSize || hs != headerSize {
-		return nil, &SpoolError{name, 12, fmt.Sprintf("record size %d and header size %d, want %d and %d", rs, hs, recSize, headerSize)}
+	if bs, hs := le.Uint32(h[12:]), le.Uint32(h[16:]); bs != blockSize || hs != headerSize {
+		return nil, &SpoolError{name, 12, fmt.Sprintf("block size %d and header size %d, want %d and %d", bs, hs, blockSize, headerSize)}
 	}
 	hd := &s.Header
 	hd.PID, hd.PPID = le.Uint32(h[20:]), le.Uint32(h[24:])
@@ -171,135 +210,433 @@ func NewSpool(name string, r io.ReaderAt, size int64) (*Spool, error) {
 	if hd.Rank < -1 || hd.Size < -1 || (hd.Size > 0 && hd.Rank >= hd.Size) {
 		return nil, &SpoolError{name, 28, fmt.Sprintf("MPI rank %d of %d", hd.Rank, hd.Size)}
 	}
+	hd.Blocks, hd.Capacity = le.Uint64(h[offBlocks:]), le.Uint64(h[offCapacity:])
+	// Blocks taken past the capacity were never written (their records
+	// are counted as dropped); a file cut short holds fewer.
+	s.blocks = int64(min(hd.Blocks, hd.Capacity, uint64(size-headerSize)/blockSize))
 	return s, nil
 }
 
 // Close closes the spool file.
 func (s *Spool) Close() error {
+	if s.mem != nil {
+		unix.Munmap(s.mem)
+		s.mem = nil
+	}
 	if s.closer != nil {
 		return s.closer.Close()
 	}
 	return nil
 }
 
-// ReadStats says what a Scanner found.
+// ReadStats says what reading a spool found.
 type ReadStats struct {
 	Records int64
-	// Incomplete counts slots that were taken but not written before
-	// the last complete record: calls in progress when the process died.
+	// Incomplete counts records being written when the process ended:
+	// bytes after a thread's last complete record.
 	Incomplete int64
 }
 
-// Records calls fn for every complete record, in the order the shim
-// wrote them (the order calls ended). A damaged record ends the reading
-// with a *SpoolError; fn has seen every record before it.
-func (s *Spool) Records(fn func(*Record) error) (ReadStats, error) {
-	sc := s.Scan()
-	var rec Record
-	for {
-		ok, err := sc.Next(&rec)
-		if err != nil || !ok {
-			return sc.Stats, err
-		}
-		if err := fn(&rec); err != nil {
-			return sc.Stats, err
-		}
-	}
+// block is one of the spool's blocks (with the blocks it spans).
+type block struct {
+	off  int64
+	span int
+	tid  uint32
+	base int64
+	side bool
 }
 
-// Scanner reads the records of a spool one at a time.
-type Scanner struct {
-	s      *Spool
-	off    int64
-	buf    []byte
-	bufOff int64
-	holes  int64
-	Stats  ReadStats
+// read returns the n bytes at off; buf is where they may be read to.
+func (s *Spool) read(off int64, n int, buf []byte) ([]byte, error) {
+	if s.mem != nil && off+int64(n) <= int64(len(s.mem)) {
+		return s.mem[off : off+int64(n)], nil
+	}
+	if off+int64(n) > s.size {
+		return nil, &SpoolError{s.Name, off, "block runs past the end of the file"}
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := s.r.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	return buf, nil
 }
 
-// Scan returns a Scanner of s's records.
-func (s *Spool) Scan() *Scanner {
-	return &Scanner{s: s, off: headerSize, bufOff: headerSize}
-}
-
-const scanWindow = 1 << 20 / recSize * recSize
-
-// fill returns the n bytes at off.
-func (sc *Scanner) fill(off int64, n int) ([]byte, error) {
-	if off >= sc.bufOff && off+int64(n) <= sc.bufOff+int64(len(sc.buf)) {
-		return sc.buf[off-sc.bufOff : off-sc.bufOff+int64(n)], nil
-	}
-	want := int64(max(n, scanWindow))
-	if rest := sc.s.size - off; want > rest {
-		want = rest
-	}
-	if want < int64(n) {
-		return nil, &SpoolError{sc.s.Name, off, "record runs past the end of the file"}
-	}
-	if int64(cap(sc.buf)) < want {
-		sc.buf = make([]byte, want, max(want, min(scanWindow, sc.s.size)))
-	}
-	sc.buf = sc.buf[:want]
-	if _, err := sc.s.r.ReadAt(sc.buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", sc.s.Name, err)
-	}
-	sc.bufOff = off
-	return sc.buf[:n], nil
-}
-
-// Next reads the next complete record into rec; false at the end. A
-// damaged record is a *SpoolError.
-func (sc *Scanner) Next(rec *Record) (bool, error) {
-	s := sc.s
+// index lists the blocks written, in the order they were taken. A block
+// never written (taken by a process that ended first, or left empty) has
+// no magic and is skipped.
+func (s *Spool) index() ([]block, error) {
+	var bs []block
+	var buf []byte
 	le := binary.LittleEndian
-	for sc.off+recSize <= s.size {
-		off := sc.off
-		b, err := sc.fill(off, recSize)
+	for i := int64(0); i < s.blocks; {
+		off := headerSize + i*blockSize
+		h, err := s.read(off, blockHeader, buf)
 		if err != nil {
-			return false, err
+			return bs, err
 		}
-		commit := le.Uint32(b)
-		if commit == 0 {
-			sc.holes++
-			sc.off += recSize
+		buf = h[:0]
+		magic, span := le.Uint16(h), int64(le.Uint16(h[2:]))
+		if magic == 0 {
+			i++
 			continue
 		}
-		if commit&0xff000000 != recCommit {
-			return false, &SpoolError{s.Name, off, fmt.Sprintf("bad record commit word %#x", commit)}
+		if magic != blockMagic && magic != sideMagic {
+			return bs, &SpoolError{s.Name, off, fmt.Sprintf("bad block magic %#x", magic)}
 		}
-		slots := int64(commit & 0xffffff)
-		l1, l2 := uint32(le.Uint16(b[88:])), uint32(le.Uint16(b[90:]))
-		if l1 > maxPath || l2 > maxPath {
-			return false, &SpoolError{s.Name, off, fmt.Sprintf("path of %d bytes (at most %d)", max(l1, l2), maxPath)}
+		if span < 1 || i+span > s.blocks {
+			return bs, &SpoolError{s.Name, off, fmt.Sprintf("block spans %d blocks, the spool holds %d after it", span, s.blocks-i)}
 		}
-		if want := 1 + (int64(l1)+int64(l2)+recSize-1)/recSize; slots != want {
-			return false, &SpoolError{s.Name, off, fmt.Sprintf("record spans %d slots, its paths need %d", slots, want)}
+		bs = append(bs, block{off: off, span: int(span), tid: le.Uint32(h[4:]), base: int64(le.Uint64(h[8:])), side: magic == sideMagic})
+		i += span
+	}
+	return bs, nil
+}
+
+// Records calls fn for every complete record, block by block in the
+// order the process took them (a thread's records in the order they were
+// made, threads interleaved by block). A damaged block or record ends the
+// reading with a *SpoolError; fn has seen every record before it.
+func (s *Spool) Records(fn func(*Record) error) (ReadStats, error) {
+	var st ReadStats
+	bs, err := s.index()
+	c := &cursor{s: s, blocks: bs, stats: &st}
+	var rec Record
+	for {
+		ok, cerr := c.next(&rec)
+		if cerr != nil {
+			return st, cerr
 		}
-		*rec = Record{
-			Call: le.Uint16(b[4:]), Flags: le.Uint16(b[6:]), Tid: le.Uint32(b[8:]), FD: int32(le.Uint32(b[12:])),
-			Start: int64(le.Uint64(b[16:])), Dur: int64(le.Uint64(b[24:])), Off: int64(le.Uint64(b[32:])),
-			Size: int64(le.Uint64(b[40:])), Ret: int64(le.Uint64(b[48:])), Bytes: int64(le.Uint64(b[56:])),
-			OFlags: le.Uint32(b[64:]), Mode: le.Uint32(b[68:]), Peer: int32(le.Uint32(b[72:])), Tag: int32(le.Uint32(b[76:])),
-			Comm: le.Uint32(b[80:]), Count: int32(le.Uint32(b[84:])), Seq: le.Uint32(b[92:]),
+		if !ok {
+			return st, err
 		}
-		if rec.Flags&^knownRFFlags != 0 {
-			return false, &SpoolError{s.Name, off, fmt.Sprintf("unknown record flags %#x", rec.Flags)}
+		if err := fn(&rec); err != nil {
+			return st, err
 		}
-		if rec.Dur < 0 {
-			return false, &SpoolError{s.Name, off, fmt.Sprintf("negative duration %d", rec.Dur)}
-		}
-		if l1+l2 > 0 {
-			p, err := sc.fill(off+recSize, int(l1+l2))
+	}
+}
+
+// cursor reads the records of a list of blocks in order.
+type cursor struct {
+	s      *Spool
+	blocks []block
+	stats  *ReadStats
+	bi     int    // the next block
+	data   []byte // the current block
+	base   int64  // its offset
+	b      block
+	pos    int
+	buf    []byte
+	pstart int64 // what the next record's fields are relative to
+	poff   int64
+	pfd    int32
+}
+
+// next decodes the next complete record into rec; false at the end.
+func (c *cursor) next(rec *Record) (bool, error) {
+	le := binary.LittleEndian
+	for {
+		if c.data == nil || c.pos+2 > len(c.data) {
+			if c.bi >= len(c.blocks) {
+				return false, nil
+			}
+			c.b = c.blocks[c.bi]
+			c.bi++
+			d, err := c.s.read(c.b.off, c.b.span*blockSize, c.buf)
 			if err != nil {
 				return false, err
 			}
-			rec.Path, rec.Path2 = string(p[:l1]), string(p[l1:l1+l2])
+			if c.s.mem == nil {
+				c.buf = d[:0]
+			}
+			c.data, c.base, c.pos = d, c.b.off, blockHeader
+			c.pstart, c.poff, c.pfd = c.b.base, 0, 0
+			continue
 		}
-		sc.Stats.Incomplete += sc.holes
-		sc.holes = 0
-		sc.Stats.Records++
-		sc.off += slots * recSize
+		n := int(le.Uint16(c.data[c.pos:]))
+		if n == 0 {
+			// The thread's last record in this block. Bytes after it
+			// are one it was writing when the process ended.
+			if bytes.IndexFunc(c.data[c.pos+2:min(c.pos+recFixed, len(c.data))], func(r rune) bool { return r != 0 }) >= 0 {
+				c.stats.Incomplete++
+			}
+			c.pos = len(c.data)
+			continue
+		}
+		at := c.base + int64(c.pos)
+		if n < recFixed || c.pos+n > len(c.data) {
+			return false, &SpoolError{c.s.Name, at, fmt.Sprintf("record of %d bytes in a block with %d after it", n, len(c.data)-c.pos)}
+		}
+		if err := c.decode(c.data[c.pos:c.pos+n], rec, at); err != nil {
+			return false, err
+		}
+		c.pos += n
+		c.stats.Records++
 		return true, nil
 	}
-	return false, nil
+}
+
+// uv reads the varint at b[p:] and returns it and the position after
+// it, or -1 when b ends first or it runs past 64 bits.
+func uv(b []byte, p int) (uint64, int) {
+	if uint(p) < uint(len(b)) && b[p] < 0x80 { // uint: p may be -1
+		return uint64(b[p]), p + 1
+	}
+	if uint(p+1) < uint(len(b)) && p >= 0 && b[p+1] < 0x80 {
+		return uint64(b[p]&0x7f) | uint64(b[p+1])<<7, p + 2
+	}
+	var v uint64
+	for s := uint(0); s < 64 && uint(p) < uint(len(b)); s += 7 {
+		x := b[p]
+		p++
+		v |= uint64(x&0x7f) << s
+		if x < 0x80 {
+			return v, p
+		}
+	}
+	return 0, -1
+}
+
+// sv reads a zigzag varint.
+func sv(b []byte, p int) (int64, int) {
+	v, p := uv(b, p)
+	return int64(v>>1) ^ -int64(v&1), p
+}
+
+// decode decodes record b (its bytes, length first), at file offset at.
+func (c *cursor) decode(b []byte, rec *Record, at int64) error {
+	flags := uint16(b[3])
+	mask := uint32(b[4]) | uint32(b[5])<<8
+	*rec = Record{Call: uint16(b[2]), Flags: flags &^ recAbs, Tid: c.b.tid}
+	if rec.Flags&^knownRFFlags != 0 {
+		return &SpoolError{c.s.Name, at, fmt.Sprintf("unknown record flags %#x", flags)}
+	}
+	pstart, pfd, poff := c.pstart, c.pfd, c.poff
+	if flags&recAbs != 0 {
+		pstart, pfd, poff = 0, 0, 0
+	}
+	// p becomes -1 (and stays so: every read at -1 fails) when the
+	// fields run past the record.
+	p := recFixed
+	var v int64
+	rec.Start, rec.FD = pstart, pfd
+	if mask&mStart != 0 {
+		v, p = sv(b, p)
+		rec.Start = pstart + v
+	}
+	if mask&mDur != 0 {
+		var u uint64
+		u, p = uv(b, p)
+		rec.Dur = int64(u)
+	}
+	if mask&mFD != 0 {
+		v, p = sv(b, p)
+		rec.FD = int32(v)
+	}
+	switch {
+	case mask&mNoOff != 0:
+		rec.Off = -1
+	case mask&mOff != 0:
+		v, p = sv(b, p)
+		rec.Off = poff + v
+	}
+	if mask&mSize != 0 {
+		rec.Size, p = sv(b, p)
+	}
+	pred := int64(0)
+	if rec.Size > 0 {
+		pred = rec.Size
+	} else if rec.Off > 0 {
+		pred = rec.Off
+	}
+	rec.Ret = pred
+	if mask&mRet != 0 {
+		v, p = sv(b, p)
+		rec.Ret = pred + v
+	}
+	if mask&^(mStart|mDur|mFD|mOff|mNoOff|mSize|mRet) != 0 && p >= 0 {
+		if err := c.decodeRare(b, p, mask, rec, at); err != nil {
+			return err
+		}
+		p = len(b)
+	}
+	if p != len(b) {
+		return &SpoolError{c.s.Name, at, fmt.Sprintf("record of %d bytes does not hold the fields its mask %#x names", len(b), mask)}
+	}
+	if rec.Dur < 0 {
+		return &SpoolError{c.s.Name, at, fmt.Sprintf("negative duration %d", rec.Dur)}
+	}
+	if flags&recAbs == 0 {
+		c.pstart, c.pfd = rec.Start, rec.FD
+		if mask&mOff != 0 {
+			c.poff = rec.Off
+		}
+	}
+	return nil
+}
+
+// decodeRare decodes the fields most calls do not have, from b[p:] to
+// the end of the record.
+func (c *cursor) decodeRare(b []byte, p int, mask uint32, rec *Record, at int64) error {
+	var v int64
+	var u uint64
+	if mask&mBytes != 0 {
+		rec.Bytes, p = sv(b, p)
+	}
+	if mask&mOFlags != 0 {
+		u, p = uv(b, p)
+		rec.OFlags = uint32(u)
+	}
+	if mask&mMode != 0 {
+		u, p = uv(b, p)
+		rec.Mode = uint32(u)
+	}
+	if mask&mPeer != 0 {
+		v, p = sv(b, p)
+		rec.Peer = int32(v)
+	}
+	if mask&mTag != 0 {
+		v, p = sv(b, p)
+		rec.Tag = int32(v)
+	}
+	if mask&mComm != 0 {
+		u, p = uv(b, p)
+		rec.Comm = uint32(u)
+	}
+	if mask&mCount != 0 {
+		v, p = sv(b, p)
+		rec.Count = int32(v)
+	}
+	var l1, l2 uint64
+	if mask&mPath != 0 {
+		l1, p = uv(b, p)
+	}
+	if mask&mPath2 != 0 {
+		l2, p = uv(b, p)
+	}
+	if p < 0 {
+		return &SpoolError{c.s.Name, at, fmt.Sprintf("record of %d bytes does not hold the fields its mask %#x names", len(b), mask)}
+	}
+	if l1 > maxPath || l2 > maxPath {
+		return &SpoolError{c.s.Name, at, fmt.Sprintf("path of %d bytes (at most %d)", max(l1, l2), maxPath)}
+	}
+	if uint64(len(b)-p) != l1+l2 {
+		return &SpoolError{c.s.Name, at, fmt.Sprintf("record of %d bytes holds %d bytes of paths, its lengths say %d", len(b), len(b)-p, l1+l2)}
+	}
+	rec.Path, rec.Path2 = string(b[p:p+int(l1)]), string(b[p+int(l1):])
+	return nil
+}
+
+// streams returns the spool's records as streams each in the order a
+// thread made them: per thread, its blocks, and its side blocks (its
+// signal handlers' records, and records too long for a block), each
+// stream in start order but for a signal handler's calls.
+func (s *Spool) streams(st *ReadStats) ([]*cursor, error) {
+	bs, err := s.index()
+	type key struct {
+		tid  uint32
+		side bool
+	}
+	by := map[key]*cursor{}
+	var out []*cursor
+	for _, b := range bs {
+		k := key{b.tid, b.side}
+		c := by[k]
+		if c == nil {
+			c = &cursor{s: s, stats: st}
+			by[k] = c
+			out = append(out, c)
+		}
+		c.blocks = append(c.blocks, b)
+	}
+	return out, err
+}
+
+// merged reads a spool's records in start order: its streams (one per
+// thread, and one per thread's side blocks) merged.
+type merged struct {
+	curs  []*cursor
+	heads []Record // each live stream's next record
+	heap  []int    // the live streams, a min-heap by their heads' start
+	Stats ReadStats
+	err   error
+}
+
+func (s *Spool) merged() *merged {
+	m := &merged{}
+	curs, err := s.streams(&m.Stats)
+	m.curs, m.heads, m.err = curs, make([]Record, len(curs)), err
+	for i, c := range curs {
+		ok, err := c.next(&m.heads[i])
+		if err != nil {
+			m.fail(err)
+			continue
+		}
+		if ok {
+			m.heap = append(m.heap, i)
+			m.up(len(m.heap) - 1)
+		}
+	}
+	return m
+}
+
+func (m *merged) fail(err error) {
+	if m.err == nil {
+		m.err = err
+	}
+}
+
+func (m *merged) less(a, b int) bool {
+	x, y := m.heap[a], m.heap[b]
+	return m.heads[x].Start < m.heads[y].Start || m.heads[x].Start == m.heads[y].Start && x < y
+}
+
+func (m *merged) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !m.less(i, p) {
+			return
+		}
+		m.heap[i], m.heap[p] = m.heap[p], m.heap[i]
+		i = p
+	}
+}
+
+func (m *merged) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(m.heap) {
+			return
+		}
+		if r := l + 1; r < len(m.heap) && m.less(r, l) {
+			l = r
+		}
+		if !m.less(l, i) {
+			return
+		}
+		m.heap[i], m.heap[l] = m.heap[l], m.heap[i]
+		i = l
+	}
+}
+
+// next reads the next record into rec; false at the end, or at the first
+// damage (then err says where).
+func (m *merged) next(rec *Record) bool {
+	if len(m.heap) == 0 || m.err != nil {
+		return false
+	}
+	i := m.heap[0]
+	*rec = m.heads[i]
+	ok, err := m.curs[i].next(&m.heads[i])
+	if err != nil {
+		m.fail(err)
+	}
+	if !ok || err != nil {
+		m.heap[0] = m.heap[len(m.heap)-1]
+		m.heap = m.heap[:len(m.heap)-1]
+	}
+	m.down(0)
+	return true
 }

@@ -4,18 +4,93 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/trace"
 )
 
-// spoolBytes builds a spool as the shim writes it: header, then records
-// (a nil record is an unwritten slot).
-func spoolBytes(h Header, recs []*Record) []byte {
+// putRecord appends r encoded as the shim encodes it (shim.c encode),
+// relative to the previous record's start, descriptor and offset (all 0
+// with abs), and returns the new previous values.
+func putRecord(b []byte, r *Record, abs bool, pstart int64, pfd int32, poff int64) ([]byte, int64, int32, int64) {
+	if abs {
+		pstart, pfd, poff = 0, 0, 0
+	}
+	zz := func(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+	var f []byte
+	mask := 0
+	put := func(bit int, v uint64) {
+		mask |= bit
+		f = binary.AppendUvarint(f, v)
+	}
+	if r.Start != pstart {
+		put(mStart, zz(r.Start-pstart))
+	}
+	if r.Dur != 0 {
+		put(mDur, uint64(r.Dur))
+	}
+	if r.FD != pfd {
+		put(mFD, zz(int64(r.FD)))
+	}
+	if r.Off == -1 {
+		mask |= mNoOff
+	} else if r.Off != 0 {
+		put(mOff, zz(r.Off-poff))
+	}
+	if r.Size != 0 {
+		put(mSize, zz(r.Size))
+	}
+	pred := int64(0)
+	if r.Size > 0 {
+		pred = r.Size
+	} else if r.Off > 0 {
+		pred = r.Off
+	}
+	if r.Ret != pred {
+		put(mRet, zz(r.Ret-pred))
+	}
+	for _, x := range []struct {
+		bit int
+		v   uint64
+	}{{mBytes, zz(r.Bytes)}, {mOFlags, uint64(r.OFlags)}, {mMode, uint64(r.Mode)}, {mPeer, zz(int64(r.Peer))},
+		{mTag, zz(int64(r.Tag))}, {mComm, uint64(r.Comm)}, {mCount, zz(int64(r.Count))},
+		{mPath, uint64(len(r.Path))}, {mPath2, uint64(len(r.Path2))}} {
+		if x.v != 0 {
+			put(x.bit, x.v)
+		}
+	}
+	f = append(f, r.Path+r.Path2...)
+	flags := byte(r.Flags)
+	if abs {
+		flags |= recAbs
+	}
+	b = binary.LittleEndian.AppendUint16(b, uint16(recFixed+len(f)))
+	b = append(b, byte(r.Call), flags, byte(mask), byte(mask>>8))
+	b = append(b, f...)
+	if abs {
+		return b, 0, 0, 0
+	}
+	if r.Off != -1 && r.Off != 0 {
+		poff = r.Off
+	}
+	return b, r.Start, r.FD, poff
+}
+
+// spoolBytes builds a spool as the shim writes it: the header, then the
+// records of each thread (Tid) in blocks of its own, in order; a record
+// with Call 0xff is one being written when the process ended (its bytes
+// without its length); side ones go to side blocks.
+func spoolBytes(h Header, recs []*Record, side ...*Record) []byte {
 	le := binary.LittleEndian
 	b := make([]byte, headerSize)
 	copy(b, spoolMagic)
 	le.PutUint32(b[8:], spoolVersion)
-	le.PutUint32(b[12:], recSize)
+	le.PutUint32(b[12:], blockSize)
 	le.PutUint32(b[16:], headerSize)
 	le.PutUint32(b[20:], h.PID)
 	le.PutUint32(b[24:], h.PPID)
@@ -32,32 +107,57 @@ func spoolBytes(h Header, recs []*Record) []byte {
 	le.PutUint64(b[offProcStart:], h.ProcStart)
 	le.PutUint32(b[offExe:], uint32(len(h.Exe)))
 	copy(b[offExe+4:], h.Exe)
+	type thread struct {
+		blk          []byte
+		pstart, poff int64
+		pfd          int32
+	}
+	var blocks [][]byte
+	threads := map[uint32]*thread{}
+	var order []uint32
+	newBlock := func(magic uint16, tid uint32, base int64) []byte {
+		k := make([]byte, blockHeader, blockSize)
+		le.PutUint16(k, magic)
+		le.PutUint16(k[2:], 1)
+		le.PutUint32(k[4:], tid)
+		le.PutUint64(k[8:], uint64(base))
+		return k
+	}
+	var last *thread
 	for _, r := range recs {
-		slot := make([]byte, recSize)
-		if r == nil {
-			b = append(b, slot...)
+		th := threads[r.Tid]
+		if r.Call == 0xff {
+			// Bytes of a record without its length.
+			last.blk = append(last.blk, 0, 0, byte(cWrite), 0, mDur, 0, 5)
 			continue
 		}
-		paths := r.Path + r.Path2
-		n := 1 + (len(paths)+recSize-1)/recSize
-		le.PutUint32(slot[0:], recCommit|uint32(n))
-		le.PutUint16(slot[4:], r.Call)
-		le.PutUint16(slot[6:], r.Flags)
-		le.PutUint32(slot[8:], r.Tid)
-		le.PutUint32(slot[12:], uint32(r.FD))
-		for i, v := range []int64{r.Start, r.Dur, r.Off, r.Size, r.Ret, r.Bytes} {
-			le.PutUint64(slot[16+8*i:], uint64(v))
+		if th == nil || len(th.blk)+recFixed+60+len(r.Path)+len(r.Path2) > blockSize {
+			if th == nil {
+				th = &thread{}
+				threads[r.Tid] = th
+				order = append(order, r.Tid)
+			} else {
+				blocks = append(blocks, th.blk)
+			}
+			th.blk = newBlock(blockMagic, r.Tid, r.Start)
+			th.pstart, th.pfd, th.poff = r.Start, 0, 0
 		}
-		for i, v := range []uint32{r.OFlags, r.Mode, uint32(r.Peer), uint32(r.Tag), r.Comm, uint32(r.Count)} {
-			le.PutUint32(slot[64+4*i:], v)
-		}
-		le.PutUint16(slot[88:], uint16(len(r.Path)))
-		le.PutUint16(slot[90:], uint16(len(r.Path2)))
-		le.PutUint32(slot[92:], r.Seq)
-		b = append(b, slot...)
-		pb := make([]byte, (n-1)*recSize)
-		copy(pb, paths)
-		b = append(b, pb...)
+		th.blk, th.pstart, th.pfd, th.poff = putRecord(th.blk, r, false, th.pstart, th.pfd, th.poff)
+		last = th
+	}
+	for _, tid := range order {
+		blocks = append(blocks, threads[tid].blk)
+	}
+	for _, r := range side {
+		k := newBlock(sideMagic, r.Tid, 0)
+		k, _, _, _ = putRecord(k, r, true, 0, 0, 0)
+		blocks = append(blocks, k)
+	}
+	le.PutUint64(b[offBlocks:], uint64(len(blocks)))
+	le.PutUint64(b[offCapacity:], 1<<20)
+	for _, k := range blocks {
+		b = append(b, k...)
+		b = append(b, make([]byte, blockSize-len(k))...)
 	}
 	return b
 }
@@ -81,42 +181,63 @@ func TestSpoolRoundTrip(t *testing.T) {
 	long := "/" + strings.Repeat("d", 300) + "/file"
 	recs := []*Record{
 		{Call: cOpen, FD: -1, Start: 1100, Dur: 5, Ret: 3, OFlags: 0x241, Mode: 0o644, Path: long},
-		nil, // a call in progress when the process died
 		{Call: cPwrite, FD: 3, Start: 1200, Dur: 2, Off: 64, Size: 64, Ret: 64, Flags: rfInMPIIO},
+		{Call: cLseek, FD: 3, Start: 1210, Dur: 1, Off: 1 << 40, Ret: 1 << 40},
+		{Call: cRead, FD: 3, Start: 1220, Dur: 3, Off: -1, Size: 4096, Ret: -5},
 		{Call: cRename, Start: 1300, Path: "/a", Path2: "/b"},
 		{Call: cMPISend, Tid: 2, Start: 1400, Peer: 1, Tag: 7, Comm: 0, Bytes: 800, Count: 100},
+		{Call: 0xff}, // being written when the process died
 	}
-	s, got, st, err := readAll(t, append(spoolBytes(h, recs), make([]byte, 3*recSize)...))
+	side := &Record{Call: cWrite, Tid: 0, FD: 3, Start: 1215, Dur: 1, Off: -1, Size: 10, Ret: 10}
+	s, got, st, err := readAll(t, append(spoolBytes(h, recs, side), make([]byte, 3*blockSize)...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Header.PID != 42 || s.Header.Rank != 3 || s.Header.Size != 4 || s.Header.Cwd != "/work" ||
 		len(s.Header.Cmdline) != 2 || s.Header.Cmdline[1] != "-x" || s.Header.RealStart != 5e18 ||
-		s.Header.ProcStart != 123456 || s.Header.Exe != "/work/app" {
+		s.Header.ProcStart != 123456 || s.Header.Exe != "/work/app" || s.Header.Blocks != 3 {
 		t.Errorf("header %+v", s.Header)
 	}
-	if len(got) != 4 || st.Records != 4 || st.Incomplete != 1 {
-		t.Fatalf("%d records, stats %+v; want 4 records, 1 incomplete (trailing free slots are not)", len(got), st)
+	if len(got) != 7 || st.Records != 7 || st.Incomplete != 1 {
+		t.Fatalf("%d records, stats %+v; want 7 records, 1 incomplete (the free bytes after a block's last record are not)", len(got), st)
+	}
+	for i, want := range append(append([]*Record(nil), recs[:4]...), recs[4], recs[5], side) {
+		if got[i] != *want {
+			t.Errorf("record %d: %+v, want %+v", i, got[i], *want)
+		}
 	}
 	if got[0].Path != long || got[0].Ret != 3 || got[0].OFlags != 0x241 {
 		t.Errorf("open %+v", got[0])
 	}
-	if got[1].Flags != rfInMPIIO || got[1].Off != 64 {
-		t.Errorf("pwrite %+v", got[1])
+
+	// In start order: the threads' streams and the side block merged.
+	m := s.merged()
+	var starts []int64
+	var r Record
+	for m.next(&r) {
+		starts = append(starts, r.Start)
 	}
-	if got[2].Path != "/a" || got[2].Path2 != "/b" {
-		t.Errorf("rename %+v", got[2])
+	if m.err != nil || !slicesSorted(starts) || len(starts) != 7 {
+		t.Errorf("merged starts %v, error %v", starts, m.err)
 	}
-	if got[3].Peer != 1 || got[3].Tag != 7 || got[3].Bytes != 800 || got[3].Tid != 2 {
-		t.Errorf("send %+v", got[3])
+}
+
+func slicesSorted(v []int64) bool {
+	for i := 1; i < len(v); i++ {
+		if v[i] < v[i-1] {
+			return false
+		}
 	}
+	return true
 }
 
 // TestSpoolDamage checks that damage is one error naming the file and
 // the offset, after the records before it.
 func TestSpoolDamage(t *testing.T) {
 	h := Header{PID: 1, Rank: -1, Size: -1}
-	good := spoolBytes(h, []*Record{{Call: cClose, FD: 3}, {Call: cClose, FD: 4}})
+	good := spoolBytes(h, []*Record{{Call: cClose, FD: 3}, {Call: cClose, FD: 4, Path: "/p"}})
+	rec1 := headerSize + blockHeader // the first record
+	rec2 := rec1 + recFixed + 1      // the second: a descriptor of one byte
 	for _, c := range []struct {
 		name  string
 		edit  func([]byte) []byte
@@ -127,18 +248,13 @@ func TestSpoolDamage(t *testing.T) {
 		{"no header", func(b []byte) []byte { copy(b, make([]byte, 8)); return b }, "offset 0: no header", 0},
 		{"version", func(b []byte) []byte { b[8] = 9; return b }, "offset 8: spool version 9", 0},
 		{"short", func(b []byte) []byte { return b[:100] }, "offset 100: shorter than its header", 0},
-		{"commit", func(b []byte) []byte { b[headerSize+recSize+3] = 0x11; return b }, "offset 4192: bad record commit word", 1},
-		{"slots", func(b []byte) []byte { b[headerSize+recSize] = 3; return b }, "offset 4192: record spans 3 slots", 1},
-		{"path", func(b []byte) []byte {
-			binary.LittleEndian.PutUint16(b[headerSize+recSize+88:], 50)
-			return b
-		}, "offset 4192: record spans 1 slots, its paths need 2", 1},
-		{"past end", func(b []byte) []byte {
-			binary.LittleEndian.PutUint32(b[headerSize+recSize:], recCommit|2)
-			binary.LittleEndian.PutUint16(b[headerSize+recSize+88:], 50)
-			return b
-		}, "offset 4288: record runs past the end", 1},
-		{"flags", func(b []byte) []byte { b[headerSize+6] = 0xff; return b }, "offset 4096: unknown record flags", 0},
+		{"block magic", func(b []byte) []byte { b[headerSize] = 0x11; return b }, "offset 4096: bad block magic", 0},
+		{"block span", func(b []byte) []byte { b[headerSize+2] = 3; return b }, "offset 4096: block spans 3 blocks", 0},
+		{"length", func(b []byte) []byte { b[rec2] = 0xff; b[rec2+1] = 0x0f; return b }, "offset 4119: record of 4095 bytes in a block with", 1},
+		{"fields", func(b []byte) []byte { b[rec1+4] |= mDur; return b }, "offset 4112: record of 7 bytes does not hold the fields its mask 0x6 names", 0},
+		{"path", func(b []byte) []byte { b[rec2+7] = 50; return b }, "offset 4119: record of 10 bytes holds 2 bytes of paths, its lengths say 50", 1},
+		{"path length", func(b []byte) []byte { b[rec2+7] = 0xff; return b }, "offset 4119: path of 6143 bytes (at most 4095)", 1},
+		{"flags", func(b []byte) []byte { b[rec1+3] = 0x40; return b }, "offset 4112: unknown record flags", 0},
 	} {
 		b := c.edit(append([]byte(nil), good...))
 		_, recs, _, err := readAll(t, b)
@@ -156,9 +272,10 @@ func TestSpoolDamage(t *testing.T) {
 // outside input (a crashed process may leave anything).
 func FuzzSpool(f *testing.F) {
 	h := Header{PID: 7, PPID: 1, Rank: 0, Size: 2, Cmdline: []string{"a"}, Cwd: "/"}
-	f.Add(spoolBytes(h, []*Record{{Call: cOpen, Path: "/x", Ret: 3}, nil, {Call: cRead, FD: 3, Size: 10, Ret: 10}}))
+	f.Add(spoolBytes(h, []*Record{{Call: cOpen, Path: "/x", Ret: 3}, {Call: 0xff}, {Call: cRead, FD: 3, Size: 10, Ret: 10}}))
 	f.Add(spoolBytes(h, nil))
-	f.Add(spoolBytes(Header{Rank: -1, Size: -1}, []*Record{{Call: cRename, Path: strings.Repeat("p", 200), Path2: "q"}}))
+	f.Add(spoolBytes(Header{Rank: -1, Size: -1}, []*Record{{Call: cRename, Path: strings.Repeat("p", 200), Path2: "q"}},
+		&Record{Call: cWrite, Tid: 1, Start: 9, Off: -1, Size: 1, Ret: 1}))
 	f.Add([]byte("IOTSPOOL"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := NewSpool("fuzz.sp", bytes.NewReader(data), int64(len(data)))
@@ -173,5 +290,55 @@ func FuzzSpool(f *testing.F) {
 			}
 			return nil
 		})
+		m := s.merged()
+		var r Record
+		for m.next(&r) {
+			if len(r.Path) > maxPath || len(r.Path2) > maxPath || r.Dur < 0 {
+				t.Fatalf("record %+v passed the checks", r)
+			}
+		}
 	})
+}
+
+// TestSpoolClockReadings checks the clock exchange's records (call 190:
+// the reference's reading in bytes, no offset) as the encoder takes them:
+// readings of the rank's clock in Stats.Clock, no event, and the
+// offsets of the records around them as written.
+func TestSpoolClockReadings(t *testing.T) {
+	const ref = 1_700_000_000_123_456_789
+	h := Header{PID: 7, PPID: 1, Rank: 1, Size: 2, MonoStart: 1000, RealStart: 1_700_000_000_000_000_000, Cwd: "/w"}
+	recs := []*Record{
+		{Call: cMPIRank, Start: 1100, Peer: 1, Count: 2},
+		{Call: cOpen, FD: -1, Start: 1200, Dur: 5, Ret: 3, OFlags: 0x42, Path: "/w/f"},
+		{Call: cPwrite, FD: 3, Start: 1300, Dur: 2, Off: 4096, Size: 10, Ret: 10},
+		{Call: cMPIClock, Start: 1400, Dur: 300, Off: -1, Bytes: ref, Size: 0},
+		{Call: cPwrite, FD: 3, Start: 1800, Dur: 2, Off: 8192, Size: 10, Ret: 10},
+		{Call: cMPIClock, Start: 1900, Dur: 90, Off: -1, Bytes: ref + 800, Size: 1},
+		{Call: cClose, FD: 3, Start: 2000, Dur: 1},
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "spool-7-1000.sp"), spoolBytes(h, recs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	evs, _, stats := encode(t, dir, nil)
+	base := h.RealStart - h.MonoStart
+	want := []capture.ClockReading{{Phase: 0, T1: 1400, T3: 1700, Ref: ref, Base: base}, {Phase: 1, T1: 1900, T3: 1990, Ref: ref + 800, Base: base}}
+	if len(stats) != 1 || !slices.Equal(stats[0].Clock, want) {
+		t.Fatalf("clock readings %+v, want %+v", stats, want)
+	}
+	var offs []int64
+	for _, e := range evs[1] {
+		switch e.Op {
+		case trace.OpPwrite:
+			offs = append(offs, e.Offset)
+		case trace.OpUnknown:
+			t.Errorf("an event of a bookkeeping record: %+v", e)
+		}
+	}
+	if !slices.Equal(offs, []int64{4096, 8192}) {
+		t.Errorf("pwrite offsets %v, want [4096 8192]", offs)
+	}
+	if c, ok := capture.Clock(stats[0].Clock, h.RealStart, capture.ClockMethodPreload); !ok || len(c.Samples) != 2 {
+		t.Errorf("clock %+v, want 2 samples", c)
+	}
 }

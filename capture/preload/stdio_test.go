@@ -171,8 +171,8 @@ func compareCalls(t *testing.T, strace, shim fileCalls, ordered bool) {
 	}
 }
 
-// straceWithShim runs bin in dir under strace with the shim preloaded (a
-// linear spool), so that both see the same run, and returns both views
+// straceWithShim runs bin in dir under strace with the shim preloaded,
+// so that both see the same run, and returns both views
 // of the files under dir.
 func straceWithShim(t *testing.T, libs Libs, dir string, stdout string, env []string, bin string, args ...string) (fileCalls, fileCalls) {
 	t.Helper()

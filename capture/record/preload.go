@@ -113,22 +113,20 @@ func spoolDir(dir string) (string, bool, error) {
 	return dir, temp, err
 }
 
-// runPreloaded runs cmd while draining the spools of its processes, then
-// waits for the processes it left running, and returns its exit status.
+// runPreloaded runs cmd (its processes write their spools themselves),
+// then waits for the processes it left running, and returns its exit status.
 func runPreloaded(cmd *exec.Cmd, spool string, log *slog.Logger) (int, error) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	drainer := preload.StartDrainer(spool)
 	// The processes the program leaves running (a daemon's double fork,
 	// a background job) become this process's children instead of
 	// init's, so that it knows them from their fork on, before they
-	// write a ring.
+	// write a spool.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		log.Debug(fmt.Sprintf("%v: processes the program leaves running are waited for only once they record", err))
 	}
 	if err := cmd.Start(); err != nil {
 		signal.Stop(sigs)
-		drainer.Stop()
 		return 0, err
 	}
 	// While the program runs, signals go to it; once it has ended, one
@@ -155,9 +153,6 @@ func runPreloaded(cmd *exec.Cmd, spool string, log *slog.Logger) (int, error) {
 	}
 	signal.Stop(sigs)
 	close(sigs)
-	if derr := drainer.Stop(); derr != nil {
-		log.Info(fmt.Sprintf("draining the spools: %v", derr))
-	}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(werr, &ee):
@@ -174,7 +169,7 @@ func runPreloaded(cmd *exec.Cmd, spool string, log *slog.Logger) (int, error) {
 // waitLeft waits, after the program has ended, for the processes it left
 // running (a daemon's, a background job's: their calls are recorded while
 // they run): this process's children (it is their subreaper), which it
-// reaps, and the processes that write a ring in the spool directory. It
+// reaps, and the processes that write a spool in the spool directory. It
 // says so once after a second; a signal on stop ends the waiting. It
 // returns the pids of the processes still running then.
 func waitLeft(log *slog.Logger, spool string, stop <-chan os.Signal) []int {
@@ -265,7 +260,7 @@ func pidList(pids []int) string {
 func encode(o Options, rk launcher.Rank, rules *filter.Paths, dir string, argv []string, status int) (Result, error) {
 	res := Result{Status: status}
 	log := o.log()
-	if err := preload.Recover(dir); err != nil { // rings a killed record left
+	if err := preload.Recover(dir); err != nil { // spools cut to what their processes wrote
 		return res, err
 	}
 	run, err := preload.ReadDir(dir, rk.Rank)

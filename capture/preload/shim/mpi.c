@@ -216,14 +216,18 @@ static void rank_known(void) {
 }
 
 /* clock_out records a reading of the clock exchange (mpiclock.h): start
- * and duration the question's departure and the answer's round trip, off
- * the reference's reading, size the phase (0 start-up, 1 end). */
+ * and duration the question's departure and the answer's round trip,
+ * bytes the reference's reading, size the phase (0 start-up, 1 end), peer
+ * the reference rank; no offset. The reading (wall-clock ns) goes in
+ * bytes, which the spool writes as it is, not in off, whose value the next
+ * record's would be written relative to (docs/FORMAT.md, "Preload spool"). */
 static void clock_out(int phase, const struct clock_reading *c) {
 	struct rec r = {0};
 	r.call = C_MPI_CLOCK;
 	r.start = c->t1;
 	r.dur = c->t3 - c->t1;
-	r.off = c->ref;
+	r.off = -1;
+	r.bytes = c->ref;
 	r.size = phase;
 	r.peer = 0;
 	iotrace_emit(&r, NULL, NULL);

@@ -106,7 +106,7 @@ static void clock_sync(int phase, int64_t base, void (*out)(int phase, const str
 		clock_have = 1;
 	}
 	if (!clock_have) return;
-	struct clock_reading b;
+	struct clock_reading b = {0};
 	if (clock_exchange(clock_comm, base, &b)) out(phase, &b);
 	if (phase == 1) {
 		LIB(MPI_Comm_free, int (*)(MPI_Comm *))(&clock_comm);

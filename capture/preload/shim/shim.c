@@ -2,10 +2,12 @@
  * iotrace preload shim, POSIX part: intercepts the file calls of libc
  * (open family, close, read/write family, lseek, fsync, fdatasync,
  * ftruncate, dup family, stat family, access, unlink, rename, mkdir,
- * rmdir, truncate, links, copies, mmap, fcntl, ...) and appends one raw
- * record per system call to this process's spool: a file in
+ * rmdir, truncate, links, copies, mmap, fcntl, ...) and writes one
+ * compact record per system call to this process's spool: a file in
  * $IOTRACE_SPOOL, mapped in shared memory, so that a record survives a
- * crash of the program the moment it is written. Where glibc makes file
+ * crash of the program the moment it is complete. Each thread writes its
+ * own blocks of the file, in place: no lock, no atomic instruction, no
+ * other process on the way. Where glibc makes file
  * calls of its own inside a function (stdio, directory streams, realpath,
  * euidaccess, remove, ...), the wrapper records those calls, as glibc
  * 2.36 makes them.
@@ -32,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -46,19 +49,30 @@
 #define EXPORT __attribute__((visibility("default")))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* Chunks of the spool: a multiple of the record size and of the page
- * size (lcm(96, 4096) = 12288), about 4 MiB. */
-#define CHUNK (12288 * 341)
-#define SLOTS_PER_CHUNK (CHUNK / REC_SIZE)
-#define MAX_CHUNKS 65536
+/* The spool's blocks are mapped a window at a time (1 MiB, a multiple of
+ * any page size), each once per process, without populating it: a page
+ * is made when the thread that owns a block first writes it. */
+#define WINDOW (1 << 20)
+#define BLOCKS_PER_WINDOW (WINDOW / SPOOL_BLOCK)
+/* The file may hold CAPACITY blocks (64 GiB: billions of records), or as
+ * many as RLIMIT_FSIZE allows. It grows as blocks are taken, by fallocate
+ * (which never shrinks it, whoever calls it at once): a page the program
+ * writes is then never one the file system cannot give, which would kill
+ * it (SIGBUS) on a full disk. The growth is a sixteenth of the file, at
+ * least GROW_MIN, at most a window. A file system without fallocate gets
+ * the file sized once, sparse, for as many blocks as it takes. */
+#define CAPACITY ((uint64_t)1 << 24)
+#define MIN_CAPACITY ((uint64_t)1 << 12)
+#define GROW_MIN (4 * SPOOL_BLOCK)
+#define MAX_WINDOWS (CAPACITY / BLOCKS_PER_WINDOW + 1)
 #define FDKINDS 65536
 
 struct header {
 	char magic[8];
-	uint32_t version, rec_size, header_size;
+	uint32_t version, block_size, header_size;
 	uint32_t pid, ppid;
 	int32_t rank, size; /* MPI rank and size, -1 until MPI_Init */
-	uint32_t dropped;   /* records lost: the spool could not grow */
+	uint32_t dropped;   /* records lost: the spool was full */
 	int64_t mono_start, real_start;
 	uint32_t cmdline_len;
 	char cmdline[1024]; /* NUL-separated arguments */
@@ -69,15 +83,9 @@ struct header {
 	 * process that got the same pid. */
 	uint64_t proc_start;
 	char pad[3200 - 3144];
-	/* Ring mode: the spool is a ring of `ring` slots that iotrace drains
-	 * while the program runs (the consumer moves tail). */
-	uint64_t head;  /* slots taken */
-	uint32_t ring;  /* slots in the ring, 0 in linear mode */
-	uint32_t consumer; /* pid of the consumer */
-	uint32_t closed;   /* the consumer stopped draining: records are counted as dropped */
-	char pad2[3264 - 3220];
-	uint64_t tail;  /* slots drained, written by the consumer: a cache line of its own */
-	char pad3[3328 - 3272];
+	uint64_t blocks;   /* blocks taken */
+	uint64_t capacity; /* blocks the file may hold */
+	char pad2[3328 - 3216];
 	/* The program (/proc/self/exe), when it fits; else exe_len is 0. */
 	uint32_t exe_len;
 	char exe[760];
@@ -87,26 +95,33 @@ struct header {
 _Static_assert(__builtin_offsetof(struct header, mono_start) == 40, "header layout");
 _Static_assert(__builtin_offsetof(struct header, cmdline_len) == 56, "header layout");
 _Static_assert(__builtin_offsetof(struct header, cwd_len) == 1084, "header layout");
-_Static_assert(__builtin_offsetof(struct header, head) == 3200, "header layout");
-_Static_assert(__builtin_offsetof(struct header, ring) == 3208, "header layout");
-_Static_assert(__builtin_offsetof(struct header, closed) == 3216, "header layout");
-_Static_assert(__builtin_offsetof(struct header, tail) == 3264, "header layout");
 _Static_assert(__builtin_offsetof(struct header, proc_start) == 3136, "header layout");
+_Static_assert(__builtin_offsetof(struct header, blocks) == 3200, "header layout");
+_Static_assert(__builtin_offsetof(struct header, capacity) == 3208, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe_len) == 3328, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe) == 3332, "header layout");
 _Static_assert(sizeof(struct header) <= SPOOL_HEADER, "header size");
+
+struct block {
+	uint16_t magic; /* BLOCK_MAGIC or SIDE_MAGIC, written last */
+	uint16_t span;  /* blocks it spans */
+	uint32_t tid;
+	int64_t base;   /* the time base of its first record */
+};
+_Static_assert(sizeof(struct block) == 16, "block header");
+/* A record's length, call, flags and mask (6 bytes), then at most 13
+ * varints of at most 10 bytes and two path lengths of at most 2. */
+#define REC_FIXED_MAX (6 + 13 * 10 + 2 * 2)
 
 static struct header *hdr;
 static int active;
 /* record_all records the POSIX calls made inside MPI calls other than
  * MPI-IO too (IOTRACE_ALL=1, iotrace record --all). */
 static int record_all;
-static uint64_t next_slot;
-static char *chunks[MAX_CHUNKS];
-static char *ring_base;   /* ring mode: the slots */
-static uint32_t ring_slots;
-static int ring_dropping; /* the consumer died: records are counted, not written */
-static pthread_mutex_t grow_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *windows[MAX_WINDOWS];
+static uint64_t windows_end; /* the windows mapped are below it */
+static uint64_t file_end;    /* the bytes of the file allocated */
+static int sparse;           /* the file was sized once, sparse (no fallocate) */
 static int generation;
 static uint32_t next_tid;
 static unsigned char fdkind[FDKINDS]; /* 0 unknown, 1 file, 2 not a file, 3 file opened with O_APPEND */
@@ -115,6 +130,18 @@ static TLS int t_gen = -1;
 static TLS uint32_t t_tid;
 static TLS int t_in; /* inside the shim: calls pass through */
 static TLS int t_mpi, t_mpiio;
+/* The thread's block (0: none yet) and the address of its next free
+ * byte; how many records the thread is writing (more than one: a signal
+ * handler's inside another's); what the next record's fields are
+ * relative to: the values of the previous one in the block t_chain; and
+ * the thread's side block, where a signal handler's records go while the
+ * thread writes one (t_sblk, t_scur). */
+static TLS uintptr_t t_blk, t_cur;
+static TLS int t_depth;
+static TLS uintptr_t t_chain;
+static TLS int64_t t_pstart, t_poff;
+static TLS int32_t t_pfd;
+static TLS uintptr_t t_sblk, t_scur;
 
 EXPORT int *iotrace_mpi_depth(void) { return &t_mpi; }
 EXPORT int *iotrace_mpiio_depth(void) { return &t_mpiio; }
@@ -148,66 +175,89 @@ EXPORT int64_t iotrace_clock_base(void) {
 /* ---- the spool ---- */
 
 /* sys_mmap maps without going through the shim's own mmap wrapper. */
-static void *sys_mmap(size_t len, int prot, int flags, int fd, off_t off) {
-	return (void *)syscall(SYS_mmap, NULL, len, prot, flags, fd, off);
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 }
 
-/* The shim keeps no descriptor open in the program: a linear spool grows
- * by opening its file again by name, mapping the next chunk and closing
- * it; a ring is mapped once. So the program's descriptors are numbered
- * as without the shim (its first open gets 3), and a program that closes
- * every descriptor (a daemon) cannot close the spool. */
+/* The shim keeps no descriptor open in the program: a window of the
+ * spool is mapped by opening its file again by name, mapping and closing
+ * it. So the program's descriptors are numbered as without the shim (its
+ * first open gets 3), and a program that closes every descriptor (a
+ * daemon) cannot close the spool. */
 static char spool_name[PATH_MAX];
 
-static char *map_chunk(uint64_t c) {
-	char *p = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+/* window returns the mapping of window w, mapping it on first use. Two
+ * threads (or a thread and its signal handler) may map it at once: the
+ * first to publish its mapping wins, the other unmaps its own. No lock:
+ * a signal handler may record. */
+static char *window(uint64_t w) {
+	char *p = __atomic_load_n(&windows[w], __ATOMIC_ACQUIRE);
 	if (p) return p;
-	pthread_mutex_lock(&grow_mu);
-	p = chunks[c];
-	int fd = p || !spool_name[0] ? -1 : (int)syscall(SYS_openat, AT_FDCWD, spool_name, O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		off_t need = SPOOL_HEADER + (off_t)(c + 1) * CHUNK;
-		struct stat st;
-		if (syscall(SYS_fstat, fd, &st) == 0 && st.st_size < need)
-			syscall(SYS_ftruncate, fd, need);
-		/* Populated: the pages of a spool in tmpfs come writable at once,
-		 * not one fault per page in the calls that fill them. */
-		void *m = sys_mmap(CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, SPOOL_HEADER + (off_t)c * CHUNK);
-		syscall(SYS_close, fd);
-		if (m != MAP_FAILED) {
-			p = m;
-			__atomic_store_n(&chunks[c], p, __ATOMIC_RELEASE);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, spool_name, O_RDWR | O_CLOEXEC);
+	if (fd < 0) return NULL;
+	char *m = sys_mmap(NULL, WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)(w * WINDOW));
+	syscall(SYS_close, fd);
+	if (m == MAP_FAILED) return NULL;
+	char *none = NULL;
+	if (__atomic_compare_exchange_n(&windows[w], &none, m, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		uint64_t e = __atomic_load_n(&windows_end, __ATOMIC_RELAXED);
+		while (e < w + 1 && !__atomic_compare_exchange_n(&windows_end, &e, w + 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 		}
+		return m;
 	}
-	pthread_mutex_unlock(&grow_mu);
-	return p;
+	syscall(SYS_munmap, m, WINDOW);
+	return none;
 }
 
-static char *slot(uint64_t i) {
-	if (ring_base) return ring_base + (i % ring_slots) * REC_SIZE;
-	uint64_t c = i / SLOTS_PER_CHUNK;
-	if (c >= MAX_CHUNKS) return NULL;
-	char *p = map_chunk(c);
-	return p ? p + (i % SLOTS_PER_CHUNK) * REC_SIZE : NULL;
+/* grow makes the file hold its first end bytes; false if it cannot. */
+static int grow(uint64_t end) {
+	uint64_t have = __atomic_load_n(&file_end, __ATOMIC_ACQUIRE);
+	if (sparse || end <= have) return 1;
+	uint64_t step = have / 16, max = SPOOL_HEADER + hdr->capacity * SPOOL_BLOCK;
+	if (step < GROW_MIN) step = GROW_MIN;
+	if (step > WINDOW) step = WINDOW;
+	uint64_t want = have + step;
+	if (want < end) want = end;
+	want = (want + SPOOL_BLOCK - 1) / SPOOL_BLOCK * SPOOL_BLOCK;
+	if (want > max) want = max;
+	if (want < end) return 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, spool_name, O_RDWR | O_CLOEXEC);
+	if (fd < 0) return 0;
+	long rc = syscall(SYS_fallocate, fd, 0, (off_t)have, (off_t)(want - have));
+	syscall(SYS_close, fd);
+	if (rc != 0) return 0;
+	while (have < want && !__atomic_compare_exchange_n(&file_end, &have, want, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	}
+	return 1;
 }
 
-static void copy_out(uint64_t i, const char *s, uint32_t n, uint32_t *pos) {
-	/* Path bytes run on over the slots after the record. */
-	while (n > 0) {
-		uint64_t k = i + 1 + *pos / REC_SIZE;
-		uint32_t at = *pos % REC_SIZE, m = REC_SIZE - at;
-		if (m > n) m = n;
-		char *d = slot(k);
-		if (d) memcpy(d + at, s, m);
-		s += m;
-		n -= m;
-		*pos += m;
+/* take_blocks takes n consecutive blocks of one window for thread tid,
+ * marked magic, with time base base, and returns the first's address
+ * (its header written), or NULL when the spool is full. */
+static char *take_blocks(uint32_t n, uint16_t magic, uint32_t tid, int64_t base) {
+	for (;;) {
+		uint64_t b = __atomic_fetch_add(&hdr->blocks, n, __ATOMIC_RELAXED);
+		if (b + n > hdr->capacity) return NULL;
+		uint64_t at = SPOOL_HEADER / SPOOL_BLOCK + b; /* in blocks from the file's start */
+		if (at / BLOCKS_PER_WINDOW != (at + n - 1) / BLOCKS_PER_WINDOW) continue; /* across windows: left empty */
+		if (!grow((at + n) * SPOOL_BLOCK)) return NULL;
+		char *w = window(at / BLOCKS_PER_WINDOW);
+		if (!w) return NULL;
+		struct block *k = (struct block *)(w + (at % BLOCKS_PER_WINDOW) * SPOOL_BLOCK);
+		k->span = (uint16_t)n;
+		k->tid = tid;
+		k->base = base;
+		__atomic_store_n(&k->magic, magic, __ATOMIC_RELEASE);
+		return (char *)k;
 	}
 }
 
 static uint32_t my_tid(void) {
 	if (t_gen != generation) {
+		/* A new thread, or the thread that forked, in the child. */
 		t_gen = generation;
+		t_blk = t_cur = t_chain = t_sblk = t_scur = 0;
+		t_depth = 0;
 		if (syscall(SYS_gettid) == getpid())
 			t_tid = 0;
 		else
@@ -216,64 +266,184 @@ static uint32_t my_tid(void) {
 	return t_tid;
 }
 
-/* ring_wait waits until the consumer has drained the ring up to end −
- * ring_slots; false when it died (then records are counted as dropped:
- * nobody will drain them). */
-static int ring_wait(uint64_t end) {
-	if (end - __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) <= ring_slots) return 1;
-	for (int k = 0;; k++) {
-		if (ring_dropping) return 0;
-		if (__atomic_load_n(&hdr->closed, __ATOMIC_ACQUIRE)) {
-			ring_dropping = 1;
-			return 0;
-		}
-		if (end - __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) <= ring_slots) return 1;
-		if (k < 64) {
-			sched_yield();
-			continue;
-		}
-		struct timespec ts = {0, 100000};
-		nanosleep(&ts, NULL);
-		if (k % 1000 == 0 && hdr->consumer && kill((pid_t)hdr->consumer, 0) != 0 && errno == ESRCH) {
-			ring_dropping = 1;
-			return 0;
-		}
-	}
+/* xadd adds n to the thread's t_scur and returns its value before: one
+ * instruction, so that a signal handler recording between its read and
+ * its write cannot take the same bytes. */
+static inline uintptr_t xadd(uintptr_t n) {
+#if defined(__x86_64__)
+	__asm__ volatile("xaddq %0, %1" : "+r"(n), "+m"(t_scur) : : "memory");
+	return n;
+#else
+	return __atomic_fetch_add(&t_scur, n, __ATOMIC_RELAXED);
+#endif
 }
 
-EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
-	if (!active) return;
-	r->len = p ? (uint16_t)strnlen(p, PATH_MAX - 1) : 0;
-	r->len2 = p2 ? (uint16_t)strnlen(p2, PATH_MAX - 1) : 0;
-	r->tid = my_tid();
-	if (t_mpiio > 0 && r->call < C_MPI_RANK) r->flags |= RF_IN_MPIIO;
-	uint32_t n = 1 + (r->len + r->len2 + REC_SIZE - 1) / REC_SIZE;
-	uint64_t i;
-	if (ring_base) {
-		i = __atomic_fetch_add(&hdr->head, n, __ATOMIC_RELAXED);
-		if (!ring_wait(i + n)) {
+static inline __attribute__((always_inline)) uint8_t *put_uv(uint8_t *p, uint64_t v) {
+	if (v < 0x80) {
+		*p = (uint8_t)v;
+		return p + 1;
+	}
+	if (v < 0x4000) {
+		p[0] = (uint8_t)v | 0x80;
+		p[1] = (uint8_t)(v >> 7);
+		return p + 2;
+	}
+	do {
+		*p++ = (uint8_t)v | 0x80;
+		v >>= 7;
+	} while (v >= 0x80);
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+/* encode_rare writes the fields most calls do not have. */
+static __attribute__((noinline)) uint8_t *encode_rare(uint8_t *p, unsigned *mask, const struct rec *r, uint32_t l1, uint32_t l2) {
+	unsigned m = 0;
+	if (r->bytes) m |= M_BYTES, p = put_uv(p, zz(r->bytes));
+	if (r->oflags) m |= M_OFLAGS, p = put_uv(p, r->oflags);
+	if (r->mode) m |= M_MODE, p = put_uv(p, r->mode);
+	if (r->peer) m |= M_PEER, p = put_uv(p, zz(r->peer));
+	if (r->tag) m |= M_TAG, p = put_uv(p, zz(r->tag));
+	if (r->comm) m |= M_COMM, p = put_uv(p, r->comm);
+	if (r->count) m |= M_COUNT, p = put_uv(p, zz(r->count));
+	if (l1) m |= M_PATH, p = put_uv(p, l1);
+	if (l2) m |= M_PATH2, p = put_uv(p, l2);
+	*mask |= m;
+	return p;
+}
+
+/* encode writes r's call, flags, mask and fields (not the paths' bytes)
+ * at b + 2, relative to the previous record's pstart, pfd and poff, and
+ * returns their end. */
+static inline __attribute__((always_inline)) uint8_t *encode(uint8_t *b, const struct rec *r, unsigned flags, int64_t pstart, int32_t pfd, int64_t poff, uint32_t l1, uint32_t l2) {
+	unsigned m = 0;
+	uint8_t *p = b + 6;
+	if (r->start != pstart) m |= M_START, p = put_uv(p, zz(r->start - pstart));
+	if (r->dur) m |= M_DUR, p = put_uv(p, (uint64_t)r->dur);
+	if (r->fd != pfd) m |= M_FD, p = put_uv(p, zz(r->fd));
+	if (r->off == -1) m |= M_NOOFF;
+	else if (r->off) m |= M_OFF, p = put_uv(p, zz(r->off - poff));
+	if (r->size) m |= M_SIZE, p = put_uv(p, zz(r->size));
+	int64_t pred = r->size > 0 ? r->size : r->off > 0 ? r->off : 0;
+	if (r->ret != pred) m |= M_RET, p = put_uv(p, zz(r->ret - pred));
+	if (__builtin_expect((r->bytes | r->oflags | r->mode | r->peer | r->tag | r->comm | r->count | l1 | l2) != 0, 0))
+		p = encode_rare(p, &m, r, l1, l2);
+	b[2] = (uint8_t)r->call;
+	b[3] = (uint8_t)flags;
+	b[4] = (uint8_t)m;
+	b[5] = (uint8_t)(m >> 8);
+	return p;
+}
+
+/* paths copies the paths' bytes to p and returns their end. */
+static inline uint8_t *paths(uint8_t *p, const char *p1, uint32_t l1, const char *p2, uint32_t l2) {
+	if (l1) memcpy(p, p1, l1);
+	if (l2) memcpy(p + l1, p2, l2);
+	return p + l1 + l2;
+}
+
+/* done makes the record at d, which ends at end, complete: its length is
+ * written last. */
+static inline void done(uint8_t *d, uint8_t *end) {
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n((uint16_t *)d, (uint16_t)(end - d), __ATOMIC_RELEASE);
+}
+
+/* emit_side writes a record into the thread's side block: one a signal
+ * handler makes while the thread writes another, or too long for a block.
+ * Its fields are relative to nothing; handlers inside handlers take their
+ * bytes with xadd. */
+static __attribute__((noinline)) void emit_side(const struct rec *r, unsigned flags, uint32_t tid, const char *p1, uint32_t l1, const char *p2, uint32_t l2) {
+	uint8_t b[REC_FIXED_MAX];
+	uint32_t nfixed = (uint32_t)(encode(b, r, flags | REC_ABS, 0, 0, 0, l1, l2) - b);
+	uint32_t n = nfixed + l1 + l2;
+	if (n > SPOOL_BLOCK - sizeof(struct block)) {
+		/* Blocks of its own. */
+		uint8_t *k = (uint8_t *)take_blocks((sizeof(struct block) + n + SPOOL_BLOCK - 1) / SPOOL_BLOCK, SIDE_MAGIC, tid, 0);
+		if (!k) {
 			__atomic_add_fetch(&hdr->dropped, 1, __ATOMIC_RELAXED);
 			return;
 		}
-	} else {
-		i = __atomic_fetch_add(&next_slot, n, __ATOMIC_RELAXED);
-	}
-	r->seq = (uint32_t)i;
-	struct rec *d = (struct rec *)slot(i);
-	if (!d) {
-		__atomic_add_fetch(&hdr->dropped, 1, __ATOMIC_RELAXED);
+		uint8_t *d = k + sizeof(struct block);
+		memcpy(d + 2, b + 2, nfixed - 2);
+		done(d, paths(d + nfixed, p1, l1, p2, l2));
 		return;
 	}
-	uint32_t pos = 0;
-	if (r->len) copy_out(i, p, r->len, &pos);
-	if (r->len2) copy_out(i, p2, r->len2, &pos);
-	r->commit = REC_COMMIT | n;
-	/* The ring is warm memory: plain stores, the commit word last (a
-	 * release store orders it after the rest). */
-	uint32_t commit = r->commit;
-	r->commit = 0;
-	memcpy((char *)d + 4, (char *)r + 4, REC_SIZE - 4);
-	__atomic_store_n(&d->commit, commit, __ATOMIC_RELEASE);
+	for (;;) {
+		uintptr_t blk = t_sblk;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (blk) {
+			uintptr_t at = xadd(n);
+			if ((at & ~(uintptr_t)(SPOOL_BLOCK - 1)) == blk && at + n <= blk + SPOOL_BLOCK) {
+				uint8_t *d = (uint8_t *)at;
+				memcpy(d + 2, b + 2, nfixed - 2);
+				done(d, paths(d + nfixed, p1, l1, p2, l2));
+				return;
+			}
+		}
+		/* A new side block. A handler that records meanwhile finds none
+		 * (t_sblk 0) and takes its own, which is then left; one that
+		 * comes between the two last stores leaves t_scur in its block,
+		 * not t_sblk's, and the next record takes a new one. */
+		char *k = take_blocks(1, SIDE_MAGIC, tid, 0);
+		if (!k) {
+			__atomic_add_fetch(&hdr->dropped, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t_sblk = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t_scur = (uintptr_t)k + sizeof(struct block);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t_sblk = (uintptr_t)k;
+	}
+}
+
+/* iotrace_emit writes r at the end of the thread's block, in place: only
+ * the thread writes its block, and a signal handler's records made
+ * meanwhile go to its side block. */
+EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
+	if (!active) return;
+	uint32_t l1 = p ? (uint32_t)strnlen(p, PATH_MAX - 1) : 0;
+	uint32_t l2 = p2 ? (uint32_t)strnlen(p2, PATH_MAX - 1) : 0;
+	uint32_t tid = my_tid();
+	unsigned flags = r->flags;
+	if (t_mpiio > 0 && r->call < C_MPI_RANK) flags |= RF_IN_MPIIO;
+	int nested = t_depth++ > 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint32_t need = REC_FIXED_MAX + l1 + l2;
+	if (__builtin_expect(nested || need > SPOOL_BLOCK - sizeof(struct block), 0)) {
+		emit_side(r, flags, tid, p, l1, p2, l2);
+	} else {
+		uintptr_t at = t_cur, blk = t_blk;
+		if (__builtin_expect(!blk || at + need > blk + SPOOL_BLOCK, 0)) {
+			char *k = take_blocks(1, BLOCK_MAGIC, tid, r->start);
+			if (!k) {
+				__atomic_add_fetch(&hdr->dropped, 1, __ATOMIC_RELAXED);
+				goto out;
+			}
+			t_blk = blk = (uintptr_t)k;
+			at = blk + sizeof(struct block);
+		}
+		if (blk != t_chain) {
+			t_chain = blk;
+			t_pstart = ((struct block *)blk)->base;
+			t_pfd = 0;
+			t_poff = 0;
+		}
+		uint8_t *d = (uint8_t *)at;
+		uint8_t *end = paths(encode(d, r, flags, t_pstart, t_pfd, t_poff, l1, l2), p, l1, p2, l2);
+		done(d, end);
+		t_cur = (uintptr_t)end;
+		t_pstart = r->start;
+		t_pfd = r->fd;
+		if (r->off != -1 && r->off) t_poff = r->off;
+	}
+out:
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t_depth--;
 }
 
 EXPORT void iotrace_set_rank(int rank, int size) {
@@ -300,20 +470,11 @@ static void read_small(const char *name, char *buf, uint32_t cap, uint32_t *len)
 /* The spool settings, read from the environment once, at the start: a
  * program may change its environment before it forks. */
 static char spool_dir[PATH_MAX];
-static long spool_ring;
-static uint32_t spool_consumer;
 
 static void read_settings(void) {
 	const char *dir = getenv("IOTRACE_SPOOL");
 	if (!dir || !*dir || strlen(dir) >= sizeof spool_dir - 64) return;
 	strcpy(spool_dir, dir);
-	const char *rs = getenv("IOTRACE_RING");
-	long ring = rs ? atol(rs) : 0;
-	if (ring < 0 || ring > (1L << 24)) ring = 0;
-	const char *cs = getenv("IOTRACE_CONSUMER");
-	if (!cs || atol(cs) <= 0) ring = 0; /* a ring needs its consumer */
-	spool_ring = ring;
-	spool_consumer = ring ? (uint32_t)atol(cs) : 0;
 	const char *all = getenv("IOTRACE_ALL");
 	record_all = all && all[0] == '1';
 }
@@ -332,33 +493,57 @@ static uint64_t proc_start(void) {
 	return strtoull(p, NULL, 10);
 }
 
+/* capacity returns how many blocks the file may hold: CAPACITY, within
+ * RLIMIT_FSIZE (past which the kernel would kill the program). */
+static uint64_t capacity(void) {
+	struct rlimit rl;
+	uint64_t cap = CAPACITY;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		uint64_t fit = rl.rlim_cur / SPOOL_BLOCK;
+		cap = fit > SPOOL_HEADER / SPOOL_BLOCK ? fit - SPOOL_HEADER / SPOOL_BLOCK : 0;
+		if (cap > CAPACITY) cap = CAPACITY;
+	}
+	return cap;
+}
+
+/* size_spool makes the file hold its header and first blocks, and returns
+ * how many blocks it may hold, 0 if it cannot be made. Where the file
+ * system cannot allocate (no fallocate), the file is sized once, sparse,
+ * for as many as it takes (at least MIN_CAPACITY). */
+static uint64_t size_spool(int fd) {
+	uint64_t cap = capacity();
+	if (cap < MIN_CAPACITY) return 0;
+	uint64_t first = SPOOL_HEADER + GROW_MIN;
+	if (syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)first) == 0) {
+		file_end = first;
+		return cap;
+	}
+	if (errno != EOPNOTSUPP && errno != ENOSYS) return 0;
+	sparse = 1;
+	for (; cap >= MIN_CAPACITY; cap /= 2)
+		if (syscall(SYS_ftruncate, fd, (off_t)(SPOOL_HEADER + cap * SPOOL_BLOCK)) == 0) return cap;
+	return 0;
+}
+
 static void open_spool(void) {
 	if (!spool_dir[0]) return;
-	long ring = spool_ring;
 	char name[PATH_MAX];
-	if (snprintf(name, sizeof name, "%s/%s-%d-%lld.sp", spool_dir, ring ? "ring" : "spool", (int)getpid(), (long long)iotrace_now()) >= (int)sizeof name) return;
+	if (snprintf(name, sizeof name, "%s/spool-%d-%lld.sp", spool_dir, (int)getpid(), (long long)iotrace_now()) >= (int)sizeof name) return;
 	int fd = syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) return;
-	size_t size = SPOOL_HEADER + (size_t)ring * REC_SIZE;
-	if (syscall(SYS_ftruncate, fd, (off_t)size) != 0) {
-		syscall(SYS_close, fd);
+	uint64_t cap = size_spool(fd);
+	void *m = cap ? sys_mmap(NULL, SPOOL_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+	syscall(SYS_close, fd);
+	if (m == MAP_FAILED) {
+		syscall(SYS_unlinkat, AT_FDCWD, name, 0);
 		return;
 	}
-	void *m = sys_mmap(size, PROT_READ | PROT_WRITE, MAP_SHARED | (ring ? MAP_POPULATE : 0), fd, 0);
-	syscall(SYS_close, fd);
-	if (m == MAP_FAILED) return;
 	hdr = m;
-	if (ring) {
-		ring_base = (char *)m + SPOOL_HEADER;
-		ring_slots = (uint32_t)ring;
-		hdr->ring = (uint32_t)ring;
-		hdr->consumer = spool_consumer;
-	} else {
-		strcpy(spool_name, name);
-	}
+	strcpy(spool_name, name);
 	hdr->version = SPOOL_VERSION;
-	hdr->rec_size = REC_SIZE;
+	hdr->block_size = SPOOL_BLOCK;
 	hdr->header_size = SPOOL_HEADER;
+	hdr->capacity = cap;
 	hdr->pid = getpid();
 	hdr->ppid = getppid();
 	hdr->rank = -1;
@@ -370,29 +555,26 @@ static void open_spool(void) {
 	long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", hdr->exe, sizeof hdr->exe);
 	hdr->exe_len = n > 0 && n < (long)sizeof hdr->exe ? (uint32_t)n : 0;
 	if (syscall(SYS_getcwd, hdr->cwd, sizeof hdr->cwd) > 0) hdr->cwd_len = strnlen(hdr->cwd, sizeof hdr->cwd);
-	memcpy(hdr->magic, ring ? RING_MAGIC : SPOOL_MAGIC, 8); /* last: a reader sees a whole header or none */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memcpy(hdr->magic, SPOOL_MAGIC, 8); /* last: a reader sees a whole header or none */
 	active = 1;
 }
 
-static void before_fork(void) { pthread_mutex_lock(&grow_mu); }
-static void after_fork_parent(void) { pthread_mutex_unlock(&grow_mu); }
-
 static void after_fork_child(void) {
-	pthread_mutex_unlock(&grow_mu);
 	if (!active) return;
 	/* The child writes its own spool: drop the parent's mappings. */
 	active = 0;
-	for (int c = 0; c < MAX_CHUNKS && chunks[c]; c++) {
-		munmap(chunks[c], CHUNK);
-		chunks[c] = NULL;
-	}
-	munmap(hdr, SPOOL_HEADER + (size_t)ring_slots * REC_SIZE);
+	for (uint64_t w = 0; w < windows_end; w++)
+		if (windows[w]) {
+			syscall(SYS_munmap, windows[w], WINDOW);
+			windows[w] = NULL;
+		}
+	syscall(SYS_munmap, hdr, SPOOL_HEADER);
+	windows_end = 0;
+	file_end = 0;
+	sparse = 0;
 	hdr = NULL;
-	ring_base = NULL;
-	ring_slots = 0;
-	ring_dropping = 0;
 	spool_name[0] = 0;
-	next_slot = 0;
 	next_tid = 0;
 	generation++;
 	/* A new process: it learns its descriptors again (the first call on
@@ -415,7 +597,7 @@ static void shim_start(void) {
 	read_settings();
 	open_spool();
 	on_exit(shim_exit, NULL);
-	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
 __attribute__((constructor)) static void shim_init(void) { shim_start(); }

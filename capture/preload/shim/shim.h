@@ -2,36 +2,69 @@
  * iotrace preload shim: shared declarations of the POSIX part (shim.c,
  * libc only) and the MPI part (mpi.c, PMPI wrappers).
  *
- * The shim writes no trace format: it appends fixed-size raw records to a
+ * The shim writes no trace format: it writes compact records to a
  * per-process spool file that iotrace encodes when the program ends. The
- * spool layout is docs/FORMAT.md "Preload spool"; the Go reader is
- * capture/preload/spool.go. Keep both in step.
+ * spool layout is below and in docs/FORMAT.md "Preload spool"; the Go
+ * reader is capture/preload/spool.go. Keep the three in step.
  */
 #ifndef IOTRACE_SHIM_H
 #define IOTRACE_SHIM_H
 
 #include <stdint.h>
 
-/* The header (SPOOL_HEADER bytes; struct header in shim.c, whose
- * _Static_asserts pin the offsets): magic (0), u32 version, record size,
+/* The spool (docs/FORMAT.md "Preload spool"; the Go reader is
+ * capture/preload/spool.go): a header of SPOOL_HEADER bytes, then blocks
+ * of SPOOL_BLOCK bytes. The header (struct header in shim.c, whose
+ * _Static_asserts pin the offsets): magic (0), u32 version, block size,
  * header size, pid (20), ppid, i32 MPI rank and size, u32 records
  * dropped, i64 CLOCK_MONOTONIC and CLOCK_REALTIME ns at the start (40),
  * u32 length and 1024 bytes of the command line (56), u32 length and
  * 2048 bytes of the working directory (1084), u64 the process's start
  * time in clock ticks since boot, /proc/self/stat field 22 (3136: the same
  * in each image of a process, so that an exec is told from another
- * process with the pid), ring mode's u64 head (3200), u32 slots (3208),
- * u32 consumer pid (3212), u32 closed (3216: the consumer stopped
- * draining, a writer that finds the ring full drops) and u64 tail (3264), u32 length and 760 bytes
- * of the program, /proc/self/exe's target (3328; length 0 when it does not
- * fit). Spools written before 3136 and 3328 were used hold zeros there. */
+ * process with the pid), u64 blocks taken (3200), u64 blocks the file
+ * may hold (3208), u32 length and 760 bytes of the program, /proc/self/exe's
+ * target (3328; length 0 when it does not fit).
+ *
+ * Each block belongs to one thread, which fills it with records, each
+ * complete once its length is written (last). A block: u16 BLOCK_MAGIC
+ * (written last), u16 blocks it spans (1, more for a record too long for
+ * one), u32 thread index, i64 the time base of its first record; then the
+ * records. A record: u16 length (0: no record, nor any after it in the
+ * block), u8 call, u8 flags (RF_*, REC_ABS), u16 mask of the fields that
+ * follow as LEB128 varints, in the order of the M_ bits; a field not
+ * there is 0, except the descriptor (the previous record's). Within a
+ * block each record's start, descriptor and offset are relative to the
+ * previous record's (the block's base and 0 before the first), except in
+ * records marked REC_ABS (a signal handler's record made while the thread
+ * was making another, a record of its own blocks), which are relative to
+ * 0 and leave the previous values as they were. */
 #define SPOOL_MAGIC "IOTSPOOL"
-#define RING_MAGIC "IOTRING1"
-#define SPOOL_VERSION 1
+#define SPOOL_VERSION 2
 #define SPOOL_HEADER 4096
-#define REC_SIZE 96
-/* A record's commit word: REC_COMMIT | number of slots it spans. */
-#define REC_COMMIT 0x52000000u
+#define SPOOL_BLOCK 4096
+#define BLOCK_MAGIC 0x4b42 /* "BK": a thread's block */
+#define SIDE_MAGIC 0x5342  /* "BS": a thread's side block, of REC_ABS records */
+
+#define REC_ABS 0x80u  /* the record's fields are not relative to the previous record's */
+
+/* The fields of a record, in their order; the mask says which follow. */
+#define M_START (1u << 0)   /* zigzag(start - previous start) */
+#define M_DUR (1u << 1)     /* duration */
+#define M_FD (1u << 2)      /* zigzag(fd); absent: the previous record's */
+#define M_OFF (1u << 3)     /* zigzag(off - previous offset); absent: 0 */
+#define M_NOOFF (1u << 4)   /* no value: off is -1 */
+#define M_SIZE (1u << 5)    /* zigzag(size) */
+#define M_RET (1u << 6)     /* zigzag(ret - predicted): the size when positive, else the offset when positive, else 0; absent: 0 */
+#define M_BYTES (1u << 7)   /* zigzag(bytes) */
+#define M_OFLAGS (1u << 8)
+#define M_MODE (1u << 9)
+#define M_PEER (1u << 10)   /* zigzag */
+#define M_TAG (1u << 11)    /* zigzag */
+#define M_COMM (1u << 12)
+#define M_COUNT (1u << 13)  /* zigzag */
+#define M_PATH (1u << 14)   /* length, then the bytes (not terminated) */
+#define M_PATH2 (1u << 15)
 
 /* Record flags. */
 #define RF_IN_MPIIO 1u      /* a POSIX call made inside an MPI-IO call */
@@ -83,9 +116,9 @@ enum {
 	C_MPI_ALLGATHER, C_MPI_ALLGATHERV, C_MPI_ALLTOALL, C_MPI_ALLTOALLV,
 	C_MPI_COMM_SPLIT, C_MPI_COMM_DUP,
 	/* A reading of the clock exchange with rank 0 (mpiclock.h): start
-	 * when the question left, dur until the answer came, off rank 0's
+	 * when the question left, dur until the answer came, bytes rank 0's
 	 * clock then (wall-clock ns), size the phase (0 start-up, 1 end), peer
-	 * the reference rank. */
+	 * the reference rank, off -1. */
 	C_MPI_CLOCK = 190,
 
 	C_MPI_FILE_OPEN = 200, C_MPI_FILE_CLOSE,
@@ -97,36 +130,29 @@ enum {
 	C_MPI_FILE_IREAD_AT, C_MPI_FILE_IWRITE_AT, C_MPI_FILE_IREAD, C_MPI_FILE_IWRITE,
 };
 
-/* One record: 96 bytes, little-endian as the machine writes it. Paths
- * follow in the next slots (len + len2 bytes, not terminated). */
+/* One call, as a wrapper fills it: iotrace_emit encodes it into the
+ * spool (the thread index is the block's). Paths are iotrace_emit's. */
 struct rec {
-	uint32_t commit; /* written last */
 	uint16_t call;
 	uint16_t flags;
-	uint32_t tid;    /* thread index in the process, 0 for the main thread */
 	int32_t fd;      /* descriptor, MPI file handle id, or directory descriptor (RF_PATH_AT) */
 	int64_t start;   /* CLOCK_MONOTONIC ns */
 	int64_t dur;
-	int64_t off;     /* offset; view displacement */
+	int64_t off;     /* offset; view displacement; -1: none */
 	int64_t size;    /* requested bytes; view block length */
 	int64_t ret;     /* result, or -errno */
-	int64_t bytes;   /* communication bytes; view stride; second offset (copies) */
+	int64_t bytes;   /* communication bytes; view stride; second offset (copies); clock reading */
 	uint32_t oflags; /* open flags, MPI amode, *at flags, whence */
 	uint32_t mode;
 	int32_t peer;    /* world rank of peer or root; second descriptor (copies, RF_PATH2_AT) */
 	int32_t tag;
 	uint32_t comm;   /* communicator id: 0 world, 1 self */
 	int32_t count;   /* iovec count, element count; ret2 for dup-like calls */
-	uint16_t len;    /* path bytes that follow */
-	uint16_t len2;   /* second path bytes that follow */
-	uint32_t seq;    /* the record's slot number (low 32 bits) */
 };
-
-_Static_assert(sizeof(struct rec) == REC_SIZE, "record size");
 
 /* The POSIX part's interface to the MPI part. */
 int64_t iotrace_now(void);
-/* iotrace_emit writes r (commit and tid are set here) with paths p, p2. */
+/* iotrace_emit writes r with paths p, p2 (NULL: none) to the spool. */
 void iotrace_emit(struct rec *r, const char *p, const char *p2);
 int iotrace_active(void);
 /* Depth of MPI calls of this thread (outermost records), and of MPI-IO. */
