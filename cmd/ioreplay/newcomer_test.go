@@ -149,7 +149,20 @@ func TestHelpTeachesReplay(t *testing.T) {
 	if code != 1 || !strings.HasPrefix(errOut, "ioreplay: no input: give trace files") || !strings.Contains(errOut, "\nUsage: ioreplay [flags] INPUT…\nExamples:\n") {
 		t.Errorf("ioreplay without an input: exit %d\n%s", code, errOut)
 	}
-	out, _, code := runBin(t, "--version")
+	// The table --by beffio names is made (b_eff_io's sample, shrunk to a
+	// scheduled 10 ms and 1 MiB of memory a process: some 70 MB written).
+	out := mustRun(t, "--quiet", "--ranks", "2", "--param", "T=10ms", "--param", "memory=1MiB", "--timing", "afap",
+		"--target", filepath.Join(t.TempDir(), "t"), "--by", "beffio", "beffio")
+	if !regexp.MustCompile(`(?m)^b_eff_io +\d+\.\d+$`).MatchString(out) || !regexp.MustCompile(`(?m)^read +average +\d`).MatchString(out) {
+		t.Errorf("--by beffio:\n%s", out)
+	}
+	// --ranks sets a script's ranks: for a trace it is an error, not ignored.
+	tr := devTrace(t, t.TempDir())
+	if _, errOut, code := runBin(t, "--ranks", "4", tr); code != 1 || !strings.Contains(errOut, "--ranks 4: "+tr+" is a trace, not a pattern script") ||
+		strings.Count(errOut, "\n") != 1 {
+		t.Errorf("--ranks for a trace: exit %d\n%s", code, errOut)
+	}
+	out, _, code = runBin(t, "--version")
 	if code != 0 || !regexp.MustCompile(`^ioreplay \S+ \((revision [0-9a-f]{12}(\+modified)?, \S+|no VCS revision recorded); go1\.\S+\)\n$`).MatchString(out) {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}

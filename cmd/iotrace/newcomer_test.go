@@ -88,6 +88,80 @@ func TestReportsDoNotMisleadE2E(t *testing.T) {
 	}
 }
 
+// slowerTrace writes, beside newcomerTrace's, a trace of the same calls
+// as a run 1000 times slower makes them (every time multiplied), without
+// the calls drop selects (by their JSON line), and returns its name.
+func slowerTrace(t *testing.T, dir, name string, drop func(line string) bool) string {
+	t.Helper()
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(newcomerTrace, "\n") {
+		if line == "" || drop(line) {
+			continue
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"start_ns", "dur_ns"} {
+			if v, ok := ev[k].(float64); ok {
+				ev[k] = v * 1000
+			}
+		}
+		out, _ := json.Marshal(ev)
+		b.Write(append(out, '\n'))
+	}
+	js := filepath.Join(dir, name+".jsonl")
+	if err := os.WriteFile(js, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := filepath.Join(dir, name+".iot")
+	mustRun(t, "convert", "-o", tr, js)
+	return tr
+}
+
+// TestComparePageE2E: iotrace compare between a run and one 1000 times
+// slower whose MPI library made fewer POSIX calls inside MPI-IO (as a
+// replay through another MPI-IO layer does): no count mismatch in the
+// text nor in the page's cards and request-size table, and each bandwidth
+// chart has its own scale, said in its caption, so that the slower one is
+// not flat near zero. A real difference (a write missing) stays one.
+func TestComparePageE2E(t *testing.T) {
+	dir := t.TempDir()
+	a := writeNewcomerTrace(t, dir)
+	inMPIIO := func(line string) bool {
+		return strings.Contains(line, `"op":"pwrite"`) && strings.Contains(line, "IN_MPIIO")
+	}
+	b := slowerTrace(t, dir, "slow", inMPIIO)
+	out := mustRun(t, "compare", a, b)
+	if strings.Contains(out, "count mismatch") || !strings.Contains(out, "All counts match.") ||
+		!regexp.MustCompile(`(?m)^write \(in MPI-IO\) +1 +0 `).MatchString(out) {
+		t.Errorf("the text comparison flags the calls inside MPI-IO:\n%s", out)
+	}
+	page := filepath.Join(dir, "cmp.html")
+	mustRun(t, "compare", "--format", "html", "-o", page, a, b)
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(raw)
+	_, sizes, _ := strings.Cut(s, `id="table-size"`)
+	if !strings.Contains(sizes, "write (in MPI-IO)") {
+		t.Fatalf("the page has no request-size row of the writes inside MPI-IO:\n%s", s)
+	}
+	if strings.Contains(s, "count mismatch") || strings.Contains(s, `card warn"><div class="label">Counts`) {
+		t.Errorf("the page flags the calls inside MPI-IO as count mismatches")
+	}
+	if !strings.Contains(s, "Bandwidth over time: A (own scale)") || !strings.Contains(s, "Bandwidth over time: B (own scale)") {
+		t.Errorf("the bandwidth charts of runs 1000 times apart share a scale")
+	}
+	// A write the other run lacks is a mismatch, in the page too.
+	c := slowerTrace(t, dir, "lost", func(line string) bool { return inMPIIO(line) || strings.Contains(line, `"op":"write"`) })
+	mustRun(t, "compare", "--format", "html", "-o", page, a, c)
+	if raw, _ = os.ReadFile(page); !strings.Contains(string(raw), "count mismatch") {
+		t.Errorf("the page does not flag a write one run lacks")
+	}
+}
+
 // TestSelectorsE2E: one vocabulary of selectors in stats, dump, compare
 // and convert: a rank list with ranges, ops by family in any case, a
 // path filter that follows descriptors, an exclusion, a time window; the

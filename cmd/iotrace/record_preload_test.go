@@ -41,16 +41,26 @@ int main(void) {
 	return 3;
 }
 `)
-	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	// A compiler that takes 2 s more on its first run, as the first build
+	// of the shim does on a loaded machine: record must say it builds.
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowCC := filepath.Join(dir, "slow-cc")
+	if err := os.WriteFile(slowCC, []byte("#!/bin/sh\n[ -e \"$0.ran\" ] || { : > \"$0.ran\"; sleep 2; }\nexec "+cc+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache"), "CC=" + slowCC}
 	out := filepath.Join(dir, "p.iot")
 	spool := filepath.Join(dir, "spool")
 	_, stderr, code := recRun(t, dir, env, "", "record", "--preload", "--spool", spool, "-o", out, "--", bin)
 	if code != 3 {
 		t.Fatalf("exit %d, want the program's 3\n%s", code, stderr)
 	}
-	// The first run builds the shim into the new cache: if it took a
-	// moment, it said so, once; the next runs find it and say nothing.
-	if n := strings.Count(stderr, "building the preload shim with cc into "+filepath.Join(dir, "cache")); n > 1 {
+	// The first run builds the shim into the new cache, slowly: it said
+	// so, once; the next runs find it and say nothing.
+	if n := strings.Count(stderr, "building the preload shim with cc into "+filepath.Join(dir, "cache")); n != 1 {
 		t.Errorf("the build of the shim said %d times:\n%s", n, stderr)
 	}
 	if _, stderr, _ := recRun(t, dir, env, "", "record", "--preload", "-o", filepath.Join(dir, "q.iot"), "--", "true"); strings.Contains(stderr, "building") {
