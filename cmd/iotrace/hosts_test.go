@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iotrace/iotrace/capture/preload"
 	"github.com/iotrace/iotrace/internal/hosts"
 	"github.com/iotrace/iotrace/internal/loadcheck"
 	"github.com/iotrace/iotrace/internal/mpitest"
@@ -51,7 +50,6 @@ int main(int argc, char **argv) {
 // hostsApp builds hostsAppC into dir, and returns it with the cache of
 // the preload shim and the clock library, built once for the test
 // binary (beside it) rather than by every rank of every job at once.
-// IOTRACE_CACHE, set for the test, names it.
 func hostsApp(t testing.TB, dir string) (app, cache string) {
 	t.Helper()
 	src := filepath.Join(dir, "app.c")
@@ -59,12 +57,7 @@ func hostsApp(t testing.TB, dir string) (app, cache string) {
 		t.Fatal(err)
 	}
 	app = mpitest.CC(t, dir, "app", src)
-	cache = filepath.Join(filepath.Dir(iotraceBin), "cache")
-	t.Setenv("IOTRACE_CACHE", cache)
-	if _, err := preload.Build(); err != nil {
-		t.Fatal(err)
-	}
-	return app, cache
+	return app, shimCache(t)
 }
 
 // hostShift is how far host b's clock is off (the capture's test hook):

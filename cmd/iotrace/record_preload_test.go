@@ -147,7 +147,7 @@ func TestRecordPreloadTar(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
 	out := filepath.Join(dir, "c.iot")
 	if _, stderr, code := recRun(t, dir, env, "", "record", "--preload", "-o", out, "--", tar, "cf", "a.tar", "src"); code != 0 {
 		t.Fatalf("tar cf: exit %d\n%s", code, stderr)
@@ -188,7 +188,7 @@ func TestRecordPreloadTar(t *testing.T) {
 func TestRecordPreloadWaitsForLeftProcesses(t *testing.T) {
 	sh := recNeedTool(t, "sh")
 	dir := t.TempDir()
-	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
 	out := filepath.Join(dir, "w.iot")
 	if _, stderr, code := recRun(t, dir, env, "", "record", "--preload", "-o", out, "--", sh, "-c", "(sleep 0.3; echo late > f) & exit 0"); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -205,12 +205,13 @@ func TestRecordPreloadWaitsForLeftProcesses(t *testing.T) {
 func TestRecordPreloadStopsWaiting(t *testing.T) {
 	sh := recNeedTool(t, "sh")
 	dir := t.TempDir()
+	shimCache(t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	out := filepath.Join(dir, "s.iot")
 	cmd := exec.CommandContext(ctx, iotraceBin, "record", "--preload", "-o", out, "--", sh, "-c", "(sleep 30; echo late > f) & echo early > e; exit 0")
 	cmd.Dir = dir
-	cmd.Env = append(recCleanEnv(), "IOTRACE_CACHE="+filepath.Join(dir, "cache"))
+	cmd.Env = append(recCleanEnv(), "IOTRACE_CACHE="+shimCache(t))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +303,7 @@ int main(void) {
 	return run();
 }
 `)
-	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
 	out := filepath.Join(dir, "local.iot")
 	mpitest.MustRun(t, dir, 2*time.Minute, 2, env, iotraceBin, "record", "--preload", "-o", out, "--", host)
 	got, evs := tallies(t, out)

@@ -779,6 +779,9 @@ int main(int argc, char **argv) {
 			name = "preload"
 		}
 		t.Run(name, func(t *testing.T) {
+			if mode != nil {
+				shimCache(t) // built: record says nothing of its build
+			}
 			args := append(append([]string{"record"}, mode...), "--include", dir, "-o", out, "--", bin)
 			// What record says beside its summary line (which ends it).
 			recRun := func(t testing.TB, dir string, env []string, stdin string, args ...string) (string, string, int) {
