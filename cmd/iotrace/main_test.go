@@ -41,8 +41,7 @@ func TestMain(m *testing.M) {
 // built once: beside the built iotrace, removed with it, and the
 // IOTRACE_CACHE of every iotrace the tests run. A build costs seconds of
 // compiler (a minute on a loaded machine), and a record that builds says
-// so; TestRecordPreload alone builds into a cache of its own, to see the
-// first build.
+// so (TestRecordPreload sees that with a slow compiler of its own).
 func shimCache(t testing.TB) string {
 	t.Helper()
 	shimOnce.Do(func() { _, shimErr = preload.Build() })
