@@ -60,10 +60,10 @@ type mapping struct {
 //
 // What the replay must find before it starts comes from one namespace
 // (trace/state) that every rank's calls act on: the ranks are read
-// together, in the order of their collective calls on MPI_COMM_WORLD
-// (every rank makes them in the same order, so a call after the k-th
-// comes after every call before it on any rank, even where the ranks'
-// clocks do not agree), then by start time.
+// together, in the order of their collective calls on MPI_COMM_WORLD and
+// its duplicates (target.Merger: every rank makes them in the same order,
+// so a call after the k-th comes after every call before it on any rank,
+// even where the ranks' clocks do not agree), then by start time.
 func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32) (*Plan, error) {
 	p := &Plan{Ranks: t.Ranks(), Groups: map[uint32][]uint32{}, mapped: map[trace.PathID]mapping{}}
 	members := map[uint32]map[uint32]bool{}
@@ -226,7 +226,7 @@ type Dep struct {
 
 // fileDeps finds the calls of a rank that use a file another rank made
 // with nothing between them that orders the ranks (no collective call on
-// MPI_COMM_WORLD, as in a trace captured without MPI's calls: ptrace sees
+// MPI_COMM_WORLD or a duplicate of it, as in a trace captured without MPI's calls: ptrace sees
 // no MPI). Run as fast as possible, such a rank would open the file
 // before its maker creates it: it waits for the create, as it did in the
 // traced run (where the trace's clocks say the create came first).
@@ -247,7 +247,7 @@ func newFileDeps(ranks int) *fileDeps {
 }
 
 // event follows the n-th event (from 0) of the rank at index rank, made
-// after epoch collective calls on MPI_COMM_WORLD.
+// after epoch collective calls on MPI_COMM_WORLD and its duplicates.
 func (d *fileDeps) event(rank int, n, epoch int64, e *trace.Event) {
 	if e.Path == 0 || e.Ret < 0 {
 		return

@@ -9,7 +9,8 @@ import (
 )
 
 // Merger reads the ranks of a trace together, in the order of their
-// collective calls on MPI_COMM_WORLD, then of their start times.
+// collective calls on communicators of every rank (MPI_COMM_WORLD and its
+// duplicates), then of their start times.
 type Merger struct {
 	cur     []*cursor
 	h       []int // heap of indexes into cur
@@ -21,7 +22,8 @@ type cursor struct {
 	src   trace.Source
 	buf   []trace.Event
 	i, n  int
-	epoch int64 // collective calls on MPI_COMM_WORLD before buf[i]
+	epoch int64           // collective calls on every rank's communicators before buf[i] (see pass)
+	world map[uint32]bool // communicators duplicated from MPI_COMM_WORLD (or from such)
 	done  bool
 	err   error
 }
@@ -114,10 +116,7 @@ func (m *Merger) Next() (int, *trace.Event, error) {
 		// One rank: its events in order, no heap.
 		c := m.cur[0]
 		if m.pending >= 0 {
-			e := &c.buf[c.i]
-			if e.Comm == trace.CommWorld && e.Op.Class() == trace.ClassComm && e.Op.Collective() {
-				c.epoch++
-			}
+			c.pass(&c.buf[c.i])
 			c.i++
 		}
 		m.pending = 0
@@ -136,10 +135,7 @@ func (m *Merger) Next() (int, *trace.Event, error) {
 		// Move past the event returned last.
 		m.pending = -1
 		c := m.cur[i]
-		e := &c.buf[c.i]
-		if e.Comm == trace.CommWorld && e.Op.Class() == trace.ClassComm && e.Op.Collective() {
-			c.epoch++
-		}
+		c.pass(&c.buf[c.i])
 		c.i++
 		c.fill()
 		if c.err != nil {
@@ -163,8 +159,35 @@ func (m *Merger) Next() (int, *trace.Event, error) {
 	return i, &c.buf[c.i], nil
 }
 
-// Epoch returns the collective calls on MPI_COMM_WORLD rank index i made
-// before its current event.
+// pass counts e, the event the cursor moves past, in its epoch: a
+// collective call on a communicator of every rank. Such a communicator is
+// MPI_COMM_WORLD or one duplicated from such (MPI_Comm_dup, as HDF5 and
+// most libraries make for themselves): its id is the same on every rank
+// (the recorders compute it alike), so every rank counts the same calls.
+// A communicator made by a split may hold every rank too, but nothing in
+// one rank's stream says so: its calls do not count.
+func (c *cursor) pass(e *trace.Event) {
+	if e.Op.Class() != trace.ClassComm || !e.Op.Collective() || !c.everyRank(e.Comm) {
+		return
+	}
+	c.epoch++
+	if e.Op == trace.OpMPICommDup && e.Ret >= 0 && uint32(e.Ret) > trace.CommSelf {
+		if c.world == nil {
+			c.world = map[uint32]bool{}
+		}
+		c.world[uint32(e.Ret)] = true
+	}
+}
+
+// everyRank says whether the communicator holds every rank: MPI_COMM_WORLD
+// or a duplicate of it.
+func (c *cursor) everyRank(comm uint32) bool {
+	return comm == trace.CommWorld || c.world[comm]
+}
+
+// Epoch returns the collective calls on a communicator of every rank
+// (MPI_COMM_WORLD or a duplicate of it) rank index i made before its
+// current event.
 func (m *Merger) Epoch(i int) int64 { return m.cur[i].epoch }
 
 func (m *Merger) Close() {
