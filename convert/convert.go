@@ -32,7 +32,10 @@ func (c *Conversion) Run(args []string) error {
 		from = Guess(args[0])
 	}
 	if to == "" {
-		to = GuessOut(c.Output)
+		if to = GuessOut(c.Output); to == "" {
+			return fmt.Errorf("-o %s: no form is written to files ending in %s: give --to FORM (%s; a binary trace ends in .iot; 'iotrace dump' prints events as text)",
+				c.Output, filepath.Ext(c.Output), Names(false))
+		}
 	}
 	if f := Lookup(from); f == nil || f.Reads == "" {
 		return fmt.Errorf("--from %q: want one of %s", from, Names(true))
@@ -53,17 +56,28 @@ func (c *Conversion) Run(args []string) error {
 	if o.Warn == nil {
 		o.Warn = c.Stderr
 	}
+	if _, err := o.Select.Selection(); err != nil {
+		return err
+	}
+	if from != Binary && len(args) > 0 {
+		if err := o.scriptOnly(args[0]); err != nil {
+			return err
+		}
+	}
 	out := &Output{Name: c.Output, Stdout: c.Stdout, Stderr: c.Stderr, Inputs: args}
 	imp, err := o.importer(from)(o.input(from, args))
 	if err != nil {
 		return err
 	}
 	if imp.Trace != nil {
-		t := o.noted(imp)
+		t, err := o.choose(o.noted(imp))
+		if err != nil {
+			return err
+		}
 		defer t.Close()
 		return dst.Export(out, t)
 	}
-	if to == Binary {
+	if to == Binary && o.Select.Empty() {
 		// An importer's events go straight into the trace file.
 		return writeImport(imp, c.Output, c.Stderr)
 	}
@@ -75,7 +89,11 @@ func (c *Conversion) Run(args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	t, err := o.spillTo(imp, filepath.Join(tmp, "imported.iot"))
+	r, err := o.spillTo(imp, filepath.Join(tmp, "imported.iot"))
+	if err != nil {
+		return err
+	}
+	t, err := o.choose(r)
 	if err != nil {
 		return err
 	}

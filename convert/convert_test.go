@@ -63,7 +63,7 @@ func TestGuess(t *testing.T) {
 		t.Errorf("Guess(a directory) = %s, want %s (of trace files)", got, Binary)
 	}
 	for out, want := range map[string]string{"x.iot": Binary, "x": Binary, "x.jsonl": "jsonl", "x.csv": "csv", "job.fio": "fio", "t.json": "chrome",
-		"x.parquet": "parquet", "s.iop": "script"} {
+		"x.parquet": "parquet", "s.iop": "script", "x.txt": "", "out.d/x": Binary, "x.gz": ""} {
 		if got := GuessOut(out); got != want {
 			t.Errorf("GuessOut(%s) = %s, want %s", out, got, want)
 		}
@@ -75,7 +75,7 @@ func events(t *testing.T, tr trace.Trace) string {
 	t.Helper()
 	var b bytes.Buffer
 	lw, _ := NewLineWriter("jsonl", &b)
-	if err := WriteLines(lw, tr, &filter.Selection{}); err != nil {
+	if err := WriteLines(lw, tr); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -158,11 +158,9 @@ func TestFormOptions(t *testing.T) {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	o := &Opener{}
 	o.Forms = Bind(fs, o)
-	if err := fs.Parse([]string{"--include", "/nowhere", "--ranks", "3"}); err != nil {
+	o.AddSelectFlags(fs)
+	if err := fs.Parse([]string{"--include", "/nowhere", "--rank-per-file"}); err != nil {
 		t.Fatal(err)
-	}
-	if o.Ranks != 3 {
-		t.Errorf("--ranks: %d", o.Ranks)
 	}
 	tr, err := o.Open([]string{in["strace"]})
 	if err != nil {
@@ -172,13 +170,13 @@ func TestFormOptions(t *testing.T) {
 		// Process events stay; calls on paths outside /nowhere go.
 		var b bytes.Buffer
 		lw, _ := NewLineWriter("text", &b)
-		WriteLines(lw, tr, &filter.Selection{Ops: mustOps(t, "posix,meta")})
+		WriteLines(lw, filter.Apply(tr, &filter.Selection{Ops: mustOps(t, "posix,meta")}))
 		if b.Len() > 0 {
 			t.Errorf("--include /nowhere kept calls:\n%s", b.String())
 		}
 	}
 	tr.Close()
-	if err := o.Forms.CheckOptions([]string{"include"}, "dxt", Binary); err == nil || !strings.Contains(err.Error(), "--include is an option of --from/--to strace") {
+	if err := o.Forms.CheckOptions([]string{"rank-per-file"}, "dxt", Binary); err == nil || !strings.Contains(err.Error(), "--rank-per-file is an option of --from/--to strace") {
 		t.Errorf("CheckOptions: %v", err)
 	}
 	if err := o.Forms.CheckOptions([]string{"include", "salvage"}, "strace", "jsonl"); err == nil {

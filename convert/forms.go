@@ -20,7 +20,6 @@ import (
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/script/fold"
 	"github.com/iotrace/iotrace/trace"
-	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/target"
 )
@@ -71,7 +70,7 @@ func lineForm(name, desc string, read func(io.Reader, string) trace.Source) *For
 						if err != nil {
 							return err
 						}
-						return WriteLines(lw, t, &filter.Selection{})
+						return WriteLines(lw, t)
 					})
 				},
 				Stdout: true,

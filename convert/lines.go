@@ -35,18 +35,16 @@ func NewLineWriter(format string, w io.Writer) (LineWriter, error) {
 	return nil, fmt.Errorf("--format %q: want text, jsonl or csv", format)
 }
 
-// WriteLines writes the events of t that sel keeps, rank after rank in
-// increasing order, to lw, and flushes it.
-func WriteLines(lw LineWriter, t trace.Trace, sel *filter.Selection) error {
+// WriteLines writes the events of t, rank after rank in increasing
+// order, to lw, and flushes it. Open a trace with an Opener whose Select
+// is set to write only some of them.
+func WriteLines(lw LineWriter, t trace.Trace) error {
 	for _, r := range t.Ranks() {
-		if !sel.KeepRank(r) {
-			continue
-		}
-		src, err := rankOf(t, r, sel)
+		src, err := t.Rank(r)
 		if err != nil {
 			return err
 		}
-		err = writeSource(lw, src, t.Path, sel)
+		err = writeSource(lw, src, t.Path, nil)
 		closeSource(src)
 		if err != nil {
 			lw.Flush() // what was read before the error
@@ -56,24 +54,14 @@ func WriteLines(lw LineWriter, t trace.Trace, sel *filter.Selection) error {
 	return lw.Flush()
 }
 
-// rankOf opens rank r of t; with a selection by op, without the parts of
-// the stream that hold none of its ops, where t knows them (the trace
-// format's per-block totals).
-func rankOf(t trace.Trace, r uint32, sel *filter.Selection) (trace.Source, error) {
-	if x, ok := t.(trace.OpIndexed); ok && sel.Ops != nil {
-		return x.RankOps(r, sel.Ops.Has)
-	}
-	return t.Rank(r)
-}
-
-// writeSource writes the events of src that sel keeps to lw, without
-// flushing it.
-func writeSource(lw LineWriter, src trace.Source, path func(trace.PathID) string, sel *filter.Selection) error {
+// writeSource writes the events of src that keep keeps (every one for
+// nil) to lw, without flushing it.
+func writeSource(lw LineWriter, src trace.Source, path func(trace.PathID) string, keep func(*trace.Event) bool) error {
 	buf := make([]trace.Event, trace.BatchSize)
 	for {
 		n, err := src.ReadEvents(buf)
 		for i := range buf[:n] {
-			if !sel.Keep(&buf[i], path) {
+			if keep != nil && !keep(&buf[i]) {
 				continue
 			}
 			if werr := lw.Write(&buf[i], path); werr != nil {
@@ -109,7 +97,17 @@ func LinesInOrder(lw LineWriter, name string, sel *filter.Selection) (bool, erro
 	}
 	defer file.Close()
 	src := read(file, name)
-	err = writeSource(lw, src, src.Path, sel)
+	// The lines interleave ranks: each rank's state is followed apart.
+	keepers := map[uint32]*filter.Keeper{}
+	keep := func(e *trace.Event) bool {
+		k := keepers[e.Rank]
+		if k == nil {
+			k = sel.Keeper()
+			keepers[e.Rank] = k
+		}
+		return k.Keep(e, src.Path)
+	}
+	err = writeSource(lw, src, src.Path, keep)
 	if ferr := lw.Flush(); err == nil {
 		err = ferr
 	}

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/iotrace/iotrace/internal/suggest"
 	"github.com/iotrace/iotrace/samples"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/format"
 )
 
@@ -38,6 +40,26 @@ type Opener struct {
 	Stdin io.Reader
 	// Command is the command line, for the Meta of imported traces.
 	Command []string
+	// Select chooses the events of the inputs (--rank, --op, --skip-op,
+	// --path, --exclude, --time); the zero value keeps them all.
+	Select filter.Flags
+}
+
+// AddSelectFlags registers the selectors of Select on fs.
+func (o *Opener) AddSelectFlags(fs *flag.FlagSet) { o.Select.AddFlags(fs) }
+
+// choose returns t seen through the selection, which must name ranks t
+// has; it closes t on an error.
+func (o *Opener) choose(t trace.Trace) (trace.Trace, error) {
+	sel, err := o.Select.Selection()
+	if err == nil {
+		err = sel.CheckRanks("--rank", t.Ranks())
+	}
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	return filter.Apply(t, sel), nil
 }
 
 // AddFlags registers the Opener's options on fs.
@@ -78,12 +100,24 @@ func (o *Opener) Open(args []string) (trace.Trace, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("no input: give trace files, a directory of them, a script (.iop), or a file to import (strace, Darshan DXT or counters, a Recorder directory, fio iologs, JSON lines, CSV)")
 	}
+	if _, err := o.Select.Selection(); err != nil {
+		return nil, err // before any input is read
+	}
 	from := o.From
 	if from == "" {
 		from = Guess(args[0])
 	}
+	if from != Binary {
+		if err := o.scriptOnly(args[0]); err != nil {
+			return nil, err
+		}
+	}
 	if from == Binary {
-		return o.openBinary(args)
+		t, err := o.openBinary(args)
+		if err != nil {
+			return nil, err
+		}
+		return o.choose(t)
 	}
 	f := Lookup(from)
 	if f == nil || f.Reads == "" {
@@ -93,10 +127,13 @@ func (o *Opener) Open(args []string) (trace.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	var t trace.Trace
 	if imp.Trace != nil {
-		return o.noted(imp), nil
+		t = o.noted(imp)
+	} else if t, err = o.spill(imp); err != nil {
+		return nil, err
 	}
-	return o.spill(imp)
+	return o.choose(t)
 }
 
 func (o *Opener) importer(form string) func(*Input) (*Imported, error) {
@@ -208,14 +245,48 @@ func (o *Opener) openBinary(args []string) (trace.Trace, error) {
 		}
 		return o.openScript(args[0])
 	}
+	if err := o.scriptOnly(args[0]); err != nil {
+		return nil, err
+	}
 	r, err := format.OpenOptions(format.ReadOptions{Salvage: o.Salvage}, args...)
 	if err != nil {
-		return nil, err
+		return nil, o.noSuchInput(args, err)
 	}
 	for _, w := range r.Warnings() {
 		fmt.Fprintf(o.warn(), "warning: %s\n", w)
 	}
 	return &warnTrace{Reader: r, warn: o.warn(), seen: len(r.Warnings())}, nil
+}
+
+// scriptOnly fails when an option of scripts (--ranks, --param, --group)
+// is given for input, which is no script: it would do nothing.
+func (o *Opener) scriptOnly(input string) error {
+	switch {
+	case o.Ranks != 0:
+		return fmt.Errorf("--ranks %d: %s is a trace, not a pattern script: --ranks sets how many ranks a script runs with (--rank LIST selects ranks of a trace)", o.Ranks, input)
+	case len(o.Params) > 0:
+		return fmt.Errorf("--param: %s is a trace, not a pattern script", input)
+	case len(o.Groups) > 0:
+		return fmt.Errorf("--group: %s is a trace, not a pattern script", input)
+	}
+	return nil
+}
+
+// noSuchInput adds to the error of opening args as trace files, when the
+// first names nothing, the sample it may have meant ("astro3d-smal").
+func (o *Opener) noSuchInput(args []string, err error) error {
+	for _, a := range args {
+		if _, serr := os.Stat(a); !os.IsNotExist(serr) || strings.ContainsRune(a, '/') {
+			continue
+		}
+		if m := suggest.Closest(a, samples.Names()); m != "" {
+			return fmt.Errorf("%s: no such file, nor a sample of that name: did you mean %s? ('iotrace samples' lists them)", a, m)
+		}
+		if !strings.ContainsRune(a, '.') {
+			return fmt.Errorf("%s: no such file, nor a sample of that name ('iotrace samples' lists them)", a)
+		}
+	}
+	return err
 }
 
 // IsScript reports whether name is a pattern script by its name.

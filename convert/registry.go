@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -237,14 +238,20 @@ func Guess(name string) string {
 	return Binary
 }
 
-// GuessOut chooses the form of the output name from its name.
+// GuessOut chooses the form of the output name from its name: the form
+// whose ending it has; Binary for a name ending in .iot or with no
+// ending; "" for any other ending (x.txt: which form is not clear, and a
+// binary trace there would surprise).
 func GuessOut(name string) string {
 	for _, cf := range Formats() {
 		if cf.Writes != "" && hasExt(name, cf.Exts) {
 			return cf.Name
 		}
 	}
-	return Binary
+	if ext := filepath.Ext(name); ext == "" || ext == ".iot" {
+		return Binary
+	}
+	return ""
 }
 
 func hasExt(name string, exts []string) bool {

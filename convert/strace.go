@@ -29,13 +29,14 @@ var straceForm = &Format{
 		return straceLine.MatchString(line)
 	},
 	Bind: func(fs *flag.FlagSet) Codec {
-		var include, exclude listValue
-		fs.Var(&include, "include", "strace: keep only calls on paths under this `PREFIX` (repeatable), as iotrace record")
-		fs.Var(&exclude, "exclude", "strace: leave out calls on paths under this `PREFIX` (repeatable), as iotrace record")
-		all := fs.Bool("all", false, "strace: keep every call of the event model: no path exclusions, pipes and sockets too")
+		all := fs.Bool("all", false, "strace: keep every call of the event model: no path exclusions (the system's directories, /proc, /sys, /dev), pipes and sockets too")
 		perFile := fs.Bool("rank-per-file", false, "strace: each INPUT is one rank (in the order given), e.g. one strace per MPI process")
 		return Codec{Import: func(in *Input) (*Imported, error) {
-			rules, err := filter.RecordPaths(include, exclude, *all)
+			// The rules of iotrace record, with the selection's --path
+			// (--include) and --exclude prefixes, which every command
+			// takes (filter.Flags).
+			sel := in.opener.Select
+			rules, err := filter.RecordPaths(sel.Paths, sel.Excludes, *all)
 			if err != nil {
 				return nil, err
 			}

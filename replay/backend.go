@@ -94,7 +94,7 @@ var skipNames = [numSkips]string{
 	"", "standard stream", "special path (/dev, /proc, /sys)", "descriptor of a skipped path",
 	"descriptor the trace never opened", "would remove the target directory", "not a regular file",
 	"file has other hard links", "op not supported", "peer rank not replayed", "path leads out of the target",
-	"made by the MPI library inside an MPI-IO call (replayed by that call)",
+	trace.SkipReasonInMPIIO,
 	"pipe, socket or other kernel object", "mapping the replay did not make",
 }
 

@@ -282,6 +282,8 @@ func (rn *runner) after(rerr error) (bool, error) {
 // to every call.
 func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 	k := 0
+	var moved int64 // bytes read and written, for the progress line
+	defer func() { rn.rp.moved.Add(moved) }()
 	now := rn.w.now()
 	for i := range evs {
 		e := &evs[i]
@@ -321,6 +323,9 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		}
 		ret, skip, err := rn.exec(e)
 		end := rn.w.now()
+		if ret > 0 && int(e.Op) < len(dataOps) && dataOps[e.Op] {
+			moved += ret
+		}
 		now = end
 		rn.prevEnd, rn.prevOrigEnd = end, oEnd
 		if err != nil {

@@ -53,11 +53,12 @@ type World interface {
 
 // Replay is a trace ready to replay.
 type Replay struct {
-	opts Options
-	t    trace.Trace
-	plan *Plan
-	done atomic.Int64
-	out  Output
+	opts  Options
+	t     trace.Trace
+	plan  *Plan
+	done  atomic.Int64
+	moved atomic.Int64 // bytes the data calls replayed so far moved
+	out   Output
 	// script is the script a replay runs live, or nil.
 	script *scriptTrace
 }
@@ -90,6 +91,9 @@ func New(t trace.Trace, opts Options) (*Replay, error) {
 // Timing returns the timing the replay runs with.
 func (r *Replay) Timing() Timing { return r.opts.Timing }
 
+// Options returns the options of the replay.
+func (r *Replay) Options() Options { return r.opts }
+
 // Plan returns what New found.
 func (r *Replay) Plan() *Plan { return r.plan }
 
@@ -100,6 +104,22 @@ func (r *Replay) Trace() trace.Trace { return r.t }
 // Progress returns how many events the ranks have replayed so far, of
 // how many.
 func (r *Replay) Progress() (done, total int64) { return r.done.Load(), r.plan.Events }
+
+// Moved returns the bytes the data calls replayed so far have read and
+// written.
+func (r *Replay) Moved() int64 { return r.moved.Load() }
+
+// dataOps marks the ops that read or write file data (Info().Dir), for
+// the count of bytes moved.
+var dataOps = func() (d [1024]bool) {
+	for _, op := range trace.Ops() {
+		if int(op) < len(d) {
+			dir := op.Info().Dir
+			d[op] = dir == trace.DirRead || dir == trace.DirWrite
+		}
+	}
+	return d
+}()
 
 // Output says where a replay records what it does.
 type Output struct {

@@ -12,9 +12,9 @@ import (
 )
 
 // Transforms are the stages a replay applies to every rank's events
-// before it runs them, in this order: rank subset, op filter, file layout,
-// size scaling, alignment, request splitting. Each stage is a Source that
-// wraps the one before it.
+// before it runs them, in this order: rank subset, path and time
+// selectors, op filter, file layout, size scaling, alignment, request
+// splitting. Each stage is a Source that wraps the one before it.
 type Transforms struct {
 	// Ranks replays only these ranks (nil: all). Communication with the
 	// other ranks is skipped; collectives wait for the replayed members.
@@ -26,6 +26,12 @@ type Transforms struct {
 	Ops []string
 	// SkipOps drops these ops (same names as Ops).
 	SkipOps []string
+	// Paths keeps only the calls on files these rules choose (following
+	// descriptors: filter.Keeper), and Window the calls that start in it;
+	// both keep the calls that manage descriptors, as Ops does, and the
+	// process events.
+	Paths  *filter.Paths
+	Window filter.Window
 	// Layout rewrites files: "shared" turns files of one rank each, whose
 	// names hold the rank number, into one shared file per name, each
 	// rank in its own region; "fpp" turns files used by several ranks
@@ -82,7 +88,7 @@ func (tf *Transforms) Validate() error {
 	if tf.Align < 0 {
 		return fmt.Errorf("--align %d: want a positive size", tf.Align)
 	}
-	for flag, list := range map[string][]string{"--ops": tf.Ops, "--skip-ops": tf.SkipOps} {
+	for flag, list := range map[string][]string{"--op": tf.Ops, "--skip-op": tf.SkipOps} {
 		if _, err := filter.ParseOps(list...); err != nil {
 			return fmt.Errorf("%s: %w", flag, err)
 		}
@@ -119,13 +125,19 @@ func (tf *Transforms) Validate() error {
 	return nil
 }
 
+// Selecting returns the stages of tf that choose calls (ranks, ops,
+// paths, time), without those that rewrite them.
+func (tf Transforms) Selecting() Transforms {
+	return Transforms{Ranks: tf.Ranks, Ops: tf.Ops, SkipOps: tf.SkipOps, Paths: tf.Paths, Window: tf.Window}
+}
+
 // Active reports whether any stage changes events.
 func (tf *Transforms) Active() bool {
-	return len(tf.Ops) > 0 || len(tf.SkipOps) > 0 || tf.Layout != "" || (tf.ScaleSize != 0 && tf.ScaleSize != 1) ||
+	return len(tf.Ops) > 0 || len(tf.SkipOps) > 0 || tf.Paths != nil || tf.Window != (filter.Window{}) || tf.Layout != "" || (tf.ScaleSize != 0 && tf.ScaleSize != 1) ||
 		tf.Align > 1 || tf.Split.Size > 0
 }
 
-// keepsDescriptors lists the ops an --ops filter keeps anyway.
+// keepsDescriptors lists the ops an --op filter keeps anyway.
 func keepsDescriptors(op trace.Op) bool {
 	switch op.Info().Family {
 	case "open", "close", "dup", "seek":
@@ -146,8 +158,22 @@ func (tf Transforms) Apply(t trace.Trace) (trace.Trace, error) {
 			return !found
 		})
 		if len(x.ranks) == 0 {
-			return nil, fmt.Errorf("--rank-subset: the trace has none of these ranks (it has %s)", rankRange(t.Ranks()))
+			return nil, fmt.Errorf("--rank: the trace has none of these ranks (it has %s)", rankRange(t.Ranks()))
 		}
+	}
+	// The path and time selectors see every event: they follow the
+	// rank's descriptors.
+	if tf.Paths != nil || tf.Window != (filter.Window{}) {
+		sel := &filter.Selection{Paths: tf.Paths, Window: tf.Window, Structural: func(op trace.Op) bool { return keepsDescriptors(op) || op.Class() == trace.ClassProcess }}
+		x.stages = append(x.stages, func(_ uint32, in trace.Source) trace.Source {
+			k := sel.Keeper()
+			return newStage(in, x, func(e *trace.Event, out []trace.Event) []trace.Event {
+				if k.Keep(e, x.Path) {
+					out = append(out, *e)
+				}
+				return out
+			})
+		})
 	}
 	if len(tf.Ops) > 0 || len(tf.SkipOps) > 0 {
 		keep := filter.AllOps()

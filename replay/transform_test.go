@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/iotrace/iotrace/trace/target"
 )
 
@@ -583,5 +584,43 @@ func TestSplitStreams(t *testing.T) {
 	src, _ = tr.Rank(0)
 	if _, err := src.ReadEvents(buf); err == nil || !strings.Contains(err.Error(), "more than 16777216; split larger") {
 		t.Fatalf("a request of 2^50 blocks: %v", err)
+	}
+}
+
+// TestTransformPathsAndWindow checks the path and time selectors of a
+// replay: the calls on descriptors of a chosen file stay with their open,
+// those of other files go with theirs; outside the window only the calls
+// that manage descriptors and the process events stay.
+func TestTransformPathsAndWindow(t *testing.T) {
+	m := trace.NewMemTrace()
+	d, u := m.Paths.Intern("/data/x"), m.Paths.Intern("/usr/lib/y")
+	m.Add(
+		trace.Event{Op: trace.OpOpen, Path: d, Ret: 3, Start: 0},
+		trace.Event{Op: trace.OpOpen, Path: u, Ret: 4, Start: 1},
+		trace.Event{Op: trace.OpRead, FD: 4, Size: 10, Ret: 10, Start: 2},
+		trace.Event{Op: trace.OpWrite, FD: 3, Size: 10, Ret: 10, Start: 3},
+		trace.Event{Op: trace.OpFork, Ret: 1, Start: 4},
+		trace.Event{Op: trace.OpWrite, FD: 3, Size: 10, Ret: 10, Start: 50},
+		trace.Event{Op: trace.OpClose, FD: 3, Start: 60},
+	)
+	ops := func(tf Transforms) []trace.Op {
+		x, err := tf.Apply(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _ := x.Rank(0)
+		evs, _ := trace.ReadAll(src)
+		var out []trace.Op
+		for _, e := range evs {
+			out = append(out, e.Op)
+		}
+		return out
+	}
+	excl, _ := filter.NewPaths(nil, []string{"/usr"}, false)
+	if got, want := ops(Transforms{Paths: excl}), []trace.Op{trace.OpOpen, trace.OpWrite, trace.OpFork, trace.OpWrite, trace.OpClose}; !slices.Equal(got, want) {
+		t.Errorf("--exclude /usr: %v, want %v", got, want)
+	}
+	if got, want := ops(Transforms{Window: filter.Window{From: 10}}), []trace.Op{trace.OpOpen, trace.OpOpen, trace.OpFork, trace.OpWrite, trace.OpClose}; !slices.Equal(got, want) {
+		t.Errorf("--time 10ns: : %v, want %v", got, want)
 	}
 }

@@ -3,8 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
+	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/units"
 )
 
@@ -21,10 +23,21 @@ type Comparison struct {
 type CompareRow struct {
 	Op   string
 	A, B *OpRow
+	// SkipA and SkipB are the calls of the row a side that is a replay's
+	// trace skipped (Replay.Skips: /dev and /proc paths, standard
+	// streams… by the replay's rules, which its notes give): calls it
+	// did not make, by design.
+	SkipA, SkipB int64
 }
 
-// CountsMatch reports whether both sides made the same number of calls.
-func (r CompareRow) CountsMatch() bool { return r.A.Count == r.B.Count }
+// CountsMatch reports whether both sides made the same number of calls,
+// a replay's skipped calls counted as made.
+func (r CompareRow) CountsMatch() bool { return r.A.Count+r.SkipA == r.B.Count+r.SkipB }
+
+// mismatch reports whether the row's counts differ where they should
+// not: rows of calls made inside MPI-IO calls (OpRow.InMPIIO) are not
+// compared, how many an MPI library makes is its own business.
+func (r CompareRow) mismatch() bool { return !r.CountsMatch() && !r.A.InMPIIO && !r.B.InMPIIO }
 
 // TimeRatio is B's total time over A's; ok is false when A's is 0.
 func (r CompareRow) TimeRatio() (ratio float64, ok bool) { return ratio64(r.B.Total, r.A.Total) }
@@ -41,12 +54,16 @@ func (c *Comparison) DurationRatio() (ratio float64, ok bool) {
 func (c *Comparison) Mismatches() []string {
 	var out []string
 	for _, r := range c.Rows {
-		if !r.CountsMatch() && !r.A.InMPIIO && !r.B.InMPIIO {
+		if r.mismatch() {
 			out = append(out, r.Op)
 		}
 	}
 	return out
 }
+
+// Skipped is the number of calls the replay (or replays) of the two
+// sides skipped by their rules.
+func (c *Comparison) Skipped() int64 { return c.Total.SkipA + c.Total.SkipB }
 
 // MoreErrors lists the ops whose calls failed more often in B than in A
 // ("open (a 0, b 12)"), in row order: a replay whose calls fail where the
@@ -98,7 +115,36 @@ func Compare(a, b *Stats) *Comparison {
 	if c.Total.B == nil {
 		c.Total.B = Sum(b.Ops)
 	}
+	sa, sb := a.skipsByRow(), b.skipsByRow()
+	for i := range c.Rows {
+		r := &c.Rows[i]
+		if !r.A.InMPIIO {
+			r.SkipA, r.SkipB = sa[r.Op], sb[r.Op]
+			c.Total.SkipA += r.SkipA
+			c.Total.SkipB += r.SkipB
+		}
+	}
 	return c
+}
+
+// skipsByRow counts the calls the replay of which s is the trace skipped
+// (none for another trace), by the row they would be in.
+func (s *Stats) skipsByRow() map[string]int64 {
+	m := map[string]int64{}
+	if s.Replay == nil {
+		return m
+	}
+	for _, k := range s.Replay.Skips {
+		key := k.Op
+		if op, ok := trace.ParseOp(k.Op); ok && !s.Detail {
+			key = op.Info().Family
+		}
+		if k.Reason == trace.SkipReasonInMPIIO {
+			key += inMPIIOSuffix // the rows of calls inside MPI-IO, never compared
+		}
+		m[key] += k.Count
+	}
+	return m
 }
 
 var compareColumns = []column{
@@ -111,8 +157,11 @@ var compareColumns = []column{
 func compareCells(r CompareRow) []cell {
 	ratio, ok := r.TimeRatio()
 	flag := cell{"", "true"}
-	if !r.CountsMatch() && !r.A.InMPIIO && !r.B.InMPIIO {
+	switch {
+	case r.mismatch():
 		flag = cell{"count mismatch", "false"}
+	case r.SkipA+r.SkipB > 0:
+		flag = cell{fmt.Sprintf("%d skipped by the replay", r.SkipA+r.SkipB), "true"}
 	}
 	return []cell{str(r.Op), num(r.A.Count), num(r.B.Count), nsCell(r.A.Total), nsCell(r.B.Total), ratioCell(ratio, ok),
 		nsCell(r.A.Lat.Quantile(0.5)), nsCell(r.B.Lat.Quantile(0.5)), mbsCell(r.A.Bandwidth()), mbsCell(r.B.Bandwidth()), flag}
@@ -126,10 +175,14 @@ func (c *Comparison) table() table {
 		t.rows = append(t.rows, compareCells(r))
 	}
 	t.rows = append(t.rows, compareCells(c.Total))
+	skipped := ""
+	if n := c.Skipped(); n > 0 {
+		skipped = fmt.Sprintf(" (%d %s the replay skipped by its rules counted as made; its notes say why)", n, plural(n, "call"))
+	}
 	if m := c.Mismatches(); len(m) > 0 {
-		t.notes = append(t.notes, fmt.Sprintf("Counts differ in %d %s: %s", len(m), plural(int64(len(m)), "row"), strings.Join(m, " ")))
+		t.notes = append(t.notes, fmt.Sprintf("Counts differ in %d %s: %s%s", len(m), plural(int64(len(m)), "row"), strings.Join(m, " "), skipped))
 	} else {
-		t.notes = append(t.notes, "All counts match.")
+		t.notes = append(t.notes, "All counts match"+skipped+".")
 	}
 	if e := c.MoreErrors(); len(e) > 0 {
 		t.notes = append(t.notes, "More calls failed in b than in a: "+strings.Join(e, ", "))
@@ -147,7 +200,7 @@ func RenderCompare(w io.Writer, c *Comparison, format string) error {
 	}
 	t := c.table()
 	side := func(name string, s *Stats) string {
-		return fmt.Sprintf("%s: %d ranks, %d events, %s", name, s.Ranks, s.Events, units.Duration(s.RunTime()))
+		return fmt.Sprintf("%s: %d ranks, %s, %s", name, s.Ranks, s.EventsText(strconv.FormatInt), units.Duration(s.RunTime()))
 	}
 	head := side("a", c.A) + "\n" + side("b", c.B)
 	if r, ok := c.DurationRatio(); ok {
@@ -176,6 +229,8 @@ type jsonCompareRow struct {
 	CountA      int64    `json:"count_a"`
 	CountB      int64    `json:"count_b"`
 	CountsMatch bool     `json:"counts_match"`
+	SkippedA    int64    `json:"skipped_a,omitempty"`
+	SkippedB    int64    `json:"skipped_b,omitempty"`
 	TotalA      float64  `json:"total_seconds_a"`
 	TotalB      float64  `json:"total_seconds_b"`
 	TimeRatio   *float64 `json:"time_ratio"`
@@ -207,7 +262,7 @@ func optRatio(r float64, ok bool) *float64 {
 
 func compareJSON(c *Comparison) jsonCompare {
 	row := func(r CompareRow) jsonCompareRow {
-		return jsonCompareRow{Op: r.Op, CountA: r.A.Count, CountB: r.B.Count, CountsMatch: r.CountsMatch(),
+		return jsonCompareRow{Op: r.Op, CountA: r.A.Count, CountB: r.B.Count, CountsMatch: r.CountsMatch(), SkippedA: r.SkipA, SkippedB: r.SkipB,
 			TotalA: float64(r.A.Total) / 1e9, TotalB: float64(r.B.Total) / 1e9, TimeRatio: optRatio(r.TimeRatio()),
 			P50A: float64(r.A.Lat.Quantile(0.5)) / 1e9, P50B: float64(r.B.Lat.Quantile(0.5)) / 1e9,
 			BandwidthA: r.A.Bandwidth(), BandwidthB: r.B.Bandwidth()}

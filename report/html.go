@@ -51,7 +51,7 @@ func statsPage(s *Stats, o HTMLOptions) *htmlPage {
 	if p.Title == "" {
 		p.Title = "I/O report"
 	}
-	p.Summary = fmt.Sprintf("%s ranks, %s events, run time %s", groupDigits(int64(s.Ranks)), groupDigits(s.Events), units.Duration(s.RunTime()))
+	p.Summary = fmt.Sprintf("%s ranks, %s, run time %s", groupDigits(int64(s.Ranks)), s.EventsText(groupBase), units.Duration(s.RunTime()))
 	p.Cards = statsCards(s)
 
 	ops := htmlSection{ID: "ops", Title: "Operations",
@@ -134,7 +134,7 @@ func comparePage(c *Comparison, o HTMLOptions) *htmlPage {
 	na, nb := cmp2(o.NameA, "a"), cmp2(o.NameB, "b")
 	p := &htmlPage{Title: cmp2(o.Title, "Comparison"), Inputs: o.Inputs}
 	side := func(name string, s *Stats) string {
-		return fmt.Sprintf("%s: %s ranks, %s events, run time %s", name, groupDigits(int64(s.Ranks)), groupDigits(s.Events), units.Duration(s.RunTime()))
+		return fmt.Sprintf("%s: %s ranks, %s, run time %s", name, groupDigits(int64(s.Ranks)), s.EventsText(groupBase), units.Duration(s.RunTime()))
 	}
 	p.Summary = side(na, c.A) + " · " + side(nb, c.B)
 	p.Cards = compareCards(c, na, nb)
@@ -154,12 +154,12 @@ func comparePage(c *Comparison, o HTMLOptions) *htmlPage {
 			"in the timelines the height of each colour is the share of that moment a rank spent in such calls."}
 	span := max(c.A.RunTime(), c.B.RunTime())
 	pa, pb := ratePoints(c.A), ratePoints(c.B)
-	top := max(maxRate(pa), maxRate(pb))
+	topA, topB, capA, capB := sharedScale(maxRate(pa), maxRate(pb))
 	if len(c.A.Activity.Bins)+len(c.B.Activity.Bins) > 0 {
 		over.Legend = activityLegend()
 		over.Charts = append(over.Charts,
-			bandwidthChart("chart-bandwidth-a", "Bandwidth over time: "+na, pa, span, top),
-			bandwidthChart("chart-bandwidth-b", "Bandwidth over time: "+nb, pb, span, top),
+			bandwidthChart("chart-bandwidth-a", "Bandwidth over time: "+na+capA, pa, span, topA),
+			bandwidthChart("chart-bandwidth-b", "Bandwidth over time: "+nb+capB, pb, span, topB),
 			timelineChart("chart-timeline-a", "Per-rank timeline: "+na, c.A, span),
 			timelineChart("chart-timeline-b", "Per-rank timeline: "+nb, c.B, span))
 	} else {
@@ -320,6 +320,9 @@ func sideBySide(t htmlTable, na, nb string) htmlTable {
 func statsCards(s *Stats) []htmlCard {
 	var rd, wr, rdN, wrN int64
 	for _, r := range s.Ops {
+		if r.InMPIIO {
+			continue // their bytes are the MPI-IO calls' around them
+		}
 		switch r.Dir {
 		case trace.DirRead:
 			rd, rdN = rd+r.Bytes, rdN+r.Count
@@ -378,6 +381,9 @@ func compareCards(c *Comparison, na, nb string) []htmlCard {
 		tr.Value = strconv.FormatFloat(r, 'f', 2, 64) + "×"
 	}
 	counts := htmlCard{Label: "Counts", Value: "match", Sub: "every operation"}
+	if n := c.Skipped(); n > 0 {
+		counts.Sub = fmt.Sprintf("%s %s skipped by the replay's rules", groupDigits(n), plural(n, "call"))
+	}
 	if m := c.Mismatches(); len(m) > 0 {
 		counts = htmlCard{Label: "Counts", Value: "differ", Sub: fmt.Sprintf("in %d %s", len(m), plural(int64(len(m)), "operation")), Class: "warn"}
 	}
@@ -408,11 +414,18 @@ func compareSizes(c *Comparison) table {
 			counts[k][side] += r.Count
 		}
 	}
+	// A row's sizes are compared as its counts are (Comparison.Mismatches):
+	// not those of calls inside MPI-IO, and not where the replay skipped
+	// calls by its rules (their sizes are not in its trace).
+	excused := map[string]bool{}
+	for _, r := range c.Rows {
+		excused[r.Op] = r.A.InMPIIO || r.B.InMPIIO || r.SkipA+r.SkipB > 0
+	}
 	t := table{cols: []column{lcol("operation", "op"), rcol("size", "size"), rcol("count a", "count_a"), rcol("count b", "count_b"), lcol("", "match")}}
 	for _, k := range order {
 		n := counts[k]
 		flag := ""
-		if n[0] != n[1] {
+		if n[0] != n[1] && !excused[k.op] {
 			flag = "count mismatch"
 		}
 		t.rows = append(t.rows, []cell{str(k.op), str(sizeLabel(SizeRow{Min: k.min, Max: k.max})), num(n[0]), num(n[1]), str(flag)})
@@ -462,6 +475,10 @@ func groupNumber(v string) string {
 }
 
 // groupDigits prints n with thin groups of three digits: 1,234,567.
+// groupBase is groupDigits with the signature of strconv.FormatInt (base
+// 10 only), for Stats.EventsText.
+func groupBase(n int64, _ int) string { return groupDigits(n) }
+
 func groupDigits(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
@@ -686,6 +703,22 @@ func ratePoints(s *Stats) []ratePoint {
 		pts = append(pts, ratePoint{lo - s.Start, hi - s.Start, a.Bins[i].Read / sec, a.Bins[i].Written / sec})
 	}
 	return pts
+}
+
+// maxScaleRatio is how far apart the peak bandwidths of two runs may be
+// for their charts to share one scale: beyond it the slower run's chart
+// would be flat near zero, and each chart gets its own scale.
+const maxScaleRatio = 4
+
+// sharedScale returns the tops of the bandwidth charts of two runs whose
+// peaks are a and b, and what their captions add: one scale when the
+// peaks are close, each its own (said in the caption) when they are not.
+func sharedScale(a, b float64) (topA, topB float64, capA, capB string) {
+	lo, hi := min(a, b), max(a, b)
+	if lo*maxScaleRatio >= hi || lo == 0 {
+		return hi, hi, "", ""
+	}
+	return a, b, " (own scale)", " (own scale)"
 }
 
 func maxRate(pts []ratePoint) float64 {

@@ -139,6 +139,9 @@ type jsonRegion struct {
 type jsonStats struct {
 	Ranks      int           `json:"ranks"`
 	Events     int64         `json:"events"`
+	Markers    int64         `json:"markers"`
+	Process    int64         `json:"process_events"`
+	InMPIIO    int64         `json:"calls_in_mpiio"`
 	Duration   float64       `json:"duration_seconds"`
 	Start      float64       `json:"start_seconds"`
 	End        float64       `json:"end_seconds"`
@@ -173,7 +176,7 @@ func opsJSON(rows []*OpRow) []jsonOp {
 // statsJSON is the JSON of view: the op and size tables always, and the
 // view's own table.
 func statsJSON(s *Stats, view string) jsonStats {
-	js := jsonStats{Ranks: s.Ranks, Events: s.Events, Duration: s.Duration(), Start: float64(s.Start) / 1e9,
+	js := jsonStats{Ranks: s.Ranks, Events: s.Events, Markers: s.Markers, Process: s.ProcEvents, InMPIIO: s.InMPIIO, Duration: s.Duration(), Start: float64(s.Start) / 1e9,
 		End: float64(s.End) / 1e9, Times: s.Times, Ops: opsJSON(s.Ops), Total: opJSON(s.Total), Sizes: []jsonSize{}, Replay: replayJSON(s.Replay)}
 	for _, r := range s.Sizes {
 		if r.Exact() {

@@ -32,7 +32,7 @@ func Render(w io.Writer, s *Stats, view, format string) error {
 	if format == "json" {
 		return writeJSON(w, statsJSON(s, view))
 	}
-	head := fmt.Sprintf("%d ranks, %d events, %s", s.Ranks, s.Events, units.Duration(s.RunTime()))
+	head := fmt.Sprintf("%d ranks, %s, %s", s.Ranks, s.EventsText(strconv.FormatInt), units.Duration(s.RunTime()))
 	if s.Times != "" {
 		head += "\n" + s.Times
 	}
@@ -53,6 +53,31 @@ func Render(w io.Writer, s *Stats, view, format string) error {
 		s.Replay.WriteText(w)
 	}
 	return nil
+}
+
+// EventsText says how many events s holds ("7898 events") and, when the
+// TOTAL line does not count them all, what the others are: "7898 events:
+// 7818 calls in TOTAL, 80 markers". num formats the numbers.
+func (s *Stats) EventsText(num func(int64, int) string) string {
+	n := func(v int64) string { return num(v, 10) }
+	text := n(s.Events) + " " + plural(s.Events, "event")
+	if s.Total == nil || s.Total.Count == s.Events {
+		return text
+	}
+	parts := []string{n(s.Total.Count) + " " + plural(s.Total.Count, "call") + " in TOTAL"}
+	for _, p := range []struct {
+		v         int64
+		one, many string
+	}{{s.Markers, "marker", "markers"}, {s.ProcEvents, "process event", "process events"},
+		{s.InMPIIO, "call inside MPI-IO (rows apart)", "calls inside MPI-IO (rows apart)"}} {
+		switch {
+		case p.v == 1:
+			parts = append(parts, "1 "+p.one)
+		case p.v > 1:
+			parts = append(parts, n(p.v)+" "+p.many)
+		}
+	}
+	return text + " (" + strings.Join(parts, ", ") + ")"
 }
 
 // writeTables writes tables in a text-like format, head first.

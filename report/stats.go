@@ -81,6 +81,10 @@ type Stats struct {
 	Access        []*AccessRow
 	AccessByRank  []*AccessRow
 	AccessCounted bool // computed with Options.Access
+	// What Events holds besides the calls TOTAL counts: markers (regions,
+	// marks), process events (fork, exec, exit, inherit), and the POSIX
+	// calls made inside MPI-IO calls (rows apart, left out of TOTAL).
+	Markers, ProcEvents, InMPIIO int64
 }
 
 // Duration is the wall time the trace spans, in seconds: latest end −
@@ -113,6 +117,11 @@ type OpRow struct {
 	Lat   hist.Hist
 	ranks int // ranks of the trace: the divisor of AvgPerRank
 	sizes *sizeDist
+	// ioTotal is, in a TOTAL row (sum), the ns of its I/O calls alone:
+	// the time Bandwidth divides its bytes by (communication moves no
+	// file data; its time would lower the figure).
+	ioTotal int64
+	sum     bool
 }
 
 // AvgPerRank is the row's time per rank in seconds: the total time over
@@ -126,10 +135,15 @@ func (r *OpRow) AvgPerRank() float64 {
 }
 
 // Bandwidth is the aggregate bandwidth in MB/s (MB = 10^6 bytes): total
-// bytes over the average time per rank, as Thakur et al. define it. It is
-// 0 when the row has no time.
+// bytes over the average time per rank, as Thakur et al. define it. For
+// a TOTAL row (Sum) the time is that of the I/O calls alone: its bytes
+// are file data, and the time of communication calls moved none. It is 0
+// when the row has no time.
 func (r *OpRow) Bandwidth() float64 {
 	t := r.AvgPerRank()
+	if r.sum && r.ranks > 0 {
+		t = float64(r.ioTotal) / 1e9 / float64(r.ranks)
+	}
 	if t == 0 {
 		return 0
 	}
@@ -138,9 +152,10 @@ func (r *OpRow) Bandwidth() float64 {
 
 // Sum returns a TOTAL row over rows: counts, times, errors and latencies
 // of all of them; bytes of the data rows only (communication bytes are a
-// different quantity and are left out).
+// different quantity and are left out), and its bandwidth over the time
+// of the I/O calls alone.
 func Sum(rows []*OpRow) *OpRow {
-	t := &OpRow{Op: "TOTAL", Family: "TOTAL"}
+	t := &OpRow{Op: "TOTAL", Family: "TOTAL", sum: true}
 	for _, r := range rows {
 		if r.InMPIIO {
 			continue
@@ -148,6 +163,7 @@ func Sum(rows []*OpRow) *OpRow {
 		t.Count += r.Count
 		if r.Class != trace.ClassComm {
 			t.Bytes = addSat(t.Bytes, r.Bytes)
+			t.ioTotal = addSat(t.ioTotal, r.Total)
 		}
 		t.Errors += r.Errors
 		t.Total = addSat(t.Total, r.Total)
@@ -359,8 +375,9 @@ func (s *rowSet) sorted(ranks int) []*OpRow {
 }
 
 // familyOrder is the order of the POSIX families in tables: that of
-// Table 1 of Thakur et al. (open, close, read, write, seek), then sync.
-var familyOrder = map[string]int{"open": 0, "close": 1, "read": 2, "write": 3, "seek": 4, "sync": 5}
+// Table 1 of Thakur et al. (open, close, read, write, seek), then sync
+// and flush (fflush, which makes nothing durable: no sync).
+var familyOrder = map[string]int{"open": 0, "close": 1, "read": 2, "write": 3, "seek": 4, "sync": 5, "flush": 6}
 
 // sortOps orders rows by class — POSIX, metadata, MPI-IO, communication,
 // unknown — and within POSIX in familyOrder (other families after it);
@@ -536,6 +553,7 @@ func (c *computer) finish(st *Stats) {
 		st.Access, st.AccessByRank = c.acc.rows(st.Ranks)
 		st.AccessCounted = true
 	}
+	st.Markers, st.ProcEvents, st.InMPIIO = c.counts.Markers, c.counts.ProcEvents, c.counts.InMPIIO
 	st.Ops = c.all.sorted(st.Ranks)
 	st.Total = Sum(st.Ops)
 	st.Total.ranks = st.Ranks
@@ -597,6 +615,7 @@ type computer struct {
 	inner     map[trace.Op]*opInfo // ops of calls made inside MPI-IO calls
 	keys      map[string]int       // row key → opInfo.idx
 	acc       *accessState         // access patterns (patterns.go)
+	counts    struct{ Markers, ProcEvents, InMPIIO int64 }
 }
 
 // opInfo is an op's description, its row key, and the index of that key
@@ -742,13 +761,18 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 	}
 	switch info.Class {
 	case trace.ClassMarker:
+		c.counts.Markers++
 		c.marker(rs, e, dur)
 		return
 	case trace.ClassProcess:
 		// Processes starting and ending are no calls to count: the rank's
 		// state follows them.
+		c.counts.ProcEvents++
 		rs.files.Apply(e)
 		return
+	}
+	if info.inMPIIO {
+		c.counts.InMPIIO++
 	}
 	cl := call{info: info, dur: dur, size: -1}
 	switch {

@@ -364,7 +364,7 @@ var opTable = map[Op]OpInfo{
 	OpFread:         {Name: "fread", Family: "read", Class: ClassPOSIX, Dir: DirRead, Addr: AddrIndividual, FD: FDOn},
 	OpFwrite:        {Name: "fwrite", Family: "write", Class: ClassPOSIX, Dir: DirWrite, Addr: AddrIndividual, FD: FDOn},
 	OpFseek:         {Name: "fseek", Family: "seek", Class: ClassPOSIX, FD: FDOn},
-	OpFflush:        {Name: "fflush", Family: "sync", Class: ClassPOSIX, FD: FDOn},
+	OpFflush:        {Name: "fflush", Family: "flush", Class: ClassPOSIX, FD: FDOn},
 
 	OpStat:       {Name: "stat", Family: "stat", Class: ClassMeta, NS: NSLook},
 	OpLstat:      {Name: "lstat", Family: "stat", Class: ClassMeta, NS: NSLook},

@@ -34,6 +34,12 @@ type ReplayRank struct {
 	Notes     []string
 }
 
+// SkipReasonInMPIIO is the reason of the calls a replay skips because an
+// MPI library made them inside an MPI-IO call (Flags InMPIIO): the
+// replay's MPI-IO call makes its own. Reports count such skips with the
+// rows of those calls, not with the other calls of their op.
+const SkipReasonInMPIIO = "made by the MPI library inside an MPI-IO call (replayed by that call)"
+
 // ReplaySkip counts the calls of one op skipped for one reason.
 type ReplaySkip struct {
 	Op     Op

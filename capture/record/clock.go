@@ -46,7 +46,7 @@ func startClockLib(log *slog.Logger, mode capture.ClockSync, rk launcher.Rank, e
 	c := &clockLib{}
 	want, why := capture.WantClockSync(mode, rk, capture.ParentComm(), os.Getenv)
 	if want {
-		libs, err := preload.Build()
+		libs, err := buildShim(log, rk)
 		switch {
 		case err != nil:
 			want, why = false, err.Error()

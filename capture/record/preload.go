@@ -45,7 +45,7 @@ func Preload(o Options, argv []string) (Result, error) {
 		return Result{}, err
 	}
 	log := o.log()
-	libs, err := preload.Build()
+	libs, err := buildShim(log, rk)
 	if err != nil {
 		return Result{}, err
 	}
@@ -294,6 +294,9 @@ func encode(o Options, rk launcher.Rank, rules *filter.Paths, dir string, argv [
 		if err != nil {
 			return res, err
 		}
+		if st.err == nil {
+			o.sayRecorded(log, file, rank, st.tally)
+		}
 		res.Files = append(res.Files, file)
 		if st.err != nil && firstErr == nil {
 			firstErr = st.err
@@ -324,7 +327,8 @@ func encode(o Options, rk launcher.Rank, rules *filter.Paths, dir string, argv [
 // rankStats are the encoder's counts of one rank, and its error.
 type rankStats struct {
 	preload.Stats
-	err error
+	tally *tally
+	err   error
 }
 
 // encodeRank writes rank r's trace file under out.
@@ -341,7 +345,8 @@ func encodeRank(out string, run *preload.Run, r uint32, rank launcher.Rank, meta
 		w.Close()
 		return rankStats{}, "", fmt.Errorf("%s: %w", file, err)
 	}
-	st, eerr := run.Encode(r, w.Rank(r), rules)
+	sink := newTally(w.Rank(r))
+	st, eerr := run.Encode(r, sink, rules)
 	if clk, ok := capture.Clock(st.Clock, meta.Epoch, capture.ClockMethodPreload); ok && eerr == nil {
 		eerr = w.SetRankClock(r, clk)
 	}
@@ -360,5 +365,5 @@ func encodeRank(out string, run *preload.Run, r uint32, rank launcher.Rank, meta
 	if st.Incomplete > 0 || st.Dropped > 0 {
 		log.Info(fmt.Sprintf("%s: %d calls were in progress when a process ended, %d records were lost (the spool could not grow)", file, st.Incomplete, st.Dropped))
 	}
-	return rankStats{Stats: st, err: eerr}, file, nil
+	return rankStats{Stats: st, tally: sink, err: eerr}, file, nil
 }

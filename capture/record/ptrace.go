@@ -64,10 +64,11 @@ func Ptrace(o Options, argv []string) (Result, error) {
 		return Result{}, err
 	}
 	var infoErr error
+	sink := newTally(w.Rank(rk.Rank))
 	res, runErr := ptrace.Run(ptrace.Config{
 		Argv:           argv,
 		Env:            clk.env,
-		Sink:           w.Rank(rk.Rank),
+		Sink:           sink,
 		Flush:          w.Flush,
 		Rank:           rk.Rank,
 		Base:           base,
@@ -89,6 +90,9 @@ func Ptrace(o Options, argv []string) (Result, error) {
 	}
 	closeErr := w.Close()
 	summary(log, file, rk, res)
+	if closeErr == nil && runErr == nil {
+		o.sayRecorded(log, file, rk, sink)
+	}
 	Unseen{MmapFiles: res.MmapFiles, IOUring: res.IOUring > 0, AIO: res.AIO > 0}.report(log)
 	out := Result{Status: res.Status(), Files: []string{file}}
 	if err := firstOf(runErr, infoErr, closeErr); err != nil {

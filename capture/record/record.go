@@ -11,8 +11,9 @@
 //     when the program (and every process it left running) has ended.
 //     FromSpool encodes the spools a killed record left.
 //
-// Diagnostics go to Options.Log: warnings at slog.LevelWarn, notes at
-// slog.LevelInfo, and what -v prints at slog.LevelDebug.
+// Diagnostics go to Options.Log: warnings at slog.LevelWarn, notes (and
+// the summary line of each trace file) at slog.LevelInfo, and what -v
+// prints at slog.LevelDebug.
 package record
 
 import (
@@ -23,10 +24,14 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/capture/preload"
 	"github.com/iotrace/iotrace/launcher"
+	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
+	"github.com/iotrace/iotrace/trace/units"
 )
 
 // Options configure a recording.
@@ -152,3 +157,108 @@ func (u Unseen) report(log *slog.Logger) {
 		log.Info(fmt.Sprintf("the program used %s: that I/O is not seen", list))
 	}
 }
+
+// tally is a rank's sink that counts what its trace holds, for the
+// summary line: events, the files it names, the bytes read and written
+// (not those of the calls an MPI library made inside MPI-IO calls: the
+// MPI-IO calls hold them).
+type tally struct {
+	trace.Sink
+	events, read, written int64
+	files                 map[trace.PathID]struct{}
+}
+
+func newTally(s trace.Sink) *tally { return &tally{Sink: s, files: map[trace.PathID]struct{}{}} }
+
+func (t *tally) WriteEvents(evs []trace.Event) error {
+	for i := range evs {
+		e := &evs[i]
+		t.events++
+		if e.Ret <= 0 || e.Flags&trace.InMPIIO != 0 {
+			continue
+		}
+		switch e.Op.Info().Dir {
+		case trace.DirRead:
+			t.read += e.Ret
+		case trace.DirWrite:
+			t.written += e.Ret
+		}
+	}
+	return t.Sink.WriteEvents(evs)
+}
+
+func (t *tally) Intern(path string) trace.PathID {
+	id := t.Sink.Intern(path)
+	t.files[id] = struct{}{}
+	return id
+}
+
+// sayRecorded prints the summary line of a rank's trace file (unless the
+// log leaves out notes: --quiet): its events, files and bytes, and which
+// paths the record left out.
+func (o *Options) sayRecorded(log *slog.Logger, file string, rk launcher.Rank, t *tally) {
+	rank := ""
+	if rk.Size > 1 {
+		rank = fmt.Sprintf("rank %d of %d: ", rk.Rank, rk.Size)
+	} else if rk.Known && rk.Rank > 0 {
+		rank = fmt.Sprintf("rank %d: ", rk.Rank)
+	}
+	log.Info(fmt.Sprintf("%s: %s%s, %s, %s read, %s written; %s", file, rank, count(t.events, "event"), count(int64(len(t.files)), "file"),
+		units.Bytes(t.read), units.Bytes(t.written), o.leftOut()))
+}
+
+// count is "1 event", "2 events".
+func count(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// leftOut says which paths a record leaves out.
+func (o *Options) leftOut() string {
+	if o.All {
+		return "nothing left out (--all)"
+	}
+	if len(o.Include) > 0 {
+		s := "recorded only under " + strings.Join(o.Include, " ")
+		if len(o.Exclude) > 0 {
+			s += ", not under " + strings.Join(o.Exclude, " ")
+		}
+		return s
+	}
+	return "left out " + strings.Join(append(filter.RecordExcludes(), o.Exclude...), " ") + ", pipes and sockets (--all keeps them)"
+}
+
+// buildShim builds the preload shim (preload.Build). The first use
+// compiles it with cc, which takes seconds: when the build has not
+// returned after shimNote, the lead rank says what it is doing, once
+// (later runs find the shim in the cache and say nothing).
+func buildShim(log *slog.Logger, rk launcher.Rank) (preload.Libs, error) {
+	return sayBuilding(log, rk, shimNote, preload.Build)
+}
+
+// sayBuilding runs build, saying after wait that the shim is being built.
+func sayBuilding(log *slog.Logger, rk launcher.Rank, wait time.Duration, build func() (preload.Libs, error)) (preload.Libs, error) {
+	done := make(chan struct{})
+	said := make(chan struct{})
+	go func() {
+		defer close(said)
+		select {
+		case <-done:
+		case <-time.After(wait):
+			if rk.Rank == 0 {
+				dir, _ := preload.CacheDir()
+				log.Info(fmt.Sprintf("building the preload shim with cc into %s: the first --preload run does it once, for some seconds", dir))
+			}
+		}
+	}()
+	libs, err := build()
+	close(done)
+	<-said
+	return libs, err
+}
+
+// shimNote is how long a build of the preload shim runs before
+// buildShim says so.
+const shimNote = 1500 * time.Millisecond

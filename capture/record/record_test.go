@@ -2,14 +2,18 @@ package record
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/iotrace/iotrace/capture/preload"
 	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace/format"
 )
 
@@ -46,6 +50,9 @@ func TestPtrace(t *testing.T) {
 	if !strings.Contains(log.String(), "exit status 3") {
 		t.Errorf("no summary at the debug level: %s", log.String())
 	}
+	if !strings.Contains(log.String(), "level=INFO msg=\""+out+": 6 events, 1 file, 0 B read, 2 B written; recorded only under "+dir) {
+		t.Errorf("no summary line at the info level: %s", log.String())
+	}
 	if _, err := Ptrace(Options{Out: filepath.Join(dir, "x.iot")}, []string{"no-such-program-xyz"}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a missing program: %v, want ErrNotFound", err)
 	}
@@ -61,5 +68,48 @@ func TestFromSpoolEmpty(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := FromSpool(Options{Out: filepath.Join(dir, "x.iot")}, dir); err == nil || !strings.Contains(err.Error(), "no process wrote a spool") {
 		t.Errorf("an empty spool directory: %v", err)
+	}
+}
+
+// lines is a slog handler that hands each message to a channel.
+type lines chan string
+
+func (l lines) Enabled(context.Context, slog.Level) bool { return true }
+func (l lines) Handle(_ context.Context, r slog.Record) error {
+	l <- r.Message
+	return nil
+}
+func (l lines) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l lines) WithGroup(string) slog.Handler      { return l }
+
+// TestSayBuilding checks that a build of the shim that takes a while
+// (the first) is said, once, by rank 0 alone, and that one that returns
+// at once (the cache) is not.
+func TestSayBuilding(t *testing.T) {
+	msgs := make(lines, 4)
+	log := slog.New(msgs)
+	// A build that ends only once it was said: the wait is the point.
+	slow := func() (preload.Libs, error) {
+		select {
+		case m := <-msgs:
+			if !strings.Contains(m, "building the preload shim with cc into") {
+				t.Errorf("said %q", m)
+			}
+		case <-time.After(time.Minute):
+			t.Error("a slow build was not said")
+		}
+		return preload.Libs{}, nil
+	}
+	if _, err := sayBuilding(log, launcher.Rank{}, time.Millisecond, slow); err != nil {
+		t.Fatal(err)
+	}
+	fast := func() (preload.Libs, error) { return preload.Libs{}, nil }
+	sayBuilding(log, launcher.Rank{}, time.Hour, fast)
+	other := func() (preload.Libs, error) { time.Sleep(20 * time.Millisecond); return preload.Libs{}, nil }
+	sayBuilding(log, launcher.Rank{Rank: 1}, time.Millisecond, other)
+	select {
+	case m := <-msgs:
+		t.Errorf("said %q for a build from the cache, or by rank 1", m)
+	default:
 	}
 }

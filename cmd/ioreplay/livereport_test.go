@@ -70,7 +70,7 @@ func TestReportWhileReplaying(t *testing.T) {
 			view, detailed, _ := strings.Cut(v, "+")
 			detail := detailed != ""
 			rec := filepath.Join(dir, c.name+"-"+view+".iot")
-			args := []string{"--timing", "afap", "--quiet", "--format", "json", "--by", view, "--record", rec, "--target", filepath.Join(dir, "target")}
+			args := []string{"--timing", "afap", "--quiet", "--format", "json", "--by", view, "--record", rec, "--force", "--target", filepath.Join(dir, "target")}
 			if detail {
 				args = append(args, "--detail")
 			}

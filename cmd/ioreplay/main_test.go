@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/internal/loadcheck"
+	"github.com/iotrace/iotrace/internal/mpitest"
 	"github.com/iotrace/iotrace/internal/pagecache"
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/script"
@@ -43,6 +45,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	mpitest.Cleanup()
 	os.Exit(code)
 }
 
@@ -327,7 +330,8 @@ func TestNothingOutsideTargetChanges(t *testing.T) {
 			m.Add(evs...)
 			in := filepath.Join(base, "evil.iot")
 			writeTrace(t, in, m)
-			args := []string{"--timing", "afap", "--target", target, "--map", "/data/run=/", in}
+			// --force: the traps in the target are where the trace's paths go.
+			args := []string{"--timing", "afap", "--force", "--target", target, "--map", "/data/run=/", in}
 			if walk {
 				args = append([]string{"--no-openat2"}, args...)
 			}
@@ -736,6 +740,9 @@ func TestProgressOnATerminal(t *testing.T) {
 			master.Close()
 			<-done
 			shown := strings.Contains(got.String(), "ioreplay: ") && strings.Contains(got.String(), "% (")
+			if shown && !regexp.MustCompile(`of 60 events\), \d+s elapsed, ETA \S+, \S+ B/s`).MatchString(got.String()) {
+				t.Errorf("the progress line lacks the time elapsed, the time left or the rate: %q", got.String())
+			}
 			if shown == quiet {
 				t.Errorf("terminal got %q", got.String())
 			}
@@ -862,7 +869,7 @@ func TestCacheFlag(t *testing.T) {
 	}
 	const pages = (1 << 20) / 4096
 	replay := func(cache string) int {
-		mustRun(t, "--quiet", "--timing", "afap", "--target", target, "--cache", cache, tf)
+		mustRun(t, "--quiet", "--timing", "afap", "--force", "--target", target, "--cache", cache, tf)
 		return pagecache.Resident(t, p)
 	}
 	if n := replay("as-captured"); n != pages {
@@ -880,7 +887,7 @@ func TestCacheFlag(t *testing.T) {
 	}
 	// The default is cold.
 	replay("warm")
-	mustRun(t, "--quiet", "--timing", "afap", "--target", target, tf)
+	mustRun(t, "--quiet", "--timing", "afap", "--force", "--target", target, tf)
 	if n := pagecache.Resident(t, p); n != 0 {
 		t.Errorf("no --cache: %d pages still cached, want cold", n)
 	}

@@ -82,6 +82,9 @@ func TestOptionsSameUnderMPI(t *testing.T) {
 		run := func(how string, mpirun bool, extra ...string) replayRun {
 			d := filepath.Join(dir, fmt.Sprint(i), how)
 			r := replayRun{target: filepath.Join(d, "target"), record: filepath.Join(d, "replay.iot"), summary: filepath.Join(d, "summary.json")}
+			if err := os.MkdirAll(d, 0o755); err != nil { // ioreplay makes the target, not the directories above it
+				t.Fatal(err)
+			}
 			args := append([]string{"--ranks", "4", "--quiet", "--target", r.target, "--record", r.record, "--summary", r.summary}, c.opts...)
 			if !slices.Contains(c.opts, "--timing") {
 				args = append(args, "--timing", "afap")

@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -47,5 +49,58 @@ func TestReadmeFirstCommand(t *testing.T) {
 	ciLines := strings.Split(strings.TrimSpace(string(ci)), "\n")
 	if last := strings.TrimSpace(ciLines[len(ciLines)-1]); last != strings.TrimSpace(test) {
 		t.Errorf(".ci/run ends with %q, the README's test command is %q", last, strings.TrimSpace(test))
+	}
+}
+
+// TestDocsHoldInAClone checks what a reader of a clone meets in README.md
+// and docs/*.md: every relative link and every `docs/…`, `bench/…`,
+// `samples/…`, `corpus/…` or `cmd/…` path they name exists in the
+// repository (the README once linked ../shared/DESIGN.md, outside it); no
+// path of the machine they were written on; and every code block with an
+// `mpirun -np N` for more than 2 processes says --oversubscribe, which
+// Open MPI needs on a 2-core machine.
+func TestDocsHoldInAClone(t *testing.T) {
+	root := filepath.Join("..", "..")
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	docs = append(docs, filepath.Join(root, "README.md"))
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	named := regexp.MustCompile("`((?:docs|bench|samples|corpus|cmd)/[^`\\s]*)`")
+	np := regexp.MustCompile(`mpirun\b[^\n]*?-np (\d+)`)
+	for _, doc := range docs {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, name := string(b), filepath.Base(doc)
+		for _, m := range link.FindAllStringSubmatch(s, -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(doc), target)); err != nil {
+				t.Errorf("%s links to %s, which a clone lacks", name, m[1])
+			}
+		}
+		for _, m := range named.FindAllStringSubmatch(s, -1) {
+			if strings.ContainsAny(m[1], "*…<>$") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(root, strings.TrimSuffix(m[1], "/"))); err != nil {
+				t.Errorf("%s names %s, which a clone lacks", name, m[1])
+			}
+		}
+		for _, bad := range []string{"../shared/", "/work/", "/root/"} {
+			if strings.Contains(s, bad) {
+				t.Errorf("%s names %s, a path of the machine it was written on", name, bad)
+			}
+		}
+		blocks := strings.Split(s, "```")
+		for i := 1; i < len(blocks); i += 2 {
+			for _, m := range np.FindAllStringSubmatch(blocks[i], -1) {
+				if n, _ := strconv.Atoi(m[1]); n > 2 && !strings.Contains(blocks[i], "--oversubscribe") {
+					t.Errorf("%s: %q in a block that does not say --oversubscribe (needed for more processes than cores)", name, m[0])
+				}
+			}
+		}
 	}
 }

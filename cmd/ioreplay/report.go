@@ -27,7 +27,17 @@ func (o *options) writeReport(st *report.Stats, orig trace.Trace, inputs []strin
 	if !textual && !o.quiet {
 		st.Replay.WriteText(s.Err)
 	}
+	ho := report.HTMLOptions{Title: "Replay report", Inputs: inputs, NameA: "original", NameB: "replay"}
+	page := func(w io.Writer) error {
+		if cmp != nil {
+			return report.RenderCompareHTML(w, cmp, ho)
+		}
+		return report.RenderHTML(w, st, ho)
+	}
 	err := outfile.Write(o.output, s.Out, func(w io.Writer) error {
+		if o.format == "html" {
+			return page(w)
+		}
 		if err := report.Render(w, st, o.by, o.format); err != nil || cmp == nil {
 			return err
 		}
@@ -39,14 +49,7 @@ func (o *options) writeReport(st *report.Stats, orig trace.Trace, inputs []strin
 	if err != nil || o.html == "" {
 		return err
 	}
-	ho := report.HTMLOptions{Title: "Replay report", Inputs: inputs, NameA: "original", NameB: "replay"}
-	err = outfile.Write(o.html, nil, func(w io.Writer) error {
-		if cmp != nil {
-			return report.RenderCompareHTML(w, cmp, ho)
-		}
-		return report.RenderHTML(w, st, ho)
-	})
-	if err != nil {
+	if err := outfile.Write(o.html, nil, page); err != nil {
 		return fmt.Errorf("--html: %w", err)
 	}
 	return nil

@@ -130,7 +130,11 @@ func (o *options) finish(out *session.Outcome, args []string, s cli.IO) error {
 	if out.Team != "" && !o.quiet {
 		fmt.Fprintln(s.Err, out.Team)
 	}
-	return o.writeReport(st, out.Input, args, s)
+	orig, err := out.Original()
+	if err != nil {
+		return err
+	}
+	return o.writeReport(st, orig, args, s)
 }
 
 // closeOutcome removes what the session made for itself and says where a
@@ -186,7 +190,7 @@ func (o *options) checkChoices() error {
 		flag, v string
 		choices []string
 	}{
-		{"--format", o.format, report.Formats},
+		{"--format", o.format, cli.Formats},
 		{"--by", o.by, report.Views},
 		{"--backend", o.backend, []string{backendPOSIX, backendMPIIO}},
 	} {
@@ -219,5 +223,5 @@ func alone() (session.Team, func() error, error) {
 
 // reportOptions are the options of the replay's report.
 func (o *options) reportOptions() report.Options {
-	return report.Options{Detail: o.detail}.For(o.by, o.html != "")
+	return report.Options{Detail: o.detail}.For(o.by, o.html != "" || o.format == "html")
 }

@@ -100,9 +100,14 @@ func replayElapsed(t *testing.T, dir string, args ...string) float64 {
 }
 
 // TestConvertedScriptKeepsThinkTime converts a trace with regular think
-// time to a script (iotrace convert --to script, the built binary) and
-// replays the script with --timing think: it lasts within 10 % of the
-// trace.
+// time to a script (iotrace convert --to script, the built binary): the
+// script keeps the think time as sleeps, so that its nominal run (iotrace
+// stats of the script: no clock involved) lasts as long as the trace,
+// within 10 %, and a replay of it with --timing think waits them out: it
+// lasts at least 90 % of the trace. How much longer a replay lasts on a
+// loaded machine is not the script's doing (a test asserts behaviour;
+// timing belongs in benchmarks): only a gross excess, three times the
+// trace, fails.
 func TestConvertedScriptKeepsThinkTime(t *testing.T) {
 	dir := t.TempDir()
 	iotrace := filepath.Join(dir, "iotrace")
@@ -119,13 +124,23 @@ func TestConvertedScriptKeepsThinkTime(t *testing.T) {
 	if !strings.Contains(string(src), "sleep") || strings.Count(string(src), "\n") > 20 {
 		t.Errorf("the script should be short and keep the think time as sleeps:\n%s", src)
 	}
-	got := replayElapsed(t, dir, "--ranks", "2", "--timing", "think", iop)
 	want := float64(dur) / 1e9
-	t.Logf("trace %.3fs, script replayed with --timing think %.3fs (%.1f %%)\n%s", want, got, 100*(got-want)/want, src)
-	if got < 0.9*want || got > 1.1*want {
-		// The machine may have been busy: the trace itself replays as
-		// the reference for the message.
-		ref := replayElapsed(t, dir, "--timing", "think", tr)
-		t.Errorf("the script replays in %.3fs, the trace lasts %.3fs (the trace itself replays in %.3fs): more than 10 %% apart", got, want, ref)
+	out, err := exec.Command(iotrace, "stats", "--format", "json", "--ranks", "2", iop).Output()
+	if err != nil {
+		t.Fatalf("iotrace stats of the script: %v", err)
+	}
+	var nominal struct {
+		Duration float64 `json:"duration_seconds"`
+	}
+	if err := json.Unmarshal(out, &nominal); err != nil {
+		t.Fatal(err)
+	}
+	if nominal.Duration < 0.9*want || nominal.Duration > 1.1*want {
+		t.Errorf("the script's nominal run lasts %.3fs, the trace %.3fs: more than 10 %% apart\n%s", nominal.Duration, want, src)
+	}
+	got := replayElapsed(t, dir, "--ranks", "2", "--timing", "think", iop)
+	t.Logf("trace %.3fs, script nominally %.3fs, replayed with --timing think %.3fs (%+.1f %%)", want, nominal.Duration, got, 100*(got-want)/want)
+	if got < 0.9*want || got > 3*want {
+		t.Errorf("the script replays in %.3fs, the trace lasts %.3fs: its think time is not waited out", got, want)
 	}
 }

@@ -13,22 +13,10 @@ func newCheckCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check [--salvage] FILE|DIR…",
 		Short: "Verify trace files block by block and say what is recoverable",
-		Long: `check reads every block of each trace file, verifies its CRC, decodes every
-event and compares the index with the blocks. It prints, per file, the blocks,
-events and ranks found, and any truncation or damaged block with its offset.
-It exits with status 1 if any file is damaged, truncated or empty (0 bytes:
-a recording stopped before it wrote anything).
-
-For the ranks of an MPI capture it also prints what was measured of their
-clocks against rank 0's (docs/FORMAT.md, "One clock"): the offset, its error
-bound and when it was measured, at start-up and at the end, and the drift
-between them. Readers put every rank's times on rank 0's clock with them.
-
-Without --salvage a scan stops at the first damaged block; with it, it goes on
-at the next intact block, as readers given --salvage do.`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(args, salvage, cli.StreamsOf(cmd)) },
+		Args:  cli.Args(1, -1, "no trace file or directory to check"),
+		RunE:  func(cmd *cobra.Command, args []string) error { return runCheck(args, salvage, cli.StreamsOf(cmd)) },
 	}
+	cli.Help(c, "iotrace-check")
 	c.Flags().BoolVar(&salvage, "salvage", false, "go on past damaged blocks to find every intact block")
 	return c
 }

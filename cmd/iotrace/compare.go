@@ -26,20 +26,12 @@ func newCompareCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "compare [--format text|csv|json|markdown|html] A B",
 		Short: "Put two traces side by side: counts per op, time ratios, run time ratio",
-		Long: `compare reads two traces — each a trace file, a directory of them, a
-pattern script with --ranks, or a file convert reads — and prints their op tables side by side: the
-count of each op in A and in B (rows whose counts differ are flagged), the
-total time of each and the ratio B/A, the medians and the bandwidths, a TOTAL
-line, and the ratio of the run times (latest end − earliest start).
-
-The usual pair is a trace and the trace of its replay (ioreplay --record), to
-see how close the replay came. --check exits with status 1 when counts differ.
---format html writes one self-contained page with both sides' charts (time per
-operation, bandwidth over time and per-rank timelines on one time scale).`,
-		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(o, args, cli.StreamsOf(cmd)) },
+		Args:  cli.Args(2, 2, "compare takes two inputs, A and B (each a trace, a directory of trace files, a script or a file convert reads)"),
+		RunE:  func(cmd *cobra.Command, args []string) error { return runCompare(o, args, cli.StreamsOf(cmd)) },
 	}
+	cli.Help(c, "iotrace-compare")
 	cli.AddInputFlags(c.Flags(), &o.in)
+	cli.AddSelectFlags(c.Flags(), &o.in.Select)
 	c.Flags().StringVar(&o.format, "format", "text", "output format: text, csv, json, markdown or html (with charts)")
 	c.Flags().BoolVar(&o.report.Detail, "detail", false, "split operation families into their calls")
 	c.Flags().StringVarP(&o.out, "output", "o", "", "write the comparison to this file instead of standard output")
@@ -48,7 +40,7 @@ operation, bandwidth over time and per-rank timelines on one time scale).`,
 }
 
 func runCompare(o *compareOptions, args []string, s cli.IO) error {
-	if err := cli.CheckChoice("--format", o.format, htmlFormats); err != nil {
+	if err := cli.CheckChoice("--format", o.format, cli.Formats); err != nil {
 		return err
 	}
 	if err := outfile.NotInput([]outfile.Output{{Flag: "--output", Name: o.out}}, args); err != nil {

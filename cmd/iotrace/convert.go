@@ -7,6 +7,7 @@ import (
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/convert"
+	"github.com/iotrace/iotrace/internal/helptext"
 	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -23,10 +24,11 @@ func newConvertCmd() *cobra.Command {
 	o := &convertOptions{}
 	o.Opener = &o.in
 	c := &cobra.Command{
-		Use:   "convert [--from FORM] [--to FORM] -o OUT INPUT…",
-		Short: "Convert traces to and from other tools' forms: JSON lines, CSV, fio, Chrome/Perfetto, strace, Darshan, Recorder, Parquet",
-		Long:  convertLong(),
-		Args:  cobra.MinimumNArgs(1),
+		Use:     "convert [--from FORM] [--to FORM] -o OUT INPUT…",
+		Short:   "Convert traces to and from other tools' forms: JSON lines, CSV, fio, Chrome/Perfetto, strace, Darshan, Recorder, Parquet",
+		Long:    convertLong(),
+		Example: func() string { _, ex := helptext.Of("iotrace-convert"); return ex }(),
+		Args:    cli.Args(1, -1, cli.NoInput),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cmd.Flags().Visit(func(fl *pflag.Flag) { o.Set = append(o.Set, fl.Name) })
 			return runConvert(o, args, cli.StreamsOf(cmd))
@@ -36,6 +38,7 @@ func newConvertCmd() *cobra.Command {
 		o.in.Forms = convert.Bind(fs, &o.in)
 		o.in.AddFromFlag(fs)
 	})
+	cli.AddSelectFlags(c.Flags(), &o.in.Select)
 	c.Flags().StringVar(&o.To, "to", "", "output form: "+convert.Names(false)+" (default: from OUT's name)")
 	c.Flags().StringVarP(&o.Output, "output", "o", "", "file to write (- for standard output, text forms only)")
 	return c
@@ -61,15 +64,7 @@ func convertLong() string {
 	convert.Describe(&b, true)
 	b.WriteString("\nForms written (--to):\n\n")
 	convert.Describe(&b, false)
-	b.WriteString(`
-Without --from, the input's first bytes (fio iologs, darshan-parser and
-darshan-dxt-parser text, strace output), the files of a directory (Recorder)
-or its name (.jsonl, .csv, .iop) choose; anything else is a trace file.
-Without --to, OUT's name chooses: .jsonl, .csv, .fio (fio), .json (chrome),
-.parquet, .iop (script), anything else the binary format. An input the reader
-cannot take stops the conversion with one line naming file and line; what a
-form cannot express is counted on standard error, never dropped silently.
-Every command that reads a trace reads these forms too (iotrace stats
-app.strace). docs/CONVERT.md describes every form, its options and its limits.`)
+	long, _ := helptext.Of("iotrace-convert")
+	b.WriteString("\n" + long)
 	return b.String()
 }

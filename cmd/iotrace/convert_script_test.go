@@ -169,7 +169,7 @@ func TestConvertMPIRecordedE2E(t *testing.T) {
 	mpitest.Need(t)
 	dir := t.TempDir()
 	buildMPIPrograms(t, dir)
-	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
 	for _, c := range []struct {
 		name, refused string
 		want          []string

@@ -134,7 +134,7 @@ func TestRecorderCostTakenOut(t *testing.T) {
 	// capture (they are in the trace), and for the waiter's own cost.
 	elapsed := func(in, timing string) time.Duration {
 		sum := filepath.Join(dir, timing+"-"+filepath.Base(in)+".json")
-		cmd := []string{"--timing", timing, "--quiet", "--summary", sum, "--target", filepath.Join(dir, "target-"+timing), in}
+		cmd := []string{"--timing", timing, "--quiet", "--summary", sum, "--force", "--target", filepath.Join(dir, "target-"+timing), in}
 		if out, err := exec.Command(ioreplay(t), cmd...).CombinedOutput(); err != nil {
 			t.Fatalf("ioreplay %v: %v\n%s", cmd, err, out)
 		}

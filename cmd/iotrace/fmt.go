@@ -10,6 +10,7 @@ import (
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/script"
+	"github.com/iotrace/iotrace/trace/format"
 	"github.com/spf13/cobra"
 )
 
@@ -21,21 +22,9 @@ func newFmtCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "fmt [-w] [-l] [--check] [FILE.iop|DIR…]",
 		Short: "Format pattern scripts canonically",
-		Long: `fmt prints pattern scripts (.iop, docs/SCRIPT.md) in their canonical form:
-one statement per line, blocks indented by four spaces, one space around
-binary operators, command arguments in a fixed order, comments kept, runs of
-empty lines shortened to one. Formatting is idempotent. A directory stands for
-the .iop files under it; no argument reads standard input.
-
-  -w  write the result back to each file that changes, instead of printing it
-  -l  list the files whose formatting differs, instead of printing them
-
-With --check fmt also runs the checks a script passes before it is expanded
-(names, types, groups, handles, constant sizes) and reports every problem.
-Problems print as "file:line:col: message"; fmt exits with status 1 if any
-script has one.`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runFmt(o, args, cli.StreamsOf(cmd)) },
+		RunE:  func(cmd *cobra.Command, args []string) error { return runFmt(o, args, cli.StreamsOf(cmd)) },
 	}
+	cli.Help(c, "iotrace-fmt")
 	c.Flags().BoolVarP(&o.write, "write", "w", false, "write the result to the file instead of standard output")
 	c.Flags().BoolVarP(&o.list, "list", "l", false, "list the files whose formatting differs")
 	c.Flags().BoolVar(&o.check, "check", false, "also check names, types, groups and handles")
@@ -81,6 +70,9 @@ func runFmt(o *fmtOptions, args []string, s cli.IO) error {
 // one formats one script. Problems in it are printed here, one line each,
 // and reported as an ExitError.
 func (o *fmtOptions) one(name string, src []byte, s cli.IO) error {
+	if bytes.HasPrefix(src, []byte(format.Magic)) {
+		return fmt.Errorf("%s: a binary trace, not a pattern script ('iotrace dump' prints it; 'iotrace convert --to script' makes a script of it)", name)
+	}
 	out, err := script.Reformat(name, src, o.check)
 	var el script.ErrorList
 	if errors.As(err, &el) {

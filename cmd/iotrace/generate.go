@@ -20,21 +20,11 @@ func newGenerateCmd() *cobra.Command {
 	o := &generateOptions{}
 	c := &cobra.Command{
 		Use:   "generate ior|twophase|random -o OUT.iot",
-		Short: "Write a synthetic trace with measured timing (for tests and benchmarks)",
-		Long: `generate writes a synthetic trace whose call gaps and durations are sampled
-from durations measured on a Linux VM (see trace/tracegen):
-
-  ior       every rank writes --calls sequential 4 KiB blocks to its own file,
-            then reads them back (IOR-like, file per process)
-  twophase  --calls dumps of 6 arrays, each redistributed with MPI_Alltoall and
-            written as 64 strided 512 KiB chunks per rank (like astro3d)
-  random    --calls preads and pwrites per rank at random 4 KiB-aligned offsets
-            of a shared 64 GiB file, sizes 4 KiB–1 MiB
-
-The same arguments and --seed give the same trace.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runGenerate(o, args[0], cli.StreamsOf(cmd)) },
+		Short: "Write a synthetic trace with the timing of 4 KiB calls (for tests and benchmarks)",
+		Args:  cli.Args(1, 1, "which workload: ior, twophase or random"),
+		RunE:  func(cmd *cobra.Command, args []string) error { return runGenerate(o, args[0], cli.StreamsOf(cmd)) },
 	}
+	cli.Help(c, "iotrace-generate")
 	c.Flags().StringVarP(&o.out, "output", "o", "", "trace file to write")
 	c.Flags().IntVar(&o.ranks, "ranks", 4, "number of ranks")
 	c.Flags().IntVar(&o.calls, "calls", 2048, "calls per rank (ior, random) or dumps (twophase)")
@@ -65,6 +55,6 @@ func runGenerate(o *generateOptions, workload string, s cli.IO) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Err, "wrote %d events of %d ranks to %s\n", n, o.ranks, o.out)
+	fmt.Fprintf(s.Err, "wrote %d events of %d ranks to %s (synthetic times: every call lasts what a 4 KiB call did, so its bandwidths are not measured; ioreplay measures them)\n", n, o.ranks, o.out)
 	return nil
 }

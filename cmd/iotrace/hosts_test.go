@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iotrace/iotrace/capture/preload"
 	"github.com/iotrace/iotrace/internal/hosts"
 	"github.com/iotrace/iotrace/internal/loadcheck"
 	"github.com/iotrace/iotrace/internal/mpitest"
@@ -51,7 +50,6 @@ int main(int argc, char **argv) {
 // hostsApp builds hostsAppC into dir, and returns it with the cache of
 // the preload shim and the clock library, built once for the test
 // binary (beside it) rather than by every rank of every job at once.
-// IOTRACE_CACHE, set for the test, names it.
 func hostsApp(t testing.TB, dir string) (app, cache string) {
 	t.Helper()
 	src := filepath.Join(dir, "app.c")
@@ -59,12 +57,7 @@ func hostsApp(t testing.TB, dir string) (app, cache string) {
 		t.Fatal(err)
 	}
 	app = mpitest.CC(t, dir, "app", src)
-	cache = filepath.Join(filepath.Dir(iotraceBin), "cache")
-	t.Setenv("IOTRACE_CACHE", cache)
-	if _, err := preload.Build(); err != nil {
-		t.Fatal(err)
-	}
-	return app, cache
+	return app, shimCache(t)
 }
 
 // hostShift is how far host b's clock is off (the capture's test hook):
@@ -102,7 +95,20 @@ func TestRecordAcrossHosts(t *testing.T) {
 				args = append(args, "--preload")
 			}
 			args = append(args, "--", app, c.Local, "1")
+			start := loadcheck.Now()
 			r := c.Mpirun(dir, 2*time.Minute, 2, []string{"IOTRACE_CACHE=" + cache}, args...)
+			load := loadcheck.Since(start)
+			// timing fails t where the run's timing is off on a machine
+			// that was not overloaded while it ran; on an overloaded one
+			// it is logged, not judged (the clocks are, exactly, below).
+			timing := func(format string, args ...any) {
+				t.Helper()
+				if !load.Overloaded() {
+					t.Errorf(format+" (machine: %v)", append(args, load)...)
+					return
+				}
+				t.Logf(format+" (machine overloaded: %v; timing not judged)", append(args, load)...)
+			}
 			if r.Code != 0 {
 				t.Fatalf("mpirun: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 			}
@@ -129,6 +135,7 @@ func TestRecordAcrossHosts(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rd.Close()
+			maxErr := map[uint32]int64{}
 			for _, rs := range rd.Summary() {
 				if want := string(rune('a' + rs.Rank/2)); rs.Host != want {
 					t.Errorf("rank %d ran on %q, want %q", rs.Rank, rs.Host, want)
@@ -148,6 +155,7 @@ func TestRecordAcrossHosts(t *testing.T) {
 					want = hostShift
 				}
 				for _, s := range rs.Clock.Samples {
+					maxErr[rs.Rank] = max(maxErr[rs.Rank], s.Err)
 					// The hosts share one clock: the true offset is the
 					// shift, and the reading of the wall clock at each
 					// capture's start (the same clock, read microseconds
@@ -158,23 +166,37 @@ func TestRecordAcrossHosts(t *testing.T) {
 				}
 				t.Logf("rank %d: clock %+v", rs.Rank, rs.Clock.Samples)
 			}
-			// After the first barrier ranks 1–3 open their files at once:
-			// on one clock together, on the hosts' own clocks b's 250 ms
-			// late. How far apart they really open depends on the load
-			// of the machine (under load, 194 ms); the alignment must
-			// take out b's shift, to within the offsets' bounds, whatever
-			// it is.
-			for k := uint32(2); k < 4; k++ {
-				a, r := aligned[k]-aligned[1], raw[k]-raw[1]
-				if d := r - a; d < hostShift-2_000_000 || d > hostShift+2_000_000 {
-					t.Errorf("rank %d opened %v after rank 1 on one clock, %v on the hosts' own: the alignment took out %v, want %v ± 2ms",
-						k, time.Duration(a), time.Duration(r), time.Duration(d), time.Duration(hostShift))
+			// The merged trace moves each open by its rank's measured
+			// offset from rank 0's clock (beside the time base all
+			// share): b's by the shift, a's by nothing, within what the
+			// samples say they know.
+			base := raw[0] - aligned[0]
+			for k := uint32(1); k < 4; k++ {
+				want := int64(0)
+				if k >= 2 {
+					want = hostShift
 				}
-				t.Logf("rank %d opened %v after rank 1 on one clock, %v on the hosts' own", k, time.Duration(a), time.Duration(r))
+				if d := raw[k] - aligned[k] - base - want; d > maxErr[k]+200_000 || d < -maxErr[k]-200_000 {
+					t.Errorf("rank %d's open moved by %v against rank 0's on one clock, want %v ±%v", k, time.Duration(raw[k]-aligned[k]-base), time.Duration(want), time.Duration(maxErr[k]))
+				}
 			}
+			// After the first barrier ranks 1–3 open their files at once:
+			// on one clock within 100 ms, on the hosts' own clocks b's
+			// 250 ms late (how close is the machine's load).
+			for k := uint32(2); k < 4; k++ {
+				if d := aligned[k] - aligned[1]; d > 100_000_000 || d < -100_000_000 {
+					timing("aligned: rank %d opened %v after rank 1", k, time.Duration(d))
+				}
+				if d := raw[k] - raw[1]; d < hostShift-100_000_000 || d > hostShift+100_000_000 {
+					timing("raw clocks: rank %d opened %v after rank 1, want about %v", k, time.Duration(d), time.Duration(hostShift))
+				}
+			}
+			// Rank 0 slept 1 s before its open: on one clock it opened
+			// about that much later than the others (less by as long as
+			// they took to open theirs after the barrier).
 			delay := aligned[0] - aligned[2]
-			if delay < 900_000_000 || delay > 1_500_000_000 {
-				t.Fatalf("rank 0 opened its file %v after rank 2; it slept 1 s", time.Duration(delay))
+			if delay < 900_000_000 {
+				timing("rank 0 opened its file %v after rank 2; it slept 1 s", time.Duration(delay))
 			}
 			// The replay keeps that delay, across the hosts' skew: the two
 			// opens are issued at their recorded offsets within 1 ms, each

@@ -7,7 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
+
+	"github.com/iotrace/iotrace/capture/preload"
+	"github.com/iotrace/iotrace/internal/mpitest"
 )
 
 // iotraceBin is the iotrace binary built for the end-to-end tests, which
@@ -26,10 +30,31 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building iotrace: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	os.Setenv("IOTRACE_CACHE", filepath.Join(dir, "cache")) // shimCache
 	code := m.Run()
 	os.RemoveAll(dir)
+	mpitest.Cleanup()
 	os.Exit(code)
 }
+
+// shimCache returns the cache of the preload shim the tests share,
+// built once: beside the built iotrace, removed with it, and the
+// IOTRACE_CACHE of every iotrace the tests run. A build costs seconds of
+// compiler (a minute on a loaded machine), and a record that builds says
+// so (TestRecordPreload sees that with a slow compiler of its own).
+func shimCache(t testing.TB) string {
+	t.Helper()
+	shimOnce.Do(func() { _, shimErr = preload.Build() })
+	if shimErr != nil {
+		t.Fatal(shimErr)
+	}
+	return os.Getenv("IOTRACE_CACHE")
+}
+
+var (
+	shimOnce sync.Once
+	shimErr  error
+)
 
 // run runs the built iotrace with args and returns its stdout, stderr and
 // exit code.

@@ -20,14 +20,10 @@ func newMergeCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "merge -o OUT FILE|DIR…",
 		Short: "Join trace files (one per rank, say) into one file without re-encoding",
-		Long: `merge writes one trace file holding every block of its inputs, copied byte for
-byte. Inputs are trace files or directories of them; two inputs that hold the
-same rank are an error. Times stay right when the inputs were captured with
-different epochs (one file per MPI rank): the merged file records each rank's
-epoch. With --salvage, damaged blocks of the inputs are left out (and named).`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(o, args, cli.StreamsOf(cmd)) },
+		Args:  cli.Args(1, -1, "no trace files or directories to merge"),
+		RunE:  func(cmd *cobra.Command, args []string) error { return runMerge(o, args, cli.StreamsOf(cmd)) },
 	}
+	cli.Help(c, "iotrace-merge")
 	c.Flags().StringVarP(&o.out, "output", "o", "", "file to write")
 	c.Flags().BoolVar(&o.salvage, "salvage", false, "leave out damaged blocks instead of failing")
 	return c

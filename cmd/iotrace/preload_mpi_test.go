@@ -153,7 +153,7 @@ func TestPreloadRecordsMPIPrograms(t *testing.T) {
 	dir := t.TempDir()
 	buildMPIPrograms(t, dir)
 	replayBin := mpitest.BuildGo(t, "./cmd/ioreplay", false)
-	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
 	for _, p := range mpiPrograms {
 		if _, err := os.Stat(filepath.Join(dir, p.name)); err != nil {
 			t.Logf("%s: not built (no mpif90)", p.name)

@@ -41,12 +41,28 @@ int main(void) {
 	return 3;
 }
 `)
-	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	// The first --preload run builds the shim, for seconds: it says so,
+	// once. A compiler that thinks for 2 s and fails stands for it (a
+	// real build here takes a minute on a loaded machine).
+	slowCC := filepath.Join(dir, "slow-cc")
+	if err := os.WriteFile(slowCC, []byte("#!/bin/sh\nsleep 2\necho 'slow-cc: no compiler here' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "fresh-cache")
+	_, stderr, code := recRun(t, dir, []string{"IOTRACE_CACHE=" + fresh, "CC=" + slowCC}, "", "record", "--preload", "-o", filepath.Join(dir, "n.iot"), "--", bin)
+	if n := strings.Count(stderr, "building the preload shim with cc into "+fresh+": "); code != 1 || n != 1 || !strings.Contains(stderr, "slow-cc: no compiler here") {
+		t.Errorf("a slow first build: exit %d, said %d times:\n%s", code, n, stderr)
+	}
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
 	out := filepath.Join(dir, "p.iot")
 	spool := filepath.Join(dir, "spool")
-	_, stderr, code := recRun(t, dir, env, "", "record", "--preload", "--spool", spool, "-o", out, "--", bin)
+	_, stderr, code = recRun(t, dir, env, "", "record", "--preload", "--spool", spool, "-o", out, "--", bin)
 	if code != 3 {
 		t.Fatalf("exit %d, want the program's 3\n%s", code, stderr)
+	}
+	// With the shim in the cache, record says nothing of it.
+	if strings.Contains(stderr, "building") {
+		t.Errorf("a run with the shim in the cache says it builds it:\n%s", stderr)
 	}
 	got, _ := tallies(t, out)
 	want := map[trace.Op]tally{trace.OpOpen: {1, 0}, trace.OpWrite: {100, 51200}, trace.OpFsync: {1, 0},
@@ -129,7 +145,7 @@ func TestRecordPreloadTar(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
 	out := filepath.Join(dir, "c.iot")
 	if _, stderr, code := recRun(t, dir, env, "", "record", "--preload", "-o", out, "--", tar, "cf", "a.tar", "src"); code != 0 {
 		t.Fatalf("tar cf: exit %d\n%s", code, stderr)
@@ -170,7 +186,7 @@ func TestRecordPreloadTar(t *testing.T) {
 func TestRecordPreloadWaitsForLeftProcesses(t *testing.T) {
 	sh := recNeedTool(t, "sh")
 	dir := t.TempDir()
-	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
 	out := filepath.Join(dir, "w.iot")
 	if _, stderr, code := recRun(t, dir, env, "", "record", "--preload", "-o", out, "--", sh, "-c", "(sleep 0.3; echo late > f) & exit 0"); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -187,12 +203,13 @@ func TestRecordPreloadWaitsForLeftProcesses(t *testing.T) {
 func TestRecordPreloadStopsWaiting(t *testing.T) {
 	sh := recNeedTool(t, "sh")
 	dir := t.TempDir()
+	shimCache(t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	out := filepath.Join(dir, "s.iot")
 	cmd := exec.CommandContext(ctx, iotraceBin, "record", "--preload", "-o", out, "--", sh, "-c", "(sleep 30; echo late > f) & echo early > e; exit 0")
 	cmd.Dir = dir
-	cmd.Env = append(recCleanEnv(), "IOTRACE_CACHE="+filepath.Join(dir, "cache"))
+	cmd.Env = append(recCleanEnv(), "IOTRACE_CACHE="+shimCache(t))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +301,7 @@ int main(void) {
 	return run();
 }
 `)
-	env := []string{"IOTRACE_CACHE=" + filepath.Join(dir, "cache")}
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
 	out := filepath.Join(dir, "local.iot")
 	mpitest.MustRun(t, dir, 2*time.Minute, 2, env, iotraceBin, "record", "--preload", "-o", out, "--", host)
 	got, evs := tallies(t, out)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/convert"
 	"github.com/iotrace/iotrace/trace/filter"
 )
 
@@ -24,7 +25,7 @@ func TestRunWithoutCobra(t *testing.T) {
 		t.Fatalf("stats: %v\n%s", err, out.String())
 	}
 	out.Reset()
-	if err := runDump(&dumpOptions{format: "jsonl", sel: filter.Flags{Ranks: []string{"1"}, Ops: []string{"write"}}}, []string{tr}, s); err != nil {
+	if err := runDump(&dumpOptions{format: "jsonl", in: convert.Opener{Select: filter.Flags{Ranks: []string{"1"}, Ops: []string{"write"}}}}, []string{tr}, s); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(out.String(), "\n"); n != 8 || strings.Contains(out.String(), `"rank":0`) {

@@ -14,26 +14,14 @@ func newSamplesCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "samples [show NAME]",
 		Short: "List the built-in sample workloads, or print one",
-		Long: `samples lists the workloads built into iotrace — pattern scripts of the
-classic studies (docs/SCRIPT.md, "Samples") — one per line: name, the number
-of ranks of its paper's run, and what it is. "samples show NAME" prints a
-sample's script; redirect it to a file to change it.
-
-Every command that reads a trace, and ioreplay, takes a sample by name where no
-file of that name exists, with the ranks of its paper unless --ranks says
-otherwise:
-
-  iotrace stats astro3d-small
-  iotrace stats --ranks 16 --by region parabench-listing2
-  ioreplay --timing afap --param T=1m beffio
-  iotrace samples show beffio > mybeff.iop`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runSamples(cli.StreamsOf(cmd)) },
+		Args:  cli.Args(0, 0, ""),
+		RunE:  func(cmd *cobra.Command, args []string) error { return runSamples(cli.StreamsOf(cmd)) },
 	}
+	cli.Help(c, "iotrace-samples")
 	c.AddCommand(&cobra.Command{
 		Use:   "show NAME",
 		Short: "Print a built-in sample's script",
-		Args:  cobra.ExactArgs(1),
+		Args:  cli.Args(1, 1, "which sample: show NAME ('iotrace samples' lists them)"),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runSampleShow(args[0], cli.StreamsOf(cmd)) },
 	})
 	return c

@@ -509,7 +509,7 @@ func (r *Reader) Notes() []string {
 		n = append(n, fmt.Sprintf("%d calls outside the event model left out (%s)", skipped, textutil.CountList(s.Skipped, 6)))
 	}
 	if s.Unchosen > 0 {
-		n = append(n, fmt.Sprintf("%d calls on pipes, sockets, /proc, /sys and /dev left out, as iotrace record does (--all keeps them)", s.Unchosen))
+		n = append(n, fmt.Sprintf("%d calls on pipes, sockets, /proc, /sys, /dev and the system's directories (/etc, /usr, /lib…) left out, as iotrace record does (--all keeps them)", s.Unchosen))
 	}
 	if s.Learnt > 0 {
 		n = append(n, fmt.Sprintf("%d descriptors the log does not show opened were learnt from -y decorations (inherit events: their open flags are unknown)", s.Learnt))

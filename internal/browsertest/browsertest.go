@@ -117,8 +117,9 @@ func (b *Browser) Screenshot(t testing.TB, page, out string, width, height int) 
 }
 
 // ArtifactDir returns the directory for test artifacts: $IOTRACE_ARTIFACTS
-// (created if need be), or else a new temporary directory that is kept
-// (Screenshot logs the path of each file it writes).
+// (created if need be, and kept), or else a new temporary directory, kept
+// only when the test fails, to look at (Screenshot logs the path of each
+// file it writes): a run that passes leaves nothing behind.
 func ArtifactDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("IOTRACE_ARTIFACTS")
@@ -126,12 +127,19 @@ func ArtifactDir(t testing.TB) string {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-	} else {
-		var err error
-		if dir, err = os.MkdirTemp("", "iotrace-artifacts-"); err != nil {
-			t.Fatal(err)
-		}
+		return dir
 	}
+	dir, err := os.MkdirTemp("", "iotrace-artifacts-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the test's artifacts are kept in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
 	return dir
 }
 

@@ -2,7 +2,8 @@
 // overloaded while it ran: whether tasks were ready to run but found no
 // free processor for a sizeable share of the time. A timing test asserts
 // its bounds on every run; where a bound is missed and the machine was
-// demonstrably overloaded, the test may try once more (and says why).
+// demonstrably overloaded, the test tries again (and says why), and a
+// machine overloaded on every try leaves the bound unjudged (Retry).
 //
 // The measure is the kernel's CPU pressure stall information
 // (/proc/pressure/cpu, "some": time during which at least one task
@@ -109,23 +110,47 @@ func runQueueWait() (time.Duration, bool) {
 	return time.Duration(sum), len(files) > 0
 }
 
+// Tries is how many times Retry runs a timing check on an overloaded
+// machine before it gives up judging the bound.
+const Tries = 3
+
 // Retry runs try, which checks a timing bound and returns what was wrong
-// ("" when nothing). When it fails on a machine that was overloaded
-// while it ran, Retry logs why and runs it once more; any other failure,
-// and a second one, fails t with the load measured.
+// ("" when nothing); the behaviour it checks besides (which calls, in
+// which order, never early) it asserts itself with t.Fatal, on every
+// try. A bound missed on a machine that was not overloaded while try ran
+// fails t, with the load measured. A bound missed on an overloaded
+// machine is tried again, Tries times in all; missed on every try, each
+// time on an overloaded machine, the bound is not judged: Retry logs
+// each miss with its load and returns, and the test stands on the
+// behaviour it checked. A test asserts behaviour and passes on a loaded
+// machine; speed is measured by benchmarks, on a quiet one.
 func Retry(t testing.TB, try func() string) {
 	t.Helper()
-	for i := 1; ; i++ {
+	retry(t, try, func() func() Load {
 		s := Now()
+		return func() Load { return Since(s) }
+	})
+}
+
+// retry is Retry with the load measured by start (a test gives its own).
+func retry(t testing.TB, try func() string, start func() func() Load) {
+	t.Helper()
+	for i := 1; i <= Tries; i++ {
+		since := start()
 		why := try()
 		if why == "" {
 			return
 		}
-		l := Since(s)
-		if i == 2 || !l.Overloaded() {
+		l := since()
+		if !l.Overloaded() {
 			t.Fatalf("%s (try %d; machine: %v)", why, i, l)
+			return
 		}
-		t.Logf("try %d: %s; the machine was overloaded (%v): trying once more", i, why, l)
+		if i < Tries {
+			t.Logf("try %d: %s; the machine was overloaded (%v): trying once more", i, why, l)
+		} else {
+			t.Logf("try %d: %s; the machine was overloaded (%v) on every try: the timing bound is not judged here", i, why, l)
+		}
 	}
 }
 

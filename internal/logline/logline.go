@@ -25,6 +25,12 @@ func New(w io.Writer, prefix string, verbose bool) *slog.Logger {
 	if verbose {
 		min = slog.LevelDebug
 	}
+	return NewLevel(w, prefix, min)
+}
+
+// NewLevel is New with the least level printed: slog.LevelWarn for a
+// command's --quiet (warnings and errors only).
+func NewLevel(w io.Writer, prefix string, min slog.Level) *slog.Logger {
 	return slog.New(&lineHandler{w: w, prefix: prefix, min: min, mu: &sync.Mutex{}})
 }
 

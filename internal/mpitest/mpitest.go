@@ -123,6 +123,26 @@ func BuildGo(t testing.TB, pkg string, test bool) string {
 	return b.path
 }
 
+// Main runs the tests of a package that uses BuildGo, and then removes
+// the binaries BuildGo made (they serve every test of the package, so no
+// one test's cleanup may remove them): call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
+
+// Cleanup removes the binaries BuildGo made; a TestMain that does more
+// than Main calls it after m.Run.
+func Cleanup() {
+	built.Range(func(_, v any) bool {
+		if b := v.(*buildResult); b.path != "" {
+			os.RemoveAll(filepath.Dir(b.path))
+		}
+		return true
+	})
+}
+
 // ModuleRoot is the directory of go.mod.
 func ModuleRoot() string {
 	_, file, _, _ := runtime.Caller(0)

@@ -23,6 +23,7 @@ type Flags struct {
 	Target      string
 	Keep        bool
 	NodeLocal   bool
+	Force       bool
 	Maps        []string
 	DryRun      bool
 	PrepareOnly bool
@@ -35,17 +36,18 @@ type Flags struct {
 	Walk        bool
 	Cache       string
 
-	RankSubset string
-	Ops        []string
-	SkipOps    []string
-	ScaleSize  float64
-	Align      string
-	Layout     string
-	Split      string
-	Order      string
-	Servers    int
-	Stripe     string
-	Seed       uint64
+	// Select chooses the events replayed: the selectors every command
+	// takes (--rank, --op, --skip-op, --path, --exclude, --time), as a
+	// replay applies them (replay.Transforms).
+	Select    filter.Flags
+	ScaleSize float64
+	Align     string
+	Layout    string
+	Split     string
+	Order     string
+	Servers   int
+	Stripe    string
+	Seed      uint64
 }
 
 // AddFlags registers the options on fs.
@@ -55,6 +57,7 @@ func (f *Flags) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.Target, "target", "", "`directory` to replay in (default: a new temporary directory)")
 	fs.BoolVar(&f.Keep, "keep", false, "keep the temporary target directory")
 	fs.BoolVar(&f.NodeLocal, "node-local", false, "with --mpi: the target is each node's own storage; the first process of each node prepares it there")
+	fs.BoolVar(&f.Force, "force", false, "replay into a --target that already holds files the trace reaches (they are overwritten or removed)")
 	fs.Var((*listValue)(&f.Maps), "map", "rewrite the path prefix OLD to NEW inside the target (`OLD=NEW`, repeatable)")
 	fs.BoolVar(&f.DryRun, "dry-run", false, "print the path mapping, the files to prepare and the calls per rank; touch nothing")
 	fs.BoolVar(&f.PrepareOnly, "prepare-only", false, "create the files the trace reads, then stop")
@@ -66,9 +69,7 @@ func (f *Flags) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&f.Record, "record", "", "write the replay's own trace (measured times) to this `file`")
 	fs.StringVar(&f.Cache, "cache", "cold", "page cache at the start of the timed phase: cold (the target's files dropped from it), warm (read into it) or as-captured (as prepare left it)")
 	fs.BoolVar(&f.Walk, "no-openat2", false, "resolve paths by an O_NOFOLLOW walk even where openat2 exists")
-	fs.StringVar(&f.RankSubset, "rank-subset", "", "replay only these `ranks`, e.g. 0-3,8")
-	fs.Var((*listValue)(&f.Ops), "ops", "keep only these `ops`, families or classes (posix, meta, mpiio, comm, marker, process; repeatable, or a comma list)")
-	fs.Var((*listValue)(&f.SkipOps), "skip-ops", "drop these `ops`, families or classes (repeatable, or a comma list)")
+	f.Select.AddFlags(fs)
 	fs.Float64Var(&f.ScaleSize, "scale-size", 1, "multiply request sizes and offsets by this factor")
 	fs.StringVar(&f.Align, "align", "", "align offsets and sizes to this many `bytes`, e.g. 4096")
 	fs.StringVar(&f.Layout, "layout", "", "shared: files of one rank each become one shared file; fpp: shared files become one per rank")
@@ -100,7 +101,7 @@ func (f *Flags) Options() (Options, error) {
 	}
 	return Options{
 		Replay: ro, DefaultTiming: f.Timing == "",
-		Target: f.Target, Keep: f.Keep, NodeLocal: f.NodeLocal, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly, NoSpaceCheck: f.NoSpace,
+		Target: f.Target, Keep: f.Keep, NodeLocal: f.NodeLocal, Force: f.Force, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly, NoSpaceCheck: f.NoSpace,
 		Files:  posix.Options{Direct: f.Direct, Sparse: f.Sparse, FixedData: f.Data == "fixed", Walk: f.Walk},
 		Record: f.Record, Cache: cache,
 	}, nil
@@ -132,13 +133,12 @@ func (f *Flags) replay() (replay.Options, error) {
 
 // transforms turns the flags into the replay's transforms.
 func (f *Flags) transforms() (replay.Transforms, error) {
-	tf := replay.Transforms{Ops: f.Ops, SkipOps: f.SkipOps, Layout: f.Layout, ScaleSize: f.ScaleSize}
-	var err error
-	if f.RankSubset != "" {
-		if tf.Ranks, err = filter.ParseRanks(f.RankSubset); err != nil {
-			return tf, fmt.Errorf("--rank-subset: %w", err)
-		}
+	tf := replay.Transforms{Ops: f.Select.Ops, SkipOps: f.Select.SkipOps, Layout: f.Layout, ScaleSize: f.ScaleSize}
+	sel, err := f.Select.Selection()
+	if err != nil {
+		return tf, err
 	}
+	tf.Ranks, tf.Paths, tf.Window = sel.Ranks, sel.Paths, sel.Window
 	if !(f.ScaleSize > 0) || math.IsInf(f.ScaleSize, 1) {
 		return tf, fmt.Errorf("--scale-size %v: want a positive, finite factor", f.ScaleSize)
 	}

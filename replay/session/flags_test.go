@@ -22,7 +22,7 @@ func TestFlags(t *testing.T) {
 		return f.Options()
 	}
 	o, err := parse("--timing", "think", "--speed", "2", "--data", "fixed", "--map", "/a=b", "--map", "/c=d",
-		"--ops", "write,open", "--ops", "read", "--split", "64KiB", "--servers", "2", "--rank-subset", "0-1,3")
+		"--op", "write,open", "--ops", "read", "--split", "64KiB", "--servers", "2", "--rank-subset", "0-1,3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +45,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"--timing", "fast"}, `--timing "fast"`},
 		{[]string{"--servers", "2"}, "--servers and --stripe need --split"},
 		{[]string{"--align", "4x"}, "--align: "},
-		{[]string{"--ops", "wirte"}, `--ops: "wirte" is no call`},
-		{[]string{"--rank-subset", "3-1"}, "--rank-subset: "},
+		{[]string{"--ops", "wirte"}, `--op: "wirte" is no call, family or class of calls: did you mean write?`},
+		{[]string{"--rank-subset", "3-1"}, "--rank: "},
 		{[]string{"--map", "x"}, `--map "x"`},
 		{[]string{"--cache", "hot"}, `--cache "hot"`},
 	} {

@@ -17,9 +17,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/iotrace/iotrace/replay"
@@ -27,6 +29,7 @@ import (
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
+	"github.com/iotrace/iotrace/trace/target"
 	"github.com/iotrace/iotrace/trace/units"
 )
 
@@ -39,7 +42,9 @@ type Options struct {
 	// (replay.DefaultTiming: original for a trace, think for a script).
 	DefaultTiming bool
 	// Target is the directory the replay works in; "" makes a temporary
-	// one, removed at the end unless Keep.
+	// one, removed at the end unless Keep. A given one is made if its
+	// parent exists (only its last component: a typo must not make a tree
+	// at the root).
 	Target string
 	Keep   bool
 	// NodeLocal says the target is storage of each node's own (a local
@@ -47,6 +52,10 @@ type Options struct {
 	// prepares it there and the node's ranks replay into it; otherwise
 	// every process must see the one directory the lead prepares.
 	NodeLocal bool
+	// Force replays into a Target that already holds files the trace
+	// reaches (the replay overwrites, truncates or removes them); without
+	// it such a replay stops before it touches anything, naming them.
+	Force bool
 	// DryRun plans and writes the plan to Out; nothing is touched.
 	DryRun bool
 	// PrepareOnly stops after the prepare phase.
@@ -120,6 +129,13 @@ type Outcome struct {
 	Done bool
 
 	cleanup []func() error
+}
+
+// Original is the input as a comparison holds the replay against it:
+// seen through the replay's selectors (ranks, ops, paths, time), not
+// through the transforms that rewrite calls.
+func (o *Outcome) Original() (trace.Trace, error) {
+	return o.Replay.Options().Transforms.Selecting().Apply(o.Input)
 }
 
 // Close removes what the session made for itself: a temporary target
@@ -220,7 +236,7 @@ type Team interface {
 // lead is ErrReported when the lead reports it.
 func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err error) {
 	out = &Outcome{}
-	made := out // a "return nil, err" sets out to nil before the deferred call
+	made := out // what to clean up when a step fails (the step returns nil)
 	defer func() {
 		// A failed session removes what it made (its returns set out to
 		// nil), unless ranks ran: their result is reported.
@@ -269,10 +285,14 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 		}
 		return out, nil
 	}
+	if lead && o.Target != "" && !o.Force {
+		err = inTheWay(out.Target, &plan.Layout)
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
 	if !lead || o.Target != "" {
-		if err = os.MkdirAll(out.Target, 0o755); err != nil {
-			err = fmt.Errorf("making the target directory %s: %w", out.Target, err)
-		}
+		err = makeTarget(out.Target)
 	}
 	if err := agree(err); err != nil {
 		return nil, err
@@ -467,6 +487,61 @@ func (out *Outcome) target(o *Options, team Team) error {
 		})
 	}
 	return nil
+}
+
+// makeTarget makes the target directory dir unless it exists: its last
+// component only, so that a mistyped --target makes no tree of
+// directories (at the root, say).
+func makeTarget(dir string) error {
+	if st, err := os.Stat(dir); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("--target %s: not a directory", dir)
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if _, err := os.Stat(parent); err != nil {
+		return fmt.Errorf("--target %s: its parent %s does not exist (ioreplay makes the target directory, not the ones above it)", dir, parent)
+	}
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, fs.ErrExist) {
+		// Another process of the team, on this host, made it first.
+		if st, serr := os.Stat(dir); serr == nil && st.IsDir() {
+			return nil
+		}
+	}
+	return err
+}
+
+// inTheWay fails when the target directory dir already holds files at
+// the places the trace's paths go (layout): the replay would overwrite,
+// truncate or remove them. Directories are no conflict.
+func inTheWay(dir string, layout *target.Layout) error {
+	var found []string
+	for _, p := range layout.Paths {
+		if p.Target == "" || p.Target == "." {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(dir, p.Target)); err == nil && !st.IsDir() {
+			found = append(found, p.Target)
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	list := strings.Join(found[:min(len(found), 3)], ", ")
+	if len(found) > 3 {
+		list += fmt.Sprintf(" and %d more", len(found)-3)
+	}
+	return fmt.Errorf("--target %s already holds %d %s the replay would overwrite or remove (%s): give --force to replay over them, or another --target (--dry-run lists where every path goes)",
+		dir, len(found), plural(len(found), "file"), list)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // record names the file this process records its ranks into: the

@@ -42,11 +42,7 @@ func showProgress(w io.Writer, rp *replay.Replay, lead bool) (stop func()) {
 					continue
 				}
 				d, total := rp.Progress()
-				pct := 100.0
-				if total > 0 {
-					pct = 100 * float64(d) / float64(total)
-				}
-				fmt.Fprintf(w, "\r\033[Kioreplay: %5.1f %% (%d of %d events), %s", pct, d, total, el.Round(time.Second))
+				fmt.Fprintf(w, "\r\033[Kioreplay: %s", progressLine(d, total, rp.Moved(), el))
 				shown = true
 			}
 		}
@@ -55,6 +51,23 @@ func showProgress(w io.Writer, rp *replay.Replay, lead bool) (stop func()) {
 		close(done)
 		<-stopped
 	}
+}
+
+// progressLine says how far a replay got: the share of its events done,
+// the time since it started, the time left at the pace so far (ETA), and
+// the bytes read and written per second.
+func progressLine(done, total, moved int64, elapsed time.Duration) string {
+	pct := 100.0
+	if total > 0 {
+		pct = 100 * float64(min(done, total)) / float64(total)
+	}
+	eta := "-"
+	if done > 0 && done < total {
+		eta = units.Duration(int64(float64(elapsed) * float64(total-done) / float64(done))) // the pace so far
+	}
+	rate := float64(moved) / elapsed.Seconds()
+	return fmt.Sprintf("%5.1f %% (%d of %d events), %s elapsed, ETA %s, %s/s", pct, done, total,
+		units.Duration(int64(elapsed.Round(time.Second))), eta, units.Bytes(int64(rate)))
 }
 
 // writeDryRun writes what a replay would do: the path mapping, what it

@@ -11,6 +11,22 @@ import (
 // include names them: kernel interfaces and devices, not files.
 var DefaultExcludes = []string{"/proc", "/sys", "/dev"}
 
+// SystemExcludes are the system's directories, which iotrace record (and
+// the strace importer, as record) leaves out by default as Darshan does
+// (its DARSHAN_EXCLUDE_DIRS): the dynamic loader's libraries and cache,
+// locales, the probes of PATH, configuration. A program's own I/O is
+// seldom there, and without them a small script's trace is not dominated
+// by a thousand failed probes. An include prefix inside one of them
+// records it again (the longest prefix decides), and --all keeps
+// everything.
+var SystemExcludes = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/opt", "/run", "/var/lib", "/var/cache", "/var/run"}
+
+// RecordExcludes are the prefixes a record leaves out by default:
+// DefaultExcludes and SystemExcludes.
+func RecordExcludes() []string {
+	return append(append([]string(nil), DefaultExcludes...), SystemExcludes...)
+}
+
 // Paths choose paths by prefix. The longest prefix (whole path
 // components) among the include and exclude prefixes that matches a path
 // decides; an exclude wins a tie. A path no prefix matches is chosen
@@ -56,8 +72,9 @@ func NewPaths(include, exclude []string, defaults bool) (*Paths, error) {
 
 // RecordPaths are the path rules of a recording or an import (iotrace
 // record, convert --from strace): the --include and --exclude prefixes,
-// relative ones taken from the current directory; the DefaultExcludes,
-// unless all (--all: no exclusion at all); and the outputs, so that a
+// relative ones taken from the current directory; the DefaultExcludes
+// and SystemExcludes (RecordExcludes), unless all (--all: no exclusion
+// at all); and the outputs, so that a
 // recorder does not record the trace it writes (an output directory
 // leaves out every rank's file in it).
 func RecordPaths(include, exclude []string, all bool, outputs ...string) (*Paths, error) {
@@ -86,6 +103,7 @@ func RecordPaths(include, exclude []string, all bool, outputs ...string) (*Paths
 	if err != nil {
 		return nil, err
 	}
+	exc = append(exc, SystemExcludes...)
 	for _, o := range outputs {
 		if o == "" {
 			continue
@@ -123,12 +141,13 @@ func under(path, prefix string) bool {
 	return path == prefix || (strings.HasPrefix(path, prefix) && path[len(prefix)] == '/')
 }
 
-// SystemFile reports whether name is a file of the system (a library the
-// dynamic loader maps, its cache, locale data): recorders do not count
-// mappings of those as I/O the trace misses.
+// SystemFile reports whether name is a file of the system, under one of
+// the SystemExcludes (a library the dynamic loader maps, its cache,
+// locale data): recorders do not count mappings of those as I/O the
+// trace misses.
 func SystemFile(name string) bool {
-	for _, d := range []string{"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/etc/", "/bin/", "/sbin/"} {
-		if len(name) > len(d) && name[:len(d)] == d {
+	for _, d := range SystemExcludes {
+		if len(name) > len(d) && under(name, d) {
 			return true
 		}
 	}

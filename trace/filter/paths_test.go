@@ -46,3 +46,32 @@ func TestRecordPaths(t *testing.T) {
 		t.Error("an empty prefix was accepted")
 	}
 }
+
+// TestRecordSystemExcludes checks that a record leaves the system's
+// directories out by default, as Darshan does, that an include inside
+// one records it again, and that --all keeps everything.
+func TestRecordSystemExcludes(t *testing.T) {
+	r, err := RecordPaths(nil, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		"/usr/lib/x86_64-linux-gnu/libc.so.6": false, "/etc/ld.so.cache": false, "/usr/share/locale/locale.alias": false,
+		"/lib64/ld-linux-x86-64.so.2": false, "/opt/ompi/lib/libmpi.so": false, "/var/lib/x": false,
+		"/var/tmp/data": true, "/home/me/data": true, "/tmp/x": true, "/scratch/run/out": true, "/usrdata/x": true,
+	} {
+		if got := r.Match(p); got != want {
+			t.Errorf("Match(%q) = %v, want %v", p, got, want)
+		}
+	}
+	r, _ = RecordPaths([]string{"/usr/local/data"}, nil, false)
+	if !r.Match("/usr/local/data/in") || r.Match("/usr/lib/x") {
+		t.Error("an include inside /usr should record it again, and only it")
+	}
+	if all, _ := RecordPaths(nil, nil, true); !all.Match("/usr/lib/x") {
+		t.Error("--all leaves /usr out")
+	}
+	if !SystemFile("/usr/lib/locale/C.utf8/LC_CTYPE") || !SystemFile("/opt/x/lib.so") || SystemFile("/home/x") || SystemFile("/usr") {
+		t.Error("SystemFile")
+	}
+}

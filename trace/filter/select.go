@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotrace/iotrace/internal/suggest"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/state"
 )
 
 // ParseRanks reads a rank list: ranks and ranges separated by commas,
@@ -127,8 +129,16 @@ func errUnknownOp(n string) error {
 		}
 	}
 	slices.Sort(fams)
-	return fmt.Errorf("%q is no call, family or class of calls (calls such as pwrite or MPI_File_write_at_all; families %s; classes %s)",
-		n, strings.Join(fams, ", "), strings.Join(classNames, ", "))
+	names := append(slices.Clone(fams), classNames...)
+	for _, op := range trace.Ops() {
+		names = append(names, op.Info().Name)
+	}
+	mean := ""
+	if m := suggest.Closest(n, names); m != "" {
+		mean = fmt.Sprintf(": did you mean %s?", m)
+	}
+	return fmt.Errorf("%q is no call, family or class of calls%s (calls such as pwrite or MPI_File_write_at_all; families %s; classes %s)",
+		n, mean, strings.Join(fams, ", "), strings.Join(classNames, ", "))
 }
 
 // Add puts op in the set.
@@ -205,12 +215,23 @@ func (w Window) Has(start int64) bool {
 }
 
 // Selection combines the selectors: an event is kept when every selector
-// that is set keeps it.
+// that is set keeps it. The path selector looks at the file a call
+// reached, following the rank's descriptors and MPI file handles
+// (trace/state): a read on a descriptor is on the file it was opened on.
 type Selection struct {
 	Ranks  []uint32 // sorted; nil: every rank
 	Ops    *Ops     // nil: every op
-	Paths  *Paths   // nil: every event; otherwise the events with a chosen path or second path
+	Paths  *Paths   // nil: every event (see Keeper.Keep)
 	Window Window
+	// Structural, when set, names ops kept whatever Ops and Window say
+	// (the path selector still applies): a replay keeps the calls that
+	// make and close descriptors, or the calls it keeps would find none.
+	Structural func(trace.Op) bool
+}
+
+// Empty reports whether the selection keeps every event of every rank.
+func (s *Selection) Empty() bool {
+	return s == nil || s.Ranks == nil && s.Ops == nil && s.Paths == nil && s.Window == (Window{})
 }
 
 // KeepRank reports whether the selection keeps rank r.
@@ -222,15 +243,64 @@ func (s *Selection) KeepRank(r uint32) bool {
 	return ok
 }
 
-// Keep reports whether the selection keeps e; path resolves its path ids.
-func (s *Selection) Keep(e *trace.Event, path func(trace.PathID) string) bool {
-	if !s.KeepRank(e.Rank) || s.Ops != nil && !s.Ops.Has(e.Op) || !s.Window.Has(e.Start) {
+// Keeper applies a selection to the events of one rank, which it must
+// see in call order, every one of them (it follows the rank's state).
+type Keeper struct {
+	sel    *Selection
+	follow *state.Follower[struct{}, struct{}]
+}
+
+// Keeper returns a Keeper of one rank's stream.
+func (s *Selection) Keeper() *Keeper {
+	k := &Keeper{sel: s}
+	if s.Paths != nil {
+		k.follow = state.New[struct{}, struct{}](nil)
+	}
+	return k
+}
+
+// Keep reports whether the selection keeps e, the rank's next event; path
+// resolves its path ids. With a path selector, process events (fork,
+// exec, exit, inherit) are kept, as the structure of the rank's
+// processes; a call is kept when a file it reached (or the second path
+// of a rename, a link, a copy) is chosen by the path rules; a call that
+// reached no file (communication, markers) is kept unless there are
+// include prefixes.
+func (k *Keeper) Keep(e *trace.Event, path func(trace.PathID) string) bool {
+	s := k.sel
+	var st state.Step[struct{}, struct{}]
+	if k.follow != nil {
+		st = k.follow.Apply(e)
+	}
+	if !s.KeepRank(e.Rank) {
 		return false
 	}
-	if s.Paths == nil {
+	if s.Structural == nil || !s.Structural(e.Op) {
+		if s.Ops != nil && !s.Ops.Has(e.Op) || !s.Window.Has(e.Start) {
+			return false
+		}
+	}
+	if s.Paths == nil || e.Op.Class() == trace.ClassProcess {
 		return true
 	}
-	return e.Path != 0 && s.Paths.Match(path(e.Path)) || e.Path2 != 0 && s.Paths.Match(path(e.Path2))
+	p2 := e.Path2
+	if st.Desc2 != nil && st.Desc2.Path != 0 {
+		p2 = st.Desc2.Path
+	}
+	if st.Path == 0 && p2 == 0 {
+		return !s.Paths.includes
+	}
+	return st.Path != 0 && s.Paths.chosen(path(st.Path)) || p2 != 0 && s.Paths.chosen(path(p2))
+}
+
+// chosen is Match for the files of a selection: a name that is no
+// absolute path (a pipe, a socket, "<stdout>") is chosen unless there are
+// include prefixes.
+func (r *Paths) chosen(name string) bool {
+	if !strings.HasPrefix(name, "/") {
+		return !r.includes
+	}
+	return r.Match(name)
 }
 
 // CheckRanks fails when the selection names a rank the trace, whose ranks
@@ -244,21 +314,40 @@ func (s *Selection) CheckRanks(flag string, have []uint32) error {
 	return nil
 }
 
-// Flags are the selectors as a command line gives them: --rank (rank
-// lists, repeatable), --op (names, repeatable or comma lists), --path
-// (path prefixes an event's path must be under, repeatable) and --time
-// (a window FROM:TO). AddFlags registers them; Selection checks them.
+// Flags are the selectors as a command line gives them, the same in
+// every command that reads a trace: --rank (rank lists, repeatable),
+// --op and --skip-op (calls, families or classes, repeatable or comma
+// lists), --path and --exclude (path prefixes, repeatable) and --time (a
+// window FROM:TO). AddFlags registers them; Selection checks them.
 type Flags struct {
-	Ranks, Ops, Paths []string
-	Time              string
+	Ranks, Ops, SkipOps, Paths, Excludes []string
+	Time                                 string
 }
 
-// AddFlags registers the selectors on fs.
+// Aliases are other spellings of the selectors that AddFlags registers
+// too, for command lines written before they were one vocabulary
+// (ioreplay's --rank-subset, --ops and --skip-ops; record's --include):
+// a command hides them from its help.
+var Aliases = map[string]string{"rank-subset": "rank", "ops": "op", "skip-ops": "skip-op", "include": "path"}
+
+// AddFlags registers the selectors, and their Aliases, on fs.
 func (f *Flags) AddFlags(fs *flag.FlagSet) {
 	fs.Var((*listValue)(&f.Ranks), "rank", "only these `ranks`, e.g. 0-3,8 (repeatable)")
 	fs.Var((*listValue)(&f.Ops), "op", "only these calls, families or classes, e.g. pwrite, write, mpiio (repeatable, or a comma `list`)")
-	fs.Var((*listValue)(&f.Paths), "path", "only calls on paths under this absolute `prefix` (repeatable)")
+	fs.Var((*listValue)(&f.SkipOps), "skip-op", "leave out these calls, families or classes (repeatable, or a comma `list`)")
+	fs.Var((*listValue)(&f.Paths), "path", "only calls on files under this absolute `prefix` (repeatable)")
+	fs.Var((*listValue)(&f.Excludes), "exclude", "leave out calls on files under this absolute `prefix` (repeatable; the longest prefix of --path and --exclude decides)")
 	fs.StringVar(&f.Time, "time", "", "only calls that start in this `window` from the trace's start, FROM:TO, e.g. 10s:1m")
+	for alias, name := range Aliases {
+		fl := fs.Lookup(name)
+		fs.Var(fl.Value, alias, "same as --"+name)
+	}
+}
+
+// Empty reports whether the flags select nothing: every event of every
+// rank.
+func (f *Flags) Empty() bool {
+	return len(f.Ranks)+len(f.Ops)+len(f.SkipOps)+len(f.Paths)+len(f.Excludes) == 0 && f.Time == ""
 }
 
 // listValue is a repeatable option: each use adds a value.
@@ -282,9 +371,19 @@ func (f *Flags) Selection() (*Selection, error) {
 			return nil, fmt.Errorf("--op: %w", err)
 		}
 	}
-	if len(f.Paths) > 0 {
-		if sel.Paths, err = NewPaths(f.Paths, nil, false); err != nil {
-			return nil, fmt.Errorf("--path: %w", err)
+	if len(f.SkipOps) > 0 {
+		skip, err := ParseOps(f.SkipOps...)
+		if err != nil {
+			return nil, fmt.Errorf("--skip-op: %w", err)
+		}
+		if sel.Ops == nil {
+			sel.Ops = AllOps()
+		}
+		sel.Ops.Remove(skip)
+	}
+	if len(f.Paths)+len(f.Excludes) > 0 {
+		if sel.Paths, err = NewPaths(f.Paths, f.Excludes, false); err != nil {
+			return nil, fmt.Errorf("--path/--exclude: %w", err)
 		}
 	}
 	if f.Time != "" {

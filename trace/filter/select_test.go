@@ -87,12 +87,98 @@ func TestSelection(t *testing.T) {
 		{trace.Event{Rank: 3, Op: trace.OpWrite, Path: 2, Start: 5}, false},
 		{trace.Event{Rank: 3, Op: trace.OpWrite, Path: 1, Start: 4}, false},
 	} {
-		if got := s.Keep(&c.e, name); got != c.want {
+		if got := s.Keeper().Keep(&c.e, name); got != c.want {
 			t.Errorf("Keep(%+v) = %v", c.e, got)
 		}
 	}
 	if err := s.CheckRanks("--rank", []uint32{0, 1, 2}); err == nil || err.Error() != "--rank 3: the trace has no rank 3 (its ranks: 0-2)" {
 		t.Errorf("CheckRanks: %v", err)
+	}
+}
+
+// TestSelectionFollowsDescriptors checks that the path selector keeps
+// the reads and writes on a descriptor of a chosen file, which name no
+// path themselves, and that excludes keep calls that reached no file.
+func TestSelectionFollowsDescriptors(t *testing.T) {
+	name := func(id trace.PathID) string { return []string{"", "/data/x", "/usr/lib/y", "pipe:[4]"}[id] }
+	evs := []trace.Event{
+		{Op: trace.OpOpen, Path: 1, Ret: 3},
+		{Op: trace.OpOpen, Path: 2, Ret: 4},
+		{Op: trace.OpRead, FD: 4, Size: 10, Ret: 10},
+		{Op: trace.OpWrite, FD: 3, Size: 10, Ret: 10},
+		{Op: trace.OpDup, FD: 4, Ret: 5},
+		{Op: trace.OpRead, FD: 5, Size: 10, Ret: 10},
+		{Op: trace.OpMPIBarrier},
+		{Op: trace.OpFork, Ret: 1},
+		{Op: trace.OpWrite, FD: 1, Path: 3, Size: 1, Ret: 1},
+	}
+	run := func(include, exclude []string) []trace.Op {
+		p, err := NewPaths(include, exclude, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := (&Selection{Paths: p}).Keeper()
+		var kept []trace.Op
+		for i := range evs {
+			e := evs[i]
+			if k.Keep(&e, name) {
+				kept = append(kept, e.Op)
+			}
+		}
+		return kept
+	}
+	if got, want := run([]string{"/data"}, nil), []trace.Op{trace.OpOpen, trace.OpWrite, trace.OpFork}; !slices.Equal(got, want) {
+		t.Errorf("--path /data keeps %v, want %v", got, want)
+	}
+	want := []trace.Op{trace.OpOpen, trace.OpWrite, trace.OpMPIBarrier, trace.OpFork, trace.OpWrite}
+	if got := run(nil, []string{"/usr"}); !slices.Equal(got, want) {
+		t.Errorf("--exclude /usr keeps %v, want %v", got, want)
+	}
+}
+
+// TestApply checks the trace a selection makes: its ranks, and streams
+// that end as their source does.
+func TestApply(t *testing.T) {
+	var f Flags
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	f.AddFlags(fs)
+	if err := fs.Parse([]string{"--rank-subset", "1", "--skip-ops", "read", "--include", "/data"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.Ranks, []string{"1"}) || !slices.Equal(f.SkipOps, []string{"read"}) || !slices.Equal(f.Paths, []string{"/data"}) {
+		t.Fatalf("aliases: %+v", f)
+	}
+	sel, err := f.Selection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := trace.NewMemTrace()
+	p := m.Paths.Intern("/data/f")
+	for r := uint32(0); r < 3; r++ {
+		m.Add(trace.Event{Rank: r, Op: trace.OpOpen, Path: p, Ret: 3}, trace.Event{Rank: r, Op: trace.OpRead, FD: 3, Ret: 1},
+			trace.Event{Rank: r, Op: trace.OpWrite, FD: 3, Ret: 1})
+	}
+	got := Apply(m, sel)
+	if rs := got.Ranks(); !slices.Equal(rs, []uint32{1}) {
+		t.Fatalf("ranks %v", rs)
+	}
+	src, _ := got.Rank(1)
+	var ops []trace.Op
+	buf := make([]trace.Event, 1)
+	for {
+		n, err := src.ReadEvents(buf)
+		for _, e := range buf[:n] {
+			ops = append(ops, e.Op)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if !slices.Equal(ops, []trace.Op{trace.OpOpen, trace.OpWrite}) {
+		t.Errorf("rank 1: %v", ops)
+	}
+	if !(&Selection{}).Empty() || Apply(m, &Selection{}) != trace.Trace(m) {
+		t.Error("an empty selection")
 	}
 }
 
@@ -110,7 +196,7 @@ func TestFlags(t *testing.T) {
 	if !slices.Equal(s.Ranks, []uint32{0, 1, 3}) || !s.Ops.Has(trace.OpPread) || !s.Paths.Match("/data/x") || s.Window.From != 1e9 {
 		t.Errorf("selection %+v", s)
 	}
-	for _, bad := range []Flags{{Ranks: []string{"x"}}, {Ops: []string{"nope"}}, {Paths: []string{"rel"}}, {Time: "5"}} {
+	for _, bad := range []Flags{{Ranks: []string{"x"}}, {Ops: []string{"nope"}}, {SkipOps: []string{"nope"}}, {Paths: []string{"rel"}}, {Excludes: []string{"rel"}}, {Time: "5"}} {
 		if _, err := bad.Selection(); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}

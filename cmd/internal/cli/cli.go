@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"runtime/debug"
 	"strings"
 
+	"github.com/iotrace/iotrace/internal/helptext"
+	"github.com/iotrace/iotrace/internal/suggest"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // ExitError carries an exit code out of a command without printing
@@ -33,12 +38,17 @@ func RunIO(root *cobra.Command, args []string, stdout, stderr io.Writer) (code i
 			code = 2
 		}
 	}()
+	if root.Version == "" {
+		root.Version = Version()
+		root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SilenceErrors = true
 	root.SilenceUsage = true
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		err = flagSuggestion(c, err)
 		// Printed after the program's name: a subcommand names itself
 		// ("iotrace: stats: unknown flag…"), the program does not twice.
 		if c.HasParent() {
@@ -54,6 +64,25 @@ func RunIO(root *cobra.Command, args []string, stdout, stderr io.Writer) (code i
 	if errors.As(err, &ee) {
 		return ee.Code
 	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		// Missing arguments: the line, then how the command is used.
+		fmt.Fprintf(stderr, "%s: %v\nUsage: %s\n", root.Name(), err, ue.c.UseLine())
+		if ue.c.Example != "" {
+			fmt.Fprintf(stderr, "Examples:\n%s\n", ue.c.Example)
+		}
+		fmt.Fprintf(stderr, "See '%s --help'.\n", ue.c.CommandPath())
+		return 1
+	}
+	if m := unknownCommand.FindStringSubmatch(err.Error()); m != nil {
+		// cobra's own words span lines: one line, with its suggestion.
+		msg := fmt.Sprintf("%s: unknown command %q", root.Name(), m[1])
+		if sg := suggest.Closest(m[1], commandNames(root)); sg != "" {
+			msg += fmt.Sprintf(": did you mean %s?", sg)
+		}
+		fmt.Fprintf(stderr, "%s (see '%s --help')\n", msg, root.Name())
+		return 1
+	}
 	// An error that points at its spot (a script's file:line:col) is
 	// printed as compilers print theirs; others say which program failed.
 	var located interface{ Location() string }
@@ -63,4 +92,108 @@ func RunIO(root *cobra.Command, args []string, stdout, stderr io.Writer) (code i
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", root.Name(), err)
 	return 1
+}
+
+// NoInput is what a command that reads a trace says without one.
+const NoInput = "no input: give trace files or a directory of them, a pattern script or a sample's name ('iotrace samples'), or a file 'iotrace convert' reads (strace, Darshan, Recorder, fio, JSON lines, CSV)"
+
+// usageError is a command line without the arguments a command needs:
+// Run prints it with the command's usage and examples.
+type usageError struct {
+	c   *cobra.Command
+	msg string
+}
+
+func (e usageError) Error() string { return e.msg }
+
+// Args returns the validator of a command that takes from min to max
+// arguments (max < 0: no limit); what says what they are, for the error
+// of too few ("no input: give a trace file, …").
+func Args(min, max int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		name := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+		if c == c.Root() {
+			name = ""
+		} else {
+			name += ": "
+		}
+		switch {
+		case len(args) < min:
+			return usageError{c, name + what}
+		case max >= 0 && len(args) > max:
+			return usageError{c, fmt.Sprintf("%stoo many arguments (%d; it takes %d): %s", name, len(args), max, strings.Join(args[max:], " "))}
+		}
+		return nil
+	}
+}
+
+// Help sets the long help and the examples of c from its help file
+// (internal/helptext), and returns c.
+func Help(c *cobra.Command, name string) *cobra.Command {
+	c.Long, c.Example = helptext.Of(name)
+	return c
+}
+
+// Version is what --version prints: the module's version (from the
+// build information: "(devel)" for a build from a checkout), the VCS
+// revision and its time, "+modified" for uncommitted changes, and the Go
+// version.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown build)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, at, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	if rev == "" {
+		// go build -buildvcs=false, or no checkout.
+		return fmt.Sprintf("%s (no VCS revision recorded; %s)", v, bi.GoVersion)
+	}
+	return fmt.Sprintf("%s (revision %s%s, %s; %s)", v, rev[:min(len(rev), 12)], modified, at, bi.GoVersion)
+}
+
+// unknownCommand matches cobra's error for a subcommand it does not know.
+var unknownCommand = regexp.MustCompile(`^unknown command "([^"]*)"`)
+
+// commandNames lists the subcommands of c.
+func commandNames(c *cobra.Command) []string {
+	var names []string
+	for _, sub := range c.Commands() {
+		names = append(names, sub.Name())
+	}
+	return names
+}
+
+// flagSuggestion adds to the error of an unknown flag the flag of c it
+// may have meant.
+func flagSuggestion(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if sg := suggest.Closest(name, names); sg != "" {
+		return fmt.Errorf("%w: did you mean --%s?", err, sg)
+	}
+	return err
 }

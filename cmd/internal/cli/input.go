@@ -10,6 +10,7 @@ import (
 	"github.com/iotrace/iotrace/convert"
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -45,6 +46,22 @@ func AddInputFlags(fs *pflag.FlagSet, o *convert.Opener) {
 	})
 }
 
+// AddSelectFlags registers the selectors of every command that reads a
+// trace on fs, in one vocabulary (filter.Flags: --rank, --op, --skip-op,
+// --path, --exclude, --time), their older spellings hidden.
+func AddSelectFlags(fs *pflag.FlagSet, f *filter.Flags) {
+	AddGoFlags(fs, f.AddFlags)
+	HideAliases(fs)
+}
+
+// HideAliases hides the older spellings of the selectors (filter.Aliases)
+// from the help of fs's command.
+func HideAliases(fs *pflag.FlagSet) {
+	for a := range filter.Aliases {
+		fs.MarkHidden(a)
+	}
+}
+
 // Open opens the inputs of a command with o, warnings and notes going to
 // s.Err.
 func Open(o *convert.Opener, args []string, s IO) (trace.Trace, error) {
@@ -72,6 +89,10 @@ func Named(name string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
+
+// Formats are the report formats of stats, compare and ioreplay: those of
+// the tables, and html, the report of every table with charts.
+var Formats = append(slices.Clone(report.Formats), "html")
 
 // CheckChoice fails unless v is one of choices, naming the flag.
 func CheckChoice(flag, v string, choices []string) error {
