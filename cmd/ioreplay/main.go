@@ -27,6 +27,7 @@ func main() {
 // report's, and the team's.
 type options struct {
 	in         convert.Opener
+	live       *report.Live // the replay's statistics while it runs (session.Options.Observe)
 	replay     session.Flags
 	format     string
 	by         string

@@ -106,8 +106,10 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 // it ran or else from its trace: its summary, how far an interrupted one
 // got, what the team did, and the report.
 func (o *options) finish(out *session.Outcome, args []string, s cli.IO) error {
-	st := out.Stats
-	if st == nil {
+	var st *report.Stats
+	if out.Observed {
+		st = o.live.Stats(out.ObservedRanks, report.ReplayOf(out.Result.PerRank))
+	} else {
 		var err error
 		if st, err = cli.Stats(&convert.Opener{}, []string{out.Record}, s, o.reportOptions()); err != nil {
 			return fmt.Errorf("reading the replay's trace: %w", err)
@@ -172,8 +174,10 @@ func (o *options) session(s cli.IO) (session.Options, error) {
 		return session.Options{}, err
 	}
 	so.Command, so.Out, so.Warn = os.Args, s.Out, s.Err
-	ro := o.reportOptions()
-	so.Report = &ro
+	so.Observe = func(path func(trace.PathID) string) session.Observer {
+		o.live = report.NewLive(path, o.reportOptions())
+		return o.live
+	}
 	so.Log = logline.New(io.Discard, "ioreplay", false)
 	if !o.quiet {
 		so.Log = logline.New(s.Err, "ioreplay", false)

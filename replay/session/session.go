@@ -26,7 +26,6 @@ import (
 
 	"github.com/iotrace/iotrace/replay"
 	"github.com/iotrace/iotrace/replay/posix"
-	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/target"
@@ -86,10 +85,18 @@ type Options struct {
 	// Warn receives, on the lead, the input's warnings (damage read past,
 	// what an import left out); nil discards them.
 	Warn io.Writer
-	// Report, if set, makes a process that records the whole replay's
-	// trace compute its statistics while the replay runs, with these
-	// options (Outcome.Stats), instead of reading the trace afterwards.
-	Report *report.Options
+	// Observe, if set, makes a process that records the whole replay's
+	// trace give every batch of events it records to the Observer it
+	// returns (given the names of the trace's paths): the caller computes
+	// the replay's statistics while it runs (report.Live) instead of
+	// reading its trace afterwards. The session knows nothing of reports.
+	Observe func(path func(trace.PathID) string) Observer
+}
+
+// An Observer sees the events of the replay's trace as they are recorded,
+// a rank's batches in order, from any goroutine.
+type Observer interface {
+	Add(rank uint32, evs []trace.Event)
 }
 
 // Input opens the trace to replay, its warnings going to warn. Every
@@ -104,11 +111,12 @@ type Outcome struct {
 	// Result is the result of this process's ranks. How the whole replay
 	// went is in its trace (Record), for report.Compute.
 	Result *replay.Result
-	// Stats are the statistics of the replay's trace, computed while the
-	// replay ran (Options.Report), or nil: a team whose processes each
-	// record a part of the trace leaves them to a reading of the merged
-	// trace.
-	Stats *report.Stats
+	// Observed says that Options.Observe's observer saw every event of
+	// the replay's trace, of the ranks in ObservedRanks; false: a team
+	// whose processes each record a part of the trace leaves its
+	// statistics to a reading of the merged trace.
+	Observed      bool
+	ObservedRanks []uint32
 	// Record is the replay's own trace; RecordKept says it stays after
 	// Close (Options.Record was given).
 	Record     string
@@ -388,9 +396,9 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	})
 	var res *replay.Result
 	var runErr error
-	var live *report.Live
-	if o.Report != nil && !team.Parted() {
-		live = report.NewLive(w.Path, *o.Report)
+	var live Observer
+	if o.Observe != nil && !team.Parted() {
+		live = o.Observe(w.Path)
 	}
 	if len(own) > 0 {
 		stop := showProgress(o.Progress, rp, lead)
@@ -442,7 +450,7 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 		}
 	}
 	if live != nil {
-		out.Stats = live.Stats(own, report.ReplayOf(res.PerRank))
+		out.Observed, out.ObservedRanks = true, own
 	}
 	out.Team = team.Summary(plan.Ranks)
 	return out, nil
