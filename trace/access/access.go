@@ -203,11 +203,7 @@ type Posix struct {
 	Strides, Accesses                                 Commons
 	Times
 
-	// Fastest and slowest ranks (shared records): by read + write + meta
-	// time, with their bytes and times.
-	FastestRank, SlowestRank           int
-	FastestRankBytes, SlowestRankBytes int64
-	FastestRankTime, SlowestRankTime   float64
+	RankExtremes
 
 	// Aligned4K, Aligned1M count the reads and writes whose offset is a
 	// multiple of 4 KiB and of 1 MiB (not Darshan counters: the report's).
@@ -236,9 +232,7 @@ type MPIIO struct {
 	Accesses                                       Commons
 	Times
 
-	FastestRank, SlowestRank           int
-	FastestRankBytes, SlowestRankBytes int64
-	FastestRankTime, SlowestRankTime   float64
+	RankExtremes
 
 	lastIO                                 trace.Dir
 	access                                 tracker
@@ -299,7 +293,7 @@ func (t *Tracker) posixRec(file string) *Posix {
 		if al == 0 {
 			al = 4096
 		}
-		r = &Posix{File: file, Rank: t.rank, FileAlignment: al, FastestRank: t.rank, SlowestRank: t.rank}
+		r = &Posix{File: file, Rank: t.rank, FileAlignment: al, RankExtremes: RankExtremes{FastestRank: t.rank, SlowestRank: t.rank}}
 		t.posix[file] = r
 	}
 	t.lastPosix = r
@@ -309,7 +303,7 @@ func (t *Tracker) posixRec(file string) *Posix {
 func (t *Tracker) mpiioRec(file string) *MPIIO {
 	r := t.mpiio[file]
 	if r == nil {
-		r = &MPIIO{File: file, Rank: t.rank, FastestRank: t.rank, SlowestRank: t.rank}
+		r = &MPIIO{File: file, Rank: t.rank, RankExtremes: RankExtremes{FastestRank: t.rank, SlowestRank: t.rank}}
 		t.mpiio[file] = r
 	}
 	return r
@@ -607,24 +601,35 @@ func (t *Tracker) Records() ([]*Posix, []*MPIIO) {
 	slices.SortFunc(p, func(a, b *Posix) int { return cmp.Compare(a.File, b.File) })
 	slices.SortFunc(m, func(a, b *MPIIO) int { return cmp.Compare(a.File, b.File) })
 	for _, r := range p {
-		r.setRankTimes()
+		r.set(r.BytesRead+r.BytesWritten, r.ReadTime+r.WriteTime+r.MetaTime)
 	}
 	for _, r := range m {
-		r.setRankTimes()
+		r.set(r.BytesRead+r.BytesWritten, r.ReadTime+r.WriteTime+r.MetaTime)
 	}
 	return p, m
 }
 
-func (r *Posix) setRankTimes() {
-	r.FastestRankBytes = r.BytesRead + r.BytesWritten
-	r.SlowestRankBytes = r.FastestRankBytes
-	r.FastestRankTime = r.ReadTime + r.WriteTime + r.MetaTime
-	r.SlowestRankTime = r.FastestRankTime
+// RankExtremes are the fastest and slowest ranks of a shared record (one
+// that several ranks' records were reduced into), by read + write + meta
+// time, with their bytes and times. A rank's own record is both.
+type RankExtremes struct {
+	FastestRank, SlowestRank           int
+	FastestRankBytes, SlowestRankBytes int64
+	FastestRankTime, SlowestRankTime   float64
 }
 
-func (r *MPIIO) setRankTimes() {
-	r.FastestRankBytes = r.BytesRead + r.BytesWritten
-	r.SlowestRankBytes = r.FastestRankBytes
-	r.FastestRankTime = r.ReadTime + r.WriteTime + r.MetaTime
-	r.SlowestRankTime = r.FastestRankTime
+// set makes a rank's own record its fastest and slowest.
+func (x *RankExtremes) set(bytes int64, seconds float64) {
+	x.FastestRankBytes, x.SlowestRankBytes = bytes, bytes
+	x.FastestRankTime, x.SlowestRankTime = seconds, seconds
+}
+
+// reduce keeps the faster and the slower of x's and b's ranks.
+func (x *RankExtremes) reduce(b *RankExtremes) {
+	if b.FastestRankTime < x.FastestRankTime {
+		x.FastestRank, x.FastestRankBytes, x.FastestRankTime = b.FastestRank, b.FastestRankBytes, b.FastestRankTime
+	}
+	if b.SlowestRankTime > x.SlowestRankTime {
+		x.SlowestRank, x.SlowestRankBytes, x.SlowestRankTime = b.SlowestRank, b.SlowestRankBytes, b.SlowestRankTime
+	}
 }

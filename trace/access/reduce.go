@@ -146,12 +146,7 @@ func reducePosix(a, b *Posix) {
 	a.Strides = mergeCommons(a.Strides, b.Strides)
 	a.Accesses = mergeCommons(a.Accesses, b.Accesses)
 	reduceTimes(&a.Times, &b.Times)
-	if b.FastestRankTime < a.FastestRankTime {
-		a.FastestRank, a.FastestRankBytes, a.FastestRankTime = b.FastestRank, b.FastestRankBytes, b.FastestRankTime
-	}
-	if b.SlowestRankTime > a.SlowestRankTime {
-		a.SlowestRank, a.SlowestRankBytes, a.SlowestRankTime = b.SlowestRank, b.SlowestRankBytes, b.SlowestRankTime
-	}
+	a.RankExtremes.reduce(&b.RankExtremes)
 }
 
 // reduceMPIIO folds b into a as Darshan's mpiio_record_reduction_op.
@@ -177,10 +172,5 @@ func reduceMPIIO(a, b *MPIIO) {
 	}
 	a.Accesses = mergeCommons(a.Accesses, b.Accesses)
 	reduceTimes(&a.Times, &b.Times)
-	if b.FastestRankTime < a.FastestRankTime {
-		a.FastestRank, a.FastestRankBytes, a.FastestRankTime = b.FastestRank, b.FastestRankBytes, b.FastestRankTime
-	}
-	if b.SlowestRankTime > a.SlowestRankTime {
-		a.SlowestRank, a.SlowestRankBytes, a.SlowestRankTime = b.SlowestRank, b.SlowestRankBytes, b.SlowestRankTime
-	}
+	a.RankExtremes.reduce(&b.RankExtremes)
 }
