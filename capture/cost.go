@@ -47,6 +47,14 @@ type Corrections struct {
 	ClampedGap int64 // gaps shorter than the cost they held: gap 0
 	Limited    int64 // calls whose costs were scaled down to the recent calls' (see account)
 	Removed    int64 // ns taken out in all
+	// Measured are the cheap calls whose cost was measured (EndedOn),
+	// Followed the recorded calls whose in-call share came from their
+	// thread's recent cheap calls, FollowedGaps the gaps whose cost was
+	// scaled to them.
+	Measured, Followed, FollowedGaps int64
+	// InCall and Between are what was taken out of the recorded calls'
+	// durations and of the gaps before them, in all (ns).
+	InCall, Between int64
 }
 
 // Account keeps a recorder's cost out of the times it records: event
@@ -58,8 +66,9 @@ type Corrections struct {
 // One account per rank: a rank whose threads make calls at the same
 // time has them all taken from one timeline, at most each gap.
 //
-// A calibration made while the machine was busier than during the run
-// would take out more than the tracer cost: so the in-call share is at
+// The cost follows the run where the recorder says which calls are
+// cheap (EndedOn). A calibration made while the machine was busier than
+// during the run would take out more than the tracer cost: so the in-call share is at
 // most the shortest of the last recentCalls recorded durations less
 // Cost.Call (no call is faster than the calibration's), and the costs
 // between calls are scaled down in the same proportion.
@@ -76,6 +85,64 @@ type Account struct {
 
 	lastStart int64 // of the latest event (Event)
 	events    bool  // Event has seen one
+
+	threads map[uint32]*window // each thread's recent cheap calls' costs (EndedOn)
+	pendTh  uint32             // the thread whose costs are pending
+}
+
+// followWindow is how many of a thread's recent cheap calls its
+// estimate is the median of; followMin how many it needs before it
+// replaces the start-up calibration.
+const (
+	followWindow = 32
+	followMin    = 8
+)
+
+// window keeps the latest followWindow values and their median.
+type window struct {
+	v   [followWindow]int64
+	n   int
+	est int64
+}
+
+func (w *window) add(x int64) {
+	w.v[w.n%followWindow] = x
+	w.n++
+	if w.n >= followMin {
+		var s [followWindow]int64
+		k := copy(s[:], w.v[:min(w.n, followWindow)])
+		slices.Sort(s[:k])
+		w.est = s[k/2]
+	}
+}
+
+// ready says whether the window has enough values for an estimate.
+func (w *window) ready() bool { return w.n >= followMin }
+
+func (a *Account) thread(th uint32) *window {
+	if a.threads == nil {
+		a.threads = map[uint32]*window{}
+	}
+	t := a.threads[th]
+	if t == nil {
+		t = &window{}
+		a.threads[th] = t
+	}
+	return t
+}
+
+// Cheap says whether a call's own cost is known to be tiny, as a 1-byte
+// read of /dev/zero (Cost.Call) is: it touches the descriptor table or
+// the file's position, no data and no storage. The recorded duration
+// of such a call less Cost.Call is what the recorder cost it.
+func Cheap(e *trace.Event) bool {
+	switch e.Op {
+	case trace.OpLseek:
+		return e.Whence == 0 || e.Whence == 1 // SEEK_SET, SEEK_CUR: no size to ask
+	case trace.OpDup, trace.OpDup2, trace.OpDup3, trace.OpFcntl, trace.OpFstat:
+		return true
+	}
+	return false
 }
 
 // ordered returns start, or just after the latest event's start if that
@@ -129,6 +196,10 @@ func (a *Account) Started(s, take int64) {
 	}
 	a.Debt += take
 	a.N.Removed += take
+	a.N.Between += take
+	if a.followed(a.pendTh) {
+		a.N.FollowedGaps++
+	}
 	a.pending = 0
 	// The gap is spent up to s: a call seen to its end but not recorded
 	// (ptrace learning a descriptor) does not let the next take it again.
@@ -148,8 +219,12 @@ func (a *Account) Bookkeeping(d int64) {
 }
 
 // Stop counts a stop at a call the tracer does not record.
-func (a *Account) Stop() {
-	a.pending += a.between(a.C.Stop)
+func (a *Account) Stop() { a.StopOn(0) }
+
+// StopOn counts a stop of thread th at a call the tracer does not
+// record.
+func (a *Account) StopOn(th uint32) {
+	a.pending += a.betweenOn(th, a.C.Stop)
 	if a.C.Stop > 0 {
 		a.N.Stops++
 	}
@@ -160,15 +235,40 @@ func (a *Account) Stop() {
 // saw end but does not record (it learnt a descriptor) leaves its cost
 // for the next gap.
 func (a *Account) Ended(s, e int64, rec bool) int64 {
+	return a.EndedOn(0, s, e, rec, false)
+}
+
+// EndedOn is Ended for a call of thread th; cheap says the call's own
+// cost is tiny (Cheap). The in-call share follows the run: it is the
+// median of the costs of thread th's latest followWindow cheap calls
+// (each its duration less Cost.Call), or Cost.InCall before the thread
+// made followMin of them. The median, not a lower quantile: the cost of
+// a stop varies from call to call (by tens of µs where a wake-up crosses
+// processors), and what is taken out of each call is to leave the
+// calls' typical durations and their sums as they were; calls shorter
+// than it last 0 (counted). The recent durations' limit on Cost.InCall
+// (inCall) does not apply: that guards against a calibration made at
+// a busier time than the run, and this is measured on the run. The
+// costs between calls follow in the same proportion.
+func (a *Account) EndedOn(th uint32, s, e int64, rec, cheap bool) int64 {
 	d := e - s
+	a.pendTh = th
 	if !rec {
-		a.pending += a.between(a.C.InCall + a.C.Between)
+		a.pending += a.betweenOn(th, a.C.InCall+a.C.Between)
 		if a.C.InCall > 0 {
 			a.N.Stops++
 		}
 		return d
 	}
+	if cheap && a.C.Samples > 0 {
+		a.thread(th).add(max(d-a.C.Call, 0))
+		a.N.Measured++
+	}
 	in := a.inCall(d)
+	if t := a.threads[th]; t != nil && t.ready() {
+		in = t.est
+		a.N.Followed++
+	}
 	rm := min(in, max(d, 0))
 	if rm < in {
 		a.N.ClampedDur++
@@ -178,9 +278,29 @@ func (a *Account) Ended(s, e int64, rec bool) int64 {
 	}
 	a.Debt += rm
 	a.N.Removed += rm
+	a.N.InCall += rm
 	a.lastEnd = e
-	a.pending += a.between(a.C.Between)
+	a.pending += a.betweenOn(th, a.C.Between)
 	return d - rm
+}
+
+// followed says whether thread th's costs come from its own
+// measurements.
+func (a *Account) followed(th uint32) bool {
+	t := a.threads[th]
+	return t != nil && t.ready()
+}
+
+// betweenOn returns cost c (Cost.Between or Cost.Stop) of thread th:
+// scaled as its in-call share was (EndedOn) when it follows the run,
+// else as between does. A stop costs the wake-ups of the program and of
+// the tracer wherever it falls: what changes one changes the other.
+func (a *Account) betweenOn(th uint32, c int64) int64 {
+	t := a.threads[th]
+	if t == nil || !t.ready() || a.C.InCall <= 0 {
+		return a.between(c)
+	}
+	return int64(float64(c) * float64(t.est) / float64(a.C.InCall))
 }
 
 // inCall notes the raw duration d of a recorded call and returns the
@@ -281,7 +401,8 @@ func (a *Account) Event(e *trace.Event) {
 // taken out.
 func (c Cost) Format(n Corrections) format.Cost {
 	return format.Cost{InCall: c.InCall, Between: c.Between, Stop: c.Stop, Spread: c.Spread,
-		Calls: n.Calls, Stops: n.Stops, ClampedDur: n.ClampedDur, ClampedGap: n.ClampedGap}
+		Calls: n.Calls, Stops: n.Stops, ClampedDur: n.ClampedDur, ClampedGap: n.ClampedGap,
+		Measured: n.Measured, Followed: n.Followed, InCallOut: n.InCall, BetweenOut: n.Between}
 }
 
 // Note is how the trace header says the times were corrected

@@ -148,3 +148,41 @@ func TestAccountKeepsStartOrder(t *testing.T) {
 		t.Errorf("debt %d ns: the overlap should take out more than the %d ns that passed", a.Debt, s-1_000_000)
 	}
 }
+
+// TestAccountFollows: the tracer's cost rises from the 5 µs the
+// calibration measured to 40 µs during the run; once a thread has made
+// followMin cheap calls, the in-call share of its other calls is what
+// its cheap calls cost (their durations less Cost.Call), and the costs
+// between calls rise in proportion; another thread keeps the start-up
+// figure until its own cheap calls say otherwise.
+func TestAccountFollows(t *testing.T) {
+	const in, between, call, read = 5_000, 8_000, 200, 300
+	a := Account{C: Cost{InCall: in, Between: between, Call: call, Samples: 200}}
+	s := int64(0)
+	var d int64
+	for i := 0; i < 40; i++ {
+		// An lseek (cheap: Call) and a read (300 ns), each with 40 µs of
+		// the tracer's in it.
+		s += 100_000
+		d = a.EndedOn(0, s, s+40_000+call, true, true)
+		s += 100_000
+		d = a.EndedOn(0, s, s+40_000+read, true, false)
+	}
+	if d != read {
+		t.Errorf("read after the cheap calls: %d ns, want %d", d, read)
+	}
+	if got := a.betweenOn(0, between); got != between*8 {
+		t.Errorf("cost between calls %d, want %d", got, between*8)
+	}
+	if d := a.EndedOn(1, s, s+40_000+read, true, false); d != 40_000+read-in {
+		t.Errorf("another thread's read: %d ns, want the start-up share out: %d", d, 40_000+read-in)
+	}
+	if a.N.Measured != 40 || a.N.Followed != 2*(40-followMin+1) {
+		t.Errorf("corrections %+v", a.N)
+	}
+	// Without cheap calls nothing follows: Ended is as before.
+	b := Account{C: Cost{InCall: in, Between: between, Call: call, Samples: 200}}
+	if d := b.Ended(0, 40_000+read, true); d != 40_000+read-in {
+		t.Errorf("Ended: %d", d)
+	}
+}

@@ -43,6 +43,14 @@
 #      under strace; under iotrace record; under iotrace record --preload.
 #      Pinned and unpinned, CALL_REPS runs. The acceptance test: getppid,
 #      the cheapest call, within 10 % of its untraced CPU time under iotrace.
+#   4. The latency a trace shows: the same program (latency.c: an lseek
+#      then a 512-byte read of a cached file, 4096 times) recorded with
+#      iotrace record --raw-times (the tracer's cost in the times), iotrace
+#      record (its cost taken out, following the run: docs/FORMAT.md, "The
+#      recorder's cost") and iotrace record --preload; the read's p50
+#      latency in each trace, medians of LAT_REPS runs, with the tracer and
+#      the program free to share a processor, and kept apart (iotrace on
+#      CPU 0, the program on CPU 1: every stop wakes a processor).
 #
 # Loop times are measured inside the programs. Data files go to /dev/shm
 # when it exists (the file system's speed is not what is measured; the
@@ -64,6 +72,7 @@ N=${N:-200000}
 M=${M:-1000000}
 PW_ROUNDS=${PW_ROUNDS:-7}
 CALL_REPS=${CALL_REPS:-3}
+LAT_REPS=${LAT_REPS:-5}
 KINDS=${KINDS:-getppid clock_gettime mmap}
 SKIP=${SKIP:-}
 
@@ -92,6 +101,7 @@ cc -O2 -o "$tmp/ior" bench/record/ior.c
 cc -O2 -o "$tmp/cpu" bench/record/cpu.c
 cc -O2 -o "$tmp/pwrite" bench/record/pwrite.c
 cc -O2 -o "$tmp/calls" bench/record/calls.c
+cc -O2 -o "$tmp/latency" bench/record/latency.c
 # Each binary builds its own shim on first use, into its own cache.
 for v in after ${before:+before}; do
 	IOTRACE_CACHE=$tmp/$v/cache "$tmp/$v/iotrace" record --preload --include "$data" -o "$tmp/warm.iot" -- "$tmp/ior" "$data/warm" 8192 4096 1 >/dev/null
@@ -391,4 +401,41 @@ if ! skip 3; then
 	echo "${line%;}."
 	echo
 	echo "A program making $M untraced system calls (getppid, the cheapest) runs within 10 % of its untraced time (CPU time), pinned and unpinned: under iotrace record (ptrace) **$(within10 iotrace)**, under iotrace record --preload **$(within10 preload)**; with an allow-all seccomp filter and no tracer at all **$(within10 allow)**."
+fi
+
+if ! skip 4; then
+	head -c 1048576 /dev/zero >"$data/lat.dat"
+	cat "$data/lat.dat" >/dev/null
+	# p50 NS: the read p50 of a trace (iotrace stats), in ns.
+	p50() {
+		"$tmp/after/iotrace" stats "$1" | awk '$1 == "read" {
+			v = $9; u = v; sub(/[0-9.]+/, "", u); n = v + 0
+			if (u == "µs") n *= 1e3; else if (u == "ms") n *= 1e6; else if (u == "s") n *= 1e9
+			print n }'
+	}
+	declare -A lat
+	for where in together apart; do
+		for rep in $(seq "$LAT_REPS"); do
+			for how in raw corrected preload; do
+				flags=()
+				[ "$how" = raw ] && flags=(--raw-times)
+				[ "$how" = preload ] && flags=(--preload)
+				cmd=("$tmp/after/iotrace" record -q --include "$data" "${flags[@]}" -o "$tmp/lat.iot" -- "$tmp/latency" "$data/lat.dat")
+				[ "$where" = apart ] && cmd=(taskset -c 0 "${cmd[@]}" 1)
+				IOTRACE_CACHE=$tmp/after/cache "${cmd[@]}" >/dev/null
+				lat[$where,$how]+="$(p50 "$tmp/lat.iot") "
+			done
+		done
+	done
+	echo "### Latency in the trace"
+	echo
+	echo "The same program (\`bench/record/latency.c\`: an lseek then a 512-byte read of a cached file, 4096 times) recorded three ways; the read's p50 latency in the trace, median of $LAT_REPS runs. *Apart*: iotrace on CPU 0, the program on CPU 1 (every ptrace stop wakes the other processor)."
+	echo
+	echo "| tracer and program | ptrace, raw (--raw-times) | ptrace, corrected | --preload |"
+	echo "|---|---:|---:|---:|"
+	for where in together apart; do
+		awk -v w="$where" -v r="$(med "${lat[$where,raw]}")" -v c="$(med "${lat[$where,corrected]}")" -v p="$(med "${lat[$where,preload]}")" 'BEGIN {
+			printf "| %s | %.2f µs | %.2f µs | %.2f µs |\n", w, r/1e3, c/1e3, p/1e3 }'
+	done
+	echo
 fi

@@ -765,7 +765,7 @@ func (tr *tracer) onSeccomp(t *task) {
 	k := tr.calls.kind(nr)
 	if !t.started || k == kNone {
 		if t.started {
-			tr.acct.Stop()
+			tr.acct.StopOn(t.idx)
 		}
 		tr.cont(t.tid, 0)
 		return
@@ -804,7 +804,7 @@ func (tr *tracer) onSeccomp(t *task) {
 		ptraceRaw(unix.PTRACE_SYSCALL, t.tid, 0, 0)
 		return
 	}
-	tr.acct.Stop()
+	tr.acct.StopOn(t.idx)
 	tr.cont(t.tid, 0)
 }
 
@@ -851,7 +851,7 @@ func (tr *tracer) onExit(t *task) {
 		return
 	}
 	t.ev.Ret = ret
-	t.ev.Dur = tr.acct.Ended(t.sReal, end, t.rec)
+	t.ev.Dur = tr.acct.EndedOn(t.idx, t.sReal, end, t.rec, t.rec && ret >= 0 && capture.Cheap(&t.ev))
 	tr.exit(t, ret)
 	if t.rec {
 		tr.emit(t)

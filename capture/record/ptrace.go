@@ -12,7 +12,6 @@ import (
 	"github.com/iotrace/iotrace/capture/ptrace"
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
-	"github.com/iotrace/iotrace/trace/format"
 )
 
 // Ptrace runs argv under the ptrace recorder. Signals sent to this
@@ -44,7 +43,9 @@ func Ptrace(o Options, argv []string) (Result, error) {
 	host, _ := os.Hostname()
 	meta := trace.Meta{Command: argv, Clock: "CLOCK_MONOTONIC", Epoch: base.UnixNano() + capture.TestClockShift(), Creator: "iotrace record"}
 	if cost.Samples > 0 {
-		meta.Corrected = fmt.Sprintf("ptrace calibration: %.1f µs of each call's duration, %.1f µs between calls",
+		// The costs at start-up; during the run they follow each
+		// thread's measured calls (rank info: what was taken out).
+		meta.Corrected = fmt.Sprintf("ptrace calibration: %.1f µs of each call's duration, %.1f µs between calls at start-up, then following the run",
 			float64(cost.InCall)/1e3, float64(cost.Between)/1e3)
 	}
 	// The clock library measures the rank's clock in the program's
@@ -84,9 +85,7 @@ func Ptrace(o Options, argv []string) (Result, error) {
 		log.Info(fmt.Sprintf("%s: clock: %v", file, err))
 	}
 	if cost.Samples > 0 && infoErr == nil {
-		n := res.Corrections
-		infoErr = w.SetRankCost(rk.Rank, format.Cost{InCall: cost.InCall, Between: cost.Between, Stop: cost.Stop,
-			Spread: cost.Spread, Calls: n.Calls, Stops: n.Stops, ClampedDur: n.ClampedDur, ClampedGap: n.ClampedGap})
+		infoErr = w.SetRankCost(rk.Rank, cost.Format(res.Corrections))
 	}
 	closeErr := w.Close()
 	summary(log, file, rk, res)

@@ -23,18 +23,25 @@ type Cost struct {
 	// ClampedDur the calls shorter than InCall (their duration became
 	// 0), ClampedGap the gaps shorter than the cost they held (became 0).
 	Calls, Stops, ClampedDur, ClampedGap int64
+	// Measured are the calls whose in-call share was measured on the
+	// call itself, Followed those whose share was their thread's recent
+	// measured calls' (ptrace, following the run); InCallOut and
+	// BetweenOut the ns taken out of the durations and of the gaps in
+	// all. Zero in traces of recorders that only calibrated at start-up.
+	Measured, Followed, InCallOut, BetweenOut int64
 }
 
 // fieldCost is the rank-info field of the recorder's cost: uvarints
 // in-call, between, stop, spread, calls, stops, clamped durations,
-// clamped gaps. A reader takes those it knows and ignores any after them.
+// clamped gaps, measured, followed, in-call out, between out. A reader
+// takes those it knows and ignores any after them.
 const fieldCost = 12
 
-const costValues = 8
+const costValues = 12
 
 func appendCost(f *fields, c Cost) {
 	var b []byte
-	for _, v := range []int64{c.InCall, c.Between, c.Stop, c.Spread, c.Calls, c.Stops, c.ClampedDur, c.ClampedGap} {
+	for _, v := range []int64{c.InCall, c.Between, c.Stop, c.Spread, c.Calls, c.Stops, c.ClampedDur, c.ClampedGap, c.Measured, c.Followed, c.InCallOut, c.BetweenOut} {
 		b = binary.AppendUvarint(b, uint64(max(v, 0)))
 	}
 	f.bytes(fieldCost, b)
@@ -53,7 +60,8 @@ func readCost(v []byte) (*Cost, error) {
 		}
 		x[i] = int64(u)
 	}
-	return &Cost{InCall: x[0], Between: x[1], Stop: x[2], Spread: x[3], Calls: x[4], Stops: x[5], ClampedDur: x[6], ClampedGap: x[7]}, nil
+	return &Cost{InCall: x[0], Between: x[1], Stop: x[2], Spread: x[3], Calls: x[4], Stops: x[5], ClampedDur: x[6], ClampedGap: x[7],
+		Measured: x[8], Followed: x[9], InCallOut: x[10], BetweenOut: x[11]}, nil
 }
 
 // SetRankCost records what the recorder of rank r measured of its own
@@ -77,6 +85,10 @@ func (c Cost) String() string {
 		s += fmt.Sprintf(", %s for each of %d unrecorded stops", Nanos(c.Stop), c.Stops)
 	}
 	s += fmt.Sprintf("; %d calls, %d durations and %d gaps shorter than that (made 0)", c.Calls, c.ClampedDur, c.ClampedGap)
+	if c.Measured+c.Followed > 0 && c.Calls > 0 {
+		s += fmt.Sprintf("; following the run: %d calls measured, %d from their thread's recent ones; removed %s per call's duration, %s per gap on average",
+			c.Measured, c.Followed, Nanos(c.InCallOut/c.Calls), Nanos(c.BetweenOut/c.Calls))
+	}
 	return s
 }
 
