@@ -309,7 +309,8 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		// A POSIX call the MPI library made inside an MPI-IO call is not
 		// issued (the MPI-IO call is): it has no time of its own to keep,
 		// and the next call's gap counts from the end of the MPI-IO call.
-		inner := e.Flags&trace.InMPIIO != 0 && (e.Op.Class() == trace.ClassPOSIX || e.Op.Class() == trace.ClassMeta)
+		cls := e.Op.Class()
+		inner := e.Flags&trace.InMPIIO != 0 && (cls == trace.ClassPOSIX || cls == trace.ClassMeta)
 		if rn.timing != AFAP && !inner {
 			intended := rn.intended(oStart)
 			var ok bool
@@ -358,10 +359,10 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 			now = rn.w.now()
 			continue
 		}
-		if c := e.Op.Class(); c == trace.ClassPOSIX || c == trace.ClassMeta || c == trace.ClassMPIIO {
+		if cls == trace.ClassPOSIX || cls == trace.ClassMeta || cls == trace.ClassMPIIO {
 			rn.res.io += end - start
 		}
-		if ret < 0 && e.Op.Class() != trace.ClassComm {
+		if ret < 0 && cls != trace.ClassComm {
 			expected := ret == oRet
 			var detail string
 			if d, ok := rn.ex.(ErrorDetailer); ok {
