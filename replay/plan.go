@@ -63,6 +63,19 @@ type Plan struct {
 	mapped map[trace.PathID]mapping
 }
 
+// LibCosts returns how many MPI-IO calls have a library cost a replay
+// without an MPI library keeps under think or original timing, and that
+// cost, ns, over all ranks.
+func (p *Plan) LibCosts() (calls, ns int64) {
+	for _, l := range p.libCost {
+		calls += int64(len(l))
+		for _, c := range l {
+			ns += c.Cost
+		}
+	}
+	return calls, ns
+}
+
 // LibCost is what an MPI-IO call cost the MPI library beyond the POSIX
 // calls it made inside the call, in the capture: the call's recorded
 // duration less theirs, ns (never negative). Event numbers the call

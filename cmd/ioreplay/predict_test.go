@@ -94,6 +94,11 @@ func TestPredict(t *testing.T) {
 	if v.Elapsed < 0.0619 {
 		t.Errorf("replay took %v s, want at least 61.9 ms (kept cost and compute)", v.Elapsed)
 	}
+	// A dry run says what the replay will keep.
+	dry := mustRun(t, "--predict", "--dry-run", tf)
+	if !strings.Contains(dry, "timing think") || !strings.Contains(dry, "MPI-IO library cost in the capture, beyond its POSIX calls: 6 calls, 83.78ms (kept by the POSIX backend") {
+		t.Errorf("dry run:\n%s", dry)
+	}
 	st := stats(t, rec)
 	if st.Replay == nil || !st.Replay.Predict || st.Replay.LibCalls != 6 || st.Replay.CapturedIOTime != 43e6 {
 		t.Errorf("the replay's trace says %+v", st.Replay)
