@@ -86,3 +86,30 @@ func TestMPIIOLibraryCostKept(t *testing.T) {
 		}
 	}
 }
+
+// TestMPIIOLibraryCostCollective: at a collective MPI-IO call, a rank
+// that came early waited inside it for the others in the capture; that
+// wait is not the library's (the replay's ranks wait for each other at
+// the call by themselves), so every rank keeps the least cost any rank
+// had: the last to come waited least.
+func TestMPIIOLibraryCostCollective(t *testing.T) {
+	m := trace.NewMemTrace()
+	f := m.Paths.Intern("/scratch/shared.dat")
+	for r, dur := range []int64{30 * ms, 5 * ms} {
+		rk := uint32(r)
+		m.Add(
+			trace.Event{Rank: rk, Op: trace.OpMPIFileOpen, FD: 1, Path: f, Comm: trace.CommWorld, Flags: trace.MPIModeCreate, Start: 0, Dur: 2 * ms},
+			trace.Event{Rank: rk, Op: trace.OpOpen, FD: 5, Ret: 5, Path: f, Flags: trace.InMPIIO | trace.OCreat, Start: ms, Dur: ms / 2},
+			// Rank 0 came 25 ms before rank 1: it waited that long inside.
+			trace.Event{Rank: rk, Op: trace.OpMPIFileWriteAtAll, FD: 1, Offset: int64(r) * 4096, Size: 4096, Ret: 4096, Start: 35*ms - dur, Dur: dur},
+			trace.Event{Rank: rk, Op: trace.OpPwrite, FD: 5, Offset: int64(r) * 4096, Size: 4096, Ret: 4096, Flags: trace.InMPIIO, Start: 33 * ms, Dur: ms},
+		)
+	}
+	res, _ := run(t, m, replay.Options{Timing: replay.Think}, &fakeBackend{})
+	for _, rr := range res.PerRank {
+		// Open: 2 − 0.5 ms on both; write: rank 1's 5 − 1 ms on both.
+		if want := int64(1500_000 + 4*ms); rr.LibCalls != 2 || rr.LibTime != want {
+			t.Errorf("rank %d kept %d calls, %v; want 2, %v", rr.Rank, rr.LibCalls, time.Duration(rr.LibTime), time.Duration(want))
+		}
+	}
+}

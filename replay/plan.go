@@ -94,19 +94,94 @@ type libCosts struct {
 	inner    bool  // the rank has POSIX calls marked InMPIIO
 	open     int   // index in list of the MPI-IO call being followed, −1 none
 	from, to int64 // its recorded start and end
+	// The collective calls, to share out what is the library's and what
+	// is waiting for the other ranks: coll holds, per entry of list, its
+	// place among the collective calls (colls.key), or noColl.
+	coll    []collKey
+	handles map[int32]uint32 // MPI file handle → its communicator
+	seq     map[uint32]int64 // collective MPI-IO calls so far, by communicator
 }
+
+// collKey names a collective MPI-IO call across the ranks: the n-th such
+// call of a rank on a communicator is every member's n-th.
+type collKey struct {
+	comm uint32
+	n    int64
+}
+
+var noColl = collKey{comm: ^uint32(0)}
 
 func (l *libCosts) event(n int64, e *trace.Event) {
 	switch c := e.Op.Class(); {
 	case c == trace.ClassMPIIO:
 		l.list = append(l.list, LibCost{Event: n, Cost: max(e.Dur, 0)})
 		l.open, l.from, l.to = len(l.list)-1, e.Start, e.Start+e.Dur
+		key := noColl
+		if e.Op.Collective() {
+			comm, ok := l.handles[e.FD]
+			if !ok || e.Op == trace.OpMPIFileOpen {
+				comm = e.Comm
+			}
+			if comm != trace.CommSelf {
+				if l.seq == nil {
+					l.seq = map[uint32]int64{}
+				}
+				key = collKey{comm, l.seq[comm]}
+				l.seq[comm]++
+			}
+		}
+		l.coll = append(l.coll, key)
+		switch e.Op {
+		case trace.OpMPIFileOpen:
+			if l.handles == nil {
+				l.handles = map[int32]uint32{}
+			}
+			l.handles[e.FD] = e.Comm
+		case trace.OpMPIFileClose:
+			delete(l.handles, e.FD)
+		}
 	case e.Flags&trace.InMPIIO != 0 && (c == trace.ClassPOSIX || c == trace.ClassMeta):
 		l.inner = true
 		if l.open >= 0 && e.Start >= l.from && e.Start <= l.to {
 			lc := &l.list[l.open]
 			lc.Cost = max(lc.Cost-max(min(e.Dur, l.to-e.Start), 0), 0)
 		}
+	}
+}
+
+// shareCollectives keeps, at each collective MPI-IO call, the least cost
+// any rank of the call had: in the capture, a rank that came to the call
+// before the others waited inside it for them, and that wait is not the
+// library's: the replay's ranks wait for each other at the call
+// themselves, as late as they come there. The rank that came last waited
+// least: its cost is the library's own.
+func shareCollectives(per []rankPlan) {
+	least := map[collKey]int64{}
+	for i := range per {
+		l := &per[i].lib
+		if !l.inner {
+			continue
+		}
+		for j, k := range l.coll {
+			if k == noColl {
+				continue
+			}
+			if c, ok := least[k]; !ok || l.list[j].Cost < c {
+				least[k] = l.list[j].Cost
+			}
+		}
+	}
+	for i := range per {
+		l := &per[i].lib
+		if !l.inner {
+			continue
+		}
+		for j, k := range l.coll {
+			if k != noColl {
+				l.list[j].Cost = least[k]
+			}
+		}
+		l.coll, l.handles, l.seq = nil, nil, nil
 	}
 }
 
@@ -233,6 +308,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 	}
 	p.deps = deps.byRank
 	p.shared = sp.Offsets(len(p.Ranks))
+	shareCollectives(per)
 	p.libCost = make([][]LibCost, len(per))
 	p.IO = make([]int64, len(per))
 	for i := range per {
