@@ -22,6 +22,16 @@ type Backend interface {
 	Close() error
 }
 
+// A NativeMPIIO backend says whether it issues MPI-IO calls through an
+// MPI library (the mpiio backend of replay/mpi): their library's cost is
+// then in the replay's calls. A backend that is none (POSIX: an MPI-IO
+// call becomes the system calls it stands for) replays without the
+// library, and under think or original timing the replay keeps the cost
+// the library had in the capture (Plan's LibCost) at each MPI-IO call.
+type NativeMPIIO interface {
+	NativeMPIIO() bool
+}
+
 // Executor carries out the calls of one rank, from one goroutine.
 type Executor interface {
 	// Do carries out c and returns the call's result (bytes moved, new

@@ -51,7 +51,155 @@ type Plan struct {
 	// depends on the other ranks), the plan works it out over all ranks.
 	shared [][]int64
 
+	// libCost holds, per rank (by its index in Ranks), the MPI-IO calls
+	// whose library cost a replay keeps (see libCosts): only for ranks
+	// whose trace has the POSIX calls their MPI library made inside them.
+	libCost [][]LibCost
+	// IO is, per rank (by its index in Ranks), the recorded time of its
+	// I/O calls (POSIX, metadata and MPI-IO, not the POSIX calls inside
+	// MPI-IO calls), ns: the captured side of --predict.
+	IO []int64
+
 	mapped map[trace.PathID]mapping
+}
+
+// LibCosts returns how many MPI-IO calls have a library cost a replay
+// without an MPI library keeps under think or original timing, and that
+// cost, ns, over all ranks.
+func (p *Plan) LibCosts() (calls, ns int64) {
+	for _, l := range p.libCost {
+		calls += int64(len(l))
+		for _, c := range l {
+			ns += c.Cost
+		}
+	}
+	return calls, ns
+}
+
+// LibCost is what an MPI-IO call cost the MPI library beyond the POSIX
+// calls it made inside the call, in the capture: the call's recorded
+// duration less theirs, ns (never negative). Event numbers the call
+// among its rank's events, from 0.
+type LibCost struct {
+	Event int64
+	Cost  int64
+}
+
+// libCosts follows one rank's MPI-IO calls and the POSIX calls inside
+// them (Flags InMPIIO) while the plan reads the rank: a POSIX call inside
+// an MPI-IO call starts within it, after it in the rank's order (events
+// are in start order).
+type libCosts struct {
+	list     []LibCost
+	inner    bool  // the rank has POSIX calls marked InMPIIO
+	open     int   // index in list of the MPI-IO call being followed, −1 none
+	from, to int64 // its recorded start and end
+	// The collective calls, to share out what is the library's and what
+	// is waiting for the other ranks: coll holds, per entry of list, its
+	// place among the collective calls (colls.key), or noColl.
+	coll    []collKey
+	handles map[int32]uint32 // MPI file handle → its communicator
+	seq     map[uint32]int64 // collective MPI-IO calls so far, by communicator
+}
+
+// collKey names a collective MPI-IO call across the ranks: the n-th such
+// call of a rank on a communicator is every member's n-th.
+type collKey struct {
+	comm uint32
+	n    int64
+}
+
+var noColl = collKey{comm: ^uint32(0)}
+
+func (l *libCosts) event(n int64, e *trace.Event) {
+	switch c := e.Op.Class(); {
+	case c == trace.ClassMPIIO:
+		l.list = append(l.list, LibCost{Event: n, Cost: max(e.Dur, 0)})
+		l.open, l.from, l.to = len(l.list)-1, e.Start, e.Start+e.Dur
+		key := noColl
+		if e.Op.Collective() {
+			comm, ok := l.handles[e.FD]
+			if !ok || e.Op == trace.OpMPIFileOpen {
+				comm = e.Comm
+			}
+			if comm != trace.CommSelf {
+				if l.seq == nil {
+					l.seq = map[uint32]int64{}
+				}
+				key = collKey{comm, l.seq[comm]}
+				l.seq[comm]++
+			}
+		}
+		l.coll = append(l.coll, key)
+		switch e.Op {
+		case trace.OpMPIFileOpen:
+			if l.handles == nil {
+				l.handles = map[int32]uint32{}
+			}
+			l.handles[e.FD] = e.Comm
+		case trace.OpMPIFileClose:
+			delete(l.handles, e.FD)
+		}
+	case e.Flags&trace.InMPIIO != 0 && (c == trace.ClassPOSIX || c == trace.ClassMeta):
+		l.inner = true
+		if l.open >= 0 && e.Start >= l.from && e.Start <= l.to {
+			lc := &l.list[l.open]
+			lc.Cost = max(lc.Cost-max(min(e.Dur, l.to-e.Start), 0), 0)
+		}
+	}
+}
+
+// shareCollectives keeps, at each collective MPI-IO call, the least cost
+// any rank of the call had: in the capture, a rank that came to the call
+// before the others waited inside it for them, and that wait is not the
+// library's: the replay's ranks wait for each other at the call
+// themselves, as late as they come there. The rank that came last waited
+// least: its cost is the library's own.
+func shareCollectives(per []rankPlan) {
+	least := map[collKey]int64{}
+	for i := range per {
+		l := &per[i].lib
+		if !l.inner {
+			continue
+		}
+		for j, k := range l.coll {
+			if k == noColl {
+				continue
+			}
+			if c, ok := least[k]; !ok || l.list[j].Cost < c {
+				least[k] = l.list[j].Cost
+			}
+		}
+	}
+	for i := range per {
+		l := &per[i].lib
+		if !l.inner {
+			continue
+		}
+		for j, k := range l.coll {
+			if k != noColl {
+				l.list[j].Cost = least[k]
+			}
+		}
+		l.coll, l.handles, l.seq = nil, nil, nil
+	}
+}
+
+// done returns the rank's MPI-IO calls with a cost to keep: none when
+// the trace does not show what the library did inside them (a capture
+// without its POSIX calls, a Darshan import), as the whole call would
+// then count as the library's.
+func (l *libCosts) done() []LibCost {
+	if !l.inner {
+		return nil
+	}
+	out := l.list[:0]
+	for _, c := range l.list {
+		if c.Cost > 0 {
+			out = append(out, c)
+		}
+	}
+	return slices.Clip(out)
 }
 
 // RankCount is one rank's calls by op.
@@ -75,7 +223,10 @@ type mapping struct {
 // its duplicates (target.Merger: every rank makes them in the same order,
 // so a call after the k-th comes after every call before it on any rank,
 // even where the ranks' clocks do not agree), then by start time.
-func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32) (*Plan, error) {
+//
+// A script (script: its times are the nominal model's, not a run's) has
+// no MPI-IO library cost to keep.
+func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32, script bool) (*Plan, error) {
 	p := &Plan{Ranks: t.Ranks(), Groups: map[uint32][]uint32{}, mapped: map[trace.PathID]mapping{}}
 	members := map[uint32]map[uint32]bool{}
 	fileComms := map[uint32]bool{}
@@ -97,7 +248,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 	deps := newFileDeps(len(p.Ranks))
 	per := make([]rankPlan, len(p.Ranks))
 	for i, r := range p.Ranks {
-		per[i] = rankPlan{rc: RankCount{Rank: r, Ops: map[trace.Op]int64{}}, f: state.New[struct{}, struct{}](ns)}
+		per[i] = rankPlan{rc: RankCount{Rank: r, Ops: map[trace.Op]int64{}}, f: state.New[struct{}, struct{}](ns), lib: libCosts{open: -1}}
 	}
 	started := false
 	for {
@@ -118,6 +269,14 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 		cls := e.Op.Class()
 		if cls == trace.ClassMarker {
 			continue
+		}
+		if cls == trace.ClassPOSIX || cls == trace.ClassMeta || cls == trace.ClassMPIIO {
+			if e.Flags&trace.InMPIIO == 0 || cls == trace.ClassMPIIO {
+				rp.io += max(e.Dur, 0)
+			}
+			if !script {
+				rp.lib.event(rp.n-1, e)
+			}
 		}
 		if e.Op == trace.OpMPIFileOpen {
 			fileComms[e.Comm] = true
@@ -149,7 +308,12 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 	}
 	p.deps = deps.byRank
 	p.shared = sp.Offsets(len(p.Ranks))
+	shareCollectives(per)
+	p.libCost = make([][]LibCost, len(per))
+	p.IO = make([]int64, len(per))
 	for i := range per {
+		p.libCost[i] = per[i].lib.done()
+		p.IO[i] = per[i].io
 		rc := &per[i].rc
 		for _, c := range rc.Ops {
 			rc.Events += c
@@ -186,9 +350,11 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 
 // rankPlan is what the plan keeps per rank while it reads.
 type rankPlan struct {
-	n  int64 // events read
-	rc RankCount
-	f  *state.Follower[struct{}, struct{}]
+	n   int64 // events read
+	rc  RankCount
+	f   *state.Follower[struct{}, struct{}]
+	lib libCosts
+	io  int64 // recorded ns in I/O calls
 }
 
 // mapPath returns where the trace path s goes: a path relative to the

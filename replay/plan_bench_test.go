@@ -19,7 +19,7 @@ func BenchmarkPlan(b *testing.B) {
 	m.Add(evs...)
 	b.ResetTimer()
 	for range b.N {
-		if _, err := makePlan(m, nil, nil); err != nil {
+		if _, err := makePlan(m, nil, nil, false); err != nil {
 			b.Fatal(err)
 		}
 	}

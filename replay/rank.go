@@ -47,7 +47,9 @@ type runner struct {
 	lastID     trace.PathID               // the path of the previous lookup
 	lastSlot   *pathSlot
 	seq        uint64
-	events     int64 // events of this rank handled so far
+	events     int64     // events of this rank handled so far
+	lib        []LibCost // the MPI-IO calls whose library cost the rank keeps (Plan.libCost)
+	nextLib    int
 
 	// timing state
 	origin      int64 // recorded start of the trace's first call (Plan.Start)
@@ -304,7 +306,12 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		rn.events++
 		oStart, oEnd, oRet := e.Start, e.Start+e.Dur, e.Ret
 		start := now
-		if rn.timing != AFAP {
+		// A POSIX call the MPI library made inside an MPI-IO call is not
+		// issued (the MPI-IO call is): it has no time of its own to keep,
+		// and the next call's gap counts from the end of the MPI-IO call.
+		cls := e.Op.Class()
+		inner := e.Flags&trace.InMPIIO != 0 && (cls == trace.ClassPOSIX || cls == trace.ClassMeta)
+		if rn.timing != AFAP && !inner {
 			intended := rn.intended(oStart)
 			var ok bool
 			if rn.timing == Think {
@@ -323,11 +330,22 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		}
 		ret, skip, err := rn.exec(e)
 		end := rn.w.now()
+		if len(rn.lib) > rn.nextLib && skip == NotSkipped && err == nil {
+			// The MPI library's own cost in the capture, beyond the
+			// calls the backend made for this one: kept in the call.
+			var ok bool
+			if end, ok = rn.keepLib(end); !ok {
+				rn.res.events += int64(i + 1)
+				return k, nil
+			}
+		}
 		if ret > 0 && int(e.Op) < len(dataOps) && dataOps[e.Op] {
 			moved += ret
 		}
 		now = end
-		rn.prevEnd, rn.prevOrigEnd = end, oEnd
+		if !inner {
+			rn.prevEnd, rn.prevOrigEnd = end, oEnd
+		}
 		if err != nil {
 			rn.res.events += int64(i + 1)
 			return k, err
@@ -341,7 +359,10 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 			now = rn.w.now()
 			continue
 		}
-		if ret < 0 && e.Op.Class() != trace.ClassComm {
+		if cls == trace.ClassPOSIX || cls == trace.ClassMeta || cls == trace.ClassMPIIO {
+			rn.res.io += end - start
+		}
+		if ret < 0 && cls != trace.ClassComm {
 			expected := ret == oRet
 			var detail string
 			if d, ok := rn.ex.(ErrorDetailer); ok {
@@ -375,6 +396,26 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 	}
 	rn.res.events += int64(len(evs))
 	return k, nil
+}
+
+// keepLib waits, after the call the rank just made (its events-th),
+// what the MPI library cost in the capture beyond the POSIX calls inside
+// that call, if it is an MPI-IO call with such a cost; end is when the
+// call returned. It returns the new end of the call, or false if the
+// replay was stopped meanwhile.
+func (rn *runner) keepLib(end int64) (int64, bool) {
+	n := rn.events - 1
+	for rn.nextLib < len(rn.lib) && rn.lib[rn.nextLib].Event < n {
+		rn.nextLib++
+	}
+	if rn.nextLib == len(rn.lib) || rn.lib[rn.nextLib].Event != n {
+		return end, true
+	}
+	cost := rn.lib[rn.nextLib].Cost
+	rn.nextLib++
+	rn.res.libCalls++
+	rn.res.libTime += cost
+	return rn.w.until(end+cost, end)
 }
 
 // recordPaths gives r the path ids of the replay's trace, and reports

@@ -38,6 +38,10 @@ type Options struct {
 	// (replay/mpi). nil runs every rank. The world is still made with
 	// every rank of the plan.
 	Share func(ranks []uint32) []uint32
+	// Predict says the replay predicts the application's I/O time
+	// (ioreplay --predict: think timing, a cold cache, the MPI-IO
+	// library's cost kept); the replay's trace records it.
+	Predict bool
 	// Ready is called when every rank of this process is ready to run,
 	// just before their common start (an MPI replay waits there for the
 	// other processes).
@@ -81,7 +85,7 @@ func New(t trace.Trace, opts Options) (*Replay, error) {
 	if st != nil {
 		groups = st.groups()
 	}
-	p, err := makePlan(x, opts.Map, groups)
+	p, err := makePlan(x, opts.Map, groups, st != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +193,12 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	if r.opts.Timing == Think {
 		skip = skipBelow(precise)
 	}
+	// A backend without an MPI library keeps what the capture's library
+	// cost at each MPI-IO call, where calls have times to keep.
+	keepLib := r.opts.Timing != AFAP
+	if n, ok := b.(NativeMPIIO); ok && n.NativeMPIIO() {
+		keepLib = false
+	}
 	runners := make([]*runner, len(ranks))
 	var obs *observer
 	closeAll := func() {
@@ -246,6 +256,12 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		}
 		rn.res.rank = rk
 		rn.res.planned = r.plan.PerRank[planIdx[i]].Events
+		if pi := planIdx[i]; pi < len(r.plan.IO) {
+			rn.res.capturedIO = r.plan.IO[pi]
+			if keepLib {
+				rn.lib = r.plan.libCost[pi]
+			}
+		}
 		if out.Record != nil {
 			if out.Observe != nil && obs == nil {
 				obs = newObserver(out.Observe, len(ranks)*(rn.pool.max+1))
@@ -305,7 +321,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			planned += r.plan.PerRank[i].Events
 		}
 	}
-	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: planned, Elapsed: elapsed, Epoch: base, Script: r.script != nil}
+	res := &Result{Timing: r.opts.Timing, Ranks: len(ranks), Planned: planned, Elapsed: elapsed, Epoch: base, Script: r.script != nil, Predict: r.opts.Predict}
 	var recErr error
 	interrupted := ctx.Err() != nil && fatal == nil
 	var stopped string

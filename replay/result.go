@@ -36,6 +36,8 @@ type Result struct {
 	// the replay records in its own trace (Output.Replayed), and what
 	// report.ReplayOf renders.
 	PerRank []*trace.ReplayRank
+	// Predict says the replay ran as ioreplay --predict.
+	Predict bool
 }
 
 // ErrorCount counts calls of one op that failed with one errno.
@@ -85,6 +87,13 @@ type rankResult struct {
 	unmatched int64
 	notes     []string
 	planned   int64
+	// libCalls and libTime count the MPI-IO calls whose library cost
+	// in the capture the rank kept, and that cost, ns.
+	libCalls, libTime int64
+	// io is the ns of the rank's I/O calls in the replay (POSIX,
+	// metadata and MPI-IO calls it issued); capturedIO the recorded ns of
+	// the same calls (Plan.IO).
+	io, capturedIO int64
 }
 
 // opLags are the issue lags of a rank's calls by op, in the order the
@@ -126,8 +135,9 @@ func (l *opLags) byOp() map[trace.Op]*hist.Hist {
 
 // record is how the rank's replay went, as the replay's trace records it.
 func (r *rankResult) record(res *Result, elapsed int64, interrupted bool, stopped string) *trace.ReplayRank {
-	rr := &trace.ReplayRank{Timing: res.Timing.String(), Planned: r.planned, Events: r.events, Elapsed: elapsed,
-		Interrupted: interrupted, Stopped: stopped, Script: res.Script, Lag: r.lag.byOp(), Unmatched: r.unmatched, Notes: r.notes}
+	rr := &trace.ReplayRank{Rank: r.rank, Timing: res.Timing.String(), Planned: r.planned, Events: r.events, Elapsed: elapsed,
+		Interrupted: interrupted, Stopped: stopped, Script: res.Script, Lag: r.lag.byOp(), Unmatched: r.unmatched, Notes: r.notes,
+		Predict: res.Predict, LibCalls: r.libCalls, LibTime: r.libTime, IOTime: r.io, CapturedIOTime: r.capturedIO}
 	for k, t := range r.errs {
 		rr.Errors = append(rr.Errors, trace.ReplayError{Op: k.op, Ret: k.ret, Expected: k.expected, Count: t.n, Detail: t.detail})
 	}

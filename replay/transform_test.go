@@ -355,7 +355,7 @@ func TestPlanPrepare(t *testing.T) {
 		trace.Event{Op: trace.OpOpen, Path: dev, Flags: trace.OWronly, Ret: 8, Start: 120},
 	)
 	m.Add(trace.Event{Rank: 1, Op: trace.OpMPIBarrier, Comm: 5})
-	p, err := makePlan(m, nil, nil)
+	p, err := makePlan(m, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +430,7 @@ func TestPlanPreparesOnlyWhatTheTraceFinds(t *testing.T) {
 		trace.Event{Rank: 1, Op: trace.OpCreat, Path: probed, Ret: 6, Start: 41},
 		trace.Event{Rank: 1, Op: trace.OpWrite, FD: 6, Offset: 0, Size: 100, Ret: 100, Start: 42},
 	)
-	p, err := makePlan(m, nil, nil)
+	p, err := makePlan(m, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +458,7 @@ func TestPlanSkipsKernelObjects(t *testing.T) {
 		trace.Event{Op: trace.OpOpen, Path: data, Flags: trace.ORdonly, Ret: 6, Start: 7},
 		trace.Event{Op: trace.OpPread, FD: 6, Offset: 0, Size: 100, Ret: 100, Start: 8},
 	)
-	p, err := makePlan(m, nil, nil)
+	p, err := makePlan(m, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestPlanFollowsDescriptorsAsTheTraceDoes(t *testing.T) {
 		trace.Event{Op: trace.OpCloseRange, FD: 0, Size: 10, Flags: trace.CloseRangeCloexec, Start: 4},
 		trace.Event{Op: trace.OpPread, FD: 3, Offset: 1000, Size: 100, Ret: 100, Start: 5},
 	)
-	p, err := makePlan(m, nil, nil)
+	p, err := makePlan(m, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,7 +531,7 @@ func TestPlanFollowsTheNamespace(t *testing.T) {
 		trace.Event{Op: trace.OpOpen, Path: p("/w/old/x"), Ret: 3, Start: 21},
 		trace.Event{Op: trace.OpPread, FD: 3, Offset: 100, Size: 50, Ret: 50, Start: 22},
 	)
-	pl, err := makePlan(m, nil, nil)
+	pl, err := makePlan(m, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,18 @@ type Replay struct {
 	// RankDone is each rank's share of its events replayed, 0–1, in
 	// rank order.
 	RankDone []float64
+	// Predict says the replay ran as ioreplay --predict.
+	Predict bool
+	// LibCalls counts the MPI-IO calls at which the replay kept the MPI
+	// library's cost in the capture (beyond the POSIX calls inside them);
+	// LibTime is that cost, ns, over all ranks.
+	LibCalls, LibTime int64
+	// IOTime is the application's I/O time in the replay: the I/O time
+	// of its slowest rank (IORank), ns; CapturedIOTime the same of the
+	// capture's ranks (CapturedIORank), over the calls replayed. Both 0
+	// for a replay's trace that does not record them.
+	IOTime, CapturedIOTime int64
+	IORank, CapturedIORank uint32
 }
 
 // OpLag is the issue lag of one op's calls.
@@ -79,6 +91,15 @@ func ReplayOf(ranks []*trace.ReplayRank) *Replay {
 	for _, rr := range ranks {
 		if r.Timing == "" {
 			r.Timing = rr.Timing
+		}
+		r.Predict = r.Predict || rr.Predict
+		r.LibCalls += rr.LibCalls
+		r.LibTime += rr.LibTime
+		if rr.IOTime > r.IOTime {
+			r.IOTime, r.IORank = rr.IOTime, rr.Rank
+		}
+		if rr.CapturedIOTime > r.CapturedIOTime {
+			r.CapturedIOTime, r.CapturedIORank = rr.CapturedIOTime, rr.Rank
 		}
 		r.Planned += rr.Planned
 		r.Events += rr.Events
@@ -220,6 +241,13 @@ func (r *Replay) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "issue lag by op: %s\n", strings.Join(parts, ", "))
 		}
 	}
+	if r.LibCalls > 0 {
+		fmt.Fprintf(w, "MPI-IO library cost kept: %d calls, %s (what the MPI library took beyond its POSIX calls in the capture)\n",
+			r.LibCalls, units.Duration(r.LibTime))
+	}
+	if line := r.ioTimeText(); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if r.Interrupted {
 		why := ""
 		if r.Stopped != "" {
@@ -245,6 +273,25 @@ func (r *Replay) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "unmatched communication: %d calls (no rank could complete them); first: %s\n",
 			r.Unmatched, strings.Join(r.Notes, "; "))
 	}
+}
+
+// ioTimeText is the line of the application's I/O time, replayed beside
+// captured: "predicted …" under --predict; "" when the trace does not
+// record it (or a script, which has no capture).
+func (r *Replay) ioTimeText() string {
+	if r.Script || r.IOTime == 0 && r.CapturedIOTime == 0 {
+		return ""
+	}
+	what := "I/O time in the replay"
+	if r.Predict {
+		what = "predicted application I/O time"
+	}
+	s := fmt.Sprintf("%s: %s (slowest rank %d), captured %s (slowest rank %d)", what,
+		units.Duration(r.IOTime), r.IORank, units.Duration(r.CapturedIOTime), r.CapturedIORank)
+	if r.CapturedIOTime > 0 {
+		s += fmt.Sprintf(", %+.1f %%", 100*(float64(r.IOTime)/float64(r.CapturedIOTime)-1))
+	}
+	return s
 }
 
 func lagText(h *hist.Hist) string {
@@ -291,6 +338,24 @@ type jsonReplay struct {
 	Unmatched   int64             `json:"unmatched"`
 	Interrupted bool              `json:"interrupted"`
 	Stopped     string            `json:"stopped,omitempty"`
+	Predict     bool              `json:"predict"`
+	IOTime      *jsonIOTime       `json:"io_time,omitempty"`
+	Lib         *jsonLib          `json:"mpiio_library_cost,omitempty"`
+}
+
+// jsonIOTime is the application's I/O time (its slowest rank's), in the
+// replay and in the capture.
+type jsonIOTime struct {
+	Replay       float64 `json:"replay_seconds"`
+	Rank         uint32  `json:"replay_rank"`
+	Captured     float64 `json:"captured_seconds"`
+	CapturedRank uint32  `json:"captured_rank"`
+}
+
+// jsonLib is the MPI-IO library cost the replay kept.
+type jsonLib struct {
+	Calls   int64   `json:"calls"`
+	Seconds float64 `json:"seconds"`
 }
 
 func lagJSON(op string, h *hist.Hist) jsonLag {
@@ -303,6 +368,13 @@ func replayJSON(r *Replay) *jsonReplay {
 	}
 	v := &jsonReplay{Ranks: r.Ranks, Events: r.Events, Planned: r.Planned, Elapsed: float64(r.Elapsed) / 1e9, Timing: r.Timing,
 		Errors: []jsonReplayError{}, Skips: []jsonReplaySkip{}, Unmatched: r.Unmatched, Interrupted: r.Interrupted, Stopped: r.Stopped, Of: r.Of}
+	v.Predict = r.Predict
+	if !r.Script && (r.IOTime != 0 || r.CapturedIOTime != 0) {
+		v.IOTime = &jsonIOTime{Replay: float64(r.IOTime) / 1e9, Rank: r.IORank, Captured: float64(r.CapturedIOTime) / 1e9, CapturedRank: r.CapturedIORank}
+	}
+	if r.LibCalls > 0 {
+		v.Lib = &jsonLib{Calls: r.LibCalls, Seconds: float64(r.LibTime) / 1e9}
+	}
 	if r.Timing != "afap" {
 		l := lagJSON("", &r.Lag)
 		v.Lag = &l

@@ -98,3 +98,60 @@ func TestReplaySection(t *testing.T) {
 		t.Error("a plain trace has a replay section")
 	}
 }
+
+// TestReplayPredictSummary: the summary puts the application's I/O time
+// in the replay (the slowest rank's) beside the captured one, says
+// "predicted" under --predict, and counts the MPI-IO library cost kept;
+// the JSON has them as predict, io_time and mpiio_library_cost.
+func TestReplayPredictSummary(t *testing.T) {
+	r := ReplayOf([]*trace.ReplayRank{
+		{Rank: 0, Timing: "think", Predict: true, IOTime: 2e9, CapturedIOTime: 3e9, LibCalls: 2, LibTime: 80e6},
+		{Rank: 1, Timing: "think", Predict: true, IOTime: 5e9, CapturedIOTime: 4e9, LibCalls: 1, LibTime: 40e6},
+	})
+	var b bytes.Buffer
+	r.WriteText(&b)
+	text := b.String()
+	for _, want := range []string{
+		"MPI-IO library cost kept: 3 calls, 120",
+		"predicted application I/O time: 5", "(slowest rank 1), captured 4", "+25.0 %",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	b.Reset()
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Predict bool `json:"predict"`
+		IOTime  struct {
+			Replay   float64 `json:"replay_seconds"`
+			Rank     uint32  `json:"replay_rank"`
+			Captured float64 `json:"captured_seconds"`
+		} `json:"io_time"`
+		Lib struct {
+			Calls   int64   `json:"calls"`
+			Seconds float64 `json:"seconds"`
+		} `json:"mpiio_library_cost"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if !v.Predict || v.IOTime.Replay != 5 || v.IOTime.Rank != 1 || v.IOTime.Captured != 4 || v.Lib.Calls != 3 || v.Lib.Seconds != 0.12 {
+		t.Errorf("JSON %s", b.String())
+	}
+	// Without --predict, the line says what it measured; without the
+	// fields (an older replay's trace), no line.
+	r.Predict = false
+	b.Reset()
+	r.WriteText(&b)
+	if !strings.Contains(b.String(), "I/O time in the replay: 5") {
+		t.Errorf("summary without --predict:\n%s", b.String())
+	}
+	b.Reset()
+	ReplayOf([]*trace.ReplayRank{{Timing: "afap"}}).WriteText(&b)
+	if strings.Contains(b.String(), "I/O time") || strings.Contains(b.String(), "MPI-IO") {
+		t.Errorf("summary of an old replay's trace:\n%s", b.String())
+	}
+}

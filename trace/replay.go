@@ -7,6 +7,7 @@ import "github.com/iotrace/iotrace/trace/hist"
 // that trace alone says how the replay went, and a comparison of a trace
 // with its replay shows the issue lag.
 type ReplayRank struct {
+	Rank    uint32 // the rank (as the block names it)
 	Timing  string // original, think or afap
 	Planned int64  // events the rank was to replay (a script's: of its nominal run)
 	Events  int64  // events it got to: replayed, failed or skipped
@@ -32,6 +33,20 @@ type ReplayRank struct {
 	// Notes describe the first of them.
 	Unmatched int64
 	Notes     []string
+	// Predict says the replay ran as ioreplay --predict (think timing, a
+	// cold cache, the MPI-IO library's cost kept).
+	Predict bool
+	// LibCalls counts the MPI-IO calls at which the replay kept the
+	// MPI library's cost in the capture beyond the POSIX calls inside
+	// them (a backend without an MPI library, think or original
+	// timing); LibTime is that cost, ns.
+	LibCalls, LibTime int64
+	// IOTime is the ns the rank spent in its I/O calls in the replay
+	// (POSIX, metadata and MPI-IO calls, each once: not the POSIX calls
+	// inside MPI-IO calls), kept library cost included; CapturedIOTime
+	// the recorded ns of the same calls. Both 0 in traces written
+	// before they were recorded.
+	IOTime, CapturedIOTime int64
 }
 
 // SkipReasonInMPIIO is the reason of the calls a replay skips because an

@@ -84,16 +84,19 @@
 #
 # MODES: names, or NAME=FLAG,FLAG… (ioreplay flags; @oneshot: see above;
 # @mpirun: replay under mpirun -np 2 ioreplay --mpi, built with -tags mpi,
-# for the MPI applications only). A bare name N means --timing=N. Modes
-# that need features ioreplay lacks today can be listed when it has them:
-#   MODES='think predict=--predict cold=--timing=think,--cache=cold'
+# for the MPI applications only). A bare name N means --timing=N. The
+# default, 'predict=--predict original afap': the predicted column is
+# ioreplay --predict (think timing, a cold cache, the MPI-IO library's
+# captured cost kept; docs/REPLAY.md, "Which timing predicts"), beside the
+# two modes that do not predict. Others, e.g.:
+#   MODES='predict=--predict think warm=--timing=think,--cache=warm,@oneshot'
 #
 # Usage (as root: drop_caches, losetup, mount, cgroup):
 #
 #   bench/predict/run.sh                          # about 15 minutes; Markdown on stdout
 #   bench/predict/run.sh --write baseline --title "before issue 22's changes"
 #                                                 # also (re)writes that section of docs/BENCHMARKS.md
-#   bench/predict/run.sh --quick                  # REPS=1, MODES=think (unless given): a few minutes
+#   bench/predict/run.sh --quick                  # REPS=1, MODES=predict (unless given): a few minutes
 #   bench/predict/run.sh --dry-run                # builds the helpers, prints the plan; runs nothing, needs no root
 #   APPS='tar-sync fio' TARGETS=slow bench/predict/run.sh --keep /tmp/p   # a few cells; keep traces, replays, logs
 #   bench/predict/run.sh --report /tmp/p --write baseline   # the Markdown of a kept run again (no runs)
@@ -133,9 +136,9 @@ while [ $# -gt 0 ]; do
 done
 if [ $quick = 1 ]; then
 	REPS=1
-	[ -n "$modes_given" ] || MODES=think
+	[ -n "$modes_given" ] || MODES=predict=--predict
 fi
-MODES=${MODES:-original think afap}
+MODES=${MODES:-predict=--predict original afap}
 [[ -z $write || $write =~ ^[A-Za-z0-9_.-]+$ ]] || { echo "run.sh: --write takes a name of letters, digits, . _ -" >&2; exit 2; }
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0

@@ -79,6 +79,12 @@ func NewBackend(j *Job, px *posix.Backend, hints [][2]string) (*Backend, error) 
 	return b, nil
 }
 
+// NativeMPIIO implements replay.NativeMPIIO: the MPI library carries out
+// the MPI-IO calls, its cost is in them.
+func (b *Backend) NativeMPIIO() bool { return true }
+
+var _ replay.NativeMPIIO = (*Backend)(nil)
+
 // Prepare implements replay.Backend.
 func (b *Backend) Prepare(ctx context.Context, l *target.Layout) error { return b.px.Prepare(ctx, l) }
 

@@ -35,6 +35,7 @@ type Flags struct {
 	Record      string
 	Walk        bool
 	Cache       string
+	Predict     bool
 
 	// Select chooses the events replayed: the selectors every command
 	// takes (--rank, --op, --skip-op, --path, --exclude, --time), as a
@@ -68,6 +69,7 @@ func (f *Flags) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Strict, "strict", false, "stop at the first call that fails where the original did not, or is skipped")
 	fs.StringVar(&f.Record, "record", "", "write the replay's own trace (measured times) to this `file`")
 	fs.StringVar(&f.Cache, "cache", "cold", "page cache at the start of the timed phase: cold (the target's files dropped from it), warm (read into it) or as-captured (as prepare left it)")
+	fs.BoolVar(&f.Predict, "predict", false, "predict the application's I/O time on the target: think timing, a cold cache, the MPI-IO library's captured cost kept; the summary puts it beside the captured one")
 	fs.BoolVar(&f.Walk, "no-openat2", false, "resolve paths by an O_NOFOLLOW walk even where openat2 exists")
 	f.Select.AddFlags(fs)
 	fs.Float64Var(&f.ScaleSize, "scale-size", 1, "multiply request sizes and offsets by this factor")
@@ -88,6 +90,9 @@ func (l *listValue) Set(s string) error { *l = append(*l, s); return nil }
 
 // Options checks the flags and returns the options of a session.
 func (f *Flags) Options() (Options, error) {
+	if err := f.predict(); err != nil {
+		return Options{}, err
+	}
 	if f.Data != "pattern" && f.Data != "fixed" {
 		return Options{}, fmt.Errorf("--data %q: want one of pattern, fixed", f.Data)
 	}
@@ -100,11 +105,29 @@ func (f *Flags) Options() (Options, error) {
 		return Options{}, err
 	}
 	return Options{
-		Replay: ro, DefaultTiming: f.Timing == "",
+		Replay: ro, DefaultTiming: f.Timing == "" && !f.Predict,
 		Target: f.Target, Keep: f.Keep, NodeLocal: f.NodeLocal, Force: f.Force, DryRun: f.DryRun, PrepareOnly: f.PrepareOnly, NoSpaceCheck: f.NoSpace,
 		Files:  posix.Options{Direct: f.Direct, Sparse: f.Sparse, FixedData: f.Data == "fixed", Walk: f.Walk},
 		Record: f.Record, Cache: cache,
 	}, nil
+}
+
+// predict checks that the flags do not contradict --predict, which sets
+// think timing and a cold cache.
+func (f *Flags) predict() error {
+	if !f.Predict {
+		return nil
+	}
+	switch {
+	case f.Timing != "" && f.Timing != "think":
+		return fmt.Errorf("--predict runs think timing (the application's compute time kept, its I/O the target's): drop --timing %s", f.Timing)
+	case f.Cache != "cold":
+		return fmt.Errorf("--predict starts with a cold cache, as the application did: drop --cache %s", f.Cache)
+	case f.Speed != 1:
+		return fmt.Errorf("--predict keeps the captured compute time: drop --speed %v", f.Speed)
+	}
+	f.Timing = "think"
+	return nil
 }
 
 // replay turns the flags into replay options.
@@ -119,7 +142,7 @@ func (f *Flags) replay() (replay.Options, error) {
 	if !(f.Speed > 0) || math.IsInf(f.Speed, 1) {
 		return ro, fmt.Errorf("--speed %v: want a positive, finite factor", f.Speed)
 	}
-	ro.Speed, ro.Strict = f.Speed, f.Strict
+	ro.Speed, ro.Strict, ro.Predict = f.Speed, f.Strict, f.Predict
 	for _, m := range f.Maps {
 		r, err := target.ParseMapRule(m)
 		if err != nil {

@@ -274,6 +274,12 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	if o.DefaultTiming {
 		o.Replay.Timing = replay.DefaultTiming(t)
 	}
+	if o.Replay.Predict && replay.IsScript(t) {
+		err = errors.New("--predict predicts a captured application from its trace; a pattern script has no capture (use --timing think)")
+	}
+	if err := agree(err); err != nil {
+		return nil, err
+	}
 	if err := agree(out.target(&o, team)); err != nil {
 		return nil, err
 	}

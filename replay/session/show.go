@@ -112,6 +112,13 @@ func writeDryRun(w io.Writer, rp *replay.Replay, dir string, sparse bool, team s
 		fmt.Fprintf(bw, "  %q %d bytes\n", fl.Path, fl.Size)
 	}
 	fmt.Fprintf(bw, "\n%s\n", space)
+	if n, ns := p.LibCosts(); n > 0 {
+		what := "not kept as fast as possible"
+		if rp.Timing() != replay.AFAP {
+			what = "kept by the POSIX backend; --backend mpiio pays its own"
+		}
+		fmt.Fprintf(bw, "MPI-IO library cost in the capture, beyond its POSIX calls: %d calls, %s (%s)\n", n, units.Duration(ns), what)
+	}
 	fmt.Fprintln(bw, "\ncalls per rank:")
 	for _, rc := range p.PerRank {
 		ops := make([]trace.Op, 0, len(rc.Ops))

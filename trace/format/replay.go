@@ -24,6 +24,9 @@ const (
 	replayUnmatched = 9  // uvarint
 	replayNote      = 10 // string (repeated)
 	replayStopped   = 11 // string
+	replayLib       = 12 // uvarint calls, uvarint ns: MPI-IO library cost kept
+	replayIOTime    = 13 // uvarint ns in I/O calls in the replay, uvarint ns of the same calls captured
+	replayPredict   = 14 // uvarint 1: ioreplay --predict
 )
 
 // SetReplay records how the replay of rank r went (trace.ReplayRank), in
@@ -69,6 +72,15 @@ func (w *Writer) SetReplay(r uint32, rr *trace.ReplayRank) error {
 	if rr.Stopped != "" {
 		f.str(replayStopped, rr.Stopped)
 	}
+	if rr.LibCalls > 0 {
+		b := binary.AppendUvarint(nil, uint64(rr.LibCalls))
+		f.bytes(replayLib, binary.AppendUvarint(b, uint64(max(rr.LibTime, 0))))
+	}
+	b := binary.AppendUvarint(nil, uint64(max(rr.IOTime, 0)))
+	f.bytes(replayIOTime, binary.AppendUvarint(b, uint64(max(rr.CapturedIOTime, 0))))
+	if rr.Predict {
+		f.uvarint(replayPredict, 1)
+	}
 	p := append(binary.AppendUvarint(nil, uint64(r)), f...)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -89,16 +101,30 @@ var _ trace.Replayed = (*Reader)(nil)
 // readReplay decodes a replay block.
 func readReplay(p []byte) (*trace.ReplayRank, error) {
 	d := &decoder{b: p}
-	d.uvarint()
+	rank := d.uvarint()
 	if d.err != nil {
 		return nil, d.err
 	}
-	rr := &trace.ReplayRank{}
+	if rank > 1<<32-1 {
+		return nil, errors.New("replay block: rank out of range")
+	}
+	rr := &trace.ReplayRank{Rank: uint32(rank)}
 	err := eachField(d.b, func(id uint64, v []byte) error {
 		switch id {
 		case replayTiming:
 			rr.Timing = string(v)
-		case replayPlanned, replayEvents, replayElapsed, replayFlags, replayUnmatched:
+		case replayLib, replayIOTime:
+			d := &decoder{b: v}
+			a, b := d.uvarint(), d.uvarint()
+			if d.err != nil || a > 1<<62 || b > 1<<62 {
+				return errors.New("replay block: bad MPI-IO cost or I/O time")
+			}
+			if id == replayLib {
+				rr.LibCalls, rr.LibTime = int64(a), int64(b)
+			} else {
+				rr.IOTime, rr.CapturedIOTime = int64(a), int64(b)
+			}
+		case replayPlanned, replayEvents, replayElapsed, replayFlags, replayUnmatched, replayPredict:
 			x, err := fieldUvarint(v)
 			if err != nil || x > 1<<62 {
 				return errors.New("replay block: bad count")
@@ -114,6 +140,8 @@ func readReplay(p []byte) (*trace.ReplayRank, error) {
 				rr.Interrupted, rr.Script = x&1 != 0, x&2 != 0
 			case replayUnmatched:
 				rr.Unmatched = int64(x)
+			case replayPredict:
+				rr.Predict = x&1 != 0
 			}
 		case replayNote:
 			rr.Notes = append(rr.Notes, string(v))

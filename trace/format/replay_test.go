@@ -24,6 +24,7 @@ func TestReplayBlock(t *testing.T) {
 		Skips:     []trace.ReplaySkip{{Op: trace.OpOpen, Reason: "special path (/dev, /proc, /sys)", Count: 2}},
 		Errors:    []trace.ReplayError{{Op: trace.OpRead, Ret: -5, Expected: true, Count: 1, Detail: "MPI_ERR_IO"}},
 		Unmatched: 1, Notes: []string{"rank 1: MPI_Recv from 0 tag 3: no matching send"},
+		Predict: true, LibCalls: 3, LibTime: 40_000_000, IOTime: 41_500_000, CapturedIOTime: 42_000_000,
 	}
 	dir := t.TempDir()
 	write := func(name string, rank uint32, rr *trace.ReplayRank) string {
@@ -70,6 +71,20 @@ func TestReplayBlock(t *testing.T) {
 			t.Errorf("%s: a rank without a replay block has one", name)
 		}
 		r.Close()
+	}
+}
+
+// TestReplayBlockUnknownFields: a reader skips the fields of a replay
+// block it does not know (a newer writer's), and reads the others.
+func TestReplayBlockUnknownFields(t *testing.T) {
+	var f fields
+	f.str(replayTiming, "think")
+	f.uvarint(99, 7)
+	f.str(98, "later")
+	f.uvarint(replayEvents, 5)
+	got, err := readReplay(append([]byte{0}, f...))
+	if err != nil || got.Timing != "think" || got.Events != 5 {
+		t.Fatalf("read %+v, %v; want timing think, 5 events", got, err)
 	}
 }
 
