@@ -25,8 +25,10 @@ import (
 // SpoolError is the error of a preload recording whose spools could not
 // be encoded: they are kept in Dir for FromSpool.
 type SpoolError struct {
-	Dir string
-	Err error
+	Dir  string
+	Link string // the link to Dir beside the output (SpoolLink), if any
+	Out  string // the output
+	Err  error
 }
 
 func (e *SpoolError) Error() string { return e.Err.Error() }
@@ -56,13 +58,22 @@ func Preload(o Options, argv []string) (Result, error) {
 		}
 		log.Log(nil, level, libs.MPIErr.Error())
 	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return Result{Status: 127}, notFound{err}
+	}
 	spool, temp, err := spoolDir(o.Spool)
 	if err != nil {
 		return Result{}, err
 	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return Result{Status: 127}, notFound{err}
+	// A killed record leaves its spools: the owner file says whose they
+	// are, and a temporary directory is found from the output's name.
+	if err := writeOwner(spool, argv, o.Out, rk); err != nil {
+		return Result{}, err
+	}
+	link := ""
+	if temp {
+		link = makeSpoolLink(log, SpoolLink(o.Out, rk), spool)
 	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args = argv
@@ -79,19 +90,83 @@ func Preload(o Options, argv []string) (Result, error) {
 	}
 	res, err := encode(o, rk, rules, spool, argv, status)
 	if err == nil && temp {
-		err = preload.RemoveDir(spool)
+		if err = os.Remove(filepath.Join(spool, OwnerFile)); err == nil {
+			err = preload.RemoveDir(spool)
+		}
 	}
 	if err != nil {
-		return res, &SpoolError{Dir: spool, Err: err}
+		return res, &SpoolError{Dir: spool, Link: link, Out: o.Out, Err: err}
 	}
+	removeSpoolLink(link, spool)
 	return res, nil
 }
 
-// FromSpool encodes the spools a killed record left in dir.
-func FromSpool(o Options, dir string) (Result, error) {
+// makeSpoolLink links name to the spool directory dir, and returns name
+// ("" when it cannot: the name is taken by something else than the link
+// a killed record left).
+func makeSpoolLink(log *slog.Logger, name, dir string) string {
+	if old, err := os.Readlink(name); err == nil {
+		if d, own, ok, err := ResolveSpool(name); err == nil && ok && own.alive() {
+			log.Warn(fmt.Sprintf("%s links to the spools of another record that runs (iotrace pid %d, %s): not linked to this one's, in %s", name, own.PID, d, dir))
+			return ""
+		}
+		if _, err := os.Stat(old); err == nil {
+			log.Info(fmt.Sprintf("%s linked to the spools a killed record left in %s; they stay there ('iotrace record --from-spool %s' encodes them)", name, old, old))
+		}
+		os.Remove(name)
+	}
+	if err := os.Symlink(dir, name); err != nil {
+		log.Debug(fmt.Sprintf("no link to the spool directory %s: %v", dir, err))
+		return ""
+	}
+	return name
+}
+
+// removeSpoolLink removes the link makeSpoolLink made, if it still links
+// to dir.
+func removeSpoolLink(name, dir string) {
+	if name == "" {
+		return
+	}
+	if l, err := os.Readlink(name); err == nil && l == dir {
+		os.Remove(name)
+	}
+}
+
+// FromSpool encodes the spools a killed record left in the directory
+// arg names (or a link to it, OUT.spool). A directory with an owner file
+// whose recorder still runs is refused; when outGiven is false the output
+// is the owner file's.
+func FromSpool(o Options, arg string, outGiven bool) (Result, error) {
+	dir, own, ok, err := ResolveSpool(arg)
+	if err != nil {
+		return Result{}, err
+	}
+	log := o.log()
+	if ok {
+		if own.alive() {
+			return Result{}, fmt.Errorf("%s: its recorder, iotrace pid %d, still runs and encodes the spools when the program ends (stop it to encode them now)", arg, own.PID)
+		}
+		if !outGiven {
+			o.Out = own.Out
+		}
+	}
 	rk, rules, err := o.setup()
 	if err != nil {
 		return Result{}, err
+	}
+	if ok {
+		log.Info(fmt.Sprintf("the spools in %s are those of a record that was killed (iotrace pid %d, started %s, running %s) before it encoded them: encoding them into %s",
+			dir, own.PID, own.Started, strings.Join(own.Command, " "), o.Out))
+	}
+	if pids := preload.LiveProducers(dir, map[string]bool{}); len(pids) > 0 {
+		log.Warn(fmt.Sprintf("%s of the program still running (%s): the trace holds their calls until now", processes(len(pids)), pidList(pids)))
+	}
+	if err := preload.Recover(dir); err != nil {
+		return Result{}, err
+	}
+	if n, _ := preload.FindSpools(dir); n == 0 && ok {
+		return Result{}, fmt.Errorf("no process wrote a spool in %s: its recorder, iotrace pid %d, was killed before the program recorded a call", dir, own.PID)
 	}
 	return encode(o, rk, rules, dir, nil, 0)
 }

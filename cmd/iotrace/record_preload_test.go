@@ -330,3 +330,104 @@ int main(void) {
 		t.Errorf("%d views recorded, want 2", views)
 	}
 }
+
+const recTickerC = `
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	int n = argc > 1 ? atoi(argv[1]) : 300;
+	FILE *p = fopen("pid", "w");
+	fprintf(p, "%d\n", getpid());
+	fclose(p);
+	int fd = open("ticks", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	for (int i = 0; i < n; i++) {
+		write(fd, "x", 1);
+		usleep(10000);
+	}
+	close(fd);
+	return 0;
+}
+`
+
+// TestRecordPreloadKilled kills record --preload (SIGKILL) while its
+// program runs: the spool directory is found from the output's name
+// (OUT.spool), --from-spool refuses it while the recorder lives, and once
+// it is dead encodes every call of the program into the killed record's
+// -o, saying the recorder was killed.
+func TestRecordPreloadKilled(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	bin := recBuildC(t, dir, "ticker", "#include <stdlib.h>\n"+recTickerC)
+	env := append(recCleanEnv(), "IOTRACE_CACHE="+shimCache(t))
+	out := filepath.Join(dir, "k.iot")
+	cmd := exec.Command(iotraceBin, "record", "--preload", "-o", out, "--", bin, "200")
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	ticks := filepath.Join(dir, "ticks")
+	for i := 0; i < 1000; i++ {
+		if st, err := os.Stat(ticks); err == nil && st.Size() >= 5 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	link := out + ".spool"
+	spool, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		t.Fatalf("no spool link beside the output: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(spool) })
+	// The recorder runs: its spools are not to be encoded under it.
+	_, stderr, code := recRun(t, dir, nil, "", "record", "--from-spool", link)
+	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, fmt.Sprintf("its recorder, iotrace pid %d, still runs", cmd.Process.Pid)) {
+		t.Errorf("--from-spool of a live record: exit %d\n%s", code, stderr)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// The program runs on, recording: let it end.
+	b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	for i := 0; i < 3000 && pid > 0 && procState(pid) != 0 && procState(pid) != 'Z'; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatalf("a killed record wrote %s", out)
+	}
+	_, stderr, code = recRun(t, dir, nil, "", "record", "--from-spool", link)
+	if code != 0 || !strings.Contains(stderr, "are those of a record that was killed (iotrace pid "+strconv.Itoa(cmd.Process.Pid)) || strings.Contains(stderr, "goroutine") {
+		t.Fatalf("--from-spool %s: exit %d\n%s", link, code, stderr)
+	}
+	f := fileTallies(t, out)[ticks]
+	if f[trace.OpWrite].n != 200 || f[trace.OpOpen].n != 1 || f[trace.OpClose].n != 1 {
+		t.Errorf("the recovered trace holds %+v of ticks; want 1 open, 200 writes, 1 close", f)
+	}
+	// A link to nothing says so.
+	os.RemoveAll(spool)
+	if _, stderr, code := recRun(t, dir, nil, "", "record", "--from-spool", link); code == 0 || !strings.Contains(stderr, "is gone") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("--from-spool of a dangling link: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestRecordPreloadSpoolLinkRemoved: a record that ends normally leaves
+// no link and no spool directory.
+func TestRecordPreloadSpoolLinkRemoved(t *testing.T) {
+	sh := recNeedTool(t, "sh")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "n.iot")
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o755)
+	if _, stderr, code := recRun(t, dir, []string{"IOTRACE_CACHE=" + shimCache(t), "TMPDIR=" + tmp}, "", "record", "--preload", "-o", out, "--", sh, "-c", "echo a > f"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Lstat(out + ".spool"); err == nil {
+		t.Error("the spool link outlived the record")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
