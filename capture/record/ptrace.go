@@ -93,6 +93,14 @@ func Ptrace(o Options, argv []string) (Result, error) {
 		o.sayRecorded(log, file, rk, sink)
 	}
 	Unseen{MmapFiles: res.MmapFiles, IOUring: res.IOUring > 0, AIO: res.AIO > 0}.report(log)
+	if res.PtraceDenied > 0 {
+		by := ""
+		if res.PtraceBy != "" {
+			by = " (" + res.PtraceBy + ")"
+		}
+		log.Warn(fmt.Sprintf("the program used ptrace%s, which a ptrace capture cannot allow (a process has one tracer: the kernel refused %s); record it with --preload",
+			by, count(int64(res.PtraceDenied), "call")))
+	}
 	out := Result{Status: res.Status(), Files: []string{file}}
 	if err := firstOf(runErr, infoErr, closeErr); err != nil {
 		// The program ran (or not); the trace went wrong.

@@ -1081,3 +1081,25 @@ func TestRecordReplaysE2E(t *testing.T) {
 		t.Logf("comparison:\n%s", out.String())
 	}
 }
+
+// TestRecordPtraceUser records a program that uses ptrace itself (strace
+// true): the kernel refuses it a second tracer, and record says so in one
+// line, naming --preload, with the program's exit status and no stack.
+func TestRecordPtraceUser(t *testing.T) {
+	recSkipUnsupported(t)
+	strace := recNeedTool(t, "strace")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "s.iot")
+	_, stderr, code := recRun(t, dir, nil, "", "record", "-o", out, "--", strace, "-o", "/dev/null", "true")
+	if code == 0 {
+		t.Errorf("strace under record: exit 0; want strace's failure\n%s", stderr)
+	}
+	want := "iotrace: record: warning: the program used ptrace (strace), which a ptrace capture cannot allow"
+	if strings.Count(stderr, want) != 1 || !strings.Contains(stderr, "record it with --preload") || strings.Contains(stderr, "goroutine ") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	// A program that does not use ptrace hears nothing of it.
+	if _, stderr, _ := recRun(t, dir, nil, "", "record", "-o", out, "--", "true"); strings.Contains(stderr, "ptrace") {
+		t.Errorf("true: %s", stderr)
+	}
+}
