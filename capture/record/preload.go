@@ -188,8 +188,22 @@ func spoolDir(dir string) (string, bool, error) {
 	return dir, temp, err
 }
 
+// signalGrace is how long record waits, after a signal it got while the
+// program runs, for the program to end before it encodes what the spools
+// hold.
+var signalGrace = 5 * time.Second
+
 // runPreloaded runs cmd (its processes write their spools themselves),
-// then waits for the processes it left running, and returns its exit status.
+// then waits for the processes it left running, and returns its exit
+// status.
+//
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to record while the program
+// runs go to the program once: one a terminal sent to its foreground
+// process group (SIGINT, SIGQUIT, SIGHUP when record is in the terminal's
+// foreground group, the program with it) reached the program already and
+// is not sent again. If the program has not ended signalGrace after the
+// first, record stops waiting: the trace holds the calls until then, and
+// the status is 128+N for signal N.
 func runPreloaded(cmd *exec.Cmd, spool string, log *slog.Logger) (int, error) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
@@ -204,41 +218,128 @@ func runPreloaded(cmd *exec.Cmd, spool string, log *slog.Logger) (int, error) {
 		signal.Stop(sigs)
 		return 0, err
 	}
+	fg := foreground()
 	// While the program runs, signals go to it; once it has ended, one
 	// stops the waiting for the processes it left running.
 	ended := make(chan struct{})
 	stop := make(chan os.Signal, 1)
+	grace := make(chan struct{}) // closed signalGrace after the first signal
+	first := make(chan syscall.Signal, 1)
+	fwdDone := make(chan struct{})
 	go func() {
+		defer close(fwdDone)
+		got := false
 		for s := range sigs {
+			sig, _ := s.(syscall.Signal)
 			select {
 			case <-ended:
 				select {
 				case stop <- s:
 				default:
 				}
+				continue
 			default:
-				cmd.Process.Signal(s)
 			}
+			if !got {
+				got = true
+				first <- sig
+				time.AfterFunc(signalGrace, func() { close(grace) })
+			}
+			if fg && sig != syscall.SIGTERM && samePgrp(cmd.Process.Pid) {
+				log.Debug(fmt.Sprintf("%v from the terminal: the program, in the same process group, got it too", sig))
+				continue
+			}
+			cmd.Process.Signal(s)
 		}
 	}()
-	werr := cmd.Wait()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-waited:
+	case <-grace:
+		sig := <-first
+		close(ended)
+		signal.Stop(sigs)
+		close(sigs)
+		<-fwdDone
+		log.Warn(fmt.Sprintf("the program (pid %d) did not end within %v of %v: the trace holds its calls until now; it runs on, its later calls not recorded",
+			cmd.Process.Pid, signalGrace, sigName(sig)))
+		return 128 + int(sig), nil
+	}
 	close(ended)
-	if left := waitLeft(log, spool, stop); len(left) > 0 {
+	var sig syscall.Signal
+	select {
+	case sig = <-first:
+	default:
+	}
+	stopLeft := (<-chan os.Signal)(stop)
+	if sig != 0 {
+		// A signal ended the run: the processes the program left get the
+		// rest of the grace.
+		gs := make(chan os.Signal, 1)
+		go func() {
+			select {
+			case s := <-stop:
+				gs <- s
+			case <-grace:
+				gs <- sig
+			}
+		}()
+		stopLeft = gs
+	}
+	if left := waitLeft(log, spool, stopLeft); len(left) > 0 {
 		log.Info(fmt.Sprintf("stopped waiting: %s still running (%s); their later calls are not recorded", processes(len(left)), pidList(left)))
 	}
 	signal.Stop(sigs)
 	close(sigs)
+	<-fwdDone
+	status := 0
 	var ee *exec.ExitError
 	switch {
 	case errors.As(werr, &ee):
+		status = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
+			status = 128 + int(ws.Signal())
 		}
-		return ee.ExitCode(), nil
 	case werr != nil:
 		return 0, werr
 	}
-	return 0, nil
+	if sig != 0 {
+		how := fmt.Sprintf("exit status %d", status)
+		if status > 128 {
+			how = "killed by " + sigName(syscall.Signal(status-128))
+		}
+		log.Info(fmt.Sprintf("%v: the program ended (%s); encoding its calls", sigName(sig), how))
+	}
+	return status, nil
+}
+
+// sigName is a signal's name: SIGTERM.
+func sigName(s syscall.Signal) string {
+	if n := unix.SignalName(s); n != "" {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
+
+// foreground says whether this process is in the foreground process
+// group of its controlling terminal, where a terminal's SIGINT, SIGQUIT
+// and SIGHUP reach every process of the group.
+func foreground() bool {
+	f, err := os.Open("/dev/tty")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	pg, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	return err == nil && pg == unix.Getpgrp()
+}
+
+// samePgrp says whether process pid is in this process's group.
+func samePgrp(pid int) bool {
+	pg, err := unix.Getpgid(pid)
+	return err == nil && pg == unix.Getpgrp()
 }
 
 // waitLeft waits, after the program has ended, for the processes it left

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +20,7 @@ import (
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/state"
+	"golang.org/x/sys/unix"
 )
 
 // TestRecordPreload records a C program with --preload, as a user runs
@@ -429,5 +432,128 @@ func TestRecordPreloadSpoolLinkRemoved(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
+
+// startPreloadRecording starts record --preload of bin args in dir, in a
+// new session whose controlling terminal is a pseudo-terminal (record in
+// its foreground process group, as a shell runs a command); it returns
+// the terminal's master side and the program's pid.
+func startPreloadRecording(t *testing.T, dir, bin, out string, args ...string) (*exec.Cmd, *os.File, *bytes.Buffer, int) {
+	t.Helper()
+	env := append(recCleanEnv(), "IOTRACE_CACHE="+shimCache(t))
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	os.Remove(filepath.Join(dir, "pid"))
+	cmd := exec.Command(iotraceBin, append([]string{"record", "--preload", "-o", out, "--", bin}, args...)...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin, cmd.Stdout = tty, tty
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Drain the terminal, so that nothing the program writes blocks.
+	go io.Copy(io.Discard, ptmx)
+	for i := 0; i < 3000; i++ {
+		if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return cmd, ptmx, &stderr, pid
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	t.Fatalf("the program did not start: %s", stderr.String())
+	return nil, nil, nil, 0
+}
+
+// TestRecordPreloadSignals: under --preload a terminal's Ctrl-C (SIGINT
+// to the foreground process group, record and program) reaches the
+// program once, as does a SIGTERM sent to record alone; the handler's
+// work is in the trace, the status is the program's, and record says in
+// one line how the run ended. A program that ignores the signal is given
+// a bounded grace, then record encodes what it recorded and says so.
+func TestRecordPreloadSignals(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	bin := recBuildC(t, dir, "sleeper", recSleeperC)
+	for _, c := range []struct {
+		name string
+		send func(cmd *exec.Cmd, tty *os.File)
+		want string
+	}{
+		{"ctrl-c", func(_ *exec.Cmd, tty *os.File) { tty.Write([]byte{3}) }, "SIGINT: the program ended (exit status 5)"},
+		{"sigterm", func(cmd *exec.Cmd, _ *os.File) { cmd.Process.Signal(syscall.SIGTERM) }, "SIGTERM: the program ended (exit status 5)"},
+	} {
+		out := filepath.Join(dir, c.name+".iot")
+		os.Remove(filepath.Join(dir, "got"))
+		cmd, tty, stderr, _ := startPreloadRecording(t, dir, bin, out, "h")
+		time.Sleep(100 * time.Millisecond)
+		c.send(cmd, tty)
+		if code := waitExit(t, cmd); code != 5 || strings.Count(stderr.String(), c.want) != 1 || strings.Contains(stderr.String(), "goroutine ") {
+			t.Errorf("%s: exit %d, want 5 and %q\n%s", c.name, code, c.want, stderr)
+			continue
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "got")); string(b) != "x" {
+			t.Errorf("%s: the program got the signal %d times", c.name, len(b))
+		}
+		if f := fileTallies(t, out)[filepath.Join(dir, "got")]; f[trace.OpWrite].n != 1 {
+			t.Errorf("%s: the handler's write is not in the trace: %+v", c.name, f)
+		}
+	}
+
+	// A program that ignores SIGTERM.
+	ign := recBuildC(t, dir, "ignorer", `
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+	signal(SIGTERM, SIG_IGN);
+	FILE *p = fopen("pid", "w");
+	fprintf(p, "%d\n", getpid());
+	fclose(p);
+	int fd = open("ticks", O_CREAT|O_WRONLY|O_TRUNC, 0644);
+	for (int i = 0; i < 6000; i++) {
+		write(fd, "t", 1);
+		usleep(10000);
+	}
+	return 0;
+}
+`)
+	out := filepath.Join(dir, "ign.iot")
+	cmd, _, stderr, pid := startPreloadRecording(t, dir, ign, out)
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	code := waitExit(t, cmd)
+	want := fmt.Sprintf("the program (pid %d) did not end within 5s of SIGTERM", pid)
+	if code != 143 || strings.Count(stderr.String(), want) != 1 {
+		t.Errorf("a program that ignores SIGTERM: exit %d, want 143 and %q\n%s", code, want, stderr)
+	}
+	if st := procState(pid); st == 0 || st == 'Z' {
+		t.Errorf("the program was ended (state %q); it ignores SIGTERM and should run on", st)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	if f := fileTallies(t, out)[filepath.Join(dir, "ticks")]; f[trace.OpWrite].n < 20 {
+		t.Errorf("the ticks before the grace ended: %+v", f)
 	}
 }
