@@ -64,6 +64,12 @@ func Ptrace(o Options, argv []string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// The header on disk at once: a record killed before its first block
+	// leaves a trace that says what it is, with nothing in it.
+	if err := w.Flush(); err != nil {
+		w.Close()
+		return Result{}, fmt.Errorf("%s: %w", file, err)
+	}
 	var infoErr error
 	sink := newTally(w.Rank(rk.Rank))
 	res, runErr := ptrace.Run(ptrace.Config{
