@@ -16,6 +16,7 @@ import (
 
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/capture/preload"
+	"github.com/iotrace/iotrace/internal/sigquit"
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
@@ -218,6 +219,8 @@ func runPreloaded(cmd *exec.Cmd, spool string, log *slog.Logger) (int, error) {
 		signal.Stop(sigs)
 		return 0, err
 	}
+	release := sigquit.Hold()
+	defer release()
 	fg := foreground()
 	// While the program runs, signals go to it; once it has ended, one
 	// stops the waiting for the processes it left running.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/internal/sigquit"
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
 )
@@ -72,6 +73,7 @@ func Ptrace(o Options, argv []string) (Result, error) {
 	}
 	var infoErr error
 	sink := newTally(w.Rank(rk.Rank))
+	release := sigquit.Hold() // SIGQUIT goes to the program
 	res, runErr := ptrace.Run(ptrace.Config{
 		Argv:           argv,
 		Env:            clk.env,
@@ -87,6 +89,7 @@ func Ptrace(o Options, argv []string) (Result, error) {
 			infoErr = w.SetRankInfo(rk.Rank, meta.Epoch, host, pid)
 		},
 	})
+	release()
 	if err := clk.write(w, rk.Rank, meta.Epoch, res.Virtual); err != nil {
 		log.Info(fmt.Sprintf("%s: clock: %v", file, err))
 	}

@@ -1124,3 +1124,33 @@ func TestRecordKilledAtOnce(t *testing.T) {
 		t.Errorf("check of a record killed at once: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestQuitNoStack: SIGQUIT to a command that is not running a program
+// (check blocked opening a FIFO no one writes) ends it with one line and
+// status 131, not the Go runtime's dump of its goroutines; under record
+// it still goes to the program, whose status record takes.
+func TestQuitNoStack(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(iotraceBin, "check", fifo)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGQUIT)
+	if code := waitExit(t, cmd); code != 131 || stderr.String() != "iotrace: quit (SIGQUIT)\n" {
+		t.Errorf("check at SIGQUIT: exit %d\n%s", code, stderr.String())
+	}
+
+	bin := recBuildC(t, dir, "sleeper", recSleeperC)
+	rec, rstderr, _ := startRecording(t, dir, bin, filepath.Join(dir, "q.iot"))
+	rec.Process.Signal(syscall.SIGQUIT)
+	if code := waitExit(t, rec); code != 131 || strings.Contains(rstderr.String(), "goroutine ") || strings.Contains(rstderr.String(), "quit (SIGQUIT)") {
+		t.Errorf("record at SIGQUIT: exit %d, want the program's 131\n%s", code, rstderr.String())
+	}
+}

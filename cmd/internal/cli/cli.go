@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/iotrace/iotrace/internal/helptext"
+	"github.com/iotrace/iotrace/internal/sigquit"
 	"github.com/iotrace/iotrace/internal/suggest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,6 +27,9 @@ func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code)
 // Run executes root with args and returns the process exit code. Errors are
 // printed as one line, "NAME: message", on stderr.
 func Run(root *cobra.Command, args []string) int {
+	// Not in RunIO: a test binary keeps the runtime's SIGQUIT dump, which
+	// go test's timeout asks for.
+	sigquit.Quietly(root.Name(), os.Stderr)
 	return RunIO(root, args, os.Stdout, os.Stderr)
 }
 
