@@ -541,8 +541,13 @@ func encodeRank(out string, run *preload.Run, r uint32, rank launcher.Rank, meta
 		log.Warn(fmt.Sprintf("%v; the events before it are in %s", eerr, file))
 		eerr = nil
 	}
-	if st.Incomplete > 0 || st.Dropped > 0 {
-		log.Info(fmt.Sprintf("%s: %d calls were in progress when a process ended, %d records were lost (the spool could not grow)", file, st.Incomplete, st.Dropped))
+	// Each only when it happened: a record killed with its program has
+	// calls in progress, not a spool that could not grow.
+	if st.Incomplete > 0 {
+		log.Info(fmt.Sprintf("%s: %s in progress when a process ended (killed, or it exited from another thread) are not in the trace", file, count(st.Incomplete, "call")))
+	}
+	if st.Dropped > 0 {
+		log.Info(fmt.Sprintf("%s: %s lost: the spool could not grow (the disk is full, the process chrooted, or a sandbox forbids the calls)", file, count(st.Dropped, "record")))
 	}
 	return rankStats{Stats: st, tally: sink, err: eerr}, file, nil
 }
