@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/iotrace/iotrace/launcher"
+	"github.com/iotrace/iotrace/trace"
 )
 
 // OwnerFile is the name of the file, in a spool directory, that says
@@ -29,7 +30,17 @@ type Owner struct {
 	Started string   `json:"started"` // the same as a time, RFC 3339, for people
 	Command []string `json:"command"` // the program record ran
 	Out     string   `json:"out"`     // -o, absolute
-	Rank    uint32   `json:"rank"`    // the rank of the recording
+	// The rank of the recording: its number, whether it was known (from
+	// the launcher or --rank) and the run's size (0: unknown), so that
+	// the recovered file lands where the record would have put it.
+	Rank      uint32 `json:"rank"`
+	RankKnown bool   `json:"rank_known"`
+	Size      int    `json:"size"`
+}
+
+// rank is the owner's rank.
+func (o Owner) rank() launcher.Rank {
+	return launcher.Rank{Rank: o.Rank, Known: o.RankKnown, Size: o.Size, Source: "the spool's owner file"}
 }
 
 // maxOwner bounds the owner file read: a real one is well under 64 KiB.
@@ -57,6 +68,8 @@ func ParseOwner(b []byte) (Owner, error) {
 		return Owner{}, errors.New("not an owner file: no start time")
 	case o.Out == "":
 		return Owner{}, errors.New("not an owner file: no output name")
+	case o.Size < 0 || o.Size > trace.MaxRanks || o.Size > 0 && int64(o.Rank) >= int64(o.Size):
+		return Owner{}, fmt.Errorf("not an owner file: rank %d of %d", o.Rank, o.Size)
 	}
 	return o, nil
 }
@@ -99,7 +112,7 @@ func writeOwner(dir string, argv []string, out string, rk launcher.Rank) error {
 		return err
 	}
 	b, err := json.MarshalIndent(Owner{PID: os.Getpid(), Start: start, Started: time.Now().UTC().Format(time.RFC3339),
-		Command: argv, Out: abs, Rank: rk.Rank}, "", "  ")
+		Command: argv, Out: abs, Rank: rk.Rank, RankKnown: rk.Known, Size: rk.Size}, "", "  ")
 	if err != nil {
 		return err
 	}

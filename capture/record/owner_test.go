@@ -17,7 +17,7 @@ func TestOwnerRoundTrip(t *testing.T) {
 	if err := os.Mkdir(spool, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeOwner(spool, []string{"./app", "x"}, filepath.Join(dir, "t.iot"), launcher.Rank{}); err != nil {
+	if err := writeOwner(spool, []string{"./app", "x"}, filepath.Join(dir, "t.iot"), launcher.Rank{Rank: 1, Known: true, Size: 2}); err != nil {
 		t.Fatal(err)
 	}
 	link := SpoolLink(filepath.Join(dir, "t.iot"), launcher.Rank{})
@@ -30,6 +30,9 @@ func TestOwnerRoundTrip(t *testing.T) {
 	}
 	if own.PID != os.Getpid() || !own.alive() || own.Out != filepath.Join(dir, "t.iot") || strings.Join(own.Command, " ") != "./app x" {
 		t.Errorf("owner %+v (alive %v)", own, own.alive())
+	}
+	if r := own.rank(); r.Rank != 1 || !r.Known || r.Size != 2 {
+		t.Errorf("the owner's rank: %+v", r)
 	}
 	own.Start++ // another process that got the pid
 	if own.alive() {
@@ -50,6 +53,7 @@ func FuzzParseOwner(f *testing.F) {
 	f.Add([]byte(`{"pid": 1, "start": 1, "out": "x"} {}`))
 	f.Add([]byte("{\"pid\": 1, \"start\": 1, \"out\": \"x\", \"evil\": \"\n\"}"))
 	f.Add([]byte(`[1,2]`))
+	f.Add([]byte(`{"pid": 1, "start": 1, "out": "x", "rank": 3, "size": 2}`))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		o, err := ParseOwner(b)
@@ -59,7 +63,7 @@ func FuzzParseOwner(f *testing.F) {
 			}
 			return
 		}
-		if o.PID <= 0 || o.Start == 0 || o.Out == "" {
+		if o.PID <= 0 || o.Start == 0 || o.Out == "" || o.Size < 0 || o.Size > 0 && int64(o.Rank) >= int64(o.Size) {
 			t.Fatalf("accepted %+v", o)
 		}
 	})

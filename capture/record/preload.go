@@ -156,6 +156,9 @@ func FromSpool(o Options, arg string, outGiven bool) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if ok && o.Rank == nil && !rk.Known {
+		rk = own.rank() // the killed record's, not this shell's
+	}
 	if ok {
 		log.Info(fmt.Sprintf("the spools in %s are those of a record that was killed (iotrace pid %d, started %s, running %s) before it encoded them: encoding them into %s",
 			dir, own.PID, own.Started, strings.Join(own.Command, " "), o.Out))
