@@ -86,14 +86,18 @@ func Preload(o Options, argv []string) (Result, error) {
 	// The shim measures the rank's clock in MPI_Init and MPI_Finalize.
 	cmd.Env = append(cmd.Env, preloadClockEnv(log, o.ClockSync, rk, libs)...)
 	status, err := runPreloaded(cmd, spool, log)
+	// Only a killed record leaves an owner file: --from-spool says so.
+	os.Remove(filepath.Join(spool, OwnerFile))
 	if err != nil {
+		if temp {
+			preload.RemoveDir(spool)
+		}
+		removeSpoolLink(link, spool)
 		return Result{}, err
 	}
 	res, err := encode(o, rk, rules, spool, argv, status)
 	if err == nil && temp {
-		if err = os.Remove(filepath.Join(spool, OwnerFile)); err == nil {
-			err = preload.RemoveDir(spool)
-		}
+		err = preload.RemoveDir(spool)
 	}
 	if err != nil {
 		return res, &SpoolError{Dir: spool, Link: link, Out: o.Out, Err: err}
