@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
@@ -189,4 +191,29 @@ func ResolveSpool(arg string) (dir string, own Owner, ok bool, err error) {
 		return "", Owner{}, false, err
 	}
 	return dir, own, true, nil
+}
+
+// commandLine is argv as one line, an argument quoted when it holds a
+// space, a quote or a character that is not printable (an owner file is
+// outside input: what it says stays on one line).
+func commandLine(argv []string) string {
+	s := make([]string, len(argv))
+	for i, a := range argv {
+		s[i] = a
+		if a == "" || strings.ContainsAny(a, " \t'\"\\") || printable(a) != a {
+			s[i] = strconv.Quote(a)
+		}
+	}
+	return strings.Join(s, " ")
+}
+
+// printable is s with its characters that do not print (a newline, a
+// control character, invalid UTF-8) written as Go escapes, so that it
+// prints on one line.
+func printable(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

@@ -53,6 +53,7 @@ func FuzzParseOwner(f *testing.F) {
 	f.Add([]byte(`{"pid": 1, "start": 1, "out": "x"} {}`))
 	f.Add([]byte("{\"pid\": 1, \"start\": 1, \"out\": \"x\", \"evil\": \"\n\"}"))
 	f.Add([]byte(`[1,2]`))
+	f.Add([]byte(`{"pid": 1, "start": 1, "out": "a\nb", "started": "\r", "command": ["sh", "-c", "x\ny", ""]}`))
 	f.Add([]byte(`{"pid": 1, "start": 1, "out": "x", "rank": 3, "size": 2}`))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -62,6 +63,9 @@ func FuzzParseOwner(f *testing.F) {
 				t.Fatalf("error %q is not one line", s)
 			}
 			return
+		}
+		if line := commandLine(o.Command) + printable(o.Started) + printable(o.Out); strings.ContainsAny(line, "\n\r") {
+			t.Fatalf("the owner prints on more than one line: %q", line)
 		}
 		if o.PID <= 0 || o.Start == 0 || o.Out == "" || o.Size < 0 || o.Size > 0 && int64(o.Rank) >= int64(o.Size) {
 			t.Fatalf("accepted %+v", o)

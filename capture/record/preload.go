@@ -165,7 +165,7 @@ func FromSpool(o Options, arg string, outGiven bool) (Result, error) {
 	}
 	if ok {
 		log.Info(fmt.Sprintf("the spools in %s are those of a record that was killed (iotrace pid %d, started %s, running %s) before it encoded them: encoding them into %s",
-			dir, own.PID, own.Started, strings.Join(own.Command, " "), o.Out))
+			dir, own.PID, printable(own.Started), commandLine(own.Command), printable(o.Out)))
 	}
 	if pids := preload.LiveProducers(dir, map[string]bool{}); len(pids) > 0 {
 		log.Warn(fmt.Sprintf("%s of the program still running (%s): the trace holds their calls until now", processes(len(pids)), pidList(pids)))
