@@ -403,6 +403,11 @@ func TestRecordPreloadKilled(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Fatalf("a killed record wrote %s", out)
 	}
+	// Reading the trace that is not there names the spools and the
+	// command that encodes them.
+	if _, stderr, code := recRun(t, dir, nil, "", "stats", out); code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "'iotrace record --from-spool "+link+"' encodes them") {
+		t.Errorf("stats of the killed record's output: exit %d\n%s", code, stderr)
+	}
 	_, stderr, code = recRun(t, dir, nil, "", "record", "--from-spool", link)
 	if code != 0 || !strings.Contains(stderr, "are those of a record that was killed (iotrace pid "+strconv.Itoa(cmd.Process.Pid)) || strings.Contains(stderr, "goroutine") {
 		t.Fatalf("--from-spool %s: exit %d\n%s", link, code, stderr)
