@@ -86,9 +86,8 @@ func Preload(o Options, argv []string) (Result, error) {
 	// The shim measures the rank's clock in MPI_Init and MPI_Finalize.
 	cmd.Env = append(cmd.Env, preloadClockEnv(log, o.ClockSync, rk, libs)...)
 	status, err := runPreloaded(cmd, spool, log)
-	// Only a killed record leaves an owner file: --from-spool says so.
-	os.Remove(filepath.Join(spool, OwnerFile))
 	if err != nil {
+		os.Remove(filepath.Join(spool, OwnerFile))
 		if temp {
 			preload.RemoveDir(spool)
 		}
@@ -96,6 +95,9 @@ func Preload(o Options, argv []string) (Result, error) {
 		return Result{}, err
 	}
 	res, err := encode(o, rk, rules, spool, argv, status)
+	// Only a record killed (before it got here) leaves an owner file:
+	// --from-spool says so.
+	os.Remove(filepath.Join(spool, OwnerFile))
 	if err == nil && temp {
 		err = preload.RemoveDir(spool)
 	}
