@@ -1102,6 +1102,16 @@ func TestRecordPtraceUser(t *testing.T) {
 	if _, stderr, _ := recRun(t, dir, nil, "", "record", "-o", out, "--", "true"); strings.Contains(stderr, "ptrace") {
 		t.Errorf("true: %s", stderr)
 	}
+	// The advice holds: under --preload strace runs, and its own output
+	// is in the trace.
+	pout := filepath.Join(dir, "p.iot")
+	if _, stderr, code := recRun(t, dir, []string{"IOTRACE_CACHE=" + shimCache(t)}, "", "record", "--preload", "-o", pout, "--", strace, "-o", "st.txt", "true"); code != 0 || strings.Contains(stderr, "ptrace") {
+		t.Fatalf("strace under --preload: exit %d\n%s", code, stderr)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	if f := fileTallies(t, pout)[filepath.Join(real, "st.txt")]; f[trace.OpWrite].n == 0 {
+		t.Errorf("strace's writes to st.txt are not in the --preload trace: %+v", f)
+	}
 }
 
 // TestRecordKilledAtOnce: a record killed before its first block leaves
