@@ -66,6 +66,7 @@ var archCalls = []callDef{
 	{unix.SYS_UNSHARE, kUnshare},
 	{unix.SYS_IO_URING_SETUP, kIoUringSetup},
 	{unix.SYS_IO_SETUP, kIoSetup},
+	{unix.SYS_PTRACE, kPtrace},
 }
 
 // cloneFlagsArg is the argument of clone(2) that holds its flags.

@@ -80,6 +80,9 @@ const (
 	// counted (at their exit) for the record's summary.
 	kIoUringSetup
 	kIoSetup
+	// ptrace(2): a tracee cannot be traced by its own program (a process
+	// has one tracer): refused calls are counted for the record to say so.
+	kPtrace
 
 	kLast
 )

@@ -150,3 +150,13 @@ func openFDs(pid int) (map[int32]bool, error) {
 	}
 	return fds, nil
 }
+
+// procComm is the command name of thread tid (/proc/TID/comm), "" when
+// it cannot be read.
+func procComm(tid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return string(bytes.TrimSpace(b))
+}

@@ -264,6 +264,8 @@ func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 		return false
 	case kIoUringSetup, kIoSetup:
 		return true // counted at the exit if it worked
+	case kPtrace:
+		return true // counted at the exit if refused
 	}
 	return false
 }
@@ -412,6 +414,15 @@ func (tr *tracer) exit(t *task, ret int64) {
 	case kIoSetup:
 		if ret >= 0 {
 			tr.aio++
+		}
+	case kPtrace:
+		// PTRACE_TRACEME, or a process of the program attaching another
+		// (its child, traced already): the kernel refuses a second tracer.
+		if ret == -int64(unix.EPERM) && (t.a[0] == unix.PTRACE_TRACEME || t.a[0] == unix.PTRACE_ATTACH || t.a[0] == unix.PTRACE_SEIZE) {
+			if tr.ptraceDenied == 0 {
+				tr.ptraceBy = procComm(t.tid)
+			}
+			tr.ptraceDenied++
 		}
 	case kRead, kReadv:
 		tr.individual(t, ret, false)

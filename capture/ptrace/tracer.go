@@ -105,6 +105,12 @@ type Result struct {
 	// made, whose I/O is not seen either.
 	Mmaps, MmapFiles int
 	IOUring, AIO     int
+	// PtraceDenied counts the program's ptrace calls the kernel refused
+	// because its processes are traced already (PTRACE_TRACEME, or
+	// attaching a process of the program, as strace and gdb do);
+	// PtraceBy is the command name of the first process that made one.
+	PtraceDenied int
+	PtraceBy     string
 	// Threads lists every thread and process of the program, in the
 	// order of their thread index: 0 is the program's main thread, the
 	// others are numbered in the order the tracer saw them created.
@@ -200,10 +206,12 @@ type tracer struct {
 	threads []Thread
 	events  int64
 
-	mmaps     int             // successful mmaps of recorded files
-	mmapFiles map[string]bool // the files they mapped
-	ioUring   int             // successful io_uring_setup calls
-	aio       int             // successful io_setup calls
+	mmaps        int             // successful mmaps of recorded files
+	mmapFiles    map[string]bool // the files they mapped
+	ioUring      int             // successful io_uring_setup calls
+	aio          int             // successful io_setup calls
+	ptraceDenied int             // ptrace calls refused: a second tracer
+	ptraceBy     string          // the first one's command name
 
 	procMu   sync.Mutex
 	procs    map[int]int // thread group -> live threads, for signal forwarding
@@ -301,6 +309,7 @@ func Run(cfg Config) (Result, error) {
 	res.Threads = tr.threads
 	res.Mmaps, res.MmapFiles = tr.mmaps, len(tr.mmapFiles)
 	res.IOUring, res.AIO = tr.ioUring, tr.aio
+	res.PtraceDenied, res.PtraceBy = tr.ptraceDenied, tr.ptraceBy
 	res.Corrections = tr.acct.N
 	res.Virtual = tr.acct.Virtual
 	return res, err

@@ -57,6 +57,8 @@ type Result struct {
 	// What the trace cannot show (see the Linux build).
 	Mmaps, MmapFiles int
 	IOUring, AIO     int
+	PtraceDenied     int
+	PtraceBy         string
 	Threads          []Thread
 	Corrections      capture.Corrections
 	Virtual          func(t int64) int64

@@ -16,6 +16,7 @@ import (
 
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/capture/preload"
+	"github.com/iotrace/iotrace/internal/sigquit"
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
@@ -25,8 +26,10 @@ import (
 // SpoolError is the error of a preload recording whose spools could not
 // be encoded: they are kept in Dir for FromSpool.
 type SpoolError struct {
-	Dir string
-	Err error
+	Dir  string
+	Link string // the link to Dir beside the output (SpoolLink), if any
+	Out  string // the output
+	Err  error
 }
 
 func (e *SpoolError) Error() string { return e.Err.Error() }
@@ -56,13 +59,22 @@ func Preload(o Options, argv []string) (Result, error) {
 		}
 		log.Log(nil, level, libs.MPIErr.Error())
 	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return Result{Status: 127}, notFound{err}
+	}
 	spool, temp, err := spoolDir(o.Spool)
 	if err != nil {
 		return Result{}, err
 	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return Result{Status: 127}, notFound{err}
+	// A killed record leaves its spools: the owner file says whose they
+	// are, and a temporary directory is found from the output's name.
+	if err := writeOwner(spool, argv, o.Out, rk); err != nil {
+		return Result{}, err
+	}
+	link := ""
+	if temp {
+		link = makeSpoolLink(log, SpoolLink(o.Out, rk), spool)
 	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args = argv
@@ -75,23 +87,96 @@ func Preload(o Options, argv []string) (Result, error) {
 	cmd.Env = append(cmd.Env, preloadClockEnv(log, o.ClockSync, rk, libs)...)
 	status, err := runPreloaded(cmd, spool, log)
 	if err != nil {
+		os.Remove(filepath.Join(spool, OwnerFile))
+		if temp {
+			preload.RemoveDir(spool)
+		}
+		removeSpoolLink(link, spool)
 		return Result{}, err
 	}
 	res, err := encode(o, rk, rules, spool, argv, status)
+	// Only a record killed (before it got here) leaves an owner file:
+	// --from-spool says so.
+	os.Remove(filepath.Join(spool, OwnerFile))
 	if err == nil && temp {
 		err = preload.RemoveDir(spool)
 	}
 	if err != nil {
-		return res, &SpoolError{Dir: spool, Err: err}
+		return res, &SpoolError{Dir: spool, Link: link, Out: o.Out, Err: err}
 	}
+	removeSpoolLink(link, spool)
 	return res, nil
 }
 
-// FromSpool encodes the spools a killed record left in dir.
-func FromSpool(o Options, dir string) (Result, error) {
+// makeSpoolLink links name to the spool directory dir, and returns name
+// ("" when it cannot: the name is taken by something else than the link
+// a killed record left).
+func makeSpoolLink(log *slog.Logger, name, dir string) string {
+	if old, err := os.Readlink(name); err == nil {
+		if d, own, ok, err := ResolveSpool(name); err == nil && ok && own.alive() {
+			log.Warn(fmt.Sprintf("%s links to the spools of another record that runs (iotrace pid %d, %s): not linked to this one's, in %s", name, own.PID, d, dir))
+			return ""
+		}
+		if _, err := os.Stat(old); err == nil {
+			log.Info(fmt.Sprintf("%s linked to the spools a killed record left in %s; they stay there ('iotrace record --from-spool %s' encodes them)", name, old, old))
+		}
+		os.Remove(name)
+	}
+	if err := os.Symlink(dir, name); err != nil {
+		log.Debug(fmt.Sprintf("no link to the spool directory %s: %v", dir, err))
+		return ""
+	}
+	return name
+}
+
+// removeSpoolLink removes the link makeSpoolLink made, if it still links
+// to dir.
+func removeSpoolLink(name, dir string) {
+	if name == "" {
+		return
+	}
+	if l, err := os.Readlink(name); err == nil && l == dir {
+		os.Remove(name)
+	}
+}
+
+// FromSpool encodes the spools a killed record left in the directory
+// arg names (or a link to it, OUT.spool). A directory with an owner file
+// whose recorder still runs is refused; when outGiven is false the output
+// is the owner file's.
+func FromSpool(o Options, arg string, outGiven bool) (Result, error) {
+	dir, own, ok, err := ResolveSpool(arg)
+	if err != nil {
+		return Result{}, err
+	}
+	log := o.log()
+	if ok {
+		if own.alive() {
+			return Result{}, fmt.Errorf("%s: its recorder, iotrace pid %d, still runs and encodes the spools when the program ends (stop it to encode them now)", arg, own.PID)
+		}
+		if !outGiven {
+			o.Out = own.Out
+		}
+	}
 	rk, rules, err := o.setup()
 	if err != nil {
 		return Result{}, err
+	}
+	if ok && o.Rank == nil && !rk.Known {
+		rk = own.rank() // the killed record's, not this shell's
+	}
+	if ok {
+		log.Info(fmt.Sprintf("the spools in %s are those of a record that was killed (iotrace pid %d, started %s, running %s) before it encoded them: encoding them into %s",
+			dir, own.PID, printable(own.Started), commandLine(own.Command), printable(o.Out)))
+	}
+	if pids := preload.LiveProducers(dir, map[string]bool{}); len(pids) > 0 {
+		log.Warn(fmt.Sprintf("%s of the program still running (%s): the trace holds their calls until now", processes(len(pids)), pidList(pids)))
+	}
+	if err := preload.Recover(dir); err != nil {
+		return Result{}, err
+	}
+	if n, _ := preload.FindSpools(dir); n == 0 && ok {
+		return Result{}, fmt.Errorf("no process wrote a spool in %s: its recorder, iotrace pid %d, was killed before the program recorded a call", dir, own.PID)
 	}
 	return encode(o, rk, rules, dir, nil, 0)
 }
@@ -113,8 +198,22 @@ func spoolDir(dir string) (string, bool, error) {
 	return dir, temp, err
 }
 
+// signalGrace is how long record waits, after a signal it got while the
+// program runs, for the program to end before it encodes what the spools
+// hold.
+var signalGrace = 5 * time.Second
+
 // runPreloaded runs cmd (its processes write their spools themselves),
-// then waits for the processes it left running, and returns its exit status.
+// then waits for the processes it left running, and returns its exit
+// status.
+//
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to record while the program
+// runs go to the program once: one a terminal sent to its foreground
+// process group (SIGINT, SIGQUIT, SIGHUP when record is in the terminal's
+// foreground group, the program with it) reached the program already and
+// is not sent again. If the program has not ended signalGrace after the
+// first, record stops waiting: the trace holds the calls until then, and
+// the status is 128+N for signal N.
 func runPreloaded(cmd *exec.Cmd, spool string, log *slog.Logger) (int, error) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
@@ -129,41 +228,130 @@ func runPreloaded(cmd *exec.Cmd, spool string, log *slog.Logger) (int, error) {
 		signal.Stop(sigs)
 		return 0, err
 	}
+	release := sigquit.Hold()
+	defer release()
+	fg := foreground()
 	// While the program runs, signals go to it; once it has ended, one
 	// stops the waiting for the processes it left running.
 	ended := make(chan struct{})
 	stop := make(chan os.Signal, 1)
+	grace := make(chan struct{}) // closed signalGrace after the first signal
+	first := make(chan syscall.Signal, 1)
+	fwdDone := make(chan struct{})
 	go func() {
+		defer close(fwdDone)
+		got := false
 		for s := range sigs {
+			sig, _ := s.(syscall.Signal)
 			select {
 			case <-ended:
 				select {
 				case stop <- s:
 				default:
 				}
+				continue
 			default:
-				cmd.Process.Signal(s)
 			}
+			if !got {
+				got = true
+				first <- sig
+				time.AfterFunc(signalGrace, func() { close(grace) })
+			}
+			if fg && sig != syscall.SIGTERM && samePgrp(cmd.Process.Pid) {
+				log.Debug(fmt.Sprintf("%v from the terminal: the program, in the same process group, got it too", sig))
+				continue
+			}
+			cmd.Process.Signal(s)
 		}
 	}()
-	werr := cmd.Wait()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-waited:
+	case <-grace:
+		sig := <-first
+		close(ended)
+		signal.Stop(sigs)
+		close(sigs)
+		<-fwdDone
+		log.Warn(fmt.Sprintf("the program (pid %d) did not end within %v of %v: the trace holds its calls until now; it runs on, its later calls not recorded",
+			cmd.Process.Pid, signalGrace, sigName(sig)))
+		return 128 + int(sig), nil
+	}
 	close(ended)
-	if left := waitLeft(log, spool, stop); len(left) > 0 {
+	var sig syscall.Signal
+	select {
+	case sig = <-first:
+	default:
+	}
+	stopLeft := (<-chan os.Signal)(stop)
+	if sig != 0 {
+		// A signal ended the run: the processes the program left get the
+		// rest of the grace.
+		gs := make(chan os.Signal, 1)
+		go func() {
+			select {
+			case s := <-stop:
+				gs <- s
+			case <-grace:
+				gs <- sig
+			}
+		}()
+		stopLeft = gs
+	}
+	if left := waitLeft(log, spool, stopLeft); len(left) > 0 {
 		log.Info(fmt.Sprintf("stopped waiting: %s still running (%s); their later calls are not recorded", processes(len(left)), pidList(left)))
 	}
 	signal.Stop(sigs)
 	close(sigs)
+	<-fwdDone
+	status := 0
 	var ee *exec.ExitError
 	switch {
 	case errors.As(werr, &ee):
+		status = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
+			status = 128 + int(ws.Signal())
 		}
-		return ee.ExitCode(), nil
 	case werr != nil:
 		return 0, werr
 	}
-	return 0, nil
+	if sig != 0 {
+		how := fmt.Sprintf("exit status %d", status)
+		if status > 128 {
+			how = "killed by " + sigName(syscall.Signal(status-128))
+		}
+		log.Info(fmt.Sprintf("%v: the program ended (%s); encoding its calls", sigName(sig), how))
+	}
+	return status, nil
+}
+
+// sigName is a signal's name: SIGTERM.
+func sigName(s syscall.Signal) string {
+	if n := unix.SignalName(s); n != "" {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
+
+// foreground says whether this process is in the foreground process
+// group of its controlling terminal, where a terminal's SIGINT, SIGQUIT
+// and SIGHUP reach every process of the group.
+func foreground() bool {
+	f, err := os.Open("/dev/tty")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	pg, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	return err == nil && pg == unix.Getpgrp()
+}
+
+// samePgrp says whether process pid is in this process's group.
+func samePgrp(pid int) bool {
+	pg, err := unix.Getpgid(pid)
+	return err == nil && pg == unix.Getpgrp()
 }
 
 // waitLeft waits, after the program has ended, for the processes it left
@@ -362,8 +550,13 @@ func encodeRank(out string, run *preload.Run, r uint32, rank launcher.Rank, meta
 		log.Warn(fmt.Sprintf("%v; the events before it are in %s", eerr, file))
 		eerr = nil
 	}
-	if st.Incomplete > 0 || st.Dropped > 0 {
-		log.Info(fmt.Sprintf("%s: %d calls were in progress when a process ended, %d records were lost (the spool could not grow)", file, st.Incomplete, st.Dropped))
+	// Each only when it happened: a record killed with its program has
+	// calls in progress, not a spool that could not grow.
+	if st.Incomplete > 0 {
+		log.Info(fmt.Sprintf("%s: %s in progress when a process ended (killed, or it exited from another thread) are not in the trace", file, count(st.Incomplete, "call")))
+	}
+	if st.Dropped > 0 {
+		log.Info(fmt.Sprintf("%s: %s lost: the spool could not grow (the disk is full, the process chrooted, or a sandbox forbids the calls)", file, count(st.Dropped, "record")))
 	}
 	return rankStats{Stats: st, tally: sink, err: eerr}, file, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/capture/ptrace"
+	"github.com/iotrace/iotrace/internal/sigquit"
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
 )
@@ -64,8 +65,15 @@ func Ptrace(o Options, argv []string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// The header on disk at once: a record killed before its first block
+	// leaves a trace that says what it is, with nothing in it.
+	if err := w.Flush(); err != nil {
+		w.Close()
+		return Result{}, fmt.Errorf("%s: %w", file, err)
+	}
 	var infoErr error
 	sink := newTally(w.Rank(rk.Rank))
+	release := sigquit.Hold() // SIGQUIT goes to the program
 	res, runErr := ptrace.Run(ptrace.Config{
 		Argv:           argv,
 		Env:            clk.env,
@@ -81,6 +89,7 @@ func Ptrace(o Options, argv []string) (Result, error) {
 			infoErr = w.SetRankInfo(rk.Rank, meta.Epoch, host, pid)
 		},
 	})
+	release()
 	if err := clk.write(w, rk.Rank, meta.Epoch, res.Virtual); err != nil {
 		log.Info(fmt.Sprintf("%s: clock: %v", file, err))
 	}
@@ -93,6 +102,14 @@ func Ptrace(o Options, argv []string) (Result, error) {
 		o.sayRecorded(log, file, rk, sink)
 	}
 	Unseen{MmapFiles: res.MmapFiles, IOUring: res.IOUring > 0, AIO: res.AIO > 0}.report(log)
+	if res.PtraceDenied > 0 {
+		by := ""
+		if res.PtraceBy != "" {
+			by = " (" + res.PtraceBy + ")"
+		}
+		log.Warn(fmt.Sprintf("the program used ptrace%s, which a ptrace capture cannot allow (a process has one tracer: the kernel refused %s); record it with --preload",
+			by, count(int64(res.PtraceDenied), "call")))
+	}
 	out := Result{Status: res.Status(), Files: []string{file}}
 	if err := firstOf(runErr, infoErr, closeErr); err != nil {
 		// The program ran (or not); the trace went wrong.

@@ -66,7 +66,7 @@ func TestPtrace(t *testing.T) {
 
 func TestFromSpoolEmpty(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := FromSpool(Options{Out: filepath.Join(dir, "x.iot")}, dir); err == nil || !strings.Contains(err.Error(), "no process wrote a spool") {
+	if _, err := FromSpool(Options{Out: filepath.Join(dir, "x.iot")}, dir, true); err == nil || !strings.Contains(err.Error(), "no process wrote a spool") {
 		t.Errorf("an empty spool directory: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ type recordOptions struct {
 	quiet     bool
 	preload   bool
 	fromSpool string
+	outGiven  bool
 }
 
 func newRecordCmd() *cobra.Command {
@@ -35,6 +36,7 @@ func newRecordCmd() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.rankGiven = cmd.Flags().Changed("rank")
+			o.outGiven = cmd.Flags().Changed("output")
 			return runRecord(o, args, cli.StreamsOf(cmd))
 		},
 	}
@@ -52,7 +54,7 @@ func newRecordCmd() *cobra.Command {
 	fs.Var(&o.ClockSync, "clock-sync", "measure each rank's clock against rank 0's in MPI_Init and MPI_Finalize: auto (when every rank is surely recorded), on, off")
 	fs.BoolVar(&o.preload, "preload", false, "record with the preload shim (LD_PRELOAD) instead of ptrace: POSIX, stdio, MPI-IO and MPI communication calls")
 	fs.StringVar(&o.Spool, "spool", "", "with --preload: keep the raw per-process spool files in this directory (default: a temporary one, removed)")
-	fs.StringVar(&o.fromSpool, "from-spool", "", "encode the spool files left in this directory (a record that was killed) instead of running a program")
+	fs.StringVar(&o.fromSpool, "from-spool", "", "encode the spool files a killed record --preload left in this directory, or OUT.spool, its link beside -o (default -o: the killed record's)")
 
 	return c
 }
@@ -78,7 +80,7 @@ func runRecord(o *recordOptions, argv []string, s cli.IO) error {
 		if len(argv) > 0 || o.preload || o.Spool != "" {
 			return errors.New("record: --from-spool encodes spools; it runs no program (no --preload, --spool or CMD)")
 		}
-		res, err = record.FromSpool(o.Options, o.fromSpool)
+		res, err = record.FromSpool(o.Options, o.fromSpool, o.outGiven)
 	case o.preload:
 		res, err = record.Preload(o.Options, argv)
 	case o.Spool != "":
@@ -105,7 +107,11 @@ func recordExit(res record.Result, err error, s cli.IO) error {
 		res.Status = max(res.Status, 1)
 	case errors.As(err, &se):
 		fmt.Fprintf(s.Err, "iotrace: record: %v\n", err)
-		fmt.Fprintf(s.Err, "iotrace: record: the spools are kept in %s ('iotrace record --from-spool %s -o OUT' encodes them)\n", se.Dir, se.Dir)
+		from := se.Dir
+		if se.Link != "" {
+			from = se.Link
+		}
+		fmt.Fprintf(s.Err, "iotrace: record: the spools are kept in %s ('iotrace record --from-spool %s -o %s' encodes them)\n", se.Dir, from, se.Out)
 		res.Status = max(res.Status, 1)
 	default:
 		return fmt.Errorf("record: %w", err)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +20,7 @@ import (
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/state"
+	"golang.org/x/sys/unix"
 )
 
 // TestRecordPreload records a C program with --preload, as a user runs
@@ -79,7 +82,9 @@ int main(void) {
 	}
 	// --spool keeps the spools: encode them again.
 	again := filepath.Join(dir, "again.iot")
-	if _, stderr, code := recRun(t, dir, env, "", "record", "--from-spool", spool, "-o", again); code != 0 {
+	if _, stderr, code := recRun(t, dir, env, "", "record", "--from-spool", spool, "-o", again); code != 0 || strings.Contains(stderr, "killed") {
+		// A record that ended leaves no owner file: its spools are not a
+		// killed record's.
 		t.Fatalf("--from-spool: exit %d\n%s", code, stderr)
 	}
 	if g, _ := tallies(t, again); g[0][trace.OpWrite] != want[trace.OpWrite] {
@@ -328,5 +333,234 @@ int main(void) {
 	}
 	if views != 2 {
 		t.Errorf("%d views recorded, want 2", views)
+	}
+}
+
+const recTickerC = `
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	int n = argc > 1 ? atoi(argv[1]) : 300;
+	FILE *p = fopen("pid", "w");
+	fprintf(p, "%d\n", getpid());
+	fclose(p);
+	int fd = open("ticks", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	for (int i = 0; i < n; i++) {
+		write(fd, "x", 1);
+		usleep(10000);
+	}
+	close(fd);
+	return 0;
+}
+`
+
+// TestRecordPreloadKilled kills record --preload (SIGKILL) while its
+// program runs: the spool directory is found from the output's name
+// (OUT.spool), --from-spool refuses it while the recorder lives, and once
+// it is dead encodes every call of the program into the killed record's
+// -o, saying the recorder was killed.
+func TestRecordPreloadKilled(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	bin := recBuildC(t, dir, "ticker", "#include <stdlib.h>\n"+recTickerC)
+	env := append(recCleanEnv(), "IOTRACE_CACHE="+shimCache(t))
+	out := filepath.Join(dir, "k.iot")
+	cmd := exec.Command(iotraceBin, "record", "--preload", "-o", out, "--", bin, "200")
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	ticks := filepath.Join(dir, "ticks")
+	for i := 0; i < 1000; i++ {
+		if st, err := os.Stat(ticks); err == nil && st.Size() >= 5 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	link := out + ".spool"
+	spool, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		t.Fatalf("no spool link beside the output: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(spool) })
+	// The recorder runs: its spools are not to be encoded under it.
+	_, stderr, code := recRun(t, dir, nil, "", "record", "--from-spool", link)
+	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, fmt.Sprintf("its recorder, iotrace pid %d, still runs", cmd.Process.Pid)) {
+		t.Errorf("--from-spool of a live record: exit %d\n%s", code, stderr)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// The program runs on, recording: let it end.
+	b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	for i := 0; i < 3000 && pid > 0 && procState(pid) != 0 && procState(pid) != 'Z'; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatalf("a killed record wrote %s", out)
+	}
+	// Reading the trace that is not there names the spools and the
+	// command that encodes them.
+	if _, stderr, code := recRun(t, dir, nil, "", "stats", out); code != 1 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "'iotrace record --from-spool "+link+"' encodes them") {
+		t.Errorf("stats of the killed record's output: exit %d\n%s", code, stderr)
+	}
+	_, stderr, code = recRun(t, dir, nil, "", "record", "--from-spool", link)
+	if code != 0 || !strings.Contains(stderr, "are those of a record that was killed (iotrace pid "+strconv.Itoa(cmd.Process.Pid)) || strings.Contains(stderr, "goroutine") {
+		t.Fatalf("--from-spool %s: exit %d\n%s", link, code, stderr)
+	}
+	f := fileTallies(t, out)[ticks]
+	if f[trace.OpWrite].n != 200 || f[trace.OpOpen].n != 1 || f[trace.OpClose].n != 1 {
+		t.Errorf("the recovered trace holds %+v of ticks; want 1 open, 200 writes, 1 close", f)
+	}
+	// A link to nothing says so.
+	os.RemoveAll(spool)
+	if _, stderr, code := recRun(t, dir, nil, "", "record", "--from-spool", link); code == 0 || !strings.Contains(stderr, "is gone") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("--from-spool of a dangling link: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestRecordPreloadSpoolLinkRemoved: a record that ends normally leaves
+// no link and no spool directory.
+func TestRecordPreloadSpoolLinkRemoved(t *testing.T) {
+	sh := recNeedTool(t, "sh")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "n.iot")
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o755)
+	if _, stderr, code := recRun(t, dir, []string{"IOTRACE_CACHE=" + shimCache(t), "TMPDIR=" + tmp}, "", "record", "--preload", "-o", out, "--", sh, "-c", "echo a > f"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Lstat(out + ".spool"); err == nil {
+		t.Error("the spool link outlived the record")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
+
+// startPreloadRecording starts record --preload of bin args in dir, in a
+// new session whose controlling terminal is a pseudo-terminal (record in
+// its foreground process group, as a shell runs a command); it returns
+// the terminal's master side and the program's pid.
+func startPreloadRecording(t *testing.T, dir, bin, out string, args ...string) (*exec.Cmd, *os.File, *bytes.Buffer, int) {
+	t.Helper()
+	env := append(recCleanEnv(), "IOTRACE_CACHE="+shimCache(t))
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	os.Remove(filepath.Join(dir, "pid"))
+	cmd := exec.Command(iotraceBin, append([]string{"record", "--preload", "-o", out, "--", bin}, args...)...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin, cmd.Stdout = tty, tty
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Drain the terminal, so that nothing the program writes blocks.
+	go io.Copy(io.Discard, ptmx)
+	for i := 0; i < 3000; i++ {
+		if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return cmd, ptmx, &stderr, pid
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	t.Fatalf("the program did not start: %s", stderr.String())
+	return nil, nil, nil, 0
+}
+
+// TestRecordPreloadSignals: under --preload a terminal's Ctrl-C (SIGINT
+// to the foreground process group, record and program) reaches the
+// program once, as does a SIGTERM sent to record alone; the handler's
+// work is in the trace, the status is the program's, and record says in
+// one line how the run ended. A program that ignores the signal is given
+// a bounded grace, then record encodes what it recorded and says so.
+func TestRecordPreloadSignals(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	bin := recBuildC(t, dir, "sleeper", recSleeperC)
+	for _, c := range []struct {
+		name string
+		send func(cmd *exec.Cmd, tty *os.File)
+		want string
+	}{
+		{"ctrl-c", func(_ *exec.Cmd, tty *os.File) { tty.Write([]byte{3}) }, "SIGINT: the program ended (exit status 5)"},
+		{"sigterm", func(cmd *exec.Cmd, _ *os.File) { cmd.Process.Signal(syscall.SIGTERM) }, "SIGTERM: the program ended (exit status 5)"},
+	} {
+		out := filepath.Join(dir, c.name+".iot")
+		os.Remove(filepath.Join(dir, "got"))
+		cmd, tty, stderr, _ := startPreloadRecording(t, dir, bin, out, "h")
+		time.Sleep(100 * time.Millisecond)
+		c.send(cmd, tty)
+		if code := waitExit(t, cmd); code != 5 || strings.Count(stderr.String(), c.want) != 1 || strings.Contains(stderr.String(), "goroutine ") {
+			t.Errorf("%s: exit %d, want 5 and %q\n%s", c.name, code, c.want, stderr)
+			continue
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "got")); string(b) != "x" {
+			t.Errorf("%s: the program got the signal %d times", c.name, len(b))
+		}
+		if f := fileTallies(t, out)[filepath.Join(dir, "got")]; f[trace.OpWrite].n != 1 {
+			t.Errorf("%s: the handler's write is not in the trace: %+v", c.name, f)
+		}
+	}
+
+	// A program that ignores SIGTERM.
+	ign := recBuildC(t, dir, "ignorer", `
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+	signal(SIGTERM, SIG_IGN);
+	FILE *p = fopen("pid", "w");
+	fprintf(p, "%d\n", getpid());
+	fclose(p);
+	int fd = open("ticks", O_CREAT|O_WRONLY|O_TRUNC, 0644);
+	for (int i = 0; i < 6000; i++) {
+		write(fd, "t", 1);
+		usleep(10000);
+	}
+	return 0;
+}
+`)
+	out := filepath.Join(dir, "ign.iot")
+	cmd, _, stderr, pid := startPreloadRecording(t, dir, ign, out)
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	code := waitExit(t, cmd)
+	want := fmt.Sprintf("the program (pid %d) did not end within 5s of SIGTERM", pid)
+	if code != 143 || strings.Count(stderr.String(), want) != 1 {
+		t.Errorf("a program that ignores SIGTERM: exit %d, want 143 and %q\n%s", code, want, stderr)
+	}
+	if st := procState(pid); st == 0 || st == 'Z' {
+		t.Errorf("the program was ended (state %q); it ignores SIGTERM and should run on", st)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	if f := fileTallies(t, out)[filepath.Join(dir, "ticks")]; f[trace.OpWrite].n < 20 {
+		t.Errorf("the ticks before the grace ended: %+v", f)
 	}
 }

@@ -1081,3 +1081,86 @@ func TestRecordReplaysE2E(t *testing.T) {
 		t.Logf("comparison:\n%s", out.String())
 	}
 }
+
+// TestRecordPtraceUser records a program that uses ptrace itself (strace
+// true): the kernel refuses it a second tracer, and record says so in one
+// line, naming --preload, with the program's exit status and no stack.
+func TestRecordPtraceUser(t *testing.T) {
+	recSkipUnsupported(t)
+	strace := recNeedTool(t, "strace")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "s.iot")
+	_, stderr, code := recRun(t, dir, nil, "", "record", "-o", out, "--", strace, "-o", "/dev/null", "true")
+	if code == 0 {
+		t.Errorf("strace under record: exit 0; want strace's failure\n%s", stderr)
+	}
+	want := "iotrace: record: warning: the program used ptrace (strace), which a ptrace capture cannot allow"
+	if strings.Count(stderr, want) != 1 || !strings.Contains(stderr, "record it with --preload") || strings.Contains(stderr, "goroutine ") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	// A program that does not use ptrace hears nothing of it.
+	if _, stderr, _ := recRun(t, dir, nil, "", "record", "-o", out, "--", "true"); strings.Contains(stderr, "ptrace") {
+		t.Errorf("true: %s", stderr)
+	}
+	// The advice holds: under --preload strace runs, and its own output
+	// is in the trace.
+	pout := filepath.Join(dir, "p.iot")
+	if _, stderr, code := recRun(t, dir, []string{"IOTRACE_CACHE=" + shimCache(t)}, "", "record", "--preload", "-o", pout, "--", strace, "-o", "st.txt", "true"); code != 0 || strings.Contains(stderr, "ptrace") {
+		t.Fatalf("strace under --preload: exit %d\n%s", code, stderr)
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	if f := fileTallies(t, pout)[filepath.Join(real, "st.txt")]; f[trace.OpWrite].n == 0 {
+		t.Errorf("strace's writes to st.txt are not in the --preload trace: %+v", f)
+	}
+}
+
+// TestRecordKilledAtOnce: a record killed before its first block leaves
+// a trace header and nothing else, which check calls EMPTY (with why), not
+// DAMAGED, with exit status 1 as for other files that are not ok.
+func TestRecordKilledAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	bin := recBuildC(t, dir, "sleeper", recSleeperC)
+	out := filepath.Join(dir, "once.iot")
+	cmd, _, pid := startRecording(t, dir, bin, out)
+	cmd.Process.Kill()
+	cmd.Wait()
+	syscall.Kill(pid, syscall.SIGKILL)
+	stdout, stderr, code := recRun(t, dir, nil, "", "check", out)
+	empty := strings.HasPrefix(stdout, out+": EMPTY: ") && strings.Contains(stdout, "killed before its first block") && code == 1
+	// On a loaded machine the first block may have been written before
+	// the kill: then it is a trace whose writer did not finish.
+	flushed := regexp.MustCompile(`: ok \(no index\): \d+ bytes, [1-9]\d* blocks`).MatchString(stdout)
+	if !empty && !flushed || strings.Contains(stderr, "goroutine ") {
+		t.Errorf("check of a record killed at once: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestQuitNoStack: SIGQUIT to a command that is not running a program
+// (check blocked opening a FIFO no one writes) ends it with one line and
+// status 131, not the Go runtime's dump of its goroutines; under record
+// it still goes to the program, whose status record takes.
+func TestQuitNoStack(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(iotraceBin, "check", fifo)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGQUIT)
+	if code := waitExit(t, cmd); code != 131 || stderr.String() != "iotrace: quit (SIGQUIT)\n" {
+		t.Errorf("check at SIGQUIT: exit %d\n%s", code, stderr.String())
+	}
+
+	bin := recBuildC(t, dir, "sleeper", recSleeperC)
+	rec, rstderr, _ := startRecording(t, dir, bin, filepath.Join(dir, "q.iot"))
+	rec.Process.Signal(syscall.SIGQUIT)
+	if code := waitExit(t, rec); code != 131 || strings.Contains(rstderr.String(), "goroutine ") || strings.Contains(rstderr.String(), "quit (SIGQUIT)") {
+		t.Errorf("record at SIGQUIT: exit %d, want the program's 131\n%s", code, rstderr.String())
+	}
+}

@@ -26,9 +26,9 @@ type CheckReport struct {
 	Damage     []Damage
 	IndexNote  string // a problem with the index, if any
 	Unreadable string // why the header could not be read, if it could not
-	// Empty: the file has no byte, not even a header (a recording
-	// stopped before it wrote anything): not a trace, but not damaged
-	// either.
+	// Empty: the file has no byte, not even a header, or a header and
+	// no block nor index (a recorder killed before it wrote its first
+	// block): nothing recorded, but not damaged either.
 	Empty bool
 	// Clocks are what the capture measured of the ranks' clocks (ranks
 	// with samples only, times on the reference clock), when the file
@@ -110,6 +110,10 @@ func check(name string, ra io.ReaderAt, size int64, salvage bool) *CheckReport {
 	tf.scan(salvage)
 	rep.Truncated = tf.truncated
 	rep.Damage = tf.damage
+	if len(tf.blocks) == 0 && !hasIndex && tf.truncated == "" && len(tf.damage) == 0 {
+		rep.Empty = true
+		return rep
+	}
 	if hasIndex {
 		rep.Indexed = sameBlocks(indexed, tf.blocks)
 		if !rep.Indexed {
@@ -254,7 +258,11 @@ func sameBlocks(a, b []BlockInfo) bool {
 // line for each problem, then one for each rank's clock.
 func (c *CheckReport) WriteText(w io.Writer) {
 	if c.Empty {
-		fmt.Fprintf(w, "%s: EMPTY: 0 bytes, not even a trace header (a recording stopped before it began leaves one)\n", c.File)
+		if c.Size == 0 {
+			fmt.Fprintf(w, "%s: EMPTY: 0 bytes, nothing recorded, not even a trace header (a recorder killed before its first block leaves one)\n", c.File)
+		} else {
+			fmt.Fprintf(w, "%s: EMPTY: %d bytes, a trace header and nothing recorded (a recorder killed before its first block leaves one)\n", c.File, c.Size)
+		}
 		return
 	}
 	if c.Unreadable != "" {

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
 
 	"github.com/iotrace/iotrace/internal/helptext"
+	"github.com/iotrace/iotrace/internal/sigquit"
 	"github.com/iotrace/iotrace/internal/suggest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,6 +29,9 @@ func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code)
 // Run executes root with args and returns the process exit code. Errors are
 // printed as one line, "NAME: message", on stderr.
 func Run(root *cobra.Command, args []string) int {
+	// Not in RunIO: a test binary keeps the runtime's SIGQUIT dump, which
+	// go test's timeout asks for.
+	sigquit.Quietly(root.Name(), os.Stderr)
 	return RunIO(root, args, os.Stdout, os.Stderr)
 }
 
@@ -90,8 +96,41 @@ func RunIO(root *cobra.Command, args []string, stdout, stderr io.Writer) (code i
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", root.Name(), err)
+	fmt.Fprintf(stderr, "%s: %v%s\n", root.Name(), err, spoolHint(err))
 	return 1
+}
+
+// spoolHint names, for a trace file that does not exist, the spools a
+// killed iotrace record --preload left for it (the link OUT.spool, or
+// OUT.rank-NNNNN.spool, beside it) and the command that encodes them.
+func spoolHint(err error) string {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) || pe.Path == "" {
+		return ""
+	}
+	links, _ := filepath.Glob(globEscape(pe.Path) + ".rank-*.spool")
+	if _, err := os.Lstat(pe.Path + ".spool"); err == nil {
+		links = append([]string{pe.Path + ".spool"}, links...)
+	}
+	switch len(links) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(": %s links to the spools of a record --preload that did not write it (killed, or still running): once it is gone, 'iotrace record --from-spool %s' encodes them", links[0], links[0])
+	}
+	return fmt.Sprintf(": %s link to the spools of records --preload that did not write it (killed, or still running): once they are gone, 'iotrace record --from-spool LINK' encodes each", strings.Join(links, " "))
+}
+
+// globEscape escapes the characters filepath.Match treats as patterns.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // NoInput is what a command that reads a trace says without one.
