@@ -194,6 +194,9 @@ func (rn *runner) run() (err error) {
 				return nil
 			}
 		}
+		if rn.stop.Load() {
+			return nil // stopped: no more reading (a trace block each, with many ranks)
+		}
 		n, rerr := rn.src.ReadEvents(buf[fill:min(fill+rn.readN, len(buf))])
 		k, err := rn.batchRun(buf[fill : fill+n])
 		rn.rp.done.Add(int64(n))
