@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -145,7 +146,9 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 		if st.Handle != nil && cls == trace.ClassMPIIO {
 			sp.Event(i, e, st.Handle.Path, st.Handle.Comm)
 		}
-		deps.event(i, rp.n-1, m.Epoch(i), e)
+		if len(p.Ranks) > 1 { // one rank depends on no other's files
+			deps.event(i, rp.n-1, m.Epoch(i), e)
+		}
 	}
 	p.deps = deps.byRank
 	p.shared = sp.Offsets(len(p.Ranks))
@@ -178,7 +181,13 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 	p.Layout = *target.NewLayout(all, ns, rules)
 	p.Space = ns.Space(SpaceBlock)
 	for id := range p.mapped {
-		rel, note := p.Layout.Map(t.Path(id))
+		path := t.Path(id)
+		rel, note := p.Layout.Map(path)
+		if strings.HasSuffix(path, rel) {
+			// The usual case (the path less its leading /): share the
+			// trace's string rather than keep a copy per path.
+			rel = path[len(path)-len(rel):]
+		}
 		p.mapped[id] = mapping{rel: rel, note: note}
 	}
 	return p, nil
