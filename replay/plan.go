@@ -104,7 +104,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32)
 	for {
 		i, e, err := m.Next()
 		if err != nil {
-			return nil, fmt.Errorf("rank %d: %w", p.Ranks[i], err)
+			return nil, rankErr(p.Ranks[i], err)
 		}
 		if e == nil {
 			break
@@ -381,4 +381,14 @@ func Files(n int64) string {
 		return "1 file"
 	}
 	return fmt.Sprintf("%d files", n)
+}
+
+// rankErr names rank r in err once: an error that already starts with
+// the rank (a trace reader's, a backend's) is not named again ("rank 3:
+// rank 3: …").
+func rankErr(r uint32, err error) error {
+	if strings.HasPrefix(err.Error(), fmt.Sprintf("rank %d: ", r)) {
+		return err
+	}
+	return fmt.Errorf("rank %d: %w", r, err)
 }

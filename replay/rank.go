@@ -152,7 +152,7 @@ func (rn *runner) run() (err error) {
 			rd.stop()
 		}
 		if cerr := rn.ex.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("rank %d: %w", rn.rank, cerr)
+			err = rankErr(rn.rank, cerr)
 		}
 		closeSource(rn.src)
 		rn.cm.Done()
