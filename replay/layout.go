@@ -2,7 +2,6 @@ package replay
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"regexp"
 	"slices"
@@ -67,7 +66,7 @@ func scanUse(x *transformed) (map[trace.PathID]*fileUse, error) {
 			}
 			if err != nil {
 				closeSource(src)
-				return nil, fmt.Errorf("rank %d: %w", r, err)
+				return nil, rankErr(r, err)
 			}
 		}
 		closeSource(src)

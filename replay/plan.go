@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -254,7 +255,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 	for {
 		i, e, err := m.Next()
 		if err != nil {
-			return nil, fmt.Errorf("rank %d: %w", p.Ranks[i], err)
+			return nil, rankErr(p.Ranks[i], err)
 		}
 		if e == nil {
 			break
@@ -304,7 +305,9 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 		if st.Handle != nil && cls == trace.ClassMPIIO {
 			sp.Event(i, e, st.Handle.Path, st.Handle.Comm)
 		}
-		deps.event(i, rp.n-1, m.Epoch(i), e)
+		if len(p.Ranks) > 1 { // one rank depends on no other's files
+			deps.event(i, rp.n-1, m.Epoch(i), e)
+		}
 	}
 	p.deps = deps.byRank
 	p.shared = sp.Offsets(len(p.Ranks))
@@ -342,7 +345,13 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 	p.Layout = *target.NewLayout(all, ns, rules)
 	p.Space = ns.Space(SpaceBlock)
 	for id := range p.mapped {
-		rel, note := p.Layout.Map(t.Path(id))
+		path := t.Path(id)
+		rel, note := p.Layout.Map(path)
+		if strings.HasSuffix(path, rel) {
+			// The usual case (the path less its leading /): share the
+			// trace's string rather than keep a copy per path.
+			rel = path[len(path)-len(rel):]
+		}
 		p.mapped[id] = mapping{rel: rel, note: note}
 	}
 	return p, nil
@@ -538,4 +547,14 @@ func Files(n int64) string {
 		return "1 file"
 	}
 	return fmt.Sprintf("%d files", n)
+}
+
+// rankErr names rank r in err once: an error that already starts with
+// the rank (a trace reader's, a backend's) is not named again ("rank 3:
+// rank 3: …").
+func rankErr(r uint32, err error) error {
+	if strings.HasPrefix(err.Error(), fmt.Sprintf("rank %d: ", r)) {
+		return err
+	}
+	return fmt.Errorf("rank %d: %w", r, err)
 }

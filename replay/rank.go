@@ -154,7 +154,7 @@ func (rn *runner) run() (err error) {
 			rd.stop()
 		}
 		if cerr := rn.ex.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("rank %d: %w", rn.rank, cerr)
+			err = rankErr(rn.rank, cerr)
 		}
 		closeSource(rn.src)
 		rn.cm.Done()
@@ -195,6 +195,9 @@ func (rn *runner) run() (err error) {
 			if buf = rn.pool.get(rn.ctx.Done()); buf == nil {
 				return nil
 			}
+		}
+		if rn.stop.Load() {
+			return nil // stopped: no more reading (a trace block each, with many ranks)
 		}
 		n, rerr := rn.src.ReadEvents(buf[fill:min(fill+rn.readN, len(buf))])
 		k, err := rn.batchRun(buf[fill : fill+n])

@@ -233,7 +233,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		ex, err := b.Rank(rk, len(ranks))
 		if err != nil {
 			closeAll()
-			return nil, fmt.Errorf("rank %d: %w", rk, err)
+			return nil, rankErr(rk, err)
 		}
 		rn := &runner{
 			rp: r, rank: rk, idx: i, ex: ex, cm: world.Endpoint(rk), world: world,
@@ -252,7 +252,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		runners[i] = rn
 		if rn.src, err = r.t.Rank(rk); err != nil {
 			closeAll()
-			return nil, fmt.Errorf("rank %d: %w", rk, err)
+			return nil, rankErr(rk, err)
 		}
 		rn.res.rank = rk
 		rn.res.planned = r.plan.PerRank[planIdx[i]].Events

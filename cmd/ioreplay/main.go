@@ -14,12 +14,14 @@ import (
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/convert"
+	"github.com/iotrace/iotrace/internal/memlimit"
 	"github.com/iotrace/iotrace/replay/session"
 	"github.com/iotrace/iotrace/report"
 	"github.com/spf13/cobra"
 )
 
 func main() {
+	memlimit.Set() // a bounded machine: the GC works harder rather than the process dying
 	os.Exit(cli.Run(newRoot(), os.Args[1:]))
 }
 

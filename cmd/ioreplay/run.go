@@ -76,7 +76,7 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 		o.in.Warn = warn
 		return o.in.Open(args)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(s.Err)
 	defer stop()
 	out, err := session.Run(ctx, open, so, team)
 	if out != nil {
@@ -228,4 +228,39 @@ func alone() (session.Team, func() error, error) {
 // reportOptions are the options of the replay's report.
 func (o *options) reportOptions() report.Options {
 	return report.Options{Detail: o.detail}.For(o.by, o.html != "" || o.format == "html")
+}
+
+// interruptible returns a context that the first SIGINT or SIGTERM
+// cancels: the replay stops, says how far it got and keeps its partial
+// trace. A second signal ends the process at once, with one line and
+// exit status 130, whatever is still being written. stop releases the
+// signals.
+func interruptible(errw io.Writer) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-quit:
+			return
+		}
+		select {
+		case <-ch:
+			clear := "" // the progress line, on a terminal
+			if logline.IsTerminal(errw) {
+				clear = "\r\x1b[K"
+			}
+			fmt.Fprintln(errw, clear+"ioreplay: interrupted twice: stopped at once; the replay's trace and target may be incomplete")
+			os.Exit(130)
+		case <-quit:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(quit)
+		cancel()
+	}
 }

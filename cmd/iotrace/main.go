@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
+	"github.com/iotrace/iotrace/internal/memlimit"
 	"github.com/spf13/cobra"
 )
 
@@ -22,5 +23,6 @@ func newRoot() *cobra.Command {
 }
 
 func main() {
+	memlimit.Set() // a bounded machine: the GC works harder rather than the process dying
 	os.Exit(cli.Run(newRoot(), os.Args[1:]))
 }

@@ -101,3 +101,23 @@ func TestOutputIsInput(t *testing.T) {
 		}
 	}
 }
+
+// TestManyPaths: one rank creating 1,000,000 files is planned within
+// 1,000,000 KiB of data (ulimit -d): the plan kept a copy of every mapped
+// path and, for one rank, which rank made each file, and the heap grew
+// to twice what was live (1,070 MB peak RSS; under this limit the
+// runtime died: "out of memory allocating heap arena metadata"). Now
+// 874 MB unbounded, and the Go memory limit ioreplay sets from the
+// process's limit makes the collector keep it under.
+func TestManyPaths(t *testing.T) {
+	dir := t.TempDir()
+	s := write(t, dir, "files.iop", "repeat 1000000 as i {\n    create \"d/f$i\"\n}\n")
+	tr := filepath.Join(dir, "files.iot")
+	wantOK(t, run(t, dir, 0, iotrace, "convert", "--ranks", "1", "-o", tr, s))
+	r := run(t, dir, 1_000_000, ioreplay, "--dry-run", tr)
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, "1000000") {
+		t.Fatalf("the dry run does not show the files:\n%s", clip(r.stdout))
+	}
+	count("trace: many paths", 1)
+}

@@ -12,7 +12,7 @@ func (h *Hist) MarshalBinary() ([]byte, error) {
 	b := binary.AppendUvarint(nil, h.n)
 	b = binary.AppendVarint(b, h.min)
 	b = binary.AppendVarint(b, h.max)
-	skip := uint64(0)
+	skip := uint64(h.off)
 	for _, c := range h.counts {
 		if c == 0 {
 			skip++
@@ -54,8 +54,11 @@ func (h *Hist) UnmarshalBinary(b []byte) error {
 			return bad
 		}
 		b = b[k:]
-		if skip > maxBuckets || uint64(len(v.counts))+skip >= maxBuckets {
+		if skip > maxBuckets || uint64(v.off+len(v.counts))+skip >= maxBuckets {
 			return bad
+		}
+		if len(v.counts) == 0 {
+			v.off, skip = int(skip), 0
 		}
 		for ; skip > 0; skip-- {
 			v.counts = append(v.counts, 0)

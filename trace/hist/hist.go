@@ -16,7 +16,13 @@ import (
 // percentiles of 50 million calls cost no memory per call. The zero Hist
 // is empty and ready to use.
 type Hist struct {
+	// counts[i] counts bucket off+i: only the buckets from the smallest
+	// value's to the largest's (with some slack) are held, so that a
+	// histogram of one value, or of values close together, is a few
+	// counters (a replay keeps one per rank and op: a barrier's lag of a
+	// second made every rank's 30 KiB).
 	counts []uint64
+	off    int
 	n      uint64
 	max    int64
 	min    int64
@@ -52,12 +58,8 @@ func (h *Hist) Add(v int64) {
 		v = 0
 	}
 	b := bucketOf(v)
-	if b >= len(h.counts) {
-		n := make([]uint64, min(b+1+b/4, maxBuckets))
-		copy(n, h.counts)
-		h.counts = n
-	}
-	h.counts[b]++
+	h.cover(b, b+1)
+	h.counts[b-h.off]++
 	if h.n == 0 || v > h.max {
 		h.max = v
 	}
@@ -67,18 +69,38 @@ func (h *Hist) Add(v int64) {
 	h.n++
 }
 
+// cover makes counts hold the buckets lo to hi−1, with a quarter of slack
+// on the side it grows.
+func (h *Hist) cover(lo, hi int) {
+	if len(h.counts) == 0 {
+		h.counts, h.off = make([]uint64, hi-lo), lo
+		return
+	}
+	end := h.off + len(h.counts)
+	if lo >= h.off && hi <= end {
+		return
+	}
+	nlo, nhi := h.off, end
+	if lo < nlo {
+		nlo = max(lo-(end-lo)/4, 0)
+	}
+	if hi > nhi {
+		nhi = min(hi+(hi-nlo)/4, maxBuckets)
+	}
+	n := make([]uint64, nhi-nlo)
+	copy(n[h.off-nlo:], h.counts)
+	h.counts, h.off = n, nlo
+}
+
 // Merge adds the counts of o.
 func (h *Hist) Merge(o *Hist) {
 	if o.n == 0 {
 		return
 	}
-	if len(o.counts) > len(h.counts) {
-		n := make([]uint64, len(o.counts))
-		copy(n, h.counts)
-		h.counts = n
-	}
+	h.cover(o.off, o.off+len(o.counts))
+	d := o.off - h.off
 	for i, c := range o.counts {
-		h.counts[i] += c
+		h.counts[d+i] += c
 	}
 	if h.n == 0 || o.max > h.max {
 		h.max = o.max
@@ -116,7 +138,7 @@ func (h *Hist) Quantile(q float64) int64 {
 	for i, c := range h.counts {
 		seen += c
 		if seen >= rank {
-			return min(max(bucketMid(i), h.min), h.max)
+			return min(max(bucketMid(h.off+i), h.min), h.max)
 		}
 	}
 	return h.max

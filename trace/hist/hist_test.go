@@ -78,3 +78,46 @@ func TestHistSmall(t *testing.T) {
 		t.Error("empty histogram")
 	}
 }
+
+// TestSparse: a histogram holds only the buckets between its values
+// (one value: one counter), and merging histograms whose buckets lie
+// apart, in either order, is adding their values to one: same encoding,
+// same quantiles.
+func TestSparse(t *testing.T) {
+	var one Hist
+	one.Add(1_000_000_000)
+	if len(one.counts) != 1 {
+		t.Fatalf("one value holds %d counters", len(one.counts))
+	}
+	groups := [][]int64{{5, 7, 300}, {1e9, 2e9, 3e9}, {40_000, 41_000}, {0, 1 << 62}}
+	var all Hist
+	for _, g := range groups {
+		for _, v := range g {
+			all.Add(v)
+		}
+	}
+	want, _ := all.MarshalBinary()
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 0, 3, 2}, {2, 3, 0, 1}} {
+		var m Hist
+		for _, i := range order {
+			var h Hist
+			for _, v := range groups[i] {
+				h.Add(v)
+			}
+			m.Merge(&h)
+		}
+		got, _ := m.MarshalBinary()
+		if string(got) != string(want) {
+			t.Fatalf("order %v: encoding %x, want %x", order, got, want)
+		}
+		var back Hist
+		if err := back.UnmarshalBinary(got); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []float64{0, 0.1, 0.3, 0.5, 0.7, 0.9, 1} {
+			if a, b, c := m.Quantile(q), all.Quantile(q), back.Quantile(q); a != b || c != b {
+				t.Fatalf("order %v: q%v = %d, decoded %d, want %d", order, q, a, c, b)
+			}
+		}
+	}
+}
