@@ -605,3 +605,44 @@ func TestRanksWaitForFilesOthersMake(t *testing.T) {
 		}
 	}
 }
+
+// TestRanksWaitForFilesOthersMakeClockSkew: as above, but the trace's
+// clocks put rank 1's open before rank 0's create, as a ptrace capture on
+// a loaded machine does (each process's times are read by its own tracer,
+// late by as long as it waited for a processor). Rank 0 saw the name
+// absent before: rank 1 could only find it once rank 0 made it, and waits
+// for that create.
+func TestRanksWaitForFilesOthersMakeClockSkew(t *testing.T) {
+	m := trace.NewMemTrace()
+	other, shared := m.Paths.Intern("/s/other"), m.Paths.Intern("/s/shared")
+	var evs []trace.Event
+	evs = append(evs,
+		trace.Event{Rank: 0, Op: trace.OpAccess, Path: shared, Ret: -2, Start: 0},
+		trace.Event{Rank: 0, Op: trace.OpOpen, Path: other, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Ret: 3, Start: 1})
+	for i := int64(0); i < 3000; i++ {
+		evs = append(evs, trace.Event{Rank: 0, Op: trace.OpPwrite, FD: 3, Offset: i * 4096, Size: 4096, Ret: 4096, Start: 10 + i})
+	}
+	evs = append(evs,
+		trace.Event{Rank: 1, Op: trace.OpOpen, Path: shared, Flags: trace.ORdwr, Ret: 3, Start: 4990, Dur: 4},
+		trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 3, Offset: 100, Size: 100, Ret: 100, Start: 6002},
+		trace.Event{Rank: 1, Op: trace.OpClose, FD: 3, Start: 6003},
+		trace.Event{Rank: 0, Op: trace.OpOpen, Path: shared, Flags: trace.ORdwr | trace.OCreat, Ret: 4, Start: 5000},
+		trace.Event{Rank: 0, Op: trace.OpPwrite, FD: 4, Size: 100, Ret: 100, Start: 5001},
+		trace.Event{Rank: 0, Op: trace.OpClose, FD: 4, Start: 5002},
+	)
+	m.Add(evs...)
+	for try := 0; try < 5; try++ {
+		dir := t.TempDir()
+		be, err := posix.New(posix.Options{Target: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := run(t, m, replay.Options{Timing: replay.AFAP}, be)
+		be.Close()
+		if res.Failures() != 0 || res.Skipped() != 0 {
+			var b strings.Builder
+			report.ReplayOf(res.PerRank).WriteText(&b)
+			t.Fatalf("try %d: failures or skips:\n%s", try, b.String())
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"math"
@@ -246,7 +247,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 	}
 	defer m.Close()
 	sp := state.NewSharedPointers()
-	deps := newFileDeps(len(p.Ranks))
+	deps := newFileDeps(ns, len(p.Ranks))
 	per := make([]rankPlan, len(p.Ranks))
 	for i, r := range p.Ranks {
 		per[i] = rankPlan{rc: RankCount{Rank: r, Ops: map[trace.Op]int64{}}, f: state.New[struct{}, struct{}](ns), lib: libCosts{open: -1}}
@@ -309,7 +310,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 			deps.event(i, rp.n-1, m.Epoch(i), e)
 		}
 	}
-	p.deps = deps.byRank
+	p.deps = deps.deps()
 	p.shared = sp.Offsets(len(p.Ranks))
 	shareCollectives(per)
 	p.libCost = make([][]LibCost, len(per))
@@ -406,11 +407,23 @@ type Dep struct {
 // MPI_COMM_WORLD or a duplicate of it, as in a trace captured without MPI's calls: ptrace sees
 // no MPI). Run as fast as possible, such a rank would open the file
 // before its maker creates it: it waits for the create, as it did in the
-// traced run (where the trace's clocks say the create came first).
+// traced run.
+//
+// The trace's clocks order most such pairs: the create comes first. But
+// each process's times are read by its own tracer, late by as long as
+// the tracer waited for a processor: on a loaded machine a rank's open of
+// a file can carry an earlier time than the create it needed. The
+// namespace tells such a use: it found a name the trace showed absent (or
+// whose directory the trace made), a name nothing made yet. It is kept
+// pending, and the first create of that name by another rank in the same
+// epoch becomes what it waits for.
 type fileDeps struct {
-	makers map[trace.PathID]maker
-	used   []map[trace.PathID]bool // per rank: files whose dependency is settled
-	byRank [][]Dep
+	ns      *state.Namespace
+	makers  map[trace.PathID]maker
+	used    []map[trace.PathID]bool  // per rank: files whose dependency is settled
+	pending map[trace.PathID][]maker // uses of names that appeared before any create
+	byRank  [][]Dep
+	late    bool // a dependency was added behind a later one of its rank
 }
 
 type maker struct {
@@ -419,12 +432,14 @@ type maker struct {
 	epoch int64
 }
 
-func newFileDeps(ranks int) *fileDeps {
-	return &fileDeps{makers: map[trace.PathID]maker{}, used: make([]map[trace.PathID]bool, ranks), byRank: make([][]Dep, ranks)}
+func newFileDeps(ns *state.Namespace, ranks int) *fileDeps {
+	return &fileDeps{ns: ns, makers: map[trace.PathID]maker{}, used: make([]map[trace.PathID]bool, ranks),
+		pending: map[trace.PathID][]maker{}, byRank: make([][]Dep, ranks)}
 }
 
 // event follows the n-th event (from 0) of the rank at index rank, made
-// after epoch collective calls on MPI_COMM_WORLD and its duplicates.
+// after epoch collective calls on MPI_COMM_WORLD and its duplicates. The
+// namespace has followed e already.
 func (d *fileDeps) event(rank int, n, epoch int64, e *trace.Event) {
 	if e.Path == 0 || e.Ret < 0 {
 		return
@@ -441,15 +456,38 @@ func (d *fileDeps) event(rank int, n, epoch int64, e *trace.Event) {
 	if d.used[rank] == nil {
 		d.used[rank] = map[trace.PathID]bool{}
 	}
-	if mk, ok := d.makers[e.Path]; ok && mk.rank != rank && mk.epoch == epoch && !d.used[rank][e.Path] {
-		d.byRank[rank] = append(d.byRank[rank], Dep{Event: n, Rank: mk.rank, After: mk.event + 1})
-	}
-	d.used[rank][e.Path] = true
 	creates := info.NS == trace.NSOpen && (e.Op == trace.OpCreat || e.Flags&trace.OCreat != 0 ||
 		info.Class == trace.ClassMPIIO && e.Flags&trace.MPIModeCreate != 0)
-	if _, ok := d.makers[e.Path]; creates && !ok {
-		d.makers[e.Path] = maker{rank: rank, event: n, epoch: epoch}
+	mk, made := d.makers[e.Path]
+	switch {
+	case made && mk.rank != rank && mk.epoch == epoch && !d.used[rank][e.Path]:
+		d.byRank[rank] = append(d.byRank[rank], Dep{Event: n, Rank: mk.rank, After: mk.event + 1})
+	case !made && !creates && !d.used[rank][e.Path]:
+		if nd := d.ns.Node(e.Path); nd != nil && nd.Appeared {
+			d.pending[e.Path] = append(d.pending[e.Path], maker{rank: rank, event: n, epoch: epoch})
+		}
 	}
+	d.used[rank][e.Path] = true
+	if creates && !made {
+		d.makers[e.Path] = maker{rank: rank, event: n, epoch: epoch}
+		for _, u := range d.pending[e.Path] {
+			if u.rank != rank && u.epoch == epoch {
+				d.byRank[u.rank] = append(d.byRank[u.rank], Dep{Event: u.event, Rank: rank, After: n + 1})
+				d.late = true
+			}
+		}
+		delete(d.pending, e.Path)
+	}
+}
+
+// deps returns the waits by rank, each rank's in event order.
+func (d *fileDeps) deps() [][]Dep {
+	if d.late {
+		for _, ds := range d.byRank {
+			slices.SortStableFunc(ds, func(a, b Dep) int { return cmp.Compare(a.Event, b.Event) })
+		}
+	}
+	return d.byRank
 }
 
 // SpaceBlock is the block size the disk check rounds each file up to.

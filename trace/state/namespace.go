@@ -169,6 +169,9 @@ func reverse(s []string) []string {
 // Lookup returns the node of trace path p (made unseen if new).
 func (ns *Namespace) Lookup(p string) *Node { return ns.walk(p) }
 
+// Node returns the node of path id (made unseen if new), or nil for id 0.
+func (ns *Namespace) Node(id trace.PathID) *Node { return ns.node(id) }
+
 func (ns *Namespace) node(id trace.PathID) *Node {
 	if id == 0 {
 		return nil
