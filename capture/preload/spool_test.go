@@ -270,14 +270,70 @@ func TestSpoolDamage(t *testing.T) {
 
 // FuzzSpool checks that no input makes the reader panic: a spool is
 // outside input (a crashed process may leave anything).
+//
+// A spool is a 4 KiB header and 4 KiB blocks, mostly zeros. Fuzzed as
+// such, every input that finds new code is ~8 KiB, and Go's minimizer,
+// which tries removing every pair of bytes, spends its minute on each
+// (a few hundred runs a minute). So the input is the spool's parts
+// without their zeros: head at offset 0 (magic, version, sizes, ids,
+// command line), cwd as the working directory, meta at the process
+// start time (blocks, capacity, cost, program name length), exe as the
+// program name, then body after the header: each block magic in it
+// (after its first byte) starts a new block, the one before zero-padded
+// to a whole block, the last padded too when pad is set; cut, when not 0,
+// cuts the file there. The parts are kept short (1 KiB of body): a
+// spool's every case fits, in a few blocks.
 func FuzzSpool(f *testing.F) {
-	h := Header{PID: 7, PPID: 1, Rank: 0, Size: 2, Cmdline: []string{"a"}, Cwd: "/"}
-	f.Add(spoolBytes(h, []*Record{{Call: cOpen, Path: "/x", Ret: 3}, {Call: 0xff}, {Call: cRead, FD: 3, Size: 10, Ret: 10}}))
-	f.Add(spoolBytes(h, nil))
-	f.Add(spoolBytes(Header{Rank: -1, Size: -1}, []*Record{{Call: cRename, Path: strings.Repeat("p", 200), Path2: "q"}},
-		&Record{Call: cWrite, Tid: 1, Start: 9, Off: -1, Size: 1, Ret: 1}))
-	f.Add([]byte("IOTSPOOL"))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	add := func(b []byte, h Header, pad bool, cut uint16) {
+		cmd := strings.Join(h.Cmdline, "\x00")
+		f.Add(b[:60+len(cmd)], h.Cwd, bytes.TrimRight(b[offProcStart:offExe+4], "\x00"), h.Exe,
+			bytes.TrimRight(b[headerSize:], "\x00"), pad, cut)
+	}
+	h := Header{PID: 7, PPID: 1, Rank: 0, Size: 2, Cmdline: []string{"a"}, Cwd: "/", Exe: "/bin/a"}
+	recs := []*Record{{Call: cOpen, Path: "/x", Ret: 3}, {Call: 0xff}, {Call: cRead, FD: 3, Size: 10, Ret: 10}}
+	add(spoolBytes(h, recs), h, true, 0)
+	add(spoolBytes(h, recs), h, false, 4200)
+	add(spoolBytes(h, nil), h, true, 0)
+	h2 := Header{Rank: -1, Size: -1}
+	add(spoolBytes(h2, []*Record{{Call: cRename, Path: strings.Repeat("p", 200), Path2: "q"}},
+		&Record{Call: cWrite, Tid: 1, Start: 9, Off: -1, Size: 1, Ret: 1}), h2, true, 0)
+	f.Add([]byte("IOTSPOOL"), "", []byte(nil), "", []byte(nil), false, uint16(0))
+	f.Fuzz(func(t *testing.T, head []byte, cwd string, meta []byte, exe string, body []byte, pad bool, cut uint16) {
+		if len(head)+len(cwd)+len(meta)+len(exe) > 8<<10 || len(body) > 1<<10 {
+			return
+		}
+		le := binary.LittleEndian
+		data := make([]byte, headerSize, headerSize+len(body)+blockSize)
+		copy(data, head)
+		if cwd != "" {
+			le.PutUint32(data[1084:], uint32(len(cwd)))
+			copy(data[1088:offProcStart], cwd)
+		}
+		copy(data[offProcStart:], meta)
+		if exe != "" {
+			if len(meta) < offExe+4-offProcStart {
+				le.PutUint32(data[offExe:], uint32(len(exe)))
+			}
+			copy(data[offExe+4:], exe)
+		}
+		padTo := func() {
+			if r := (len(data) - headerSize) % blockSize; r != 0 {
+				data = append(data, make([]byte, blockSize-r)...)
+			}
+		}
+		for len(body) > 0 {
+			i := 1 + min(indexOr(body[1:], "BK"), indexOr(body[1:], "BS"))
+			data = append(data, body[:i]...)
+			if body = body[i:]; len(body) > 0 {
+				padTo()
+			}
+		}
+		if pad {
+			padTo()
+		}
+		if cut != 0 && int(cut) < len(data) {
+			data = data[:cut]
+		}
 		s, err := NewSpool("fuzz.sp", bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			return
@@ -298,6 +354,14 @@ func FuzzSpool(f *testing.F) {
 			}
 		}
 	})
+}
+
+// indexOr is the index of sep in b, or len(b).
+func indexOr(b []byte, sep string) int {
+	if i := bytes.Index(b, []byte(sep)); i >= 0 {
+		return i
+	}
+	return len(b)
 }
 
 // TestSpoolClockReadings checks the clock exchange's records (call 190:
