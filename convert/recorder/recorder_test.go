@@ -134,6 +134,12 @@ var errLine = regexp.MustCompile(`^[^\n]+$`)
 
 // FuzzRead: no files make Read or a rank's stream panic, hang, or
 // allocate beyond what the files describe; bad ones are one error line.
+//
+// Go's minimizer takes time quadratic in an input's length for each input
+// that finds new code: with the four files of a real trace (8 KiB) as the
+// input, a minute each, a few runs a minute in all. So an input is an
+// edit of the real trace: patch written over file which (mt, cst, cfg,
+// ts) at off, or inserted there, and that file cut at cut when not 0.
 func FuzzRead(f *testing.F) {
 	load := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join(dir, name))
@@ -142,12 +148,36 @@ func FuzzRead(f *testing.F) {
 		}
 		return b
 	}
-	mt, cst, cfg, ts := load("recorder.mt"), load("0.cst"), load("0.cfg"), load("0.ts")
+	mt0 := load("recorder.mt")
 	// one rank: the header says so
-	mt1 := append([]byte{1, 0, 0, 0}, mt[4:]...)
-	f.Add(mt1, cst, cfg, ts)
-	f.Add(mt1, cst[:100], cfg[:20], ts[:16])
-	f.Fuzz(func(t *testing.T, mt, cst, cfg, ts []byte) {
+	files := [4][]byte{append([]byte{1, 0, 0, 0}, mt0[4:]...), load("0.cst"), load("0.cfg"), load("0.ts")}
+	f.Add(uint8(0), uint16(0), []byte(nil), false, uint16(0))
+	f.Add(uint8(1), uint16(0), []byte(nil), false, uint16(100))
+	f.Add(uint8(2), uint16(0), []byte(nil), false, uint16(20))
+	f.Add(uint8(3), uint16(0), []byte(nil), false, uint16(16))
+	f.Add(uint8(0), uint16(0), []byte{0xff, 0xff, 0xff, 0x7f}, false, uint16(0))
+	f.Add(uint8(2), uint16(8), []byte{0, 0, 0, 0x40}, true, uint16(0))
+	f.Fuzz(func(t *testing.T, which uint8, off uint16, patch []byte, insert bool, cut uint16) {
+		if len(patch) > 256 {
+			return
+		}
+		var in [4][]byte
+		copy(in[:], files[:])
+		w := int(which) % 4
+		b := in[w]
+		o := int(off) % (len(b) + 1)
+		e := append([]byte(nil), b[:o]...)
+		e = append(e, patch...)
+		if insert {
+			e = append(e, b[o:]...)
+		} else {
+			e = append(e, b[min(o+len(patch), len(b)):]...)
+		}
+		if cut != 0 && int(cut) < len(e) {
+			e = e[:cut]
+		}
+		in[w] = e
+		mt, cst, cfg, ts := in[0], in[1], in[2], in[3]
 		fsys := fstest.MapFS{
 			"VERSION": {Data: []byte("2.5.0")}, "recorder.mt": {Data: mt},
 			"0.cst": {Data: cst}, "0.cfg": {Data: cfg}, "0.ts": {Data: ts},
