@@ -229,11 +229,22 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 		}
 		defer func() { r.script.deciders = nil }()
 	}
+	// More ranks than the process has threads for: their calls take
+	// turns (see bounded).
+	var slots chan struct{}
+	if n, ok := b.(NativeMPIIO); (!ok || !n.NativeMPIIO()) && len(ranks) > 4 {
+		if t := threadBudget(); len(ranks) > t {
+			slots = make(chan struct{}, t)
+		}
+	}
 	for i, rk := range ranks {
 		ex, err := b.Rank(rk, len(ranks))
 		if err != nil {
 			closeAll()
 			return nil, rankErr(rk, err)
+		}
+		if slots != nil {
+			ex = bounded{ex, slots}
 		}
 		rn := &runner{
 			rp: r, rank: rk, idx: i, ex: ex, cm: world.Endpoint(rk), world: world,

@@ -52,3 +52,37 @@ func TestSet(t *testing.T) {
 		}
 	}
 }
+
+// TestThreads: under a data limit of 1 GiB and 8 MiB stacks, the threads
+// share the fifth the runtime's limit leaves: 25; with 1 MiB stacks,
+// 204; with no limits, MaxThreads (or half of RLIMIT_NPROC).
+func TestThreads(t *testing.T) {
+	if os.Getenv("THREADS_CHILD") != "" {
+		os.Stdout.WriteString(strconv.Itoa(Threads()) + "\n")
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ulimit string
+		want   int
+	}{
+		{"ulimit -d 1048576 && ulimit -s 8192", 25},
+		{"ulimit -d 1048576 && ulimit -s 1024", 204},
+	} {
+		cmd := exec.Command("sh", "-c", c.ulimit+` && exec "$0" -test.run '^TestThreads$'`, exe)
+		cmd.Env = append(os.Environ(), "THREADS_CHILD=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", c.ulimit, err)
+		}
+		if got, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])); got != c.want {
+			t.Errorf("%s: Threads() = %q, want %d", c.ulimit, out, c.want)
+		}
+	}
+	if n := Threads(); n < 4 || n > MaxThreads {
+		t.Errorf("Threads() = %d", n)
+	}
+}
