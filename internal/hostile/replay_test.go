@@ -103,18 +103,23 @@ func TestOutputIsInput(t *testing.T) {
 }
 
 // TestManyPaths: one rank creating 1,000,000 files is planned within
-// 1,000,000 KiB of data (ulimit -d): the plan kept a copy of every mapped
+// 1,300,000 KiB of data (ulimit -d): the plan kept a copy of every mapped
 // path and, for one rank, which rank made each file, and the heap grew
-// to twice what was live (1,070 MB peak RSS; under this limit the
-// runtime died: "out of memory allocating heap arena metadata"). Now
-// 874 MB unbounded, and the Go memory limit ioreplay sets from the
-// process's limit makes the collector keep it under.
+// to twice what was live (1,070 MB peak RSS). Now 874 MB unbounded, and
+// the Go memory limit ioreplay sets from the process's limit makes the
+// collector keep it under: under ulimit -d 1000000, 795 MB of RSS, 549 MB
+// live at the peak of planning (gctrace). That limit passed on a quiet
+// machine and failed one run in four on a loaded one ("runtime: cannot
+// allocate memory": ulimit -d counts address space — the heap's mapped
+// arenas, freed or not, and 8 MiB per thread stack — and a collector
+// starved of CPU lets the heap run past its limit), so the test leaves
+// the margin a loaded machine needs; the figure to keep is the peak.
 func TestManyPaths(t *testing.T) {
 	dir := t.TempDir()
 	s := write(t, dir, "files.iop", "repeat 1000000 as i {\n    create \"d/f$i\"\n}\n")
 	tr := filepath.Join(dir, "files.iot")
 	wantOK(t, run(t, dir, 0, iotrace, "convert", "--ranks", "1", "-o", tr, s))
-	r := run(t, dir, 1_000_000, ioreplay, "--dry-run", tr)
+	r := run(t, dir, 1_300_000, ioreplay, "--dry-run", tr)
 	wantOK(t, r)
 	if !strings.Contains(r.stdout, "1000000") {
 		t.Fatalf("the dry run does not show the files:\n%s", clip(r.stdout))
