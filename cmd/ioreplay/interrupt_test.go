@@ -38,6 +38,20 @@ type interruptRun struct {
 	mu     sync.Mutex
 	stderr bytes.Buffer
 	done   chan struct{}
+	tmp    string // its TMPDIR
+}
+
+// leftInTmp fails the test if the replay left anything in its TMPDIR
+// (its temporary target, trace or parts).
+func (r *interruptRun) leftInTmp(t *testing.T) {
+	t.Helper()
+	if left, _ := os.ReadDir(r.tmp); len(left) > 0 {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in TMPDIR: %v", names)
+	}
 }
 
 // startOnPty starts ioreplay with args, its standard error on a
@@ -46,7 +60,8 @@ type interruptRun struct {
 func startOnPty(t *testing.T, args ...string) *interruptRun {
 	t.Helper()
 	master, slave := openPty(t)
-	r := &interruptRun{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	r := &interruptRun{cmd: exec.Command(bin, args...), done: make(chan struct{}), tmp: t.TempDir()}
+	r.cmd.Env = append(os.Environ(), "TMPDIR="+r.tmp)
 	r.cmd.Stderr = slave
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -145,11 +160,12 @@ func TestInterruptManyRanks(t *testing.T) {
 	if st.Ranks != n || st.Replay == nil || !st.Replay.Interrupted {
 		t.Fatalf("partial trace: %d ranks, replay %+v", st.Ranks, st.Replay)
 	}
+	r.leftInTmp(t)
 }
 
 // TestInterruptTwice: a second Ctrl-C while the first one's stop is
 // under way ends ioreplay at once: status 130, one line that says so, no
-// stack.
+// stack, and nothing left of its temporary target.
 func TestInterruptTwice(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "wait.iot")
@@ -178,4 +194,5 @@ func TestInterruptTwice(t *testing.T) {
 	if strings.Contains(msg, "goroutine ") || strings.Count(msg, "interrupted") != 1 {
 		t.Fatalf("want one line of ioreplay's:\n%s", msg)
 	}
+	r.leftInTmp(t) // the temporary target, though it stopped at once
 }

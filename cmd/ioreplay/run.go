@@ -233,7 +233,8 @@ func (o *options) reportOptions() report.Options {
 // interruptible returns a context that the first SIGINT or SIGTERM
 // cancels: the replay stops, says how far it got and keeps its partial
 // trace. A second signal ends the process at once, with one line and
-// exit status 130, whatever is still being written. stop releases the
+// exit status 130, whatever is still being written (what the replay made
+// for itself, as its temporary target, is removed). stop releases the
 // signals.
 func interruptible(errw io.Writer) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -253,7 +254,8 @@ func interruptible(errw io.Writer) (ctx context.Context, stop func()) {
 			if logline.IsTerminal(errw) {
 				clear = "\r\x1b[K"
 			}
-			fmt.Fprintln(errw, clear+"ioreplay: interrupted twice: stopped at once; the replay's trace and target may be incomplete")
+			session.RemoveTemporaries()
+			fmt.Fprintln(errw, clear+"ioreplay: interrupted twice: stopped at once; a --record trace or --target directory you named may be incomplete")
 			os.Exit(130)
 		case <-quit:
 		}

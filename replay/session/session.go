@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/iotrace/iotrace/replay"
@@ -489,11 +490,15 @@ func (out *Outcome) target(o *Options, team Team) error {
 	out.Target = team.Broadcast(out.Target)
 	if team.Prepares(o.NodeLocal) {
 		dir := out.Target
+		if !o.Keep {
+			temporaries.add(dir, true)
+		}
 		out.cleanup = append(out.cleanup, func() error {
 			if o.Keep {
 				out.KeptTarget = true
 				return nil
 			}
+			defer temporaries.drop(dir)
 			if err := os.RemoveAll(dir); err != nil {
 				return fmt.Errorf("removing the target directory: %w", err)
 			}
@@ -568,7 +573,8 @@ func (out *Outcome) record(o *Options, team Team) (string, error) {
 			return "", err
 		}
 		out.Record = name
-		out.cleanup = append(out.cleanup, func() error { os.Remove(name); return nil })
+		temporaries.add(name, false)
+		out.cleanup = append(out.cleanup, func() error { os.Remove(name); temporaries.drop(name); return nil })
 	}
 	if !team.Parted() {
 		return out.Record, nil
@@ -592,9 +598,13 @@ func (out *Outcome) record(o *Options, team Team) (string, error) {
 	}
 	dir := out.Parts
 	name := filepath.Join(dir, fmt.Sprintf("process-%05d.iot", team.Process()))
+	temporaries.add(dir, false)
+	temporaries.add(name, false)
 	out.cleanup = append(out.cleanup, func() error {
 		os.Remove(name)
 		os.Remove(dir) // the last process of the host removes it
+		temporaries.drop(name)
+		temporaries.drop(dir)
 		return nil
 	})
 	return name, nil
@@ -669,4 +679,59 @@ func merge(out string, parts []string) error {
 		return fmt.Errorf("writing the replay's trace: %w", err)
 	}
 	return nil
+}
+
+// temporaries are the files and directories this process's sessions made
+// for themselves (a temporary target, trace, parts directory) and have not
+// removed yet: what RemoveTemporaries removes.
+var temporaries = temps{m: map[string]bool{}}
+
+type temps struct {
+	sync.Mutex
+	m     map[string]bool // path → remove with what it holds
+	order []string
+}
+
+func (t *temps) add(p string, all bool) {
+	t.Lock()
+	defer t.Unlock()
+	if _, ok := t.m[p]; !ok {
+		t.order = append(t.order, p)
+	}
+	t.m[p] = all
+}
+
+func (t *temps) drop(p string) {
+	t.Lock()
+	defer t.Unlock()
+	delete(t.m, p)
+	if len(t.m) == 0 {
+		t.order = t.order[:0]
+	}
+}
+
+// RemoveTemporaries removes what the sessions of this process made for
+// themselves and have not removed yet (the temporary target, trace and
+// parts; never a --target or --record the user named, nor a target
+// kept with --keep): for a process that must end at once, without
+// closing its sessions (a second interrupt). Files first, then
+// directories, newest first; a parts directory other processes still
+// use stays.
+func RemoveTemporaries() {
+	temporaries.Lock()
+	defer temporaries.Unlock()
+	for i := len(temporaries.order) - 1; i >= 0; i-- {
+		p := temporaries.order[i]
+		all, ok := temporaries.m[p]
+		if !ok {
+			continue
+		}
+		if all {
+			os.RemoveAll(p)
+		} else {
+			os.Remove(p)
+		}
+		delete(temporaries.m, p)
+	}
+	temporaries.order = temporaries.order[:0]
 }
