@@ -89,7 +89,9 @@ func mergeFiles(w io.Writer, opts ReadOptions, files []*file) (MergeStats, error
 		return st, err
 	}
 	var index []BlockInfo
+	written := map[uint32]bool{} // ranks with a block in the merge
 	writeBlock := func(kind uint8, payload []byte, info BlockInfo) error {
+		written[info.Rank] = true
 		var h [blockHeaderLen]byte
 		copy(h[:], blockMagic)
 		h[4] = kind
@@ -124,6 +126,7 @@ func mergeFiles(w io.Writer, opts ReadOptions, files []*file) (MergeStats, error
 	var buf []byte
 	for _, f := range files {
 		st.Files++
+		var lost []uint32 // ranks of f all of whose blocks were left out
 		for _, bi := range f.blocks {
 			kind, p, err := f.readBlock(bi.Offset, buf)
 			if err != nil {
@@ -131,6 +134,9 @@ func mergeFiles(w io.Writer, opts ReadOptions, files []*file) (MergeStats, error
 					return st, formatError(f.name, bi.Offset, "%v", err)
 				}
 				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: offset %d: left out damaged block: %v", f.name, bi.Offset, err))
+				if !slices.Contains(lost, bi.Rank) {
+					lost = append(lost, bi.Rank)
+				}
 				continue
 			}
 			buf = p
@@ -139,6 +145,21 @@ func mergeFiles(w io.Writer, opts ReadOptions, files []*file) (MergeStats, error
 			}
 			st.Blocks++
 			st.Events += bi.Events
+		}
+		// A rank whose blocks were all damaged still counts in the
+		// trace's epoch when its input is read (its blocks are listed;
+		// their damage shows only when they are read): its epoch stays,
+		// in a rank-info block, so that the merge reads as its inputs do.
+		for _, r := range lost {
+			if written[r] {
+				continue
+			}
+			var fl fields
+			fl.varint(fieldEpoch, f.meta.Epoch)
+			p := append(binary.AppendUvarint(nil, uint64(r)), fl...)
+			if err := writeBlock(kindRankInfo, p, BlockInfo{Rank: r}); err != nil {
+				return st, err
+			}
 		}
 	}
 	p := appendIndex(nil, index)
