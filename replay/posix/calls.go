@@ -49,12 +49,16 @@ func (x *rankExec) openReal(rel string, flags int, mode uint32, trunc bool) real
 			flags |= unix.O_DIRECT
 		}
 	}
-	fd, err := x.b.root.openFile(rel, flags, mode)
+	fd, created, err := x.b.root.openFile(rel, flags, mode)
 	if err != nil {
 		if _, skip := result(err); skip != replay.NotSkipped {
 			return realFile{state: fdSkipped, skip: skip}
 		}
 		return realFile{state: fdFailed, fd: int32(errno(err))}
+	}
+	if created {
+		// A new, empty regular file of one link: nothing to check or cut.
+		return realFile{state: fdOpen, fd: int32(fd), direct: flags&unix.O_DIRECT != 0}
 	}
 	if skip := checkFile(fd, flags, trunc); skip != replay.NotSkipped {
 		unix.Close(fd)
@@ -121,6 +125,9 @@ func (x *rankExec) open(c *replay.Call, d *state.Desc[realFile]) (int64, replay.
 func checkFile(fd, flags int, trunc bool) replay.Skip {
 	if flags&unix.O_PATH != 0 {
 		return replay.NotSkipped
+	}
+	if looked != nil {
+		looked("check")
 	}
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
@@ -354,7 +361,7 @@ func (x *rankExec) linkTarget(c *replay.Call) (string, bool) {
 // truncatePath sets the size of a file named by path, with the same
 // checks as an open for writing.
 func (x *rankExec) truncatePath(rel string, size int64) (int64, replay.Skip) {
-	fd, err := x.b.root.openFile(rel, unix.O_WRONLY|unix.O_NONBLOCK, 0)
+	fd, _, err := x.b.root.openFile(rel, unix.O_WRONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return result(err)
 	}
@@ -417,13 +424,15 @@ func (x *rankExec) mpiio(c *replay.Call, h *state.Handle[mpiFile]) (int64, repla
 		if x.b.opts.Direct {
 			flags |= unix.O_DIRECT
 		}
-		fd, err := x.b.root.openFile(c.Path, flags, 0o644)
+		fd, created, err := x.b.root.openFile(c.Path, flags, 0o644)
 		if err != nil {
 			return result(err)
 		}
-		if skip := checkFile(fd, flags, false); skip != replay.NotSkipped {
-			unix.Close(fd)
-			return 0, skip
+		if !created {
+			if skip := checkFile(fd, flags, false); skip != replay.NotSkipped {
+				unix.Close(fd)
+				return 0, skip
+			}
 		}
 		if h == nil {
 			unix.Close(fd) // the trace's open failed

@@ -220,7 +220,7 @@ func (b *Backend) mkdirAll(rel string) error {
 }
 
 func (b *Backend) prepareFile(ctx context.Context, f target.PrepFile, cur *replay.Cursor) error {
-	fd, err := b.root.openFile(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
+	fd, _, err := b.root.openFile(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return err
 	}

@@ -670,12 +670,20 @@ func TestSpecialFilesNotOpened(t *testing.T) {
 	for _, e := range []trace.Event{
 		{Op: trace.OpOpen, Flags: trace.ORdonly, Ret: 5},
 		{Op: trace.OpOpen, Flags: trace.ORdwr, Ret: 6},
+		{Op: trace.OpOpen, Flags: trace.OWronly | trace.OCreat, Ret: 7},
+		{Op: trace.OpOpenat, Flags: trace.ORdwr | trace.OCreat | trace.OTrunc, Ret: 8},
+		{Op: trace.OpCreat, Ret: 9},
 		{Op: trace.OpTruncate, Size: 0},
 		{Op: trace.OpMPIFileOpen, Flags: trace.MPIModeRdonly, FD: 1, Comm: trace.CommSelf},
+		{Op: trace.OpMPIFileOpen, Flags: trace.MPIModeWronly | trace.MPIModeCreate, FD: 2, Comm: trace.CommSelf},
 	} {
 		if _, skip := do(x, e, "fifo", ""); skip != replay.SkipNotRegular {
-			t.Errorf("%v of a FIFO: skip %v, want %v", e.Op, skip, replay.SkipNotRegular)
+			t.Errorf("%v %s of a FIFO: skip %v, want %v", e.Op, trace.FormatFlags(e.Op, e.Flags), skip, replay.SkipNotRegular)
 		}
+	}
+	// An exclusive create finds the name taken, as the program would have.
+	if ret, skip := do(x, trace.Event{Op: trace.OpOpen, Flags: trace.OWronly | trace.OCreat | trace.OExcl, Ret: 10}, "fifo", ""); ret != -int64(unix.EEXIST) || skip != replay.NotSkipped {
+		t.Errorf("O_CREAT|O_EXCL open of a FIFO: %d (%s), skip %v; want EEXIST", ret, trace.Errno(ret), skip)
 	}
 	time.Sleep(50 * time.Millisecond) // a released writer would have returned
 	select {
@@ -689,6 +697,78 @@ func TestSpecialFilesNotOpened(t *testing.T) {
 	}
 	<-released
 	unix.Close(fd)
+}
+
+// TestCreateLooksAtNothing: an open that creates its file is one open
+// (no O_PATH probe before it, no fstat after it), with openat2 and with
+// the O_NOFOLLOW walk; an O_CREAT open of a name that exists still looks:
+// a file with another hard link is not written (nor truncated), an
+// existing file is truncated by O_TRUNC, and an exclusive create finds
+// the name taken without looking.
+func TestCreateLooksAtNothing(t *testing.T) {
+	var looks []string
+	looked = func(what string) { looks = append(looks, what) }
+	t.Cleanup(func() { looked = nil })
+	for _, walk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("walk=%v", walk), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "sub", "old"), []byte("old data"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "a"), []byte("linked"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "sub", "hard")); err != nil {
+				t.Fatal(err)
+			}
+			_, x := newExec(t, Options{Target: dir, Walk: walk})
+			open := func(flags uint32, rel string, fd int32) (int64, replay.Skip) {
+				t.Helper()
+				looks = looks[:0]
+				return do(x, trace.Event{Op: trace.OpOpenat, Flags: flags, Mode: 0o600, Ret: int64(fd)}, rel, "")
+			}
+			for i, flags := range []uint32{trace.OWronly | trace.OCreat | trace.OTrunc, trace.ORdwr | trace.OCreat, trace.OWronly | trace.OCreat | trace.OExcl} {
+				rel := fmt.Sprintf("sub/new%d", i)
+				if ret, skip := open(flags, rel, 3); ret != 3 || skip != replay.NotSkipped {
+					t.Fatalf("create %s (%s): %d (%s), skip %v", rel, trace.FormatOpenFlags(flags), ret, trace.Errno(ret), skip)
+				}
+				if len(looks) != 0 {
+					t.Errorf("create %s (%s) looked first or after: %q", rel, trace.FormatOpenFlags(flags), looks)
+				}
+				if ret, _ := do(x, trace.Event{Op: trace.OpWrite, FD: 3, Size: 5, Ret: 5}, "", ""); ret != 5 {
+					t.Fatalf("write to the new file: %d (%s)", ret, trace.Errno(ret))
+				}
+				do(x, trace.Event{Op: trace.OpClose, FD: 3}, "", "")
+				if fi, err := os.Stat(filepath.Join(dir, rel)); err != nil || !fi.Mode().IsRegular() || fi.Size() != 5 || fi.Mode().Perm()&^0o600 != 0 {
+					t.Fatalf("created %s: %v, %v", rel, fi, err)
+				}
+			}
+			if ret, skip := open(trace.OWronly|trace.OCreat|trace.OExcl, "sub/old", 4); ret != -int64(unix.EEXIST) || skip != replay.NotSkipped || len(looks) != 0 {
+				t.Errorf("O_EXCL create of an existing file: %d (%s), skip %v, looked at %q; want EEXIST, no look", ret, trace.Errno(ret), skip, looks)
+			}
+			for _, flags := range []uint32{trace.OWronly | trace.OCreat, trace.ORdwr | trace.OCreat | trace.OTrunc} {
+				if _, skip := open(flags, "sub/hard", 4); skip != replay.SkipHardLink {
+					t.Errorf("%s of a hard-linked file: skip %v, want %v", trace.FormatOpenFlags(flags), skip, replay.SkipHardLink)
+				}
+				if len(looks) != 2 {
+					t.Errorf("%s of a hard-linked file looked at %q, want a probe and a check", trace.FormatOpenFlags(flags), looks)
+				}
+			}
+			if b := readFile(t, filepath.Join(dir, "a")); string(b) != "linked" {
+				t.Errorf("the hard-linked file holds %q", b)
+			}
+			if ret, skip := open(trace.OWronly|trace.OCreat|trace.OTrunc, "sub/old", 4); ret != 4 || skip != replay.NotSkipped {
+				t.Fatalf("O_CREAT|O_TRUNC of an existing file: %d (%s), skip %v", ret, trace.Errno(ret), skip)
+			}
+			do(x, trace.Event{Op: trace.OpClose, FD: 4}, "", "")
+			if b := readFile(t, filepath.Join(dir, "sub", "old")); len(b) != 0 {
+				t.Errorf("O_CREAT|O_TRUNC left %q in the existing file", b)
+			}
+		})
+	}
 }
 
 // TestCheckTarget: a target is what its name resolves to: a symbolic
