@@ -170,7 +170,9 @@ func BenchmarkPwrite4K(b *testing.B) {
 // the backend's executor replays it (replay): open+close of a file that
 // exists (O_RDONLY); create+close+unlink of a new file
 // (O_CREAT|O_WRONLY|O_TRUNC); stat, lstat; mkdir+rmdir; rename there and
-// back. The files sit one directory deep, as in mdtest's trees.
+// back. The files sit one directory deep, as in mdtest's trees. The
+// replay runs with and without KeepDirs (the directory of the latest
+// calls kept open), which a standalone ioreplay sets.
 func BenchmarkPathCalls(b *testing.B) {
 	dir := benchDir(b)
 	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
@@ -184,14 +186,18 @@ func BenchmarkPathCalls(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer unix.Close(dfd)
-	be, err := New(Options{Target: dir})
-	if err != nil {
-		b.Fatal(err)
+	exec := func(keep bool) *rankExec {
+		be, err := New(Options{Target: dir, KeepDirs: keep})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { be.Close() })
+		x, _ := be.Rank(0, 1)
+		b.Cleanup(func() { x.Close() })
+		return x.(*rankExec)
 	}
-	defer be.Close()
-	xe, _ := be.Rank(0, 1)
-	defer xe.Close()
-	x := xe.(*rankExec)
+	execs := []*rankExec{exec(false), exec(true)}
+	var x *rankExec  // the executor of the sub-benchmark
 	var failed error // the first failure of a sub-benchmark's loop
 	must := func(ret int64, skip replay.Skip) {
 		if (ret < 0 || skip != replay.NotSkipped) && failed == nil {
@@ -256,8 +262,10 @@ func BenchmarkPathCalls(b *testing.B) {
 		for _, side := range []struct {
 			name string
 			f    func()
-		}{{"syscall", c.syscall}, {"replay", c.replay}} {
+			x    *rankExec
+		}{{"syscall", c.syscall, nil}, {"replay", c.replay, execs[0]}, {"replay-keepdirs", c.replay, execs[1]}} {
 			b.Run(c.name+"/"+side.name, func(b *testing.B) {
+				x = side.x
 				failed = nil
 				for range b.N {
 					side.f()

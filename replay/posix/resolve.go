@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,11 @@ import (
 type root struct {
 	fd      int
 	beneath bool
+
+	// For the ranks' caches of directories (dircache.go).
+	gen     atomic.Uint64 // bumped by every rename and directory removal
+	held    atomic.Int64  // descriptors the caches hold
+	maxHeld int64         // at most: an eighth of the descriptor limit
 }
 
 func openRoot(dir string, forceWalk bool) (*root, error) {
@@ -27,7 +33,11 @@ func openRoot(dir string, forceWalk bool) (*root, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &root{fd: fd}
+	r := &root{fd: fd, maxHeld: 128}
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil {
+		r.maxHeld = int64(min(lim.Cur/8, 4096))
+	}
 	if !forceWalk {
 		// Probe openat2.
 		pfd, err := unix.Openat2(fd, ".", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: resolveFlags})
