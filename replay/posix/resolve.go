@@ -169,13 +169,15 @@ func (r *root) parent(rel string) (dfd int, base string, release func(), err err
 		return -1, "", nil, err
 	}
 	fd, err := unix.Openat(dfd, last, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	release()
 	if err != nil {
-		if isSymlink(dfd, last) {
+		sym := isSymlink(dfd, last) // before dfd is closed
+		release()
+		if sym {
 			return -1, "", nil, errEscape
 		}
 		return -1, "", nil, err
 	}
+	release()
 	return fd, base, func() { unix.Close(fd) }, nil
 }
 
