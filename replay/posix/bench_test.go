@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -164,6 +165,15 @@ func BenchmarkPwrite4K(b *testing.B) {
 	}
 }
 
+// threadCPU returns the processor time (user and system) of the calling
+// thread, in ns: what a call costs itself, without the waits for a
+// processor that a loaded machine adds to its wall time.
+func threadCPU() int64 {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
 // BenchmarkPathCalls measures what the replay adds to calls on paths, in
 // /dev/shm, each sequence side by side as a program makes it (syscall:
 // the bare calls, on names relative to the target's descriptor) and as
@@ -172,7 +182,9 @@ func BenchmarkPwrite4K(b *testing.B) {
 // (O_CREAT|O_WRONLY|O_TRUNC); stat, lstat; mkdir+rmdir; rename there and
 // back. The files sit one directory deep, as in mdtest's trees. The
 // replay runs with and without KeepDirs (the directory of the latest
-// calls kept open), which a standalone ioreplay sets.
+// calls kept open), which a standalone ioreplay sets. Besides the wall
+// time per sequence (ns/op) it reports the thread's processor time
+// (cpu-ns/op), which stays comparable on a loaded machine.
 func BenchmarkPathCalls(b *testing.B) {
 	dir := benchDir(b)
 	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
@@ -267,9 +279,13 @@ func BenchmarkPathCalls(b *testing.B) {
 			b.Run(c.name+"/"+side.name, func(b *testing.B) {
 				x = side.x
 				failed = nil
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0 := threadCPU()
 				for range b.N {
 					side.f()
 				}
+				b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 				if failed != nil {
 					b.Fatal(failed)
 				}
