@@ -886,6 +886,24 @@ func TestKeptDirectories(t *testing.T) {
 				t.Errorf("mkdir sub/c after sub became a link out: %d (%s), skip %v; want it refused", ret, trace.Errno(ret), skip)
 			}
 			exists("sub2/c", false)
+			// Symlinks out in a kept directory: an open there (create or
+			// not) leaves them to the kernel, which refuses them.
+			for name, to := range map[string]string{"dangling": "../../outside/new", "file": filepath.Join(outside, "secret"), "up": "../../outside"} {
+				if err := os.Symlink(to, filepath.Join(target, "sub2", name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ok(x, trace.OpStat, "sub2/a", "")
+			for _, p := range []string{"sub2/dangling", "sub2/file", "sub2/up/secret", "sub2/up/new"} {
+				for _, flags := range []uint32{trace.OWronly | trace.OCreat | trace.OTrunc, trace.ORdwr, trace.OWronly | trace.OCreat | trace.OExcl} {
+					ret, skip := do(x, trace.Event{Op: trace.OpOpen, Flags: flags, Ret: 22}, p, "")
+					if skip != replay.SkipEscape && !(flags&trace.OExcl != 0 && ret == -int64(unix.EEXIST)) && !(walk && ret < 0) {
+						t.Errorf("open %s %s in a kept directory: %d (%s), skip %v; want it refused", p, trace.FormatOpenFlags(flags), ret, trace.Errno(ret), skip)
+					}
+				}
+				do(x, trace.Event{Op: trace.OpTruncate}, p, "")
+				do(x, trace.Event{Op: trace.OpMkdir}, p+"/d", "")
+			}
 			// A directory removed and made again is the new one.
 			ok(x, trace.OpMkdir, "sub2/b/q", "")
 			ok(y, trace.OpRmdir, "sub2/b/q", "")
