@@ -699,6 +699,10 @@ replay_run() { # replay_run APP FS CAPTURE_FS MODE_INDEX REP
 	if [ "${mode_oneshot[$i]}" = 0 ]; then
 		"$bin/ioreplay" --prepare-only --quiet --target "$t" "$trace" >/dev/null 2>"${rt%.iot}.err"
 		drop_caches "$t"
+		# The target now holds the prepared files, which a trace that
+		# writes its inputs (sqlite, tar) would overwrite: without --force
+		# ioreplay refuses to start.
+		cmd+=(--force)
 	else
 		drop_caches "$t"
 	fi

@@ -2,8 +2,10 @@ package posix
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -160,5 +162,134 @@ func BenchmarkPwrite4K(b *testing.B) {
 				rw.Close()
 			}
 		})
+	}
+}
+
+// threadCPU returns the processor time (user and system) of the calling
+// thread, in ns: what a call costs itself, without the waits for a
+// processor that a loaded machine adds to its wall time.
+func threadCPU() int64 {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkPathCalls measures what the replay adds to calls on paths, in
+// /dev/shm, each sequence side by side as a program makes it (syscall:
+// the bare calls, on names relative to the target's descriptor) and as
+// the backend's executor replays it (replay): open+close of a file that
+// exists (O_RDONLY); create+close+unlink of a new file
+// (O_CREAT|O_WRONLY|O_TRUNC); stat, lstat; mkdir+rmdir; rename there and
+// back. The files sit one directory deep, as in mdtest's trees. The
+// replay runs with and without KeepDirs (the directory of the latest
+// calls kept open), which a standalone ioreplay sets. Besides the wall
+// time per sequence (ns/op) it reports the thread's processor time
+// (cpu-ns/op), which stays comparable on a loaded machine.
+func BenchmarkPathCalls(b *testing.B) {
+	dir := benchDir(b)
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "d", "f"), []byte("data"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	exec := func(keep bool) *rankExec {
+		be, err := New(Options{Target: dir, KeepDirs: keep})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { be.Close() })
+		x, _ := be.Rank(0, 1)
+		b.Cleanup(func() { x.Close() })
+		return x.(*rankExec)
+	}
+	execs := []*rankExec{exec(false), exec(true)}
+	var x *rankExec  // the executor of the sub-benchmark
+	var failed error // the first failure of a sub-benchmark's loop
+	must := func(ret int64, skip replay.Skip) {
+		if (ret < 0 || skip != replay.NotSkipped) && failed == nil {
+			failed = fmt.Errorf("%d (%s), skip %v", ret, trace.Errno(ret), skip)
+		}
+	}
+	must2 := func(err error) {
+		if err != nil && failed == nil {
+			failed = err
+		}
+	}
+	const oCloexec = 0x80000 // the trace's (Linux x86-64) O_CLOEXEC
+	var st unix.Stat_t
+	for _, c := range []struct {
+		name    string
+		syscall func()
+		replay  func()
+	}{
+		{"open-existing", func() {
+			fd, err := unix.Openat(dfd, "d/f", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			must2(err)
+			unix.Close(fd)
+		}, func() {
+			must(do(x, trace.Event{Op: trace.OpOpenat, Flags: trace.ORdonly | oCloexec, Ret: 3}, "d/f", ""))
+			must(do(x, trace.Event{Op: trace.OpClose, FD: 3}, "", ""))
+		}},
+		{"create-close-unlink", func() {
+			fd, err := unix.Openat(dfd, "d/new", unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+			must2(err)
+			unix.Close(fd)
+			must2(unix.Unlinkat(dfd, "d/new", 0))
+		}, func() {
+			must(do(x, trace.Event{Op: trace.OpOpenat, Flags: trace.OWronly | trace.OCreat | trace.OTrunc | oCloexec, Mode: 0o644, Ret: 3}, "d/new", ""))
+			must(do(x, trace.Event{Op: trace.OpClose, FD: 3}, "", ""))
+			must(do(x, trace.Event{Op: trace.OpUnlink}, "d/new", ""))
+		}},
+		{"stat", func() {
+			must2(unix.Fstatat(dfd, "d/f", &st, 0))
+		}, func() {
+			must(do(x, trace.Event{Op: trace.OpStat}, "d/f", ""))
+		}},
+		{"lstat", func() {
+			must2(unix.Fstatat(dfd, "d/f", &st, unix.AT_SYMLINK_NOFOLLOW))
+		}, func() {
+			must(do(x, trace.Event{Op: trace.OpLstat}, "d/f", ""))
+		}},
+		{"mkdir-rmdir", func() {
+			must2(unix.Mkdirat(dfd, "d/m", 0o755))
+			must2(unix.Unlinkat(dfd, "d/m", unix.AT_REMOVEDIR))
+		}, func() {
+			must(do(x, trace.Event{Op: trace.OpMkdir, Mode: 0o755}, "d/m", ""))
+			must(do(x, trace.Event{Op: trace.OpRmdir}, "d/m", ""))
+		}},
+		{"rename-back", func() {
+			must2(unix.Renameat(dfd, "d/f", dfd, "d/g"))
+			must2(unix.Renameat(dfd, "d/g", dfd, "d/f"))
+		}, func() {
+			must(do(x, trace.Event{Op: trace.OpRename}, "d/f", "d/g"))
+			must(do(x, trace.Event{Op: trace.OpRename}, "d/g", "d/f"))
+		}},
+	} {
+		for _, side := range []struct {
+			name string
+			f    func()
+			x    *rankExec
+		}{{"syscall", c.syscall, nil}, {"replay", c.replay, execs[0]}, {"replay-keepdirs", c.replay, execs[1]}} {
+			b.Run(c.name+"/"+side.name, func(b *testing.B) {
+				x = side.x
+				failed = nil
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0 := threadCPU()
+				for range b.N {
+					side.f()
+				}
+				b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+				if failed != nil {
+					b.Fatal(failed)
+				}
+			})
+		}
 	}
 }

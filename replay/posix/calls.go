@@ -49,12 +49,16 @@ func (x *rankExec) openReal(rel string, flags int, mode uint32, trunc bool) real
 			flags |= unix.O_DIRECT
 		}
 	}
-	fd, err := x.b.root.openFile(rel, flags, mode)
+	fd, created, err := x.openFile(rel, flags, mode)
 	if err != nil {
 		if _, skip := result(err); skip != replay.NotSkipped {
 			return realFile{state: fdSkipped, skip: skip}
 		}
 		return realFile{state: fdFailed, fd: int32(errno(err))}
+	}
+	if created {
+		// A new, empty regular file of one link: nothing to check or cut.
+		return realFile{state: fdOpen, fd: int32(fd), direct: flags&unix.O_DIRECT != 0}
 	}
 	if skip := checkFile(fd, flags, trunc); skip != replay.NotSkipped {
 		unix.Close(fd)
@@ -121,6 +125,9 @@ func (x *rankExec) open(c *replay.Call, d *state.Desc[realFile]) (int64, replay.
 func checkFile(fd, flags int, trunc bool) replay.Skip {
 	if flags&unix.O_PATH != 0 {
 		return replay.NotSkipped
+	}
+	if looked != nil {
+		looked("check")
 	}
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
@@ -210,14 +217,19 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 	switch e.Op {
 	case trace.OpStat, trace.OpLstat, trace.OpFstatat, trace.OpStatx, trace.OpAccess:
 		nofollow := e.Op == trace.OpLstat || (e.Op == trace.OpFstatat || e.Op == trace.OpStatx) && e.Flags&atSymlinkNofollow != 0
-		if nofollow {
-			dfd, base, release, err := r.parent(c.Path)
+		if nofollow || e.Op != trace.OpAccess && x.b.opts.KeepDirs {
+			dfd, base, release, err := x.parent(c.Path)
 			if err != nil {
 				return result(err)
 			}
-			defer release()
 			var st unix.Stat_t
-			return result(unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW))
+			err = unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+			release()
+			if nofollow || err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+				return result(err)
+			}
+			// A stat that follows a symbolic link: the kernel resolves it
+			// beneath the target, below.
 		}
 		fd, err := r.open(c.Path, unix.O_PATH, 0)
 		if err != nil {
@@ -233,7 +245,7 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 		var st unix.Stat_t
 		return result(unix.Fstat(fd, &st))
 	case trace.OpReadlink, trace.OpReadlinkat:
-		dfd, base, release, err := r.parent(c.Path)
+		dfd, base, release, err := x.parent(c.Path)
 		if err != nil {
 			return result(err)
 		}
@@ -252,14 +264,18 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 		if e.Op == trace.OpRmdir || e.Op == trace.OpUnlinkat && e.Flags&atRemovedir != 0 {
 			flags = unix.AT_REMOVEDIR
 		}
-		dfd, base, release, err := r.parent(c.Path)
+		dfd, base, release, err := x.parent(c.Path)
 		if err != nil {
 			return result(err)
 		}
 		defer release()
-		return result(unix.Unlinkat(dfd, base, flags))
+		err = unix.Unlinkat(dfd, base, flags)
+		if flags != 0 {
+			r.moved()
+		}
+		return result(err)
 	case trace.OpMkdir, trace.OpMkdirat:
-		dfd, base, release, err := r.parent(c.Path)
+		dfd, base, release, err := x.parent(c.Path)
 		if err != nil {
 			return result(err)
 		}
@@ -276,12 +292,12 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 		if c.Path2 == "" {
 			return -int64(unix.ENOENT), replay.NotSkipped
 		}
-		d1, b1, rel1, err := r.parent(c.Path)
+		d1, b1, rel1, err := x.parent(c.Path)
 		if err != nil {
 			return result(err)
 		}
 		defer rel1()
-		d2, b2, rel2, err := r.parent(c.Path2)
+		d2, b2, rel2, err := x.secondParent(c.Path2)
 		if err != nil {
 			return result(err)
 		}
@@ -295,12 +311,14 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 		if e.Op == trace.OpRenameat2 {
 			flags = uint(e.Flags) & (unix.RENAME_NOREPLACE | unix.RENAME_EXCHANGE)
 		}
-		return result(unix.Renameat2(d1, b1, d2, b2, flags))
+		err = unix.Renameat2(d1, b1, d2, b2, flags)
+		r.moved()
+		return result(err)
 	case trace.OpSymlink, trace.OpSymlinkat:
 		if c.Path == "." {
 			return 0, replay.SkipTargetRoot
 		}
-		dfd, base, release, err := r.parent(c.Path)
+		dfd, base, release, err := x.parent(c.Path)
 		if err != nil {
 			return result(err)
 		}
@@ -354,7 +372,7 @@ func (x *rankExec) linkTarget(c *replay.Call) (string, bool) {
 // truncatePath sets the size of a file named by path, with the same
 // checks as an open for writing.
 func (x *rankExec) truncatePath(rel string, size int64) (int64, replay.Skip) {
-	fd, err := x.b.root.openFile(rel, unix.O_WRONLY|unix.O_NONBLOCK, 0)
+	fd, _, err := x.openFile(rel, unix.O_WRONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return result(err)
 	}
@@ -396,7 +414,7 @@ func (x *rankExec) closeHandle(h *state.Handle[mpiFile]) error {
 	f.open = false
 	err := unix.Close(f.fd)
 	if f.deleteOnClose {
-		if dfd, base, release, derr := x.b.root.parent(f.rel); derr == nil {
+		if dfd, base, release, derr := x.parent(f.rel); derr == nil {
 			unix.Unlinkat(dfd, base, 0) // another rank may have been first
 			release()
 		}
@@ -417,13 +435,15 @@ func (x *rankExec) mpiio(c *replay.Call, h *state.Handle[mpiFile]) (int64, repla
 		if x.b.opts.Direct {
 			flags |= unix.O_DIRECT
 		}
-		fd, err := x.b.root.openFile(c.Path, flags, 0o644)
+		fd, created, err := x.openFile(c.Path, flags, 0o644)
 		if err != nil {
 			return result(err)
 		}
-		if skip := checkFile(fd, flags, false); skip != replay.NotSkipped {
-			unix.Close(fd)
-			return 0, skip
+		if !created {
+			if skip := checkFile(fd, flags, false); skip != replay.NotSkipped {
+				unix.Close(fd)
+				return 0, skip
+			}
 		}
 		if h == nil {
 			unix.Close(fd) // the trace's open failed
@@ -438,7 +458,7 @@ func (x *rankExec) mpiio(c *replay.Call, h *state.Handle[mpiFile]) (int64, repla
 		if c.Path == "." {
 			return 0, replay.SkipTargetRoot
 		}
-		dfd, base, release, err := x.b.root.parent(c.Path)
+		dfd, base, release, err := x.parent(c.Path)
 		if err != nil {
 			return result(err)
 		}

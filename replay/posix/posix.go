@@ -49,6 +49,12 @@ type Options struct {
 	// Walk resolves paths with the O_NOFOLLOW walk even where openat2 is
 	// available (for tests).
 	Walk bool
+	// KeepDirs lets each rank keep the directories of its latest calls on
+	// paths open for its next ones (dircache.go). Only for a replay whose
+	// ranks are the only ones to rename or remove directories in the
+	// target: not for one process of several (--mpi), whose cache the
+	// others' renames would not reach.
+	KeepDirs bool
 	// NoRawSyscalls issues every call through the Go scheduler. By
 	// default the data calls (read, write and their variants) of a replay
 	// with fewer ranks than processors skip the scheduler's bookkeeping
@@ -220,7 +226,7 @@ func (b *Backend) mkdirAll(rel string) error {
 }
 
 func (b *Backend) prepareFile(ctx context.Context, f target.PrepFile, cur *replay.Cursor) error {
-	fd, err := b.root.openFile(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
+	fd, _, err := b.root.openFile(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return err
 	}
@@ -329,6 +335,7 @@ type rankExec struct {
 	align    int
 	iov      []unix.Iovec
 	maps     []liveMap // the mappings of the trace's mmaps (mmap.go)
+	dirs     dirCache  // the directories of its latest paths (dircache.go)
 }
 
 // use returns the replay's descriptor of the description d (nil: the
@@ -397,6 +404,7 @@ func (x *rankExec) openLearnt(d *state.Desc[realFile], c *replay.Call, fd int32)
 func (x *rankExec) Close() error {
 	x.unmapAll()
 	x.st.CloseAll()
+	x.dirs.drop(x.b.root)
 	return nil
 }
 

@@ -105,13 +105,15 @@ func do(x *rankExec, e trace.Event, path, path2 string) (int64, replay.Skip) {
 
 // TestNothingOutsideChanges replays calls that every trap in the target
 // would turn into changes outside, with openat2 and with the O_NOFOLLOW
-// walk, and checks that the directory outside is byte for byte the same.
+// walk, with and without kept directories, and checks that the directory outside is byte for byte the same.
 func TestNothingOutsideChanges(t *testing.T) {
-	for _, walk := range []bool{false, true} {
-		t.Run(fmt.Sprintf("walk=%v", walk), func(t *testing.T) {
+	for _, o := range []Options{{}, {Walk: true}, {KeepDirs: true}, {Walk: true, KeepDirs: true}} {
+		walk := o.Walk
+		t.Run(fmt.Sprintf("walk=%v,keepdirs=%v", walk, o.KeepDirs), func(t *testing.T) {
 			target, outside := setup(t)
 			before := snapshot(t, outside)
-			b, x := newExec(t, Options{Target: target, Walk: walk})
+			o.Target = target
+			b, x := newExec(t, o)
 			if !walk && !b.Beneath() {
 				t.Log("openat2 unavailable: both runs use the walk")
 			}
@@ -647,8 +649,19 @@ func TestOpenFlagsTheProgramsUsed(t *testing.T) {
 // an MPI open or the prepare phase: opening it would release the writer
 // and throw its data away.
 func TestSpecialFilesNotOpened(t *testing.T) {
+	for _, rel := range []string{"fifo", "d/fifo"} {
+		for _, keep := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s,keepdirs=%v", rel, keep), func(t *testing.T) { testSpecialFileNotOpened(t, rel, keep) })
+		}
+	}
+}
+
+func testSpecialFileNotOpened(t *testing.T, rel string, keep bool) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, rel)
 	if err := unix.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -660,8 +673,8 @@ func TestSpecialFilesNotOpened(t *testing.T) {
 		}
 		released <- err
 	}()
-	b, x := newExec(t, Options{Target: dir})
-	if err := b.Prepare(context.Background(), &target.Layout{Files: []target.PrepFile{{Path: "fifo", Size: 10}}}); err != nil {
+	b, x := newExec(t, Options{Target: dir, KeepDirs: keep})
+	if err := b.Prepare(context.Background(), &target.Layout{Files: []target.PrepFile{{Path: rel, Size: 10}}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(b.Conflicts()) != 1 {
@@ -670,12 +683,20 @@ func TestSpecialFilesNotOpened(t *testing.T) {
 	for _, e := range []trace.Event{
 		{Op: trace.OpOpen, Flags: trace.ORdonly, Ret: 5},
 		{Op: trace.OpOpen, Flags: trace.ORdwr, Ret: 6},
+		{Op: trace.OpOpen, Flags: trace.OWronly | trace.OCreat, Ret: 7},
+		{Op: trace.OpOpenat, Flags: trace.ORdwr | trace.OCreat | trace.OTrunc, Ret: 8},
+		{Op: trace.OpCreat, Ret: 9},
 		{Op: trace.OpTruncate, Size: 0},
 		{Op: trace.OpMPIFileOpen, Flags: trace.MPIModeRdonly, FD: 1, Comm: trace.CommSelf},
+		{Op: trace.OpMPIFileOpen, Flags: trace.MPIModeWronly | trace.MPIModeCreate, FD: 2, Comm: trace.CommSelf},
 	} {
-		if _, skip := do(x, e, "fifo", ""); skip != replay.SkipNotRegular {
-			t.Errorf("%v of a FIFO: skip %v, want %v", e.Op, skip, replay.SkipNotRegular)
+		if _, skip := do(x, e, rel, ""); skip != replay.SkipNotRegular {
+			t.Errorf("%v %s of a FIFO: skip %v, want %v", e.Op, trace.FormatFlags(e.Op, e.Flags), skip, replay.SkipNotRegular)
 		}
+	}
+	// An exclusive create finds the name taken, as the program would have.
+	if ret, skip := do(x, trace.Event{Op: trace.OpOpen, Flags: trace.OWronly | trace.OCreat | trace.OExcl, Ret: 10}, rel, ""); ret != -int64(unix.EEXIST) || skip != replay.NotSkipped {
+		t.Errorf("O_CREAT|O_EXCL open of a FIFO: %d (%s), skip %v; want EEXIST", ret, trace.Errno(ret), skip)
 	}
 	time.Sleep(50 * time.Millisecond) // a released writer would have returned
 	select {
@@ -689,6 +710,333 @@ func TestSpecialFilesNotOpened(t *testing.T) {
 	}
 	<-released
 	unix.Close(fd)
+}
+
+// TestCreateLooksAtNothing: an open that creates its file is one open
+// (no look before it, no fstat after it), with openat2 and with the
+// O_NOFOLLOW walk, with and without kept directories; an O_CREAT open of a name that exists still looks:
+// a file with another hard link is not written (nor truncated), an
+// existing file is truncated by O_TRUNC, and an exclusive create finds
+// the name taken without looking.
+func TestCreateLooksAtNothing(t *testing.T) {
+	var looks []string
+	looked = func(what string) { looks = append(looks, what) }
+	t.Cleanup(func() { looked = nil })
+	for _, o := range []Options{{}, {Walk: true}, {KeepDirs: true}, {Walk: true, KeepDirs: true}} {
+		t.Run(fmt.Sprintf("walk=%v,keepdirs=%v", o.Walk, o.KeepDirs), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "sub", "old"), []byte("old data"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "a"), []byte("linked"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "sub", "hard")); err != nil {
+				t.Fatal(err)
+			}
+			o.Target = dir
+			_, x := newExec(t, o)
+			open := func(flags uint32, rel string, fd int32) (int64, replay.Skip) {
+				t.Helper()
+				looks = looks[:0]
+				return do(x, trace.Event{Op: trace.OpOpenat, Flags: flags, Mode: 0o600, Ret: int64(fd)}, rel, "")
+			}
+			for i, flags := range []uint32{trace.OWronly | trace.OCreat | trace.OTrunc, trace.ORdwr | trace.OCreat, trace.OWronly | trace.OCreat | trace.OExcl} {
+				rel := fmt.Sprintf("sub/new%d", i)
+				if ret, skip := open(flags, rel, 3); ret != 3 || skip != replay.NotSkipped {
+					t.Fatalf("create %s (%s): %d (%s), skip %v", rel, trace.FormatOpenFlags(flags), ret, trace.Errno(ret), skip)
+				}
+				if len(looks) != 0 {
+					t.Errorf("create %s (%s) looked first or after: %q", rel, trace.FormatOpenFlags(flags), looks)
+				}
+				if ret, _ := do(x, trace.Event{Op: trace.OpWrite, FD: 3, Size: 5, Ret: 5}, "", ""); ret != 5 {
+					t.Fatalf("write to the new file: %d (%s)", ret, trace.Errno(ret))
+				}
+				do(x, trace.Event{Op: trace.OpClose, FD: 3}, "", "")
+				if fi, err := os.Stat(filepath.Join(dir, rel)); err != nil || !fi.Mode().IsRegular() || fi.Size() != 5 || fi.Mode().Perm()&^0o600 != 0 {
+					t.Fatalf("created %s: %v, %v", rel, fi, err)
+				}
+			}
+			if ret, skip := open(trace.OWronly|trace.OCreat|trace.OExcl, "sub/old", 4); ret != -int64(unix.EEXIST) || skip != replay.NotSkipped || len(looks) != 0 {
+				t.Errorf("O_EXCL create of an existing file: %d (%s), skip %v, looked at %q; want EEXIST, no look", ret, trace.Errno(ret), skip, looks)
+			}
+			for _, flags := range []uint32{trace.OWronly | trace.OCreat, trace.ORdwr | trace.OCreat | trace.OTrunc} {
+				if _, skip := open(flags, "sub/hard", 4); skip != replay.SkipHardLink {
+					t.Errorf("%s of a hard-linked file: skip %v, want %v", trace.FormatOpenFlags(flags), skip, replay.SkipHardLink)
+				}
+				if len(looks) != 2 {
+					t.Errorf("%s of a hard-linked file looked at %q, want a probe and a check", trace.FormatOpenFlags(flags), looks)
+				}
+			}
+			if b := readFile(t, filepath.Join(dir, "a")); string(b) != "linked" {
+				t.Errorf("the hard-linked file holds %q", b)
+			}
+			if ret, skip := open(trace.OWronly|trace.OCreat|trace.OTrunc, "sub/old", 4); ret != 4 || skip != replay.NotSkipped {
+				t.Fatalf("O_CREAT|O_TRUNC of an existing file: %d (%s), skip %v", ret, trace.Errno(ret), skip)
+			}
+			do(x, trace.Event{Op: trace.OpClose, FD: 4}, "", "")
+			if b := readFile(t, filepath.Join(dir, "sub", "old")); len(b) != 0 {
+				t.Errorf("O_CREAT|O_TRUNC left %q in the existing file", b)
+			}
+		})
+	}
+}
+
+// TestKeptDirectories: with KeepDirs, a rank's calls one directory down
+// reuse the directory it kept (and those resolved through a symbolic link
+// are not kept); a rename or directory removal by any rank makes every
+// rank resolve its paths again, so that a name another rank moved — or
+// replaced with a symbolic link out of the target — is not used through
+// the old directory; at most maxHeld descriptors are kept over all ranks,
+// and a rank's Close gives them back.
+func TestKeptDirectories(t *testing.T) {
+	for _, walk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("walk=%v", walk), func(t *testing.T) {
+			target, outside := setup(t)
+			before := snapshot(t, outside)
+			b, err := New(Options{Target: target, Walk: walk, KeepDirs: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			rank := func() *rankExec {
+				x, err := b.Rank(0, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { x.Close() })
+				return x.(*rankExec)
+			}
+			x, y := rank(), rank()
+			ok := func(x *rankExec, op trace.Op, p, p2 string) {
+				t.Helper()
+				if ret, skip := do(x, trace.Event{Op: op, Mode: 0o755}, p, p2); ret < 0 || skip != replay.NotSkipped {
+					t.Fatalf("%v %s %s: %d (%s), skip %v", op, p, p2, ret, trace.Errno(ret), skip)
+				}
+			}
+			exists := func(p string, want bool) {
+				t.Helper()
+				if _, err := os.Lstat(filepath.Join(target, p)); (err == nil) != want {
+					t.Errorf("%s: %v, want it there: %v", p, err, want)
+				}
+			}
+			ok(x, trace.OpMkdir, "sub/a", "")
+			ok(x, trace.OpMkdir, "sub/b", "")
+			ok(x, trace.OpStat, "sub/a", "")
+			ok(x, trace.OpLstat, "sub/b", "")
+			if x.dirs.n != 1 || x.dirs.e[0].dir != "sub" || b.root.held.Load() != 1 {
+				t.Fatalf("after four calls in sub: kept %d (%q), held %d; want sub kept", x.dirs.n, x.dirs.e[0].dir, b.root.held.Load())
+			}
+			// Through a symlink: resolved every time, not kept.
+			ok(x, trace.OpSymlink, "sub/a/l", "") // l -> .
+			if walk {
+				// The walk follows no symlink: the mkdir is refused.
+				if _, skip := do(x, trace.Event{Op: trace.OpMkdir, Mode: 0o755}, "sub/a/l/e", ""); skip != replay.SkipEscape {
+					t.Errorf("the walk's mkdir through a symlink: skip %v, want %v", skip, replay.SkipEscape)
+				}
+			} else {
+				ok(x, trace.OpMkdir, "sub/a/l/e", "")
+			}
+			exists("sub/a/e", !walk)
+			if _, skip := do(x, trace.Event{Op: trace.OpLstat}, "abs/secret", ""); skip != replay.SkipEscape {
+				t.Errorf("lstat through a link out: skip %v", skip)
+			}
+			if x.dirs.n != 4 || b.root.held.Load() != 2 || x.dirs.e[0].dir != "abs" || x.dirs.e[0].fd != -1 || x.dirs.e[1].dir != "sub/a/l" || x.dirs.e[1].fd != -1 {
+				t.Fatalf("kept %+v (%d held), want abs and sub/a/l as links, sub/a and sub open", x.dirs.e, b.root.held.Load())
+			}
+			// Opens in a kept directory: a create, an open of what exists,
+			// one through a symlink (which the kernel resolves).
+			for i, c := range []struct {
+				p     string
+				flags uint32
+			}{{"sub/f", trace.OWronly | trace.OCreat | trace.OTrunc}, {"sub/f", trace.ORdwr}, {"sub/f", trace.OWronly | trace.OCreat | trace.OTrunc}, {"sub/lf", trace.ORdonly}} {
+				if i == 3 {
+					if err := os.Symlink("f", filepath.Join(target, "sub", "lf")); err != nil {
+						t.Fatal(err)
+					}
+					if walk {
+						if _, skip := do(x, trace.Event{Op: trace.OpOpen, Flags: c.flags, Ret: 20}, c.p, ""); skip != replay.SkipEscape {
+							t.Errorf("the walk opened through a symlink: skip %v", skip)
+						}
+						continue // it follows none
+					}
+				}
+				if ret, skip := do(x, trace.Event{Op: trace.OpOpen, Flags: c.flags, Ret: 20}, c.p, ""); ret != 20 || skip != replay.NotSkipped {
+					t.Fatalf("open %s %s: %d (%s), skip %v", c.p, trace.FormatOpenFlags(c.flags), ret, trace.Errno(ret), skip)
+				}
+				do(x, trace.Event{Op: trace.OpWrite, FD: 20, Size: 3, Ret: 3}, "", "")
+				do(x, trace.Event{Op: trace.OpClose, FD: 20}, "", "")
+			}
+			if fi, err := os.Stat(filepath.Join(target, "sub", "f")); err != nil || fi.Size() != 3 {
+				t.Fatalf("sub/f: %v, %v; want 3 bytes", fi, err)
+			}
+			// Another rank renames sub and moves the trap "rel" (../outside)
+			// into its place: x must not use its old sub, nor get out.
+			ok(y, trace.OpRename, "sub", "sub2")
+			ok(y, trace.OpRename, "rel", "sub")
+			for _, flags := range []uint32{trace.ORdonly, trace.OWronly | trace.OCreat | trace.OTrunc} {
+				if ret, skip := do(x, trace.Event{Op: trace.OpOpen, Flags: flags, Ret: 21}, "sub/secret", ""); skip != replay.SkipEscape {
+					t.Errorf("open sub/secret %s after sub became a link out: %d (%s), skip %v; want it refused", trace.FormatOpenFlags(flags), ret, trace.Errno(ret), skip)
+				}
+			}
+			if ret, skip := do(x, trace.Event{Op: trace.OpMkdir, Mode: 0o755}, "sub/c", ""); skip != replay.SkipEscape {
+				t.Errorf("mkdir sub/c after sub became a link out: %d (%s), skip %v; want it refused", ret, trace.Errno(ret), skip)
+			}
+			exists("sub2/c", false)
+			// Symlinks out in a kept directory: an open there (create or
+			// not) leaves them to the kernel, which refuses them.
+			for name, to := range map[string]string{"dangling": "../../outside/new", "file": filepath.Join(outside, "secret"), "up": "../../outside"} {
+				if err := os.Symlink(to, filepath.Join(target, "sub2", name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ok(x, trace.OpStat, "sub2/a", "")
+			for _, p := range []string{"sub2/dangling", "sub2/file", "sub2/up/secret", "sub2/up/new"} {
+				for _, flags := range []uint32{trace.OWronly | trace.OCreat | trace.OTrunc, trace.ORdwr, trace.OWronly | trace.OCreat | trace.OExcl} {
+					ret, skip := do(x, trace.Event{Op: trace.OpOpen, Flags: flags, Ret: 22}, p, "")
+					if skip != replay.SkipEscape && !(flags&trace.OExcl != 0 && ret == -int64(unix.EEXIST)) && !(walk && ret < 0) {
+						t.Errorf("open %s %s in a kept directory: %d (%s), skip %v; want it refused", p, trace.FormatOpenFlags(flags), ret, trace.Errno(ret), skip)
+					}
+				}
+				do(x, trace.Event{Op: trace.OpTruncate}, p, "")
+				do(x, trace.Event{Op: trace.OpMkdir}, p+"/d", "")
+			}
+			// A directory removed and made again is the new one.
+			ok(x, trace.OpMkdir, "sub2/b/q", "")
+			ok(y, trace.OpRmdir, "sub2/b/q", "")
+			ok(y, trace.OpRmdir, "sub2/b", "")
+			ok(y, trace.OpMkdir, "sub2/b", "")
+			ok(x, trace.OpMkdir, "sub2/b/c", "")
+			exists("sub2/b/c", true)
+			// A rank's own rename too: the file goes where the name leads now.
+			ok(x, trace.OpStat, "sub2/b/c", "")
+			ok(x, trace.OpRename, "sub2/b", "sub2/bb")
+			ok(x, trace.OpMkdir, "sub2/b", "")
+			ok(x, trace.OpMkdir, "sub2/b/d", "")
+			exists("sub2/b/d", true)
+			exists("sub2/bb/d", false)
+			// At most four a rank; at most maxHeld over all ranks.
+			for i := range 6 {
+				ok(x, trace.OpMkdir, fmt.Sprintf("sub2/m%d", i), "")
+				ok(x, trace.OpMkdir, fmt.Sprintf("sub2/m%d/n", i), "")
+			}
+			if x.dirs.n != 4 {
+				t.Errorf("a rank kept %d directories, want 4", x.dirs.n)
+			}
+			y.dirs.drop(b.root)
+			b.root.maxHeld = b.root.held.Load()
+			for i := range 4 {
+				ok(y, trace.OpMkdir, fmt.Sprintf("sub2/m%d/y", i), "")
+				exists(fmt.Sprintf("sub2/m%d/y", i), true)
+			}
+			if y.dirs.n != 0 || b.root.held.Load() != 4 {
+				t.Errorf("over the limit: the second rank kept %d, %d held; want 0 and 4", y.dirs.n, b.root.held.Load())
+			}
+			// Another rank's rename between a call's two directories
+			// closes neither.
+			d1, _, rel1, err := x.parent("sub2/m0/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.root.moved()
+			d2, _, rel2, err := x.secondParent("sub2/m1/y")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, fd := range []int{d1, d2} {
+				if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+					t.Errorf("a directory the call holds was closed: %v", err)
+				}
+			}
+			rel1()
+			rel2()
+			x.Close()
+			y.Close()
+			if h := b.root.held.Load(); h != 0 {
+				t.Errorf("%d descriptors held after the ranks closed", h)
+			}
+			if after := snapshot(t, outside); after != before {
+				t.Fatalf("outside changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+}
+
+// TestKeptDirectoriesRanks: ranks that make, use, rename and remove
+// directories at once, each keeping its own while the others' renames
+// and removals make it resolve them again, find every file where the
+// trace put it (go test -race watches the shared counters).
+func TestKeptDirectoriesRanks(t *testing.T) {
+	dir := t.TempDir()
+	b, err := New(Options{Target: dir, KeepDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const ranks, rounds = 4, 100
+	run := func(i int, x *rankExec) error {
+		top := fmt.Sprintf("r%d", i)
+		type step struct {
+			op    trace.Op
+			flags uint32
+			p, p2 string
+		}
+		steps := []step{{trace.OpMkdir, 0, top, ""}}
+		for j := range rounds {
+			d, e := fmt.Sprintf("%s/d%d", top, j), fmt.Sprintf("%s/e%d", top, j)
+			steps = append(steps,
+				step{trace.OpMkdir, 0, d, ""},
+				step{trace.OpOpen, trace.OWronly | trace.OCreat, d + "/f", ""},
+				step{trace.OpClose, 0, "", ""},
+				step{trace.OpStat, 0, d + "/f", ""},
+				step{trace.OpRename, 0, d, e},
+				step{trace.OpOpen, trace.ORdonly, e + "/f", ""},
+				step{trace.OpClose, 0, "", ""},
+				step{trace.OpLstat, 0, e + "/f", ""},
+				step{trace.OpUnlink, 0, e + "/f", ""},
+				step{trace.OpMkdir, 0, e + "/g", ""},
+				step{trace.OpRmdir, 0, e + "/g", ""},
+				step{trace.OpRmdir, 0, e, ""})
+		}
+		for _, s := range steps {
+			ev := trace.Event{Op: s.op, Flags: s.flags, Mode: 0o755, Ret: 3}
+			if s.op == trace.OpClose {
+				ev.FD = 3
+			}
+			if ret, skip := x.Do(&replay.Call{Ev: &ev, Path: s.p, Path2: s.p2}); ret < 0 || skip != replay.NotSkipped {
+				return fmt.Errorf("rank %d: %v %s %s: %d (%s), skip %v", i, s.op, s.p, s.p2, ret, trace.Errno(ret), skip)
+			}
+		}
+		return nil
+	}
+	errs := make(chan error, ranks)
+	for i := range ranks {
+		x, err := b.Rank(uint32(i), ranks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			err := run(i, x.(*rankExec))
+			x.Close()
+			errs <- err
+		}()
+	}
+	for range ranks {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if h := b.root.held.Load(); h != 0 {
+		t.Errorf("%d descriptors held after the ranks closed", h)
+	}
+	for i := range ranks {
+		if ents, err := os.ReadDir(filepath.Join(dir, fmt.Sprintf("r%d", i))); err != nil || len(ents) != 0 {
+			t.Errorf("r%d: %v left, %v", i, ents, err)
+		}
+	}
 }
 
 // TestCheckTarget: a target is what its name resolves to: a symbolic

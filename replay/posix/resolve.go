@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,11 @@ import (
 type root struct {
 	fd      int
 	beneath bool
+
+	// For the ranks' caches of directories (dircache.go).
+	gen     atomic.Uint64 // bumped by every rename and directory removal
+	held    atomic.Int64  // descriptors the caches hold
+	maxHeld int64         // at most: an eighth of the descriptor limit
 }
 
 func openRoot(dir string, forceWalk bool) (*root, error) {
@@ -27,7 +33,11 @@ func openRoot(dir string, forceWalk bool) (*root, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &root{fd: fd}
+	r := &root{fd: fd, maxHeld: 128}
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil {
+		r.maxHeld = int64(min(lim.Cur/8, 4096))
+	}
 	if !forceWalk {
 		// Probe openat2.
 		pfd, err := unix.Openat2(fd, ".", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: resolveFlags})
@@ -86,11 +96,41 @@ func (r *root) open(rel string, flags int, mode uint32) (int, error) {
 // writer is released and its data lost; a tape rewinds).
 var errSpecial = errors.New("a device, FIFO or socket; not opening it")
 
-// openFile opens rel as open does, after looking at what is there
-// without opening it (O_PATH): a device, FIFO or socket is errSpecial,
-// and nothing is opened.
-func (r *root) openFile(rel string, flags int, mode uint32) (int, error) {
+// looked, when a test sets it, is called each time an open looks at
+// what a path names (openFile's O_PATH probe, checkFile's fstat). It is
+// nil in a replay.
+var looked func(what string)
+
+// openFile opens rel as open does, never opening a device, FIFO or
+// socket that the target holds: such a file is errSpecial, and nothing
+// is opened.
+//
+// An open that may create (O_CREAT) first tries to create the file
+// exclusively (O_EXCL added): that never opens what is already there,
+// and when it succeeds the file is new (created true) — regular, empty,
+// with one link — so neither a look first nor checkFile after is needed:
+// one system call, as the program's create was. Where the name exists
+// (EEXIST), the open is what it would have been without the try, with
+// the caller's flags, unless they hold O_EXCL themselves: then EEXIST is
+// the answer.
+//
+// Any other open first looks at what is there without opening it
+// (O_PATH).
+func (r *root) openFile(rel string, flags int, mode uint32) (fd int, created bool, err error) {
+	if flags&(unix.O_CREAT|unix.O_PATH|unix.O_DIRECTORY) == unix.O_CREAT {
+		// (O_TMPFILE holds O_DIRECTORY's bit, and creates no name.)
+		fd, err := r.open(rel, flags|unix.O_EXCL, mode)
+		if err == nil {
+			return fd, true, nil
+		}
+		if err != unix.EEXIST || flags&unix.O_EXCL != 0 {
+			return -1, false, err
+		}
+	}
 	if flags&unix.O_PATH == 0 {
+		if looked != nil {
+			looked("probe " + rel)
+		}
 		probe := unix.O_PATH | flags&(unix.O_NOFOLLOW|unix.O_DIRECTORY)
 		if pfd, err := r.open(rel, probe, 0); err == nil {
 			var st unix.Stat_t
@@ -100,12 +140,13 @@ func (r *root) openFile(rel string, flags int, mode uint32) (int, error) {
 				switch st.Mode & unix.S_IFMT {
 				case unix.S_IFREG, unix.S_IFDIR, unix.S_IFLNK:
 				default:
-					return -1, errSpecial
+					return -1, false, errSpecial
 				}
 			}
 		}
 	}
-	return r.open(rel, flags, mode)
+	fd, err = r.open(rel, flags, mode)
+	return fd, false, err
 }
 
 // parent returns a descriptor of the directory holding rel and rel's last
@@ -128,13 +169,15 @@ func (r *root) parent(rel string) (dfd int, base string, release func(), err err
 		return -1, "", nil, err
 	}
 	fd, err := unix.Openat(dfd, last, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	release()
 	if err != nil {
-		if isSymlink(dfd, last) {
+		sym := isSymlink(dfd, last) // before dfd is closed
+		release()
+		if sym {
 			return -1, "", nil, errEscape
 		}
 		return -1, "", nil, err
 	}
+	release()
 	return fd, base, func() { unix.Close(fd) }, nil
 }
 

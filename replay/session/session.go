@@ -317,6 +317,9 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	}
 	files := o.Files
 	files.Target = out.Target
+	// One process's ranks see each other's renames; several processes'
+	// do not (posix.Options.KeepDirs).
+	files.KeepDirs = !team.Parted()
 	px, err := posix.New(files)
 	if err := agree(err); err != nil {
 		return nil, err
