@@ -194,15 +194,9 @@ func (x *rankExec) openFile(rel string, flags int, mode uint32) (fd int, created
 	if flags&unix.O_CREAT == 0 {
 		mode = 0
 	}
-	if flags&unix.O_CREAT != 0 {
-		// O_CREAT|O_EXCL follows no symbolic link at the name.
-		fd, err := unix.Openat(dfd, base, flags|unix.O_EXCL, mode)
-		if err == nil {
-			return fd, true, nil
-		}
-		if err != unix.EEXIST || flags&unix.O_EXCL != 0 {
-			return -1, false, err
-		}
+	// O_CREAT|O_EXCL follows no symbolic link at the name.
+	if fd, created, done, err := createNew(flags, func(f int) (int, error) { return unix.Openat(dfd, base, f, mode) }); done {
+		return fd, created, err
 	}
 	if looked != nil {
 		looked("probe " + rel)

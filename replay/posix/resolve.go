@@ -117,15 +117,8 @@ var looked func(what string)
 // Any other open first looks at what is there without opening it
 // (O_PATH).
 func (r *root) openFile(rel string, flags int, mode uint32) (fd int, created bool, err error) {
-	if flags&(unix.O_CREAT|unix.O_PATH|unix.O_DIRECTORY) == unix.O_CREAT {
-		// (O_TMPFILE holds O_DIRECTORY's bit, and creates no name.)
-		fd, err := r.open(rel, flags|unix.O_EXCL, mode)
-		if err == nil {
-			return fd, true, nil
-		}
-		if err != unix.EEXIST || flags&unix.O_EXCL != 0 {
-			return -1, false, err
-		}
+	if fd, created, done, err := createNew(flags, func(f int) (int, error) { return r.open(rel, f, mode) }); done {
+		return fd, created, err
 	}
 	if flags&unix.O_PATH == 0 {
 		if looked != nil {
@@ -147,6 +140,27 @@ func (r *root) openFile(rel string, flags int, mode uint32) (fd int, created boo
 	}
 	fd, err = r.open(rel, flags, mode)
 	return fd, false, err
+}
+
+// createNew is the first step of an open that may create (O_CREAT,
+// neither O_PATH nor O_DIRECTORY; O_TMPFILE holds O_DIRECTORY's bit and
+// creates no name): the exclusive create, through open with the flags
+// it is given. done reports whether that answered the open: created (a
+// new, empty regular file of one link), or failed other than with
+// EEXIST, or EEXIST where the caller's own flags hold O_EXCL. Not done,
+// the name exists, and the open goes on with the caller's flags.
+func createNew(flags int, open func(flags int) (int, error)) (fd int, created, done bool, err error) {
+	if flags&(unix.O_CREAT|unix.O_PATH|unix.O_DIRECTORY) != unix.O_CREAT {
+		return -1, false, false, nil
+	}
+	fd, err = open(flags | unix.O_EXCL)
+	if err == nil {
+		return fd, true, true, nil
+	}
+	if err != unix.EEXIST || flags&unix.O_EXCL != 0 {
+		return -1, false, true, err
+	}
+	return -1, false, false, nil
 }
 
 // parent returns a descriptor of the directory holding rel and rel's last
