@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -105,21 +104,23 @@ func mergeFiles(w io.Writer, opts ReadOptions, files []*file) (MergeStats, error
 		_, err := out.Write(payload)
 		return err
 	}
+	// writeEpoch writes a rank-info block that holds rank r's epoch.
+	writeEpoch := func(r uint32, epoch int64) error {
+		var fl fields
+		fl.varint(fieldEpoch, epoch)
+		return writeBlock(kindRankInfo, append(binary.AppendUvarint(nil, uint64(r)), fl...), BlockInfo{Rank: r})
+	}
 	// Ranks whose times count from their file's epoch, not the new one,
 	// say so in a rank-info block.
 	for _, f := range files {
-		var ranks []uint32
-		for _, bi := range f.blocks {
-			if !hasInfo[bi.Rank] && f.meta.Epoch != m.Epoch && !slices.Contains(ranks, bi.Rank) {
-				ranks = append(ranks, bi.Rank)
-			}
+		if f.meta.Epoch == m.Epoch {
+			continue
 		}
-		for _, r := range ranks {
-			var fl fields
-			fl.varint(fieldEpoch, f.meta.Epoch)
-			p := append(binary.AppendUvarint(nil, uint64(r)), fl...)
-			if err := writeBlock(kindRankInfo, p, BlockInfo{Rank: r}); err != nil {
-				return st, err
+		for _, bi := range f.blocks {
+			if !hasInfo[bi.Rank] && !written[bi.Rank] {
+				if err := writeEpoch(bi.Rank, f.meta.Epoch); err != nil {
+					return st, err
+				}
 			}
 		}
 	}
@@ -134,9 +135,7 @@ func mergeFiles(w io.Writer, opts ReadOptions, files []*file) (MergeStats, error
 					return st, formatError(f.name, bi.Offset, "%v", err)
 				}
 				st.Warnings = append(st.Warnings, fmt.Sprintf("%s: offset %d: left out damaged block: %v", f.name, bi.Offset, err))
-				if !slices.Contains(lost, bi.Rank) {
-					lost = append(lost, bi.Rank)
-				}
+				lost = append(lost, bi.Rank)
 				continue
 			}
 			buf = p
@@ -151,14 +150,10 @@ func mergeFiles(w io.Writer, opts ReadOptions, files []*file) (MergeStats, error
 		// their damage shows only when they are read): its epoch stays,
 		// in a rank-info block, so that the merge reads as its inputs do.
 		for _, r := range lost {
-			if written[r] {
-				continue
-			}
-			var fl fields
-			fl.varint(fieldEpoch, f.meta.Epoch)
-			p := append(binary.AppendUvarint(nil, uint64(r)), fl...)
-			if err := writeBlock(kindRankInfo, p, BlockInfo{Rank: r}); err != nil {
-				return st, err
+			if !written[r] {
+				if err := writeEpoch(r, f.meta.Epoch); err != nil {
+					return st, err
+				}
 			}
 		}
 	}
