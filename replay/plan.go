@@ -61,6 +61,10 @@ type Plan struct {
 	// I/O calls (POSIX, metadata and MPI-IO, not the POSIX calls inside
 	// MPI-IO calls), ns: the captured side of --predict.
 	IO []int64
+	// IOSpan is the application's I/O time as the capture has it: from
+	// the start of the first file call (POSIX, metadata, MPI-IO) of any
+	// rank to the end of the last, ns; 0 without any.
+	IOSpan int64
 
 	mapped map[trace.PathID]mapping
 }
@@ -253,6 +257,8 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 		per[i] = rankPlan{rc: RankCount{Rank: r, Ops: map[trace.Op]int64{}}, f: state.New[struct{}, struct{}](ns), lib: libCosts{open: -1}}
 	}
 	started := false
+	var haveIO bool
+	var ioFirst, ioLast int64
 	for {
 		i, e, err := m.Next()
 		if err != nil {
@@ -276,6 +282,13 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 			if e.Flags&trace.InMPIIO == 0 || cls == trace.ClassMPIIO {
 				rp.io += max(e.Dur, 0)
 			}
+			if !haveIO || e.Start < ioFirst {
+				ioFirst = e.Start
+			}
+			if !haveIO || e.Start+max(e.Dur, 0) > ioLast {
+				ioLast = e.Start + max(e.Dur, 0)
+			}
+			haveIO = true
 			if !script {
 				rp.lib.event(rp.n-1, e)
 			}
@@ -315,6 +328,9 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 	shareCollectives(per)
 	p.libCost = make([][]LibCost, len(per))
 	p.IO = make([]int64, len(per))
+	if haveIO {
+		p.IOSpan = ioLast - ioFirst
+	}
 	for i := range per {
 		p.libCost[i] = per[i].lib.done()
 		p.IO[i] = per[i].io

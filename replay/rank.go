@@ -57,6 +57,19 @@ type runner struct {
 	prevOrigEnd int64
 	prevEnd     int64
 
+	// predOn: the replay predicts (--predict); pred is the rank's
+	// timeline to rebuild (predict.go), its stretches so far, stretch the
+	// one being replayed; issue is when the current call was handed to the
+	// backend or the communication layer, syncFl and syncComm what
+	// collective it is (predSync, predFileDomain; 0: none).
+	pred     []predRec
+	predOn   bool
+	predAny  bool // a call is in the timeline
+	stretch  predStretch
+	issue    int64
+	syncFl   uint8
+	syncComm uint32
+
 	res rankResult
 	// elapsed is when the rank ended, ns from the common start.
 	elapsed int64
@@ -314,6 +327,10 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		// and the next call's gap counts from the end of the MPI-IO call.
 		cls := e.Op.Class()
 		inner := e.Flags&trace.InMPIIO != 0 && (cls == trace.ClassPOSIX || cls == trace.ClassMeta)
+		var gap int64 // the captured think time before the call (--predict)
+		if rn.predOn && !inner && rn.predAny {
+			gap = rn.scale(max(oStart-rn.prevOrigEnd, 0))
+		}
 		if rn.timing != AFAP && !inner {
 			intended := rn.intended(oStart)
 			var ok bool
@@ -348,6 +365,9 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		now = end
 		if !inner {
 			rn.prevEnd, rn.prevOrigEnd = end, oEnd
+			if rn.predOn && err == nil {
+				rn.predict(e, cls, gap, end, skip)
+			}
 		}
 		if err != nil {
 			rn.res.events += int64(i + 1)
@@ -399,6 +419,30 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 	}
 	rn.res.events += int64(len(evs))
 	return k, nil
+}
+
+// predict adds the call just made to the rank's rebuilt timeline
+// (predict.go): gap is the captured think time before it, end when it
+// returned (with the library cost it kept), skip why it was not made.
+func (rn *runner) predict(e *trace.Event, cls trace.Class, gap, end int64, skip Skip) {
+	rn.predAny = true
+	dur, fl := end-rn.issue, rn.syncFl
+	switch {
+	case cls == trace.ClassMarker:
+		dur = 0
+	case skip != NotSkipped:
+		// Not made here, but the application spent the time on it.
+		dur, fl = e.Dur, 0
+	}
+	file := cls == trace.ClassPOSIX || cls == trace.ClassMeta || cls == trace.ClassMPIIO
+	if fl&predSync == 0 {
+		rn.stretch.add(gap, dur, file)
+		return
+	}
+	if file {
+		fl |= predFile
+	}
+	rn.pred = append(rn.pred, rn.stretch.end(gap, dur, rn.syncComm, fl))
 }
 
 // keepLib waits, after the call the rank just made (its events-th),
@@ -466,17 +510,25 @@ func (rn *runner) exec(e *trace.Event) (int64, Skip, error) {
 			return 0, SkipInMPIIO, nil
 		}
 	}
+	rn.syncFl = 0
 	switch e.Op.Class() {
 	case trace.ClassMarker:
 		return 0, NotSkipped, nil
 	case trace.ClassComm:
+		if rn.predOn {
+			rn.issue = rn.w.now()
+		}
 		return rn.commCall(e)
 	case trace.ClassMPIIO:
+		if rn.predOn {
+			rn.issue = rn.w.now()
+		}
 		if e.Op.Collective() {
 			c, ok := rn.handles[e.FD]
 			if !ok || e.Op == trace.OpMPIFileOpen {
 				c = e.Comm
 			}
+			rn.syncFl, rn.syncComm = predSync|predFileDomain, c
 			if err := rn.cm.Collective(rn.ctx, comm.KindFile, comm.DomainFile, c, -1, 0); err != nil {
 				if skip, err := rn.commErr(e, err); err != nil || skip != NotSkipped {
 					return 0, skip, err
@@ -514,6 +566,9 @@ func (rn *runner) exec(e *trace.Event) (int64, Skip, error) {
 	if e.Op.Dir() == trace.DirWrite {
 		rn.seq++
 		c.Seq = rn.seq
+	}
+	if rn.predOn && e.Op.Class() != trace.ClassMPIIO {
+		rn.issue = rn.w.now()
 	}
 	ret, skip := rn.ex.Do(c)
 	return ret, skip, nil
@@ -627,6 +682,7 @@ func (rn *runner) commCall(e *trace.Event) (int64, Skip, error) {
 		case comm.KindBcast, comm.KindReduce, comm.KindGather, comm.KindScatter:
 			root = e.Peer
 		}
+		rn.syncFl, rn.syncComm = predSync, e.Comm
 		err = rn.cm.Collective(ctx, kind, comm.DomainComm, e.Comm, root, e.Bytes)
 	}
 	if err != nil {

@@ -199,6 +199,9 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	if n, ok := b.(NativeMPIIO); ok && n.NativeMPIIO() {
 		keepLib = false
 	}
+	// --predict rebuilds the application's timeline after the replay
+	// (predict.go), where this process replays every rank of the plan.
+	predict := r.opts.Predict && r.opts.Timing == Think && len(ranks) == len(r.plan.Ranks)
 	runners := make([]*runner, len(ranks))
 	var obs *observer
 	closeAll := func() {
@@ -254,6 +257,8 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			ctx:     ctx, stop: &stop, readN: batch,
 			pool:     newBatchPool(batch, len(ranks)),
 			prefetch: prefetch,
+			predOn:   predict,
+			stretch:  newStretch(),
 		}
 		if r.script != nil {
 			// Read one event at a time, so that a loop decides when the
@@ -324,6 +329,28 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	close(start)
 	wg.Wait()
 	elapsed := time.Since(base)
+	if predict && fatal == nil && ctx.Err() == nil {
+		recs := make([][]predRec, len(runners))
+		for i, rn := range runners {
+			recs[i] = append(rn.pred, rn.stretch.end(0, 0, 0, 0))
+			rn.pred = nil
+		}
+		var span predSpan
+		for _, s := range rebuild(ranks, r.plan.Groups, recs) {
+			switch {
+			case !s.ok:
+			case !span.ok:
+				span = s
+			default:
+				span.first, span.last = min(span.first, s.first), max(span.last, s.last)
+			}
+		}
+		if span.ok {
+			for _, rn := range runners {
+				rn.res.ioSpan, rn.res.capturedIOSpan = max(span.last-span.first, 1), r.plan.IOSpan
+			}
+		}
+	}
 
 	planned := r.plan.Events
 	if r.opts.Share != nil {

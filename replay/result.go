@@ -94,6 +94,9 @@ type rankResult struct {
 	// metadata and MPI-IO calls it issued); capturedIO the recorded ns of
 	// the same calls (Plan.IO).
 	io, capturedIO int64
+	// ioSpan and capturedIOSpan are the application's predicted and
+	// captured I/O span (trace.ReplayRank.IOSpan), the same on every rank.
+	ioSpan, capturedIOSpan int64
 }
 
 // opLags are the issue lags of a rank's calls by op, in the order the
@@ -137,7 +140,8 @@ func (l *opLags) byOp() map[trace.Op]*hist.Hist {
 func (r *rankResult) record(res *Result, elapsed int64, interrupted bool, stopped string) *trace.ReplayRank {
 	rr := &trace.ReplayRank{Rank: r.rank, Timing: res.Timing.String(), Planned: r.planned, Events: r.events, Elapsed: elapsed,
 		Interrupted: interrupted, Stopped: stopped, Script: res.Script, Lag: r.lag.byOp(), Unmatched: r.unmatched, Notes: r.notes,
-		Predict: res.Predict, LibCalls: r.libCalls, LibTime: r.libTime, IOTime: r.io, CapturedIOTime: r.capturedIO}
+		Predict: res.Predict, LibCalls: r.libCalls, LibTime: r.libTime, IOTime: r.io, CapturedIOTime: r.capturedIO,
+		IOSpan: r.ioSpan, CapturedIOSpan: r.capturedIOSpan}
 	for k, t := range r.errs {
 		rr.Errors = append(rr.Errors, trace.ReplayError{Op: k.op, Ret: k.ret, Expected: k.expected, Count: t.n, Detail: t.detail})
 	}

@@ -55,6 +55,11 @@ type Replay struct {
 	// for a replay's trace that does not record them.
 	IOTime, CapturedIOTime int64
 	IORank, CapturedIORank uint32
+	// IOSpan is, under --predict, the application's predicted I/O time:
+	// from its first file call to its last on the timelines rebuilt from
+	// the replay's call times and the captured think times, ns;
+	// CapturedIOSpan the same span in the capture. 0 where not predicted.
+	IOSpan, CapturedIOSpan int64
 }
 
 // OpLag is the issue lag of one op's calls.
@@ -101,6 +106,7 @@ func ReplayOf(ranks []*trace.ReplayRank) *Replay {
 		if rr.CapturedIOTime > r.CapturedIOTime {
 			r.CapturedIOTime, r.CapturedIORank = rr.CapturedIOTime, rr.Rank
 		}
+		r.IOSpan, r.CapturedIOSpan = max(r.IOSpan, rr.IOSpan), max(r.CapturedIOSpan, rr.CapturedIOSpan)
 		r.Planned += rr.Planned
 		r.Events += rr.Events
 		r.Elapsed = max(r.Elapsed, rr.Elapsed)
@@ -245,6 +251,9 @@ func (r *Replay) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "MPI-IO library cost kept: %d calls, %s (what the MPI library took beyond its POSIX calls in the capture)\n",
 			r.LibCalls, units.Duration(r.LibTime))
 	}
+	if r.IOSpan > 0 {
+		fmt.Fprintln(w, r.ioSpanText())
+	}
 	if line := r.ioTimeText(); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -283,13 +292,25 @@ func (r *Replay) ioTimeText() string {
 		return ""
 	}
 	what := "I/O time in the replay"
-	if r.Predict {
+	if r.Predict && r.IOSpan == 0 {
 		what = "predicted application I/O time"
 	}
 	s := fmt.Sprintf("%s: %s (slowest rank %d), captured %s (slowest rank %d)", what,
 		units.Duration(r.IOTime), r.IORank, units.Duration(r.CapturedIOTime), r.CapturedIORank)
 	if r.CapturedIOTime > 0 {
 		s += fmt.Sprintf(", %+.1f %%", 100*(float64(r.IOTime)/float64(r.CapturedIOTime)-1))
+	}
+	return s
+}
+
+// ioSpanText is the line of the prediction (--predict): the
+// application's I/O time from its first file call to its last, rebuilt,
+// beside the capture's.
+func (r *Replay) ioSpanText() string {
+	s := fmt.Sprintf("predicted application I/O time (first file call to last, every rank): %s, captured %s",
+		units.Duration(r.IOSpan), units.Duration(r.CapturedIOSpan))
+	if r.CapturedIOSpan > 0 {
+		s += fmt.Sprintf(", %+.1f %%", 100*(float64(r.IOSpan)/float64(r.CapturedIOSpan)-1))
 	}
 	return s
 }
@@ -340,6 +361,7 @@ type jsonReplay struct {
 	Stopped     string            `json:"stopped,omitempty"`
 	Predict     bool              `json:"predict"`
 	IOTime      *jsonIOTime       `json:"io_time,omitempty"`
+	IOSpan      *jsonIOSpan       `json:"io_span,omitempty"`
 	Lib         *jsonLib          `json:"mpiio_library_cost,omitempty"`
 }
 
@@ -350,6 +372,13 @@ type jsonIOTime struct {
 	Rank         uint32  `json:"replay_rank"`
 	Captured     float64 `json:"captured_seconds"`
 	CapturedRank uint32  `json:"captured_rank"`
+}
+
+// jsonIOSpan is the predicted I/O time of the application, first file
+// call to last (--predict), and the capture's.
+type jsonIOSpan struct {
+	Predicted float64 `json:"predicted_seconds"`
+	Captured  float64 `json:"captured_seconds"`
 }
 
 // jsonLib is the MPI-IO library cost the replay kept.
@@ -371,6 +400,9 @@ func replayJSON(r *Replay) *jsonReplay {
 	v.Predict = r.Predict
 	if !r.Script && (r.IOTime != 0 || r.CapturedIOTime != 0) {
 		v.IOTime = &jsonIOTime{Replay: float64(r.IOTime) / 1e9, Rank: r.IORank, Captured: float64(r.CapturedIOTime) / 1e9, CapturedRank: r.CapturedIORank}
+	}
+	if r.IOSpan > 0 {
+		v.IOSpan = &jsonIOSpan{Predicted: float64(r.IOSpan) / 1e9, Captured: float64(r.CapturedIOSpan) / 1e9}
 	}
 	if r.LibCalls > 0 {
 		v.Lib = &jsonLib{Calls: r.LibCalls, Seconds: float64(r.LibTime) / 1e9}

@@ -155,3 +155,41 @@ func TestReplayPredictSummary(t *testing.T) {
 		t.Errorf("summary of an old replay's trace:\n%s", b.String())
 	}
 }
+
+// TestReplayPredictSpan: with the rebuilt timelines' span (every rank's
+// block holds it; processes of an MPI replay merge), the summary's
+// prediction is that span beside the capture's, and the slowest rank's
+// I/O time is no longer called predicted; the JSON has it as io_span.
+func TestReplayPredictSpan(t *testing.T) {
+	r := ReplayOf([]*trace.ReplayRank{
+		{Rank: 0, Timing: "think", Predict: true, IOTime: 2e9, CapturedIOTime: 3e9, IOSpan: 6e9, CapturedIOSpan: 5e9},
+		{Rank: 1, Timing: "think", Predict: true, IOTime: 5e9, CapturedIOTime: 4e9},
+	})
+	var b bytes.Buffer
+	r.WriteText(&b)
+	text := b.String()
+	for _, want := range []string{"predicted application I/O time (first file call to last, every rank): 6s, captured 5s, +20.0 %", "I/O time in the replay: 5"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "predicted application I/O time: ") {
+		t.Errorf("the slowest rank's I/O time is called the prediction:\n%s", text)
+	}
+	b.Reset()
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		IOSpan *struct {
+			Predicted float64 `json:"predicted_seconds"`
+			Captured  float64 `json:"captured_seconds"`
+		} `json:"io_span"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.IOSpan == nil || v.IOSpan.Predicted != 6 || v.IOSpan.Captured != 5 {
+		t.Errorf("JSON %s", b.String())
+	}
+}

@@ -47,6 +47,13 @@ type ReplayRank struct {
 	// the recorded ns of the same calls. Both 0 in traces written
 	// before they were recorded.
 	IOTime, CapturedIOTime int64
+	// IOSpan is, under --predict, the predicted I/O time of the whole
+	// application (every rank's, not this rank's): from the start of its
+	// first file call to the end of its last on the timelines rebuilt from
+	// the replay's call times and the captured think times;
+	// CapturedIOSpan the same span in the capture. Both 0 where the
+	// replay did not predict (or a process replayed only some ranks).
+	IOSpan, CapturedIOSpan int64
 }
 
 // SkipReasonInMPIIO is the reason of the calls a replay skips because an

@@ -36,7 +36,8 @@ func predictTrace() *trace.MemTrace {
 // POSIX backend: think timing, the MPI library's cost kept at the MPI-IO
 // calls, and the application's I/O time (its slowest rank's) predicted
 // beside the captured one, in the text summary, the JSON summary and the
-// replay's own trace.
+// replay's own trace: its I/O span on the rebuilt timelines (the first
+// MPI-IO call to the last) and the I/O time of its slowest rank.
 func TestPredict(t *testing.T) {
 	dir := t.TempDir()
 	tf := filepath.Join(dir, "app.iot")
@@ -48,7 +49,7 @@ func TestPredict(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	text := out + errOut
-	for _, want := range []string{"timing think", "MPI-IO library cost kept: 6 calls", "predicted application I/O time: ", "captured 43ms (slowest rank 0)"} {
+	for _, want := range []string{"timing think", "MPI-IO library cost kept: 6 calls", "predicted application I/O time (first file call to last, every rank): ", ", captured 64ms, ", "captured 43ms (slowest rank 0)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("summary lacks %q:\n%s", want, text)
 		}
@@ -65,6 +66,10 @@ func TestPredict(t *testing.T) {
 			Calls   int64   `json:"calls"`
 			Seconds float64 `json:"seconds"`
 		} `json:"mpiio_library_cost"`
+		IOSpan *struct {
+			Predicted float64 `json:"predicted_seconds"`
+			Captured  float64 `json:"captured_seconds"`
+		} `json:"io_span"`
 	}
 	b, err := os.ReadFile(sum)
 	if err != nil {
@@ -73,7 +78,7 @@ func TestPredict(t *testing.T) {
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Timing != "think" || !v.Predict || v.IOTime == nil || v.Lib == nil {
+	if v.Timing != "think" || !v.Predict || v.IOTime == nil || v.Lib == nil || v.IOSpan == nil {
 		t.Fatalf("summary %s", b)
 	}
 	// Captured: 40 + 2 + 1 ms of MPI-IO calls per rank (the POSIX calls
@@ -91,6 +96,16 @@ func TestPredict(t *testing.T) {
 	if v.IOTime.Replay < 0.0419 {
 		t.Errorf("predicted I/O time %v s, want at least the 41.9 ms kept per rank", v.IOTime.Replay)
 	}
+	// The span: the open's kept 39.9 ms, the write's 1 ms, 20 ms of
+	// compute and the close's 0.99 ms at least, and the target's calls
+	// (well under the 0.1 s allowed for a loaded machine); captured, the
+	// first open's start to the last close's end.
+	if v.IOSpan.Predicted < 0.0618 || v.IOSpan.Predicted > 0.1618 {
+		t.Errorf("predicted I/O span %v s, want 61.8 ms and the target's calls", v.IOSpan.Predicted)
+	}
+	if d := v.IOSpan.Captured - 0.064; d < -1e-9 || d > 1e-9 {
+		t.Errorf("captured I/O span %v s, want 0.064", v.IOSpan.Captured)
+	}
 	if v.Elapsed < 0.0619 {
 		t.Errorf("replay took %v s, want at least 61.9 ms (kept cost and compute)", v.Elapsed)
 	}
@@ -100,7 +115,8 @@ func TestPredict(t *testing.T) {
 		t.Errorf("dry run:\n%s", dry)
 	}
 	st := stats(t, rec)
-	if st.Replay == nil || !st.Replay.Predict || st.Replay.LibCalls != 6 || st.Replay.CapturedIOTime != 43e6 {
+	if st.Replay == nil || !st.Replay.Predict || st.Replay.LibCalls != 6 || st.Replay.CapturedIOTime != 43e6 ||
+		st.Replay.IOSpan != int64(v.IOSpan.Predicted*1e9+0.5) || st.Replay.CapturedIOSpan != 64e6 {
 		t.Errorf("the replay's trace says %+v", st.Replay)
 	}
 }

@@ -27,6 +27,7 @@ const (
 	replayLib       = 12 // uvarint calls, uvarint ns: MPI-IO library cost kept
 	replayIOTime    = 13 // uvarint ns in I/O calls in the replay, uvarint ns of the same calls captured
 	replayPredict   = 14 // uvarint 1: ioreplay --predict
+	replayIOSpan    = 15 // uvarint ns predicted I/O span of the application, uvarint ns the same captured
 )
 
 // SetReplay records how the replay of rank r went (trace.ReplayRank), in
@@ -81,6 +82,10 @@ func (w *Writer) SetReplay(r uint32, rr *trace.ReplayRank) error {
 	if rr.Predict {
 		f.uvarint(replayPredict, 1)
 	}
+	if rr.IOSpan > 0 || rr.CapturedIOSpan > 0 {
+		b := binary.AppendUvarint(nil, uint64(max(rr.IOSpan, 0)))
+		f.bytes(replayIOSpan, binary.AppendUvarint(b, uint64(max(rr.CapturedIOSpan, 0))))
+	}
 	p := append(binary.AppendUvarint(nil, uint64(r)), f...)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -113,16 +118,19 @@ func readReplay(p []byte) (*trace.ReplayRank, error) {
 		switch id {
 		case replayTiming:
 			rr.Timing = string(v)
-		case replayLib, replayIOTime:
+		case replayLib, replayIOTime, replayIOSpan:
 			d := &decoder{b: v}
 			a, b := d.uvarint(), d.uvarint()
 			if d.err != nil || a > 1<<62 || b > 1<<62 {
 				return errors.New("replay block: bad MPI-IO cost or I/O time")
 			}
-			if id == replayLib {
+			switch id {
+			case replayLib:
 				rr.LibCalls, rr.LibTime = int64(a), int64(b)
-			} else {
+			case replayIOTime:
 				rr.IOTime, rr.CapturedIOTime = int64(a), int64(b)
+			default:
+				rr.IOSpan, rr.CapturedIOSpan = int64(a), int64(b)
 			}
 		case replayPlanned, replayEvents, replayElapsed, replayFlags, replayUnmatched, replayPredict:
 			x, err := fieldUvarint(v)

@@ -24,7 +24,7 @@ func TestReplayBlock(t *testing.T) {
 		Skips:     []trace.ReplaySkip{{Op: trace.OpOpen, Reason: "special path (/dev, /proc, /sys)", Count: 2}},
 		Errors:    []trace.ReplayError{{Op: trace.OpRead, Ret: -5, Expected: true, Count: 1, Detail: "MPI_ERR_IO"}},
 		Unmatched: 1, Notes: []string{"rank 1: MPI_Recv from 0 tag 3: no matching send"},
-		Predict: true, LibCalls: 3, LibTime: 40_000_000, IOTime: 41_500_000, CapturedIOTime: 42_000_000,
+		Predict: true, LibCalls: 3, LibTime: 40_000_000, IOTime: 41_500_000, CapturedIOTime: 42_000_000, IOSpan: 63_000_000, CapturedIOSpan: 64_000_000,
 	}
 	dir := t.TempDir()
 	write := func(name string, rank uint32, rr *trace.ReplayRank) string {
