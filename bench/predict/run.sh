@@ -66,10 +66,15 @@
 #     command (the same first program started and ended with no work on
 #     the files: sh -c :, sqlite3 :memory:, fio --version), run just before
 #     it. The table gives S.
-#   - replay: the span of the replay's own trace (ioreplay --record),
-#     measured by bench/predict/span: so ioreplay's start-up, reading and
-#     planning the trace, the prepare phase, and writing its report are
-#     outside it, as start-up is on the real side.
+#   - replay under --predict: ioreplay's own prediction (its summary's
+#     io_span.predicted_seconds): the same span on the timelines it
+#     rebuilds from each call's time in the replay and the captured think
+#     time before it (docs/REPLAY.md, "What --predict reports"); the
+#     replay engine's own work between calls is not in it.
+#   - replay in other modes: the span of the replay's own trace (ioreplay
+#     --record), measured by bench/predict/span: so ioreplay's start-up,
+#     reading and planning the trace, the prepare phase, and writing its
+#     report are outside it, as start-up is on the real side.
 #   - before every timed run its inputs are in place and cold: the real run's
 #     inputs are made (untimed), caches dropped, then the program's binaries
 #     warmed by its warm-up command (the same program on a tiny problem in
@@ -219,8 +224,10 @@ section() {
 	echo "computation between the calls, not the start-up before the first call (exec, loading, imports, MPI_Init) nor the"
 	echo "exit after the last. Real run: ior, mdtest and h5py time themselves that way (CLOCK_MONOTONIC, min start to max"
 	echo "end over ranks); for sqlite3, fio, tar and git it is the command's wall time minus its start-up and exit *S*, the"
-	echo "median wall time of its null command run just before (\`sh -c :\`, \`sqlite3 :memory:\`, \`fio --version\`). Replay:"
-	echo "the same span in the replay's own trace (\`--record\`), so ioreplay's start-up, planning, the prepare phase and its"
+	echo "median wall time of its null command run just before (\`sh -c :\`, \`sqlite3 :memory:\`, \`fio --version\`). Replay"
+	echo "under \`--predict\`: ioreplay's own prediction, the same span on the timelines it rebuilds from each call's time in"
+	echo "the replay and the captured think time before it (docs/REPLAY.md, \"What --predict reports\"); other modes: the same"
+	echo "span in the replay's own trace (\`--record\`). Either way ioreplay's start-up, planning, the prepare phase and its"
 	echo "report are outside it. Inputs are in place and cold before every timed run: the real run's made by the script,"
 	echo "the replay's by \`ioreplay --prepare-only\`, then caches dropped (the program's binaries warmed again by a tiny run"
 	echo "of it on tmpfs). **Error** = predicted ÷ real − 1 within each repetition, median over repetitions; negative:"
@@ -713,8 +720,14 @@ replay_run() { # replay_run APP FS CAPTURE_FS MODE_INDEX REP
 		{ log "replay of $a ($cfs capture) on $fs, mode $name, failed: $(tail -3 "${rt%.iot}.err")"; return 1; }
 	[ -z "$d0" ] || printf 'dev\t%s\t%s\t%s\t%s\t%s\t%s\n' "$a" "$fs" "$cfs" "$name" "$rep" "$(devdelta "$d0" "$(devstat)")" >>"$res"
 	sp=$("$bin/span" "$rt")
-	printf 'replay\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$a" "$fs" "$cfs" "$name" "$rep" "$(kv span "$sp")" \
-		"$(jnum "$sum" elapsed_seconds)" "$(jnum "$sum" p50_seconds)" "$(jnum "$sum" p99_seconds)" "$l" >>"$res"
+	# The prediction: ioreplay's own (--predict: the rebuilt timelines,
+	# "io_span" of its summary) where it makes one, else the span of the
+	# replay's trace; the latter is kept in the last column either way.
+	local pred
+	pred=$(jnum "$sum" predicted_seconds)
+	[ -n "$pred" ] || pred=$(kv span "$sp")
+	printf 'replay\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$a" "$fs" "$cfs" "$name" "$rep" "$pred" \
+		"$(jnum "$sum" elapsed_seconds)" "$(jnum "$sum" p50_seconds)" "$(jnum "$sum" p99_seconds)" "$l" "$(kv span "$sp")" >>"$res"
 	[ -n "$keep" ] || rm -f "$rt"
 	rm -rf "$t"
 }
