@@ -130,6 +130,10 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 	}
 	sweep()
 	c := &Cluster{t: t}
+	// The directory first: cleanups run last-registered first, so the
+	// hosts' processes (Slurm's daemons writing their spools) are killed
+	// before the directory is removed, not while it is.
+	root := t.TempDir()
 	t.Cleanup(c.close)
 	// A free subnet: the first bridge name that can be made.
 	start := os.Getpid() % 200
@@ -148,7 +152,6 @@ func New(t testing.TB, n int, opts Options) *Cluster {
 	c.ip("addr", "add", fmt.Sprintf("%s.%d.1/24", subnetBase, c.net), "dev", c.bridge)
 	c.ip("link", "set", c.bridge, "up")
 
-	root := t.TempDir()
 	c.Local = filepath.Join(root, "local")
 	if err := os.Mkdir(c.Local, 0o755); err != nil {
 		t.Fatal(err)
