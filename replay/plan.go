@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io/fs"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/state"
 	"github.com/iotrace/iotrace/trace/target"
@@ -285,8 +285,8 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 			if !haveIO || e.Start < ioFirst {
 				ioFirst = e.Start
 			}
-			if !haveIO || e.Start+max(e.Dur, 0) > ioLast {
-				ioLast = e.Start + max(e.Dur, 0)
+			if end := sat.Add(e.Start, max(e.Dur, 0)); !haveIO || end > ioLast {
+				ioLast = end
 			}
 			haveIO = true
 			if !script {
@@ -329,7 +329,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 	p.libCost = make([][]LibCost, len(per))
 	p.IO = make([]int64, len(per))
 	if haveIO {
-		p.IOSpan = ioLast - ioFirst
+		p.IOSpan = sat.Sub(ioLast, ioFirst)
 	}
 	for i := range per {
 		p.libCost[i] = per[i].lib.done()
@@ -557,7 +557,7 @@ func (p *Plan) CheckSpace(dir string, sparse bool) error {
 	if bsize <= 0 {
 		bsize = st.Bsize
 	}
-	free := satMul(int64(st.Bavail), bsize)
+	free := sat.Mul(int64(st.Bavail), bsize)
 	freeFiles := int64(-1)
 	if st.Files > 0 { // file systems without an inode count say 0
 		freeFiles = int64(st.Ffree)
@@ -586,13 +586,6 @@ func usage(dir string) (bytes, files int64) {
 		return nil
 	})
 	return bytes, files
-}
-
-func satMul(a, b int64) int64 {
-	if a > 0 && b > 0 && a > math.MaxInt64/b {
-		return math.MaxInt64
-	}
-	return a * b
 }
 
 // Files is "1 file" or "n files".

@@ -1,8 +1,11 @@
 package replay
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 
+	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -53,8 +56,8 @@ func newStretch() predStretch { return predStretch{first: -1} }
 
 // add adds a call that synchronises with no other rank.
 func (s *predStretch) add(gap, dur int64, file bool) {
-	start := s.pre + gap
-	s.pre = start + max(dur, 0)
+	start := sat.Add(s.pre, gap)
+	s.pre = sat.Add(start, max(dur, 0))
 	if file {
 		if s.first < 0 {
 			s.first = start
@@ -152,7 +155,7 @@ func rebuild(ranks []uint32, groups map[uint32][]uint32, recs [][]predRec) []pre
 	// finish ends a collective for the ranks waiting in it.
 	finish := func(k key, in *inst, run *[]int) {
 		delete(open, k)
-		end := in.arrive + in.cost
+		end := sat.Add(in.arrive, in.cost)
 		for _, j := range in.waiting {
 			r := recs[j][pos[j]]
 			if r.fl&predFile != 0 {
@@ -174,10 +177,10 @@ func rebuild(ranks []uint32, groups map[uint32][]uint32, recs [][]predRec) []pre
 			for pos[i] < len(recs[i]) {
 				r := recs[i][pos[i]]
 				if r.first >= 0 {
-					file(i, now[i]+r.first, now[i]+r.last)
+					file(i, sat.Add(now[i], r.first), sat.Add(now[i], r.last))
 				}
-				now[i] += r.pre
-				start := now[i] + r.gap
+				now[i] = sat.Add(now[i], r.pre)
+				start := sat.Add(now[i], r.gap)
 				m := 1
 				if r.fl&predSync != 0 {
 					m = size(r.comm, i)
@@ -199,7 +202,7 @@ func rebuild(ranks []uint32, groups map[uint32][]uint32, recs [][]predRec) []pre
 					}
 					goto next
 				}
-				end := start + r.dur
+				end := sat.Add(start, r.dur)
 				if r.fl&predFile != 0 {
 					file(i, start, end)
 				}
@@ -213,32 +216,32 @@ func rebuild(ranks []uint32, groups map[uint32][]uint32, recs [][]predRec) []pre
 		}
 		// Every rank left waits in a collective no running rank will
 		// complete: release them, the earliest arrival first.
-		ks := make([]key, 0, len(open))
-		for k := range open {
-			ks = append(ks, k)
-		}
-		slices.SortFunc(ks, func(a, b key) int {
-			if d := open[a].arrive - open[b].arrive; d != 0 {
-				if d < 0 {
-					return -1
-				}
-				return 1
-			}
-			if a.comm != b.comm {
-				if a.comm < b.comm {
-					return -1
-				}
-				return 1
-			}
-			if a.file == b.file {
-				return 0
-			}
-			if !a.file {
-				return -1
-			}
-			return 1
+		k := slices.MinFunc(slices.Collect(maps.Keys(open)), func(a, b key) int {
+			return cmp.Or(cmp.Compare(open[a].arrive, open[b].arrive), cmp.Compare(a.comm, b.comm), cmp.Compare(b2i(a.file), b2i(b.file)))
 		})
-		finish(ks[0], open[ks[0]], &run)
+		finish(k, open[k], &run)
 	}
 	return spans
+}
+
+// spanOf is the span of the application's file calls over ranks' spans.
+func spanOf(spans []predSpan) predSpan {
+	var all predSpan
+	for _, s := range spans {
+		switch {
+		case !s.ok:
+		case !all.ok:
+			all = s
+		default:
+			all.first, all.last = min(all.first, s.first), max(all.last, s.last)
+		}
+	}
+	return all
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -39,16 +39,7 @@ func timeline(calls ...call) []predRec {
 
 func span(t *testing.T, spans []predSpan) int64 {
 	t.Helper()
-	var all predSpan
-	for _, s := range spans {
-		switch {
-		case !s.ok:
-		case !all.ok:
-			all = s
-		default:
-			all.first, all.last = min(all.first, s.first), max(all.last, s.last)
-		}
-	}
+	all := spanOf(spans)
 	if !all.ok {
 		t.Fatal("no file call in the rebuilt timelines")
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/replay/comm"
 	"github.com/iotrace/iotrace/trace"
 )
@@ -329,7 +330,7 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		inner := e.Flags&trace.InMPIIO != 0 && (cls == trace.ClassPOSIX || cls == trace.ClassMeta)
 		var gap int64 // the captured think time before the call (--predict)
 		if rn.predOn && !inner && rn.predAny {
-			gap = rn.scale(max(oStart-rn.prevOrigEnd, 0))
+			gap = rn.scale(max(sat.Sub(oStart, rn.prevOrigEnd), 0))
 		}
 		if rn.timing != AFAP && !inner {
 			intended := rn.intended(oStart)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/replay/comm"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
@@ -335,19 +336,10 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			recs[i] = append(rn.pred, rn.stretch.end(0, 0, 0, 0))
 			rn.pred = nil
 		}
-		var span predSpan
-		for _, s := range rebuild(ranks, r.plan.Groups, recs) {
-			switch {
-			case !s.ok:
-			case !span.ok:
-				span = s
-			default:
-				span.first, span.last = min(span.first, s.first), max(span.last, s.last)
-			}
-		}
+		span := spanOf(rebuild(ranks, r.plan.Groups, recs))
 		if span.ok {
 			for _, rn := range runners {
-				rn.res.ioSpan, rn.res.capturedIOSpan = max(span.last-span.first, 1), r.plan.IOSpan
+				rn.res.ioSpan, rn.res.capturedIOSpan = max(sat.Sub(span.last, span.first), 1), r.plan.IOSpan
 			}
 		}
 	}

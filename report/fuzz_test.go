@@ -7,6 +7,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -112,12 +113,12 @@ func FuzzCompute(f *testing.F) {
 			// The file table holds the bytes of reads and writes (a copy's
 			// moves between two files and is in neither).
 			for _, f := range s.Files {
-				fileBytes = addSat(fileBytes, addSat(f.ReadBytes(), f.WriteBytes()))
+				fileBytes = sat.Add(fileBytes, sat.Add(f.ReadBytes(), f.WriteBytes()))
 			}
 			for _, z := range s.Sizes {
 				sizeCount += z.Count
 			}
-			if rankCalls != s.Total.Count || fileBytes != addSat(dataBytes(s.Ops, trace.DirRead), dataBytes(s.Ops, trace.DirWrite)) || s.Total.Total < 0 || s.Total.Bytes < 0 {
+			if rankCalls != s.Total.Count || fileBytes != sat.Add(dataBytes(s.Ops, trace.DirRead), dataBytes(s.Ops, trace.DirWrite)) || s.Total.Total < 0 || s.Total.Bytes < 0 {
 				t.Fatalf("ranks hold %d calls, files %d bytes; TOTAL %d calls, %d bytes, %d ns", rankCalls, fileBytes, s.Total.Count, s.Total.Bytes, s.Total.Total)
 			}
 			for _, reg := range s.Regions {

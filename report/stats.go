@@ -20,6 +20,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/hist"
 	"github.com/iotrace/iotrace/trace/state"
@@ -93,7 +94,7 @@ func (s *Stats) Duration() float64 { return float64(s.RunTime()) / 1e9 }
 
 // RunTime is End − Start, ns (the largest int64 when a trace's times span
 // more).
-func (s *Stats) RunTime() int64 { return subSat(s.End, s.Start) }
+func (s *Stats) RunTime() int64 { return sat.Sub(s.End, s.Start) }
 
 // OpRow is one row of an operation table: the calls of one family (or,
 // with Options.Detail, one call) within a group of events.
@@ -162,11 +163,11 @@ func Sum(rows []*OpRow) *OpRow {
 		}
 		t.Count += r.Count
 		if r.Class != trace.ClassComm {
-			t.Bytes = addSat(t.Bytes, r.Bytes)
-			t.ioTotal = addSat(t.ioTotal, r.Total)
+			t.Bytes = sat.Add(t.Bytes, r.Bytes)
+			t.ioTotal = sat.Add(t.ioTotal, r.Total)
 		}
 		t.Errors += r.Errors
-		t.Total = addSat(t.Total, r.Total)
+		t.Total = sat.Add(t.Total, r.Total)
 		t.ranks = r.ranks
 		t.Lat.Merge(&r.Lat)
 	}
@@ -328,8 +329,8 @@ func (s *rowSet) add(c *call) {
 		r = s.row(c)
 	}
 	r.Count++
-	r.Total = addSat(r.Total, c.dur)
-	r.Bytes = addSat(r.Bytes, c.moved)
+	r.Total = sat.Add(r.Total, c.dur)
+	r.Bytes = sat.Add(r.Bytes, c.moved)
 	if c.fail {
 		r.Errors++
 	}
@@ -751,7 +752,7 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 	if rr.Events == 0 || e.Start < rr.Start {
 		rr.Start = e.Start
 	}
-	if end := addSat(e.Start, dur); rr.Events == 0 || end > rr.End {
+	if end := sat.Add(e.Start, dur); rr.Events == 0 || end > rr.End {
 		rr.End = end
 	}
 	rr.Events++
@@ -798,7 +799,7 @@ func (c *computer) event(rs *rankState, e *trace.Event) {
 		case trace.DirWrite:
 			wr = cl.moved
 		}
-		rs.series.add(e.Start, addSat(e.Start, dur), info.act, rd, wr)
+		rs.series.add(e.Start, sat.Add(e.Start, dur), info.act, rd, wr)
 	}
 	for _, o := range rs.stack {
 		if !o.dup {
@@ -903,7 +904,7 @@ func (c *computer) marker(rs *rankState, e *trace.Event, dur int64) {
 		label := c.path(e.Path)
 		for i := len(rs.stack) - 1; i >= 0; i-- {
 			if rs.stack[i].reg.Label == label {
-				c.closeRegions(rs, i, addSat(e.Start, dur))
+				c.closeRegions(rs, i, sat.Add(e.Start, dur))
 				break
 			}
 		}
@@ -916,9 +917,9 @@ func (c *computer) closeRegions(rs *rankState, i int, end int64) {
 		o := rs.stack[j]
 		o.reg.Count++
 		if !o.dup {
-			d := max(subSat(end, o.start), 0)
-			o.reg.Time = addSat(o.reg.Time, d)
-			rs.inReg[o.reg] = addSat(rs.inReg[o.reg], d)
+			d := max(sat.Sub(end, o.start), 0)
+			o.reg.Time = sat.Add(o.reg.Time, d)
+			rs.inReg[o.reg] = sat.Add(rs.inReg[o.reg], d)
 		}
 	}
 	rs.stack = rs.stack[:i]
@@ -1031,7 +1032,7 @@ func sumIf(rows []*OpRow, keep func(*OpRow) bool, val func(*OpRow) int64) int64 
 	var s int64
 	for _, r := range rows {
 		if !r.InMPIIO && keep(r) {
-			s = addSat(s, val(r))
+			s = sat.Add(s, val(r))
 		}
 	}
 	return s

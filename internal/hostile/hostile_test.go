@@ -247,6 +247,30 @@ func TestExtremeNumbers(t *testing.T) {
 	}
 }
 
+// TestPredictExtremeDurations: ioreplay --predict of a trace whose
+// calls on /dev/null (skipped, their captured time kept in the rebuilt
+// timeline) last 2^62 ns each: the prediction is held at the largest
+// duration, not wrapped to a negative or 1 ns span.
+func TestPredictExtremeDurations(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString(`{"rank":0,"op":"open","path":"/dev/null","ret":3,"flags":"O_WRONLY","start_ns":0,"dur_ns":10}` + "\n")
+	for i := 1; i <= 3; i++ {
+		fmt.Fprintf(&b, `{"rank":0,"op":"write","fd":3,"size":1,"ret":1,"start_ns":%d,"dur_ns":4611686018427387904}`+"\n", i*100)
+	}
+	b.WriteString(`{"rank":0,"op":"open","path":"/a","ret":4,"flags":"O_WRONLY|O_CREAT","mode":"0644","start_ns":400,"dur_ns":10}` + "\n")
+	b.WriteString(`{"rank":0,"op":"close","fd":4,"ret":0,"start_ns":500,"dur_ns":10}` + "\n")
+	in := write(t, dir, "long.jsonl", b.String())
+	tr := filepath.Join(dir, "long.iot")
+	wantOK(t, run(t, dir, 0, iotrace, "convert", "-o", tr, in))
+	r := run(t, dir, 0, ioreplay, "--predict", "--target", filepath.Join(dir, "target"), tr)
+	wantOK(t, r)
+	if !strings.Contains(r.stdout+r.stderr, "predicted application I/O time (first file call to last, every rank): 9223372037s") {
+		t.Errorf("prediction:\n%s%s", clip(r.stdout), clip(r.stderr))
+	}
+	count("trace: extreme times and sizes", 1)
+}
+
 // TestDescriptorNumbers: opens that return descriptor 1048575 on 4,096
 // ranks (a table as long as the number took 8 MiB a rank): stats, the
 // script converter, a dry run and a real replay, within the memory limit;

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -499,12 +500,7 @@ func (f *File) extend(size int64) {
 }
 
 // endOf is off+n held at the largest int64 (a trace may say anything).
-func endOf(off, n int64) int64 {
-	if n > math.MaxInt64-off {
-		return math.MaxInt64
-	}
-	return off + n
-}
+func endOf(off, n int64) int64 { return sat.Add(off, n) }
 
 // Space is what the files of the trace take on a disk: Bytes, the sum
 // over its files of the larger of the size each needs before the trace
@@ -534,12 +530,6 @@ func (ns *Namespace) Space(block int64) Space {
 		}
 		return (n + block - 1) / block * block
 	}
-	add := func(a, b int64) int64 {
-		if b > math.MaxInt64-a {
-			return math.MaxInt64
-		}
-		return a + b
-	}
 	ns.each(func(n *Node) {
 		f := n.File
 		if f == nil || n.Kind == KindDir || seen[f] || ns.special(n) {
@@ -554,8 +544,8 @@ func (ns *Namespace) Space(block int64) Space {
 			return
 		}
 		sp.Files++
-		sp.Bytes = add(sp.Bytes, round(max(need, f.grown)))
-		sp.Written = add(sp.Written, round(f.grown))
+		sp.Bytes = sat.Add(sp.Bytes, round(max(need, f.grown)))
+		sp.Written = sat.Add(sp.Written, round(f.grown))
 	})
 	return sp
 }
