@@ -47,9 +47,65 @@ const (
 	tscTolerance = int64(20 * time.Microsecond)
 )
 
-// newClock returns a clock counting from base.
+// newClock returns a clock counting from base. Its rate is calibrated
+// from the process's first anchor (procAnchor, taken when the package
+// was initialised), so that a replay, which plans before it runs, has a
+// calibrated clock from its first call on: none of its reads is then a
+// real one only because the rank is young, and the rate rests on the
+// whole life of the process rather than on a rank's first millisecond.
 func newClock(base time.Time) clock {
-	return clock{base: base, tsc: tscUsable()}
+	c := clock{base: base, tsc: tscUsable()}
+	if c.tsc && procAnchor.ok {
+		c.tStart, c.nStart, c.anchored = procAnchor.t, int64(procAnchor.at.Sub(base)), true
+	}
+	return c
+}
+
+// procAnchor is the process's first reading of the counter beside the
+// real clock (the pair of four read in the fewest ticks).
+var procAnchor = func() (a struct {
+	t  int64
+	at time.Time
+	ok bool
+}) {
+	a.at = time.Now()
+	if !haveTSC {
+		return a
+	}
+	span := int64(math.MaxInt64)
+	for range 4 {
+		x := rdtsc()
+		m := time.Now()
+		y := rdtsc()
+		if y-x < span {
+			span, a.t, a.at = y-x, x+(y-x)/2, m
+		}
+	}
+	a.ok = span > 0
+	return a
+}()
+
+// SysClock reads the clock a backend times the system calls of a
+// replayed call with (SysTime): the time-stamp counter where the
+// replay's clocks read it, else CLOCK_MONOTONIC in ns.
+func SysClock() int64 {
+	if tscUsable() {
+		return rdtsc()
+	}
+	return int64(time.Since(procAnchor.at))
+}
+
+// ticksNS converts a difference of SysClock readings into ns, or returns
+// −1 where the clock cannot say (its counter not yet calibrated, or found
+// untrustworthy).
+func (c *clock) ticksNS(d int64) int64 {
+	switch {
+	case !tscUsable():
+		return d
+	case !c.tsc || c.nsPerTck == 0:
+		return -1
+	}
+	return int64(float64(d) * c.nsPerTck)
 }
 
 // real reads CLOCK_MONOTONIC.

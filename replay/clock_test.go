@@ -78,3 +78,33 @@ func TestCPUFlags(t *testing.T) {
 		t.Error("a missing flag was found")
 	}
 }
+
+// TestClockCalibratedFromTheStart: a clock made once the process is a
+// few milliseconds old (as a replay's are, after planning) reads the
+// counter, calibrated, from its first read — on the process's first
+// anchor — and converts SysClock differences to the real clock's ns.
+func TestClockCalibratedFromTheStart(t *testing.T) {
+	if !tscUsable() {
+		t.Skip("no constant_tsc+nonstop_tsc here")
+	}
+	if d := 3*time.Millisecond - time.Since(procAnchor.at); d > 0 {
+		time.Sleep(d)
+	}
+	c := newClock(time.Now())
+	a := c.real()
+	n := c.now()
+	b := c.real()
+	if c.nsPerTck == 0 || !c.tsc {
+		t.Fatalf("first read: calibrated %v, counter on %v", c.nsPerTck != 0, c.tsc)
+	}
+	if b-a < 20_000 && (n < a-5_000 || n > b+5_000) {
+		t.Errorf("first read %d, the real clock %d–%d", n, a, b)
+	}
+	t0, r0 := SysClock(), c.real()
+	time.Sleep(2 * time.Millisecond)
+	t1, r1 := SysClock(), c.real()
+	got, want := c.ticksNS(t1-t0), r1-r0
+	if d := got - want; d > want/100+2_000 || -d > want/100+2_000 {
+		t.Errorf("ticksNS: %d ns for %d ns of the real clock", got, want)
+	}
+}
