@@ -68,6 +68,48 @@ type Call struct {
 	// Path is: an executor that meets a descriptor the trace never
 	// showed opened opens it on the path its calls name. Nil: none.
 	Paths PathMapper
+	// Sys, when not nil, times the system calls the executor makes for
+	// the program's call (a replay that predicts sets it; SysTime).
+	Sys *SysTime
+}
+
+// SysTime times the system calls an executor makes for the program's call
+// — not the replay's own looks, checks and bookkeeping around them — so
+// that a predicting replay (--predict) counts what the file system took
+// for the call, as the capture measured it around the program's call,
+// and not what the replay's engine and safety rules add to it. An
+// executor that times its calls says so (SysTimer); its methods on a nil
+// *SysTime do nothing.
+type SysTime struct {
+	ticks int64 // SysClock ticks
+	calls int   // the system calls timed
+}
+
+// Start reads the clock before a system call to time (0 on nil).
+func (s *SysTime) Start() int64 {
+	if s == nil {
+		return 0
+	}
+	return SysClock()
+}
+
+// Stop counts one system call, started when Start returned t0.
+func (s *SysTime) Stop(t0 int64) {
+	if s != nil {
+		s.ticks += SysClock() - t0
+		s.calls++
+	}
+}
+
+// Calls returns how many system calls were timed.
+func (s *SysTime) Calls() int { return s.calls }
+
+// SysTimer is an Executor that times the system calls of every call it
+// makes through Call.Sys. A call it makes no system call for (a dup, a
+// close that leaves the description open) keeps its captured duration
+// in the prediction.
+type SysTimer interface {
+	TimesSys() bool
 }
 
 // PathMapper maps a trace path id into the target directory: a clean

@@ -20,14 +20,17 @@ import (
 // 2.3 ms for the application, 5 ms for its replay), and the prediction
 // was that much too long. So a predicting replay keeps, for each call of
 // each rank, the think time before it as the capture recorded it and the
-// time the call took in the replay, from just before the backend was
-// asked to make it to its return; after the replay the ranks' timelines
-// are rebuilt from these alone: each call starts its think time after the
+// time the call took in the replay — the time of the system calls that
+// did the program's work, where the executor times them (SysTime), else
+// from just before the backend was asked to make it to its return (the
+// runner's predict) — and after the replay the ranks' timelines are
+// rebuilt from these alone: each call starts its think time after the
 // previous one ended and takes its replayed time; a collective ends for
 // every member when the last one has arrived plus the collective's own
-// cost (the shortest of its members' replayed times: the last to arrive
-// did not wait). A call the replay skipped (a write to a terminal, a call
-// on a pipe) keeps its captured duration: the application spent it. The
+// cost (the shortest of its members' times: the last to arrive did not
+// wait; for the communication layer's, the captured ones: the MPI
+// library's cost). A call the replay skipped (a write to a terminal, a
+// call on a pipe) keeps its captured duration: the application spent it. The
 // predicted I/O time is the span of the rebuilt timelines from the start
 // of the first file call (POSIX, metadata, MPI-IO) of any rank to the end
 // of the last, as the capture's is measured.

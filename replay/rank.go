@@ -70,6 +70,10 @@ type runner struct {
 	issue    int64
 	syncFl   uint8
 	syncComm uint32
+	// sysTimed: the executor times the system calls of the calls it
+	// makes, in sys (SysTime).
+	sysTimed bool
+	sys      SysTime
 
 	res rankResult
 	// elapsed is when the rank ended, ns from the common start.
@@ -351,14 +355,16 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		}
 		ret, skip, err := rn.exec(e)
 		end := rn.w.now()
+		var kept int64 // the library cost kept
 		if len(rn.lib) > rn.nextLib && skip == NotSkipped && err == nil {
 			// The MPI library's own cost in the capture, beyond the
 			// calls the backend made for this one: kept in the call.
-			var ok bool
-			if end, ok = rn.keepLib(end); !ok {
+			kEnd, ok := rn.keepLib(end)
+			if !ok {
 				rn.res.events += int64(i + 1)
 				return k, nil
 			}
+			kept, end = kEnd-end, kEnd
 		}
 		if ret > 0 && int(e.Op) < len(dataOps) && dataOps[e.Op] {
 			moved += ret
@@ -367,7 +373,7 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 		if !inner {
 			rn.prevEnd, rn.prevOrigEnd = end, oEnd
 			if rn.predOn && err == nil {
-				rn.predict(e, cls, gap, end, skip)
+				rn.predict(e, cls, gap, end, kept, skip)
 			}
 		}
 		if err != nil {
@@ -424,18 +430,38 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 
 // predict adds the call just made to the rank's rebuilt timeline
 // (predict.go): gap is the captured think time before it, end when it
-// returned (with the library cost it kept), skip why it was not made.
-func (rn *runner) predict(e *trace.Event, cls trace.Class, gap, end int64, skip Skip) {
+// returned, kept the library cost it kept (in end), skip why it was not
+// made.
+//
+// A call's own time in the timeline is what the file system took for it:
+// where the executor times its system calls (SysTimer), their time plus
+// the library cost kept — not the engine's work around them (following
+// descriptors, mapping paths, the replay's safety looks), which the
+// application did not do; a call the executor made no system call for
+// keeps its captured time, as a skipped one does. Otherwise it is the
+// time from the hand-off to the return. A collective of the
+// communication layer keeps its captured time: its cost is the MPI
+// library's, which a standalone replay does not run (the rebuild takes
+// the least of its members', the last arrival's own cost).
+func (rn *runner) predict(e *trace.Event, cls trace.Class, gap, end, kept int64, skip Skip) {
 	rn.predAny = true
 	dur, fl := end-rn.issue, rn.syncFl
+	file := cls == trace.ClassPOSIX || cls == trace.ClassMeta || cls == trace.ClassMPIIO
 	switch {
 	case cls == trace.ClassMarker:
 		dur = 0
 	case skip != NotSkipped:
 		// Not made here, but the application spent the time on it.
 		dur, fl = e.Dur, 0
+	case cls == trace.ClassComm && fl&predSync != 0:
+		dur = max(e.Dur, 0)
+	case file && fl&predSync == 0 && rn.sysTimed:
+		if rn.sys.calls == 0 {
+			dur = max(e.Dur, 0)
+		} else if ns := rn.w.clk.ticksNS(rn.sys.ticks); ns >= 0 {
+			dur = sat.Add(ns, kept)
+		}
 	}
-	file := cls == trace.ClassPOSIX || cls == trace.ClassMeta || cls == trace.ClassMPIIO
 	if fl&predSync == 0 {
 		rn.stretch.add(gap, dur, file)
 		return
@@ -570,6 +596,9 @@ func (rn *runner) exec(e *trace.Event) (int64, Skip, error) {
 	}
 	if rn.predOn && e.Op.Class() != trace.ClassMPIIO {
 		rn.issue = rn.w.now()
+	}
+	if rn.sysTimed {
+		rn.sys, c.Sys = SysTime{}, &rn.sys
 	}
 	ret, skip := rn.ex.Do(c)
 	return ret, skip, nil

@@ -247,6 +247,8 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			closeAll()
 			return nil, rankErr(rk, err)
 		}
+		st, timed := ex.(SysTimer)
+		timed = timed && st.TimesSys()
 		if slots != nil {
 			ex = bounded{ex, slots}
 		}
@@ -259,6 +261,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			pool:     newBatchPool(batch, len(ranks)),
 			prefetch: prefetch,
 			predOn:   predict,
+			sysTimed: predict && timed,
 			stretch:  newStretch(),
 		}
 		if r.script != nil {

@@ -65,7 +65,10 @@ func (x *rankExec) openReal(rel string, flags int, mode uint32, trunc bool) real
 		return realFile{state: fdSkipped, skip: skip}
 	}
 	if trunc && flags&unix.O_ACCMODE != unix.O_RDONLY {
-		if err := unix.Ftruncate(fd, 0); err != nil {
+		t := x.sw.Start()
+		err := unix.Ftruncate(fd, 0)
+		x.sw.Stop(t)
+		if err != nil {
 			unix.Close(fd)
 			return realFile{state: fdFailed, fd: int32(errno(err))}
 		}
@@ -117,6 +120,15 @@ func (x *rankExec) open(c *replay.Call, d *state.Desc[realFile]) (int64, replay.
 	}
 	d.Aux = rf
 	return e.Ret, replay.NotSkipped
+}
+
+// timed counts a system call of the program's on the stopwatch and
+// returns its result: t0 is x.sw.Start() written as the argument before
+// the call's (Go evaluates the calls of an argument list left to right,
+// so the clock is read before the system call is made).
+func (x *rankExec) timed(t0 int64, err error) (int64, replay.Skip) {
+	x.sw.Stop(t0)
+	return result(err)
 }
 
 // checkFile refuses what an open found in the target that the replay
@@ -190,7 +202,10 @@ func (x *rankExec) dup(c *replay.Call, st state.Step[realFile, mpiFile]) (int64,
 	}
 	if e.Op == trace.OpFcntl && e.Flags == trace.FSetfl {
 		fl := localFlags(uint32(e.Size)) & (unix.O_APPEND | unix.O_NONBLOCK | unix.O_NOATIME | unix.O_ASYNC)
-		if _, err := unix.FcntlInt(uintptr(st.Desc.Aux.fd), unix.F_SETFL, fl|unix.O_NONBLOCK); err != nil {
+		t := x.sw.Start()
+		_, err := unix.FcntlInt(uintptr(st.Desc.Aux.fd), unix.F_SETFL, fl|unix.O_NONBLOCK)
+		x.sw.Stop(t)
+		if err != nil {
 			return errno(err), replay.NotSkipped
 		}
 	}
@@ -223,7 +238,9 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 				return result(err)
 			}
 			var st unix.Stat_t
+			t := x.sw.Start()
 			err = unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+			x.sw.Stop(t)
 			release()
 			if nofollow || err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
 				return result(err)
@@ -231,19 +248,22 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 			// A stat that follows a symbolic link: the kernel resolves it
 			// beneath the target, below.
 		}
+		// The program's call resolved the path and looked at the file:
+		// here the open of the path and the look are timed.
+		t := x.sw.Start()
 		fd, err := r.open(c.Path, unix.O_PATH, 0)
 		if err != nil {
-			return result(err)
+			return x.timed(t, err)
 		}
 		defer unix.Close(fd)
 		if e.Op == trace.OpAccess && e.Mode&7 != 0 {
 			if err := unix.Faccessat2(fd, "", e.Mode&7, unix.AT_EMPTY_PATH); err != nil && err != unix.ENOSYS && err != unix.EINVAL {
-				return result(err)
+				return x.timed(t, err)
 			}
-			return 0, replay.NotSkipped
+			return x.timed(t, nil)
 		}
 		var st unix.Stat_t
-		return result(unix.Fstat(fd, &st))
+		return x.timed(t, unix.Fstat(fd, &st))
 	case trace.OpReadlink, trace.OpReadlinkat:
 		dfd, base, release, err := x.parent(c.Path)
 		if err != nil {
@@ -251,7 +271,9 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 		}
 		defer release()
 		buf := x.readBuf(int(min(max(e.Size, 1), 4096)))
+		t := x.sw.Start()
 		n, err := unix.Readlinkat(dfd, base, buf)
+		x.sw.Stop(t)
 		if err != nil {
 			return result(err)
 		}
@@ -269,7 +291,9 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 			return result(err)
 		}
 		defer release()
+		t := x.sw.Start()
 		err = unix.Unlinkat(dfd, base, flags)
+		x.sw.Stop(t)
 		if flags != 0 {
 			r.moved()
 		}
@@ -284,7 +308,7 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 		if mode == 0 {
 			mode = 0o755
 		}
-		return result(unix.Mkdirat(dfd, base, mode))
+		return x.timed(x.sw.Start(), unix.Mkdirat(dfd, base, mode))
 	case trace.OpRename, trace.OpRenameat, trace.OpRenameat2, trace.OpLink, trace.OpLinkat:
 		if c.Path == "." || c.Path2 == "." {
 			return 0, replay.SkipTargetRoot
@@ -305,13 +329,15 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 		switch e.Op {
 		case trace.OpLink, trace.OpLinkat:
 			// Never AT_SYMLINK_FOLLOW: a link in the target could lead out.
-			return result(unix.Linkat(d1, b1, d2, b2, 0))
+			return x.timed(x.sw.Start(), unix.Linkat(d1, b1, d2, b2, 0))
 		}
 		var flags uint
 		if e.Op == trace.OpRenameat2 {
 			flags = uint(e.Flags) & (unix.RENAME_NOREPLACE | unix.RENAME_EXCHANGE)
 		}
+		t := x.sw.Start()
 		err = unix.Renameat2(d1, b1, d2, b2, flags)
+		x.sw.Stop(t)
 		r.moved()
 		return result(err)
 	case trace.OpSymlink, trace.OpSymlinkat:
@@ -327,7 +353,7 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 		if !ok {
 			return 0, replay.SkipEscape
 		}
-		return result(unix.Symlinkat(target, dfd, base))
+		return x.timed(x.sw.Start(), unix.Symlinkat(target, dfd, base))
 	case trace.OpTruncate:
 		return x.truncatePath(c.Path, e.Size)
 	}
@@ -380,7 +406,7 @@ func (x *rankExec) truncatePath(rel string, size int64) (int64, replay.Skip) {
 	if skip := checkFile(fd, unix.O_WRONLY, true); skip != replay.NotSkipped {
 		return 0, skip
 	}
-	return result(unix.Ftruncate(fd, max(size, 0)))
+	return x.timed(x.sw.Start(), unix.Ftruncate(fd, max(size, 0)))
 }
 
 // mpiFlags converts an MPI amode to open flags.
@@ -463,7 +489,7 @@ func (x *rankExec) mpiio(c *replay.Call, h *state.Handle[mpiFile]) (int64, repla
 			return result(err)
 		}
 		defer release()
-		return result(unix.Unlinkat(dfd, base, 0))
+		return x.timed(x.sw.Start(), unix.Unlinkat(dfd, base, 0))
 	case trace.OpMPIFileClose:
 		if h == nil {
 			return 0, replay.SkipUnknownFD
@@ -480,11 +506,14 @@ func (x *rankExec) mpiio(c *replay.Call, h *state.Handle[mpiFile]) (int64, repla
 		// with each data call.
 		return 0, replay.NotSkipped
 	case trace.OpMPIFileSync:
-		return result(unix.Fsync(f.fd))
+		return x.timed(x.sw.Start(), unix.Fsync(f.fd))
 	case trace.OpMPIFileSetSize:
-		return result(unix.Ftruncate(f.fd, max(e.Size, 0)))
+		return x.timed(x.sw.Start(), unix.Ftruncate(f.fd, max(e.Size, 0)))
 	case trace.OpMPIFilePreallocate:
-		if err := unix.Fallocate(f.fd, 0, 0, max(e.Size, 0)); err != nil && err != unix.EOPNOTSUPP {
+		t := x.sw.Start()
+		err := unix.Fallocate(f.fd, 0, 0, max(e.Size, 0))
+		x.sw.Stop(t)
+		if err != nil && err != unix.EOPNOTSUPP {
 			return errno(err), replay.NotSkipped
 		}
 		return 0, replay.NotSkipped

@@ -180,12 +180,12 @@ func (x *rankExec) openFile(rel string, flags int, mode uint32) (fd int, created
 	dir = strings.TrimSuffix(dir, "/")
 	if dir == "" || !x.b.opts.KeepDirs || flags&unix.O_PATH != 0 || flags&unix.O_TMPFILE == unix.O_TMPFILE ||
 		flags&(unix.O_CREAT|unix.O_DIRECTORY) == unix.O_CREAT|unix.O_DIRECTORY {
-		return r.openFile(rel, flags, mode)
+		return r.openFile(rel, flags, mode, x.sw)
 	}
 	x.dirs.sync(r)
 	dfd, kept := x.dirs.get(r, dir)
 	if dfd < 0 {
-		return r.openFile(rel, flags, mode)
+		return r.openFile(rel, flags, mode, x.sw)
 	}
 	if !kept {
 		defer unix.Close(dfd)
@@ -195,7 +195,7 @@ func (x *rankExec) openFile(rel string, flags int, mode uint32) (fd int, created
 		mode = 0
 	}
 	// O_CREAT|O_EXCL follows no symbolic link at the name.
-	if fd, created, done, err := createNew(flags, func(f int) (int, error) { return unix.Openat(dfd, base, f, mode) }); done {
+	if fd, created, done, err := createNew(flags, x.sw, func(f int) (int, error) { return unix.Openat(dfd, base, f, mode) }); done {
 		return fd, created, err
 	}
 	if looked != nil {
@@ -203,19 +203,21 @@ func (x *rankExec) openFile(rel string, flags int, mode uint32) (fd int, created
 	}
 	var st unix.Stat_t
 	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return r.openFile(rel, flags, mode)
+		return r.openFile(rel, flags, mode, x.sw)
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG, unix.S_IFDIR:
 	case unix.S_IFLNK:
-		return r.openFile(rel, flags, mode)
+		return r.openFile(rel, flags, mode, x.sw)
 	default:
 		return -1, false, errSpecial
 	}
+	t := x.sw.Start()
 	fd, err = unix.Openat(dfd, base, flags|unix.O_NOFOLLOW, mode)
+	x.sw.Stop(t)
 	if err == unix.ELOOP && flags&unix.O_NOFOLLOW == 0 {
 		// A symbolic link took the name since the look.
-		return r.openFile(rel, flags, mode)
+		return r.openFile(rel, flags, mode, x.sw)
 	}
 	return fd, false, err
 }

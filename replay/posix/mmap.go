@@ -42,16 +42,22 @@ func (x *rankExec) mmap(fd int, path trace.PathID, e *trace.Event) (int64, repla
 	}
 	prot := int(e.Mode) & (unix.PROT_READ | unix.PROT_WRITE)
 	flags := int(e.Flags) & (unix.MAP_SHARED | unix.MAP_PRIVATE | unix.MAP_POPULATE)
+	t := x.sw.Start()
 	m, err := unix.Mmap(fd, e.Offset, int(e.Size), prot|unix.PROT_READ, flags)
+	x.sw.Stop(t)
 	if err != nil {
 		return errno(err), replay.NotSkipped
 	}
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) == nil {
 		// Only the pages in the file: one beyond its end faults (SIGBUS).
+		// The program's loads and stores of them are its mapping's I/O:
+		// the touching is timed with the mapping.
 		n := min(max(st.Size-e.Offset, 0), int64(len(m)))
 		write := prot&unix.PROT_WRITE != 0 && flags&unix.MAP_SHARED != 0
+		t := x.sw.Start()
 		touch(m[:n], write)
+		x.sw.Stop(t)
 	}
 	if len(x.maps) >= maxLiveMaps {
 		unix.Munmap(x.maps[0].mem)
@@ -112,7 +118,9 @@ func (x *rankExec) munmap(e *trace.Event) (int64, replay.Skip) {
 	}
 	found := x.mapped(e.Path, e.Offset, e.Size, func(m *liveMap) bool {
 		if m.off >= e.Offset && m.off+int64(len(m.mem)) <= e.Offset+e.Size {
+			t := x.sw.Start()
 			unix.Munmap(m.mem)
+			x.sw.Stop(t)
 			return false
 		}
 		return true
@@ -135,7 +143,10 @@ func (x *rankExec) msync(e *trace.Event) (int64, replay.Skip) {
 		lo := max(e.Offset-m.off, 0) &^ (pageSize - 1)
 		hi := min(e.Offset+e.Size-m.off, int64(len(m.mem)))
 		if lo < hi {
-			if er := unix.Msync(m.mem[lo:hi], flags); er != nil && err == nil {
+			t := x.sw.Start()
+			er := unix.Msync(m.mem[lo:hi], flags)
+			x.sw.Stop(t)
+			if er != nil && err == nil {
 				err = er
 			}
 		}

@@ -226,7 +226,7 @@ func (b *Backend) mkdirAll(rel string) error {
 }
 
 func (b *Backend) prepareFile(ctx context.Context, f target.PrepFile, cur *replay.Cursor) error {
-	fd, _, err := b.root.openFile(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644)
+	fd, _, err := b.root.openFile(f.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_NONBLOCK, 0o644, nil)
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,9 @@ func (b *Backend) Rank(rank uint32, ranks int) (replay.Executor, error) {
 	x.st = state.New[realFile, mpiFile](nil)
 	x.st.OnRelease = func(d *state.Desc[realFile]) {
 		if d.Aux.state == fdOpen {
+			t := x.sw.Start()
 			x.closeErr = unix.Close(int(d.Aux.fd))
+			x.sw.Stop(t)
 			d.Aux.state = fdClosed
 		}
 	}
@@ -336,7 +338,14 @@ type rankExec struct {
 	iov      []unix.Iovec
 	maps     []liveMap // the mappings of the trace's mmaps (mmap.go)
 	dirs     dirCache  // the directories of its latest paths (dircache.go)
+	// sw times the system calls of the call being made (Call.Sys): the
+	// calls that do the program's work, never the replay's own looks,
+	// checks and directory opens.
+	sw *replay.SysTime
 }
+
+// TimesSys implements replay.SysTimer.
+func (x *rankExec) TimesSys() bool { return true }
 
 // use returns the replay's descriptor of the description d (nil: the
 // trace never had it open), opening it on its path if the trace learnt
@@ -441,6 +450,7 @@ var opInfos = func() (t [1024]trace.OpInfo) {
 // Do implements replay.Executor.
 func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 	e := c.Ev
+	x.sw = c.Sys
 	if d := x.st.Data(e); d != nil && d.Aux.state == fdOpen {
 		// The hot path: a read or write on a descriptor of the trace that
 		// the replay has open.
@@ -489,7 +499,9 @@ func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 	}
 	switch e.Op {
 	case trace.OpSync:
+		t := x.sw.Start()
 		unix.Sync()
+		x.sw.Stop(t)
 		return 0, replay.NotSkipped
 	case trace.OpMunmap:
 		return x.munmap(e)
@@ -520,9 +532,11 @@ func (x *rankExec) onFD(c *replay.Call, st *state.Step[realFile, mpiFile], info 
 		return x.copy(c, st, fd)
 	}
 	var err error
+	t := x.sw.Start()
 	switch e.Op {
 	case trace.OpLseek, trace.OpFseek:
 		off, err := unix.Seek(fd, e.Offset, int(e.Whence))
+		x.sw.Stop(t)
 		if err != nil {
 			return errno(err), replay.NotSkipped
 		}
@@ -555,6 +569,7 @@ func (x *rankExec) onFD(c *replay.Call, st *state.Step[realFile, mpiFile], info 
 	case trace.OpGetdents:
 		buf := x.readBuf(int(min(max(e.Size, 64), 1<<20, int64(x.rchunk))))
 		n, err := unix.Getdents(fd, buf)
+		x.sw.Stop(t)
 		if err != nil {
 			return errno(err), replay.NotSkipped
 		}
@@ -562,9 +577,11 @@ func (x *rankExec) onFD(c *replay.Call, st *state.Step[realFile, mpiFile], info 
 	case trace.OpFflush:
 		// fflush moves data from a stdio buffer with a write the trace
 		// holds on its own: nothing to do here.
+		return 0, replay.NotSkipped
 	default:
 		return 0, replay.SkipUnsupported
 	}
+	x.sw.Stop(t)
 	if err != nil {
 		return errno(err), replay.NotSkipped
 	}
@@ -595,6 +612,8 @@ func (x *rankExec) copy(c *replay.Call, st *state.Step[realFile, mpiFile], in in
 	}
 	var n int
 	var err error
+	t := x.sw.Start()
+	defer x.sw.Stop(t)
 	switch e.Op {
 	case trace.OpCopyFileRange:
 		n, err = unix.CopyFileRange(in, offIn, out, offOut, int(min(size, 1<<30)), 0)
@@ -614,6 +633,7 @@ func (x *rankExec) sys(trap uintptr, fd int, p []byte, a3, a4, a5 uintptr) (int,
 	ptr := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
 	var r uintptr
 	var en unix.Errno
+	t := x.sw.Start()
 	if x.raw {
 		var e uintptr
 		r, e = rawSyscall(trap, uintptr(fd), ptr, uintptr(len(p)), a3, a4, a5)
@@ -621,6 +641,7 @@ func (x *rankExec) sys(trap uintptr, fd int, p []byte, a3, a4, a5 uintptr) (int,
 	} else {
 		r, _, en = unix.Syscall6(trap, uintptr(fd), ptr, uintptr(len(p)), a3, a4, a5)
 	}
+	x.sw.Stop(t)
 	runtime.KeepAlive(p)
 	return int(r), en
 }
@@ -733,6 +754,7 @@ func (x *rankExec) sysv(trap uintptr, fd int, a3, a4, a5 uintptr) (int, unix.Err
 	iov := uintptr(unsafe.Pointer(unsafe.SliceData(x.iov)))
 	var r uintptr
 	var en unix.Errno
+	t := x.sw.Start()
 	if x.raw {
 		var e uintptr
 		r, e = rawSyscall(trap, uintptr(fd), iov, uintptr(len(x.iov)), a3, a4, a5)
@@ -740,6 +762,7 @@ func (x *rankExec) sysv(trap uintptr, fd int, a3, a4, a5 uintptr) (int, unix.Err
 	} else {
 		r, _, en = unix.Syscall6(trap, uintptr(fd), iov, uintptr(len(x.iov)), a3, a4, a5)
 	}
+	x.sw.Stop(t)
 	runtime.KeepAlive(x.iov)
 	runtime.KeepAlive(x.rbuf)
 	return int(r), en

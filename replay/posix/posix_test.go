@@ -1079,3 +1079,61 @@ func TestCheckTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestSysTimeCountsTheProgramsCalls: with Call.Sys set, the backend
+// times the system calls that do the program's work and not the
+// replay's own looks: an O_CREAT open of a name that exists is one timed
+// call (not the exclusive create that found it, the look, the check
+// after), an O_TRUNC open two (the open and the truncation), a dup or a
+// close that leaves the description open none, a stat one; with
+// openat2 and the O_NOFOLLOW walk, with and without kept directories.
+func TestSysTimeCountsTheProgramsCalls(t *testing.T) {
+	for _, o := range []Options{{}, {Walk: true}, {KeepDirs: true}, {Walk: true, KeepDirs: true}} {
+		t.Run(fmt.Sprintf("walk=%v,keepdirs=%v", o.Walk, o.KeepDirs), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{"old", "old2"} {
+				if err := os.WriteFile(filepath.Join(dir, "sub", f), []byte("old data"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o.Target = dir
+			_, x := newExec(t, o)
+			steps := []struct {
+				e        trace.Event
+				path, p2 string
+				calls    int
+				ret      int64
+				what     string
+			}{
+				{trace.Event{Op: trace.OpOpenat, Flags: trace.ORdwr | trace.OCreat, Ret: 3}, "sub/old", "", 1, 3, "open O_CREAT of a name that exists"},
+				{trace.Event{Op: trace.OpPwrite, FD: 3, Size: 5, Ret: 5}, "", "", 1, 5, "pwrite"},
+				{trace.Event{Op: trace.OpDup, FD: 3, Ret: 4}, "", "", 0, 4, "dup"},
+				{trace.Event{Op: trace.OpClose, FD: 4}, "", "", 0, 0, "close of a duplicate"},
+				{trace.Event{Op: trace.OpFsync, FD: 3}, "", "", 1, 0, "fsync"},
+				{trace.Event{Op: trace.OpClose, FD: 3}, "", "", 1, 0, "last close"},
+				{trace.Event{Op: trace.OpOpenat, Flags: trace.OWronly | trace.OTrunc, Ret: 3}, "sub/old2", "", 2, 3, "open O_TRUNC"},
+				{trace.Event{Op: trace.OpClose, FD: 3}, "", "", 1, 0, "close"},
+				{trace.Event{Op: trace.OpOpenat, Flags: trace.OWronly | trace.OCreat, Mode: 0o644, Ret: 3}, "sub/new", "", 1, 3, "open that creates"},
+				{trace.Event{Op: trace.OpClose, FD: 3}, "", "", 1, 0, "close"},
+				{trace.Event{Op: trace.OpStat}, "sub/old", "", 1, 0, "stat"},
+				{trace.Event{Op: trace.OpMkdir, Mode: 0o755}, "sub/d", "", 1, 0, "mkdir"},
+				{trace.Event{Op: trace.OpRename}, "sub/d", "sub/e", 1, 0, "rename"},
+				{trace.Event{Op: trace.OpUnlink}, "sub/old", "", 1, 0, "unlink"},
+			}
+			for _, s := range steps {
+				var sw replay.SysTime
+				e := s.e
+				ret, skip := x.Do(&replay.Call{Ev: &e, Path: s.path, Path2: s.p2, Sys: &sw})
+				if ret != s.ret || skip != replay.NotSkipped {
+					t.Fatalf("%s: %d (%s), skip %v", s.what, ret, trace.Errno(ret), skip)
+				}
+				if sw.Calls() != s.calls {
+					t.Errorf("%s: %d system calls timed, want %d", s.what, sw.Calls(), s.calls)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/iotrace/iotrace/replay"
 )
 
 // root is the target directory and the means of resolving paths below it
@@ -116,8 +118,11 @@ var looked func(what string)
 //
 // Any other open first looks at what is there without opening it
 // (O_PATH).
-func (r *root) openFile(rel string, flags int, mode uint32) (fd int, created bool, err error) {
-	if fd, created, done, err := createNew(flags, func(f int) (int, error) { return r.open(rel, f, mode) }); done {
+//
+// sw times the open that answers (the exclusive create that made the
+// file, or the open after the look), not the replay's look before it.
+func (r *root) openFile(rel string, flags int, mode uint32, sw *replay.SysTime) (fd int, created bool, err error) {
+	if fd, created, done, err := createNew(flags, sw, func(f int) (int, error) { return r.open(rel, f, mode) }); done {
 		return fd, created, err
 	}
 	if flags&unix.O_PATH == 0 {
@@ -138,7 +143,9 @@ func (r *root) openFile(rel string, flags int, mode uint32) (fd int, created boo
 			}
 		}
 	}
+	t := sw.Start()
 	fd, err = r.open(rel, flags, mode)
+	sw.Stop(t)
 	return fd, false, err
 }
 
@@ -149,18 +156,21 @@ func (r *root) openFile(rel string, flags int, mode uint32) (fd int, created boo
 // new, empty regular file of one link), or failed other than with
 // EEXIST, or EEXIST where the caller's own flags hold O_EXCL. Not done,
 // the name exists, and the open goes on with the caller's flags.
-func createNew(flags int, open func(flags int) (int, error)) (fd int, created, done bool, err error) {
+func createNew(flags int, sw *replay.SysTime, open func(flags int) (int, error)) (fd int, created, done bool, err error) {
 	if flags&(unix.O_CREAT|unix.O_PATH|unix.O_DIRECTORY) != unix.O_CREAT {
 		return -1, false, false, nil
 	}
+	t := sw.Start()
 	fd, err = open(flags | unix.O_EXCL)
 	if err == nil {
+		sw.Stop(t)
 		return fd, true, true, nil
 	}
 	if err != unix.EEXIST || flags&unix.O_EXCL != 0 {
+		sw.Stop(t)
 		return -1, false, true, err
 	}
-	return -1, false, false, nil
+	return -1, false, false, nil // the replay's own look: not timed
 }
 
 // parent returns a descriptor of the directory holding rel and rel's last

@@ -1,0 +1,62 @@
+package replay_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/iotrace/iotrace/replay"
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/target"
+)
+
+// timedBackend's calls spend untimed the engine's share of a call
+// (work) and, timed through Call.Sys, a system call of sys; a write of
+// size 0 makes no system call.
+type timedBackend struct{ work, sys time.Duration }
+
+func (b *timedBackend) Prepare(context.Context, *target.Layout) error { return nil }
+func (b *timedBackend) Close() error                                  { return nil }
+func (b *timedBackend) Rank(uint32, int) (replay.Executor, error)     { return &timedExec{b}, nil }
+
+type timedExec struct{ b *timedBackend }
+
+func (x *timedExec) TimesSys() bool { return true }
+func (x *timedExec) Close() error   { return nil }
+func (x *timedExec) Do(c *replay.Call) (int64, replay.Skip) {
+	time.Sleep(x.b.work)
+	if c.Ev.Size == 0 {
+		return c.Ev.Ret, replay.NotSkipped
+	}
+	t := c.Sys.Start()
+	time.Sleep(x.b.sys)
+	c.Sys.Stop(t)
+	return c.Ev.Ret, replay.NotSkipped
+}
+
+// TestPredictTimesSystemCalls: under --predict a call's time in the
+// rebuilt timeline is what its executor's system calls took (Call.Sys),
+// not the engine's work around them; a call that made none keeps its
+// captured time. An open and three writes, the writes 1 ms of system
+// call each, every call 20 ms of other work, 1 ms of think time before
+// each write, then a write of nothing that took 7 ms in the capture: the
+// prediction holds the 3 ms of system calls, the 4 ms of think time and
+// the 7 ms (14 ms), and none of the 100 ms of work — whatever the load,
+// since sleeps only last longer.
+func TestPredictTimesSystemCalls(t *testing.T) {
+	m := trace.NewMemTrace()
+	m.Add(trace.Event{Op: trace.OpOpen, Path: m.Paths.Intern("/f"), FD: 3, Ret: 3, Flags: trace.OWronly | trace.OCreat, Start: 0, Dur: 0})
+	for i := range 3 {
+		m.Add(trace.Event{Op: trace.OpPwrite, FD: 3, Size: 8, Ret: 8, Start: ms + int64(i)*2*ms, Dur: ms})
+	}
+	m.Add(trace.Event{Op: trace.OpPwrite, FD: 3, Size: 0, Ret: 0, Start: 7 * ms, Dur: 7 * ms})
+	b := &timedBackend{work: 20 * time.Millisecond, sys: time.Millisecond}
+	res, _ := run(t, m, replay.Options{Timing: replay.Think, Predict: true}, b)
+	span := res.PerRank[0].IOSpan
+	if span < 13*ms {
+		t.Errorf("predicted %v: less than the 3 ms of system calls, 4 ms of think time and the 7 ms captured", time.Duration(span))
+	}
+	if span > int64(res.Elapsed)-90*ms {
+		t.Errorf("predicted %v of a replay of %v: the 100 ms of the engine's work are in it", time.Duration(span), res.Elapsed)
+	}
+}
