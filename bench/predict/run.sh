@@ -89,7 +89,9 @@
 #
 # MODES: names, or NAME=FLAG,FLAG… (ioreplay flags; @oneshot: see above;
 # @mpirun: replay under mpirun -np 2 ioreplay --mpi, built with -tags mpi,
-# for the MPI applications only). A bare name N means --timing=N. The
+# for the MPI applications only; @before: the ioreplay at BEFORE, another
+# build, instead of this tree's: before and after a change, paired in one
+# run). A bare name N means --timing=N. The
 # default, 'predict=--predict original afap': the predicted column is
 # ioreplay --predict (think timing, a cold cache, the MPI-IO library's
 # captured cost kept; docs/REPLAY.md, "Which timing predicts"), beside the
@@ -164,21 +166,25 @@ done
 case $RECORDER in preload) recflags=(--preload) ;; ptrace) recflags=() ;; *) echo "run.sh: RECORDER is preload or ptrace" >&2; exit 2 ;; esac
 
 # Modes: parallel arrays of names, ioreplay flags, and procedure.
-mode_names=() mode_flags=() mode_oneshot=() mode_mpirun=() need_mpi_replay=0
+mode_names=() mode_flags=() mode_oneshot=() mode_mpirun=() mode_before=() need_mpi_replay=0
 for m in $MODES; do
 	name=${m%%=*}
 	if [ "$name" = "$m" ]; then spec="--timing=$m"; else spec=${m#*=}; fi
-	flags="" oneshot=0 viampi=0
+	flags="" oneshot=0 viampi=0 before=0
 	IFS=, read -ra parts <<<"$spec"
 	for p in "${parts[@]}"; do
 		case $p in
 		@oneshot) oneshot=1 ;;
 		@mpirun) viampi=1 need_mpi_replay=1 ;;
+		@before)
+			before=1
+			[ -x "${BEFORE:-}" ] || { echo "run.sh: mode $m: @before needs BEFORE=path/to/an/ioreplay" >&2; exit 2; }
+			;;
 		--*) flags+="$p " ;;
-		*) echo "run.sh: mode $m: $p is neither an ioreplay flag (--…) nor @oneshot, @mpirun" >&2; exit 2 ;;
+		*) echo "run.sh: mode $m: $p is neither an ioreplay flag (--…) nor @oneshot, @mpirun, @before" >&2; exit 2 ;;
 		esac
 	done
-	mode_names+=("$name") mode_flags+=("$flags") mode_oneshot+=("$oneshot") mode_mpirun+=("$viampi")
+	mode_names+=("$name") mode_flags+=("$flags") mode_oneshot+=("$oneshot") mode_mpirun+=("$viampi") mode_before+=("$before")
 done
 
 cmd_of() { # the command line of APP (documentation and dry run)
@@ -431,6 +437,7 @@ trap 'exit 130' INT TERM
 log "building the helpers"
 go build -o "$bin/iotrace" ./cmd/iotrace
 go build -o "$bin/ioreplay" ./cmd/ioreplay
+[ -z "${BEFORE:-}" ] || cp "$BEFORE" "$bin/ioreplay-before"
 go build -o "$bin/span" ./bench/predict/span
 [ $need_mpi_replay = 1 ] && go build -tags mpi -o "$bin/ioreplay-mpi" ./cmd/ioreplay
 mpicc -O2 -o "$bin/ior" bench/predict/ior.c
@@ -702,6 +709,7 @@ replay_run() { # replay_run APP FS CAPTURE_FS MODE_INDEX REP
 	rt=$shm/runs/replay-$a-$fs-$cfs-$name-$rep.iot sum=${rt%.iot}.json
 	rm -rf "$t" && mkdir -p "$t"
 	local -a cmd=("$bin/ioreplay")
+	[ "${mode_before[$i]}" = 1 ] && cmd=("$bin/ioreplay-before")
 	[ "${mode_mpirun[$i]}" = 1 ] && cmd=(mpirun -np "$NP" --oversubscribe "$bin/ioreplay-mpi" --mpi)
 	if [ "${mode_oneshot[$i]}" = 0 ]; then
 		"$bin/ioreplay" --prepare-only --quiet --target "$t" "$trace" >/dev/null 2>"${rt%.iot}.err"
