@@ -73,17 +73,45 @@ type Call struct {
 	Sys *SysTime
 }
 
-// SysTime times the system calls an executor makes for the program's call
-// — not the replay's own looks, checks and bookkeeping around them — so
-// that a predicting replay (--predict) counts what the file system took
-// for the call, as the capture measured it around the program's call,
-// and not what the replay's engine and safety rules add to it. An
-// executor that times its calls says so (SysTimer); its methods on a nil
-// *SysTime do nothing.
+// SysTime times the system calls an executor makes for the program's call,
+// so that a predicting replay (--predict) counts what the file system took
+// for the call, as the capture measured it around the program's call, and
+// not what the replay's engine adds to it. An executor that times its
+// calls says so (SysTimer); its methods on a nil *SysTime do nothing.
+//
+// What the replay's safety rules add is counted as the file system's
+// share of it: a look at a name before the call (is it a device? a
+// symbolic link?) resolves the name the call then finds cached, so the
+// two together cost the file system about what the slower of them took —
+// the look, where it read the name from the device; the call, where it
+// was cached already (a call and its looks count max(calls, longest look),
+// not their sum, which on tmpfs made an open of an existing file half as
+// long again as the program's). Resolving the directory a name is in is
+// the program's path walk: it adds (Dir).
 type SysTime struct {
-	ticks int64 // SysClock ticks
-	calls int   // the system calls timed
+	ticks int64 // the program's calls, SysClock ticks
+	look  int64 // the longest look at the call's name
+	dirs  int64 // resolving the directories of its names
+	calls int   // the program's calls timed
 }
+
+// StopLook counts a look at the call's name, started when Start returned t0.
+func (s *SysTime) StopLook(t0 int64) {
+	if s != nil {
+		s.look = max(s.look, SysClock()-t0)
+	}
+}
+
+// StopDir counts resolving a directory of the call's names, started when
+// Start returned t0.
+func (s *SysTime) StopDir(t0 int64) {
+	if s != nil {
+		s.dirs += SysClock() - t0
+	}
+}
+
+// total is the file system's share of the call, SysClock ticks.
+func (s *SysTime) total() int64 { return s.dirs + max(s.ticks, s.look) }
 
 // Start reads the clock before a system call to time (0 on nil).
 func (s *SysTime) Start() int64 {

@@ -149,3 +149,36 @@ func TestStretchMemory(t *testing.T) {
 		t.Errorf("span %d, want 30008", got)
 	}
 }
+
+// TestSysTimeTotal: a call's looks at its name count as the slower of
+// them and the call (the second resolution finds the first's work
+// cached), its directories' resolution adds, and a nil SysTime counts
+// nothing.
+func TestSysTimeTotal(t *testing.T) {
+	for _, c := range []struct{ ticks, look, dirs, want int64 }{
+		{ticks: 10, want: 10},
+		{ticks: 10, look: 4, want: 10},          // tmpfs: the look cheap, the open dear
+		{ticks: 10, look: 5000, want: 5000},     // a cold disk: the look read the inode
+		{ticks: 10, look: 4, dirs: 7, want: 17}, // a directory resolved too
+	} {
+		s := SysTime{ticks: c.ticks, look: c.look, dirs: c.dirs}
+		if got := s.total(); got != c.want {
+			t.Errorf("%+v: total %d, want %d", c, got, c.want)
+		}
+	}
+	var s *SysTime
+	s.Stop(s.Start())
+	s.StopLook(s.Start())
+	s.StopDir(s.Start())
+	var z SysTime
+	t0 := z.Start()
+	z.StopLook(t0)
+	z.StopDir(t0)
+	if z.calls != 0 || z.ticks != 0 {
+		t.Errorf("looks and directories counted as calls: %+v", z)
+	}
+	z.Stop(z.Start())
+	if z.calls != 1 {
+		t.Errorf("one call stopped, %d counted", z.calls)
+	}
+}

@@ -458,7 +458,7 @@ func (rn *runner) predict(e *trace.Event, cls trace.Class, gap, end, kept int64,
 	case file && fl&predSync == 0 && rn.sysTimed:
 		if rn.sys.calls == 0 {
 			dur = max(e.Dur, 0)
-		} else if ns := rn.w.clk.ticksNS(rn.sys.ticks); ns >= 0 {
+		} else if ns := rn.w.clk.ticksNS(rn.sys.total()); ns >= 0 {
 			dur = sat.Add(ns, kept)
 		}
 	}

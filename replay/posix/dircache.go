@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/iotrace/iotrace/replay"
 )
 
 // dirCache keeps open the directories of a rank's latest calls on paths
@@ -60,12 +62,19 @@ func (x *rankExec) secondParent(rel string) (dfd int, base string, release func(
 	r := x.b.root
 	dir, base := path.Split(rel)
 	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" || !x.b.opts.KeepDirs {
+	if dir == "" {
 		return r.parent(rel)
 	}
-	fd, kept := x.dirs.get(r, dir)
+	if !x.b.opts.KeepDirs {
+		t := x.sw.Start()
+		defer x.sw.StopDir(t)
+		return r.parent(rel)
+	}
+	fd, kept := x.dirs.get(r, dir, x.sw)
 	switch {
 	case fd < 0:
+		t := x.sw.Start()
+		defer x.sw.StopDir(t)
 		return r.parent(rel) // through a symlink, or an error: the uncached resolution answers
 	case !kept:
 		return fd, base, func() { unix.Close(fd) }, nil
@@ -87,7 +96,9 @@ func (c *dirCache) sync(r *root) {
 // close it) or not, or −1 where dir cannot be resolved without a symbolic
 // link (also kept, as such: the caller resolves in full, every time) or
 // at all.
-func (c *dirCache) get(r *root, dir string) (fd int, kept bool) {
+//
+// sw times resolving dir (SysTime.StopDir) where the cache did not hold it.
+func (c *dirCache) get(r *root, dir string, sw *replay.SysTime) (fd int, kept bool) {
 	for i := 0; i < c.n; i++ {
 		if c.e[i].dir == dir {
 			e := c.e[i]
@@ -96,7 +107,9 @@ func (c *dirCache) get(r *root, dir string) (fd int, kept bool) {
 			return e.fd, true
 		}
 	}
+	t := sw.Start()
 	fd, err := r.openDirNoSymlinks(dir)
+	sw.StopDir(t)
 	if err != nil {
 		if err != unix.ELOOP && !errors.Is(err, errEscape) {
 			return -1, false // missing, say: not kept
@@ -183,7 +196,7 @@ func (x *rankExec) openFile(rel string, flags int, mode uint32) (fd int, created
 		return r.openFile(rel, flags, mode, x.sw)
 	}
 	x.dirs.sync(r)
-	dfd, kept := x.dirs.get(r, dir)
+	dfd, kept := x.dirs.get(r, dir, x.sw)
 	if dfd < 0 {
 		return r.openFile(rel, flags, mode, x.sw)
 	}
@@ -202,7 +215,10 @@ func (x *rankExec) openFile(rel string, flags int, mode uint32) (fd int, created
 		looked("probe " + rel)
 	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	t := x.sw.Start()
+	err = unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+	x.sw.StopLook(t)
+	if err != nil {
 		return r.openFile(rel, flags, mode, x.sw)
 	}
 	switch st.Mode & unix.S_IFMT {
@@ -212,7 +228,7 @@ func (x *rankExec) openFile(rel string, flags int, mode uint32) (fd int, created
 	default:
 		return -1, false, errSpecial
 	}
-	t := x.sw.Start()
+	t = x.sw.Start()
 	fd, err = unix.Openat(dfd, base, flags|unix.O_NOFOLLOW, mode)
 	x.sw.Stop(t)
 	if err == unix.ELOOP && flags&unix.O_NOFOLLOW == 0 {

@@ -120,7 +120,8 @@ var looked func(what string)
 // (O_PATH).
 //
 // sw times the open that answers (the exclusive create that made the
-// file, or the open after the look), not the replay's look before it.
+// file, or the open after the look) and, as looks, the exclusive create
+// that found the name and the look (SysTime).
 func (r *root) openFile(rel string, flags int, mode uint32, sw *replay.SysTime) (fd int, created bool, err error) {
 	if fd, created, done, err := createNew(flags, sw, func(f int) (int, error) { return r.open(rel, f, mode) }); done {
 		return fd, created, err
@@ -130,7 +131,10 @@ func (r *root) openFile(rel string, flags int, mode uint32, sw *replay.SysTime) 
 			looked("probe " + rel)
 		}
 		probe := unix.O_PATH | flags&(unix.O_NOFOLLOW|unix.O_DIRECTORY)
-		if pfd, err := r.open(rel, probe, 0); err == nil {
+		t := sw.Start()
+		pfd, err := r.open(rel, probe, 0)
+		sw.StopLook(t)
+		if err == nil {
 			var st unix.Stat_t
 			err = unix.Fstat(pfd, &st)
 			unix.Close(pfd)
@@ -170,7 +174,8 @@ func createNew(flags int, sw *replay.SysTime, open func(flags int) (int, error))
 		sw.Stop(t)
 		return -1, false, true, err
 	}
-	return -1, false, false, nil // the replay's own look: not timed
+	sw.StopLook(t) // it found the name: a look, the open follows
+	return -1, false, false, nil
 }
 
 // parent returns a descriptor of the directory holding rel and rel's last
