@@ -434,11 +434,12 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 // made.
 //
 // A call's own time in the timeline is what the file system took for it:
-// where the executor times its system calls (SysTimer), their time plus
-// the library cost kept — not the engine's work around them (following
-// descriptors, mapping paths, the replay's safety looks), which the
-// application did not do; a call the executor made no system call for
-// keeps its captured time, as a skipped one does. Otherwise it is the
+// where the executor times its system calls (SysTimer), their time
+// (SysTime.total: the replay's looks at a name counted with the call as
+// the slower of the two) plus the library cost kept — not the engine's
+// work around them (following descriptors, mapping paths, recording),
+// which the application did not do; a call the executor made no system
+// call for keeps its captured time, as a skipped one does. Otherwise it is the
 // time from the hand-off to the return. A collective of the
 // communication layer keeps its captured time: its cost is the MPI
 // library's, which a standalone replay does not run (the rebuild takes
