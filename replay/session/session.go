@@ -67,8 +67,11 @@ type Options struct {
 	// session's): direct I/O, sparse prepare, the data written, path
 	// resolution. Every backend of every team honours them.
 	Files posix.Options
-	// Record is where the replay's own trace goes; "" is a temporary
-	// file, removed by Outcome.Close.
+	// Record is where the replay's own trace goes. "" records none when
+	// the report is computed while the replay runs (Observe, one
+	// process): nothing would read it, and encoding and writing it took
+	// a processor and a file system the replay measures; else "" is a
+	// temporary file, removed by Outcome.Close.
 	Record string
 	// Cache is the state of the page cache the timed phase starts in:
 	// every process puts the target's files in it, for its node, after
@@ -118,8 +121,9 @@ type Outcome struct {
 	// statistics to a reading of the merged trace.
 	Observed      bool
 	ObservedRanks []uint32
-	// Record is the replay's own trace; RecordKept says it stays after
-	// Close (Options.Record was given).
+	// Record is the replay's own trace ("": none was written, the
+	// report was computed while the replay ran); RecordKept says it
+	// stays after Close (Options.Record was given).
 	Record     string
 	RecordKept bool
 	// Target is the directory the replay ran in; KeptTarget says a
@@ -368,30 +372,39 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	}
 
 	// Each process records its ranks, into the replay's trace or a part
-	// of it.
-	part, err := out.record(&o, team)
-	if err := agree(err); err != nil {
-		return nil, err
-	}
+	// of it — or, where nothing would read the trace, nowhere (Record).
 	own := team.Share(plan.Ranks)
-	host, _ := os.Hostname()
-	meta := trace.Meta{
-		Command: o.Command, Hosts: []string{host}, Clock: "CLOCK_MONOTONIC",
-		Epoch: time.Now().UnixNano(), Ranks: len(plan.Ranks), Creator: "ioreplay",
-	}
-	w, err := format.CreateOptions(part, meta, format.Options{BlockEvents: RecordBlock(len(own))})
-	if err := agree(err); err != nil {
-		return nil, err
-	}
+	unrecorded := o.Record == "" && o.Observe != nil && !team.Parted()
+	var part string
+	var w *format.Writer
+	var paths *trace.Paths // the paths' names, where no writer keeps them
 	var infoErr error
-	ready = func() {
-		// The common start: every process's ranks start together, and
-		// their times count from it.
-		team.Barrier()
-		epoch := time.Now().UnixNano()
-		for _, r := range own {
-			if err := w.SetRankInfo(r, epoch, host, os.Getpid()); err != nil && infoErr == nil {
-				infoErr = err
+	if unrecorded {
+		paths = trace.NewPaths()
+		ready = team.Barrier // the common start
+	} else {
+		part, err = out.record(&o, team)
+		if err := agree(err); err != nil {
+			return nil, err
+		}
+		host, _ := os.Hostname()
+		meta := trace.Meta{
+			Command: o.Command, Hosts: []string{host}, Clock: "CLOCK_MONOTONIC",
+			Epoch: time.Now().UnixNano(), Ranks: len(plan.Ranks), Creator: "ioreplay",
+		}
+		w, err = format.CreateOptions(part, meta, format.Options{BlockEvents: RecordBlock(len(own))})
+		if err := agree(err); err != nil {
+			return nil, err
+		}
+		ready = func() {
+			// The common start: every process's ranks start together, and
+			// their times count from it.
+			team.Barrier()
+			epoch := time.Now().UnixNano()
+			for _, r := range own {
+				if err := w.SetRankInfo(r, epoch, host, os.Getpid()); err != nil && infoErr == nil {
+					infoErr = err
+				}
 			}
 		}
 	}
@@ -399,20 +412,32 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	// What the ranks did survives a run that never ends: once the run is
 	// cancelled (an interrupt, a lost process), the blocks so far go to
 	// the file, even if a rank stays in a call that does not return.
+	stopFlush := func() bool { return true }
 	flushed := make(chan struct{})
-	stopFlush := context.AfterFunc(runCtx, func() {
-		defer close(flushed)
-		w.Flush()
-	})
+	if w != nil {
+		stopFlush = context.AfterFunc(runCtx, func() {
+			defer close(flushed)
+			w.Flush()
+		})
+	}
 	var res *replay.Result
 	var runErr error
 	var live Observer
 	if o.Observe != nil && !team.Parted() {
-		live = o.Observe(w.Path)
+		if w != nil {
+			live = o.Observe(w.Path)
+		} else {
+			live = o.Observe(paths.Lookup)
+		}
 	}
 	if len(own) > 0 {
 		stop := showProgress(o.Progress, rp, lead)
-		ro := replay.Output{Target: out.Target, Record: func(r uint32) trace.Sink { return w.Rank(r) }, Replayed: w.SetReplay}
+		ro := replay.Output{Target: out.Target}
+		if w != nil {
+			ro.Record, ro.Replayed = func(r uint32) trace.Sink { return w.Rank(r) }, w.SetReplay
+		} else {
+			ro.Record = func(uint32) trace.Sink { return dropSink{paths} }
+		}
 		if live != nil {
 			ro.Observe = live.Add
 		}
@@ -431,7 +456,10 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	out.Result = res
 	// This process's part is complete before the processes meet again:
 	// a team that stops here keeps it.
-	werr := w.Close()
+	var werr error
+	if w != nil {
+		werr = w.Close()
+	}
 	ferr := team.Finish(res, part, runErr)
 	if ferr == nil && werr != nil {
 		ferr = fmt.Errorf("writing the replay's trace: %w", werr)
@@ -565,6 +593,14 @@ func plural(n int, word string) string {
 	}
 	return word + "s"
 }
+
+// dropSink is where the ranks record when no trace is written: their
+// paths get names (for the report computed while they run), their events
+// go nowhere else.
+type dropSink struct{ paths *trace.Paths }
+
+func (d dropSink) WriteEvents([]trace.Event) error { return nil }
+func (d dropSink) Intern(path string) trace.PathID { return d.paths.Intern(path) }
 
 // record names the file this process records its ranks into: the
 // replay's trace, or a part of it the team collects.
