@@ -43,11 +43,16 @@
 # flush of the caches' sync opens a throttling slice, and I/O issued
 # within it is let through at 2–3 times the limit.
 #
-# For each application: one capture (RECORDER: preload, or ptrace) on each
-# file system of CAPTURE_FS (tmpfs disk); then on each target of TARGETS
-# (tmpfs disk slow), REPS (3) paired repetitions, each the real run and one
-# replay of every capture in every mode of MODES, in an order that rotates
-# with the repetition. Caches are dropped (sync -f; echo 3 >
+# For each application: CAPTURES (REPS) captures (RECORDER: preload, or
+# ptrace) on each file system of CAPTURE_FS (tmpfs disk); then on each
+# target of TARGETS (tmpfs disk slow), REPS (3) paired repetitions, each
+# the real run and one replay of every file system's capture in every mode
+# of MODES, in an order that rotates with the repetition. Repetition r
+# replays capture r (with fewer captures, r mod CAPTURES): a capture is a
+# run of the application too, as variable as the real runs (its span
+# ranged from 0.82 to 1.44 times the real runs' median from one capture to
+# the next), and with one capture for all repetitions its one draw was in
+# every repetition's error. Caches are dropped (sync -f; echo 3 >
 # /proc/sys/vm/drop_caches) before each timed run, and before each capture.
 #
 # What is timed: the application's I/O time, on both sides the span from
@@ -119,6 +124,7 @@ TARGETS=${TARGETS:-tmpfs disk slow}
 CAPTURE_FS=${CAPTURE_FS:-tmpfs disk}
 RECORDER=${RECORDER:-preload}
 REPS=${REPS:-3}
+CAPTURES=${CAPTURES:-$REPS}
 NP=${NP:-2}
 NULLS=${NULLS:-3}
 SLOW_IOPS=${SLOW_IOPS:-300}
@@ -221,7 +227,8 @@ section() {
 	echo "tables' last column (median over the cell's runs). Captures: \`iotrace record$( [ "$RECORDER" = preload ] && echo ' --preload')\` on tmpfs (/dev/shm) and on the"
 	echo "disk (ext4, the VM's virtio disk); replayed on tmpfs, the disk and *slow* (ext4 on a loop device, $SLOW_IOPS IOPS and"
 	echo "$SLOW_MBPS MiB/s each way: cgroup blkio throttling); $REPS paired repetitions (the real run and every replay of a"
-	echo "repetition interleaved, their order rotating), caches dropped before each (and *slow* left idle ${SETTLE:-0.3} s, past"
+	echo "repetition interleaved, their order rotating; $CAPTURES captures on each file system, repetition *r* replaying capture"
+	echo "*r*$( [ "$CAPTURES" -lt "$REPS" ] && echo " mod $CAPTURES")), caches dropped before each (and *slow* left idle ${SETTLE:-0.3} s, past"
 	echo "the throttle's slice); MPI programs run under \`mpirun -np 2\` with \`mpi_yield_when_idle\`; replays standalone"
 	echo "(one ioreplay process, POSIX backend); medians."
 	echo
@@ -237,7 +244,8 @@ section() {
 	echo "report are outside it. Inputs are in place and cold before every timed run: the real run's made by the script,"
 	echo "the replay's by \`ioreplay --prepare-only\`, then caches dropped (the program's binaries warmed again by a tiny run"
 	echo "of it on tmpfs). **Error** = predicted ÷ real − 1 within each repetition, median over repetitions; negative:"
-	echo "the replay under-predicts."
+	echo "the replay under-predicts. **Real spread**: (max − min) ÷ median of the cell's real runs, how far the application"
+	echo "itself varied from run to run."
 	echo
 	echo "| application | what it does (DIR: its directory) | *S* |"
 	echo "|---|---|---|"
@@ -253,7 +261,7 @@ function abs(x) { return x < 0 ? -x : x }
 function pct(x) { return sprintf("%+.1f %%", 100 * x) }
 $1 == "real" { real[$2, $3, $6] = $7; S[$2, $3, ++ns[$2, $3]] = $9; L[$2, $3, ++nl[$2, $3]] = $10 }
 $1 == "replay" { pred[$2, $3, $4, $5, $6] = $7; L[$2, $3, ++nl[$2, $3]] = $11 }
-$1 == "capture" { cap[$2, $3] = $7; capio[$2, $3] = $8 }
+$1 == "capture" { k = ++ncap[$2, $3]; capv[$2, $3, k] = $7; capiov[$2, $3, k] = $8 }
 $1 == "dev" { k = ++devn[$2, $4, $5]; for (i = 7; i <= 10; i++) dev[$2, $4, $5, i, k] = $i; ndev++ }
 # devcell(app, capture, mode): "read / written MiB, reads / writes" (medians)
 function devcell(a, c, m,   i, k, n, v, med) {
@@ -264,11 +272,21 @@ function devcell(a, c, m,   i, k, n, v, med) {
 }
 END {
 	na = split(apps, A, " "); nt = split(targets, T, " "); nc = split(cfss, C, " "); nm = split(modes, M, " ")
+	# the captures: medians over those of each file system
+	for (a = 1; a <= na; a++) for (c = 1; c <= nc; c++) if (ncap[A[a], C[c]]) {
+		n = ncap[A[a], C[c]]
+		delete v; for (i = 1; i <= n; i++) v[i] = capv[A[a], C[c], i]; cap[A[a], C[c]] = median(v, n)
+		delete v; k = 0; for (i = 1; i <= n; i++) if (capiov[A[a], C[c], i] != "-") v[++k] = capiov[A[a], C[c], i]; capio[A[a], C[c]] = k ? median(v, k) : "-"
+		lo = hi = capv[A[a], C[c], 1]; for (i = 2; i <= n; i++) { x = capv[A[a], C[c], i]; lo = x < lo ? x : lo; hi = x > hi ? x : hi }
+		capsp[A[a], C[c]] = (n > 1 && cap[A[a], C[c]] > 0) ? sprintf("%.0f %%", 100 * (hi - lo) / cap[A[a], C[c]]) : "–"
+	}
 	# cells: the median real, each mode'"'"'s median prediction and median paired error
 	for (a = 1; a <= na; a++) for (t = 1; t <= nt; t++) {
 		k = 0; delete v
 		for (r = 1; r <= 99; r++) if ((A[a], T[t], r) in real) v[++k] = real[A[a], T[t], r]
 		R[A[a], T[t]] = median(v, k)
+		# the spread of the real runs: (max - min) / median
+		if (k > 1 && R[A[a], T[t]] > 0) { lo = hi = v[1]; for (i = 2; i <= k; i++) { lo = v[i] < lo ? v[i] : lo; hi = v[i] > hi ? v[i] : hi }; SP[A[a], T[t]] = (hi - lo) / R[A[a], T[t]] }
 		k = 0; delete v
 		for (i = 1; i <= ns[A[a], T[t]]; i++) v[++k] = S[A[a], T[t], i]
 		SS[A[a], T[t]] = median(v, k)
@@ -293,17 +311,17 @@ END {
 			print "### Self-replay: captured and replayed on the same file system"
 		}
 		print ""
-		printf "| application | captured on | replayed on | real (s) | *S* (s) |"
+		printf "| application | captured on | replayed on | real (s) | real spread | *S* (s) |"
 		for (m = 1; m <= nm; m++) printf " %s: predicted (s), error |", M[m]
 		print " load |"
-		printf "|---|---|---|---:|---:|"
+		printf "|---|---|---|---:|---:|---:|"
 		for (m = 1; m <= nm; m++) printf "---:|"
 		print "---:|"
 		for (a = 1; a <= na; a++) for (c = 1; c <= nc; c++) for (t = 1; t <= nt; t++) {
 			self = (C[c] == T[t])
 			if ((pass == 1) == self) continue
 			if (!((A[a], C[c]) in cap)) continue
-			printf "| %s | %s | %s | %s | %s |", A[a], C[c], T[t], R[A[a], T[t]] == "" ? "–" : sprintf("%.4f", R[A[a], T[t]]), SS[A[a], T[t]] == "" || SS[A[a], T[t]] == 0 ? "–" : sprintf("%.4f", SS[A[a], T[t]])
+			printf "| %s | %s | %s | %s | %s | %s |", A[a], C[c], T[t], R[A[a], T[t]] == "" ? "–" : sprintf("%.4f", R[A[a], T[t]]), (A[a], T[t]) in SP ? sprintf("%.0f %%", 100 * SP[A[a], T[t]]) : "–", SS[A[a], T[t]] == "" || SS[A[a], T[t]] == 0 ? "–" : sprintf("%.4f", SS[A[a], T[t]])
 			for (m = 1; m <= nm; m++) {
 				key = A[a] SUBSEP T[t] SUBSEP C[c] SUBSEP M[m]
 				if (key in HAS) {
@@ -354,14 +372,15 @@ END {
 	print ""
 	print "### Captures"
 	print ""
-	print "The capture'"'"'s own span (its trace, under the recorder) beside the real run'"'"'s I/O time on the same file system"
-	print "(median of the real runs above) and the application'"'"'s own measure of it under the recorder."
+	print "The captures'"'"' own span (their traces, under the recorder; median, and its spread over the captures: (max − min)"
+	print "÷ median) beside the real runs'"'"' I/O time on the same file system (median of the real runs above) and the"
+	print "application'"'"'s own measure of it under the recorder."
 	print ""
-	print "| application | captured on | span in the trace (s) | I/O time under the recorder (s) | real, untraced (s) | trace ÷ real |"
-	print "|---|---|---:|---:|---:|---:|"
+	print "| application | captured on | span in the trace (s) | spread | I/O time under the recorder (s) | real, untraced (s) | trace ÷ real |"
+	print "|---|---|---:|---:|---:|---:|---:|"
 	for (a = 1; a <= na; a++) for (c = 1; c <= nc; c++) if ((A[a], C[c]) in cap) {
 		r = R[A[a], C[c]]
-		printf "| %s | %s | %.4f | %s | %s | %s |\n", A[a], C[c], cap[A[a], C[c]], capio[A[a], C[c]] == "-" ? "–" : sprintf("%.4f", capio[A[a], C[c]]), r == "" ? "–" : sprintf("%.4f", r), r == "" || r == 0 ? "–" : sprintf("%.2f", cap[A[a], C[c]] / r)
+		printf "| %s | %s | %.4f | %s | %s | %s | %s |\n", A[a], C[c], cap[A[a], C[c]], capsp[A[a], C[c]], capio[A[a], C[c]] == "-" ? "–" : sprintf("%.4f", capio[A[a], C[c]]), r == "" ? "–" : sprintf("%.4f", r), r == "" || r == 0 ? "–" : sprintf("%.2f", cap[A[a], C[c]] / r)
 	}
 }' "$res"
 }
@@ -657,9 +676,9 @@ io_of() {
 	fi
 }
 
-capture() { # capture APP FS
-	local a=$1 fs=$2 d trace s e null
-	d=$(fsroot "$fs")/work trace=$shm/traces/$a-$fs.iot
+capture() { # capture APP FS K: the K-th capture
+	local a=$1 fs=$2 k=$3 d trace s e null
+	d=$(fsroot "$fs")/work trace=$shm/traces/$a-$fs-$k.iot
 	rm -rf "$d" "$trace" && mkdir -p "$d"
 	setup_app "$a" "$d"
 	drop_caches "$d"
@@ -667,16 +686,16 @@ capture() { # capture APP FS
 	null=$(null_app "$a")
 	REC=("$bin/iotrace" record "${recflags[@]}" --include "$d" -o "$trace" --)
 	s=$EPOCHREALTIME
-	run_app "$a" "$d" 2>"$shm/runs/capture-$a-$fs.err" || { REC=(); log "capture of $a on $fs failed: $(tail -3 "$shm/runs/capture-$a-$fs.err")"; return 1; }
+	run_app "$a" "$d" 2>"$shm/runs/capture-$a-$fs-$k.err" || { REC=(); log "capture $k of $a on $fs failed: $(tail -3 "$shm/runs/capture-$a-$fs-$k.err")"; return 1; }
 	e=$EPOCHREALTIME
 	REC=()
 	local w io sp
 	w=$(awk -v s="$s" -v e="$e" 'BEGIN {print e - s}')
 	io=$(io_of "$a" "$w" "$null")
 	sp=$("$bin/span" "$trace")
-	"$bin/iotrace" stats --detail "$trace" >"$shm/runs/capture-$a-$fs.stats" 2>&1 || true
+	"$bin/iotrace" stats --detail "$trace" >"$shm/runs/capture-$a-$fs-$k.stats" 2>&1 || true
 	is_mpi "$a" || io=- # the wall time holds the recorder's own start and end
-	printf 'capture\t%s\t%s\t-\t-\t0\t%s\t%s\t%s\t%s\t%s\n' "$a" "$fs" "$(kv span "$sp")" "$io" "$w" "$(load1)" "$sp" >>"$res"
+	printf 'capture\t%s\t%s\t-\t-\t%s\t%s\t%s\t%s\t%s\t%s\n' "$a" "$fs" "$k" "$(kv span "$sp")" "$io" "$w" "$(load1)" "$sp" >>"$res"
 	rm -rf "$d"
 }
 
@@ -701,11 +720,13 @@ real_run() { # real_run APP FS REP
 	rm -rf "$d"
 }
 
+capture_of() { echo $((($1 - 1) % CAPTURES + 1)); } # the capture repetition REP replays
+
 replay_run() { # replay_run APP FS CAPTURE_FS MODE_INDEX REP
 	local a=$1 fs=$2 cfs=$3 i=$4 rep=$5 t trace rt sum l sp
 	local name=${mode_names[$i]} flags
 	read -ra flags <<<"${mode_flags[$i]}"
-	t=$(fsroot "$fs")/replay trace=$shm/traces/$a-$cfs.iot
+	t=$(fsroot "$fs")/replay trace=$shm/traces/$a-$cfs-$(capture_of "$rep").iot
 	rt=$shm/runs/replay-$a-$fs-$cfs-$name-$rep.iot sum=${rt%.iot}.json
 	rm -rf "$t" && mkdir -p "$t"
 	local -a cmd=("$bin/ioreplay")
@@ -751,15 +772,17 @@ rm -rf "$scratch"/w*
 
 start=$(date -u '+%F %H:%M UTC') load_start=$(cut -d' ' -f1-3 /proc/loadavg) t_start=$SECONDS
 for a in $APPS; do
-	for c in $CAPTURE_FS; do
-		log "$a: capture on $c"
-		capture "$a" "$c" || true
+	for k in $(seq "$CAPTURES"); do
+		for c in $CAPTURE_FS; do
+			log "$a: capture $k on $c"
+			capture "$a" "$c" "$k" || true
+		done
 	done
 	for fs in $TARGETS; do
 		for rep in $(seq "$REPS"); do
 			runs=("real")
 			for c in $CAPTURE_FS; do
-				[ -e "$shm/traces/$a-$c.iot" ] || continue
+				[ -e "$shm/traces/$a-$c-$(capture_of "$rep").iot" ] || continue
 				for i in $(seq 0 $((nmodes - 1))); do
 					[ "${mode_mpirun[$i]}" = 1 ] && ! is_mpi "$a" && continue
 					runs+=("$c:$i")
@@ -783,7 +806,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg) minutes=$(((SECONDS - t_start + 30) / 
 commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?')
 host_s="$(nproc) cores ($(uname -r), $(go version | cut -d' ' -f3))"
 mode_names_s="${mode_names[*]}"
-declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS SLOW_IOPS SLOW_MBPS SETTLE mode_names_s >"$shm/meta.sh"
+declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS CAPTURES SLOW_IOPS SLOW_MBPS SETTLE mode_names_s >"$shm/meta.sh"
 section >"$shm/section.md"
 cat "$shm/section.md"
 [ -z "$write" ] || write_doc "$shm/section.md"
