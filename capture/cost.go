@@ -3,6 +3,7 @@ package capture
 import (
 	"fmt"
 
+	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/format"
 	"slices"
@@ -22,7 +23,10 @@ type Cost struct {
 	InCall int64
 	// Between is added to the time from a recorded call's end to the
 	// program's next call: resuming the program after the exit stop, and
-	// stopping it at its next call until the tracer stamps its start.
+	// stopping it at its next call until the tracer stamps its start;
+	// for the preload shim, the part of its time between calls that no
+	// record measures (the entry into the next wrapper: the rest comes
+	// with each record, Account.Over).
 	Between int64
 	// Stop is the cost of a call the tracer stops at but does not record
 	// (a read of a pipe, a file the path rules leave out): it lies in the
@@ -206,6 +210,16 @@ func (a *Account) Started(s, take int64) {
 	a.lastEnd = max(a.lastEnd, s)
 	if n := len(a.marks); n == 0 || s-a.marks[n-1].at >= markEvery {
 		a.marks = append(a.marks, mark{s, a.Debt})
+	}
+}
+
+// Over adds d, the recorder's own time measured in the gap before the
+// next recorded call (the preload shim's, from a call's end to the end
+// of its wrapper: its RF_OVER), to what that gap gives up, beside the
+// calibrated Between (then only what no record measures).
+func (a *Account) Over(d int64) {
+	if d > 0 && a.C.Samples > 0 { // a capture with --raw-times keeps its times as measured
+		a.pending = sat.Add(a.pending, d)
 	}
 }
 

@@ -186,3 +186,43 @@ func TestAccountFollows(t *testing.T) {
 		t.Errorf("Ended: %d", d)
 	}
 }
+
+// TestAccountOver: the recorder's time each record measured in the gap
+// before its call (Over: the preload shim resolving a relative path,
+// copying a long one) comes out of that gap beside the calibrated cost
+// between calls, so that calls with costs of their own read back with
+// the program's think time; a capture without a calibration (--raw-times)
+// keeps the gap as measured.
+func TestAccountOver(t *testing.T) {
+	const in, between, call, think = 30, 40, 300, 1_000
+	overs := []int64{0, 700, 90, 2_500, 0}
+	for _, raw := range []bool{false, true} {
+		a := Account{C: Cost{InCall: in, Between: between, Call: 100, Samples: 200}}
+		if raw {
+			a = Account{}
+		}
+		var evs []trace.Event
+		s := int64(1_000_000)
+		for i, o := range overs {
+			if i > 0 {
+				s += o + between + think
+			}
+			evs = append(evs, trace.Event{Op: trace.OpOpen, Start: s, Dur: in + call})
+			s += in + call
+		}
+		for i := range evs {
+			a.Over(overs[i])
+			a.Event(&evs[i])
+		}
+		for i := 1; i < len(evs); i++ {
+			gap := evs[i].Start - (evs[i-1].Start + evs[i-1].Dur)
+			want := int64(think)
+			if raw {
+				want = overs[i] + between + think
+			}
+			if gap != want {
+				t.Errorf("raw %v: gap before call %d: %d ns, want %d", raw, i, gap, want)
+			}
+		}
+	}
+}

@@ -429,6 +429,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 	for len(h) > 0 {
 		p := h[0].s
 		out = append(out, *p.current())
+		acct.Over(p.over())
 		acct.Event(&out[len(out)-1])
 		if len(out) == cap(out) {
 			if err := flush(); err != nil {
@@ -615,6 +616,9 @@ func program(h Header) string {
 type stream interface {
 	next() bool
 	current() *trace.Event
+	// over is the shim's own time measured in the gap before the
+	// current event (Record.Over; 0: none measured).
+	over() int64
 	prio() int8
 	error() error
 }
@@ -647,6 +651,7 @@ func (s *synthIter) current() *trace.Event {
 }
 func (s *synthIter) prio() int8   { return s.evs[s.i-1].prio }
 func (s *synthIter) error() error { return nil }
+func (s *synthIter) over() int64  { return 0 }
 
 // iterHeap is a min-heap of streams by their current events' start and
 // priority, which it keeps beside each stream so that comparing costs no
@@ -745,7 +750,9 @@ type procIter struct {
 	mapped map[trace.PathID]bool // recorded files mmap mapped (not the system's)
 
 	chunk []trace.Event
-	pos   int // the current event is chunk[pos-1]
+	overs []int64 // Record.Over of each event of chunk, with that of the records before it that made none
+	carry int64   // Record.Over of the records since the last event
+	pos   int     // the current event is chunk[pos-1]
 	done  bool
 	err   error
 }
@@ -760,6 +767,7 @@ func (p *procIter) index(tid uint32) uint32 {
 }
 
 func (p *procIter) current() *trace.Event { return &p.chunk[p.pos-1] }
+func (p *procIter) over() int64           { return p.overs[p.pos-1] }
 func (p *procIter) prio() int8            { return prioCall }
 func (p *procIter) error() error          { return p.err }
 
@@ -768,7 +776,7 @@ func (p *procIter) next() bool {
 		if p.done {
 			return false
 		}
-		p.chunk, p.pos = p.chunk[:0], 0
+		p.chunk, p.overs, p.pos = p.chunk[:0], p.overs[:0], 0
 		var rec Record
 		sorted := true
 		for len(p.chunk) < chunkEvents {
@@ -785,18 +793,38 @@ func (p *procIter) next() bool {
 			e := &p.chunk[n]
 			ok := p.event(&rec, e)
 			p.follow(e)
+			p.carry += rec.Over
 			if !ok {
 				p.chunk = p.chunk[:n]
-			} else if n > 0 && e.Start < p.chunk[n-1].Start {
+				continue
+			}
+			p.overs = append(p.overs, p.carry)
+			p.carry = 0
+			if n > 0 && e.Start < p.chunk[n-1].Start {
 				sorted = false
 			}
 		}
 		if !sorted {
-			slices.SortStableFunc(p.chunk, func(a, b trace.Event) int { return cmp.Compare(a.Start, b.Start) })
+			p.sortChunk()
 		}
 	}
 	p.pos++
 	return true
+}
+
+// sortChunk orders the chunk's events by start (stable), their overs
+// with them: a signal handler's call recorded after the call it
+// interrupted.
+func (p *procIter) sortChunk() {
+	idx := make([]int, len(p.chunk))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(p.chunk[a].Start, p.chunk[b].Start) })
+	evs, overs := slices.Clone(p.chunk), slices.Clone(p.overs)
+	for i, j := range idx {
+		p.chunk[i], p.overs[i] = evs[j], overs[j]
+	}
 }
 
 // resolve makes a recorded path absolute: one relative to a directory

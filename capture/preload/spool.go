@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/iotrace/iotrace/capture"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -40,7 +41,8 @@ const (
 	rfPathAt     = 8
 	rfRecvHalf   = 16 // MPI_Sendrecv: Off and Size hold its receive half's source and tag
 	rfPath2At    = 32 // the second path is relative to the directory descriptor in Peer
-	knownRFFlags = rfInMPIIO | rfAnySource | rfAnyTag | rfPathAt | rfRecvHalf | rfPath2At
+	rfOver       = 64 // a varint after the fixed fields: Record.Over
+	knownRFFlags = rfInMPIIO | rfAnySource | rfAnyTag | rfPathAt | rfRecvHalf | rfPath2At | rfOver
 	recAbs       = 0x80
 )
 
@@ -118,6 +120,10 @@ type Record struct {
 	Count  int32
 	Path   string
 	Path2  string
+	// Over is the shim's own time (ns) from the end of the thread's
+	// previous record's call to the end of the wrapper that wrote it: in
+	// the gap before this call (0: not measured).
+	Over int64
 }
 
 // Spool is one process's spool file.
@@ -416,8 +422,8 @@ func sv(b []byte, p int) (int64, int) {
 func (c *cursor) decode(b []byte, rec *Record, at int64) error {
 	flags := uint16(b[3])
 	mask := uint32(b[4]) | uint32(b[5])<<8
-	*rec = Record{Call: uint16(b[2]), Flags: flags &^ recAbs, Tid: c.b.tid}
-	if rec.Flags&^knownRFFlags != 0 {
+	*rec = Record{Call: uint16(b[2]), Flags: flags &^ (recAbs | rfOver), Tid: c.b.tid}
+	if flags&^(knownRFFlags|recAbs) != 0 {
 		return &SpoolError{c.s.Name, at, fmt.Sprintf("unknown record flags %#x", flags)}
 	}
 	pstart, pfd, poff := c.pstart, c.pfd, c.poff
@@ -462,6 +468,14 @@ func (c *cursor) decode(b []byte, rec *Record, at int64) error {
 	if mask&mRet != 0 {
 		v, p = sv(b, p)
 		rec.Ret = pred + v
+	}
+	if flags&rfOver != 0 {
+		var u uint64
+		u, p = uv(b, p)
+		if u > math.MaxInt64 {
+			return &SpoolError{c.s.Name, at, fmt.Sprintf("the shim's own time %d ns", u)}
+		}
+		rec.Over = int64(u)
 	}
 	if mask&^(mStart|mDur|mFD|mOff|mNoOff|mSize|mRet) != 0 && p >= 0 {
 		if err := c.decodeRare(b, p, mask, rec, at); err != nil {

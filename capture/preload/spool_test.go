@@ -54,6 +54,11 @@ func putRecord(b []byte, r *Record, abs bool, pstart int64, pfd int32, poff int6
 	if r.Ret != pred {
 		put(mRet, zz(r.Ret-pred))
 	}
+	flags := byte(r.Flags)
+	if r.Over != 0 {
+		flags |= rfOver
+		f = binary.AppendUvarint(f, uint64(r.Over))
+	}
 	for _, x := range []struct {
 		bit int
 		v   uint64
@@ -65,7 +70,6 @@ func putRecord(b []byte, r *Record, abs bool, pstart int64, pfd int32, poff int6
 		}
 	}
 	f = append(f, r.Path+r.Path2...)
-	flags := byte(r.Flags)
 	if abs {
 		flags |= recAbs
 	}
@@ -181,10 +185,10 @@ func TestSpoolRoundTrip(t *testing.T) {
 	long := "/" + strings.Repeat("d", 300) + "/file"
 	recs := []*Record{
 		{Call: cOpen, FD: -1, Start: 1100, Dur: 5, Ret: 3, OFlags: 0x241, Mode: 0o644, Path: long},
-		{Call: cPwrite, FD: 3, Start: 1200, Dur: 2, Off: 64, Size: 64, Ret: 64, Flags: rfInMPIIO},
-		{Call: cLseek, FD: 3, Start: 1210, Dur: 1, Off: 1 << 40, Ret: 1 << 40},
+		{Call: cPwrite, FD: 3, Start: 1200, Dur: 2, Off: 64, Size: 64, Ret: 64, Flags: rfInMPIIO, Over: 40},
+		{Call: cLseek, FD: 3, Start: 1210, Dur: 1, Off: 1 << 40, Ret: 1 << 40, Over: 1 << 33},
 		{Call: cRead, FD: 3, Start: 1220, Dur: 3, Off: -1, Size: 4096, Ret: -5},
-		{Call: cRename, Start: 1300, Path: "/a", Path2: "/b"},
+		{Call: cRename, Start: 1300, Path: "/a", Path2: "/b", Over: 700},
 		{Call: cMPISend, Tid: 2, Start: 1400, Peer: 1, Tag: 7, Comm: 0, Bytes: 800, Count: 100},
 		{Call: 0xff}, // being written when the process died
 	}
@@ -254,7 +258,7 @@ func TestSpoolDamage(t *testing.T) {
 		{"fields", func(b []byte) []byte { b[rec1+4] |= mDur; return b }, "offset 4112: record of 7 bytes does not hold the fields its mask 0x6 names", 0},
 		{"path", func(b []byte) []byte { b[rec2+7] = 50; return b }, "offset 4119: record of 10 bytes holds 2 bytes of paths, its lengths say 50", 1},
 		{"path length", func(b []byte) []byte { b[rec2+7] = 0xff; return b }, "offset 4119: path of 6143 bytes (at most 4095)", 1},
-		{"flags", func(b []byte) []byte { b[rec1+3] = 0x40; return b }, "offset 4112: unknown record flags", 0},
+		{"over", func(b []byte) []byte { b[rec1+3] = rfOver; return b }, "offset 4112: record of 7 bytes does not hold the fields its mask 0x4 names", 0},
 	} {
 		b := c.edit(append([]byte(nil), good...))
 		_, recs, _, err := readAll(t, b)

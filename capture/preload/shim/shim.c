@@ -114,9 +114,10 @@ struct block {
 	int64_t base;   /* the time base of its first record */
 };
 _Static_assert(sizeof(struct block) == 16, "block header");
-/* A record's length, call, flags and mask (6 bytes), then at most 13
- * varints of at most 10 bytes and two path lengths of at most 2. */
-#define REC_FIXED_MAX (6 + 13 * 10 + 2 * 2)
+/* A record's length, call, flags and mask (6 bytes), then at most 14
+ * varints of at most 10 bytes (13 fields and RF_OVER's) and two path
+ * lengths of at most 2. */
+#define REC_FIXED_MAX (6 + 14 * 10 + 2 * 2)
 
 static struct header *hdr;
 static int active;
@@ -147,6 +148,9 @@ static TLS uintptr_t t_chain;
 static TLS int64_t t_pstart, t_poff;
 static TLS int32_t t_pfd;
 static TLS uintptr_t t_sblk, t_scur;
+/* The end of the call of the thread's latest record and the end of the
+ * wrapper that wrote it (RF_OVER). */
+static TLS int64_t t_pend, t_pexit;
 
 EXPORT int *iotrace_mpi_depth(void) { return &t_mpi; }
 EXPORT int *iotrace_mpiio_depth(void) { return &t_mpiio; }
@@ -322,7 +326,7 @@ static __attribute__((noinline)) uint8_t *encode_rare(uint8_t *p, unsigned *mask
 /* encode writes r's call, flags, mask and fields (not the paths' bytes)
  * at b + 2, relative to the previous record's pstart, pfd and poff, and
  * returns their end. */
-static inline __attribute__((always_inline)) uint8_t *encode(uint8_t *b, const struct rec *r, unsigned flags, int64_t pstart, int32_t pfd, int64_t poff, uint32_t l1, uint32_t l2) {
+static inline __attribute__((always_inline)) uint8_t *encode(uint8_t *b, const struct rec *r, unsigned flags, int64_t pstart, int32_t pfd, int64_t poff, uint32_t l1, uint32_t l2, uint64_t over) {
 	unsigned m = 0;
 	uint8_t *p = b + 6;
 	if (r->start != pstart) m |= M_START, p = put_uv(p, zz(r->start - pstart));
@@ -333,6 +337,7 @@ static inline __attribute__((always_inline)) uint8_t *encode(uint8_t *b, const s
 	if (r->size) m |= M_SIZE, p = put_uv(p, zz(r->size));
 	int64_t pred = r->size > 0 ? r->size : r->off > 0 ? r->off : 0;
 	if (r->ret != pred) m |= M_RET, p = put_uv(p, zz(r->ret - pred));
+	if (over) flags |= RF_OVER, p = put_uv(p, over);
 	if (__builtin_expect((r->bytes | r->oflags | r->mode | r->peer | r->tag | r->comm | r->count | l1 | l2) != 0, 0))
 		p = encode_rare(p, &m, r, l1, l2);
 	b[2] = (uint8_t)r->call;
@@ -362,7 +367,7 @@ static inline void done(uint8_t *d, uint8_t *end) {
  * bytes with xadd. */
 static __attribute__((noinline)) void emit_side(const struct rec *r, unsigned flags, uint32_t tid, const char *p1, uint32_t l1, const char *p2, uint32_t l2) {
 	uint8_t b[REC_FIXED_MAX];
-	uint32_t nfixed = (uint32_t)(encode(b, r, flags | REC_ABS, 0, 0, 0, l1, l2) - b);
+	uint32_t nfixed = (uint32_t)(encode(b, r, flags | REC_ABS, 0, 0, 0, l1, l2, 0) - b);
 	uint32_t n = nfixed + l1 + l2;
 	if (n > SPOOL_BLOCK - sizeof(struct block)) {
 		/* Blocks of its own. */
@@ -438,13 +443,21 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 			t_pfd = 0;
 			t_poff = 0;
 		}
+		/* The shim's time after the thread's previous call, where this
+		 * call began after it: in the gap before this one. */
+		uint64_t over = 0;
+		if (t_pexit > t_pend && t_pend > 0 && r->start >= t_pexit) over = (uint64_t)(t_pexit - t_pend);
 		uint8_t *d = (uint8_t *)at;
-		uint8_t *end = paths(encode(d, r, flags, t_pstart, t_pfd, t_poff, l1, l2), p, l1, p2, l2);
+		uint8_t *end = paths(encode(d, r, flags, t_pstart, t_pfd, t_poff, l1, l2, over), p, l1, p2, l2);
 		done(d, end);
 		t_cur = (uintptr_t)end;
 		t_pstart = r->start;
 		t_pfd = r->fd;
 		if (r->off != -1 && r->off) t_poff = r->off;
+		if (r->dur > 0 || r->start > 0) {
+			t_pend = r->start + r->dur;
+			t_pexit = iotrace_now();
+		}
 	}
 out:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -904,16 +917,19 @@ EXPORT int close(int fd) {
  * with no call in it, records written to a block of the thread that is
  * then cleared (a block never written, which readers skip): cost_in is
  * the duration such a call records (a clock reading), cost_between what
- * the rest of the wrapper costs, from one such call's start to the
- * next's, beyond it. The iotrace encoder takes them out of the times. */
+ * the wrapper costs that no record measures, from the end of one
+ * wrapper (its RF_OVER reading) to the next call's start: the rest of
+ * its time between calls each record measures (RF_OVER), whatever the
+ * call (a relative path's getcwd, a long path's copy). The iotrace
+ * encoder takes both out of the times. */
 #define CAL_N 256
 static int cmp64(const void *a, const void *b) {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
 }
 static void calibrate(void) {
-	static int64_t in[CAL_N], per[CAL_N];
-	int64_t prev = 0;
+	static int64_t in[CAL_N], per[CAL_N], pre[CAL_N];
+	int64_t prev = 0, pexit = 0;
 	int n = 0;
 	for (int i = 0; i <= CAL_N; i++) {
 		int fd = 0;
@@ -932,18 +948,22 @@ static void calibrate(void) {
 		errno = saved;
 		if (i > 0) {
 			in[n] = r.dur;
+			pre[n] = t0 - pexit;
 			per[n++] = t0 - prev;
 		}
 		prev = t0;
+		pexit = t_pexit;
 	}
 	if (t_blk) {
 		memset((void *)t_blk, 0, SPOOL_BLOCK);
 		t_blk = t_cur = t_chain = 0;
 	}
+	t_pend = t_pexit = 0;
 	if (n < CAL_N / 2) return;
 	qsort(in, n, sizeof in[0], cmp64);
 	qsort(per, n, sizeof per[0], cmp64);
-	int64_t ci = in[n / 2], cb = per[n / 2] - ci;
+	qsort(pre, n, sizeof pre[0], cmp64);
+	int64_t ci = in[n / 2], cb = pre[n / 2];
 	cost_in = ci > 0 ? (uint32_t)ci : 0;
 	cost_between = cb > 0 ? (uint32_t)cb : 0;
 	cost_spread = (uint32_t)((per[n * 3 / 4] - per[n / 4]) / 2);

@@ -75,6 +75,13 @@
 #define RF_PATH_AT 8u       /* the path is relative to the descriptor in fd */
 #define RF_RECV_HALF 16u    /* MPI_Sendrecv: off and size hold its receive half's source and tag */
 #define RF_PATH2_AT 32u     /* the second path is relative to the descriptor in peer */
+/* RF_OVER: a varint follows the fixed fields (after M_RET's, before the
+ * rare ones): the shim's own time, ns, from the end of the thread's
+ * previous record's call to the end of the wrapper that recorded it
+ * (resolving its path, encoding, writing the record), which lies in the
+ * gap before this call; absent: not measured (the first record of a
+ * thread, a call that began before the previous wrapper ended). */
+#define RF_OVER 64u
 
 /* C_UNSEEN's oflags. */
 #define UNSEEN_IO_URING 1u  /* io_uring: requests the kernel takes from a ring */
