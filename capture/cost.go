@@ -77,8 +77,8 @@ type Corrections struct {
 // Cost.Call (no call is faster than the calibration's), and the costs
 // between calls are scaled down in the same proportion.
 type Account struct {
-	C       Cost               // the cost to take out
-	recent  [recentCalls]int64 // raw durations of the latest recorded calls
+	C       Cost      // the cost to take out
+	recent  minWindow // raw durations of the latest recentCalls recorded calls
 	nrecent int
 	scale   float64 // the costs between calls in use: Cost × scale
 	Debt    int64   // ns removed so far: the times run this much behind the real clock
@@ -171,7 +171,34 @@ func (a *Account) ordered(start int64) int64 {
 // start: see ordered.
 func (a *Account) Order(start int64) int64 { return a.ordered(start) }
 
-const recentCalls = 64
+const recentCalls = 64 // a power of two (minWindow)
+
+// minWindow is the least of the latest recentCalls values, kept as they
+// come (a queue of the values that can still be the least, ascending):
+// a scan of the window at every call was a quarter of encoding a
+// --preload capture.
+type minWindow struct {
+	q    [recentCalls]struct{ i, v int64 } // a ring, from head, n long
+	head uint
+	n    uint
+	next int64 // the index the next value gets
+}
+
+// add adds x and returns the least of the latest recentCalls values.
+func (w *minWindow) add(x int64) int64 {
+	const mask = recentCalls - 1 // a power of two
+	if w.n > 0 && w.q[w.head&mask].i <= w.next-recentCalls {
+		w.head++ // out of the window
+		w.n--
+	}
+	for w.n > 0 && w.q[(w.head+w.n-1)&mask].v >= x {
+		w.n-- // never the least again while x is in the window
+	}
+	w.q[(w.head+w.n)&mask] = struct{ i, v int64 }{w.next, x}
+	w.n++
+	w.next++
+	return w.q[w.head&mask].v
+}
 
 // mark says that from real time at on, the debt was at least debt.
 type mark struct{ at, debt int64 }
@@ -322,19 +349,15 @@ func (a *Account) betweenOn(th uint32, c int64) int64 {
 // recent duration less Cost.Call; it sets the scale of the costs
 // between calls to match.
 func (a *Account) inCall(d int64) int64 {
-	a.recent[a.nrecent%recentCalls] = d
 	a.nrecent++
-	short := d
-	for _, x := range a.recent[:min(a.nrecent, recentCalls)] {
-		short = min(short, x)
-	}
+	short := a.recent.add(d)
 	in := a.C.InCall
 	if lim := max(short-a.C.Call, 0); lim < in {
 		in = lim
 		a.N.Limited++
 	}
 	a.scale = 1
-	if a.C.InCall > 0 {
+	if in < a.C.InCall {
 		a.scale = float64(in) / float64(a.C.InCall)
 	}
 	return in

@@ -226,3 +226,30 @@ func TestAccountOver(t *testing.T) {
 		}
 	}
 }
+
+// TestMinWindow: the window's least value is the least of the latest
+// recentCalls values, for values that rise, fall and jump about.
+func TestMinWindow(t *testing.T) {
+	var w minWindow
+	var all []int64
+	x := int64(12345)
+	for i := range 5000 {
+		switch {
+		case i < 300:
+			x = int64(i) // rising
+		case i < 600:
+			x = int64(1000 - i) // falling
+		default:
+			x = (x*1103515245 + 12345) % 2147483648 % 1000
+		}
+		all = append(all, x)
+		got := w.add(x)
+		want := x
+		for _, v := range all[max(0, len(all)-recentCalls):] {
+			want = min(want, v)
+		}
+		if got != want {
+			t.Fatalf("value %d: least %d, want %d", i, got, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
+	"github.com/iotrace/iotrace/trace/format"
 )
 
 // benchProg makes N calls of one kind on FILE and prints the thread CPU
@@ -189,3 +190,55 @@ type countSink struct {
 
 func (s *countSink) WriteEvents(evs []trace.Event) error { s.n += len(evs); return nil }
 func (s *countSink) Intern(path string) trace.PathID     { return s.paths.Intern(path) }
+
+// BenchmarkEncodeTrace is BenchmarkEncode writing the trace as iotrace
+// record does (format.Writer, compressed blocks, to a file): the whole of
+// the helper's work per record after the program.
+//
+//	go test ./capture/preload -run XXX -bench EncodeTrace
+func BenchmarkEncodeTrace(b *testing.B) {
+	libs := buildShim(b)
+	dir := b.TempDir()
+	bin := compile(b, dir, "calls", benchProg, "-O2")
+	rw := filepath.Join(dir, "rw.dat")
+	if err := os.WriteFile(rw, make([]byte, 1<<20), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const n = 200_000
+	spool, _, err := recordOutput(b, libs, dir, bin, "pwrite", strconv.Itoa(n), rw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules, err := filter.NewPaths([]string{dir}, nil, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run, err := ReadDir(spool, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer run.Close()
+	out := filepath.Join(dir, "out.iot")
+	var events int64
+	for b.Loop() {
+		w, err := format.Create(out, trace.Meta{Creator: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = 0
+		for _, r := range run.Ranks() {
+			st, err := run.Encode(r, w.Rank(r), rules)
+			if err != nil {
+				b.Fatal(err)
+			}
+			events += st.Events
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if events < n {
+		b.Fatalf("%d events, want at least %d", events, n)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(events), "ns/event")
+}
