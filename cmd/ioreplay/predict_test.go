@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -150,4 +152,34 @@ func TestPredictFlagConflicts(t *testing.T) {
 	}
 	// What it sets anyway is no conflict.
 	mustRun(t, "--predict", "--quiet", "--timing", "think", "--cache", "cold", "--target", filepath.Join(dir, "t2"), tf)
+}
+
+// TestPredictRecordWarns: --record under --predict, with no processor to
+// spare for encoding the replay's trace (here one, for two ranks), says
+// that it lengthens the calls the prediction measures; without --record,
+// or with processors to spare, nothing is said.
+func TestPredictRecordWarns(t *testing.T) {
+	dir := t.TempDir()
+	tf := filepath.Join(dir, "app.iot")
+	writeTrace(t, tf, predictTrace())
+	const warning = "--record under --predict: encoding the replay's trace while 2 ranks run on 1 processors"
+	for _, c := range []struct {
+		procs  string
+		record bool
+		warns  bool
+	}{{"1", true, true}, {"1", false, false}, {"4", true, false}} {
+		args := []string{"--predict", "--target", filepath.Join(dir, "t-"+c.procs+strconv.FormatBool(c.record))}
+		if c.record {
+			args = append(args, "--record", filepath.Join(dir, "r-"+c.procs+".iot"))
+		}
+		cmd := exec.Command(bin, append(args, tf)...)
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+c.procs)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("GOMAXPROCS=%s %v: %v\n%s", c.procs, args, err, out)
+		}
+		if got := strings.Contains(string(out), "--record under --predict"); got != c.warns || c.warns && !strings.Contains(string(out), warning) {
+			t.Errorf("GOMAXPROCS=%s, --record %v: warned %v, want %v:\n%s", c.procs, c.record, got, c.warns, out)
+		}
+	}
 }
