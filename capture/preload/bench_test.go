@@ -145,27 +145,8 @@ func median(v []float64) float64 {
 //
 //	go test ./capture/preload -run XXX -bench Encode
 func BenchmarkEncode(b *testing.B) {
-	libs := buildShim(b)
-	dir := b.TempDir()
-	bin := compile(b, dir, "calls", benchProg, "-O2")
-	rw := filepath.Join(dir, "rw.dat")
-	if err := os.WriteFile(rw, make([]byte, 1<<20), 0o644); err != nil {
-		b.Fatal(err)
-	}
 	const n = 200_000
-	spool, _, err := recordOutput(b, libs, dir, bin, "pwrite", strconv.Itoa(n), rw)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rules, err := filter.NewPaths([]string{dir}, nil, true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	run, err := ReadDir(spool, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer run.Close()
+	run, rules, _ := pwriteSpool(b, n)
 	var events int
 	for b.Loop() {
 		sink := &countSink{paths: trace.NewPaths()}
@@ -180,6 +161,33 @@ func BenchmarkEncode(b *testing.B) {
 		b.Fatalf("%d events, want at least %d", events, n)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(events), "ns/event")
+}
+
+// pwriteSpool records n pwrites of 64 bytes with the shim and returns
+// the run's spools (closed at the end of b), the path rules of the
+// record, and the directory they are in.
+func pwriteSpool(b *testing.B, n int) (*Run, *filter.Paths, string) {
+	libs := buildShim(b)
+	dir := b.TempDir()
+	bin := compile(b, dir, "calls", benchProg, "-O2")
+	rw := filepath.Join(dir, "rw.dat")
+	if err := os.WriteFile(rw, make([]byte, 1<<20), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	spool, _, err := recordOutput(b, libs, dir, bin, "pwrite", strconv.Itoa(n), rw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rules, err := filter.NewPaths([]string{dir}, nil, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run, err := ReadDir(spool, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { run.Close() })
+	return run, rules, dir
 }
 
 // countSink counts the events written to it, as a sink that costs nothing.
@@ -197,27 +205,8 @@ func (s *countSink) Intern(path string) trace.PathID     { return s.paths.Intern
 //
 //	go test ./capture/preload -run XXX -bench EncodeTrace
 func BenchmarkEncodeTrace(b *testing.B) {
-	libs := buildShim(b)
-	dir := b.TempDir()
-	bin := compile(b, dir, "calls", benchProg, "-O2")
-	rw := filepath.Join(dir, "rw.dat")
-	if err := os.WriteFile(rw, make([]byte, 1<<20), 0o644); err != nil {
-		b.Fatal(err)
-	}
 	const n = 200_000
-	spool, _, err := recordOutput(b, libs, dir, bin, "pwrite", strconv.Itoa(n), rw)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rules, err := filter.NewPaths([]string{dir}, nil, true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	run, err := ReadDir(spool, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer run.Close()
+	run, rules, dir := pwriteSpool(b, n)
 	out := filepath.Join(dir, "out.iot")
 	var events int64
 	for b.Loop() {
