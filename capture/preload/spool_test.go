@@ -294,7 +294,7 @@ func FuzzSpool(f *testing.F) {
 			bytes.TrimRight(b[headerSize:], "\x00"), pad, cut)
 	}
 	h := Header{PID: 7, PPID: 1, Rank: 0, Size: 2, Cmdline: []string{"a"}, Cwd: "/", Exe: "/bin/a"}
-	recs := []*Record{{Call: cOpen, Path: "/x", Ret: 3}, {Call: 0xff}, {Call: cRead, FD: 3, Size: 10, Ret: 10}}
+	recs := []*Record{{Call: cOpen, Path: "/x", Ret: 3}, {Call: 0xff}, {Call: cRead, FD: 3, Size: 10, Ret: 10, Over: 300}}
 	add(spoolBytes(h, recs), h, true, 0)
 	add(spoolBytes(h, recs), h, false, 4200)
 	add(spoolBytes(h, nil), h, true, 0)
