@@ -149,7 +149,20 @@ type recorder struct {
 	queue chan []trace.Event
 	done  chan struct{}
 	err   error
+	// hold is how many events the recorder holds back until the ranks
+	// end (Output.Hold), held them; 0: none (any more).
+	hold int
+	held []trace.Event
 }
+
+// HoldBytes bounds the replayed events a replay holds back from its
+// sinks and its observer until its ranks end (Output.Hold), in all ranks
+// together: 512 MiB, 8 M events; a replay with more writes the rest as it
+// goes.
+const HoldBytes = 512 << 20
+
+// HoldEvents is HoldBytes in events.
+const HoldEvents = HoldBytes / eventBytes
 
 // inlineRecordRanks is the number of ranks from which each rank writes
 // its batches itself, between its calls, instead of in a goroutine of
@@ -157,26 +170,46 @@ type recorder struct {
 // ranks), and so many ranks share the processors anyway.
 const inlineRecordRanks = 4096
 
-func newRecorder(sink trace.Sink, rank uint32, pool *batchPool, obs *observer, inline bool) *recorder {
-	rc := &recorder{sink: sink, rank: rank, obs: obs, pool: pool}
+// newRecorder starts the recorder of a rank; quit closes when the replay
+// is stopped (what it holds is written then: a rank that never returns
+// from a call does not keep it).
+func newRecorder(sink trace.Sink, rank uint32, pool *batchPool, obs *observer, inline bool, hold int, quit <-chan struct{}) *recorder {
+	rc := &recorder{sink: sink, rank: rank, obs: obs, pool: pool, hold: hold}
 	if inline {
 		return rc
 	}
 	rc.queue, rc.done = make(chan []trace.Event, pool.max+1), make(chan struct{})
-	go rc.write()
+	go rc.write(quit)
 	return rc
 }
 
-func (rc *recorder) write() {
+func (rc *recorder) write(quit <-chan struct{}) {
 	defer close(rc.done)
-	for b := range rc.queue {
-		rc.handle(b)
+	for {
+		select {
+		case b, ok := <-rc.queue:
+			if !ok {
+				return
+			}
+			rc.handle(b)
+		case <-quit:
+			rc.release()
+			quit = nil
+		}
 	}
 }
 
 // handle writes b to the sink, and passes it on to the observer or gives
 // it back to the pool.
 func (rc *recorder) handle(b []trace.Event) {
+	if rc.hold > 0 {
+		if len(rc.held)+len(b) <= rc.hold {
+			rc.held = append(rc.held, b...)
+			rc.pool.put(b)
+			return
+		}
+		rc.release() // over the budget: what is held goes now, the rest as it comes
+	}
 	if rc.err == nil && len(b) > 0 {
 		rc.err = writeSafe(rc.sink, b)
 		if rc.err == nil && rc.obs != nil {
@@ -185,6 +218,22 @@ func (rc *recorder) handle(b []trace.Event) {
 		}
 	}
 	rc.pool.put(b)
+}
+
+// release writes what the recorder holds, in batches of the pool's size,
+// and passes them on to the observer; it holds nothing after.
+func (rc *recorder) release() {
+	held := rc.held
+	rc.hold, rc.held = 0, nil
+	for len(held) > 0 && rc.err == nil {
+		n := min(len(held), rc.pool.size)
+		b := held[:n:n]
+		held = held[n:]
+		rc.err = writeSafe(rc.sink, b)
+		if rc.err == nil && rc.obs != nil {
+			rc.obs.queue <- observed{rc.rank, b, nil}
+		}
+	}
 }
 
 // observer shows the ranks' recorded batches to Output.Observe, from one
@@ -201,7 +250,7 @@ type observer struct {
 type observed struct {
 	rank uint32
 	evs  []trace.Event
-	pool *batchPool
+	pool *batchPool // nil: a batch of held events, not the pool's
 }
 
 // newObserver starts the observer of ranks whose pools hold batches
@@ -215,7 +264,9 @@ func newObserver(observe func(rank uint32, evs []trace.Event), batches int) *obs
 			if o.err == nil {
 				o.err = observeSafe(o.observe, b.rank, b.evs)
 			}
-			b.pool.put(b.evs)
+			if b.pool != nil {
+				b.pool.put(b.evs)
+			}
 		}
 	}()
 	return o
@@ -250,12 +301,14 @@ func (rc *recorder) put(b []trace.Event) {
 	rc.queue <- b
 }
 
-// close writes what is queued and returns the first error of the sink.
+// close writes what is queued and what it holds, and returns the first
+// error of the sink.
 func (rc *recorder) close() error {
 	if rc.queue != nil {
 		close(rc.queue)
 		<-rc.done
 	}
+	rc.release()
 	return rc.err
 }
 

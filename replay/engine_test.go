@@ -646,3 +646,61 @@ func TestRanksWaitForFilesOthersMakeClockSkew(t *testing.T) {
 		}
 	}
 }
+
+// timedSink notes when each of its writes came.
+type timedSink struct {
+	mu     *sync.Mutex
+	writes *[]time.Time
+	n      *int
+	paths  *trace.Paths
+}
+
+func (s timedSink) WriteEvents(evs []trace.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*s.writes = append(*s.writes, time.Now())
+	*s.n += len(evs)
+	return nil
+}
+func (s timedSink) Intern(p string) trace.PathID { return s.paths.Intern(p) }
+
+// TestHoldWritesAfterTheRanks: with Output.Hold (a predicting replay) the
+// ranks' events reach their sinks and the observer only once every rank
+// has ended, all of them; without it they are written as the ranks go.
+func TestHoldWritesAfterTheRanks(t *testing.T) {
+	const n = 100
+	tr := gapTrace(n, 0, 1000)
+	be := &fakeBackend{delay: func(*trace.Event) time.Duration { return time.Millisecond }}
+	for _, hold := range []bool{true, false} {
+		var mu sync.Mutex
+		var writes []time.Time
+		var written, observed int
+		out := replay.Output{Hold: hold,
+			Record:  func(uint32) trace.Sink { return timedSink{&mu, &writes, &written, trace.NewPaths()} },
+			Observe: func(_ uint32, evs []trace.Event) { observed += len(evs) }}
+		rp, err := replay.New(tr, replay.Options{Timing: replay.AFAP, Batch: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := rp.Run(context.Background(), be, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := res.Epoch.Add(res.Elapsed)
+		early := 0
+		for _, w := range writes {
+			if w.Before(end) {
+				early++
+			}
+		}
+		if written != n || observed != n {
+			t.Errorf("hold %v: %d events written, %d observed, want %d", hold, written, observed, n)
+		}
+		if hold && early > 0 {
+			t.Errorf("hold: %d of %d writes before the ranks ended", early, len(writes))
+		}
+		if !hold && early == 0 {
+			t.Errorf("without hold: all %d writes after the ranks ended (%d ms of calls, batches of 8)", len(writes), n)
+		}
+	}
+}

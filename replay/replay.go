@@ -143,6 +143,11 @@ type Output struct {
 	// in order, once its sink has them, from one goroutine of the replay
 	// (report.Live.Add: the report computed while the replay runs).
 	Observe func(rank uint32, evs []trace.Event)
+	// Hold holds the replayed events back from Record's sinks and from
+	// Observe until the ranks have ended (up to HoldEvents; the rest as
+	// they come): a predicting replay, whose calls would otherwise share
+	// the processors with encoding its trace and computing its report.
+	Hold bool
 }
 
 // Run replays every rank with backend b, recording to out, and returns
@@ -286,7 +291,11 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			if out.Observe != nil && obs == nil {
 				obs = newObserver(out.Observe, len(ranks)*(rn.pool.max+1))
 			}
-			rn.rec = newRecorder(out.Record(rk), rk, rn.pool, obs, len(ranks) >= inlineRecordRanks)
+			hold := 0
+			if out.Hold {
+				hold = HoldEvents / len(ranks)
+			}
+			rn.rec = newRecorder(out.Record(rk), rk, rn.pool, obs, len(ranks) >= inlineRecordRanks, hold, ctx.Done())
 		}
 	}
 
