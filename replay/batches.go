@@ -175,6 +175,9 @@ const inlineRecordRanks = 4096
 // from a call does not keep it).
 func newRecorder(sink trace.Sink, rank uint32, pool *batchPool, obs *observer, inline bool, hold int, quit <-chan struct{}) *recorder {
 	rc := &recorder{sink: sink, rank: rank, obs: obs, pool: pool, hold: hold}
+	if hold > 0 {
+		rc.held = make([]trace.Event, 0, hold)
+	}
 	if inline {
 		return rc
 	}

@@ -293,7 +293,9 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			}
 			hold := 0
 			if out.Hold {
-				hold = HoldEvents / len(ranks)
+				// The rank's share of the budget, at most its events
+				// (what it holds is allocated once, at that length).
+				hold = int(min(int64(HoldEvents/len(ranks)), rn.res.planned))
 			}
 			rn.rec = newRecorder(out.Record(rk), rk, rn.pool, obs, len(ranks) >= inlineRecordRanks, hold, ctx.Done())
 		}
