@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/iotrace/iotrace/internal/memlimit"
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -163,6 +164,15 @@ const HoldBytes = 512 << 20
 
 // HoldEvents is HoldBytes in events.
 const HoldEvents = HoldBytes / eventBytes
+
+// holdEvents is how many events a replay holds back in all: HoldEvents,
+// or under a memory limit a quarter of it, whichever is less.
+func holdEvents() int {
+	if b, _ := memlimit.Bound(); b > 0 {
+		return int(min(int64(HoldEvents), b/4/int64(eventBytes)))
+	}
+	return HoldEvents
+}
 
 // inlineRecordRanks is the number of ranks from which each rank writes
 // its batches itself, between its calls, instead of in a goroutine of

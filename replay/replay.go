@@ -246,6 +246,10 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			slots = make(chan struct{}, t)
 		}
 	}
+	holdAll := 0
+	if out.Hold {
+		holdAll = holdEvents()
+	}
 	for i, rk := range ranks {
 		ex, err := b.Rank(rk, len(ranks))
 		if err != nil {
@@ -295,7 +299,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			if out.Hold {
 				// The rank's share of the budget, at most its events
 				// (what it holds is allocated once, at that length).
-				hold = int(min(int64(HoldEvents/len(ranks)), rn.res.planned))
+				hold = int(min(int64(holdAll/len(ranks)), rn.res.planned))
 			}
 			rn.rec = newRecorder(out.Record(rk), rk, rn.pool, obs, len(ranks) >= inlineRecordRanks, hold, ctx.Done())
 		}
