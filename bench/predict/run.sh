@@ -45,7 +45,7 @@
 #
 # For each application: CAPTURES (REPS) captures (RECORDER: preload, or
 # ptrace) on each file system of CAPTURE_FS (tmpfs disk); then on each
-# target of TARGETS (tmpfs disk slow), REPS (3) paired repetitions, each
+# target of TARGETS (tmpfs disk slow), REPS (5) paired repetitions, each
 # the real run and one replay of every file system's capture in every mode
 # of MODES, in an order that rotates with the repetition. Repetition r
 # replays capture r (with fewer captures, r mod CAPTURES): a capture is a
@@ -105,7 +105,7 @@
 #
 # Usage (as root: drop_caches, losetup, mount, cgroup):
 #
-#   bench/predict/run.sh                          # about 15 minutes; Markdown on stdout
+#   bench/predict/run.sh                          # about 10 minutes (5 repetitions); Markdown on stdout
 #   bench/predict/run.sh --write baseline --title "before issue 22's changes"
 #                                                 # also (re)writes that section of docs/BENCHMARKS.md
 #   bench/predict/run.sh --quick                  # REPS=1, MODES=predict (unless given): a few minutes
@@ -123,7 +123,7 @@ APPS=${APPS:-ior-posix ior-direct ior-mpiio mdtest mdtest-fsync h5py sqlite fio 
 TARGETS=${TARGETS:-tmpfs disk slow}
 CAPTURE_FS=${CAPTURE_FS:-tmpfs disk}
 RECORDER=${RECORDER:-preload}
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 CAPTURES=${CAPTURES:-$REPS}
 NP=${NP:-2}
 NULLS=${NULLS:-3}
