@@ -609,7 +609,7 @@ for a in $APPS; do
 			done
 		done
 	done
-	for c in $CAPTURE_FS; do ncap=$((ncap + 1)); done
+	for c in $CAPTURE_FS; do ncap=$((ncap + CAPTURES)); done
 done
 {
 	echo "applications ($(wc -w <<<"$APPS")):"

@@ -103,7 +103,7 @@ func TestDryRun(t *testing.T) {
 		}
 	}
 	cmd := exec.Command("bash", "../run.sh", "--dry-run")
-	cmd.Env = append(os.Environ(), "MODES=original think afap cold=--timing=think,--cache=cold,@oneshot mpi=@mpirun,--timing=think")
+	cmd.Env = append(os.Environ(), "REPS=3", "MODES=original think afap cold=--timing=think,--cache=cold,@oneshot mpi=@mpirun,--timing=think")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("run.sh --dry-run: %v\n%s", err, out)
@@ -115,8 +115,9 @@ func TestDryRun(t *testing.T) {
 		"cold (--timing=think --cache=cold, one-shot)",
 		"mpi (--timing=think, under mpirun)",
 		// 10 applications × 3 targets × 3 repetitions; replays: 4 modes
-		// for all of them, the @mpirun mode for the 6 MPI ones, × 2 captures.
-		"runs: 20 captures, 90 real runs and 828 replays (3 repetitions)",
+		// for all of them, the @mpirun mode for the 6 MPI ones, × 2
+		// captures; a capture per repetition on each of 2 file systems.
+		"runs: 60 captures, 90 real runs and 828 replays (3 repetitions)",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the plan lacks %q:\n%s", want, s)
