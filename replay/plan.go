@@ -273,7 +273,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 			p.Start, started = e.Start, true
 		}
 		rp.n++
-		rp.ops.add(e.Op, rp.rc.Ops)
+		rp.rc.Ops[e.Op]++
 		cls := e.Op.Class()
 		if cls == trace.ClassMarker {
 			continue
@@ -335,7 +335,6 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 		p.libCost[i] = per[i].lib.done()
 		p.IO[i] = per[i].io
 		rc := &per[i].rc
-		per[i].ops.flush(rc.Ops)
 		for _, c := range rc.Ops {
 			rc.Events += c
 		}
@@ -379,42 +378,9 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 type rankPlan struct {
 	n   int64 // events read
 	rc  RankCount
-	ops opCounts // rc.Ops as they are counted
 	f   *state.Follower[struct{}, struct{}]
 	lib libCosts
 	io  int64 // recorded ns in I/O calls
-}
-
-// opCounts counts a rank's events by op: the few ops of its latest
-// events in place, the others in a map they go to when a new op needs
-// room. A map increment per event was a fifth of planning a trace of
-// 200,000 writes (7 ms); a table by op would take 8 KiB a rank.
-type opCounts struct {
-	op [4]trace.Op
-	n  [4]int64
-	k  int
-}
-
-func (c *opCounts) add(op trace.Op, m map[trace.Op]int64) {
-	for i := range c.k {
-		if c.op[i] == op {
-			c.n[i]++
-			return
-		}
-	}
-	if c.k == len(c.op) {
-		c.flush(m)
-	}
-	c.op[c.k], c.n[c.k] = op, 1
-	c.k++
-}
-
-// flush adds the counts held in place to m.
-func (c *opCounts) flush(m map[trace.Op]int64) {
-	for i := range c.k {
-		m[c.op[i]] += c.n[i]
-	}
-	c.k = 0
 }
 
 // mapPath returns where the trace path s goes: a path relative to the
