@@ -280,7 +280,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 		}
 		if cls == trace.ClassPOSIX || cls == trace.ClassMeta || cls == trace.ClassMPIIO {
 			if e.Flags&trace.InMPIIO == 0 || cls == trace.ClassMPIIO {
-				rp.io += max(e.Dur, 0)
+				rp.io = sat.Add(rp.io, max(e.Dur, 0))
 			}
 			if !haveIO || e.Start < ioFirst {
 				ioFirst = e.Start

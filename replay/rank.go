@@ -489,8 +489,8 @@ func (rn *runner) keepLib(end int64) (int64, bool) {
 	cost := rn.lib[rn.nextLib].Cost
 	rn.nextLib++
 	rn.res.libCalls++
-	rn.res.libTime += cost
-	return rn.w.until(end+cost, end)
+	rn.res.libTime = sat.Add(rn.res.libTime, cost)
+	return rn.w.until(sat.Add(end, cost), end)
 }
 
 // recordPaths gives r the path ids of the replay's trace, and reports

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/hist"
 	"github.com/iotrace/iotrace/trace/units"
@@ -99,7 +100,7 @@ func ReplayOf(ranks []*trace.ReplayRank) *Replay {
 		}
 		r.Predict = r.Predict || rr.Predict
 		r.LibCalls += rr.LibCalls
-		r.LibTime += rr.LibTime
+		r.LibTime = sat.Add(r.LibTime, rr.LibTime)
 		if rr.IOTime > r.IOTime {
 			r.IOTime, r.IORank = rr.IOTime, rr.Rank
 		}

@@ -250,7 +250,9 @@ func TestExtremeNumbers(t *testing.T) {
 // TestPredictExtremeDurations: ioreplay --predict of a trace whose
 // calls on /dev/null (skipped, their captured time kept in the rebuilt
 // timeline) last 2^62 ns each: the prediction is held at the largest
-// duration, not wrapped to a negative or 1 ns span.
+// duration, not wrapped to a negative or 1 ns span, and the replay's own
+// trace (--record) holds it in a replay block its reader takes (it
+// refused times over 2^62 ns, which its writer wrote).
 func TestPredictExtremeDurations(t *testing.T) {
 	dir := t.TempDir()
 	var b strings.Builder
@@ -263,10 +265,17 @@ func TestPredictExtremeDurations(t *testing.T) {
 	in := write(t, dir, "long.jsonl", b.String())
 	tr := filepath.Join(dir, "long.iot")
 	wantOK(t, run(t, dir, 0, iotrace, "convert", "-o", tr, in))
-	r := run(t, dir, 0, ioreplay, "--predict", "--target", filepath.Join(dir, "target"), tr)
+	rec := filepath.Join(dir, "replay.iot")
+	r := run(t, dir, 0, ioreplay, "--predict", "--target", filepath.Join(dir, "target"), "--record", rec, tr)
 	wantOK(t, r)
-	if !strings.Contains(r.stdout+r.stderr, "predicted application I/O time (first file call to last, every rank): 9223372037s") {
+	const want = "predicted application I/O time (first file call to last, every rank): 9223372037s"
+	if !strings.Contains(r.stdout+r.stderr, want) {
 		t.Errorf("prediction:\n%s%s", clip(r.stdout), clip(r.stderr))
+	}
+	r = run(t, dir, 0, iotrace, "stats", rec)
+	wantOK(t, r)
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("stats of the replay's trace:\n%s%s", clip(r.stdout), clip(r.stderr))
 	}
 	count("trace: extreme times and sizes", 1)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/iotrace/iotrace/trace"
@@ -121,8 +122,10 @@ func readReplay(p []byte) (*trace.ReplayRank, error) {
 		case replayLib, replayIOTime, replayIOSpan:
 			d := &decoder{b: v}
 			a, b := d.uvarint(), d.uvarint()
-			if d.err != nil || a > 1<<62 || b > 1<<62 {
-				return errors.New("replay block: bad MPI-IO cost or I/O time")
+			// ns, as the writer writes them: up to the largest int64
+			// (sums of them saturate, internal/sat).
+			if d.err != nil || a > math.MaxInt64 || b > math.MaxInt64 {
+				return errors.New("bad MPI-IO cost or I/O time")
 			}
 			switch id {
 			case replayLib:
@@ -135,7 +138,7 @@ func readReplay(p []byte) (*trace.ReplayRank, error) {
 		case replayPlanned, replayEvents, replayElapsed, replayFlags, replayUnmatched, replayPredict:
 			x, err := fieldUvarint(v)
 			if err != nil || x > 1<<62 {
-				return errors.New("replay block: bad count")
+				return errors.New("bad count")
 			}
 			switch id {
 			case replayPlanned:

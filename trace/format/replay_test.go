@@ -2,6 +2,8 @@ package format
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -171,5 +173,40 @@ func TestCheckPartialReplay(t *testing.T) {
 	rep.WriteText(&b)
 	if bytes.Contains(b.Bytes(), []byte("replay:")) {
 		t.Errorf("check of a replay that ended says\n%s", b.String())
+	}
+}
+
+// TestReplayBlockLargestTimes: the times a replay block holds (the MPI-IO
+// library cost, the I/O times, the I/O spans) read back as written up to
+// the largest int64 — what a prediction saturates at on a trace of
+// absurd durations — not as a damaged block; past it the block is
+// damaged.
+func TestReplayBlockLargestTimes(t *testing.T) {
+	const top = math.MaxInt64
+	rr := &trace.ReplayRank{Timing: "think", Predict: true, LibCalls: 1, LibTime: top, IOTime: top, CapturedIOTime: top, IOSpan: top, CapturedIOSpan: top}
+	p := filepath.Join(t.TempDir(), "r.iot")
+	w, err := Create(p, trace.Meta{Creator: "ioreplay"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Rank(0).WriteEvents([]trace.Event{{Op: trace.OpPwrite, Size: 1, Ret: 1}})
+	if err := w.SetReplay(0, rr); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := r.Replay(0); got == nil || got.LibTime != top || got.IOTime != top || got.CapturedIOTime != top || got.IOSpan != top || got.CapturedIOSpan != top {
+		t.Fatalf("read %+v", got)
+	}
+	var f fields
+	f.bytes(replayIOSpan, binary.AppendUvarint(binary.AppendUvarint(nil, 1<<63), 1))
+	if _, err := readReplay(append([]byte{0}, f...)); err == nil {
+		t.Error("an I/O span of 2^63 ns read as a time")
 	}
 }
