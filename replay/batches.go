@@ -165,9 +165,9 @@ const HoldBytes = 512 << 20
 // HoldEvents is HoldBytes in events.
 const HoldEvents = HoldBytes / eventBytes
 
-// holdEvents is how many events a replay holds back in all: HoldEvents,
+// HoldLimit is how many events a replay holds back in all: HoldEvents,
 // or under a memory limit a quarter of it, whichever is less.
-func holdEvents() int {
+func HoldLimit() int {
 	if b, _ := memlimit.Bound(); b > 0 {
 		return int(min(int64(HoldEvents), b/4/int64(eventBytes)))
 	}

@@ -144,7 +144,7 @@ type Output struct {
 	// (report.Live.Add: the report computed while the replay runs).
 	Observe func(rank uint32, evs []trace.Event)
 	// Hold holds the replayed events back from Record's sinks and from
-	// Observe until the ranks have ended (up to HoldEvents; the rest as
+	// Observe until the ranks have ended (up to HoldLimit; the rest as
 	// they come): a predicting replay, whose calls would otherwise share
 	// the processors with encoding its trace and computing its report.
 	Hold bool
@@ -248,7 +248,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 	}
 	holdAll := 0
 	if out.Hold {
-		holdAll = holdEvents()
+		holdAll = HoldLimit()
 	}
 	for i, rk := range ranks {
 		ex, err := b.Rank(rk, len(ranks))
