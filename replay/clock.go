@@ -20,14 +20,22 @@ import (
 // state), the clock reads the counter instead (about 10 ns) and converts
 // it: the conversion is anchored on a reading of the real clock, taken
 // again at least every reanchor nanoseconds, and its rate is calibrated
-// over the whole run so far, from the first anchor to the latest. So the
-// counter only ever measures short intervals, which a rate error of even
-// 10⁻⁴ changes by less than a nanosecond per microsecond, and the clock
-// never drifts from CLOCK_MONOTONIC by more than that error over one
-// interval. Until a millisecond has passed to calibrate on, every read is
-// a real one. An anchor that finds the counter off the real clock by more
-// than tscTolerance (a counter that stopped, jumped or differs between
-// processors) turns the counter off for the rest of the replay.
+// over the whole run so far, from the first anchor to the latest. Until a
+// millisecond has passed to calibrate on, every read is a real one.
+//
+// The clock does not step at an anchor: an anchor's pair of readings is
+// only as exact as the real clock's read is short (100–200 ns here, up to
+// microseconds after a system call), and a step of that size would land
+// in the one call that spans the anchor — a 4 KiB pwrite measured as 0 ns.
+// Instead the clock carries on from where the counter says it is and
+// makes up the difference to the real clock over the next interval, at a
+// rate that differs from the calibrated one by difference ÷ reanchor
+// (10⁻⁴ for a 100 ns difference: a hundredth of a nanosecond in a 100 ns
+// call). So it stays within an anchor's error of CLOCK_MONOTONIC, and a
+// call's duration is the counter's. An anchor that finds the counter off
+// the real clock by more than tscTolerance (a counter that stopped,
+// jumped or differs between processors) turns the counter off for the
+// rest of the replay: the clock then steps to the real clock, once.
 type clock struct {
 	base time.Time
 	tsc  bool // read the counter
@@ -39,12 +47,16 @@ type clock struct {
 	limit    int64   // counter ticks after t0 at which to anchor again
 	tStart   int64   // the first anchor
 	nStart   int64   //
-	nsPerTck float64 // 0 until calibrated
+	nsPerTck float64 // the calibrated rate, 0 until calibrated
+	slew     float64 // the rate now() converts at: nsPerTck, slewed toward the real clock
 }
 
 const (
 	reanchor     = int64(time.Millisecond)
 	tscTolerance = int64(20 * time.Microsecond)
+	// anchorSpan: counter readings this close (ns) around a real one
+	// make an anchor good enough not to read another pair.
+	anchorSpan = 300
 )
 
 // newClock returns a clock counting from base. Its rate is calibrated
@@ -120,7 +132,7 @@ func (c *clock) now() int64 {
 	if c.nsPerTck == 0 || d < 0 || d > c.limit {
 		return c.anchor()
 	}
-	n := c.n0 + int64(float64(d)*c.nsPerTck)
+	n := c.n0 + int64(float64(d)*c.slew)
 	if n < c.last {
 		n = c.last
 	}
@@ -133,9 +145,10 @@ func (c *clock) now() int64 {
 func (c *clock) anchor() int64 {
 	// A pair read across a preemption is a poor anchor: of up to four
 	// pairs, keep the one read in the fewest ticks (the first that took
-	// under 5 µs, once the rate is known). Before the rate is known, all
-	// four are read: the first anchor is the base of the calibration, and
-	// one off by a preemption's length would skew the rate.
+	// under anchorSpan ns, once the rate is known). Before the rate is
+	// known, all four are read: the first anchor is the base of the
+	// calibration, and one off by a preemption's length would skew the
+	// rate.
 	var t, n int64
 	span := int64(math.MaxInt64)
 	for i := 0; i < 4; i++ {
@@ -145,27 +158,34 @@ func (c *clock) anchor() int64 {
 		if b-a < span {
 			span, t, n = b-a, a+(b-a)/2, m
 		}
-		if c.nsPerTck != 0 && float64(span)*c.nsPerTck < 5_000 {
+		if c.nsPerTck != 0 && float64(span)*c.nsPerTck < anchorSpan {
 			break
 		}
 	}
+	// at: where the clock stands at the counter's t, carrying on from
+	// the previous anchor; the real clock where there is none.
+	at := n
 	switch {
 	case !c.anchored:
 		c.tStart, c.nStart, c.anchored = t, n, true
-	case c.nsPerTck != 0:
-		pred := c.n0 + int64(float64(t-c.t0)*c.nsPerTck)
-		if pred-n > tscTolerance || n-pred > tscTolerance || t < c.t0 {
+	case c.slew != 0:
+		at = c.n0 + int64(float64(t-c.t0)*c.slew)
+		if at-n > tscTolerance || n-at > tscTolerance || t < c.t0 {
 			c.tsc = false // not a counter to trust
+			at = n
 		}
 	}
 	if c.tsc && n-c.nStart >= reanchor && t > c.tStart {
 		c.nsPerTck = float64(n-c.nStart) / float64(t-c.tStart)
 		c.limit = int64(float64(reanchor) / c.nsPerTck)
+		// Make up the difference to the real clock over the next
+		// reanchor ns (tscTolerance at most: a rate within 2 %).
+		c.slew = c.nsPerTck * (1 + float64(n-at)/float64(reanchor))
 	}
-	c.t0, c.n0 = t, n
-	n = max(n, c.last)
-	c.last = n
-	return n
+	c.t0, c.n0 = t, at
+	at = max(at, c.last)
+	c.last = at
+	return at
 }
 
 var tscOnce = sync.OnceValue(func() bool {

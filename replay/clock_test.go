@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -118,4 +120,32 @@ func TestClockCalibratedFromTheStart(t *testing.T) {
 	if d := got - want; d > want/100+10_000 || -d > want/100+10_000 {
 		t.Errorf("ticksNS: %d ns for %d ns of the real clock", got, want)
 	}
+}
+
+// TestClockDoesNotStepAtAnchors times 400,000 pairs of getppid calls
+// (about 100 ms: a hundred anchors) and checks that no pair measures
+// much less than the shortest hundredth: an anchor's error (the real
+// clock's read is not instant) must not land in the call that spans it.
+// Stepping to each anchor measured some pairs as 0 ns in two runs of
+// three, and as 92 ns in the third. Load only lengthens calls.
+func TestClockDoesNotStepAtAnchors(t *testing.T) {
+	if !tscUsable() {
+		t.Skip("no constant_tsc+nonstop_tsc here")
+	}
+	c := newClock(time.Now())
+	d := make([]int64, 400_000)
+	for i := range d {
+		t0 := c.now()
+		syscall.Getppid()
+		syscall.Getppid()
+		d[i] = c.now() - t0
+	}
+	if !c.tsc {
+		t.Fatal("the counter was turned off")
+	}
+	slices.Sort(d)
+	if p1 := d[len(d)/100]; d[0] < p1/2 {
+		t.Errorf("shortest pair of calls %d ns, the shortest hundredth %d ns", d[0], p1)
+	}
+	t.Logf("shortest %d ns, p1 %d, median %d", d[0], d[len(d)/100], d[len(d)/2])
 }
