@@ -29,9 +29,12 @@ import (
 // every member when the last one has arrived plus the collective's own
 // cost (the shortest of its members' times: the last to arrive did not
 // wait; for the communication layer's, the captured ones: the MPI
-// library's cost). A call the replay skipped (a write to a terminal, a
-// call on a pipe) keeps its captured duration: the application spent it. The
-// predicted I/O time is the span of the rebuilt timelines from the start
+// library's cost) — except a collective MPI-IO call whose every member's
+// time is its own work (its system calls, predOwn), which holds no member
+// for another (each ends its own time after it arrived); where only some
+// members' are, those leave their own time after the last arrival. A
+// call the replay skipped (a write to a terminal, a call on a pipe) keeps
+// its captured duration: the application spent it. The predicted I/O time is the span of the rebuilt timelines from the start
 // of the first file call (POSIX, metadata, MPI-IO) of any rank to the end
 // of the last, as the capture's is measured.
 //
@@ -80,6 +83,7 @@ const (
 	predFile       uint8 = 1 << iota // a file call: opens or extends the span
 	predSync                         // a collective: ends when every member has arrived
 	predFileDomain                   // a collective MPI-IO call (its own matching, as comm.DomainFile)
+	predOwn                          // a collective whose dur is the member's own work: it ends at the last arrival plus it
 )
 
 // predSpan is a rank's share of the prediction: the start of its first
@@ -141,7 +145,8 @@ func rebuild(ranks []uint32, groups map[uint32][]uint32, recs [][]predRec) []pre
 	type inst struct {
 		waiting []int // ranks arrived, in order
 		arrive  int64 // latest arrival
-		cost    int64 // shortest replayed time of the members
+		cost    int64 // shortest replayed time of the members whose time is not their own work (-1: none yet)
+		own     int   // members whose time is their own work (predOwn)
 	}
 	open := map[key]*inst{}
 	pos := make([]int, n)
@@ -155,12 +160,23 @@ func rebuild(ranks []uint32, groups map[uint32][]uint32, recs [][]predRec) []pre
 		}
 		s.first, s.last = min(s.first, start), max(s.last, end)
 	}
-	// finish ends a collective for the ranks waiting in it.
+	// finish ends a collective for the ranks waiting in it (now holds
+	// each one's arrival).
 	finish := func(k key, in *inst, run *[]int) {
 		delete(open, k)
-		end := sat.Add(in.arrive, in.cost)
 		for _, j := range in.waiting {
 			r := recs[j][pos[j]]
+			var end int64
+			switch {
+			case in.own == len(in.waiting):
+				// Every member's time is its own work: none waited
+				// for another.
+				end = sat.Add(now[j], r.dur)
+			case r.fl&predOwn != 0:
+				end = sat.Add(in.arrive, r.dur)
+			default:
+				end = sat.Add(in.arrive, max(in.cost, 0))
+			}
 			if r.fl&predFile != 0 {
 				file(j, now[j], end)
 			}
@@ -195,11 +211,17 @@ func rebuild(ranks []uint32, groups map[uint32][]uint32, recs [][]predRec) []pre
 					k := key{r.fl&predFileDomain != 0, r.comm}
 					in := open[k]
 					if in == nil {
-						in = &inst{cost: r.dur}
+						in = &inst{cost: -1}
 						open[k] = in
 					}
 					in.waiting = append(in.waiting, i)
-					in.arrive, in.cost = max(in.arrive, start), min(in.cost, r.dur)
+					in.arrive = max(in.arrive, start)
+					switch {
+					case r.fl&predOwn != 0:
+						in.own++
+					case in.cost < 0 || r.dur < in.cost:
+						in.cost = r.dur
+					}
 					if len(in.waiting) >= m {
 						finish(k, in, &run)
 					}

@@ -182,3 +182,30 @@ func TestSysTimeTotal(t *testing.T) {
 		t.Errorf("one call stopped, %d counted", z.calls)
 	}
 }
+
+// TestRebuildOwnTimes: a collective MPI-IO call whose members' times
+// are all their own work (predOwn: the system calls they made for it,
+// no waiting in them) holds no member for another: each ends its own
+// time after it arrived. Where some member's time is not its own work
+// (a member that made no system call keeps its captured time, waits
+// included), the call synchronises: everyone leaves from the last
+// arrival, a member of its own work after that work, the others after
+// the least of their times.
+func TestRebuildOwnTimes(t *testing.T) {
+	coll := func(gap, dur int64, own bool) []predRec {
+		fl := predSync | predFile | predFileDomain
+		if own {
+			fl |= predOwn
+		}
+		s := newStretch()
+		return []predRec{s.end(gap, dur, 0, fl), s.end(0, 0, 0, 0)}
+	}
+	spans := rebuild([]uint32{0, 1}, nil, [][]predRec{coll(100, 50, true), coll(300, 900, true)})
+	if spans[0].first != 100 || spans[0].last != 150 || spans[1].first != 300 || spans[1].last != 1200 {
+		t.Fatalf("every member's own work: spans %+v", spans)
+	}
+	spans = rebuild([]uint32{0, 1, 2}, nil, [][]predRec{coll(100, 50, true), coll(300, 900, false), coll(200, 20, false)})
+	if spans[0].last != 350 || spans[1].last != 320 || spans[2].last != 320 || spans[0].first != 100 {
+		t.Fatalf("one member's own work: spans %+v", spans)
+	}
+}

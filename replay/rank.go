@@ -443,7 +443,9 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 // time from the hand-off to the return. A collective of the
 // communication layer keeps its captured time: its cost is the MPI
 // library's, which a standalone replay does not run (the rebuild takes
-// the least of its members', the last arrival's own cost).
+// the least of its members', the last arrival's own cost). A collective
+// MPI-IO call timed by its system calls is marked predOwn: its time is
+// the member's own share of the work, not a cost the members share.
 func (rn *runner) predict(e *trace.Event, cls trace.Class, gap, end, kept int64, skip Skip) {
 	rn.predAny = true
 	dur, fl := end-rn.issue, rn.syncFl
@@ -456,11 +458,14 @@ func (rn *runner) predict(e *trace.Event, cls trace.Class, gap, end, kept int64,
 		dur, fl = e.Dur, 0
 	case cls == trace.ClassComm && fl&predSync != 0:
 		dur = max(e.Dur, 0)
-	case file && fl&predSync == 0 && rn.sysTimed:
+	case file && rn.sysTimed:
 		if rn.sys.calls == 0 {
 			dur = max(e.Dur, 0)
 		} else if ns := rn.w.clk.ticksNS(rn.sys.total()); ns >= 0 {
 			dur = sat.Add(ns, kept)
+			if fl&predSync != 0 {
+				fl |= predOwn // a collective MPI-IO call: the member's own work
+			}
 		}
 	}
 	if fl&predSync == 0 {
