@@ -91,6 +91,11 @@
 #     one-shot ioreplay does: the prepared inputs still in the page cache.
 # Signed error of a cell: predicted ÷ real − 1, within each repetition, then
 # the median over the repetitions (negative: the replay under-predicts).
+# Self-replays are also set against the capture they replay (its span in
+# the trace, a run of the same application on the same file system): that
+# error is the replay's alone, without the application's variation from
+# one run to the next, but with what the recorder added to the capture
+# (the Captures table: trace ÷ real).
 #
 # MODES: names, or NAME=FLAG,FLAG… (ioreplay flags; @oneshot: see above;
 # @mpirun: replay under mpirun -np 2 ioreplay --mpi, built with -tags mpi,
@@ -261,7 +266,7 @@ function abs(x) { return x < 0 ? -x : x }
 function pct(x) { return sprintf("%+.1f %%", 100 * x) }
 $1 == "real" { real[$2, $3, $6] = $7; S[$2, $3, ++ns[$2, $3]] = $9; L[$2, $3, ++nl[$2, $3]] = $10 }
 $1 == "replay" { pred[$2, $3, $4, $5, $6] = $7; L[$2, $3, ++nl[$2, $3]] = $11 }
-$1 == "capture" { k = ++ncap[$2, $3]; capv[$2, $3, k] = $7; capiov[$2, $3, k] = $8 }
+$1 == "capture" { k = ++ncap[$2, $3]; capv[$2, $3, k] = $7; capiov[$2, $3, k] = $8; capr[$2, $3, $6] = $7 }
 $1 == "dev" { k = ++devn[$2, $4, $5]; for (i = 7; i <= 10; i++) dev[$2, $4, $5, i, k] = $i; ndev++ }
 # devcell(app, capture, mode): "read / written MiB, reads / writes" (medians)
 function devcell(a, c, m,   i, k, n, v, med) {
@@ -294,13 +299,17 @@ END {
 		for (i = 1; i <= nl[A[a], T[t]]; i++) v[++k] = L[A[a], T[t], i]
 		LL[A[a], T[t]] = median(v, k)
 		for (c = 1; c <= nc; c++) for (m = 1; m <= nm; m++) {
-			k = 0; ke = 0; delete v; delete e
+			k = 0; ke = 0; kc = 0; delete v; delete e; delete ec
 			for (r = 1; r <= 99; r++) if ((A[a], T[t], C[c], M[m], r) in pred) {
 				p = pred[A[a], T[t], C[c], M[m], r]; v[++k] = p
 				if ((A[a], T[t], r) in real && real[A[a], T[t], r] > 0) e[++ke] = p / real[A[a], T[t], r] - 1
+				# against the capture it replays (repetition r replays capture r, or r mod CAPTURES)
+				cr = ncap[A[a], C[c]] ? (r - 1) % ncap[A[a], C[c]] + 1 : 0
+				if (C[c] == T[t] && (A[a], C[c], cr) in capr && capr[A[a], C[c], cr] > 0) ec[++kc] = p / capr[A[a], C[c], cr] - 1
 			}
 			P[A[a], T[t], C[c], M[m]] = median(v, k)
 			if (ke) { E[A[a], T[t], C[c], M[m]] = median(e, ke); HAS[A[a], T[t], C[c], M[m]] = 1 }
+			if (kc) EC[A[a], T[t], C[c], M[m]] = median(ec, kc)
 		}
 	}
 	for (pass = 1; pass <= 2; pass++) {
@@ -313,9 +322,11 @@ END {
 		print ""
 		printf "| application | captured on | replayed on | real (s) | real spread | *S* (s) |"
 		for (m = 1; m <= nm; m++) printf " %s: predicted (s), error |", M[m]
+		if (pass == 2) for (m = 1; m <= nm; m++) printf " %s against its capture |", M[m]
 		print " load |"
 		printf "|---|---|---|---:|---:|---:|"
 		for (m = 1; m <= nm; m++) printf "---:|"
+		if (pass == 2) for (m = 1; m <= nm; m++) printf "---:|"
 		print "---:|"
 		for (a = 1; a <= na; a++) for (c = 1; c <= nc; c++) for (t = 1; t <= nt; t++) {
 			self = (C[c] == T[t])
@@ -334,6 +345,17 @@ END {
 					if (abs(x) <= 0.15) in15[pass, M[m]]++
 				} else printf " – |"
 			}
+			if (pass == 2) for (m = 1; m <= nm; m++) {
+				key = A[a] SUBSEP T[t] SUBSEP C[c] SUBSEP M[m]
+				if (!(key in EC)) { printf " – |"; continue }
+				x = EC[key]; s = pct(x)
+				if (abs(x) > 0.05) s = "**" s "**"
+				printf " %s |", s
+				cells[3, M[m], ++ncell[3, M[m]]] = abs(x)
+				if (!((3, M[m]) in worst) || abs(x) > worst[3, M[m]]) { worst[3, M[m]] = abs(x); wname[3, M[m]] = A[a] " " C[c] "→" T[t] " " pct(x) }
+				if (abs(x) <= 0.05) in5[3, M[m]]++
+				if (abs(x) <= 0.15) in15[3, M[m]]++
+			}
 			printf " %.1f |\n", LL[A[a], T[t]]
 		}
 	}
@@ -342,11 +364,11 @@ END {
 	print ""
 	print "| mode | cells | median \\|error\\| | cells within 5 % | within 15 % | worst cell |"
 	print "|---|---:|---:|---:|---:|---|"
-	for (pass = 1; pass <= 2; pass++) for (m = 1; m <= nm; m++) {
+	for (pass = 1; pass <= 3; pass++) for (m = 1; m <= nm; m++) {
 		k = ncell[pass, M[m]]; if (!k) continue
 		delete v
 		for (i = 1; i <= k; i++) v[i] = cells[pass, M[m], i]
-		printf "| %s, %s | %d | %.1f %% | %d | %d | %s |\n", M[m], pass == 1 ? "prediction" : "self-replay", k, 100 * median(v, k), in5[pass, M[m]], in15[pass, M[m]], wname[pass, M[m]]
+		printf "| %s, %s | %d | %.1f %% | %d | %d | %s |\n", M[m], pass == 1 ? "prediction" : pass == 2 ? "self-replay" : "self-replay against its capture", k, 100 * median(v, k), in5[pass, M[m]], in15[pass, M[m]], wname[pass, M[m]]
 	}
 	if (ndev) {
 		print ""

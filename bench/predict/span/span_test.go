@@ -132,3 +132,72 @@ func TestDryRun(t *testing.T) {
 		t.Errorf("run.sh accepted a bad mode: %v\n%s", err, out)
 	}
 }
+
+// TestReport runs "run.sh --report" on a kept run of two repetitions and
+// two captures per file system, and checks the errors it derives: a
+// prediction against the real run of its repetition, and a self-replay
+// also against the capture it replays (repetition r, capture r).
+func TestReport(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	meta := `declare -- start="2026-11-29 10:00 UTC"
+declare -- load_start="0.1 0.1 0.1"
+declare -- load_end="0.1 0.1 0.1"
+declare -- minutes="1"
+declare -- commit="test"
+declare -- host_s="2 cores"
+declare -x APPS="sqlite"
+declare -x TARGETS="tmpfs disk"
+declare -- CAPTURE_FS="tmpfs disk"
+declare -- RECORDER="preload"
+declare -x REPS="2"
+declare -- CAPTURES="2"
+declare -- SLOW_IOPS="300"
+declare -- SLOW_MBPS="50"
+declare -- SETTLE="0.3"
+declare -- mode_names_s="predict"
+`
+	rows := []string{
+		// kind app capture-fs target mode rep value ...
+		"capture\tsqlite\ttmpfs\t-\t-\t1\t0.010\t-\t0.5\t0.1\tspan=0.010",
+		"capture\tsqlite\ttmpfs\t-\t-\t2\t0.020\t-\t0.5\t0.1\tspan=0.020",
+		"capture\tsqlite\tdisk\t-\t-\t1\t0.040\t-\t0.5\t0.1\tspan=0.040",
+		"capture\tsqlite\tdisk\t-\t-\t2\t0.040\t-\t0.5\t0.1\tspan=0.040",
+		"real\tsqlite\ttmpfs\t-\t-\t1\t0.010\t0.5\t0.002\t0.1",
+		"real\tsqlite\ttmpfs\t-\t-\t2\t0.010\t0.5\t0.002\t0.1",
+		"real\tsqlite\tdisk\t-\t-\t1\t0.040\t0.5\t0.002\t0.1",
+		"real\tsqlite\tdisk\t-\t-\t2\t0.040\t0.5\t0.002\t0.1",
+		// self-replay on tmpfs: 0.011 of capture 1 (0.010), 0.022 of
+		// capture 2 (0.020): +10 % against each capture; against the
+		// real runs (0.010) +10 % and +120 %: median +65 %.
+		"replay\tsqlite\ttmpfs\ttmpfs\tpredict\t1\t0.011\t0.1\t0\t0\t0.1\t",
+		"replay\tsqlite\ttmpfs\ttmpfs\tpredict\t2\t0.022\t0.1\t0\t0\t0.1\t",
+		// disk to tmpfs: 0.0095 and 0.0105 of 0.010: -5 % and +5 %.
+		"replay\tsqlite\ttmpfs\tdisk\tpredict\t1\t0.0095\t0.1\t0\t0\t0.1\t",
+		"replay\tsqlite\ttmpfs\tdisk\tpredict\t2\t0.0105\t0.1\t0\t0\t0.1\t",
+	}
+	if err := os.WriteFile(filepath.Join(dir, "meta.sh"), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.tsv"), []byte(strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", "../run.sh", "--report", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run.sh --report: %v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []string{
+		"| sqlite | disk | tmpfs | 0.0100 |",
+		" 0.0100, +0.0 % |",
+		"| sqlite | tmpfs | tmpfs | 0.0100 |",
+		" 0.0165, **+65.0 %** | **+10.0 %** |",
+		"| predict, self-replay against its capture | 1 | 10.0 % | 0 | 1 | sqlite tmpfs→tmpfs +10.0 % |",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the report lacks %q:\n%s", want, s)
+		}
+	}
+}
