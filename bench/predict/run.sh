@@ -54,6 +54,14 @@
 # the next), and with one capture for all repetitions its one draw was in
 # every repetition's error. Caches are dropped (sync -f; echo 3 >
 # /proc/sys/vm/drop_caches) before each timed run, and before each capture.
+# Short cells get more repetitions: where the median of a target's first
+# REPS real runs is under FAST (0.1) s, the repetitions go on to FAST_REPS
+# (11), and an application whose first CAPTURES captures all span less
+# than FAST is captured FAST_REPS times, so that each of those
+# repetitions replays a capture of its own. A run of a few milliseconds
+# varies by tens of per cent from one run to the next (scheduling, the
+# journal's commits), and it costs about a second to repeat, while a
+# throttled cell lasts seconds and varies by a per cent.
 #
 # What is timed: the application's I/O time, on both sides the span from
 # the start of the first file call (POSIX, metadata or MPI-IO, on the
@@ -130,6 +138,8 @@ CAPTURE_FS=${CAPTURE_FS:-tmpfs disk}
 RECORDER=${RECORDER:-preload}
 REPS=${REPS:-5}
 CAPTURES=${CAPTURES:-$REPS}
+FAST=${FAST:-0.1}
+FAST_REPS=${FAST_REPS:-11}
 NP=${NP:-2}
 NULLS=${NULLS:-3}
 SLOW_IOPS=${SLOW_IOPS:-300}
@@ -231,8 +241,8 @@ section() {
 	echo "Load average (1, 5, 15 min) $load_start at the start, $load_end at the end; the 1-minute load at each timed run is in the"
 	echo "tables' last column (median over the cell's runs). Captures: \`iotrace record$( [ "$RECORDER" = preload ] && echo ' --preload')\` on tmpfs (/dev/shm) and on the"
 	echo "disk (ext4, the VM's virtio disk); replayed on tmpfs, the disk and *slow* (ext4 on a loop device, $SLOW_IOPS IOPS and"
-	echo "$SLOW_MBPS MiB/s each way: cgroup blkio throttling); $REPS paired repetitions (the real run and every replay of a"
-	echo "repetition interleaved, their order rotating; $CAPTURES captures on each file system, repetition *r* replaying capture"
+	echo "$SLOW_MBPS MiB/s each way: cgroup blkio throttling); $REPS paired repetitions$( [ "${FAST_REPS:-0}" -gt "$REPS" ] && echo ", $FAST_REPS where the real runs' median is under ${FAST} s,") (the real run and every replay of a"
+	echo "repetition interleaved, their order rotating; $CAPTURES captures on each file system$( [ "${FAST_REPS:-0}" -gt "$CAPTURES" ] && echo " ($FAST_REPS for an application whose captures all span under ${FAST} s)"), repetition *r* replaying capture"
 	echo "*r*$( [ "$CAPTURES" -lt "$REPS" ] && echo " mod $CAPTURES")), caches dropped before each (and *slow* left idle ${SETTLE:-0.3} s, past"
 	echo "the throttle's slice); MPI programs run under \`mpirun -np 2\` with \`mpi_yield_when_idle\`; replays standalone"
 	echo "(one ioreplay process, POSIX backend); medians."
@@ -424,6 +434,7 @@ write_doc() { # write_doc SECTION_FILE: replace the section between this name's 
 }
 
 if [ -n "$report" ]; then
+	FAST_REPS=0 # a run kept before repetitions adapted had none
 	# shellcheck source=/dev/null
 	. "$report/meta.sh"
 	read -ra mode_names <<<"$mode_names_s"
@@ -646,7 +657,12 @@ done
 		echo -n ")"
 	done
 	echo
-	echo "runs: $ncap captures, $nreal real runs and $nrep replays ($REPS repetitions)"
+	echo -n "runs: $ncap captures, $nreal real runs and $nrep replays ($REPS repetitions)"
+	if [ "$FAST_REPS" -gt "$REPS" ]; then
+		echo "; up to $FAST_REPS repetitions (and captures) where the runs take under $FAST s"
+	else
+		echo
+	fi
 } >&2
 if [ $dry = 1 ]; then
 	log "dry run: helpers built in $bin; nothing run"
@@ -742,7 +758,23 @@ real_run() { # real_run APP FS REP
 	rm -rf "$d"
 }
 
-capture_of() { echo $((($1 - 1) % CAPTURES + 1)); } # the capture repetition REP replays
+capcount=$CAPTURES                                    # the captures of the application at hand
+capture_of() { echo $((($1 - 1) % capcount + 1)); } # the capture repetition REP replays
+
+# fast_captures APP: whether every capture of APP spans less than FAST s.
+fast_captures() {
+	awk -F'\t' -v a="$1" -v f="$FAST" '$1 == "capture" && $2 == a { n++; if ($7 >= f) slow = 1 } END { exit !(n && !slow) }' "$res"
+}
+# fast_real APP FS: whether the median of APP's real runs on FS is under FAST s.
+fast_real() {
+	awk -F'\t' -v a="$1" -v fs="$2" -v f="$FAST" '$1 == "real" && $2 == a && $3 == fs { v[++n] = $7 }
+	END {
+		if (!n) exit 1
+		for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j+1] = v[j]; v[j+1] = t }
+		m = (n % 2) ? v[(n+1)/2] : (v[n/2] + v[n/2+1]) / 2
+		exit !(m < f)
+	}' "$res"
+}
 
 replay_run() { # replay_run APP FS CAPTURE_FS MODE_INDEX REP
 	local a=$1 fs=$2 cfs=$3 i=$4 rep=$5 t trace rt sum l sp
@@ -803,14 +835,26 @@ rm -rf "$scratch"/w*
 
 start=$(date -u '+%F %H:%M UTC') load_start=$(cut -d' ' -f1-3 /proc/loadavg) t_start=$SECONDS
 for a in $APPS; do
+	capcount=$CAPTURES
 	for k in $(seq "$CAPTURES"); do
 		for c in $CAPTURE_FS; do
 			log "$a: capture $k on $c"
 			capture "$a" "$c" "$k" || true
 		done
 	done
+	if [ "$FAST_REPS" -gt "$CAPTURES" ] && fast_captures "$a"; then
+		for k in $(seq $((CAPTURES + 1)) "$FAST_REPS"); do
+			for c in $CAPTURE_FS; do
+				log "$a: capture $k on $c (its captures span under $FAST s)"
+				capture "$a" "$c" "$k" || true
+			done
+		done
+		capcount=$FAST_REPS
+	fi
 	for fs in $TARGETS; do
-		for rep in $(seq "$REPS"); do
+		want=$REPS rep=0
+		while [ $rep -lt "$want" ]; do
+			rep=$((rep + 1))
 			runs=("real")
 			for c in $CAPTURE_FS; do
 				[ -e "$shm/traces/$a-$c-$(capture_of "$rep").iot" ] || continue
@@ -829,6 +873,10 @@ for a in $APPS; do
 					replay_run "$a" "$fs" "${r%%:*}" "${r#*:}" "$rep" || true
 				fi
 			done
+			if [ "$rep" = "$REPS" ] && [ "$FAST_REPS" -gt "$REPS" ] && fast_real "$a" "$fs"; then
+				want=$FAST_REPS
+				log "$a on $fs: its real runs take under $FAST s: $FAST_REPS repetitions"
+			fi
 		done
 	done
 done
@@ -837,7 +885,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg) minutes=$(((SECONDS - t_start + 30) / 
 commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?')
 host_s="$(nproc) cores ($(uname -r), $(go version | cut -d' ' -f3))"
 mode_names_s="${mode_names[*]}"
-declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS CAPTURES SLOW_IOPS SLOW_MBPS SETTLE mode_names_s >"$shm/meta.sh"
+declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS CAPTURES FAST FAST_REPS SLOW_IOPS SLOW_MBPS SETTLE mode_names_s >"$shm/meta.sh"
 section >"$shm/section.md"
 cat "$shm/section.md"
 [ -z "$write" ] || write_doc "$shm/section.md"

@@ -117,7 +117,7 @@ func TestDryRun(t *testing.T) {
 		// 10 applications × 3 targets × 3 repetitions; replays: 4 modes
 		// for all of them, the @mpirun mode for the 6 MPI ones, × 2
 		// captures; a capture per repetition on each of 2 file systems.
-		"runs: 60 captures, 90 real runs and 828 replays (3 repetitions)",
+		"runs: 60 captures, 90 real runs and 828 replays (3 repetitions); up to 11 repetitions (and captures) where the runs take under 0.1 s",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the plan lacks %q:\n%s", want, s)
@@ -154,6 +154,8 @@ declare -- CAPTURE_FS="tmpfs disk"
 declare -- RECORDER="preload"
 declare -x REPS="2"
 declare -- CAPTURES="2"
+declare -- FAST="0.1"
+declare -- FAST_REPS="3"
 declare -- SLOW_IOPS="300"
 declare -- SLOW_MBPS="50"
 declare -- SETTLE="0.3"
@@ -195,6 +197,7 @@ declare -- mode_names_s="predict"
 		"| sqlite | tmpfs | tmpfs | 0.0100 |",
 		" 0.0165, **+65.0 %** | **+10.0 %** |",
 		"| predict, self-replay against its capture | 1 | 10.0 % | 0 | 1 | sqlite tmpfs→tmpfs +10.0 % |",
+		"2 paired repetitions, 3 where the real runs' median is under 0.1 s,",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the report lacks %q:\n%s", want, s)
