@@ -571,6 +571,13 @@ func processEvents(procs []*proc, sink trace.Sink) []synthEvent {
 			add(prioStart, trace.Event{Op: trace.OpExec, Thread: p.main, Start: start, Path: sink.Intern(program(p.s.Header))})
 		case p.parent != nil:
 			add(prioStart, trace.Event{Op: trace.OpFork, Thread: p.parent.main, Start: start, Ret: int64(p.main)})
+			if p.s.Header.Exec {
+				// A child that exec'd before it recorded anything has
+				// no image of its own before the exec (its shim makes
+				// its spool at its first record): the fork and the
+				// exec, both at the image's start.
+				add(prioStart, trace.Event{Op: trace.OpExec, Thread: p.main, Start: start, Path: sink.Intern(program(p.s.Header))})
+			}
 		}
 		var tids []uint32
 		for tid := range p.first {

@@ -98,3 +98,64 @@ int main(int argc, char **argv) {
 		t.Errorf("want:\n%s", want)
 	}
 }
+
+// TestShimForkExecSpools: a forked child makes its spool when it first
+// records, not at the fork: three children that exec at once leave only
+// the spools of the images they become (making one for each child as it
+// forked cost a file, a header and page faults for nothing: a third of
+// the shim's cost of a fork and exec), while a child that writes before
+// it execs has its own.
+func TestShimForkExecSpools(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	bin := compile(t, dir, "forkexec", `
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	if (argc > 1) return 0;
+	for (int i = 0; i < 4; i++) {
+		pid_t p = fork();
+		if (p == 0) {
+			if (i == 3) {
+				int fd = open("child.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+				write(fd, "c", 1);
+				close(fd);
+			}
+			execl(argv[0], argv[0], "again", (char *)NULL);
+			_exit(127);
+		}
+		int st;
+		waitpid(p, &st, 0);
+	}
+	return 0;
+}
+`)
+	spool, err := record(t, libs, dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob(filepath.Join(spool, "spool-*.sp"))
+	// The parent, the four images the children became, the writing child.
+	if len(names) != 6 {
+		t.Errorf("%d spools, want 6", len(names))
+	}
+	real, _ := filepath.EvalSymlinks(dir)
+	rules, _ := filter.NewPaths([]string{real}, nil, true)
+	evs, _, stats := encode(t, spool, rules)
+	writes := 0
+	var ops []string
+	for _, e := range evs[0] {
+		if e.Op == trace.OpWrite {
+			writes++
+		}
+		ops = append(ops, e.Op.String())
+	}
+	if writes != 1 || stats[0].Processes != 6 {
+		t.Errorf("%d writes, %d process images; want 1 and 6", writes, stats[0].Processes)
+	}
+	// Every child's fork and exec, as when each had its spool.
+	if got, want := strings.Join(ops, " "), "fork exec exit fork exec exit fork exec exit fork open write close exec exit exit"; got != want {
+		t.Errorf("events\n%s\nwant\n%s", got, want)
+	}
+}

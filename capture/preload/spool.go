@@ -79,6 +79,11 @@ type Header struct {
 	// the same in every image of a process (exec), different in another
 	// process that got the same pid.
 	ProcStart uint64
+	// Exec says the image was started by exec (the shim made the spool
+	// as it started); false for a forked child's image, whose spool the
+	// shim makes at its first record, and in spools of shims before the
+	// field (which made one for every forked child, at the fork).
+	Exec bool
 	// Exe is the program (/proc/self/exe), "" when the shim could not
 	// record it (a path longer than the header holds).
 	Exe string
@@ -93,6 +98,7 @@ type Header struct {
 // Header offsets.
 const (
 	offProcStart = 3136
+	offExec      = 3144
 	offBlocks    = 3200
 	offCapacity  = 3208
 	offCost      = 3216
@@ -213,6 +219,12 @@ func NewSpool(name string, r io.ReaderAt, size int64) (*Spool, error) {
 		hd.Cwd = string(h[1088 : 1088+n])
 	}
 	hd.ProcStart = le.Uint64(h[offProcStart:])
+	switch x := le.Uint32(h[offExec:]); x {
+	case 0, 1:
+		hd.Exec = x == 1
+	default:
+		return nil, &SpoolError{name, offExec, fmt.Sprintf("exec flag %d (0 or 1)", x)}
+	}
 	hd.Cost = capture.Cost{InCall: int64(le.Uint32(h[offCost:])), Between: int64(le.Uint32(h[offCost+4:])),
 		Spread: int64(le.Uint32(h[offCost+8:])), Samples: int(le.Uint32(h[offCost+12:]))}
 	if n := le.Uint32(h[offExe:]); n > maxExe {

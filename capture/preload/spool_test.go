@@ -109,6 +109,9 @@ func spoolBytes(h Header, recs []*Record, side ...*Record) []byte {
 	le.PutUint32(b[1084:], uint32(len(h.Cwd)))
 	copy(b[1088:], h.Cwd)
 	le.PutUint64(b[offProcStart:], h.ProcStart)
+	if h.Exec {
+		le.PutUint32(b[offExec:], 1)
+	}
 	le.PutUint32(b[offExe:], uint32(len(h.Exe)))
 	copy(b[offExe+4:], h.Exe)
 	type thread struct {
@@ -181,7 +184,7 @@ func readAll(t *testing.T, data []byte) (*Spool, []Record, ReadStats, error) {
 }
 
 func TestSpoolRoundTrip(t *testing.T) {
-	h := Header{PID: 42, PPID: 1, Rank: 3, Size: 4, MonoStart: 1000, RealStart: 5e18, Cmdline: []string{"./app", "-x"}, Cwd: "/work", ProcStart: 123456, Exe: "/work/app"}
+	h := Header{PID: 42, PPID: 1, Rank: 3, Size: 4, MonoStart: 1000, RealStart: 5e18, Cmdline: []string{"./app", "-x"}, Cwd: "/work", ProcStart: 123456, Exec: true, Exe: "/work/app"}
 	long := "/" + strings.Repeat("d", 300) + "/file"
 	recs := []*Record{
 		{Call: cOpen, FD: -1, Start: 1100, Dur: 5, Ret: 3, OFlags: 0x241, Mode: 0o644, Path: long},
@@ -199,7 +202,7 @@ func TestSpoolRoundTrip(t *testing.T) {
 	}
 	if s.Header.PID != 42 || s.Header.Rank != 3 || s.Header.Size != 4 || s.Header.Cwd != "/work" ||
 		len(s.Header.Cmdline) != 2 || s.Header.Cmdline[1] != "-x" || s.Header.RealStart != 5e18 ||
-		s.Header.ProcStart != 123456 || s.Header.Exe != "/work/app" || s.Header.Blocks != 3 {
+		s.Header.ProcStart != 123456 || !s.Header.Exec || s.Header.Exe != "/work/app" || s.Header.Blocks != 3 {
 		t.Errorf("header %+v", s.Header)
 	}
 	if len(got) != 7 || st.Records != 7 || st.Incomplete != 1 {
@@ -259,6 +262,7 @@ func TestSpoolDamage(t *testing.T) {
 		{"path", func(b []byte) []byte { b[rec2+7] = 50; return b }, "offset 4119: record of 10 bytes holds 2 bytes of paths, its lengths say 50", 1},
 		{"path length", func(b []byte) []byte { b[rec2+7] = 0xff; return b }, "offset 4119: path of 6143 bytes (at most 4095)", 1},
 		{"over", func(b []byte) []byte { b[rec1+3] = rfOver; return b }, "offset 4112: record of 7 bytes does not hold the fields its mask 0x4 names", 0},
+		{"exec flag", func(b []byte) []byte { b[offExec] = 7; return b }, "offset 3144: exec flag 7 (0 or 1)", 0},
 	} {
 		b := c.edit(append([]byte(nil), good...))
 		_, recs, _, err := readAll(t, b)

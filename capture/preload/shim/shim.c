@@ -82,7 +82,10 @@ struct header {
 	 * 22): the same in every image of a process (exec), not in another
 	 * process that got the same pid. */
 	uint64_t proc_start;
-	char pad[3200 - 3144];
+	/* 1: the image was started by exec (the shim's constructor made the
+	 * spool); 0: a forked child's, made at its first record. */
+	uint32_t execd;
+	char pad[3200 - 3148];
 	uint64_t blocks;   /* blocks taken */
 	uint64_t capacity; /* blocks the file may hold */
 	/* The shim's cost per recorded call (ns), measured at the start of
@@ -100,6 +103,7 @@ _Static_assert(__builtin_offsetof(struct header, mono_start) == 40, "header layo
 _Static_assert(__builtin_offsetof(struct header, cmdline_len) == 56, "header layout");
 _Static_assert(__builtin_offsetof(struct header, cwd_len) == 1084, "header layout");
 _Static_assert(__builtin_offsetof(struct header, proc_start) == 3136, "header layout");
+_Static_assert(__builtin_offsetof(struct header, execd) == 3144, "header layout");
 _Static_assert(__builtin_offsetof(struct header, blocks) == 3200, "header layout");
 _Static_assert(__builtin_offsetof(struct header, capacity) == 3208, "header layout");
 _Static_assert(__builtin_offsetof(struct header, cost_in) == 3216, "header layout");
@@ -121,6 +125,8 @@ _Static_assert(sizeof(struct block) == 16, "block header");
 
 static struct header *hdr;
 static int active;
+/* spool_pending: a forked child whose spool is not made yet (on_early). */
+static int spool_pending;
 /* record_all records the POSIX calls made inside MPI calls other than
  * MPI-IO too (IOTRACE_ALL=1, iotrace record --all). */
 static int record_all;
@@ -131,6 +137,19 @@ static int sparse;           /* the file was sized once, sparse (no fallocate) *
 static int generation;
 static uint32_t next_tid;
 static unsigned char fdkind[FDKINDS]; /* 0 unknown, 1 file, 2 not a file, 3 file opened with O_APPEND */
+/* fdkind_hi bounds the descriptors whose kind was ever set: fdkind[i] is 0
+ * for every i >= fdkind_hi. Forgetting them all (a forked child) or a
+ * range (close_range(3, ~0U)) then writes only those pages of the table:
+ * clearing all 64 KiB made a forked child copy 16 pages, about 100 µs of
+ * page faults on a VM, for every fork. */
+static unsigned fdkind_hi;
+
+static void kind_set(int fd, unsigned k) {
+	fdkind[fd] = (unsigned char)k;
+	unsigned hi = __atomic_load_n(&fdkind_hi, __ATOMIC_RELAXED);
+	while (k && (unsigned)fd >= hi && !__atomic_compare_exchange_n(&fdkind_hi, &hi, (unsigned)fd + 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+	}
+}
 
 static TLS int t_gen = -1;
 static TLS uint32_t t_tid;
@@ -546,7 +565,7 @@ static uint64_t size_spool(int fd) {
 static void calibrate(void);
 static uint32_t cost_in, cost_between, cost_spread, cost_samples;
 
-static void open_spool(void) {
+static void open_spool(int execd) {
 	if (!spool_dir[0]) return;
 	char name[PATH_MAX];
 	if (snprintf(name, sizeof name, "%s/spool-%d-%lld.sp", spool_dir, (int)getpid(), (long long)iotrace_now()) >= (int)sizeof name) return;
@@ -573,6 +592,7 @@ static void open_spool(void) {
 	hdr->real_start = real_now() + test_clock_shift();
 	read_small("/proc/self/cmdline", hdr->cmdline, sizeof hdr->cmdline, &hdr->cmdline_len);
 	hdr->proc_start = proc_start();
+	hdr->execd = (uint32_t)execd;
 	long n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", hdr->exe, sizeof hdr->exe);
 	hdr->exe_len = n > 0 && n < (long)sizeof hdr->exe ? (uint32_t)n : 0;
 	if (syscall(SYS_getcwd, hdr->cwd, sizeof hdr->cwd) > 0) hdr->cwd_len = strnlen(hdr->cwd, sizeof hdr->cwd);
@@ -613,8 +633,14 @@ static void after_fork_child(void) {
 	/* A new process: it learns its descriptors again (the first call on
 	 * one records what it is: an inherit event of the child), so that
 	 * each process's events name the files they use. */
-	memset(fdkind, 0, sizeof fdkind);
-	open_spool();
+	memset(fdkind, 0, fdkind_hi);
+	fdkind_hi = 0;
+	/* Its spool is made when it first records (on_early): most children
+	 * of a fork call exec at once, and the image they become makes its
+	 * own; making one for the child was a file, its header and a
+	 * calibration for nothing — a third of what the shim cost a fork
+	 * and exec (20 of 66 page faults). */
+	spool_pending = 1;
 }
 
 static void shim_exit(int status, void *arg);
@@ -628,7 +654,7 @@ static int started;
 static void shim_start(void) {
 	if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL)) return;
 	read_settings();
-	open_spool();
+	open_spool(1);
 	on_exit(shim_exit, NULL);
 	pthread_atfork(NULL, NULL, after_fork_child);
 }
@@ -647,6 +673,7 @@ __attribute__((constructor)) static void shim_init(void) { shim_start(); }
  * MPI_Finalize), unless record_all. */
 static __attribute__((noinline)) int on_early(void) {
 	if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE) && !t_in) shim_start();
+	if (!t_in && __atomic_exchange_n(&spool_pending, 0, __ATOMIC_ACQ_REL)) open_spool(0);
 	return active && !t_in && (t_mpi == 0 || t_mpiio > 0 || record_all);
 }
 static inline int on(void) {
@@ -695,20 +722,21 @@ static unsigned fd_type(int fd, int name) {
 			}
 		}
 	done:
-		if (fd < FDKINDS) fdkind[fd] = k;
+		if (fd < FDKINDS) kind_set(fd, k);
 	}
 	return k;
 }
 
 static void fd_set_kind(int fd, unsigned k) {
-	if (fd >= 0 && fd < FDKINDS) fdkind[fd] = k;
+	if (fd >= 0 && fd < FDKINDS) kind_set(fd, k);
 }
 
 /* forget_range forgets the kinds of the descriptors a close_range
  * closed (with CLOSE_RANGE_CLOEXEC it closes none). */
 static void forget_range(unsigned first, unsigned last, int fl) {
 	if (fl & CLOSE_RANGE_CLOEXEC) return;
-	for (unsigned fd = first; fd < FDKINDS && fd <= last; fd++) fdkind[fd] = 0;
+	unsigned hi = __atomic_load_n(&fdkind_hi, __ATOMIC_RELAXED);
+	for (unsigned fd = first; fd < hi && fd <= last; fd++) fdkind[fd] = 0;
 }
 
 /* fd_opened types a descriptor an open returned (the open names it). */
