@@ -62,8 +62,6 @@ type Call struct {
 	// an open of it marks its descriptor so that the calls on it are
 	// skipped too.
 	PathSkip Skip
-	// Seq numbers the rank's data calls: write patterns rotate with it.
-	Seq uint64
 	// Paths maps other path ids of the rank's trace into the target, as
 	// Path is: an executor that meets a descriptor the trace never
 	// showed opened opens it on the path its calls name. Nil: none.

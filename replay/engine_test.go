@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -708,4 +709,81 @@ func TestHoldWritesAfterTheRanks(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// skipBackend is fakeBackend with skips: the calls on descriptor 9 are skipped
+// (as a descriptor the trace never opened).
+type skipBackend struct{ fakeBackend }
+
+func (b *skipBackend) Rank(uint32, int) (replay.Executor, error) {
+	return &skipExec{fakeExec{&b.fakeBackend}}, nil
+}
+
+type skipExec struct{ fakeExec }
+
+func (x *skipExec) Do(c *replay.Call) (int64, replay.Skip) {
+	if c.Ev.FD == 9 {
+		return 0, replay.SkipUnknownFD
+	}
+	return x.fakeExec.Do(c)
+}
+
+// TestDirectPathAgrees replays the same data calls — made, failed as in
+// the trace, failed where the trace's did not, skipped, among calls the
+// engine takes the long way (a marker, a communication call, a call with
+// a path) — as fast as possible (the short way of batchRun) and with
+// think timing (the long way): the counts, the failures, the skips and
+// the recorded events agree.
+func TestDirectPathAgrees(t *testing.T) {
+	m := trace.NewMemTrace()
+	f := m.Paths.Intern("/d/f")
+	m.Add(
+		trace.Event{Op: trace.OpOpen, Path: f, Flags: trace.OCreat | trace.OWronly, FD: 3, Ret: 3, Start: 1},
+		trace.Event{Op: trace.OpPwrite, FD: 3, Size: 8, Ret: 8, Start: 2},
+		trace.Event{Op: trace.OpWrite, FD: 9, Size: 8, Ret: 8, Start: 3},
+		trace.Event{Op: trace.OpPwrite, FD: 3, Size: 8, Ret: -5, Start: 4},
+		trace.Event{Op: trace.OpPread, FD: 3, Size: 4, Ret: 4, Start: 5},
+		trace.Event{Op: trace.OpMPIBarrier, Start: 6},
+		trace.Event{Op: trace.OpRead, FD: 3, Size: 7, Ret: 7, Path: f, Start: 7},
+		trace.Event{Op: trace.OpPwrite, FD: 3, Size: 1 << 20, Ret: 1 << 20, Start: 8},
+	)
+	be := &skipBackend{fakeBackend{ret: func(e *trace.Event) int64 {
+		if e.Op == trace.OpPread || e.Size == 1<<20 {
+			return -5 // fails, where the trace's call did not
+		}
+		return e.Ret
+	}}}
+	type outcome struct {
+		events, io int64
+		errors     []replay.ErrorCount
+		skips      []replay.SkipCount
+		rec        []trace.Event
+	}
+	get := func(tm replay.Timing) outcome {
+		res, s := run(t, m, replay.Options{Timing: tm}, be)
+		o := outcome{events: res.Events, errors: res.Errors, skips: res.Skips}
+		slices.SortFunc(o.errors, func(a, b replay.ErrorCount) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+		for _, e := range s.rank(0) {
+			if e.Dur < 0 || e.Start < 0 {
+				t.Errorf("%v: %v recorded at %d for %d ns", tm, e.Op, e.Start, e.Dur)
+			}
+			if e.Op.Class() == trace.ClassPOSIX || e.Op.Class() == trace.ClassMeta {
+				o.io += e.Dur
+			}
+			e.Start, e.Dur = 0, 0
+			o.rec = append(o.rec, e)
+		}
+		if o.io > res.PerRank[0].IOTime {
+			t.Errorf("%v: the calls' time %d is more than the rank's I/O time %d", tm, o.io, res.PerRank[0].IOTime)
+		}
+		o.io = 0
+		return o
+	}
+	short, long := get(replay.AFAP), get(replay.Think)
+	if !reflect.DeepEqual(short, long) {
+		t.Fatalf("as fast as possible:\n%+v\nthink:\n%+v", short, long)
+	}
+	if short.events != 8 || len(short.rec) != 7 || len(short.skips) != 1 || len(short.errors) != 3 {
+		t.Fatalf("%+v", short)
+	}
 }

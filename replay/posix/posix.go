@@ -447,6 +447,18 @@ var opInfos = func() (t [1024]trace.OpInfo) {
 	return t
 }()
 
+// dataOps holds, for the hot path of Do, how each op reads or writes
+// (opInfos' Dir and Addr, in two bytes instead of a whole OpInfo).
+var dataOps = func() (t [1024]dataOp) {
+	for op := range t {
+		in := &opInfos[op]
+		t[op] = dataOp{write: in.Dir == trace.DirWrite, explicit: in.Addr == trace.AddrExplicit}
+	}
+	return t
+}()
+
+type dataOp struct{ write, explicit bool }
+
 // Do implements replay.Executor.
 func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 	e := c.Ev
@@ -454,12 +466,12 @@ func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 	if d := x.st.Data(e); d != nil && d.Aux.state == fdOpen {
 		// The hot path: a read or write on a descriptor of the trace that
 		// the replay has open.
-		info := &opInfos[e.Op]
+		op := dataOps[e.Op]
 		align := x.align
 		if d.Aux.direct {
 			align = replay.DirectAlign
 		}
-		return x.rw(int(d.Aux.fd), info.Dir == trace.DirWrite, info.Addr == trace.AddrExplicit, e.Offset, e.Size, align), replay.NotSkipped
+		return x.rw(int(d.Aux.fd), op.write, op.explicit, e.Offset, e.Size, align), replay.NotSkipped
 	} else if d != nil {
 		st := state.Step[realFile, mpiFile]{Desc: d, Path: d.Path}
 		return x.onFD(c, &st, &opInfos[e.Op])
@@ -676,53 +688,70 @@ func (x *rankExec) rw(fd int, write, explicit bool, off, size int64, align int) 
 	if !write {
 		piece = int64(x.rchunk)
 	}
+	if size <= piece {
+		// One buffer: what most calls are.
+		var p []byte
+		var trap uintptr
+		switch {
+		case write:
+			p, trap = x.cur.Next(int(size), align), unix.SYS_WRITE
+			if explicit {
+				trap = unix.SYS_PWRITE64
+			}
+		default:
+			p, trap = x.readBuf(int(size)), unix.SYS_READ
+			if explicit {
+				trap = unix.SYS_PREAD64
+			}
+		}
+		for {
+			var r int
+			var en unix.Errno
+			if x.sw == nil && x.raw {
+				// Untimed and raw (a rank with a processor of its own):
+				// the system call itself.
+				var e uintptr
+				var ur uintptr
+				ur, e = rawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(off), 0, 0)
+				r, en = int(ur), unix.Errno(e)
+			} else {
+				r, en = x.sys(trap, fd, p, uintptr(off), 0, 0)
+			}
+			switch en {
+			case 0:
+				return int64(r)
+			case unix.EINTR:
+				continue
+			}
+			return -int64(en)
+		}
+	}
 	var done int64
 	for {
 		n := min(size-done, piece*maxIov)
-		var r int
-		var en unix.Errno
-		if n <= piece {
-			var p []byte
+		x.iov = x.iov[:0]
+		for left := n; left > 0; left -= piece {
+			k := int(min(left, piece))
 			if write {
-				p = x.cur.Next(int(n), align)
+				x.addIov(x.cur.Next(k, align))
 			} else {
-				p = x.readBuf(int(n))
+				x.addIov(x.readBuf(int(piece))[:k])
 			}
-			switch {
-			case explicit && write:
-				r, en = x.sys(unix.SYS_PWRITE64, fd, p, uintptr(off+done), 0, 0)
-			case explicit:
-				r, en = x.sys(unix.SYS_PREAD64, fd, p, uintptr(off+done), 0, 0)
-			case write:
-				r, en = x.sys(unix.SYS_WRITE, fd, p, 0, 0, 0)
-			default:
-				r, en = x.sys(unix.SYS_READ, fd, p, 0, 0, 0)
-			}
-		} else {
-			x.iov = x.iov[:0]
-			for left := n; left > 0; left -= piece {
-				k := int(min(left, piece))
-				if write {
-					x.addIov(x.cur.Next(k, align))
-				} else {
-					x.addIov(x.readBuf(int(piece))[:k])
-				}
-			}
-			trap := uintptr(unix.SYS_READV)
-			switch {
-			case explicit && write:
-				trap = unix.SYS_PWRITEV
-			case explicit:
-				trap = unix.SYS_PREADV
-			case write:
-				trap = unix.SYS_WRITEV
-			}
-			var a3, a4 uintptr
-			if explicit {
-				a3, a4 = posLo(off+done), posHi(off+done)
-			}
-			r, en = x.sysv(trap, fd, a3, a4, 0)
 		}
+		trap := uintptr(unix.SYS_READV)
+		switch {
+		case explicit && write:
+			trap = unix.SYS_PWRITEV
+		case explicit:
+			trap = unix.SYS_PREADV
+		case write:
+			trap = unix.SYS_WRITEV
+		}
+		var a3, a4 uintptr
+		if explicit {
+			a3, a4 = posLo(off+done), posHi(off+done)
+		}
+		r, en := x.sysv(trap, fd, a3, a4, 0)
 		if en == unix.EINTR {
 			continue
 		}
