@@ -787,3 +787,37 @@ func TestDirectPathAgrees(t *testing.T) {
 		t.Fatalf("%+v", short)
 	}
 }
+
+// TestMovedCountsData: the bytes a replay says it moved (its progress
+// line) are those its reads and writes moved, in every timing: not the
+// offset an lseek returns, nor a dup's descriptor.
+func TestMovedCountsData(t *testing.T) {
+	m := trace.NewMemTrace()
+	m.Add(trace.Event{Op: trace.OpOpen, Path: m.Paths.Intern("/f"), FD: 3, Ret: 3, Flags: trace.OWronly | trace.OCreat, Start: 0})
+	m.Add(trace.Event{Op: trace.OpWrite, FD: 3, Size: 100, Ret: 100, Offset: -1, Start: 10})
+	m.Add(trace.Event{Op: trace.OpLseek, FD: 3, Offset: 1 << 30, Ret: 1 << 30, Start: 20})
+	m.Add(trace.Event{Op: trace.OpDup, FD: 3, Ret: 7, Start: 30})
+	m.Add(trace.Event{Op: trace.OpClose, FD: 7, Start: 40})
+	m.Add(trace.Event{Op: trace.OpClose, FD: 3, Start: 50})
+	for _, timing := range []replay.Timing{replay.AFAP, replay.Think} {
+		be, err := posix.New(posix.Options{Target: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp, err := replay.New(m, replay.Options{Timing: timing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := be.Prepare(context.Background(), &rp.Plan().Layout); err != nil {
+			t.Fatal(err)
+		}
+		res, err := rp.Run(context.Background(), be, newSinks().out(""))
+		be.Close()
+		if err != nil || res.Failures() != 0 {
+			t.Fatalf("%v: %v, %d failures", timing, err, res.Failures())
+		}
+		if got := rp.Moved(); got != 100 {
+			t.Errorf("%v: moved %d bytes, want 100", timing, got)
+		}
+	}
+}

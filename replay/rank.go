@@ -351,7 +351,9 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 			}
 			rn.res.io += end - start
 			if ret > 0 {
-				moved += ret
+				if dataOps[e.Op] { // not an lseek's offset, a dup's descriptor
+					moved += ret
+				}
 			} else if ret < 0 {
 				if err := rn.failed(e, ret, oRet); err != nil {
 					rn.res.events += int64(i + 1)
