@@ -173,10 +173,20 @@ func TestInterruptTwice(t *testing.T) {
 	r := startOnPty(t, "--record", filepath.Join(dir, "partial.iot"), in)
 	sent := time.Now()
 	r.cmd.Process.Signal(syscall.SIGINT)
-	// Apart, so that the kernel does not merge them into one pending
-	// signal; the first stop writes 20,000 ranks' records, far longer.
-	time.Sleep(20 * time.Millisecond)
-	r.cmd.Process.Signal(syscall.SIGINT)
+	// Then again every 20 ms until it ends: signals sent while none of the
+	// process's threads ran (a loaded machine) are one pending signal to
+	// the kernel, and a second one alone could merge with the first. The
+	// first stop writes 20,000 ranks' records, far longer.
+	go func() {
+		for {
+			select {
+			case <-r.done:
+				return
+			case <-time.After(20 * time.Millisecond):
+				r.cmd.Process.Signal(syscall.SIGINT)
+			}
+		}
+	}()
 	code, took := r.wait(t, sent)
 	t.Logf("ended %v after the first SIGINT", took)
 	msg := r.text()
