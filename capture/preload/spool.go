@@ -581,6 +581,7 @@ type merged struct {
 	curs  []*cursor
 	heads []Record // each live stream's next record
 	heap  []int    // the live streams, a min-heap by their heads' start
+	taken bool     // next returned the head of heap[0]: its stream moves on at the next call
 	Stats ReadStats
 	err   error
 }
@@ -642,22 +643,27 @@ func (m *merged) down(i int) {
 	}
 }
 
-// next reads the next record into rec; false at the end, or at the first
-// damage (then err says where).
-func (m *merged) next(rec *Record) bool {
+// next returns the next record, which stays valid until the next call
+// (its stream's head: not copied); nil at the end, or at the first damage
+// (then err says where).
+func (m *merged) next() *Record {
+	if m.taken {
+		// The stream of the record returned last moves on.
+		m.taken = false
+		i := m.heap[0]
+		ok, err := m.curs[i].next(&m.heads[i])
+		if err != nil {
+			m.fail(err)
+		}
+		if !ok || err != nil {
+			m.heap[0] = m.heap[len(m.heap)-1]
+			m.heap = m.heap[:len(m.heap)-1]
+		}
+		m.down(0)
+	}
 	if len(m.heap) == 0 || m.err != nil {
-		return false
+		return nil
 	}
-	i := m.heap[0]
-	*rec = m.heads[i]
-	ok, err := m.curs[i].next(&m.heads[i])
-	if err != nil {
-		m.fail(err)
-	}
-	if !ok || err != nil {
-		m.heap[0] = m.heap[len(m.heap)-1]
-		m.heap = m.heap[:len(m.heap)-1]
-	}
-	m.down(0)
-	return true
+	m.taken = true
+	return &m.heads[m.heap[0]]
 }
