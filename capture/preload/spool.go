@@ -394,12 +394,22 @@ func (c *cursor) next(rec *Record) (bool, error) {
 // uv reads the varint at b[p:] and returns it and the position after
 // it, or -1 when b ends first or it runs past 64 bits.
 func uv(b []byte, p int) (uint64, int) {
-	if uint(p) < uint(len(b)) && b[p] < 0x80 { // uint: p may be -1
-		return uint64(b[p]), p + 1
+	// Those of one or two bytes (most) here, where the compiler inlines
+	// it; the others in uvLong.
+	if uint(p) < uint(len(b)) { // uint: p may be -1
+		x := b[p]
+		if x < 0x80 {
+			return uint64(x), p + 1
+		}
+		if uint(p+1) < uint(len(b)) && b[p+1] < 0x80 {
+			return uint64(x&0x7f) | uint64(b[p+1])<<7, p + 2
+		}
 	}
-	if uint(p+1) < uint(len(b)) && p >= 0 && b[p+1] < 0x80 {
-		return uint64(b[p]&0x7f) | uint64(b[p+1])<<7, p + 2
-	}
+	return uvLong(b, p)
+}
+
+// uvLong is uv for a varint of three bytes or more, or at p -1.
+func uvLong(b []byte, p int) (uint64, int) {
 	var v uint64
 	for s := uint(0); s < 64 && uint(p) < uint(len(b)); s += 7 {
 		x := b[p]
