@@ -181,10 +181,18 @@ var ops = map[uint16]trace.Op{
 	cMPIFileIread: trace.OpMPIFileIread, cMPIFileIwrite: trace.OpMPIFileIwrite,
 }
 
-// opOf is ops as an array, for the encoder's loop.
-var opOf = func() (a [256]trace.Op) {
+// callOf is what the encoder's loop needs to know of each call id: its
+// op (OpUnknown: none), and the op's class, direction and addressing
+// (trace.Op.Info copies names and all).
+var callOf = func() (a [256]struct {
+	op    trace.Op
+	class trace.Class
+	dir   trace.Dir
+	addr  trace.Addressing
+}) {
 	for c, op := range ops {
-		a[c] = op
+		in := op.Info()
+		a[c].op, a[c].class, a[c].dir, a[c].addr = op, in.Class, in.Dir, in.Addr
 	}
 	return a
 }()
@@ -1004,13 +1012,11 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		p.unseen |= r.OFlags
 		return false
 	}
-	op, ok := trace.Op(0), false
-	if int(r.Call) < len(opOf) {
-		op, ok = opOf[r.Call], opOf[r.Call] != trace.OpUnknown
-	}
-	if !ok {
+	if int(r.Call) >= len(callOf) || callOf[r.Call].op == trace.OpUnknown {
 		return false // a call of a newer shim
 	}
+	call := &callOf[r.Call]
+	op := call.op
 	e.Op = op
 	switch r.Call {
 	case cOpen, cOpenat, cCreat, cFopen:
@@ -1123,7 +1129,7 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		}
 		return keep
 	}
-	if op.Class() == trace.ClassComm {
+	if call.class == trace.ClassComm {
 		e.Peer, e.Tag, e.Comm, e.Bytes, e.Count = r.Peer, r.Tag, r.Comm, r.Bytes, r.Count
 		e.Flags = 0
 		if r.Flags&rfAnySource != 0 {
@@ -1142,7 +1148,7 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		}
 		return true
 	}
-	if op.Class() == trace.ClassMPIIO {
+	if call.class == trace.ClassMPIIO {
 		e.FD, e.Comm, e.Offset, e.Size, e.Count = r.FD, r.Comm, r.Off, r.Size, r.Count
 		switch r.Call {
 		case cMPIFileOpen:
@@ -1175,11 +1181,10 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 	f := p.fd(r.Tid, r.FD)
 	e.FD = r.FD
 	keep := f != nil && f.Aux.keep
-	info := op.Info()
 	switch {
-	case info.Dir != trace.DirNone:
+	case call.dir != trace.DirNone:
 		e.Size, e.Count = r.Size, r.Count
-		if info.Addr == trace.AddrExplicit {
+		if call.addr == trace.AddrExplicit {
 			e.Offset = r.Off
 			if op == trace.OpPreadv2 || op == trace.OpPwritev2 {
 				e.Flags |= r.OFlags

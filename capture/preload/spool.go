@@ -669,7 +669,9 @@ func (m *merged) next() *Record {
 			m.heap[0] = m.heap[len(m.heap)-1]
 			m.heap = m.heap[:len(m.heap)-1]
 		}
-		m.down(0)
+		if len(m.heap) > 1 { // a process of one thread has one stream
+			m.down(0)
+		}
 	}
 	if len(m.heap) == 0 || m.err != nil {
 		return nil
