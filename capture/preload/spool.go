@@ -394,24 +394,8 @@ func (c *cursor) next(rec *Record) (bool, error) {
 // uv reads the varint at b[p:] and returns it and the position after
 // it, or -1 when b ends first or it runs past 64 bits.
 func uv(b []byte, p int) (uint64, int) {
-	// Those of one or two bytes (most) here, where the compiler inlines
-	// it; the others in uvLong.
-	if uint(p) < uint(len(b)) { // uint: p may be -1
-		x := b[p]
-		if x < 0x80 {
-			return uint64(x), p + 1
-		}
-		if uint(p+1) < uint(len(b)) && b[p+1] < 0x80 {
-			return uint64(x&0x7f) | uint64(b[p+1])<<7, p + 2
-		}
-	}
-	return uvLong(b, p)
-}
-
-// uvLong is uv for a varint of three bytes or more, or at p -1.
-func uvLong(b []byte, p int) (uint64, int) {
 	var v uint64
-	for s := uint(0); s < 64 && uint(p) < uint(len(b)); s += 7 {
+	for s := uint(0); s < 64 && uint(p) < uint(len(b)); s += 7 { // uint: p may be -1
 		x := b[p]
 		p++
 		v |= uint64(x&0x7f) << s
@@ -422,10 +406,31 @@ func uvLong(b []byte, p int) (uint64, int) {
 	return 0, -1
 }
 
+// uvShort is uv for a varint of one or two bytes, as most of a record's
+// fields are, short enough for the compiler to inline; it returns -1 for
+// a longer one (or at -1, or at the end of b), which the caller reads
+// with uv. Calls of uv for every field cost decode more than reading the
+// varints: each spilled and reloaded a dozen of its registers.
+func uvShort(b []byte, p int) (uint64, int) {
+	if uint(p) < uint(len(b)) {
+		x := b[p]
+		if x < 0x80 {
+			return uint64(x), p + 1
+		}
+		if p+1 < len(b) && b[p+1] < 0x80 {
+			return uint64(x&0x7f) | uint64(b[p+1])<<7, p + 2
+		}
+	}
+	return 0, -1
+}
+
+// unzigzag decodes a zigzag varint's value.
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
 // sv reads a zigzag varint.
 func sv(b []byte, p int) (int64, int) {
 	v, p := uv(b, p)
-	return int64(v>>1) ^ -int64(v&1), p
+	return unzigzag(v), p
 }
 
 // decode decodes record b (its bytes, length first), at file offset at.
@@ -441,32 +446,52 @@ func (c *cursor) decode(b []byte, rec *Record, at int64) error {
 		pstart, pfd, poff = 0, 0, 0
 	}
 	// p becomes -1 (and stays so: every read at -1 fails) when the
-	// fields run past the record.
+	// fields run past the record. Each field's varint is read by
+	// uvShort, inlined, or if longer by uv.
 	p := recFixed
-	var v int64
 	rec.Start, rec.FD = pstart, pfd
 	if mask&mStart != 0 {
-		v, p = sv(b, p)
-		rec.Start = pstart + v
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
+		rec.Start = pstart + unzigzag(u)
 	}
 	if mask&mDur != 0 {
-		var u uint64
-		u, p = uv(b, p)
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
 		rec.Dur = int64(u)
 	}
 	if mask&mFD != 0 {
-		v, p = sv(b, p)
-		rec.FD = int32(v)
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
+		rec.FD = int32(unzigzag(u))
 	}
 	switch {
 	case mask&mNoOff != 0:
 		rec.Off = -1
 	case mask&mOff != 0:
-		v, p = sv(b, p)
-		rec.Off = poff + v
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
+		rec.Off = poff + unzigzag(u)
 	}
 	if mask&mSize != 0 {
-		rec.Size, p = sv(b, p)
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
+		rec.Size = unzigzag(u)
 	}
 	pred := int64(0)
 	if rec.Size > 0 {
@@ -476,12 +501,19 @@ func (c *cursor) decode(b []byte, rec *Record, at int64) error {
 	}
 	rec.Ret = pred
 	if mask&mRet != 0 {
-		v, p = sv(b, p)
-		rec.Ret = pred + v
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
+		rec.Ret = pred + unzigzag(u)
 	}
 	if flags&rfOver != 0 {
-		var u uint64
-		u, p = uv(b, p)
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
 		if u > math.MaxInt64 {
 			return &SpoolError{c.s.Name, at, fmt.Sprintf("the shim's own time %d ns", u)}
 		}
