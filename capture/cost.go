@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/trace"
@@ -171,33 +172,39 @@ func (a *Account) ordered(start int64) int64 {
 // start: see ordered.
 func (a *Account) Order(start int64) int64 { return a.ordered(start) }
 
-const recentCalls = 64 // a power of two (minWindow)
+const recentCalls = 64
 
-// minWindow is the least of the latest recentCalls values, kept as they
-// come (a queue of the values that can still be the least, ascending):
-// a scan of the window at every call was a quarter of encoding a
-// --preload capture.
+// minWindow is the least of the latest recentCalls values. The values
+// come in blocks of recentCalls: the window is the start of the block
+// being filled and the end of the one before it, whose least values from
+// each position on are made once, when it is full. Adding a value costs
+// no branch on the values (a queue of the candidates, the least first,
+// mispredicted its comparisons on call durations: 15 ns a call).
 type minWindow struct {
-	q    [recentCalls]struct{ i, v int64 } // a ring, from head, n long
-	head uint
-	n    uint
-	next int64 // the index the next value gets
+	v   [recentCalls]int64     // the block being filled (from 0 to i), over the one before
+	suf [recentCalls + 1]int64 // suf[k]: the least of the block before from k on
+	pre int64                  // the least of the block being filled
+	i   int
 }
 
 // add adds x and returns the least of the latest recentCalls values.
 func (w *minWindow) add(x int64) int64 {
-	const mask = recentCalls - 1 // a power of two
-	if w.n > 0 && w.q[w.head&mask].i <= w.next-recentCalls {
-		w.head++ // out of the window
-		w.n--
+	switch w.i {
+	case 0: // the first value: no block before it
+		for k := range w.suf {
+			w.suf[k] = math.MaxInt64
+		}
+		w.pre = math.MaxInt64
+	case recentCalls: // the block is full: it becomes the one before
+		for k := recentCalls - 1; k >= 0; k-- {
+			w.suf[k] = min(w.v[k], w.suf[k+1])
+		}
+		w.i, w.pre = 0, math.MaxInt64
 	}
-	for w.n > 0 && w.q[(w.head+w.n-1)&mask].v >= x {
-		w.n-- // never the least again while x is in the window
-	}
-	w.q[(w.head+w.n)&mask] = struct{ i, v int64 }{w.next, x}
-	w.n++
-	w.next++
-	return w.q[w.head&mask].v
+	w.v[w.i] = x
+	w.pre = min(w.pre, x)
+	w.i++
+	return min(w.pre, w.suf[w.i])
 }
 
 // mark says that from real time at on, the debt was at least debt.
@@ -228,7 +235,7 @@ func (a *Account) Started(s, take int64) {
 	a.Debt += take
 	a.N.Removed += take
 	a.N.Between += take
-	if a.followed(a.pendTh) {
+	if a.following(a.pendTh) != nil {
 		a.N.FollowedGaps++
 	}
 	a.pending = 0
@@ -306,7 +313,8 @@ func (a *Account) EndedOn(th uint32, s, e int64, rec, cheap bool) int64 {
 		a.N.Measured++
 	}
 	in := a.inCall(d)
-	if t := a.threads[th]; t != nil && t.ready() {
+	t := a.following(th)
+	if t != nil {
 		in = t.est
 		a.N.Followed++
 	}
@@ -321,24 +329,32 @@ func (a *Account) EndedOn(th uint32, s, e int64, rec, cheap bool) int64 {
 	a.N.Removed += rm
 	a.N.InCall += rm
 	a.lastEnd = e
-	a.pending += a.betweenOn(th, a.C.Between)
+	a.pending += a.scaled(t, a.C.Between)
 	return d - rm
 }
 
-// followed says whether thread th's costs come from its own
-// measurements.
-func (a *Account) followed(th uint32) bool {
-	t := a.threads[th]
-	return t != nil && t.ready()
+// following returns thread th's window when its costs come from its
+// own measurements, else nil. Most accounts have no thread's (the
+// preload shim's, ptrace's without cheap calls): no map to look in.
+func (a *Account) following(th uint32) *window {
+	if a.threads == nil {
+		return nil
+	}
+	if t := a.threads[th]; t != nil && t.ready() {
+		return t
+	}
+	return nil
 }
 
 // betweenOn returns cost c (Cost.Between or Cost.Stop) of thread th:
 // scaled as its in-call share was (EndedOn) when it follows the run,
 // else as between does. A stop costs the wake-ups of the program and of
 // the tracer wherever it falls: what changes one changes the other.
-func (a *Account) betweenOn(th uint32, c int64) int64 {
-	t := a.threads[th]
-	if t == nil || !t.ready() || a.C.InCall <= 0 {
+func (a *Account) betweenOn(th uint32, c int64) int64 { return a.scaled(a.following(th), c) }
+
+// scaled is betweenOn for the window t of the thread (nil: none ready).
+func (a *Account) scaled(t *window, c int64) int64 {
+	if t == nil || a.C.InCall <= 0 {
 		return a.between(c)
 	}
 	return int64(float64(c) * float64(t.est) / float64(a.C.InCall))
@@ -419,19 +435,56 @@ func Quartiles(v []int64) (int64, int64) {
 // Event takes the cost out of e, the next event of a rank in call order
 // with times as measured: a call's start moves back by the cost taken
 // before it, its duration loses the in-call share; any other event
-// (process events, markers) only moves back.
+// (process events, markers) only moves back. A call is Take, Started,
+// Order and Ended in one (the preload encoder's loop calls it for every
+// event: the calls were a quarter of its cost), but for an account that
+// follows threads' costs (EndedOn of cheap calls), which takes them in
+// turn.
 func (a *Account) Event(e *trace.Event) {
 	if c := e.Op.Class(); c == trace.ClassProcess || c == trace.ClassMarker {
 		e.Start = a.ordered(e.Start - a.Debt)
 		return
 	}
-	s := e.Start
+	s, d := e.Start, e.Dur
+	if a.threads != nil {
+		take := a.Take(s)
+		a.Started(s, take)
+		// Calls that overlap (a library call and the system calls it
+		// made, threads) keep their order.
+		e.Start = a.ordered(s - a.Debt)
+		e.Dur = a.Ended(s, s+d, true)
+		return
+	}
+	// Take and Started, no thread's costs followed.
 	take := a.Take(s)
-	a.Started(s, take)
-	// Calls that overlap (a library call and the system calls it made,
-	// threads) keep their order.
+	if take < a.pending {
+		a.N.ClampedGap++
+	}
+	a.Debt += take
+	a.N.Removed += take
+	a.N.Between += take
+	a.pending = 0
+	a.lastEnd = max(a.lastEnd, s)
+	if n := len(a.marks); n == 0 || s-a.marks[n-1].at >= markEvery {
+		a.marks = append(a.marks, mark{s, a.Debt})
+	}
 	e.Start = a.ordered(s - a.Debt)
-	e.Dur = a.Ended(s, s+e.Dur, true)
+	// EndedOn of thread 0, not cheap, no thread's costs followed.
+	a.pendTh = 0
+	in := a.inCall(d)
+	rm := min(in, max(d, 0))
+	if rm < in {
+		a.N.ClampedDur++
+	}
+	if a.C.InCall > 0 || a.C.Between > 0 {
+		a.N.Calls++
+	}
+	a.Debt += rm
+	a.N.Removed += rm
+	a.N.InCall += rm
+	a.lastEnd = s + d
+	a.pending += a.between(a.C.Between)
+	e.Dur = d - rm
 }
 
 // Format is what the trace's rank info says of the cost and of what was

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/iotrace/iotrace/trace"
@@ -250,6 +251,57 @@ func TestMinWindow(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("value %d: least %d, want %d", i, got, want)
+		}
+	}
+}
+
+// TestAccountEventInOne: Event, which takes a call's cost in one, gives
+// the times and the account that Take, Started, Order and Ended in turn
+// give: for calls that are clamped, limited by the recent durations,
+// overlap, with the shim's own time between them or none, beside process
+// events; and, with thread 0's cheap calls followed, the general way.
+func TestAccountEventInOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	for round := range 200 {
+		c := Cost{InCall: int64(rng.IntN(3000)), Between: int64(rng.IntN(3000)), Spread: int64(rng.IntN(500)),
+			Call: int64(rng.IntN(200)), Samples: rng.IntN(2) * 100}
+		follow := round%4 == 0
+		if follow {
+			c.Samples = 100
+		}
+		a, b := Account{C: c}, Account{C: c}
+		if follow { // thread 0 follows its cheap calls
+			for i := range 10 {
+				a.EndedOn(0, int64(i)*10, int64(i)*10+int64(rng.IntN(2000)), true, true)
+			}
+			b = a
+			b.threads = map[uint32]*window{0: new(*a.threads[0])}
+		}
+		s := int64(rng.IntN(1000))
+		for i := range 300 {
+			e := trace.Event{Op: trace.OpPwrite, Start: s, Dur: int64(rng.IntN(4000))}
+			if rng.IntN(20) == 0 {
+				e = trace.Event{Op: trace.OpFork, Start: s}
+			}
+			over := int64(rng.IntN(3)) * int64(rng.IntN(2000))
+			s += int64(rng.IntN(6000)) - 500 // calls overlap at times
+			got, want := e, e
+			a.Over(over)
+			a.Event(&got)
+			b.Over(over)
+			if c := want.Op.Class(); c == trace.ClassProcess {
+				want.Start = b.Order(want.Start - b.Debt)
+			} else {
+				take := b.Take(want.Start)
+				b.Started(want.Start, take)
+				want.Start, want.Dur = b.Order(want.Start-b.Debt), b.Ended(want.Start, want.Start+want.Dur, true)
+			}
+			if got != want {
+				t.Fatalf("round %d, event %d: %+v, want %+v", round, i, got, want)
+			}
+		}
+		if a.N != b.N || a.Debt != b.Debt || a.pending != b.pending || a.lastEnd != b.lastEnd || len(a.marks) != len(b.marks) {
+			t.Fatalf("round %d: account %+v, want %+v", round, a, b)
 		}
 	}
 }

@@ -181,10 +181,18 @@ var ops = map[uint16]trace.Op{
 	cMPIFileIread: trace.OpMPIFileIread, cMPIFileIwrite: trace.OpMPIFileIwrite,
 }
 
-// opOf is ops as an array, for the encoder's loop.
-var opOf = func() (a [256]trace.Op) {
+// callOf is what the encoder's loop needs to know of each call id: its
+// op (OpUnknown: none), and the op's class, direction and addressing
+// (trace.Op.Info copies names and all).
+var callOf = func() (a [256]struct {
+	op    trace.Op
+	class trace.Class
+	dir   trace.Dir
+	addr  trace.Addressing
+}) {
 	for c, op := range ops {
-		a[c] = op
+		in := op.Info()
+		a[c].op, a[c].class, a[c].dir, a[c].addr = op, in.Class, in.Dir, in.Addr
 	}
 	return a
 }()
@@ -403,15 +411,6 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 		piters = append(piters, p)
 	}
 	its = append(its, &synthIter{evs: processEvents(procs, sink)})
-	h := iterHeap{}
-	var firstErr error
-	for _, p := range its {
-		if p.next() {
-			h.push(p)
-		} else if err := p.error(); err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
 	// The shim's cost comes out of the times as the rank's events leave
 	// in call order.
 	st.Cost = r.Cost(rank)
@@ -426,26 +425,28 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 		out = out[:0]
 		return err
 	}
-	for len(h) > 0 {
-		p := h[0].s
-		out = append(out, *p.current())
-		acct.Over(p.over())
-		acct.Event(&out[len(out)-1])
-		if len(out) == cap(out) {
-			if err := flush(); err != nil {
-				return st, err
+	firstErr, err := merge(its, func(evs []trace.Event, overs []int64) error {
+		for len(evs) > 0 {
+			k := min(len(evs), cap(out)-len(out))
+			n := len(out)
+			out = append(out, evs[:k]...)
+			for i := range k {
+				acct.Over(overs[i])
+				acct.Event(&out[n+i])
+			}
+			evs, overs = evs[k:], overs[k:]
+			if len(out) == cap(out) {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 		}
-		if p.next() {
-			h.fix()
-		} else {
-			h.pop()
-			if err := p.error(); err != nil && firstErr == nil {
-				firstErr = err
-			}
-		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
 	}
-	if err := flush(); err != nil {
+	if err != nil {
 		return st, err
 	}
 	mapped := map[trace.PathID]bool{}
@@ -619,13 +620,51 @@ func program(h Header) string {
 	return a
 }
 
+// merge passes the events of its to fn in order of start, then priority:
+// runs of one stream's events, as many as come before every other
+// stream's current event (their overs beside them). It returns the
+// streams' first error, and fn's, which ends it.
+func merge(its []stream, fn func(evs []trace.Event, overs []int64) error) (streamErr, err error) {
+	h := iterHeap{}
+	for _, p := range its {
+		if p.next() {
+			h.push(p)
+		} else if err := p.error(); err != nil && streamErr == nil {
+			streamErr = err
+		}
+	}
+	for len(h) > 0 {
+		p := h[0].s
+		evs, overs := p.ahead()
+		evs = evs[:h.first(evs)]
+		p.skip(len(evs) - 1)
+		if err := fn(evs, overs[:len(evs)]); err != nil {
+			return streamErr, err
+		}
+		if p.next() {
+			h.fix()
+		} else {
+			h.pop()
+			if err := p.error(); err != nil && streamErr == nil {
+				streamErr = err
+			}
+		}
+	}
+	return streamErr, nil
+}
+
 // stream is a source of events in time order that Encode merges.
 type stream interface {
 	next() bool
 	current() *trace.Event
-	// over is the shim's own time measured in the gap before the
-	// current event (Record.Over; 0: none measured).
-	over() int64
+	// ahead returns the current event and those after it that the stream
+	// has made, all of the current one's priority, and the shim's own
+	// time measured in the gap before each (Record.Over; 0: none
+	// measured). They stay valid until next.
+	ahead() ([]trace.Event, []int64)
+	// skip moves on by n events, n less than those ahead returned: the
+	// next current is then the last of them.
+	skip(n int)
 	prio() int8
 	error() error
 }
@@ -638,8 +677,10 @@ type synthEvent struct {
 
 // synthIter streams events made by the encoder.
 type synthIter struct {
-	evs []synthEvent
-	i   int
+	evs  []synthEvent
+	i    int
+	one  [1]trace.Event // the current event, for ahead
+	zero [1]int64
 }
 
 func (s *synthIter) next() bool {
@@ -656,9 +697,13 @@ func (s *synthIter) current() *trace.Event {
 	}
 	return &ev.e
 }
+func (s *synthIter) ahead() ([]trace.Event, []int64) {
+	s.one[0] = *s.current()
+	return s.one[:], s.zero[:]
+}
+func (s *synthIter) skip(n int)   {} // ahead returns one event
 func (s *synthIter) prio() int8   { return s.evs[s.i-1].prio }
 func (s *synthIter) error() error { return nil }
-func (s *synthIter) over() int64  { return 0 }
 
 // iterHeap is a min-heap of streams by their current events' start and
 // priority, which it keeps beside each stream so that comparing costs no
@@ -675,6 +720,24 @@ func item(s stream) heapItem { return heapItem{s.current().Start, s.prio(), s} }
 
 func (h iterHeap) less(i, j int) bool {
 	return h[i].start < h[j].start || h[i].start == h[j].start && h[i].prio < h[j].prio
+}
+
+// first returns how many of evs, the first stream's events ahead, come
+// before the other streams' current events: the events it gives in a row,
+// as fix after each would leave it first.
+func (h iterHeap) first(evs []trace.Event) int {
+	if len(h) == 1 {
+		return len(evs)
+	}
+	o := h[1] // the least of the others: a child of the first
+	if len(h) > 2 && h.less(2, 1) {
+		o = h[2]
+	}
+	prio, n := h[0].prio, 1
+	for n < len(evs) && !(o.start < evs[n].Start || o.start == evs[n].Start && o.prio < prio) {
+		n++
+	}
+	return n
 }
 
 func (h *iterHeap) push(s stream) {
@@ -774,31 +837,34 @@ func (p *procIter) index(tid uint32) uint32 {
 }
 
 func (p *procIter) current() *trace.Event { return &p.chunk[p.pos-1] }
-func (p *procIter) over() int64           { return p.overs[p.pos-1] }
-func (p *procIter) prio() int8            { return prioCall }
-func (p *procIter) error() error          { return p.err }
+func (p *procIter) ahead() ([]trace.Event, []int64) {
+	return p.chunk[p.pos-1:], p.overs[p.pos-1:]
+}
+func (p *procIter) skip(n int)   { p.pos += n }
+func (p *procIter) prio() int8   { return prioCall }
+func (p *procIter) error() error { return p.err }
 
 func (p *procIter) next() bool {
 	for p.pos >= len(p.chunk) {
 		if p.done {
 			return false
 		}
+		if p.chunk == nil {
+			p.chunk, p.overs = make([]trace.Event, 0, chunkEvents), make([]int64, 0, chunkEvents)
+		}
 		p.chunk, p.overs, p.pos = p.chunk[:0], p.overs[:0], 0
-		var rec Record
 		sorted := true
 		for len(p.chunk) < chunkEvents {
-			if !p.src.next(&rec) {
+			rec := p.src.next()
+			if rec == nil {
 				p.err, p.done = p.src.err, true
 				break
 			}
 			p.aux, p.haux = nil, nil
 			n := len(p.chunk)
-			if n == cap(p.chunk) {
-				p.chunk = slices.Grow(p.chunk, 1)
-			}
 			p.chunk = p.chunk[:n+1] // the event is made in place
 			e := &p.chunk[n]
-			ok := p.event(&rec, e)
+			ok := p.event(rec, e)
 			p.follow(e)
 			p.carry += rec.Over
 			if !ok {
@@ -953,13 +1019,11 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		p.unseen |= r.OFlags
 		return false
 	}
-	op, ok := trace.Op(0), false
-	if int(r.Call) < len(opOf) {
-		op, ok = opOf[r.Call], opOf[r.Call] != trace.OpUnknown
-	}
-	if !ok {
+	if int(r.Call) >= len(callOf) || callOf[r.Call].op == trace.OpUnknown {
 		return false // a call of a newer shim
 	}
+	call := &callOf[r.Call]
+	op := call.op
 	e.Op = op
 	switch r.Call {
 	case cOpen, cOpenat, cCreat, cFopen:
@@ -1072,7 +1136,7 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		}
 		return keep
 	}
-	if op.Class() == trace.ClassComm {
+	if call.class == trace.ClassComm {
 		e.Peer, e.Tag, e.Comm, e.Bytes, e.Count = r.Peer, r.Tag, r.Comm, r.Bytes, r.Count
 		e.Flags = 0
 		if r.Flags&rfAnySource != 0 {
@@ -1091,7 +1155,7 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		}
 		return true
 	}
-	if op.Class() == trace.ClassMPIIO {
+	if call.class == trace.ClassMPIIO {
 		e.FD, e.Comm, e.Offset, e.Size, e.Count = r.FD, r.Comm, r.Off, r.Size, r.Count
 		switch r.Call {
 		case cMPIFileOpen:
@@ -1124,11 +1188,10 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 	f := p.fd(r.Tid, r.FD)
 	e.FD = r.FD
 	keep := f != nil && f.Aux.keep
-	info := op.Info()
 	switch {
-	case info.Dir != trace.DirNone:
+	case call.dir != trace.DirNone:
 		e.Size, e.Count = r.Size, r.Count
-		if info.Addr == trace.AddrExplicit {
+		if call.addr == trace.AddrExplicit {
 			e.Offset = r.Off
 			if op == trace.OpPreadv2 || op == trace.OpPwritev2 {
 				e.Flags |= r.OFlags

@@ -406,14 +406,8 @@ func (c *cursor) next(rec *Record) (bool, error) {
 // uv reads the varint at b[p:] and returns it and the position after
 // it, or -1 when b ends first or it runs past 64 bits.
 func uv(b []byte, p int) (uint64, int) {
-	if uint(p) < uint(len(b)) && b[p] < 0x80 { // uint: p may be -1
-		return uint64(b[p]), p + 1
-	}
-	if uint(p+1) < uint(len(b)) && p >= 0 && b[p+1] < 0x80 {
-		return uint64(b[p]&0x7f) | uint64(b[p+1])<<7, p + 2
-	}
 	var v uint64
-	for s := uint(0); s < 64 && uint(p) < uint(len(b)); s += 7 {
+	for s := uint(0); s < 64 && uint(p) < uint(len(b)); s += 7 { // uint: p may be -1
 		x := b[p]
 		p++
 		v |= uint64(x&0x7f) << s
@@ -424,10 +418,31 @@ func uv(b []byte, p int) (uint64, int) {
 	return 0, -1
 }
 
+// uvShort is uv for a varint of one or two bytes, as most of a record's
+// fields are, short enough for the compiler to inline; it returns -1 for
+// a longer one (or at -1, or at the end of b), which the caller reads
+// with uv. Calls of uv for every field cost decode more than reading the
+// varints: each spilled and reloaded a dozen of its registers.
+func uvShort(b []byte, p int) (uint64, int) {
+	if uint(p) < uint(len(b)) {
+		x := b[p]
+		if x < 0x80 {
+			return uint64(x), p + 1
+		}
+		if p+1 < len(b) && b[p+1] < 0x80 {
+			return uint64(x&0x7f) | uint64(b[p+1])<<7, p + 2
+		}
+	}
+	return 0, -1
+}
+
+// unzigzag decodes a zigzag varint's value.
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
 // sv reads a zigzag varint.
 func sv(b []byte, p int) (int64, int) {
 	v, p := uv(b, p)
-	return int64(v>>1) ^ -int64(v&1), p
+	return unzigzag(v), p
 }
 
 // decode decodes record b (its bytes, length first), at file offset at.
@@ -443,32 +458,52 @@ func (c *cursor) decode(b []byte, rec *Record, at int64) error {
 		pstart, pfd, poff = 0, 0, 0
 	}
 	// p becomes -1 (and stays so: every read at -1 fails) when the
-	// fields run past the record.
+	// fields run past the record. Each field's varint is read by
+	// uvShort, inlined, or if longer by uv.
 	p := recFixed
-	var v int64
 	rec.Start, rec.FD = pstart, pfd
 	if mask&mStart != 0 {
-		v, p = sv(b, p)
-		rec.Start = pstart + v
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
+		rec.Start = pstart + unzigzag(u)
 	}
 	if mask&mDur != 0 {
-		var u uint64
-		u, p = uv(b, p)
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
 		rec.Dur = int64(u)
 	}
 	if mask&mFD != 0 {
-		v, p = sv(b, p)
-		rec.FD = int32(v)
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
+		rec.FD = int32(unzigzag(u))
 	}
 	switch {
 	case mask&mNoOff != 0:
 		rec.Off = -1
 	case mask&mOff != 0:
-		v, p = sv(b, p)
-		rec.Off = poff + v
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
+		rec.Off = poff + unzigzag(u)
 	}
 	if mask&mSize != 0 {
-		rec.Size, p = sv(b, p)
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
+		rec.Size = unzigzag(u)
 	}
 	pred := int64(0)
 	if rec.Size > 0 {
@@ -478,12 +513,19 @@ func (c *cursor) decode(b []byte, rec *Record, at int64) error {
 	}
 	rec.Ret = pred
 	if mask&mRet != 0 {
-		v, p = sv(b, p)
-		rec.Ret = pred + v
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
+		rec.Ret = pred + unzigzag(u)
 	}
 	if flags&rfOver != 0 {
-		var u uint64
-		u, p = uv(b, p)
+		u, q := uvShort(b, p)
+		if q < 0 {
+			u, q = uv(b, p)
+		}
+		p = q
 		if u > math.MaxInt64 {
 			return &SpoolError{c.s.Name, at, fmt.Sprintf("the shim's own time %d ns", u)}
 		}
@@ -593,6 +635,7 @@ type merged struct {
 	curs  []*cursor
 	heads []Record // each live stream's next record
 	heap  []int    // the live streams, a min-heap by their heads' start
+	taken bool     // next returned the head of heap[0]: its stream moves on at the next call
 	Stats ReadStats
 	err   error
 }
@@ -654,22 +697,29 @@ func (m *merged) down(i int) {
 	}
 }
 
-// next reads the next record into rec; false at the end, or at the first
-// damage (then err says where).
-func (m *merged) next(rec *Record) bool {
+// next returns the next record, which stays valid until the next call
+// (its stream's head: not copied); nil at the end, or at the first damage
+// (then err says where).
+func (m *merged) next() *Record {
+	if m.taken {
+		// The stream of the record returned last moves on.
+		m.taken = false
+		i := m.heap[0]
+		ok, err := m.curs[i].next(&m.heads[i])
+		if err != nil {
+			m.fail(err)
+		}
+		if !ok || err != nil {
+			m.heap[0] = m.heap[len(m.heap)-1]
+			m.heap = m.heap[:len(m.heap)-1]
+		}
+		if len(m.heap) > 1 { // a process of one thread has one stream
+			m.down(0)
+		}
+	}
 	if len(m.heap) == 0 || m.err != nil {
-		return false
+		return nil
 	}
-	i := m.heap[0]
-	*rec = m.heads[i]
-	ok, err := m.curs[i].next(&m.heads[i])
-	if err != nil {
-		m.fail(err)
-	}
-	if !ok || err != nil {
-		m.heap[0] = m.heap[len(m.heap)-1]
-		m.heap = m.heap[:len(m.heap)-1]
-	}
-	m.down(0)
-	return true
+	m.taken = true
+	return &m.heads[m.heap[0]]
 }

@@ -220,8 +220,7 @@ func TestSpoolRoundTrip(t *testing.T) {
 	// In start order: the threads' streams and the side block merged.
 	m := s.merged()
 	var starts []int64
-	var r Record
-	for m.next(&r) {
+	for r := m.next(); r != nil; r = m.next() {
 		starts = append(starts, r.Start)
 	}
 	if m.err != nil || !slicesSorted(starts) || len(starts) != 7 {
@@ -355,8 +354,7 @@ func FuzzSpool(f *testing.F) {
 			return nil
 		})
 		m := s.merged()
-		var r Record
-		for m.next(&r) {
+		for r := m.next(); r != nil; r = m.next() {
 			if len(r.Path) > maxPath || len(r.Path2) > maxPath || r.Dur < 0 {
 				t.Fatalf("record %+v passed the checks", r)
 			}

@@ -177,7 +177,7 @@ func (t *tally) WriteEvents(evs []trace.Event) error {
 		if e.Ret <= 0 || e.Flags&trace.InMPIIO != 0 {
 			continue
 		}
-		switch e.Op.Info().Dir {
+		switch e.Op.Dir() {
 		case trace.DirRead:
 			t.read += e.Ret
 		case trace.DirWrite:

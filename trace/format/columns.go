@@ -882,9 +882,9 @@ func (c *colEncoder) dictPrepare() bool {
 				distinct = append(distinct, uint64(v))
 			}
 		}
-	case top < 4*uint64(len(uv)):
-		// Count every value, then collect those seen in order: no branch
-		// per value, no sort.
+	case top < uint64(len(uv))/2:
+		// Dense values: count every value, then collect those seen in
+		// order: no branch per value, no sort.
 		for _, u := range uv {
 			freq[min(u, top+1)]++
 		}
@@ -895,7 +895,8 @@ func (c *colEncoder) dictPrepare() bool {
 		}
 	default:
 		// Sparse values: seen marks those counted, a bit each, so that
-		// they come out in order without a scan of freq.
+		// they come out in order without a scan of freq (a scan of up to
+		// 4 counts a value cost more than the marks).
 		seen := c.seen[:(top+1)/64+1]
 		for _, u := range uv {
 			u = min(u, top+1)

@@ -328,13 +328,38 @@ func (f *Follower[D, H]) Apply(e *trace.Event) Step[D, H] {
 }
 
 // Follow is Apply for a consumer that needs no Step (one that makes the
-// events, as the script interpreter does): it updates the state alike.
+// events, as the script interpreter and the preload encoder do): it
+// updates the state alike.
 func (f *Follower[D, H]) Follow(e *trace.Event) {
-	if f.Data(e) != nil || e.Op >= opLimit {
+	if f.Data(e) != nil || e.Op >= opLimit || f.seek(e) {
 		return
 	}
 	f.scratch = Step[D, H]{}
 	f.other(e, &f.scratch)
+}
+
+// seek follows e and reports true if e is an lseek on a descriptor the
+// table holds, by the thread of the call before: what Data is to reads
+// and writes, for Follow (half the calls of IOR's POSIX backend).
+func (f *Follower[D, H]) seek(e *trace.Event) bool {
+	if e.Op != trace.OpLseek || f.lastProc == nil || f.last != e.Thread {
+		return false
+	}
+	t := f.lastProc.tab
+	if uint32(e.FD) >= uint32(len(t.fds.low)) {
+		return false
+	}
+	d := t.fds.low[e.FD].d
+	if d == nil {
+		return false
+	}
+	if e.Ret >= 0 {
+		d.Pos = e.Ret
+		if n := d.Node; f.ns != nil && n != nil && n.File != nil && e.Whence == 2 {
+			n.File.sawSize(e.Ret-e.Offset, n.wasThere()) // as applyNS
+		}
+	}
+	return true
 }
 
 // apply follows e into st, which is zero.
