@@ -425,7 +425,7 @@ write_doc() { # write_doc SECTION_FILE: replace the section between this name's 
 	$0 == b { skip = 1; emit(); next }
 	skip && $0 == e { skip = 0; getline; if ($0 != "") print; next }
 	skip { next }
-	!done && /^## / { emit() }
+	!done && (/^## / || /^<!-- bench\/predict /) { emit() } # before the first section, or the markers of another run
 	{ print }
 	END { if (!done) { print ""; emit() } }' "$DOC" >"$1.doc"
 	cp "$1.doc" "$DOC"

@@ -203,4 +203,23 @@ declare -- mode_names_s="predict"
 			t.Errorf("the report lacks %q:\n%s", want, s)
 		}
 	}
+
+	// --write puts a new section before the sections of other runs,
+	// not inside their markers.
+	doc := filepath.Join(dir, "doc.md")
+	old := "# Benchmarks\n\n<!-- bench/predict old -->\n## Prediction (old)\n<!-- /bench/predict old -->\n\n## Other\n"
+	if err := os.WriteFile(doc, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "../run.sh", "--report", dir, "--write", "new")
+	cmd.Env = append(os.Environ(), "DOC="+doc)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run.sh --report --write: %v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(doc)
+	got := string(b)
+	n, e, o := strings.Index(got, "<!-- bench/predict new -->"), strings.Index(got, "<!-- /bench/predict new -->"), strings.Index(got, "<!-- bench/predict old -->")
+	if n < 0 || e < n || o < e || !strings.HasSuffix(got, "<!-- /bench/predict old -->\n\n## Other\n") {
+		t.Errorf("the new section is not before the old one:\n%s", got)
+	}
 }
