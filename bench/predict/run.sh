@@ -118,7 +118,7 @@
 #
 # Usage (as root: drop_caches, losetup, mount, cgroup):
 #
-#   bench/predict/run.sh                          # about 10 minutes (5 repetitions); Markdown on stdout
+#   bench/predict/run.sh                          # about 20 minutes (5 repetitions, 11 for short cells); Markdown on stdout
 #   bench/predict/run.sh --write baseline --title "before issue 22's changes"
 #                                                 # also (re)writes that section of docs/BENCHMARKS.md
 #   bench/predict/run.sh --quick                  # REPS=1, MODES=predict (unless given): a few minutes
