@@ -441,8 +441,12 @@ func result(err error) (int64, replay.Skip) {
 
 // opInfos is the op table, for the hot path (trace.Op.Info copies).
 var opInfos = func() (t [1024]trace.OpInfo) {
-	for op := range t {
-		t[op] = trace.Op(op).Info()
+	// The known ops only (as trace/state's table): an unknown op's entry
+	// is the zero one, of class unknown.
+	for _, op := range trace.Ops() {
+		if int(op) < len(t) {
+			t[op] = op.Info()
+		}
 	}
 	return t
 }()
