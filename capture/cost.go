@@ -435,56 +435,18 @@ func Quartiles(v []int64) (int64, int64) {
 // Event takes the cost out of e, the next event of a rank in call order
 // with times as measured: a call's start moves back by the cost taken
 // before it, its duration loses the in-call share; any other event
-// (process events, markers) only moves back. A call is Take, Started,
-// Order and Ended in one (the preload encoder's loop calls it for every
-// event: the calls were a quarter of its cost), but for an account that
-// follows threads' costs (EndedOn of cheap calls), which takes them in
-// turn.
+// (process events, markers) only moves back.
 func (a *Account) Event(e *trace.Event) {
 	if c := e.Op.Class(); c == trace.ClassProcess || c == trace.ClassMarker {
 		e.Start = a.ordered(e.Start - a.Debt)
 		return
 	}
 	s, d := e.Start, e.Dur
-	if a.threads != nil {
-		take := a.Take(s)
-		a.Started(s, take)
-		// Calls that overlap (a library call and the system calls it
-		// made, threads) keep their order.
-		e.Start = a.ordered(s - a.Debt)
-		e.Dur = a.Ended(s, s+d, true)
-		return
-	}
-	// Take and Started, no thread's costs followed.
-	take := a.Take(s)
-	if take < a.pending {
-		a.N.ClampedGap++
-	}
-	a.Debt += take
-	a.N.Removed += take
-	a.N.Between += take
-	a.pending = 0
-	a.lastEnd = max(a.lastEnd, s)
-	if n := len(a.marks); n == 0 || s-a.marks[n-1].at >= markEvery {
-		a.marks = append(a.marks, mark{s, a.Debt})
-	}
+	a.Started(s, a.Take(s))
+	// Calls that overlap (a library call and the system calls it made,
+	// threads) keep their order.
 	e.Start = a.ordered(s - a.Debt)
-	// EndedOn of thread 0, not cheap, no thread's costs followed.
-	a.pendTh = 0
-	in := a.inCall(d)
-	rm := min(in, max(d, 0))
-	if rm < in {
-		a.N.ClampedDur++
-	}
-	if a.C.InCall > 0 || a.C.Between > 0 {
-		a.N.Calls++
-	}
-	a.Debt += rm
-	a.N.Removed += rm
-	a.N.InCall += rm
-	a.lastEnd = s + d
-	a.pending += a.between(a.C.Between)
-	e.Dur = d - rm
+	e.Dur = a.EndedOn(0, s, s+d, true, false)
 }
 
 // Format is what the trace's rank info says of the cost and of what was

@@ -255,9 +255,8 @@ func TestMinWindow(t *testing.T) {
 	}
 }
 
-// TestAccountEventInOne: Event, which takes a call's cost in one, gives
-// the times and the account that Take, Started, Order and Ended in turn
-// give: for calls that are clamped, limited by the recent durations,
+// TestAccountEventInOne: Event gives the times and the account that
+// Take, Started, Order and Ended in turn give: for calls that are clamped, limited by the recent durations,
 // overlap, with the shim's own time between them or none, beside process
 // events; and, with thread 0's cheap calls followed, the general way.
 func TestAccountEventInOne(t *testing.T) {
