@@ -12,9 +12,11 @@ import (
 )
 
 // Env returns the environment that makes the shim write its spools in
-// directory dir.
+// directory dir. IOTRACE_COST, which the shim sets for the images a
+// program execs (its calibration), starts empty: a record inside a
+// recorded program calibrates for itself.
 func Env(dir string) []string {
-	return []string{"IOTRACE_SPOOL=" + dir}
+	return []string{"IOTRACE_SPOOL=" + dir, "IOTRACE_COST="}
 }
 
 // Recover makes the spools in dir ready to read once their processes

@@ -2,10 +2,13 @@ package preload
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
 )
@@ -157,5 +160,109 @@ int main(int argc, char **argv) {
 	// Every child's fork and exec, as when each had its spool.
 	if got, want := strings.Join(ops, " "), "fork exec exit fork exec exit fork exec exit fork open write close exec exit exit"; got != want {
 		t.Errorf("events\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestShimStartIsOver checks that the shim's own start in each image (its
+// spool, its header, the calibration) is kept out of the program's time:
+// the first record of an image measures it as its Over, the shim's time
+// in the gap before that call, which the encoder takes out. And that the
+// images a program execs inherit its calibration (IOTRACE_COST) instead
+// of measuring again.
+func TestShimStartIsOver(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	bin := compile(t, dir, "execs", `
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	int left = argc > 1 ? atoi(argv[1]) : 3;
+	int fd = open("f.dat", O_WRONLY | O_CREAT | O_APPEND, 0644);
+	write(fd, "x", 1);
+	close(fd);
+	if (left == 0) return 0;
+	char next[8] = {'0' + left - 1, 0};
+	pid_t p = fork();
+	if (p == 0) {
+		execl(argv[0], argv[0], next, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	return 0;
+}
+`)
+	spool, err := record(t, libs, dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob(filepath.Join(spool, "spool-*.sp"))
+	if len(names) != 4 {
+		t.Fatalf("%d spools, want 4 (an image each)", len(names))
+	}
+	var costs []capture.Cost
+	for _, n := range names {
+		s, err := OpenSpool(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := s.Header
+		if !h.Exec {
+			t.Errorf("%s: not an exec'd image", n)
+		}
+		costs = append(costs, h.Cost)
+		var first *Record
+		s.Records(func(r *Record) error {
+			if first == nil && r.Call != 0 {
+				c := *r
+				first = &c
+			}
+			return nil
+		})
+		s.Close()
+		if first == nil {
+			t.Errorf("%s: no record", n)
+			continue
+		}
+		// The shim's start lies between the image's start and the first
+		// call: its Over is more than nothing, less than that gap.
+		if first.Over <= 0 || first.Over > first.Start-h.MonoStart {
+			t.Errorf("%s: the first record's Over %d ns, its call %d ns after the image's start", n, first.Over, first.Start-h.MonoStart)
+		}
+	}
+	for _, c := range costs {
+		if c != costs[0] || c.Samples == 0 {
+			t.Errorf("the images' calibrations differ: %+v", costs)
+			break
+		}
+	}
+	// A calibration in the environment is the one every image uses.
+	os.RemoveAll(spool)
+	os.Mkdir(spool, 0o755)
+	cmd := exec.Command(bin)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload("")), append(Env(spool), "IOTRACE_COST=7 9 3 99")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if err := Recover(spool); err != nil {
+		t.Fatal(err)
+	}
+	names, _ = filepath.Glob(filepath.Join(spool, "spool-*.sp"))
+	want := capture.Cost{InCall: 7, Between: 9, Spread: 3, Samples: 99}
+	for _, n := range names {
+		s, err := OpenSpool(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Header.Cost != want {
+			t.Errorf("%s: cost %+v, want the environment's %+v", n, s.Header.Cost, want)
+		}
+		s.Close()
+	}
+	if len(names) != 4 {
+		t.Errorf("%d spools, want 4", len(names))
 	}
 }

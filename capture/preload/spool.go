@@ -91,7 +91,8 @@ type Header struct {
 	// file may hold.
 	Blocks, Capacity uint64
 	// Cost is what the shim measured of its own cost per call at the
-	// start of the program image (Samples 0: nothing, a shim before it).
+	// start of the program's first image, which the images it execs
+	// inherit (IOTRACE_COST; Samples 0: nothing, a shim before it).
 	Cost capture.Cost
 }
 

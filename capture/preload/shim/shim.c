@@ -565,8 +565,36 @@ static uint64_t size_spool(int fd) {
 static void calibrate(void);
 static uint32_t cost_in, cost_between, cost_spread, cost_samples;
 
+/* IOTRACE_COST carries a calibration to the images a program's processes
+ * exec: "in between spread samples" (ns, ns, ns, count). The first image
+ * calibrates and sets it; the shell, make or git a recorded run starts,
+ * which start a process for each command, then pay for the calibration
+ * once, not per command (256 wrapper runs and 3 sorts each). A program
+ * that clears its environment makes its descendants calibrate again. */
+#define COST_ENV "IOTRACE_COST"
+
+static int inherit_cost(void) {
+	const char *v = getenv(COST_ENV);
+	unsigned long in, between, spread, samples;
+	if (!v || sscanf(v, "%lu %lu %lu %lu", &in, &between, &spread, &samples) != 4) return 0;
+	if (samples == 0 || in > 1000000 || between > 1000000 || spread > 1000000 || samples > 1000000) return 0;
+	cost_in = (uint32_t)in, cost_between = (uint32_t)between;
+	cost_spread = (uint32_t)spread, cost_samples = (uint32_t)samples;
+	return 1;
+}
+
+static void pass_cost(void) {
+	char v[64];
+	snprintf(v, sizeof v, "%u %u %u %u", cost_in, cost_between, cost_spread, cost_samples);
+	setenv(COST_ENV, v, 1);
+}
+
 static void open_spool(int execd) {
 	if (!spool_dir[0]) return;
+	/* The image's start on the trace's timelines (its exec or fork event):
+	 * before the shim's own work here, which its first record carries as
+	 * its time in the gap (RF_OVER, below). */
+	int64_t m0 = iotrace_now(), r0 = real_now() + test_clock_shift();
 	char name[PATH_MAX];
 	if (snprintf(name, sizeof name, "%s/spool-%d-%lld.sp", spool_dir, (int)getpid(), (long long)iotrace_now()) >= (int)sizeof name) return;
 	int fd = syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -588,8 +616,8 @@ static void open_spool(int execd) {
 	hdr->ppid = getppid();
 	hdr->rank = -1;
 	hdr->size = -1;
-	hdr->mono_start = iotrace_now();
-	hdr->real_start = real_now() + test_clock_shift();
+	hdr->mono_start = m0;
+	hdr->real_start = r0;
 	read_small("/proc/self/cmdline", hdr->cmdline, sizeof hdr->cmdline, &hdr->cmdline_len);
 	hdr->proc_start = proc_start();
 	hdr->execd = (uint32_t)execd;
@@ -599,12 +627,17 @@ static void open_spool(int execd) {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	memcpy(hdr->magic, SPOOL_MAGIC, 8); /* last: a reader sees a whole header or none */
 	active = 1;
-	/* Once per program image: a forked child costs what its parent did. */
-	if (!cost_samples) calibrate();
+	/* Once per program: a forked child costs what its parent did, and an
+	 * image its descendants exec what the first did (inherit_cost). */
+	if (!cost_samples && !inherit_cost()) calibrate();
 	hdr->cost_in = cost_in;
 	hdr->cost_between = cost_between;
 	hdr->cost_spread = cost_spread;
 	hdr->cost_samples = cost_samples;
+	/* The shim's time since the image's start, in the gap before the
+	 * first call this thread records: that record's RF_OVER. */
+	t_pend = m0;
+	t_pexit = iotrace_now();
 }
 
 /* The recorded file mappings (see fmaps_add). */
@@ -996,6 +1029,7 @@ static void calibrate(void) {
 	cost_between = cb > 0 ? (uint32_t)cb : 0;
 	cost_spread = (uint32_t)((per[n * 3 / 4] - per[n / 4]) / 2);
 	cost_samples = (uint32_t)n;
+	pass_cost();
 }
 
 static int64_t iovsize(const struct iovec *iov, int cnt) {
