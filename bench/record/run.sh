@@ -51,12 +51,24 @@
 #      latency in each trace, medians of LAT_REPS runs, with the tracer and
 #      the program free to share a processor, and kept apart (iotrace on
 #      CPU 0, the program on CPU 1: every stop wakes a processor).
+#   5. Processes: a shell starting PROCS (200) processes one after another
+#      (`cat` of a 4 KiB file in the data directory, as a make or git
+#      starts a process per step), untraced, under iotrace record --preload
+#      of BASE (before) and of this tree (after; its spools where
+#      iotrace puts them, in $TMPDIR, and, where there is one, in
+#      /dev/shm with --spool), with runs of 0 processes
+#      for the fixed cost; PROC_ROUNDS (7) interleaved rounds. Per process:
+#      the extra wall time and CPU time of the whole command (program and
+#      iotrace), and what the trace still holds of the recorder: its span
+#      from the first file call to the last (bench/predict/span) less the
+#      untraced loop's wall time, per process — the time a replay would
+#      take for the program's own between its processes.
 #
 # Loop times are measured inside the programs. Data files go to /dev/shm
 # when it exists (the file system's speed is not what is measured; the
 # recorders are told --include it, since /dev is not recorded by default),
 # spools to the default ($TMPDIR). Needs go, cc, git, strace, taskset.
-# SKIP=1,2 leaves parts out. About ten minutes on 2 cores.
+# SKIP=1,2 leaves parts out. About twelve minutes on 2 cores.
 #
 #   bench/record/run.sh            # paste the output into docs/BENCHMARKS.md
 set -euo pipefail
@@ -73,6 +85,8 @@ M=${M:-1000000}
 PW_ROUNDS=${PW_ROUNDS:-7}
 CALL_REPS=${CALL_REPS:-3}
 LAT_REPS=${LAT_REPS:-5}
+PROCS=${PROCS:-200}
+PROC_ROUNDS=${PROC_ROUNDS:-7}
 KINDS=${KINDS:-getppid clock_gettime mmap}
 SKIP=${SKIP:-}
 
@@ -97,6 +111,7 @@ else
 	before=
 	echo "run.sh: commit $BASE not here (a shallow clone?): no before figures" >&2
 fi
+go build -o "$tmp/span" ./bench/predict/span
 cc -O2 -o "$tmp/ior" bench/record/ior.c
 cc -O2 -o "$tmp/cpu" bench/record/cpu.c
 cc -O2 -o "$tmp/pwrite" bench/record/pwrite.c
@@ -436,6 +451,56 @@ if ! skip 4; then
 	for where in together apart; do
 		awk -v w="$where" -v r="$(med "${lat[$where,raw]}")" -v c="$(med "${lat[$where,corrected]}")" -v p="$(med "${lat[$where,preload]}")" 'BEGIN {
 			printf "| %s | %.2f µs | %.2f µs | %.2f µs |\n", w, r/1e3, c/1e3, p/1e3 }'
+	done
+	echo
+fi
+
+if ! skip 5; then
+	head -c 4096 /dev/urandom >"$data/small"
+	# procs TOOL P: "wall cpu span" (ns; span 0 untraced) of a shell
+	# starting P processes.
+	procs() {
+		local tool=$1 n=$2 cmd sp=0
+		cmd=(sh -c 'i=0; while [ $i -lt "$1" ]; do cat "$2" >/dev/null; i=$((i + 1)); done' sh "$n" "$data/small")
+		case $tool in
+		before | after) cmd=(env IOTRACE_CACHE="$tmp/$tool/cache" "$tmp/$tool/iotrace" record -q --preload --include "$data" -o "$tmp/p.iot" -- "${cmd[@]}") ;;
+		shm) cmd=(env IOTRACE_CACHE="$tmp/after/cache" "$tmp/after/iotrace" record -q --preload --spool "$data/spool" --include "$data" -o "$tmp/p.iot" -- "${cmd[@]}") ;;
+		esac
+		"$tmp/cpu" "$tmp/cpu.out" "${cmd[@]}" >/dev/null
+		rm -rf "$data/spool"
+		if [ "$tool" != untraced ] && [ "$n" -gt 0 ]; then
+			sp=$("$tmp/span" "$tmp/p.iot" | sed 's/^span=\([0-9.]*\).*/\1/' | awk '{printf "%d", $1 * 1e9}')
+		fi
+		rm -rf "$tmp/p.iot"
+		echo "$(cat "$tmp/cpu.out") $sp"
+	}
+	declare -A P
+	ptools=(untraced ${before:+before} after)
+	[ "$data" != "$tmp/data" ] && ptools+=(shm) # the spools in /dev/shm too
+	for round in $(seq "$PROC_ROUNDS"); do
+		for k in $(seq 0 $((${#ptools[@]} - 1))); do
+			tool=${ptools[$(((k + round) % ${#ptools[@]}))]}
+			read -r w0 c0 _ <<<"$(procs "$tool" 0)"
+			read -r w c sp <<<"$(procs "$tool" "$PROCS")"
+			P[$tool,w]+="$((w - w0)) " P[$tool,c]+="$((c - c0)) " P[$tool,s]+="$sp "
+		done
+	done
+	# per-round differences to the untraced run of the same round
+	diffs() { # diffs TOOL KEY: per process, µs
+		paste -d' ' <(tr ' ' '\n' <<<"${P[$1,$2]}" | grep .) <(tr ' ' '\n' <<<"${P[untraced,$3]}" | grep .) |
+			awk -v n="$PROCS" '{printf "%s ", ($1 - $2) / n / 1e3}'
+	}
+	echo "### Processes: what the shim costs a program that starts many"
+	echo
+	echo "A shell starting $PROCS processes one after another (\`cat\` of a 4 KiB file in the recorded directory), untraced and under \`iotrace record --preload\` (its spools in \`\$TMPDIR\`, ${TMPDIR:-/tmp} here, on $(df --output=fstype "${TMPDIR:-/tmp}" | tail -1); and in /dev/shm); medians over $PROC_ROUNDS interleaved rounds of the per-round differences to the untraced run, µs per process, each less the same command's run of 0 processes (iotrace's start and encode, the shell's start). *In the trace*: the trace's span from the first file call to the last, less the untraced loop's wall time — the recorder's time a replay would still take for the program's."
+	echo
+	echo "| recorder | extra wall per process (µs) | extra CPU per process (µs) | in the trace per process (µs) |"
+	echo "|---|---:|---:|---:|"
+	for tool in "${ptools[@]:1}"; do
+		label="iotrace record --preload, after (this tree)"
+		[ "$tool" = before ] && label="iotrace record --preload, before (\`$(git rev-parse --short "$BASE")\`)"
+		[ "$tool" = shm ] && label="iotrace record --preload --spool /dev/shm/…, after (the spools on tmpfs)"
+		printf '| %s | %.1f | %.1f | %.1f |\n' "$label" "$(med "$(diffs "$tool" w w)")" "$(med "$(diffs "$tool" c c)")" "$(med "$(diffs "$tool" s w)")"
 	done
 	echo
 fi
