@@ -92,7 +92,10 @@ struct header {
 	 * the program image (calibrate): in each call's duration, between
 	 * calls, half the interquartile range, calls measured (0: none). */
 	uint32_t cost_in, cost_between, cost_spread, cost_samples;
-	char pad2[3328 - 3232];
+	/* A plain record's wrapper's time after its call (ns, calibrate;
+	 * RF_PLAIN), the RF_OVER such records carry; 0: none. */
+	uint32_t cost_tail;
+	char pad2[3328 - 3236];
 	/* The program (/proc/self/exe), when it fits; else exe_len is 0. */
 	uint32_t exe_len;
 	char exe[760];
@@ -107,6 +110,7 @@ _Static_assert(__builtin_offsetof(struct header, execd) == 3144, "header layout"
 _Static_assert(__builtin_offsetof(struct header, blocks) == 3200, "header layout");
 _Static_assert(__builtin_offsetof(struct header, capacity) == 3208, "header layout");
 _Static_assert(__builtin_offsetof(struct header, cost_in) == 3216, "header layout");
+_Static_assert(__builtin_offsetof(struct header, cost_tail) == 3232, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe_len) == 3328, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe) == 3332, "header layout");
 _Static_assert(sizeof(struct header) <= SPOOL_HEADER, "header size");
@@ -170,6 +174,11 @@ static TLS uintptr_t t_sblk, t_scur;
 /* The end of the call of the thread's latest record and the end of the
  * wrapper that wrote it (RF_OVER). */
 static TLS int64_t t_pend, t_pexit;
+/* cost_tail is a plain record's wrapper's time after its call (RF_PLAIN),
+ * from the calibration; tail_known says it has one (until then, or where
+ * the calibration could not run, plain records read the clock too). */
+static uint32_t cost_tail;
+static int tail_known;
 
 EXPORT int *iotrace_mpi_depth(void) { return &t_mpi; }
 EXPORT int *iotrace_mpiio_depth(void) { return &t_mpiio; }
@@ -438,7 +447,7 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 	uint32_t l1 = p ? (uint32_t)strnlen(p, PATH_MAX - 1) : 0;
 	uint32_t l2 = p2 ? (uint32_t)strnlen(p2, PATH_MAX - 1) : 0;
 	uint32_t tid = my_tid();
-	unsigned flags = r->flags;
+	unsigned flags = r->flags & 0xffu; /* RF_PLAIN is not the spool's */
 	if (t_mpiio > 0 && r->call < C_MPI_RANK) flags |= RF_IN_MPIIO;
 	int nested = t_depth++ > 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -447,7 +456,9 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 		emit_side(r, flags, tid, p, l1, p2, l2);
 	} else {
 		uintptr_t at = t_cur, blk = t_blk;
+		int took = 0;
 		if (__builtin_expect(!blk || at + need > blk + SPOOL_BLOCK, 0)) {
+			took = 1;
 			char *k = take_blocks(1, BLOCK_MAGIC, tid, r->start);
 			if (!k) {
 				__atomic_add_fetch(&hdr->dropped, 1, __ATOMIC_RELAXED);
@@ -475,7 +486,15 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 		if (r->off != -1 && r->off) t_poff = r->off;
 		if (r->dur > 0 || r->start > 0) {
 			t_pend = r->start + r->dur;
-			t_pexit = iotrace_now();
+			/* A plain record's wrapper does the same after every call:
+			 * its time is the calibration's, not a clock reading (one
+			 * of a recorded call's three, ~20 ns); a record that took a
+			 * block (a page's first write, the file's growth) is
+			 * measured. */
+			if ((r->flags & RF_PLAIN) && !took && tail_known)
+				t_pexit = t_pend + cost_tail;
+			else
+				t_pexit = iotrace_now();
 		}
 	}
 out:
@@ -605,6 +624,7 @@ static void open_spool(int execd) {
 	hdr->cost_between = cost_between;
 	hdr->cost_spread = cost_spread;
 	hdr->cost_samples = cost_samples;
+	hdr->cost_tail = tail_known ? cost_tail : 0;
 }
 
 /* The recorded file mappings (see fmaps_add). */
@@ -935,7 +955,8 @@ EXPORT int close(int fd) {
 		off_t e = syscall(SYS_lseek, fd, 0, SEEK_CUR);                    \
 		t_in--;                                                          \
 		if (e >= 0) r.off = e - got;                                       \
-	}                                                                    \
+	} else                                                               \
+		r.flags = RF_PLAIN;                                              \
 	iotrace_emit(&r, NULL, NULL);                                        \
 	errno = saved;                                                       \
 	return got
@@ -949,17 +970,25 @@ EXPORT int close(int fd) {
  * wrapper (its RF_OVER reading) to the next call's start: the rest of
  * its time between calls each record measures (RF_OVER), whatever the
  * call (a relative path's getcwd, a long path's copy). The iotrace
- * encoder takes both out of the times. */
+ * encoder takes both out of the times. Then the same path as a plain
+ * record's (RF_PLAIN: no reading at the wrapper's end) gives cost_tail,
+ * the time from a call's end to the next call's start less
+ * cost_between: what a plain record's wrapper takes after its call. */
 #define CAL_N 256
 static int cmp64(const void *a, const void *b) {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
 }
-static void calibrate(void) {
-	static int64_t in[CAL_N], per[CAL_N], pre[CAL_N];
+
+/* cal_loop runs the read wrapper's path n+1 times with no call in it,
+ * its records marked flags, and keeps, from the second, each call's
+ * duration, the time from the previous wrapper's end (t_pexit) to its
+ * start, and the period from the previous call's start; it returns how
+ * many it kept. */
+static int cal_loop(int n, unsigned flags, int64_t *in, int64_t *pre, int64_t *per) {
 	int64_t prev = 0, pexit = 0;
-	int n = 0;
-	for (int i = 0; i <= CAL_N; i++) {
+	int k = 0;
+	for (int i = 0; i <= n; i++) {
 		int fd = 0;
 		if (!on()) break;
 		volatile unsigned kind = fdkind[fd];
@@ -968,6 +997,7 @@ static void calibrate(void) {
 		BEGIN;
 		END(r);
 		r.call = C_READ;
+		r.flags = (uint16_t)flags;
 		r.fd = fd;
 		r.off = -1;
 		r.size = 4096;
@@ -975,27 +1005,55 @@ static void calibrate(void) {
 		iotrace_emit(&r, NULL, NULL);
 		errno = saved;
 		if (i > 0) {
-			in[n] = r.dur;
-			pre[n] = t0 - pexit;
-			per[n++] = t0 - prev;
+			in[k] = r.dur;
+			pre[k] = t0 - pexit;
+			per[k++] = t0 - prev;
 		}
 		prev = t0;
 		pexit = t_pexit;
 	}
+	return k;
+}
+
+static void calibrate(void) {
+	static int64_t in[CAL_N], per[CAL_N], pre[CAL_N];
+	int n = cal_loop(CAL_N, 0, in, pre, per);
+	uintptr_t blk = t_blk;
+	if (n >= CAL_N / 2) {
+		qsort(in, n, sizeof in[0], cmp64);
+		qsort(per, n, sizeof per[0], cmp64);
+		qsort(pre, n, sizeof pre[0], cmp64);
+		int64_t ci = in[n / 2], cb = pre[n / 2];
+		cost_in = ci > 0 ? (uint32_t)ci : 0;
+		cost_between = cb > 0 ? (uint32_t)cb : 0;
+		cost_spread = (uint32_t)((per[n * 3 / 4] - per[n / 4]) / 2);
+		cost_samples = (uint32_t)n;
+		if (blk) {
+			/* The plain path, its records in the same block, from its
+			 * start: no reading at a wrapper's end (tail 0 meanwhile),
+			 * so pre is the time from a call's end to the next's
+			 * start. */
+			memset((void *)(blk + sizeof(struct block)), 0, SPOOL_BLOCK - sizeof(struct block));
+			t_cur = blk + sizeof(struct block);
+			t_chain = 0;
+			t_pend = t_pexit = 0;
+			cost_tail = 0;
+			tail_known = 1;
+			int m = cal_loop(CAL_N / 2, RF_PLAIN, in, pre, per);
+			if (m >= CAL_N / 4 && t_blk == blk) {
+				qsort(pre, m, sizeof pre[0], cmp64);
+				int64_t ct = pre[m / 2] - cb;
+				cost_tail = ct > 0 ? (uint32_t)ct : 0;
+			} else
+				tail_known = 0;
+		}
+	}
+	if (blk && blk != t_blk) memset((void *)blk, 0, SPOOL_BLOCK);
 	if (t_blk) {
 		memset((void *)t_blk, 0, SPOOL_BLOCK);
 		t_blk = t_cur = t_chain = 0;
 	}
 	t_pend = t_pexit = 0;
-	if (n < CAL_N / 2) return;
-	qsort(in, n, sizeof in[0], cmp64);
-	qsort(per, n, sizeof per[0], cmp64);
-	qsort(pre, n, sizeof pre[0], cmp64);
-	int64_t ci = in[n / 2], cb = pre[n / 2];
-	cost_in = ci > 0 ? (uint32_t)ci : 0;
-	cost_between = cb > 0 ? (uint32_t)cb : 0;
-	cost_spread = (uint32_t)((per[n * 3 / 4] - per[n / 4]) / 2);
-	cost_samples = (uint32_t)n;
 }
 
 static int64_t iovsize(const struct iovec *iov, int cnt) {
@@ -1072,6 +1130,7 @@ EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int
 	r.off = (OFF);                                                       \
 	r.size = (SIZE);                                                     \
 	r.oflags = (OFLAGS);                                                 \
+	r.flags = RF_PLAIN;                                                  \
 	RET(r, v);                                                           \
 	iotrace_emit(&r, NULL, NULL);                                        \
 	errno = saved;                                                       \
