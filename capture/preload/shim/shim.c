@@ -58,9 +58,11 @@
  * many as RLIMIT_FSIZE allows. It grows as blocks are taken, by fallocate
  * (which never shrinks it, whoever calls it at once): a page the program
  * writes is then never one the file system cannot give, which would kill
- * it (SIGBUS) on a full disk. The growth is a sixteenth of the file, at
- * least GROW_MIN, at most a window. A file system without fallocate gets
- * the file sized once, sparse, for as many blocks as it takes. */
+ * it (SIGBUS) on a full disk. The growth is a quarter of the file, at
+ * least GROW_MIN, at most a window: each is an open, a fallocate and a
+ * close (~12 µs on ext4), 21 for a spool of 3 MiB (56 by sixteenths). A
+ * file system without fallocate gets the file sized once, sparse, for as
+ * many blocks as it takes. */
 #define CAPACITY ((uint64_t)1 << 24)
 #define MIN_CAPACITY ((uint64_t)1 << 12)
 #define GROW_MIN (4 * SPOOL_BLOCK)
@@ -250,7 +252,7 @@ static char *window(uint64_t w) {
 static int grow(uint64_t end) {
 	uint64_t have = __atomic_load_n(&file_end, __ATOMIC_ACQUIRE);
 	if (sparse || end <= have) return 1;
-	uint64_t step = have / 16, max = SPOOL_HEADER + hdr->capacity * SPOOL_BLOCK;
+	uint64_t step = have / 4, max = SPOOL_HEADER + hdr->capacity * SPOOL_BLOCK;
 	if (step < GROW_MIN) step = GROW_MIN;
 	if (step > WINDOW) step = WINDOW;
 	uint64_t want = have + step;
