@@ -207,7 +207,43 @@ func (s *countSink) Intern(path string) trace.PathID     { return s.paths.Intern
 func BenchmarkEncodeTrace(b *testing.B) {
 	const n = 200_000
 	run, rules, dir := pwriteSpool(b, n)
-	out := filepath.Join(dir, "out.iot")
+	encodeTrace(b, run, rules, filepath.Join(dir, "out.iot"), n)
+}
+
+// BenchmarkEncodeTraceIOR is BenchmarkEncodeTrace on the spool of one
+// rank of IOR's pattern (bench/record/ior.c: per transfer an lseek64 and
+// a 4 KiB write or read; 25 iterations of 8 MiB, 204,951 records), as
+// bench/record part 1 records it. With BenchmarkEncodeTrace it makes the
+// profile the iotrace command is built with (cmd/iotrace/default.pgo,
+// bench/pgo/run.sh).
+func BenchmarkEncodeTraceIOR(b *testing.B) {
+	libs := buildShim(b)
+	dir := b.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "..", "bench", "record", "ior.c"))
+	if err != nil {
+		b.Skip(err)
+	}
+	bin := compile(b, dir, "ior", string(src), "-O2")
+	spool, _, err := recordOutput(b, libs, dir, bin, filepath.Join(dir, "f"), "8388608", "4096", "25")
+	if err != nil {
+		b.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "f"))
+	rules, err := filter.NewPaths([]string{dir}, nil, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run, err := ReadDir(spool, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { run.Close() })
+	encodeTrace(b, run, rules, filepath.Join(dir, "out.iot"), 204_951)
+}
+
+// encodeTrace writes run's trace to out at each iteration of b, and
+// reports the time per event; a run of fewer than n events fails b.
+func encodeTrace(b *testing.B, run *Run, rules *filter.Paths, out string, n int64) {
 	var events int64
 	for b.Loop() {
 		w, err := format.Create(out, trace.Meta{Creator: "bench"})

@@ -203,6 +203,7 @@ int main(int argc, char **argv) {
 		t.Fatalf("%d spools, want 4 (an image each)", len(names))
 	}
 	var costs []capture.Cost
+	var tails []int64
 	for _, n := range names {
 		s, err := OpenSpool(n)
 		if err != nil {
@@ -213,6 +214,7 @@ int main(int argc, char **argv) {
 			t.Errorf("%s: not an exec'd image", n)
 		}
 		costs = append(costs, h.Cost)
+		tails = append(tails, h.Tail)
 		var first *Record
 		s.Records(func(r *Record) error {
 			if first == nil && r.Call != 0 {
@@ -232,9 +234,9 @@ int main(int argc, char **argv) {
 			t.Errorf("%s: the first record's Over %d ns, its call %d ns after the image's start", n, first.Over, first.Start-h.MonoStart)
 		}
 	}
-	for _, c := range costs {
-		if c != costs[0] || c.Samples == 0 {
-			t.Errorf("the images' calibrations differ: %+v", costs)
+	for i, c := range costs {
+		if c != costs[0] || c.Samples == 0 || tails[i] != tails[0] {
+			t.Errorf("the images' calibrations differ: %+v, tails %v", costs, tails)
 			break
 		}
 	}
@@ -243,7 +245,7 @@ int main(int argc, char **argv) {
 	os.Mkdir(spool, 0o755)
 	cmd := exec.Command(bin)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload("")), append(Env(spool), "IOTRACE_COST=7 9 3 99")...)
+	cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload("")), append(Env(spool), "IOTRACE_COST=7 9 3 99 5")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -257,8 +259,8 @@ int main(int argc, char **argv) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Header.Cost != want {
-			t.Errorf("%s: cost %+v, want the environment's %+v", n, s.Header.Cost, want)
+		if s.Header.Cost != want || s.Header.Tail != 5 {
+			t.Errorf("%s: cost %+v, tail %d, want the environment's %+v and 5", n, s.Header.Cost, s.Header.Tail, want)
 		}
 		s.Close()
 	}

@@ -94,6 +94,11 @@ type Header struct {
 	// start of the program's first image, which the images it execs
 	// inherit (IOTRACE_COST; Samples 0: nothing, a shim before it).
 	Cost capture.Cost
+	// Tail is the time (ns) a plain record's wrapper takes after its
+	// call, from the same calibration: the Over of a record after a
+	// plain one (a data call's, an lseek's) that took no new block,
+	// which the shim does not measure (0: none, or a shim before it).
+	Tail int64
 }
 
 // Header offsets.
@@ -228,6 +233,7 @@ func NewSpool(name string, r io.ReaderAt, size int64) (*Spool, error) {
 	}
 	hd.Cost = capture.Cost{InCall: int64(le.Uint32(h[offCost:])), Between: int64(le.Uint32(h[offCost+4:])),
 		Spread: int64(le.Uint32(h[offCost+8:])), Samples: int(le.Uint32(h[offCost+12:]))}
+	hd.Tail = int64(le.Uint32(h[offCost+16:]))
 	if n := le.Uint32(h[offExe:]); n > maxExe {
 		return nil, &SpoolError{name, offExe, fmt.Sprintf("program name of %d bytes (at most %d)", n, maxExe)}
 	} else {

@@ -162,6 +162,11 @@ func spoolBytes(h Header, recs []*Record, side ...*Record) []byte {
 	}
 	le.PutUint64(b[offBlocks:], uint64(len(blocks)))
 	le.PutUint64(b[offCapacity:], 1<<20)
+	le.PutUint32(b[offCost:], uint32(h.Cost.InCall))
+	le.PutUint32(b[offCost+4:], uint32(h.Cost.Between))
+	le.PutUint32(b[offCost+8:], uint32(h.Cost.Spread))
+	le.PutUint32(b[offCost+12:], uint32(h.Cost.Samples))
+	le.PutUint32(b[offCost+16:], uint32(h.Tail))
 	for _, k := range blocks {
 		b = append(b, k...)
 		b = append(b, make([]byte, blockSize-len(k))...)
@@ -184,7 +189,8 @@ func readAll(t *testing.T, data []byte) (*Spool, []Record, ReadStats, error) {
 }
 
 func TestSpoolRoundTrip(t *testing.T) {
-	h := Header{PID: 42, PPID: 1, Rank: 3, Size: 4, MonoStart: 1000, RealStart: 5e18, Cmdline: []string{"./app", "-x"}, Cwd: "/work", ProcStart: 123456, Exec: true, Exe: "/work/app"}
+	h := Header{PID: 42, PPID: 1, Rank: 3, Size: 4, MonoStart: 1000, RealStart: 5e18, Cmdline: []string{"./app", "-x"}, Cwd: "/work", ProcStart: 123456, Exec: true, Exe: "/work/app",
+		Cost: capture.Cost{InCall: 20, Between: 30, Spread: 4, Samples: 256}, Tail: 10}
 	long := "/" + strings.Repeat("d", 300) + "/file"
 	recs := []*Record{
 		{Call: cOpen, FD: -1, Start: 1100, Dur: 5, Ret: 3, OFlags: 0x241, Mode: 0o644, Path: long},
@@ -202,7 +208,8 @@ func TestSpoolRoundTrip(t *testing.T) {
 	}
 	if s.Header.PID != 42 || s.Header.Rank != 3 || s.Header.Size != 4 || s.Header.Cwd != "/work" ||
 		len(s.Header.Cmdline) != 2 || s.Header.Cmdline[1] != "-x" || s.Header.RealStart != 5e18 ||
-		s.Header.ProcStart != 123456 || !s.Header.Exec || s.Header.Exe != "/work/app" || s.Header.Blocks != 3 {
+		s.Header.ProcStart != 123456 || !s.Header.Exec || s.Header.Exe != "/work/app" || s.Header.Blocks != 3 ||
+		s.Header.Cost != h.Cost || s.Header.Tail != 10 {
 		t.Errorf("header %+v", s.Header)
 	}
 	if len(got) != 7 || st.Records != 7 || st.Incomplete != 1 {
@@ -296,7 +303,8 @@ func FuzzSpool(f *testing.F) {
 		f.Add(b[:60+len(cmd)], h.Cwd, bytes.TrimRight(b[offProcStart:offExe+4], "\x00"), h.Exe,
 			bytes.TrimRight(b[headerSize:], "\x00"), pad, cut)
 	}
-	h := Header{PID: 7, PPID: 1, Rank: 0, Size: 2, Cmdline: []string{"a"}, Cwd: "/", Exe: "/bin/a"}
+	h := Header{PID: 7, PPID: 1, Rank: 0, Size: 2, Cmdline: []string{"a"}, Cwd: "/", Exe: "/bin/a",
+		Cost: capture.Cost{InCall: 20, Between: 30, Spread: 5, Samples: 256}, Tail: 10}
 	recs := []*Record{{Call: cOpen, Path: "/x", Ret: 3}, {Call: 0xff}, {Call: cRead, FD: 3, Size: 10, Ret: 10, Over: 300}}
 	add(spoolBytes(h, recs), h, true, 0)
 	add(spoolBytes(h, recs), h, false, 4200)

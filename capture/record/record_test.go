@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -66,8 +67,27 @@ func TestPtrace(t *testing.T) {
 
 func TestFromSpoolEmpty(t *testing.T) {
 	dir := t.TempDir()
+	procs := runtime.GOMAXPROCS(0)
 	if _, err := FromSpool(Options{Out: filepath.Join(dir, "x.iot")}, dir, true); err == nil || !strings.Contains(err.Error(), "no process wrote a spool") {
 		t.Errorf("an empty spool directory: %v", err)
+	}
+	if n := runtime.GOMAXPROCS(0); n != procs {
+		t.Errorf("GOMAXPROCS %d after the encode, %d before", n, procs)
+	}
+}
+
+// TestOneP: oneP runs the scheduler on one P, and what it returns sets
+// back the P count there was.
+func TestOneP(t *testing.T) {
+	prev := runtime.GOMAXPROCS(3)
+	defer runtime.GOMAXPROCS(prev)
+	restore := oneP()
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Errorf("GOMAXPROCS %d under oneP", n)
+	}
+	restore()
+	if n := runtime.GOMAXPROCS(0); n != 3 {
+		t.Errorf("GOMAXPROCS %d after oneP's restore, 3 before", n)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -39,7 +40,10 @@ func (d *dist) sample(r *rand.Rand) int64 {
 	return d.vals[i]
 }
 
-var dists = func() map[string]*dist {
+// dists are the series of jitter.txt, read at the first use: every
+// command of the iotrace binary would pay for them at its start
+// otherwise (3,904 allocations, 0.3 ms, in record --preload's helper too).
+var dists = sync.OnceValue(func() map[string]*dist {
 	m := map[string]*dist{}
 	sc := bufio.NewScanner(bytes.NewReader(jitterData))
 	for sc.Scan() {
@@ -70,7 +74,7 @@ var dists = func() map[string]*dist {
 		}
 	}
 	return m
-}()
+})
 
 // clock advances a rank's time by measured gaps and durations.
 type clock struct {
@@ -81,9 +85,10 @@ type clock struct {
 // call sets e's Start and Dur for a call of direction dir; scale
 // multiplies the duration (metadata calls are slower than 4 KiB I/O).
 func (c *clock) call(e *trace.Event, write bool, scale int64) {
-	g, d := dists["rgap"], dists["rdur"]
+	ds := dists()
+	g, d := ds["rgap"], ds["rdur"]
 	if write {
-		g, d = dists["wgap"], dists["wdur"]
+		g, d = ds["wgap"], ds["wdur"]
 	}
 	c.t += g.sample(c.r)
 	e.Start = c.t

@@ -58,9 +58,11 @@
  * many as RLIMIT_FSIZE allows. It grows as blocks are taken, by fallocate
  * (which never shrinks it, whoever calls it at once): a page the program
  * writes is then never one the file system cannot give, which would kill
- * it (SIGBUS) on a full disk. The growth is a sixteenth of the file, at
- * least GROW_MIN, at most a window. A file system without fallocate gets
- * the file sized once, sparse, for as many blocks as it takes. */
+ * it (SIGBUS) on a full disk. The growth is a quarter of the file, at
+ * least GROW_MIN, at most a window: each is an open, a fallocate and a
+ * close (~12 µs on ext4), 21 for a spool of 3 MiB (56 by sixteenths). A
+ * file system without fallocate gets the file sized once, sparse, for as
+ * many blocks as it takes. */
 #define CAPACITY ((uint64_t)1 << 24)
 #define MIN_CAPACITY ((uint64_t)1 << 12)
 #define GROW_MIN (4 * SPOOL_BLOCK)
@@ -92,7 +94,10 @@ struct header {
 	 * the program image (calibrate): in each call's duration, between
 	 * calls, half the interquartile range, calls measured (0: none). */
 	uint32_t cost_in, cost_between, cost_spread, cost_samples;
-	char pad2[3328 - 3232];
+	/* A plain record's wrapper's time after its call (ns, calibrate;
+	 * RF_PLAIN), the RF_OVER such records carry; 0: none. */
+	uint32_t cost_tail;
+	char pad2[3328 - 3236];
 	/* The program (/proc/self/exe), when it fits; else exe_len is 0. */
 	uint32_t exe_len;
 	char exe[760];
@@ -107,6 +112,7 @@ _Static_assert(__builtin_offsetof(struct header, execd) == 3144, "header layout"
 _Static_assert(__builtin_offsetof(struct header, blocks) == 3200, "header layout");
 _Static_assert(__builtin_offsetof(struct header, capacity) == 3208, "header layout");
 _Static_assert(__builtin_offsetof(struct header, cost_in) == 3216, "header layout");
+_Static_assert(__builtin_offsetof(struct header, cost_tail) == 3232, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe_len) == 3328, "header layout");
 _Static_assert(__builtin_offsetof(struct header, exe) == 3332, "header layout");
 _Static_assert(sizeof(struct header) <= SPOOL_HEADER, "header size");
@@ -170,6 +176,11 @@ static TLS uintptr_t t_sblk, t_scur;
 /* The end of the call of the thread's latest record and the end of the
  * wrapper that wrote it (RF_OVER). */
 static TLS int64_t t_pend, t_pexit;
+/* cost_tail is a plain record's wrapper's time after its call (RF_PLAIN),
+ * from the calibration; tail_known says it has one (until then, or where
+ * the calibration could not run, plain records read the clock too). */
+static uint32_t cost_tail;
+static int tail_known;
 
 EXPORT int *iotrace_mpi_depth(void) { return &t_mpi; }
 EXPORT int *iotrace_mpiio_depth(void) { return &t_mpiio; }
@@ -241,7 +252,7 @@ static char *window(uint64_t w) {
 static int grow(uint64_t end) {
 	uint64_t have = __atomic_load_n(&file_end, __ATOMIC_ACQUIRE);
 	if (sparse || end <= have) return 1;
-	uint64_t step = have / 16, max = SPOOL_HEADER + hdr->capacity * SPOOL_BLOCK;
+	uint64_t step = have / 4, max = SPOOL_HEADER + hdr->capacity * SPOOL_BLOCK;
 	if (step < GROW_MIN) step = GROW_MIN;
 	if (step > WINDOW) step = WINDOW;
 	uint64_t want = have + step;
@@ -438,7 +449,7 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 	uint32_t l1 = p ? (uint32_t)strnlen(p, PATH_MAX - 1) : 0;
 	uint32_t l2 = p2 ? (uint32_t)strnlen(p2, PATH_MAX - 1) : 0;
 	uint32_t tid = my_tid();
-	unsigned flags = r->flags;
+	unsigned flags = r->flags & 0xffu; /* RF_PLAIN is not the spool's */
 	if (t_mpiio > 0 && r->call < C_MPI_RANK) flags |= RF_IN_MPIIO;
 	int nested = t_depth++ > 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -447,7 +458,9 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 		emit_side(r, flags, tid, p, l1, p2, l2);
 	} else {
 		uintptr_t at = t_cur, blk = t_blk;
+		int took = 0;
 		if (__builtin_expect(!blk || at + need > blk + SPOOL_BLOCK, 0)) {
+			took = 1;
 			char *k = take_blocks(1, BLOCK_MAGIC, tid, r->start);
 			if (!k) {
 				__atomic_add_fetch(&hdr->dropped, 1, __ATOMIC_RELAXED);
@@ -475,7 +488,15 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 		if (r->off != -1 && r->off) t_poff = r->off;
 		if (r->dur > 0 || r->start > 0) {
 			t_pend = r->start + r->dur;
-			t_pexit = iotrace_now();
+			/* A plain record's wrapper does the same after every call:
+			 * its time is the calibration's, not a clock reading (one
+			 * of a recorded call's three, ~20 ns); a record that took a
+			 * block (a page's first write, the file's growth) is
+			 * measured. */
+			if ((r->flags & RF_PLAIN) && !took && tail_known)
+				t_pexit = t_pend + cost_tail;
+			else
+				t_pexit = iotrace_now();
 		}
 	}
 out:
@@ -566,7 +587,8 @@ static void calibrate(void);
 static uint32_t cost_in, cost_between, cost_spread, cost_samples;
 
 /* IOTRACE_COST carries a calibration to the images a program's processes
- * exec: "in between spread samples" (ns, ns, ns, count). The first image
+ * exec: "in between spread samples [tail]" (ns, ns, ns, count, ns: tail
+ * where the calibration measured it, cost_tail). The first image
  * calibrates and sets it; the shell, make or git a recorded run starts,
  * which start a process for each command, then pay for the calibration
  * once, not per command (256 wrapper runs and 3 sorts each). A program
@@ -575,17 +597,23 @@ static uint32_t cost_in, cost_between, cost_spread, cost_samples;
 
 static int inherit_cost(void) {
 	const char *v = getenv(COST_ENV);
-	unsigned long in, between, spread, samples;
-	if (!v || sscanf(v, "%lu %lu %lu %lu", &in, &between, &spread, &samples) != 4) return 0;
-	if (samples == 0 || in > 1000000 || between > 1000000 || spread > 1000000 || samples > 1000000) return 0;
+	unsigned long in, between, spread, samples, tail;
+	int k = v ? sscanf(v, "%lu %lu %lu %lu %lu", &in, &between, &spread, &samples, &tail) : 0;
+	if (k < 4 || samples == 0 || in > 1000000 || between > 1000000 || spread > 1000000 || samples > 1000000) return 0;
+	if (k == 5 && tail > 1000000) return 0;
 	cost_in = (uint32_t)in, cost_between = (uint32_t)between;
 	cost_spread = (uint32_t)spread, cost_samples = (uint32_t)samples;
+	tail_known = k == 5;
+	cost_tail = tail_known ? (uint32_t)tail : 0;
 	return 1;
 }
 
 static void pass_cost(void) {
-	char v[64];
-	snprintf(v, sizeof v, "%u %u %u %u", cost_in, cost_between, cost_spread, cost_samples);
+	char v[80];
+	if (tail_known)
+		snprintf(v, sizeof v, "%u %u %u %u %u", cost_in, cost_between, cost_spread, cost_samples, cost_tail);
+	else
+		snprintf(v, sizeof v, "%u %u %u %u", cost_in, cost_between, cost_spread, cost_samples);
 	setenv(COST_ENV, v, 1);
 }
 
@@ -634,6 +662,7 @@ static void open_spool(int execd) {
 	hdr->cost_between = cost_between;
 	hdr->cost_spread = cost_spread;
 	hdr->cost_samples = cost_samples;
+	hdr->cost_tail = tail_known ? cost_tail : 0;
 	/* The shim's time since the image's start, in the gap before the
 	 * first call this thread records: that record's RF_OVER. */
 	t_pend = m0;
@@ -968,7 +997,8 @@ EXPORT int close(int fd) {
 		off_t e = syscall(SYS_lseek, fd, 0, SEEK_CUR);                    \
 		t_in--;                                                          \
 		if (e >= 0) r.off = e - got;                                       \
-	}                                                                    \
+	} else                                                               \
+		r.flags = RF_PLAIN;                                              \
 	iotrace_emit(&r, NULL, NULL);                                        \
 	errno = saved;                                                       \
 	return got
@@ -982,17 +1012,25 @@ EXPORT int close(int fd) {
  * wrapper (its RF_OVER reading) to the next call's start: the rest of
  * its time between calls each record measures (RF_OVER), whatever the
  * call (a relative path's getcwd, a long path's copy). The iotrace
- * encoder takes both out of the times. */
+ * encoder takes both out of the times. Then the same path as a plain
+ * record's (RF_PLAIN: no reading at the wrapper's end) gives cost_tail,
+ * the time from a call's end to the next call's start less
+ * cost_between: what a plain record's wrapper takes after its call. */
 #define CAL_N 256
 static int cmp64(const void *a, const void *b) {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
 }
-static void calibrate(void) {
-	static int64_t in[CAL_N], per[CAL_N], pre[CAL_N];
+
+/* cal_loop runs the read wrapper's path n+1 times with no call in it,
+ * its records marked flags, and keeps, from the second, each call's
+ * duration, the time from the previous wrapper's end (t_pexit) to its
+ * start, and the period from the previous call's start; it returns how
+ * many it kept. */
+static int cal_loop(int n, unsigned flags, int64_t *in, int64_t *pre, int64_t *per) {
 	int64_t prev = 0, pexit = 0;
-	int n = 0;
-	for (int i = 0; i <= CAL_N; i++) {
+	int k = 0;
+	for (int i = 0; i <= n; i++) {
 		int fd = 0;
 		if (!on()) break;
 		volatile unsigned kind = fdkind[fd];
@@ -1001,6 +1039,7 @@ static void calibrate(void) {
 		BEGIN;
 		END(r);
 		r.call = C_READ;
+		r.flags = (uint16_t)flags;
 		r.fd = fd;
 		r.off = -1;
 		r.size = 4096;
@@ -1008,28 +1047,56 @@ static void calibrate(void) {
 		iotrace_emit(&r, NULL, NULL);
 		errno = saved;
 		if (i > 0) {
-			in[n] = r.dur;
-			pre[n] = t0 - pexit;
-			per[n++] = t0 - prev;
+			in[k] = r.dur;
+			pre[k] = t0 - pexit;
+			per[k++] = t0 - prev;
 		}
 		prev = t0;
 		pexit = t_pexit;
 	}
+	return k;
+}
+
+static void calibrate(void) {
+	static int64_t in[CAL_N], per[CAL_N], pre[CAL_N];
+	int n = cal_loop(CAL_N, 0, in, pre, per);
+	uintptr_t blk = t_blk;
+	if (n >= CAL_N / 2) {
+		qsort(in, n, sizeof in[0], cmp64);
+		qsort(per, n, sizeof per[0], cmp64);
+		qsort(pre, n, sizeof pre[0], cmp64);
+		int64_t ci = in[n / 2], cb = pre[n / 2];
+		cost_in = ci > 0 ? (uint32_t)ci : 0;
+		cost_between = cb > 0 ? (uint32_t)cb : 0;
+		cost_spread = (uint32_t)((per[n * 3 / 4] - per[n / 4]) / 2);
+		cost_samples = (uint32_t)n;
+		if (blk) {
+			/* The plain path, its records in the same block, from its
+			 * start: no reading at a wrapper's end (tail 0 meanwhile),
+			 * so pre is the time from a call's end to the next's
+			 * start. */
+			memset((void *)(blk + sizeof(struct block)), 0, SPOOL_BLOCK - sizeof(struct block));
+			t_cur = blk + sizeof(struct block);
+			t_chain = 0;
+			t_pend = t_pexit = 0;
+			cost_tail = 0;
+			tail_known = 1;
+			int m = cal_loop(CAL_N / 2, RF_PLAIN, in, pre, per);
+			if (m >= CAL_N / 4 && t_blk == blk) {
+				qsort(pre, m, sizeof pre[0], cmp64);
+				int64_t ct = pre[m / 2] - cb;
+				cost_tail = ct > 0 ? (uint32_t)ct : 0;
+			} else
+				tail_known = 0;
+		}
+		pass_cost();
+	}
+	if (blk && blk != t_blk) memset((void *)blk, 0, SPOOL_BLOCK);
 	if (t_blk) {
 		memset((void *)t_blk, 0, SPOOL_BLOCK);
 		t_blk = t_cur = t_chain = 0;
 	}
 	t_pend = t_pexit = 0;
-	if (n < CAL_N / 2) return;
-	qsort(in, n, sizeof in[0], cmp64);
-	qsort(per, n, sizeof per[0], cmp64);
-	qsort(pre, n, sizeof pre[0], cmp64);
-	int64_t ci = in[n / 2], cb = pre[n / 2];
-	cost_in = ci > 0 ? (uint32_t)ci : 0;
-	cost_between = cb > 0 ? (uint32_t)cb : 0;
-	cost_spread = (uint32_t)((per[n * 3 / 4] - per[n / 4]) / 2);
-	cost_samples = (uint32_t)n;
-	pass_cost();
 }
 
 static int64_t iovsize(const struct iovec *iov, int cnt) {
@@ -1106,6 +1173,7 @@ EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int
 	r.off = (OFF);                                                       \
 	r.size = (SIZE);                                                     \
 	r.oflags = (OFLAGS);                                                 \
+	r.flags = RF_PLAIN;                                                  \
 	RET(r, v);                                                           \
 	iotrace_emit(&r, NULL, NULL);                                        \
 	errno = saved;                                                       \

@@ -80,8 +80,16 @@
  * previous record's call to the end of the wrapper that recorded it
  * (resolving its path, encoding, writing the record), which lies in the
  * gap before this call; absent: not measured (the first record of a
- * thread, a call that began before the previous wrapper ended). */
+ * thread, a call that began before the previous wrapper ended). Measured
+ * with a clock reading at the wrapper's end, but for a plain record
+ * (RF_PLAIN), whose wrapper's time after the call the calibration gives. */
 #define RF_OVER 64u
+/* RF_PLAIN (in struct rec's flags only, not in the spool's byte): the
+ * wrapper does nothing after the call but write its record (FD_BODY,
+ * DATA_BODY: a data call, an lseek): when the record takes no new block,
+ * the wrapper's time after the call is the calibrated cost_tail, not a
+ * clock reading's. */
+#define RF_PLAIN 0x100u
 
 /* C_UNSEEN's oflags. */
 #define UNSEEN_IO_URING 1u  /* io_uring: requests the kernel takes from a ring */
