@@ -145,6 +145,7 @@ NULLS=${NULLS:-3}
 SLOW_IOPS=${SLOW_IOPS:-300}
 SLOW_MBPS=${SLOW_MBPS:-50}
 SETTLE=${SETTLE:-0.3}
+AFTERIO_N=${AFTERIO_N:-1000}
 PY=${PY:-/usr/bin/python3}
 DOC=${DOC:-docs/BENCHMARKS.md}
 
@@ -415,6 +416,23 @@ END {
 		printf "| %s | %s | %.4f | %s | %s | %s | %s |\n", A[a], C[c], cap[A[a], C[c]], capsp[A[a], C[c]], capio[A[a], C[c]] == "-" ? "–" : sprintf("%.4f", capio[A[a], C[c]]), r == "" ? "–" : sprintf("%.4f", r), r == "" || r == 0 ? "–" : sprintf("%.2f", cap[A[a], C[c]] / r)
 	}
 }' "$res"
+	grep -q '^afterio' "$res" || return 0
+	echo
+	echo "### The same computation after different file calls"
+	echo
+	echo "\`bench/predict/afterio.c\` on each file system: a fixed computation (a loop over a 1 MiB buffer) right after"
+	echo "no call, a 4 KiB pwrite, a pwrite and fdatasync, and a close, unlink, create, pwrite and fdatasync (a journal's"
+	echo "life); the median over $AFTERIO_N of each of its processor time (CLOCK_THREAD_CPUTIME_ID), µs, and in"
+	echo "parentheses its wall time. Where a call made the thread sleep, the same instructions take longer after it:"
+	echo "think time captured on that file system is longer than the program's on one where the call does not sleep,"
+	echo "and a capture there over-predicts a run on the faster one (docs/REPLAY.md, \"What a prediction cannot know\")."
+	echo
+	echo "| file system | no call | after a pwrite | after pwrite + fdatasync | after unlink … fdatasync |"
+	echo "|---|---:|---:|---:|---:|"
+	awk -F'\t' '$1 == "afterio" { w[$2, $3] = $4; c[$2, $3] = $5; if (!($2 in seen)) { seen[$2] = 1; fs[++n] = $2 } }
+	function cell(f, k) { return (f, k) in c ? sprintf("%.2f (%.2f)", c[f, k] / 1e3, w[f, k] / 1e3) : "–" }
+	function rel(f, k) { return (f, k) in c && c[f, "none"] > 0 ? sprintf(", %+.0f %%", 100 * (c[f, k] / c[f, "none"] - 1)) : "" }
+	END { for (i = 1; i <= n; i++) { f = fs[i]; printf "| %s | %s | %s%s | %s%s | %s%s |\n", f, cell(f, "none"), cell(f, "write"), rel(f, "write"), cell(f, "fdatasync"), rel(f, "fdatasync"), cell(f, "unlink"), rel(f, "unlink") } }' "$res"
 }
 
 
@@ -494,6 +512,7 @@ go build -o "$bin/span" ./bench/predict/span
 [ $need_mpi_replay = 1 ] && go build -tags mpi -o "$bin/ioreplay-mpi" ./cmd/ioreplay
 mpicc -O2 -o "$bin/ior" bench/predict/ior.c
 mpicc -O2 -o "$bin/mdtest" bench/predict/mdtest.c
+cc -O2 -o "$bin/afterio" bench/predict/afterio.c
 cp bench/predict/h5.py "$bin/h5.py"
 export IOTRACE_CACHE=$shm/cache HOME=$shm/home
 export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.org GIT_COMMITTER_NAME=bench \
@@ -880,12 +899,25 @@ for a in $APPS; do
 		done
 	done
 done
+# The same computation right after different file calls, on each file
+# system of the run (afterio.c): how far think time depends on the file
+# system the program ran on.
+for fs in tmpfs disk slow; do
+	case " $TARGETS $CAPTURE_FS " in *" $fs "*) ;; *) continue ;; esac
+	d=$(fsroot "$fs")
+	[ -n "$d" ] || continue
+	mkdir -p "$d/afterio"
+	"$bin/afterio" "$d/afterio" "$AFTERIO_N" | while read -r kind w c; do
+		printf 'afterio\t%s\t%s\t%s\t%s\n' "$fs" "$kind" "$w" "$c" >>"$res"
+	done || log "afterio on $fs failed"
+	rm -rf "$d/afterio"
+done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg) minutes=$(((SECONDS - t_start + 30) / 60))
 
 commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?')
 host_s="$(nproc) cores ($(uname -r), $(go version | cut -d' ' -f3))"
 mode_names_s="${mode_names[*]}"
-declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS CAPTURES FAST FAST_REPS SLOW_IOPS SLOW_MBPS SETTLE mode_names_s >"$shm/meta.sh"
+declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS CAPTURES FAST FAST_REPS SLOW_IOPS SLOW_MBPS SETTLE AFTERIO_N mode_names_s >"$shm/meta.sh"
 section >"$shm/section.md"
 cat "$shm/section.md"
 [ -z "$write" ] || write_doc "$shm/section.md"
