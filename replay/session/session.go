@@ -294,8 +294,9 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	o.Replay.Ready = func() { ready() }
 	if !o.DryRun && runtime.GOMAXPROCS(0) > 1 {
 		// The data the backends write (built once per process, a third of
-		// a millisecond), on a processor the plan leaves idle.
-		go replay.NewPattern()
+		// a millisecond) and the clock's look at /proc/cpuinfo, on a
+		// processor the plan leaves idle.
+		go replay.Warm()
 	}
 	rp, err := replay.New(t, o.Replay)
 	if err := agree(err); err != nil {
