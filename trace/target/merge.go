@@ -187,7 +187,9 @@ func (m *Merger) lone(all bool) ([]trace.Event, error) {
 	c := m.cur[0]
 	if m.pending >= 0 {
 		for ; c.i < m.end; c.i++ {
-			c.pass(&c.buf[c.i])
+			if e := &c.buf[c.i]; e.Op.Class() == trace.ClassComm { // (pass's first test, without a call per event)
+				c.pass(e)
+			}
 		}
 	}
 	m.pending = 0
