@@ -58,6 +58,15 @@ var sharedPattern = sync.OnceValue(func() *Pattern {
 	return &Pattern{buf: buf}
 })
 
+// Warm makes, ahead of a replay, what its ranks take at their start and
+// a process makes once: the pattern, and the clock's look at the
+// processor's time-stamp counter (/proc/cpuinfo). For a goroutine of its
+// own while the plan reads the trace: then they cost the replay nothing.
+func Warm() {
+	NewPattern()
+	tscUsable()
+}
+
 // hugePage is the size of a transparent huge page on amd64 and arm64.
 const hugePage = 2 << 20
 

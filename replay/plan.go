@@ -259,74 +259,78 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 	started := false
 	var haveIO bool
 	var ioFirst, ioLast int64
+	// A run at a time (Merger.Run): a lone rank's batch in one loop.
 	for {
-		i, e, err := m.Next()
+		i, evs, err := m.Run()
 		if err != nil {
 			return nil, rankErr(p.Ranks[i], err)
 		}
-		if e == nil {
+		if evs == nil {
 			break
 		}
 		rp := &per[i]
 		r := p.Ranks[i]
-		if !started || e.Start < p.Start {
-			p.Start, started = e.Start, true
-		}
-		rp.n++
-		rp.ops.add(e.Op, rp.rc.Ops)
-		cls := e.Op.Class()
-		if cls == trace.ClassMarker {
-			continue
-		}
-		if cls == trace.ClassPOSIX || cls == trace.ClassMeta || cls == trace.ClassMPIIO {
-			if e.Flags&trace.InMPIIO == 0 || cls == trace.ClassMPIIO {
-				rp.io = sat.Add(rp.io, max(e.Dur, 0))
+		for j := range evs {
+			e := &evs[j]
+			if !started || e.Start < p.Start {
+				p.Start, started = e.Start, true
 			}
-			if !haveIO || e.Start < ioFirst {
-				ioFirst = e.Start
-			}
-			if end := sat.Add(e.Start, max(e.Dur, 0)); !haveIO || end > ioLast {
-				ioLast = end
-			}
-			haveIO = true
-			if !script {
-				rp.lib.event(rp.n-1, e)
-			}
-		}
-		if e.Op == trace.OpMPIFileOpen {
-			fileComms[e.Comm] = true
-		}
-		if cls == trace.ClassComm || e.Op == trace.OpMPIFileOpen {
-			if e.Comm > trace.CommSelf {
-				if members[e.Comm] == nil {
-					members[e.Comm] = map[uint32]bool{}
-				}
-				members[e.Comm][r] = true
-			}
-			if cls == trace.ClassComm {
+			rp.n++
+			rp.ops.add(e.Op, rp.rc.Ops)
+			cls := e.Op.Class()
+			if cls == trace.ClassMarker {
 				continue
 			}
-		}
-		if e.Path != 0 || e.Path2 != 0 {
-			for _, id := range target.Paths(e) {
-				if id == 0 || id == rp.lastPath {
-					continue
+			if cls == trace.ClassPOSIX || cls == trace.ClassMeta || cls == trace.ClassMPIIO {
+				if e.Flags&trace.InMPIIO == 0 || cls == trace.ClassMPIIO {
+					rp.io = sat.Add(rp.io, max(e.Dur, 0))
 				}
-				rp.lastPath = id // a rank's calls name the same file again and again
-				if _, ok := p.mapped[id]; !ok {
-					p.mapped[id] = mapping{}
+				if !haveIO || e.Start < ioFirst {
+					ioFirst = e.Start
+				}
+				if end := sat.Add(e.Start, max(e.Dur, 0)); !haveIO || end > ioLast {
+					ioLast = end
+				}
+				haveIO = true
+				if !script && (cls == trace.ClassMPIIO || e.Flags&trace.InMPIIO != 0) {
+					rp.lib.event(rp.n-1, e) // (which follows nothing else)
 				}
 			}
-		}
-		if rp.f.Data(e) != nil {
-			continue // a read or write on a descriptor: followed, nothing more to plan
-		}
-		st := rp.f.Apply(e)
-		if st.Handle != nil && cls == trace.ClassMPIIO {
-			sp.Event(i, e, st.Handle.Path, st.Handle.Comm)
-		}
-		if len(p.Ranks) > 1 { // one rank depends on no other's files
-			deps.event(i, rp.n-1, m.Epoch(i), e)
+			if e.Op == trace.OpMPIFileOpen {
+				fileComms[e.Comm] = true
+			}
+			if cls == trace.ClassComm || e.Op == trace.OpMPIFileOpen {
+				if e.Comm > trace.CommSelf {
+					if members[e.Comm] == nil {
+						members[e.Comm] = map[uint32]bool{}
+					}
+					members[e.Comm][r] = true
+				}
+				if cls == trace.ClassComm {
+					continue
+				}
+			}
+			if e.Path != 0 || e.Path2 != 0 {
+				for _, id := range target.Paths(e) {
+					if id == 0 || id == rp.lastPath {
+						continue
+					}
+					rp.lastPath = id // a rank's calls name the same file again and again
+					if _, ok := p.mapped[id]; !ok {
+						p.mapped[id] = mapping{}
+					}
+				}
+			}
+			if rp.f.Data(e) != nil {
+				continue // a read or write on a descriptor: followed, nothing more to plan
+			}
+			st := rp.f.Apply(e)
+			if st.Handle != nil && cls == trace.ClassMPIIO {
+				sp.Event(i, e, st.Handle.Path, st.Handle.Comm)
+			}
+			if len(p.Ranks) > 1 { // one rank depends on no other's files
+				deps.event(i, rp.n-1, m.Epoch(i), e)
+			}
 		}
 	}
 	p.deps = deps.deps()

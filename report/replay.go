@@ -424,6 +424,12 @@ func replayJSON(r *Replay) *jsonReplay {
 	return v
 }
 
+// WarmJSON makes what WriteJSON makes at its first call (encoding/json's
+// encoders of the summary's types, by reflection: 0.36 M instructions),
+// for a goroutine of a program that writes the summary at its end, while
+// it works.
+func WarmJSON() { json.NewEncoder(io.Discard).Encode(&jsonReplay{}) }
+
 // WriteJSON writes the replay as one JSON object (the "replay" object of
 // a report).
 func (r *Replay) WriteJSON(w io.Writer) error {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -158,7 +159,7 @@ const (
 )
 
 // Constants every script sees.
-var constants = func() map[string]int64 {
+var constants = sync.OnceValue(func() map[string]int64 {
 	m := map[string]int64{
 		"any":      -1,
 		"none":     int64(trace.ProcNull),
@@ -188,7 +189,7 @@ var constants = func() map[string]int64 {
 		m[name], _ = trace.ParseErrno(name)
 	}
 	return m
-}()
+})
 
 // hstate is what the checker knows about a handle at a point of the
 // script.
@@ -226,7 +227,7 @@ func (c *compiler) errorf(pos Pos, format string, args ...any) {
 
 func (c *compiler) predeclare() {
 	add := func(s *symbol) { c.scope.syms[s.name] = s }
-	for name, v := range constants {
+	for name, v := range constants() {
 		add(&symbol{name: name, kind: symConst, typ: TInt, cval: v})
 	}
 	add(&symbol{name: "true", kind: symConst, typ: TBool, cval: 1})
@@ -796,7 +797,7 @@ var commOps = map[string]cmdOp{
 }
 
 func (c *compiler) command(s *CommandStmt) cstmt {
-	spec := commands[s.Name]
+	spec := commands()[s.Name]
 	if spec == nil {
 		c.errorf(s.Pos, "unknown command %q", s.Name)
 		return nil
@@ -1516,11 +1517,11 @@ func (c *compiler) expr1(e Expr) cexpr {
 func (c *compiler) ident(e *Ident) cexpr {
 	sym := c.scope.lookup(e.Name)
 	if sym == nil {
-		if commands[e.Name] != nil || keywords[e.Name] {
+		if commands()[e.Name] != nil || keywords[e.Name] {
 			c.errorf(e.Pos, "%s is a command, not a value", e.Name)
 		} else if strings.HasPrefix(e.Name, "O_") || strings.HasPrefix(e.Name, "MPI_MODE_") {
 			var names []string
-			for n := range constants {
+			for n := range constants() {
 				names = append(names, n)
 			}
 			if s := suggest(e.Name, names); s != "" {

@@ -249,7 +249,7 @@ func (p *parser) ident(context string) *Ident {
 	}
 	if reserved(t.text) {
 		kind := "a keyword"
-		if commands[t.text] != nil {
+		if commands()[t.text] != nil {
 			kind = "a command"
 		}
 		p.failf(t.pos, "%q is %s and cannot be used as a name %s", t.text, kind, context)
@@ -340,7 +340,7 @@ func (p *parser) stmt(top bool) Stmt {
 		p.next()
 		return &AssignStmt{Name: name, Value: p.expr()}
 	}
-	if p.peek(1).kind == tOp && p.peek(1).text == "[" && commands[t.text] == nil && !keywords[t.text] {
+	if p.peek(1).kind == tOp && p.peek(1).text == "[" && commands()[t.text] == nil && !keywords[t.text] {
 		// NAME[INDEX] = VALUE
 		name := p.ident("to assign to")
 		lb := p.next()
@@ -350,7 +350,7 @@ func (p *parser) stmt(top bool) Stmt {
 		a.Value = p.expr()
 		return a
 	}
-	if spec := commands[t.text]; spec != nil {
+	if spec := commands()[t.text]; spec != nil {
 		return p.command(spec)
 	}
 	if s := suggest(t.text, append(commandNames(), "param", "group", "let", "if", "repeat", "on", "time")); s != "" {

@@ -178,7 +178,7 @@ func (pr *printer) stmt(s Stmt, depth int) {
 			pr.expr(s.Operand)
 		}
 		args := s.Args
-		if spec := commands[s.Name]; spec != nil {
+		if spec := commands()[s.Name]; spec != nil {
 			args = make([]*Arg, 0, len(s.Args))
 			for _, a := range spec.args {
 				if x := s.Arg(a.key); x != nil {

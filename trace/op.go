@@ -5,8 +5,9 @@ package trace
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Op identifies a call. The numeric values are part of the trace file format
@@ -541,12 +542,18 @@ func ParseOp(name string) (Op, bool) {
 	return OpUnknown, false
 }
 
-// Ops returns every known op in numeric order.
-func Ops() []Op {
+// Ops returns every known op in numeric order, in a slice of the
+// caller's.
+func Ops() []Op { return slices.Clone(sortedOps()) }
+
+// sortedOps is the list Ops copies, made once: the op tables of several
+// packages call Ops at every command's start (it was 5 sorts through
+// sort.Slice's reflection, 0.26 M instructions of ioreplay's start).
+var sortedOps = sync.OnceValue(func() []Op {
 	ops := make([]Op, 0, len(opTable))
 	for op := range opTable {
 		ops = append(ops, op)
 	}
-	sort.Slice(ops, func(i, j int) bool { return ops[i] < ops[j] })
+	slices.Sort(ops)
 	return ops
-}
+})

@@ -126,3 +126,23 @@ func TestOpTableDoc(t *testing.T) {
 		}
 	}
 }
+
+// TestOpsSortedAndOwn: Ops lists every op of the table once, in numeric
+// order, in a slice the caller may change without changing the next
+// call's.
+func TestOpsSortedAndOwn(t *testing.T) {
+	a := Ops()
+	if len(a) != len(opTable) {
+		t.Fatalf("Ops gives %d ops, the table has %d", len(a), len(opTable))
+	}
+	for i, op := range a {
+		if _, ok := opTable[op]; !ok || i > 0 && a[i-1] >= op {
+			t.Fatalf("Ops()[%d] = %d: not a known op in numeric order (%v)", i, op, a)
+		}
+	}
+	want := a[0]
+	a[0] = OpUnknown
+	if b := Ops(); b[0] != want {
+		t.Errorf("changing one call's slice changed the next's: %d, want %d", b[0], want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -75,6 +76,9 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 	open := func(warn io.Writer) (trace.Trace, error) {
 		o.in.Warn = warn
 		return o.in.Open(args)
+	}
+	if o.summary != "" && runtime.GOMAXPROCS(0) > 1 {
+		go report.WarmJSON() // on a processor to spare, not after the ranks
 	}
 	ctx, stop := interruptible(s.Err)
 	defer stop()

@@ -475,6 +475,9 @@ func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 		if d.Aux.direct {
 			align = replay.DirectAlign
 		}
+		if op.write && x.sw == nil && x.raw && uint64(e.Size) <= replay.PatternChunk {
+			return x.write1(int(d.Aux.fd), op.explicit, e.Offset, int(e.Size), align), replay.NotSkipped
+		}
 		return x.rw(int(d.Aux.fd), op.write, op.explicit, e.Offset, e.Size, align), replay.NotSkipped
 	} else if d != nil {
 		st := state.Step[realFile, mpiFile]{Desc: d, Path: d.Path}
@@ -674,6 +677,28 @@ func (x *rankExec) readBuf(n int) []byte {
 		x.rbuf = raw[off : off+size : off+size]
 	}
 	return x.rbuf[:n]
+}
+
+// write1 is rw for the calls most replays are made of, in fewer
+// instructions: a write of size bytes (0 to PatternChunk: one slice of
+// the pattern), untimed (no Call.Sys) and raw.
+func (x *rankExec) write1(fd int, explicit bool, off int64, size, align int) int64 {
+	p := x.cur.Next(size, align)
+	trap := uintptr(unix.SYS_WRITE)
+	if explicit {
+		trap = unix.SYS_PWRITE64
+	}
+	for {
+		r, e := rawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(off), 0, 0)
+		switch en := unix.Errno(e); en {
+		case 0:
+			return int64(r)
+		case unix.EINTR:
+			continue
+		default:
+			return -int64(en)
+		}
+	}
 }
 
 // maxIov is the most buffers one vector call takes (IOV_MAX).

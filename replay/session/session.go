@@ -292,6 +292,12 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	team.Join(&o.Replay)
 	var ready func()
 	o.Replay.Ready = func() { ready() }
+	if !o.DryRun && runtime.GOMAXPROCS(0) > 1 {
+		// The data the backends write (built once per process, a third of
+		// a millisecond) and the clock's look at /proc/cpuinfo, on a
+		// processor the plan leaves idle.
+		go replay.Warm()
+	}
 	rp, err := replay.New(t, o.Replay)
 	if err := agree(err); err != nil {
 		return nil, err
@@ -376,13 +382,16 @@ func Run(ctx context.Context, in Input, o Options, team Team) (out *Outcome, err
 	// of it — or, where nothing would read the trace, nowhere (Record).
 	own := team.Share(plan.Ranks)
 	unrecorded := o.Record == "" && o.Observe != nil && !team.Parted()
-	if p, hold := runtime.GOMAXPROCS(0), replay.HoldLimit(); o.Replay.Predict && o.Record != "" && !team.Parted() && len(own) >= p && lead && plan.Events > int64(hold) {
-		// A predicting replay holds its events back until the ranks end
-		// (Output.Hold), up to HoldLimit. Measured: mdtest with fsync on
-		// tmpfs, 2 ranks on 2 processors, predicted within 6 % of its
-		// capture with its trace written afterwards, +70 to +110 % with it
-		// encoded while the ranks ran.
-		logger(o.Log).Warn(fmt.Sprintf("--record under --predict: the replay's %d events are more than it holds back until its ranks end (%d): encoding the rest while %d ranks run on %d processors takes processor time from the calls the prediction measures; for the prediction, replay without --record", plan.Events, hold, len(own), p))
+	// (HoldLimit reads the cgroup's files: only where it may warn.)
+	if p := runtime.GOMAXPROCS(0); o.Replay.Predict && o.Record != "" && !team.Parted() && len(own) >= p && lead {
+		if hold := replay.HoldLimit(); plan.Events > int64(hold) {
+			// A predicting replay holds its events back until the ranks end
+			// (Output.Hold), up to HoldLimit. Measured: mdtest with fsync on
+			// tmpfs, 2 ranks on 2 processors, predicted within 6 % of its
+			// capture with its trace written afterwards, +70 to +110 % with it
+			// encoded while the ranks ran.
+			logger(o.Log).Warn(fmt.Sprintf("--record under --predict: the replay's %d events are more than it holds back until its ranks end (%d): encoding the rest while %d ranks run on %d processors takes processor time from the calls the prediction measures; for the prediction, replay without --record", plan.Events, hold, len(own), p))
+		}
 	}
 	var part string
 	var w *format.Writer

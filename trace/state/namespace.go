@@ -491,6 +491,19 @@ func (f *File) write(off, n int64) {
 	f.grown = max(f.grown, end)
 }
 
+// covers reports whether dataNS(n, e, info, appending) would leave f,
+// n's file, as it is, when e is not an append (appending with
+// AddrIndividual): e a write that succeeded (Ret > 0) within what the
+// trace already wrote, to a file that others than appends wrote (most
+// writes of a file after its first). Data asks first: a call fewer.
+func (f *File) covers(e *trace.Event, info *trace.OpInfo) bool {
+	if info.Dir != trace.DirWrite || e.Ret <= 0 || !f.otherWrites || !f.Changed {
+		return false
+	}
+	end := endOf(e.Offset, e.Ret)
+	return end <= f.Size && end <= f.written && end <= f.grown
+}
+
 // extend notes a call that makes the file at least size bytes long
 // (fallocate, MPI_File_preallocate).
 func (f *File) extend(size int64) {

@@ -498,7 +498,8 @@ func (f *Follower[D, H]) Data(e *trace.Event) *Desc[D] {
 		if info.Addr == trace.AddrIndividual {
 			d.Pos = after(e.Offset, e.Ret)
 		}
-		if f.ns != nil && d.Node != nil && d.Node.File != nil {
+		if n := d.Node; f.ns != nil && n != nil && n.File != nil &&
+			!(n.File.covers(e, &info.OpInfo) && (info.Addr != trace.AddrIndividual || !d.Append())) {
 			dataNS(d.Node, e, &info.OpInfo, d.Append())
 		}
 	}

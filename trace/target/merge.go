@@ -14,7 +14,10 @@ import (
 type Merger struct {
 	cur     []*cursor
 	h       []int // heap of indexes into cur
-	pending int   // the cursor whose event next returned last, -1: none
+	pending int   // the cursor whose events Next or Run returned last, -1: none
+	// end: with one rank, the events Next or Run returned last are those
+	// of the cursor's batch from i to end.
+	end int
 }
 
 // cursor is one rank's stream as the merger reads it.
@@ -123,22 +126,11 @@ func (m *Merger) down(j int) {
 func (m *Merger) Next() (int, *trace.Event, error) {
 	if len(m.cur) == 1 {
 		// One rank: its events in order, no heap.
-		c := m.cur[0]
-		if m.pending >= 0 {
-			c.pass(&c.buf[c.i])
-			c.i++
+		evs, err := m.lone(false)
+		if len(evs) == 0 {
+			return 0, nil, err
 		}
-		m.pending = 0
-		if c.i >= c.n {
-			if c.fill(); c.err != nil {
-				return 0, nil, c.err
-			}
-			if c.i >= c.n {
-				m.pending = -1
-				return 0, nil, nil
-			}
-		}
-		return 0, &c.buf[c.i], nil
+		return 0, &evs[0], nil
 	}
 	if i := m.pending; i >= 0 {
 		// Move past the event returned last.
@@ -166,6 +158,56 @@ func (m *Merger) Next() (int, *trace.Event, error) {
 	c := m.cur[i]
 	m.pending = i
 	return i, &c.buf[c.i], nil
+}
+
+// Run is Next for a reader that takes events a run at a time: it
+// returns the index of a rank and its events that come next, in order,
+// or none at the end. With one rank a run is the rest of the batch the
+// rank's source gave (a loop over a slice, instead of a call per event);
+// with several, one event, in the order of Next. The events stay valid
+// until the next call of Run or Next. Epoch holds for the run's first
+// event: one rank's is of no use (it orders ranks).
+func (m *Merger) Run() (int, []trace.Event, error) {
+	if len(m.cur) == 1 {
+		evs, err := m.lone(true)
+		return 0, evs, err
+	}
+	i, e, err := m.Next()
+	if e == nil {
+		return i, nil, err
+	}
+	c := m.cur[i]
+	return i, c.buf[c.i : c.i+1], nil
+}
+
+// lone moves the one rank's cursor past the events returned last and
+// returns the next, the rest of its batch if all, else one; none at the
+// end.
+func (m *Merger) lone(all bool) ([]trace.Event, error) {
+	c := m.cur[0]
+	if m.pending >= 0 {
+		for ; c.i < m.end; c.i++ {
+			if e := &c.buf[c.i]; e.Op.Class() == trace.ClassComm { // (pass's first test, without a call per event)
+				c.pass(e)
+			}
+		}
+	}
+	m.pending = 0
+	if c.i >= c.n {
+		if c.fill(); c.err != nil {
+			m.pending = -1
+			return nil, c.err
+		}
+		if c.i >= c.n {
+			m.pending = -1
+			return nil, nil
+		}
+	}
+	m.end = c.i + 1
+	if all {
+		m.end = c.n
+	}
+	return c.buf[c.i:m.end], nil
 }
 
 // pass counts e, the event the cursor moves past, in its epoch: a
