@@ -64,7 +64,7 @@ fiosum() {
 jnum() { grep -o "\"$2\" *: *[-0-9.e+]*" "$1" | head -1 | sed 's/.*: *//'; }
 
 run_ioreplay() {
-	rm -rf "$shm/ioreplay"
+	rm -rf "${shm:?}/ioreplay"
 	local s e
 	s=$(now)
 	/usr/bin/time -f "%U %S" -o "$tmp/cpu" "$tmp/ioreplay" --timing afap --quiet --target "$shm/ioreplay" \
@@ -76,7 +76,7 @@ run_ioreplay() {
 }
 
 run_fio() {
-	rm -rf "$shm/fio"
+	rm -rf "${shm:?}/fio"
 	local s e
 	s=$(now)
 	(cd "$tmp/job" && /usr/bin/time -f "%U %S" -o "$tmp/cpu" fio --output-format=json pwrite.fio >"$tmp/fio.out")

@@ -71,7 +71,7 @@ for rep in $(seq "$REPS"); do
 		s=$(now)
 		"$tmp/$side/ioreplay" --timing afap --quiet --target "$shm/target" --summary "$tmp/s.json" "$tmp/pwrite.iot" >/dev/null
 		e=$(now)
-		rm -rf "$shm/target"
+		rm -rf "${shm:?}/target"
 		loop[$side]+="$(jnum "$tmp/s.json" elapsed_seconds) "
 		wall[$side]+="$(awk -v d=$((e - s)) 'BEGIN {print d / 1e9}') "
 	done

@@ -68,7 +68,7 @@ med() { tr ' ' '\n' <<<"$1" | grep . | median; }
 declare -A wall cpu
 for rep in $(seq "$REPS"); do
 	for tool in untraced preload ptrace; do
-		rm -rf "$tmp/pw.iot"
+		rm -rf "${tmp:?}/pw.iot"
 		case $tool in
 		untraced) out=$("$tmp/pwrite64" "$tmp/pw.dat" "$N") ;;
 		preload) out=$("$tmp/iotrace" record --preload --include "$tmp" -o "$tmp/pw.iot" -- "$tmp/pwrite64" "$tmp/pw.dat" "$N") ;;
@@ -80,7 +80,7 @@ for rep in $(seq "$REPS"); do
 	done
 done
 # The last run is the ptrace recorder's; check the preload trace once more.
-rm -rf "$tmp/pw.iot"
+rm -rf "${tmp:?}/pw.iot"
 "$tmp/iotrace" record --preload --include "$tmp" -o "$tmp/pw.iot" -- "$tmp/pwrite64" "$tmp/pw.dat" "$N" >/dev/null
 events=$("$tmp/iotrace" stats "$tmp/pw.iot" | head -1 | awk '{print $3}')
 

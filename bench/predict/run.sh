@@ -850,7 +850,7 @@ log "preparing the recorder"
 REC=("$bin/iotrace" record "${recflags[@]}" -o "$scratch/w-mpi.iot" --)
 mpi "$bin/ior" -a POSIX -F -b 4k -t 4k -o "$scratch/w" >/dev/null 2>&1
 REC=()
-rm -rf "$scratch"/w*
+rm -rf "${scratch:?}"/w*
 
 start=$(date -u '+%F %H:%M UTC') load_start=$(cut -d' ' -f1-3 /proc/loadavg) t_start=$SECONDS
 for a in $APPS; do
@@ -910,7 +910,7 @@ for fs in tmpfs disk slow; do
 	"$bin/afterio" "$d/afterio" "$AFTERIO_N" | while read -r kind w c; do
 		printf 'afterio\t%s\t%s\t%s\t%s\n' "$fs" "$kind" "$w" "$c" >>"$res"
 	done || log "afterio on $fs failed"
-	rm -rf "$d/afterio"
+	rm -rf "${d:?}/afterio"
 done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg) minutes=$(((SECONDS - t_start + 30) / 60))
 

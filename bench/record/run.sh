@@ -138,7 +138,7 @@ ior() {
 	esac
 	local out
 	out=$($(pre "$pin") "$tmp/cpu" "$tmp/cpu.out" "${cmd[@]}")
-	rm -rf "$tmp/t.iot"
+	rm -rf "${tmp:?}/t.iot"
 	echo "$out $(cat "$tmp/cpu.out")"
 }
 
@@ -194,7 +194,7 @@ if ! skip 1; then
 		done
 		# RANKS ranks at once.
 		for tool in $tools; do
-			rm -rf "$tmp/job" && mkdir -p "$tmp/job"
+			rm -rf "${tmp:?}/job" && mkdir -p "$tmp/job"
 			job="for r in \$(seq 0 $((RANKS - 1))); do "
 			case $tool in
 			untraced) job+="\"$tmp/ior\" \"$data/j\$r\" 8388608 4096 $ITER >/dev/null & " ;;
@@ -467,11 +467,11 @@ if ! skip 5; then
 		shm) cmd=(env IOTRACE_CACHE="$tmp/after/cache" "$tmp/after/iotrace" record -q --preload --spool "$data/spool" --include "$data" -o "$tmp/p.iot" -- "${cmd[@]}") ;;
 		esac
 		"$tmp/cpu" "$tmp/cpu.out" "${cmd[@]}" >/dev/null
-		rm -rf "$data/spool"
+		rm -rf "${data:?}/spool"
 		if [ "$tool" != untraced ] && [ "$n" -gt 0 ]; then
 			sp=$("$tmp/span" "$tmp/p.iot" | sed 's/^span=\([0-9.]*\).*/\1/' | awk '{printf "%d", $1 * 1e9}')
 		fi
-		rm -rf "$tmp/p.iot"
+		rm -rf "${tmp:?}/p.iot"
 		echo "$(cat "$tmp/cpu.out") $sp"
 	}
 	declare -A P

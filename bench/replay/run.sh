@@ -106,7 +106,7 @@ for rep in $(seq "$REPS"); do
 			[ "$kind" = before ] && bin=$tmp/before
 			tw=$(timed "$bin" --timing afap --data "$data" --quiet --target "$shm/target" --summary "$tmp/s.json" "$tmp/pwrite.iot")
 			loop=$(awk -v s="$(jnum "$tmp/s.json" elapsed_seconds)" 'BEGIN {printf "%d", s * 1e9}')
-			rm -rf "$shm/target"
+			rm -rf "${shm:?}/target"
 			;;
 		floor)
 			tw=$(timed "$tmp/floor" "$shm/c.dat" "$N")
@@ -133,7 +133,7 @@ for rep in $(seq "$TREPS"); do
 	peer() { "$tmp/deadlines" "$shm/deadlines.dat" "$G" 500 >"$tmp/peer.txt" && rm -f "$shm/deadlines.dat"; }
 	[ $((rep % 2)) = 1 ] && peer
 	"$tmp/ioreplay" --timing original --quiet --target "$shm/target" --summary "$tmp/t.json" "$tmp/gaps.iot" >/dev/null
-	rm -rf "$shm/target"
+	rm -rf "${shm:?}/target"
 	[ $((rep % 2)) = 0 ] && peer
 	echo "$rep $(jnum "$tmp/t.json" p50_seconds) $(jnum "$tmp/t.json" p99_seconds) $(jnum "$tmp/t.json" max_seconds) $orig $(jnum "$tmp/t.json" elapsed_seconds) $(cat "$tmp/peer.txt")" >>"$tmp/two.txt"
 done
@@ -148,7 +148,7 @@ for calls in "$C" "$C2"; do
 		/usr/bin/time -f "%e %M" -o "$tmp/time.txt" "$tmp/ioreplay" --timing afap --quiet --target "$shm/scale" \
 			--summary "$tmp/x.json" "$tmp/scale.iot" >/dev/null
 		echo "$calls $(cat "$tmp/time.txt") $(jnum "$tmp/x.json" elapsed_seconds) $(jnum "$tmp/x.json" events)" >>"$tmp/three.txt"
-		rm -rf "$shm/scale"
+		rm -rf "${shm:?}/scale"
 	done
 done
 
@@ -170,7 +170,7 @@ for rep in $(seq "$DREPS"); do
 		bin=$tmp/ioreplay
 		[ "$kind" = before ] && bin=$tmp/before
 		/usr/bin/time -f "%U %S" -o "$tmp/rusage" "$bin" --timing think --quiet --target "$shm/target" --summary "$tmp/d.json" --record "$tmp/d.iot" "$tmp/dense.iot" >/dev/null
-		rm -rf "$shm/target"
+		rm -rf "${shm:?}/target"
 		read -r u sy <"$tmp/rusage"
 		read -r span calls < <(think "$tmp/d.iot")
 		echo "$rep $kind $span $calls $(jnum "$tmp/d.json" elapsed_seconds) $(jnum "$tmp/d.json" p50_seconds) $(jnum "$tmp/d.json" p99_seconds) $(awk -v u="$u" -v s="$sy" 'BEGIN {print u + s}')" >>"$tmp/four.txt"
