@@ -108,16 +108,38 @@ func SysClock() int64 {
 }
 
 // ticksNS converts a difference of SysClock readings into ns, or returns
-// −1 where the clock cannot say (its counter not yet calibrated, or found
-// untrustworthy).
+// −1 where nothing can say (no rate measured yet over a millisecond).
+// SysClock reads the counter wherever it is usable, even after the clock
+// stopped reading it (an anchor found it off the real clock: on a loaded
+// machine, a rate not yet settled or a preemption can do that): its ticks
+// then convert at the rate calibrated so far, or else at the rate since
+// the process's anchor. Returning −1 there made a predicting replay take
+// the whole call, the engine's work around the system calls included,
+// for the rest of the run (TestPredictTimesSystemCalls, under load).
 func (c *clock) ticksNS(d int64) int64 {
 	switch {
 	case !tscUsable():
 		return d
-	case !c.tsc || c.nsPerTck == 0:
-		return -1
+	case c.nsPerTck > 0:
+		return int64(float64(d) * c.nsPerTck)
 	}
-	return int64(float64(d) * c.nsPerTck)
+	if r := procRate(); r > 0 {
+		return int64(float64(d) * r)
+	}
+	return -1
+}
+
+// procRate is the counter's rate (ns a tick) from the process's anchor to
+// now, once a millisecond has passed; 0 before, or without an anchor.
+func procRate() float64 {
+	if !procAnchor.ok {
+		return 0
+	}
+	t, n := rdtsc(), time.Since(procAnchor.at)
+	if n < time.Duration(reanchor) || t <= procAnchor.t {
+		return 0
+	}
+	return float64(n) / float64(t-procAnchor.t)
 }
 
 // real reads CLOCK_MONOTONIC.

@@ -69,6 +69,16 @@ func TestClockDropsABadCounter(t *testing.T) {
 	if n, r := c.now(), c.real(); r-n > 1000 || n > r {
 		t.Fatalf("after falling back: %d against the real %d", n, r)
 	}
+	// A predicting replay times the system calls by the counter
+	// (SysTime) still: their ticks convert at the rate calibrated so
+	// far, not into "unknown", which made it take the whole call, the
+	// engine's work included, for the rest of the run.
+	a, r0 := SysClock(), c.real()
+	time.Sleep(2 * time.Millisecond)
+	b, r1 := SysClock(), c.real()
+	if got, want := c.ticksNS(b-a), r1-r0; got < want*9/10-50_000 || got > want*11/10+50_000 {
+		t.Errorf("after falling back, ticksNS: %d ns for %d ns of the real clock", got, want)
+	}
 }
 
 func TestCPUFlags(t *testing.T) {
