@@ -267,4 +267,31 @@ int main(int argc, char **argv) {
 	if len(names) != 4 {
 		t.Errorf("%d spools, want 4", len(names))
 	}
+	// A value the shim cannot use is not a calibration: the first image
+	// measures its own, as with none.
+	for _, bad := range []string{"abc", "1 2 3", "-5 1 1 1", "1 2 3 0", "99999999999 1 1 1", "1 2 3 4 -1", "7 9 3 99 5000000"} {
+		os.RemoveAll(spool)
+		os.Mkdir(spool, 0o755)
+		cmd := exec.Command(bin, "0")
+		cmd.Dir = dir
+		cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload("")), append(Env(spool), "IOTRACE_COST="+bad)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("IOTRACE_COST=%q: %v\n%s", bad, err, out)
+		}
+		if err := Recover(spool); err != nil {
+			t.Fatal(err)
+		}
+		names, _ = filepath.Glob(filepath.Join(spool, "spool-*.sp"))
+		if len(names) != 1 {
+			t.Fatalf("IOTRACE_COST=%q: %d spools, want 1", bad, len(names))
+		}
+		s, err := OpenSpool(names[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := s.Header.Cost; c.Samples < 128 {
+			t.Errorf("IOTRACE_COST=%q taken: cost %+v", bad, c)
+		}
+		s.Close()
+	}
 }
