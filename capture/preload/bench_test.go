@@ -178,6 +178,13 @@ func pwriteSpool(b *testing.B, n int) (*Run, *filter.Paths, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	run, rules := openSpools(b, spool, dir)
+	return run, rules, dir
+}
+
+// openSpools reads the spools a record under dir left in spool (closed at
+// the end of b) and returns them with the record's path rules (dir).
+func openSpools(b *testing.B, spool, dir string) (*Run, *filter.Paths) {
 	rules, err := filter.NewPaths([]string{dir}, nil, true)
 	if err != nil {
 		b.Fatal(err)
@@ -187,7 +194,7 @@ func pwriteSpool(b *testing.B, n int) (*Run, *filter.Paths, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { run.Close() })
-	return run, rules, dir
+	return run, rules
 }
 
 // countSink counts the events written to it, as a sink that costs nothing.
@@ -229,15 +236,7 @@ func BenchmarkEncodeTraceIOR(b *testing.B) {
 		b.Fatal(err)
 	}
 	os.Remove(filepath.Join(dir, "f"))
-	rules, err := filter.NewPaths([]string{dir}, nil, true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	run, err := ReadDir(spool, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { run.Close() })
+	run, rules := openSpools(b, spool, dir)
 	encodeTrace(b, run, rules, filepath.Join(dir, "out.iot"), 204_951)
 }
 

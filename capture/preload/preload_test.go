@@ -82,6 +82,13 @@ func record(t testing.TB, libs Libs, dir, bin string, args ...string) (string, e
 // spools are made ready to read as iotrace record makes them (Recover).
 func recordOutput(t testing.TB, libs Libs, dir, bin string, args ...string) (string, []byte, error) {
 	t.Helper()
+	return recordEnv(t, libs, dir, nil, bin, args...)
+}
+
+// recordEnv is recordOutput with env added to the program's environment,
+// after the shim's own (a value there wins).
+func recordEnv(t testing.TB, libs Libs, dir string, env []string, bin string, args ...string) (string, []byte, error) {
+	t.Helper()
 	spool := filepath.Join(dir, "spool")
 	os.RemoveAll(spool)
 	if err := os.Mkdir(spool, 0o755); err != nil {
@@ -89,7 +96,7 @@ func recordOutput(t testing.TB, libs Libs, dir, bin string, args ...string) (str
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload("")), Env(spool)...)
+	cmd.Env = append(append(append(os.Environ(), "LD_PRELOAD="+libs.Preload("")), Env(spool)...), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Logf("%s: %v\n%s", bin, err, out)

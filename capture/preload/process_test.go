@@ -2,8 +2,6 @@ package preload
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -241,15 +239,7 @@ int main(int argc, char **argv) {
 		}
 	}
 	// A calibration in the environment is the one every image uses.
-	os.RemoveAll(spool)
-	os.Mkdir(spool, 0o755)
-	cmd := exec.Command(bin)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload("")), append(Env(spool), "IOTRACE_COST=7 9 3 99 5")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if err := Recover(spool); err != nil {
+	if spool, _, err = recordEnv(t, libs, dir, []string{"IOTRACE_COST=7 9 3 99 5"}, bin); err != nil {
 		t.Fatal(err)
 	}
 	names, _ = filepath.Glob(filepath.Join(spool, "spool-*.sp"))
@@ -270,16 +260,8 @@ int main(int argc, char **argv) {
 	// A value the shim cannot use is not a calibration: the first image
 	// measures its own, as with none.
 	for _, bad := range []string{"abc", "1 2 3", "-5 1 1 1", "1 2 3 0", "99999999999 1 1 1", "1 2 3 4 -1", "7 9 3 99 5000000"} {
-		os.RemoveAll(spool)
-		os.Mkdir(spool, 0o755)
-		cmd := exec.Command(bin, "0")
-		cmd.Dir = dir
-		cmd.Env = append(append(os.Environ(), "LD_PRELOAD="+libs.Preload("")), append(Env(spool), "IOTRACE_COST="+bad)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("IOTRACE_COST=%q: %v\n%s", bad, err, out)
-		}
-		if err := Recover(spool); err != nil {
-			t.Fatal(err)
+		if spool, _, err = recordEnv(t, libs, dir, []string{"IOTRACE_COST=" + bad}, bin, "0"); err != nil {
+			t.Fatalf("IOTRACE_COST=%q: %v", bad, err)
 		}
 		names, _ = filepath.Glob(filepath.Join(spool, "spool-*.sp"))
 		if len(names) != 1 {
