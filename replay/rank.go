@@ -536,6 +536,10 @@ func (rn *runner) predict(e *trace.Event, cls trace.Class, gap, end, kept int64,
 	switch {
 	case cls == trace.ClassMarker:
 		dur = 0
+	case e.Op == trace.OpPagein && skip == NotSkipped:
+		// The capture's wait for mapped pages: the replay read them at
+		// the mapping's mmap and counts their time there.
+		dur = 0
 	case skip != NotSkipped:
 		// Not made here, but the application spent the time on it.
 		dur, fl = e.Dur, 0

@@ -100,3 +100,22 @@ func TestPredictCollectiveWritesOwnTime(t *testing.T) {
 		t.Errorf("predicted %v: less than rank 1's 10 ms write", time.Duration(span))
 	}
 }
+
+// TestPredictPageinIsTheMapping: a pagein is the capture's wait for
+// mapped pages between two calls, which the replay reads at the mmap and
+// times there: under --predict it adds nothing of its own (a call that
+// made no system call otherwise keeps its captured time). Two writes of
+// 1 ms with a pagein of 500 ms between them: a prediction of ~2 ms.
+func TestPredictPageinIsTheMapping(t *testing.T) {
+	m := trace.NewMemTrace()
+	p := m.Paths.Intern("/f")
+	m.Add(trace.Event{Op: trace.OpOpen, Path: p, FD: 3, Ret: 3, Flags: trace.ORdwr | trace.OCreat, Start: 0, Dur: 0})
+	m.Add(trace.Event{Op: trace.OpPwrite, FD: 3, Size: 8, Ret: 8, Start: 0, Dur: ms})
+	// Size 0: timedBackend makes no system call for it, as replay/posix.
+	m.Add(trace.Event{Op: trace.OpPagein, FD: -1, Path: p, Count: 1, Start: ms, Dur: 500 * ms})
+	m.Add(trace.Event{Op: trace.OpPwrite, FD: 3, Size: 8, Ret: 8, Start: 501 * ms, Dur: ms})
+	res, _ := run(t, m, replay.Options{Timing: replay.Think, Predict: true}, &timedBackend{sys: time.Millisecond})
+	if span := res.PerRank[0].IOSpan; span >= 400*ms || span < 2*ms {
+		t.Errorf("predicted %v: want the two writes' 2 ms, without the capture's 500 ms wait for mapped pages", time.Duration(span))
+	}
+}

@@ -201,6 +201,16 @@ const (
 	// its MS_ flags.
 	OpMunmap Op = 34
 	OpMsync  Op = 35
+	// OpPagein is no call: the time the thread waited, between two calls,
+	// for pages of its file mappings to be read from the device (the
+	// loads and stores it made through a mapping, which no recorder sees
+	// as calls, that had to wait for the file system). Dur is the wait,
+	// Count the page faults that read from the device, Size the bytes the
+	// file systems read for the thread meanwhile, FD −1, Path the
+	// mapped file where the process had one recorded mapping live (else
+	// 0). A replay makes no call for it: it reads the mapping's pages at
+	// its mmap, and times that there.
+	OpPagein Op = 36
 	OpFopen  Op = 40
 	OpFclose Op = 41
 	OpFread  Op = 42
@@ -360,6 +370,7 @@ var opTable = map[Op]OpInfo{
 	OpReadahead:     {Name: "readahead", Family: "advise", Class: ClassPOSIX, FD: FDOn},
 	OpMunmap:        {Name: "munmap", Family: "mmap", Class: ClassPOSIX},
 	OpMsync:         {Name: "msync", Family: "sync", Class: ClassPOSIX},
+	OpPagein:        {Name: "pagein", Family: "mmap", Class: ClassPOSIX},
 	OpFopen:         {Name: "fopen", Family: "open", Class: ClassPOSIX, FD: FDOpen, NS: NSOpen},
 	OpFclose:        {Name: "fclose", Family: "close", Class: ClassPOSIX, FD: FDClose},
 	OpFread:         {Name: "fread", Family: "read", Class: ClassPOSIX, Dir: DirRead, Addr: AddrIndividual, FD: FDOn},

@@ -83,6 +83,7 @@ const (
 	cMunmap
 	cMsync
 	cReadahead
+	cPagein // no call: a wait for mapped pages (shim.h C_PAGEIN)
 )
 
 const (
@@ -157,7 +158,7 @@ var ops = map[uint16]trace.Op{
 	cMmap: trace.OpMmap, cLink: trace.OpLink, cLinkat: trace.OpLinkat, cSymlink: trace.OpSymlink,
 	cSymlinkat: trace.OpSymlinkat, cReadlink: trace.OpReadlink, cReadlinkat: trace.OpReadlinkat,
 	cFcntl: trace.OpFcntl, cCloseRange: trace.OpCloseRange, cGetdents: trace.OpGetdents,
-	cMunmap: trace.OpMunmap, cMsync: trace.OpMsync, cReadahead: trace.OpReadahead,
+	cMunmap: trace.OpMunmap, cMsync: trace.OpMsync, cReadahead: trace.OpReadahead, cPagein: trace.OpPagein,
 
 	cMPISend: trace.OpMPISend, cMPIRecv: trace.OpMPIRecv, cMPIIsend: trace.OpMPIIsend, cMPIIrecv: trace.OpMPIIrecv,
 	cMPIWait: trace.OpMPIWait, cMPIWaitall: trace.OpMPIWaitall, cMPISendrecv: trace.OpMPISendrecv,
@@ -1071,6 +1072,19 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		}
 		return keep
 	case cSync:
+		return true
+	case cPagein:
+		// A wait for mapped pages between two calls: the trace's while
+		// the process has a recorded mapping (the shim reads it whenever
+		// it has one of any file), of that file where it is the only one.
+		maps := &p.st.Proc(e.Thread).Maps
+		if maps.Len() == 0 {
+			return false
+		}
+		e.FD, e.Count, e.Size = -1, r.Count, r.Size
+		if id, ok := maps.OneFile(); ok {
+			e.Path = id
+		}
 		return true
 	case cMunmap, cMsync:
 		// The address range becomes the file range of the recorded

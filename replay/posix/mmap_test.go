@@ -66,6 +66,11 @@ func TestMmapTouchesPages(t *testing.T) {
 	if len(x.maps) != 1 {
 		t.Fatalf("%d live mappings, want 1", len(x.maps))
 	}
+	// The capture's wait for those pages (a pagein): no call, the mmap
+	// read them; the mappings stay as they are.
+	if ret, skip := doP(x, paths, trace.Event{Op: trace.OpPagein, FD: -1, Path: m, Count: 1, Size: mb, Dur: 1e6}); ret != 0 || skip != replay.NotSkipped || len(x.maps) != 1 {
+		t.Errorf("pagein: %d %v, %d live mappings", ret, skip, len(x.maps))
+	}
 	// A shared writable mapping reaching past the end of the file: the
 	// pages in the file are touched, the one beyond is not (it would
 	// fault), the data is unchanged.

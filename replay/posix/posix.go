@@ -526,6 +526,10 @@ func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 		return x.munmap(e)
 	case trace.OpMsync:
 		return x.msync(e)
+	case trace.OpPagein:
+		// The program's wait for mapped pages: the replay read them at
+		// the mapping's mmap (touch), where their time is.
+		return 0, replay.NotSkipped
 	}
 	return 0, replay.SkipUnsupported
 }

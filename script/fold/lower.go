@@ -53,6 +53,7 @@ type lowerer struct {
 	strs    map[strKey]*strCache
 	pend    []pending // an open that may start an implicit read/write/append
 	prevEnd int64
+	waited  int64 // pagein time since the previous call (event)
 	started bool
 	// unknownHalves counts the MPI_Sendrecv calls without a recorded
 	// receive half.
@@ -340,10 +341,18 @@ func (lw *lowerer) emit(b *lb, g int64, events int) error {
 // event lowers the next event of the rank.
 func (lw *lowerer) event(e *trace.Event) error {
 	lw.ncall++
+	if e.Op == trace.OpPagein {
+		// The capture's wait for mapped pages between two calls: a
+		// script's map reads the pages (as a replay's mmap does), so the
+		// wait is neither a command nor think time before the next one.
+		lw.waited += max(e.Dur, 0)
+		return nil
+	}
 	var g int64
 	if lw.started {
-		g = max(e.Start-lw.prevEnd, 0)
+		g = max(e.Start-lw.prevEnd-lw.waited, 0)
 	}
+	lw.waited = 0
 	lw.started = true
 	lw.prevEnd = max(lw.prevEnd, e.End())
 	defer lw.touch(e)

@@ -289,3 +289,20 @@ func TestRecordedTraces(t *testing.T) {
 		})
 	}
 }
+
+// TestPageinIsNeitherCallNorThink: a capture's wait for mapped pages
+// (pagein) between two calls becomes no command, and its time no think
+// time: the script's map reads the pages, as a replay's mmap does.
+func TestPageinIsNeitherCallNorThink(t *testing.T) {
+	m := trace.NewMemTrace()
+	in := m.Paths.Intern("/d/in")
+	const us = int64(1000)
+	m.Add(trace.Event{Op: trace.OpOpen, Path: in, Flags: trace.ORdonly, Ret: 3, Start: 0, Dur: us})
+	m.Add(trace.Event{Op: trace.OpMmap, FD: 3, Path: in, Size: 8192, Flags: 1, Mode: 1, Start: 10 * us, Dur: us})
+	m.Add(trace.Event{Op: trace.OpPagein, FD: -1, Path: in, Count: 1, Size: 8192, Start: 20 * us, Dur: 20000 * us})
+	m.Add(trace.Event{Op: trace.OpClose, FD: 3, Path: in, Start: 20030 * us, Dur: us})
+	out := wantIn(t, m, "map in size 8KiB prot 0x1 flags 0x1")
+	if strings.Contains(out, "pagein") || strings.Contains(out, "sleep 20ms") || strings.Contains(out, "sleep 20.") {
+		t.Errorf("the wait for mapped pages is in the script:\n%s", out)
+	}
+}

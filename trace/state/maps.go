@@ -65,6 +65,20 @@ func (ms *Maps) Unmap(addr, n uint64) []Mapping {
 // Len returns how many mappings are recorded.
 func (ms *Maps) Len() int { return len(ms.m) }
 
+// OneFile returns the file of the recorded mappings when they are all of
+// one file.
+func (ms *Maps) OneFile() (trace.PathID, bool) {
+	if len(ms.m) == 0 {
+		return 0, false
+	}
+	for _, m := range ms.m[1:] {
+		if m.Path != ms.m[0].Path {
+			return 0, false
+		}
+	}
+	return ms.m[0].Path, true
+}
+
 // clone returns a copy (for a forked process).
 func (ms *Maps) clone() Maps { return Maps{m: append([]Mapping(nil), ms.m...)} }
 

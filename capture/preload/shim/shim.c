@@ -176,6 +176,20 @@ static TLS uintptr_t t_sblk, t_scur;
 /* The end of the call of the thread's latest record and the end of the
  * wrapper that wrote it (RF_OVER). */
 static TLS int64_t t_pend, t_pexit;
+/* Waits for mapped pages between calls (C_PAGEIN; docs/FORMAT.md, "Waits
+ * for mapped pages"): while the process has a recorded file mapping, a
+ * wrapper reads the thread's resource usage at its end (fw_mark: t_fw
+ * set, when, its processor time and its reads from the device) and the
+ * next wrapper again at its start (fw_enter), before its call. The
+ * reading's time is the shim's, in the gap (RF_OVER). A pagein found
+ * waits in t_pg_* for the next record, which writes it first. */
+static TLS int t_fw;
+static TLS int64_t t_fw_at, t_fw_cpu;
+static TLS long t_fw_maj, t_fw_blk;
+static TLS int64_t t_pg_dur, t_pg_end, t_pg_cost, t_pg_bytes;
+static TLS int32_t t_pg_n;
+static void fw_mark(void);
+static int fmaps_live(void);
 /* cost_tail is a plain record's wrapper's time after its call (RF_PLAIN),
  * from the calibration; tail_known says it has one (until then, or where
  * the calibration could not run, plain records read the clock too). */
@@ -446,6 +460,20 @@ static __attribute__((noinline)) void emit_side(const struct rec *r, unsigned fl
  * meanwhile go to its side block. */
 EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 	if (!active) return;
+	if (__builtin_expect(t_pg_dur > 0, 0) && t_depth == 0 && r->start >= t_pg_end) {
+		/* The thread waited for mapped pages before this call: that
+		 * wait's record first, in the gap it lay in. */
+		struct rec pg = {0};
+		pg.call = C_PAGEIN;
+		pg.fd = -1;
+		pg.off = -1;
+		pg.start = t_pg_end - t_pg_dur;
+		pg.dur = t_pg_dur;
+		pg.count = t_pg_n;
+		pg.size = t_pg_bytes;
+		t_pg_dur = 0;
+		iotrace_emit(&pg, NULL, NULL);
+	}
 	uint32_t l1 = p ? (uint32_t)strnlen(p, PATH_MAX - 1) : 0;
 	uint32_t l2 = p2 ? (uint32_t)strnlen(p2, PATH_MAX - 1) : 0;
 	uint32_t tid = my_tid();
@@ -493,10 +521,14 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 			 * of a recorded call's three, ~20 ns); a record that took a
 			 * block (a page's first write, the file's growth) is
 			 * measured. */
-			if ((r->flags & RF_PLAIN) && !took && tail_known)
+			if (__builtin_expect(r->call == C_PAGEIN, 0))
+				t_pexit = t_pend + t_pg_cost; /* the reading after the wait */
+			else if ((r->flags & RF_PLAIN) && !took && tail_known)
 				t_pexit = t_pend + cost_tail;
 			else
 				t_pexit = iotrace_now();
+			if (__builtin_expect(r->call != C_PAGEIN && fmaps_live(), 0)) fw_mark();
+			else if (r->call != C_PAGEIN) t_fw = 0;
 		}
 	}
 out:
@@ -674,8 +706,61 @@ static void open_spool(int execd) {
 static struct { uintptr_t lo, hi; } fmaps[FMAPS];
 static int fmaps_n, fmaps_full, fmaps_lock;
 
+static int fmaps_live(void) {
+	return __atomic_load_n(&fmaps_n, __ATOMIC_ACQUIRE) > 0 || __atomic_load_n(&fmaps_full, __ATOMIC_ACQUIRE);
+}
+
+/* usage reads the thread's processor time (ns) and what it read from
+ * the device: its page faults that did (major) and the 512-byte blocks
+ * the file systems read for it (which count the readahead a fault
+ * starts, whose pages the next faults wait for without being major).
+ * It returns 0 where the kernel does not tell. */
+static int usage(int64_t *cpu, long *maj, long *blk) {
+	struct rusage ru;
+	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0) return 0;
+	*cpu = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+	       ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+	*maj = ru.ru_majflt;
+	*blk = ru.ru_inblock;
+	return 1;
+}
+
+/* fw_mark reads the thread's usage at a wrapper's end; the reading's
+ * time is the wrapper's (t_pexit). */
+static void fw_mark(void) {
+	t_fw = usage(&t_fw_cpu, &t_fw_maj, &t_fw_blk);
+	t_fw_at = t_pexit = iotrace_now();
+}
+
+/* fw_enter, at a recorded call's start when the previous wrapper read the
+ * usage: if the thread read from the device since, the time it was off
+ * the processor meanwhile is a wait for its mapped pages (the gap holds
+ * no call of its own that could read: a call the shim does not record is
+ * no file's), kept for the next record (t_pg_*). The reading's own time
+ * lies in the gap: the shim's (t_pexit moves by it, or the pagein's
+ * end does). */
+static void fw_enter(void) {
+	t_fw = 0;
+	if (t_depth > 0) return;
+	int64_t a = iotrace_now(), cpu = 0;
+	long maj = 0, blk = 0;
+	int ok = usage(&cpu, &maj, &blk);
+	int64_t b = iotrace_now();
+	int64_t wall = a - t_fw_at, off = wall - (cpu - t_fw_cpu);
+	if (ok && (maj > t_fw_maj || blk > t_fw_blk) && off > 0 && wall > 0) {
+		t_pg_dur = off < wall ? off : wall;
+		t_pg_end = a;
+		t_pg_cost = b - a;
+		t_pg_n = (int32_t)(maj - t_fw_maj);
+		t_pg_bytes = (int64_t)(blk - t_fw_blk) * 512;
+	} else
+		t_pexit += b - a;
+}
+
 static void after_fork_child(void) {
 	fmaps_lock = 0; /* the child's only thread holds no lock */
+	t_fw = 0;
+	t_pg_dur = 0;
 	if (!active) return;
 	/* The child writes its own spool: drop the parent's mappings. */
 	active = 0;
@@ -843,8 +928,9 @@ static inline void know_dir(int dirfd, const char *p) {
 	if (dirfd >= 0 && dirfd < FDKINDS && fdkind[dirfd] == 0 && p && p[0] != '/') fd_type(dirfd, 1);
 }
 
-#define BEGIN                  \
-	int64_t t0 = iotrace_now(); \
+#define BEGIN                                   \
+	if (__builtin_expect(t_fw, 0)) fw_enter(); \
+	int64_t t0 = iotrace_now();                  \
 	t_in++
 #define END(r)                                     \
 	int saved = errno;                               \

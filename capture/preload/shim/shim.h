@@ -130,6 +130,12 @@ enum {
 	 * bytes hold the address they returned). */
 	C_MUNMAP, C_MSYNC,
 	C_READAHEAD,        /* fd, off, size */
+	/* No call: the thread waited for pages of its file mappings between
+	 * two calls (start, dur: the time off the processor since the
+	 * previous wrapper's end, in a gap in which it read from the device;
+	 * count: its major faults meanwhile, size: the bytes the file systems
+	 * read for it), written before the next call's record. fd -1, off -1. */
+	C_PAGEIN,
 
 	C_MPI_RANK = 100, /* peer = world rank, count = world size */
 	C_MPI_FINALIZE,
