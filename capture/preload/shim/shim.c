@@ -189,7 +189,7 @@ static TLS long t_fw_maj, t_fw_blk;
 static TLS int64_t t_pg_dur, t_pg_end, t_pg_cost, t_pg_bytes;
 static TLS int32_t t_pg_n;
 static void fw_mark(void);
-static int fmaps_live(void);
+static inline int fmaps_live(void);
 /* cost_tail is a plain record's wrapper's time after its call (RF_PLAIN),
  * from the calibration; tail_known says it has one (until then, or where
  * the calibration could not run, plain records read the clock too). */
@@ -473,6 +473,7 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 		pg.size = t_pg_bytes;
 		t_pg_dur = 0;
 		iotrace_emit(&pg, NULL, NULL);
+		t_pexit = t_pend + t_pg_cost; /* the reading after the wait: the shim's, before this call */
 	}
 	uint32_t l1 = p ? (uint32_t)strnlen(p, PATH_MAX - 1) : 0;
 	uint32_t l2 = p2 ? (uint32_t)strnlen(p2, PATH_MAX - 1) : 0;
@@ -521,14 +522,16 @@ EXPORT void iotrace_emit(struct rec *r, const char *p, const char *p2) {
 			 * of a recorded call's three, ~20 ns); a record that took a
 			 * block (a page's first write, the file's growth) is
 			 * measured. */
-			if (__builtin_expect(r->call == C_PAGEIN, 0))
-				t_pexit = t_pend + t_pg_cost; /* the reading after the wait */
-			else if ((r->flags & RF_PLAIN) && !took && tail_known)
+			if ((r->flags & RF_PLAIN) && !took && tail_known)
 				t_pexit = t_pend + cost_tail;
 			else
 				t_pexit = iotrace_now();
-			if (__builtin_expect(r->call != C_PAGEIN && fmaps_live(), 0)) fw_mark();
-			else if (r->call != C_PAGEIN) t_fw = 0;
+			/* A reading for the next call's wrapper while a file is
+			 * mapped; none (and no stale one) otherwise. */
+			if (__builtin_expect(fmaps_live() | t_fw, 0) && r->call != C_PAGEIN) {
+				if (fmaps_live()) fw_mark();
+				else t_fw = 0;
+			}
 		}
 	}
 out:
@@ -706,8 +709,8 @@ static void open_spool(int execd) {
 static struct { uintptr_t lo, hi; } fmaps[FMAPS];
 static int fmaps_n, fmaps_full, fmaps_lock;
 
-static int fmaps_live(void) {
-	return __atomic_load_n(&fmaps_n, __ATOMIC_ACQUIRE) > 0 || __atomic_load_n(&fmaps_full, __ATOMIC_ACQUIRE);
+static inline int fmaps_live(void) {
+	return (__atomic_load_n(&fmaps_n, __ATOMIC_RELAXED) | __atomic_load_n(&fmaps_full, __ATOMIC_RELAXED)) != 0;
 }
 
 /* usage reads the thread's processor time (ns) and what it read from
