@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/iotrace/iotrace/internal/pagecache"
 	"github.com/iotrace/iotrace/replay"
@@ -152,5 +153,26 @@ func TestSymlinkTargets(t *testing.T) {
 		case c.want != "" && (skip != replay.NotSkipped || got != c.want):
 			t.Errorf("symlink %s → %s: skip %v, link %q (%v); want %q", c.link, c.target, skip, got, err, c.want)
 		}
+	}
+}
+
+// TestReadBufferFaultedIn: a rank's read buffer has its pages in memory
+// when readBuf hands it out, so that the first read into it is not timed
+// with faulting them in (the program's buffer was in memory already).
+func TestReadBufferFaultedIn(t *testing.T) {
+	_, x := newExec(t, Options{Target: t.TempDir()})
+	mem := x.readBuf(1 << 20) // aligned for O_DIRECT: on a page
+	vec := make([]byte, (len(mem)+int(pageSize)-1)/int(pageSize))
+	if _, _, en := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(&vec[0]))); en != 0 {
+		t.Fatal(en)
+	}
+	out := 0
+	for _, v := range vec {
+		if v&1 == 0 {
+			out++
+		}
+	}
+	if out > 0 {
+		t.Errorf("%d of the read buffer's %d pages not in memory", out, len(vec))
 	}
 }

@@ -669,7 +669,12 @@ func (x *rankExec) sys(trap uintptr, fd int, p []byte, a3, a4, a5 uintptr) (int,
 	return int(r), en
 }
 
-// readBuf returns a buffer of n bytes (n ≤ rchunk) to read into.
+// readBuf returns a buffer of n bytes (n ≤ rchunk) to read into. A new
+// buffer's pages are touched here, before the read that needs it: fresh
+// memory from the system faults a page at a time as a read first copies
+// into it, which the call would be timed with (a rank's first 256 KiB
+// read on tmpfs: 64 faults more than the program's, whose buffer its
+// writes had touched).
 func (x *rankExec) readBuf(n int) []byte {
 	if cap(x.rbuf) < n {
 		size := min(max(n, 64<<10), x.rchunk)
@@ -679,6 +684,9 @@ func (x *rankExec) readBuf(n int) []byte {
 			off = replay.DirectAlign - r
 		}
 		x.rbuf = raw[off : off+size : off+size]
+		for i := 0; i < len(raw); i += int(pageSize) {
+			raw[i] = 0
+		}
 	}
 	return x.rbuf[:n]
 }
