@@ -117,6 +117,8 @@ type Result struct {
 	Threads []Thread
 	// Corrections counts what Config.Cost took out of the times.
 	Corrections capture.Corrections
+	// usageReads counts the readings of a thread's usage (pagein.go).
+	usageReads int64
 	// Virtual gives the time on the events' clock (ns from Config.Base)
 	// of a real time t (ns from Config.Base) measured during the run:
 	// t less the tracer's cost paid by then (Config.Cost), for readings
@@ -167,6 +169,18 @@ type task struct {
 	applied bool  // the descriptor table followed the call at its entry
 
 	cloneFlags uint64
+
+	// Waits for mapped pages (pagein.go): the thread's /proc files, and
+	// its usage read at its latest recorded call's exit (fw: read, while
+	// its process had a recorded file mapping), when the tracer let it go
+	// after that (real clock), what the reading cost, and the call's end
+	// on the trace's clock.
+	use    *usageFiles
+	fw     bool
+	fwU    usage
+	fwAt   int64
+	fwOver int64
+	pend   int64
 }
 
 // pathEnt is a resolved path.
@@ -194,6 +208,7 @@ type tracer struct {
 	abuf    []byte
 	iov     []byte
 	how     [24]byte
+	ubuf    [1024]byte // a /proc usage file (pagein.go)
 	paths   map[string]*pathEnt
 
 	tasks   map[int]*task
@@ -216,6 +231,8 @@ type tracer struct {
 	procMu   sync.Mutex
 	procs    map[int]int // thread group -> live threads, for signal forwarding
 	attached bool        // the helper is a tracee (procs holds it)
+
+	usageReads int64 // readings of a thread's usage (pagein.go)
 
 	sigSeen [65]atomic.Int64 // time a tracee last got each signal
 
@@ -312,6 +329,7 @@ func Run(cfg Config) (Result, error) {
 	res.PtraceDenied, res.PtraceBy = tr.ptraceDenied, tr.ptraceBy
 	res.Corrections = tr.acct.N
 	res.Virtual = tr.acct.Virtual
+	res.usageReads = tr.usageReads
 	return res, err
 }
 
@@ -509,6 +527,7 @@ func (tr *tracer) addTask(t *task) {
 }
 
 func (tr *tracer) removeTask(t *task) {
+	t.closeUsage()
 	delete(tr.tasks, t.tid)
 	if tr.last == t {
 		tr.last = nil
@@ -716,6 +735,7 @@ func (tr *tracer) onExec(t *task) {
 		}
 	}
 	t.inCall, t.restart = false, false
+	t.closeUsage() // the process's mappings are gone (and a thread may have taken the leader's id)
 	if !tr.started {
 		if t.tid != tr.mainPid {
 			return
@@ -800,6 +820,12 @@ func (tr *tracer) onSeccomp(t *task) {
 		tr.acct.Started(s0, take)
 		if !again {
 			t.sReal = s0
+			if t.fw && t.rec {
+				// A wait for mapped pages since the thread's previous
+				// recorded call: read at this stop, the tracer's
+				// bookkeeping as reading the call's paths is.
+				tr.pagein(t, s0, take)
+			}
 			if tr.acct.C.Samples > 0 {
 				// The tracer's bookkeeping of the call (reading its
 				// paths), measured, is neither the call's time nor the
@@ -864,6 +890,7 @@ func (tr *tracer) onExit(t *task) {
 	tr.exit(t, ret)
 	if t.rec {
 		tr.emit(t)
+		tr.markUsage(t)
 	}
 	tr.cont(t.tid, 0)
 }
