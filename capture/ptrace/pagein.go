@@ -5,6 +5,7 @@ package ptrace
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -186,6 +187,45 @@ func parseReadBytes(b []byte) int64 {
 	return parseInt(bytes.TrimLeft(b[i+len(key):], " "), 10)
 }
 
+// stoppedIn returns how long the tracer kept t stopped in a gap with
+// stops stops (its own, and those of calls not recorded) whose costs
+// the account takes out as cost: the thread's median stopped time per
+// stop in its latest gaps without a wait for the device, once it has
+// stoppedMin of them, else cost (the tracer's costs in the gap, of
+// which its stops are a part: the thread's time resuming and stopping
+// on a processor or runnable, which the sleep has not, makes it more).
+// Never more than cost: a sleep in a call not recorded is no stop.
+func (t *task) stoppedIn(stops, cost int64) int64 {
+	cost = max(cost, 0)
+	if t.stopped.n < stoppedMin {
+		return cost
+	}
+	return min(stops*t.stopped.median(), cost)
+}
+
+// stoppedWindow keeps a thread's latest stoppedWindow times stopped per
+// stop (ns).
+type stoppedWindow struct {
+	v [32]int64
+	n int
+}
+
+// stoppedMin is how many gaps a thread's stopped time needs before it
+// replaces the account's cost.
+const stoppedMin = 8
+
+func (w *stoppedWindow) add(x int64) {
+	w.v[w.n%len(w.v)] = x
+	w.n++
+}
+
+func (w *stoppedWindow) median() int64 {
+	var s [len(stoppedWindow{}.v)]int64
+	k := copy(s[:], w.v[:min(w.n, len(w.v))])
+	slices.Sort(s[:k])
+	return s[k/2]
+}
+
 // markUsage reads t's usage at the exit stop of its recorded call (its
 // event just written), while its process has a recorded file mapping:
 // the start of the gap to its next recorded call. The reading's time is
@@ -199,34 +239,38 @@ func (tr *tracer) markUsage(t *task) {
 	ok := tr.readUsage(t, &t.fwU)
 	b := tr.now()
 	tr.acct.Over(b - a)
-	t.fw, t.fwAt, t.fwOver, t.pend = ok, b, b-a, t.ev.Start+t.ev.Dur
+	t.fw, t.fwAt, t.fwOver, t.pend, t.fwStops = ok, b, b-a, t.ev.Start+t.ev.Dur, 0
 }
 
 // pagein reads t's usage at the entry stop of its next recorded call
 // (t.ev, starting at s0 on the real clock, whose gap gave take to the
 // account) and writes a pagein event before it if the thread read from
-// the device since markUsage. The wait is the time the thread was
-// neither on a processor nor runnable from the tracer letting it go to
-// s0, less the tracer's costs the gap held (take, but the reading at the
-// mark, which came before): its stops, during which the thread was
-// stopped too. At most the gap the trace shows.
+// the device since markUsage. The wait is the time the thread slept
+// (neither on a processor nor runnable) from the tracer letting it go to
+// s0, less the time it was stopped for the tracer meanwhile (stopped):
+// at most the gap the trace shows.
 func (tr *tracer) pagein(t *task, s0, take int64) {
 	t.fw = false
+	stops := int64(t.fwStops) + 1 // this entry stop, and those of the calls between
+	t.fwStops = 0
 	var u usage
 	if !tr.readUsage(t, &u) {
 		return
 	}
+	wall := s0 - t.fwAt
+	sleep := wall - (u.cpu - t.fwU.cpu) - (u.wait - t.fwU.wait)
 	maj, rd := u.maj-t.fwU.maj, u.rd-t.fwU.rd
 	if maj <= 0 && rd <= 0 {
+		// No wait for the device: what the thread slept is the time the
+		// tracer kept it stopped (or a call that slept: the median).
+		t.stopped.add(sleep / stops)
 		return
 	}
 	maps := &tr.st.Proc(t.idx).Maps
 	if maps.Len() == 0 {
 		return
 	}
-	wall := s0 - t.fwAt
-	off := wall - (u.cpu - t.fwU.cpu) - (u.wait - t.fwU.wait) - max(take-t.fwOver, 0)
-	dur := min(off, t.ev.Start-t.pend)
+	dur := min(sleep-t.stoppedIn(stops, take-t.fwOver), t.ev.Start-t.pend)
 	if wall <= 0 || dur <= 0 {
 		return
 	}

@@ -181,6 +181,11 @@ type task struct {
 	fwAt   int64
 	fwOver int64
 	pend   int64
+	// fwStops counts the thread's stops since the mark at calls not
+	// recorded; stopped its time stopped per stop in its latest gaps
+	// without a wait for the device.
+	fwStops int32
+	stopped stoppedWindow
 }
 
 // pathEnt is a resolved path.
@@ -792,6 +797,9 @@ func (tr *tracer) onSeccomp(t *task) {
 		}
 	}
 	k := tr.calls.kind(nr)
+	if t.fw {
+		t.fwStops++ // taken back below if the call is recorded
+	}
 	if !t.started || k == kNone {
 		if t.started {
 			tr.acct.StopOn(t.idx)
@@ -821,6 +829,7 @@ func (tr *tracer) onSeccomp(t *task) {
 		if !again {
 			t.sReal = s0
 			if t.fw && t.rec {
+				t.fwStops--
 				// A wait for mapped pages since the thread's previous
 				// recorded call: read at this stop, the tracer's
 				// bookkeeping as reading the call's paths is.
@@ -863,6 +872,9 @@ func (tr *tracer) onExit(t *task) {
 		return
 	}
 	t.inCall = false
+	if t.fw && !t.rec {
+		t.fwStops++
+	}
 	var ret int64
 	if tr.useRegs {
 		r, err := tr.regs.exit(t.tid)
