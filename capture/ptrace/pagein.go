@@ -191,16 +191,21 @@ func parseReadBytes(b []byte) int64 {
 // stops stops (its own, and those of calls not recorded) whose costs
 // the account takes out as cost: the thread's median stopped time per
 // stop in its latest gaps without a wait for the device, once it has
-// stoppedMin of them, else cost (the tracer's costs in the gap, of
-// which its stops are a part: the thread's time resuming and stopping
-// on a processor or runnable, which the sleep has not, makes it more).
-// Never more than cost: a sleep in a call not recorded is no stop.
-func (t *task) stoppedIn(stops, cost int64) int64 {
+// stoppedMin of them; else the calibration's (Cost.Stopped, scaled as
+// the run scales the costs between calls); else cost (the tracer's
+// costs in the gap, of which its stops are a part: the thread's time
+// resuming and stopping on a processor or runnable, which the sleep has
+// not, makes it more). Never more than cost: a sleep in a call not
+// recorded is no stop.
+func (tr *tracer) stoppedIn(t *task, stops, cost int64) int64 {
 	cost = max(cost, 0)
-	if t.stopped.n < stoppedMin {
-		return cost
+	switch {
+	case t.stopped.n >= stoppedMin:
+		return min(stops*t.stopped.median(), cost)
+	case tr.acct.C.Stopped > 0:
+		return min(stops*tr.acct.Follow(t.idx, tr.acct.C.Stopped), cost)
 	}
-	return min(stops*t.stopped.median(), cost)
+	return cost
 }
 
 // stoppedWindow keeps a thread's latest stoppedWindow times stopped per
@@ -270,7 +275,7 @@ func (tr *tracer) pagein(t *task, s0, take int64) {
 	if maps.Len() == 0 {
 		return
 	}
-	dur := min(sleep-t.stoppedIn(stops, take-t.fwOver), t.ev.Start-t.pend)
+	dur := min(sleep-tr.stoppedIn(t, stops, take-t.fwOver), t.ev.Start-t.pend)
 	if wall <= 0 || dur <= 0 {
 		return
 	}
