@@ -188,22 +188,30 @@ func parseReadBytes(b []byte) int64 {
 }
 
 // stoppedIn returns how long the tracer kept t stopped in a gap with
-// stops stops (its own, and those of calls not recorded) whose costs
-// the account takes out as cost: the thread's median stopped time per
-// stop in its latest gaps without a wait for the device, once it has
-// stoppedMin of them; else the calibration's (Cost.Stopped, scaled as
-// the run scales the costs between calls); else cost (the tracer's
-// costs in the gap, of which its stops are a part: the thread's time
-// resuming and stopping on a processor or runnable, which the sleep has
-// not, makes it more). Never more than cost: a sleep in a call not
-// recorded is no stop.
-func (tr *tracer) stoppedIn(t *task, stops, cost int64) int64 {
-	cost = max(cost, 0)
+// stops stops (the next call's entry stop, and those of calls not
+// recorded): the thread's median stopped time per stop in its latest
+// gaps without a wait for the device, once it has stoppedMin of them;
+// else the calibration's (Cost.Stopped, scaled as the run scales the
+// costs between calls); else the tracer's cost of the gap as the
+// account has it for the thread (Between and a Stop for each call not
+// recorded, as the run scales them), of which its stops are a part —
+// the thread's resuming and stopping on a processor or runnable, which
+// its sleep has not, make the rest. Never more than that cost: a sleep
+// in a call not recorded is no stop. (Not the account's take of the
+// gap: that holds other threads' costs, or none when another thread's
+// call took them.) 0 with --raw-times, which keeps the tracer's cost in
+// the times.
+func (tr *tracer) stoppedIn(t *task, stops int64) int64 {
+	c := &tr.acct.C
+	cost := tr.acct.Follow(t.idx, c.Between) + (stops-1)*tr.acct.Follow(t.idx, c.Stop)
+	if c.Samples == 0 || cost <= 0 {
+		return 0
+	}
 	switch {
 	case t.stopped.n >= stoppedMin:
 		return min(stops*t.stopped.median(), cost)
-	case tr.acct.C.Stopped > 0:
-		return min(stops*tr.acct.Follow(t.idx, tr.acct.C.Stopped), cost)
+	case c.Stopped > 0:
+		return min(stops*tr.acct.Follow(t.idx, c.Stopped), cost)
 	}
 	return cost
 }
@@ -244,17 +252,16 @@ func (tr *tracer) markUsage(t *task) {
 	ok := tr.readUsage(t, &t.fwU)
 	b := tr.now()
 	tr.acct.Over(b - a)
-	t.fw, t.fwAt, t.fwOver, t.pend, t.fwStops = ok, b, b-a, t.ev.Start+t.ev.Dur, 0
+	t.fw, t.fwAt, t.pend, t.fwStops = ok, b, t.ev.Start+t.ev.Dur, 0
 }
 
 // pagein reads t's usage at the entry stop of its next recorded call
-// (t.ev, starting at s0 on the real clock, whose gap gave take to the
-// account) and writes a pagein event before it if the thread read from
+// (t.ev, starting at s0 on the real clock) and writes a pagein event before it if the thread read from
 // the device since markUsage. The wait is the time the thread slept
 // (neither on a processor nor runnable) from the tracer letting it go to
 // s0, less the time it was stopped for the tracer meanwhile (stopped):
 // at most the gap the trace shows.
-func (tr *tracer) pagein(t *task, s0, take int64) {
+func (tr *tracer) pagein(t *task, s0 int64) {
 	t.fw = false
 	stops := int64(t.fwStops) + 1 // this entry stop, and those of the calls between
 	t.fwStops = 0
@@ -275,7 +282,7 @@ func (tr *tracer) pagein(t *task, s0, take int64) {
 	if maps.Len() == 0 {
 		return
 	}
-	dur := min(sleep-tr.stoppedIn(t, stops, take-t.fwOver), t.ev.Start-t.pend)
+	dur := min(sleep-tr.stoppedIn(t, stops), t.ev.Start-t.pend)
 	if wall <= 0 || dur <= 0 {
 		return
 	}

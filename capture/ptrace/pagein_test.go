@@ -201,3 +201,86 @@ int main(int argc, char **argv) {
 		t.Errorf("%d usage reads in a program without mappings, want none", res.usageReads)
 	}
 }
+
+// TestPageinThreads: two threads each wait for the cold pages of their
+// own mapping between two calls of their own: each gets its pagein, of
+// its own thread, in its own gap, of no one file (the process maps two).
+func TestPageinThreads(t *testing.T) {
+	dir := diskDir(t)
+	a := coldFile(t, dir, "a.dat", 4<<20)
+	b := coldFile(t, dir, "b.dat", 4<<20)
+	bin := buildC(t, dir, "threads", `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static void *touch(void *arg) {
+	const char *path = arg;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) return NULL;
+	off_t n = lseek(fd, 0, SEEK_END);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	volatile unsigned char *m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) return NULL;
+	unsigned sum = 0;
+	for (off_t o = 0; o < n; o += 4096) sum += m[o];
+	fsync(fd); /* the call after the wait */
+	close(fd);
+	munmap((void *)m, n);
+	return (void *)(unsigned long)sum;
+}
+int main(int argc, char **argv) {
+	pthread_t t1, t2;
+	pthread_create(&t1, NULL, touch, argv[1]);
+	pthread_create(&t2, NULL, touch, argv[2]);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	return 0;
+}`, "-pthread")
+	cost, err := Calibrate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, evs, s := record(t, Config{Argv: []string{bin, a, b}, Dir: dir, Rules: mustRules(t, dir), Cost: cost})
+	if res.Status() != 0 {
+		t.Fatalf("status %d", res.Status())
+	}
+	byThread := map[uint32][]trace.Event{}
+	for _, e := range evs {
+		if e.Op.Class() != trace.ClassProcess {
+			byThread[e.Thread] = append(byThread[e.Thread], e)
+		}
+	}
+	waited := 0
+	for th, tevs := range byThread {
+		var ops []string
+		for _, e := range tevs {
+			ops = append(ops, e.Op.String())
+		}
+		got := strings.Join(ops, " ")
+		t.Logf("thread %d: %s", th, got)
+		if !strings.Contains(got, "mmap") {
+			continue
+		}
+		if !strings.Contains(got, "mmap pagein fsync close munmap") {
+			t.Errorf("thread %d: events %q, want its wait after its mmap", th, got)
+			continue
+		}
+		waited++
+		for i, e := range tevs {
+			if e.Op != trace.OpPagein {
+				continue
+			}
+			prev, next := tevs[i-1], tevs[i+1]
+			if e.Count < 1 || e.Size < 4096 || e.Dur <= 0 || e.Start < prev.Start+prev.Dur || e.Start+e.Dur > next.Start {
+				t.Errorf("thread %d: pagein %+v after %s ending %d, before %s at %d", th, e, prev.Op, prev.Start+prev.Dur, next.Op, next.Start)
+			}
+		}
+	}
+	if waited != 2 {
+		t.Errorf("%d threads with a mapping and a wait, want 2\n%s", waited, dumpEvents(evs, s))
+	}
+}

@@ -170,17 +170,15 @@ type task struct {
 
 	cloneFlags uint64
 
-	// Waits for mapped pages (pagein.go): the thread's /proc files, and
+	// Waits for mapped pages (pagein.go): the thread's usage files, and
 	// its usage read at its latest recorded call's exit (fw: read, while
 	// its process had a recorded file mapping), when the tracer let it go
-	// after that (real clock), what the reading cost, and the call's end
-	// on the trace's clock.
-	use    *usageFiles
-	fw     bool
-	fwU    usage
-	fwAt   int64
-	fwOver int64
-	pend   int64
+	// after that (real clock), and the call's end on the trace's clock.
+	use  *usageFiles
+	fw   bool
+	fwU  usage
+	fwAt int64
+	pend int64
 	// fwStops counts the thread's stops since the mark at calls not
 	// recorded; stopped its time stopped per stop in its latest gaps
 	// without a wait for the device.
@@ -833,7 +831,7 @@ func (tr *tracer) onSeccomp(t *task) {
 				// A wait for mapped pages since the thread's previous
 				// recorded call: read at this stop, the tracer's
 				// bookkeeping as reading the call's paths is.
-				tr.pagein(t, s0, take)
+				tr.pagein(t, s0)
 			}
 			if tr.acct.C.Samples > 0 {
 				// The tracer's bookkeeping of the call (reading its
