@@ -317,6 +317,9 @@ func Run(cfg Config) (Result, error) {
 
 	defer quietStops()()
 	res, err := tr.run(path)
+	for _, t := range tr.tasks {
+		t.closeUsage() // (a run that failed: the tracees killed)
+	}
 	close(stopFwd)
 	<-fwdDone
 	if sigs != nil {
