@@ -42,6 +42,13 @@ type Cost struct {
 	Call int64
 	// Samples is the number of calls each part was measured on.
 	Samples int
+	// Stopped is, for ptrace, how long the tracer keeps a thread stopped
+	// at a recorded call's entry stop, as the thread's own schedstat
+	// shows it (neither on a processor nor runnable): part of Between,
+	// which holds the thread's resuming and stopping too. The waits for
+	// mapped pages take it out of a gap's sleep (docs/FORMAT.md, "Waits
+	// for mapped pages"). 0: not measured.
+	Stopped int64
 }
 
 // Corrections counts what an Account took out of a run's times.
@@ -345,6 +352,10 @@ func (a *Account) following(th uint32) *window {
 	}
 	return nil
 }
+
+// Follow returns cost c (Cost.Stopped, say) of thread th as the run
+// scales the costs between calls (betweenOn).
+func (a *Account) Follow(th uint32, c int64) int64 { return a.betweenOn(th, c) }
 
 // betweenOn returns cost c (Cost.Between or Cost.Stop) of thread th:
 // scaled as its in-call share was (EndedOn) when it follows the run,

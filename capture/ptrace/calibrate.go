@@ -116,6 +116,11 @@ func Calibrate(helper string) (capture.Cost, error) {
 	var durs, recStarts, stopStarts []int64
 	var s int64
 	inCall := false
+	// After the rounds, calibrationStopped calls more, between which the
+	// helper's schedstat is read at each exit stop and at the next entry
+	// stop (stopped).
+	st := &stoppedCal{fd: -1}
+	defer st.close()
 	for {
 		tid, err := unix.Wait4(pid, &ws, unix.WALL, nil)
 		if errors.Is(err, unix.EINTR) {
@@ -136,7 +141,11 @@ func Calibrate(helper string) (capture.Cost, error) {
 		case sig == unix.SIGTRAP|0x80:
 			if inCall {
 				tr.getInfo(pid)
-				durs = append(durs, now()-s)
+				if len(durs) < calibrationRounds*calibrationCalls {
+					durs = append(durs, now()-s)
+				} else {
+					st.mark(pid, now)
+				}
 				inCall = false
 			}
 			tr.cont(pid, 0)
@@ -145,7 +154,11 @@ func Calibrate(helper string) (capture.Cost, error) {
 			switch {
 			case ok && tr.calls.kind(nr) == kRead && fd == base.rec:
 				s = now()
-				recStarts = append(recStarts, s)
+				if len(recStarts) < calibrationRounds*calibrationCalls {
+					recStarts = append(recStarts, s)
+				} else {
+					st.entry(pid, s)
+				}
 				inCall = true
 				ptraceRaw(unix.PTRACE_SYSCALL, pid, 0, 0)
 			case ok && tr.calls.kind(nr) == kRead && fd == base.unrec:
@@ -165,6 +178,7 @@ func Calibrate(helper string) (capture.Cost, error) {
 	}
 	const n = calibrationCalls
 	if len(durs) != calibrationRounds*n || len(recStarts) != calibrationRounds*n || len(stopStarts) != calibrationRounds*n {
+		// (Those after the rounds measure the time stopped: stoppedCal.)
 		return capture.Cost{}, fmt.Errorf("the calibration saw %d and %d of its %d calls", len(durs), len(stopStarts), calibrationRounds*n)
 	}
 	var rounds []capture.Cost
@@ -172,7 +186,76 @@ func Calibrate(helper string) (capture.Cost, error) {
 		rounds = append(rounds, base.cost(durs[r*n:(r+1)*n], recStarts[r*n:(r+1)*n], stopStarts[r*n:(r+1)*n]))
 	}
 	slices.SortFunc(rounds, func(a, b capture.Cost) int { return cmp.Compare(a.InCall+a.Between, b.InCall+b.Between) })
-	return rounds[len(rounds)/2], nil
+	c := rounds[len(rounds)/2]
+	c.Stopped = st.cost()
+	return c, nil
+}
+
+// calibrationStopped is how many calls the calibration's helper makes
+// after its rounds, for stoppedCal.
+const calibrationStopped = 100
+
+// stoppedCal measures how long the tracer keeps a thread stopped at a
+// recorded call's entry, as the thread's schedstat shows it (Run's waits
+// for mapped pages take it out of a gap's sleep, pagein.go): between a
+// recorded call's exit stop, where the tracer reads the thread's
+// schedstat and lets it go, and the entry stop of the next call, which
+// follows at once, the thread slept only stopped (the time neither on a
+// processor nor runnable).
+type stoppedCal struct {
+	fd        int
+	marked    bool
+	at        int64
+	cpu, wait int64
+	sleeps    []int64
+	buf       [128]byte
+}
+
+func (c *stoppedCal) read(pid int) (cpu, wait int64, ok bool) {
+	if c.fd < 0 {
+		fd, err := unix.Open(fmt.Sprintf("/proc/%d/task/%d/schedstat", pid, pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return 0, 0, false
+		}
+		c.fd = fd
+	}
+	n, err := unix.Pread(c.fd, c.buf[:], 0)
+	if err != nil || n <= 0 {
+		return 0, 0, false
+	}
+	return parseSchedstat(c.buf[:n])
+}
+
+// mark reads at an exit stop, before the thread is let go.
+func (c *stoppedCal) mark(pid int, now func() int64) {
+	var ok bool
+	c.cpu, c.wait, ok = c.read(pid)
+	c.at, c.marked = now(), ok
+}
+
+// entry reads at the next call's entry stop, stamped at s.
+func (c *stoppedCal) entry(pid int, s int64) {
+	if !c.marked {
+		return
+	}
+	c.marked = false
+	if cpu, wait, ok := c.read(pid); ok {
+		c.sleeps = append(c.sleeps, max(s-c.at-(cpu-c.cpu)-(wait-c.wait), 0))
+	}
+}
+
+// cost is the median stopped time, 0 without enough samples.
+func (c *stoppedCal) cost() int64 {
+	if len(c.sleeps) < calibrationStopped/2 {
+		return 0
+	}
+	return capture.Median(c.sleeps)
+}
+
+func (c *stoppedCal) close() {
+	if c.fd >= 0 {
+		unix.Close(c.fd)
+	}
 }
 
 // calibrationRounds is how many rounds of traced calls Calibrate makes.
@@ -292,6 +375,11 @@ func runCalibration() int {
 			read(fd2)
 			_ = now()
 		}
+	}
+	for i := 0; i < calibrationStopped; i++ {
+		_ = now()
+		read(fd)
+		_ = now()
 	}
 	return 0
 }

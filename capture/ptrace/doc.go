@@ -33,8 +33,14 @@
 // when the range holds one of the process's recorded mappings, as calls
 // on the file range it maps (trace/state Maps).
 //
-// Not seen: reads and writes through mappings (the mmap is recorded),
-// io_uring and Linux AIO (Result counts the mappings, rings and
+// While a process has a recorded mapping, the tracer reads each thread's
+// usage (schedstat, io, its major faults) at a recorded call's exit and
+// at its next recorded call's entry: where the thread read from the
+// device in between, the time it slept there, less the time the tracer
+// kept it stopped, is a wait for its mapped pages (OpPagein; pagein.go).
+//
+// Not seen: reads and writes through mappings (the mmap is recorded, and
+// the waits for their pages), io_uring and Linux AIO (Result counts the mappings, rings and
 // contexts); 32-bit (i386, x32) system calls of a 64-bit kernel run
 // untraced.
 package ptrace

@@ -117,6 +117,8 @@ type Result struct {
 	Threads []Thread
 	// Corrections counts what Config.Cost took out of the times.
 	Corrections capture.Corrections
+	// usageReads counts the readings of a thread's usage (pagein.go).
+	usageReads int64
 	// Virtual gives the time on the events' clock (ns from Config.Base)
 	// of a real time t (ns from Config.Base) measured during the run:
 	// t less the tracer's cost paid by then (Config.Cost), for readings
@@ -167,6 +169,21 @@ type task struct {
 	applied bool  // the descriptor table followed the call at its entry
 
 	cloneFlags uint64
+
+	// Waits for mapped pages (pagein.go): the thread's usage files, and
+	// its usage read at its latest recorded call's exit (fw: read, while
+	// its process had a recorded file mapping), when the tracer let it go
+	// after that (real clock), and the call's end on the trace's clock.
+	use  *usageFiles
+	fw   bool
+	fwU  usage
+	fwAt int64
+	pend int64
+	// fwStops counts the thread's stops since the mark at calls not
+	// recorded; stopped its time stopped per stop in its latest gaps
+	// without a wait for the device.
+	fwStops int32
+	stopped stoppedWindow
 }
 
 // pathEnt is a resolved path.
@@ -194,6 +211,7 @@ type tracer struct {
 	abuf    []byte
 	iov     []byte
 	how     [24]byte
+	ubuf    [1024]byte // a /proc usage file (pagein.go)
 	paths   map[string]*pathEnt
 
 	tasks   map[int]*task
@@ -216,6 +234,8 @@ type tracer struct {
 	procMu   sync.Mutex
 	procs    map[int]int // thread group -> live threads, for signal forwarding
 	attached bool        // the helper is a tracee (procs holds it)
+
+	usageReads int64 // readings of a thread's usage (pagein.go)
 
 	sigSeen [65]atomic.Int64 // time a tracee last got each signal
 
@@ -297,6 +317,9 @@ func Run(cfg Config) (Result, error) {
 
 	defer quietStops()()
 	res, err := tr.run(path)
+	for _, t := range tr.tasks {
+		t.closeUsage() // (a run that failed: the tracees killed)
+	}
 	close(stopFwd)
 	<-fwdDone
 	if sigs != nil {
@@ -312,6 +335,7 @@ func Run(cfg Config) (Result, error) {
 	res.PtraceDenied, res.PtraceBy = tr.ptraceDenied, tr.ptraceBy
 	res.Corrections = tr.acct.N
 	res.Virtual = tr.acct.Virtual
+	res.usageReads = tr.usageReads
 	return res, err
 }
 
@@ -509,6 +533,7 @@ func (tr *tracer) addTask(t *task) {
 }
 
 func (tr *tracer) removeTask(t *task) {
+	t.closeUsage()
 	delete(tr.tasks, t.tid)
 	if tr.last == t {
 		tr.last = nil
@@ -716,6 +741,7 @@ func (tr *tracer) onExec(t *task) {
 		}
 	}
 	t.inCall, t.restart = false, false
+	t.closeUsage() // the process's mappings are gone (and a thread may have taken the leader's id)
 	if !tr.started {
 		if t.tid != tr.mainPid {
 			return
@@ -772,6 +798,9 @@ func (tr *tracer) onSeccomp(t *task) {
 		}
 	}
 	k := tr.calls.kind(nr)
+	if t.fw {
+		t.fwStops++ // taken back below if the call is recorded
+	}
 	if !t.started || k == kNone {
 		if t.started {
 			tr.acct.StopOn(t.idx)
@@ -800,6 +829,13 @@ func (tr *tracer) onSeccomp(t *task) {
 		tr.acct.Started(s0, take)
 		if !again {
 			t.sReal = s0
+			if t.fw && t.rec {
+				t.fwStops--
+				// A wait for mapped pages since the thread's previous
+				// recorded call: read at this stop, the tracer's
+				// bookkeeping as reading the call's paths is.
+				tr.pagein(t, s0)
+			}
 			if tr.acct.C.Samples > 0 {
 				// The tracer's bookkeeping of the call (reading its
 				// paths), measured, is neither the call's time nor the
@@ -837,6 +873,9 @@ func (tr *tracer) onExit(t *task) {
 		return
 	}
 	t.inCall = false
+	if t.fw && !t.rec {
+		t.fwStops++
+	}
 	var ret int64
 	if tr.useRegs {
 		r, err := tr.regs.exit(t.tid)
@@ -864,6 +903,7 @@ func (tr *tracer) onExit(t *task) {
 	tr.exit(t, ret)
 	if t.rec {
 		tr.emit(t)
+		tr.markUsage(t)
 	}
 	tr.cont(t.tid, 0)
 }

@@ -1,0 +1,286 @@
+//go:build linux && (amd64 || arm64)
+
+package ptrace
+
+import (
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/trace"
+	"golang.org/x/sys/unix"
+)
+
+// diskDir returns a directory whose file system keeps its data on a
+// device (not tmpfs or ramfs, whose pages are the files themselves and
+// are never read in): the test's temporary directory, or one in
+// /var/tmp. Under CI a machine without one fails the test.
+func diskDir(t *testing.T) string {
+	t.Helper()
+	onDevice := func(dir string) bool {
+		var st unix.Statfs_t
+		if unix.Statfs(dir, &st) != nil {
+			return false
+		}
+		return st.Type != unix.TMPFS_MAGIC && st.Type != unix.RAMFS_MAGIC
+	}
+	if dir, _ := filepath.EvalSymlinks(t.TempDir()); onDevice(dir) {
+		return dir
+	}
+	if dir, err := os.MkdirTemp("/var/tmp", "iotrace-pagein-"); err == nil {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if dir, _ = filepath.EvalSymlinks(dir); onDevice(dir) {
+			return dir
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no directory on a device-backed file system (the temporary directory and /var/tmp are tmpfs)")
+	}
+	t.Skip("no directory on a device-backed file system")
+	return ""
+}
+
+// coldFile writes n random bytes to name in dir, on the device (synced:
+// clean pages, which POSIX_FADV_DONTNEED drops).
+func coldFile(t *testing.T, dir, name string, n int) string {
+	t.Helper()
+	data := make([]byte, n)
+	rand.Read(data)
+	file := filepath.Join(dir, name)
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return file
+}
+
+// pageinProg maps the file argv[1], drops its pages from the cache and
+// touches every page (waits for the device), closes it, touches them
+// again (cached: no wait) and stats the file.
+const pageinProg = `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	int fd = open(argv[1], O_RDONLY);
+	if (fd < 0) return 1;
+	off_t n = lseek(fd, 0, SEEK_END);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); /* cold: the loads below read the device */
+	volatile unsigned char *m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) return 2;
+	unsigned sum = 0;
+	for (off_t o = 0; o < n; o += 4096) sum += m[o];
+	close(fd);
+	for (off_t o = 0; o < n; o += 4096) sum += m[o]; /* cached now: no wait */
+	struct stat st;
+	stat(argv[1], &st);
+	munmap((void *)m, n);
+	printf("%u\n", sum);
+	return 0;
+}
+`
+
+// TestPageinWaits checks that the time a program waits for the pages of
+// a file mapping between two calls is recorded as a pagein of that file
+// (docs/FORMAT.md, "Waits for mapped pages"), where it lay: after the
+// mmap, before the next call, inside the gap the trace shows; and that
+// loads of pages already cached leave none. With the tracer's cost taken
+// out (Calibrate), as iotrace record does.
+func TestPageinWaits(t *testing.T) {
+	dir := diskDir(t)
+	file := coldFile(t, dir, "mapped.dat", 8<<20)
+	bin := buildC(t, dir, "pagein", pageinProg)
+	cost, err := Calibrate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stat := range []bool{false, true} {
+		name := "perf"
+		if stat {
+			name = "stat" // the major faults from /proc, where perf events are not allowed
+		}
+		t.Run(name, func(t *testing.T) {
+			defer func(v bool) { noPerf = v }(noPerf)
+			noPerf = stat
+			checkPagein(t, dir, bin, file, cost)
+		})
+	}
+}
+
+func checkPagein(t *testing.T, dir, bin, file string, cost capture.Cost) {
+	t.Helper()
+	res, evs, s := record(t, Config{Argv: []string{bin, file}, Dir: dir, Rules: mustRules(t, dir), Cost: cost})
+	if res.Status() != 0 {
+		t.Fatalf("status %d", res.Status())
+	}
+	var ops []string
+	var mine []trace.Event
+	for _, e := range evs {
+		if e.Thread == 0 && e.Op.Class() != trace.ClassProcess {
+			ops = append(ops, e.Op.String())
+			mine = append(mine, e)
+		}
+	}
+	got := strings.Join(ops, " ")
+	t.Logf("events: %s", got)
+	// (stat(2) is fstatat in the C library's hands.)
+	if want := "mmap pagein close fstatat munmap"; !strings.Contains(strings.Replace(got, "close stat ", "close fstatat ", 1), want) {
+		t.Fatalf("events %q: want %q in them (one wait for the cold pages, none for the cached ones)\n%s", got, want, dumpEvents(evs, s))
+	}
+	if n := strings.Count(got, "pagein"); n != 1 {
+		t.Errorf("%d pageins, want 1", n)
+	}
+	var mmap, pg, cl trace.Event
+	for i, e := range mine {
+		if e.Op == trace.OpPagein {
+			mmap, pg, cl = mine[i-1], e, mine[i+1]
+		}
+	}
+	t.Logf("mmap ends %d, pagein %d+%d (%d faults, %d bytes), close at %d; gap %d", mmap.Start+mmap.Dur, pg.Start, pg.Dur, pg.Count, pg.Size, cl.Start, cl.Start-mmap.Start-mmap.Dur)
+	if pg.Count < 1 || pg.Size < 4096 || pg.Dur <= 0 || pg.FD != -1 {
+		t.Errorf("pagein %+v: want a wait (Dur > 0) with at least one fault (Count) and a page (Size) read from the device, FD -1", pg)
+	}
+	if name := s.Paths.Lookup(pg.Path); filepath.Base(name) != "mapped.dat" {
+		t.Errorf("pagein of %q, want the one mapped file", name)
+	}
+	if pg.Start < mmap.Start+mmap.Dur || pg.Start+pg.Dur > cl.Start {
+		t.Errorf("pagein [%d, %d] outside the gap [%d, %d] between the mmap and the close", pg.Start, pg.Start+pg.Dur, mmap.Start+mmap.Dur, cl.Start)
+	}
+	if res.usageReads == 0 {
+		t.Errorf("no usage read")
+	}
+}
+
+// TestNoMappingNoPagein: a program that reads a cold file with read(2)
+// and maps nothing gets no pagein (its reads from the device are in its
+// calls) and costs the tracer no reading of its usage.
+func TestNoMappingNoPagein(t *testing.T) {
+	dir := diskDir(t)
+	file := coldFile(t, dir, "read.dat", 4<<20)
+	bin := buildC(t, dir, "reads", `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	static char buf[65536];
+	int fd = open(argv[1], O_RDONLY);
+	if (fd < 0) return 1;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	while (read(fd, buf, sizeof buf) > 0) {
+		volatile unsigned s = 0; /* a little computation between the calls */
+		for (int i = 0; i < 20000; i++) s += buf[i];
+	}
+	close(fd);
+	return 0;
+}`)
+	res, evs, s := record(t, Config{Argv: []string{bin, file}, Dir: dir, Rules: mustRules(t, dir)})
+	if res.Status() != 0 {
+		t.Fatalf("status %d", res.Status())
+	}
+	q := newEvq(t, evs, s, dir)
+	if n := len(q.all(trace.OpRead, "read.dat")); n < 64 {
+		t.Fatalf("%d reads, want at least 64\n%s", n, dumpEvents(evs, s))
+	}
+	if pg := q.all(trace.OpPagein, "*"); len(pg) != 0 {
+		t.Errorf("%d pageins in a program without mappings:\n%s", len(pg), dumpEvents(pg, s))
+	}
+	if res.usageReads != 0 {
+		t.Errorf("%d usage reads in a program without mappings, want none", res.usageReads)
+	}
+}
+
+// TestPageinThreads: two threads each wait for the cold pages of their
+// own mapping between two calls of their own: each gets its pagein, of
+// its own thread, in its own gap, of no one file (the process maps two).
+func TestPageinThreads(t *testing.T) {
+	dir := diskDir(t)
+	a := coldFile(t, dir, "a.dat", 4<<20)
+	b := coldFile(t, dir, "b.dat", 4<<20)
+	bin := buildC(t, dir, "threads", `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static void *touch(void *arg) {
+	const char *path = arg;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) return NULL;
+	off_t n = lseek(fd, 0, SEEK_END);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	volatile unsigned char *m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) return NULL;
+	unsigned sum = 0;
+	for (off_t o = 0; o < n; o += 4096) sum += m[o];
+	fsync(fd); /* the call after the wait */
+	close(fd);
+	munmap((void *)m, n);
+	return (void *)(unsigned long)sum;
+}
+int main(int argc, char **argv) {
+	pthread_t t1, t2;
+	pthread_create(&t1, NULL, touch, argv[1]);
+	pthread_create(&t2, NULL, touch, argv[2]);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	return 0;
+}`, "-pthread")
+	cost, err := Calibrate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, evs, s := record(t, Config{Argv: []string{bin, a, b}, Dir: dir, Rules: mustRules(t, dir), Cost: cost})
+	if res.Status() != 0 {
+		t.Fatalf("status %d", res.Status())
+	}
+	byThread := map[uint32][]trace.Event{}
+	for _, e := range evs {
+		if e.Op.Class() != trace.ClassProcess {
+			byThread[e.Thread] = append(byThread[e.Thread], e)
+		}
+	}
+	waited := 0
+	for th, tevs := range byThread {
+		var ops []string
+		for _, e := range tevs {
+			ops = append(ops, e.Op.String())
+		}
+		got := strings.Join(ops, " ")
+		t.Logf("thread %d: %s", th, got)
+		if !strings.Contains(got, "mmap") {
+			continue
+		}
+		if !strings.Contains(got, "mmap pagein fsync close munmap") {
+			t.Errorf("thread %d: events %q, want its wait after its mmap", th, got)
+			continue
+		}
+		waited++
+		for i, e := range tevs {
+			if e.Op != trace.OpPagein {
+				continue
+			}
+			prev, next := tevs[i-1], tevs[i+1]
+			if e.Count < 1 || e.Size < 4096 || e.Dur <= 0 || e.Start < prev.Start+prev.Dur || e.Start+e.Dur > next.Start {
+				t.Errorf("thread %d: pagein %+v after %s ending %d, before %s at %d", th, e, prev.Op, prev.Start+prev.Dur, next.Op, next.Start)
+			}
+		}
+	}
+	if waited != 2 {
+		t.Errorf("%d threads with a mapping and a wait, want 2\n%s", waited, dumpEvents(evs, s))
+	}
+}
