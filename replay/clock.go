@@ -149,6 +149,25 @@ func (c *Clock) real() int64 { return int64(time.Since(c.base)) }
 // times the calls of a run with.
 func (c *Clock) Now() int64 { return c.now() }
 
+// At returns what Now would return, given t, a reading of the
+// time-stamp counter (rdtsc; 0 where there is none) taken just now,
+// where Now would convert a reading of its own; otherwise it returns
+// false (call Now). It is short enough to inline, so that a RunExecutor
+// whose system call returns the counter (read one instruction after the
+// call) makes no call to read the clock.
+func (c *Clock) At(t int64) (int64, bool) {
+	d := t - c.t0
+	if d <= 0 || d > c.limit { // limit: 0 while Now reads the real clock or anchors
+		return 0, false
+	}
+	n := c.n0 + int64(float64(d)*c.slew)
+	if n < c.last {
+		n = c.last
+	}
+	c.last = n
+	return n, true
+}
+
 // now returns the ns since base.
 func (c *Clock) now() int64 {
 	if !c.tsc {
@@ -197,7 +216,7 @@ func (c *Clock) anchor() int64 {
 	case c.slew != 0:
 		at = c.n0 + int64(float64(t-c.t0)*c.slew)
 		if at-n > tscTolerance || n-at > tscTolerance || t < c.t0 {
-			c.tsc = false // not a counter to trust
+			c.tsc, c.limit = false, 0 // not a counter to trust (At reads now)
 			at = n
 		}
 	}

@@ -587,12 +587,14 @@ func (x *rankExec) DoRun(r *replay.Run) {
 		} else {
 			prev = e
 		}
-		var ret int64
+		var ret, end int64
 		if trap != 0 && uint64(e.Size) <= replay.PatternChunk {
-			// write1, inline
+			// write1, inline, its system call returning the counter at
+			// its end, which the clock converts (Clock.At).
 			p := x.cur.Next(int(e.Size), align)
+			var tsc int64
 			for {
-				r, en := rawSyscall(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(e.Offset), 0, 0)
+				r, en, t := rawSyscallTSC(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(e.Offset), 0, 0)
 				if en == 0 {
 					ret = int64(r)
 				} else if en == uintptr(unix.EINTR) {
@@ -600,12 +602,17 @@ func (x *rankExec) DoRun(r *replay.Run) {
 				} else {
 					ret = -int64(en)
 				}
+				tsc = t
 				break
+			}
+			var ok bool
+			if end, ok = r.Clock.At(tsc); !ok {
+				end = r.Clock.Now()
 			}
 		} else {
 			ret = x.rw(int(fd), op.write, op.explicit, e.Offset, e.Size, align)
+			end = r.Clock.Now()
 		}
-		end := r.Clock.Now()
 		e.Start, e.Dur = now, end-now
 		now = end
 		if ret < 0 {
