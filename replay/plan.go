@@ -283,9 +283,14 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 				d := max(e.Dur, 0)
 				rp.io = sat.Add(rp.io, d)
 				ioFirst, ioLast = min(ioFirst, e.Start), max(ioLast, sat.Add(e.Start, d))
-				if rp.f.Data(e) != nil {
+				if pd := rp.prevData; pd != nil && e.Op == rp.prevOp && e.FD == rp.prevFD && e.Thread == rp.prevThread && rp.f.Again(e, pd) {
+					continue // Data would change nothing
+				}
+				if pd := rp.f.Data(e); pd != nil {
+					rp.prevData, rp.prevOp, rp.prevFD, rp.prevThread = pd, e.Op, e.FD, e.Thread
 					continue
 				}
+				rp.prevData = nil
 				rp.f.Apply(e)
 				if len(p.Ranks) > 1 {
 					deps.event(i, rp.n-1, m.Epoch(i), e)
@@ -341,6 +346,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 					}
 				}
 			}
+			rp.prevData = nil
 			if rp.f.Data(e) != nil {
 				continue // a read or write on a descriptor: followed, nothing more to plan
 			}
@@ -416,6 +422,13 @@ type rankPlan struct {
 	// lastPath is the latest path id the rank's calls named, known to
 	// be in Plan.mapped.
 	lastPath trace.PathID
+	// prevData is what Data returned for the rank's event before (of
+	// prevThread, prevFD and prevOp), if the short way followed it with
+	// Data alone; nil otherwise (Follower.Again).
+	prevData   *state.Desc[struct{}]
+	prevOp     trace.Op
+	prevFD     int32
+	prevThread uint32
 }
 
 // planPlain: makePlan takes a short way with the POSIX calls that name

@@ -131,3 +131,62 @@ func TestRepeats(t *testing.T) {
 		t.Fatalf("only %d calls skipped", skipped)
 	}
 }
+
+// TestAgain: with a namespace, a loop that skips Data where Again says it
+// may leaves the descriptors and the namespace as one that calls Data (or
+// Apply) for every event.
+func TestAgain(t *testing.T) {
+	ops := []trace.Op{trace.OpOpen, trace.OpClose, trace.OpRead, trace.OpWrite, trace.OpPread,
+		trace.OpPwrite, trace.OpPwrite, trace.OpPwrite, trace.OpPread, trace.OpFtruncate, trace.OpUnlink}
+	skipped := 0
+	for round := range 100 {
+		rng := rand.New(rand.NewPCG(uint64(round), 13))
+		paths := trace.NewPaths()
+		for _, n := range []string{"/w/a", "/w/b"} {
+			paths.Intern(n)
+		}
+		nsA, nsB := NewNamespace(paths.Lookup), NewNamespace(paths.Lookup)
+		a, b := New[struct{}, struct{}](nsA), New[struct{}, struct{}](nsB)
+		var prev *trace.Event
+		var d *Desc[struct{}]
+		evs := make([]trace.Event, 400)
+		for i := range evs {
+			e := &evs[i]
+			*e = trace.Event{Op: ops[rng.IntN(len(ops))], Thread: uint32(rng.IntN(8) / 7), FD: int32(rng.IntN(2)),
+				Path: trace.PathID(1 + rng.IntN(2)), Offset: int64(rng.IntN(8)) * 4096, Size: 4096}
+			if i > 0 && rng.IntN(4) > 0 {
+				e.Op, e.FD, e.Thread = evs[i-1].Op, evs[i-1].FD, evs[i-1].Thread
+			}
+			e.Ret = e.Size
+			switch e.Op {
+			case trace.OpOpen:
+				e.Ret, e.Flags = int64(e.FD), trace.ORdwr|trace.OCreat
+			case trace.OpFtruncate, trace.OpUnlink:
+				e.Ret, e.Size = 0, int64(rng.IntN(4))*4096
+			}
+			if rng.IntN(10) == 0 {
+				e.Ret = -9
+			}
+			db := b.Data(e)
+			if db == nil {
+				b.Apply(e)
+			}
+			if prev != nil && e.Op == prev.Op && e.FD == prev.FD && e.Thread == prev.Thread && a.Again(e, d) {
+				skipped++
+				prev = e
+			} else if d, prev = a.Data(e), e; d == nil {
+				a.Apply(e)
+				prev = nil
+			}
+			if ea, eb := nsA.End(), nsB.End(); !reflect.DeepEqual(ea, eb) {
+				t.Fatalf("round %d, event %d %+v: the namespace is %+v, want %+v", round, i, *e, ea, eb)
+			}
+		}
+		if ba, bb := nsA.Before(), nsB.Before(); !reflect.DeepEqual(ba, bb) {
+			t.Fatalf("round %d: the namespace before is %+v, want %+v", round, ba, bb)
+		}
+	}
+	if skipped < 1000 {
+		t.Fatalf("only %d calls skipped", skipped)
+	}
+}
