@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/target"
@@ -40,6 +41,43 @@ type Executor interface {
 	Do(c *Call) (ret int64, skip Skip)
 	// Close closes whatever the rank left open.
 	Close() error
+}
+
+// A RunExecutor is an Executor that can make a run of plain calls in
+// one loop: the engine hands it the calls of a replay as fast as
+// possible (no waits between them) that are reads and writes on a
+// descriptor, with nothing of the engine's to do between two of them, and
+// does its own accounting once the run is over. What the executor cannot
+// make so goes the long way, through Do.
+type RunExecutor interface {
+	Executor
+	// DoRun makes the calls of r.Evs in order, as Do would make each,
+	// as long as it can make them the plain way: a read or write on a
+	// descriptor the replay has open, not inside an MPI-IO call
+	// (trace.InMPIIO). It reads r.Clock once after each call: a call's
+	// Start is the end of the one before (r.Start for the first), its
+	// Dur the difference. It stops before the first call it cannot make
+	// so (having followed it, if it did, so that Do then makes it),
+	// before any call once r.Stop is set, and after a call that fails. It
+	// sets r.N to the calls made, r.End to the last reading of the clock
+	// (r.Start if none), r.Moved to the bytes they moved, and gives each
+	// call made its Start, Dur and result (Ret) — but the one that
+	// failed, whose Ret stays the trace's and whose result (−errno) is
+	// r.Fail (0: none failed).
+	DoRun(r *Run)
+}
+
+// Run is a run of calls handed to a RunExecutor.
+type Run struct {
+	Evs   []trace.Event
+	Clock *Clock
+	Stop  *atomic.Bool
+	Start int64
+
+	N     int
+	End   int64
+	Moved int64
+	Fail  int64
 }
 
 // An ErrorDetailer is an Executor whose calls can fail for more reasons

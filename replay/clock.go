@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// clock is a rank's clock: nanoseconds since the replay's start, on
+// Clock is a rank's clock: nanoseconds since the replay's start, on
 // CLOCK_MONOTONIC (through the Go runtime). The engine reads it once per
 // call, so its cost is part of every call a replay measures: under a
 // paravirtualised clock (kvm-clock) a read costs 30–70 ns, a tenth of a
@@ -36,7 +36,7 @@ import (
 // the real clock by more than tscTolerance (a counter that stopped,
 // jumped or differs between processors) turns the counter off for the
 // rest of the replay: the clock then steps to the real clock, once.
-type clock struct {
+type Clock struct {
 	base time.Time
 	tsc  bool // read the counter
 	// anchored: tStart and nStart hold the first anchor
@@ -65,8 +65,8 @@ const (
 // calibrated clock from its first call on: none of its reads is then a
 // real one only because the rank is young, and the rate rests on the
 // whole life of the process rather than on a rank's first millisecond.
-func newClock(base time.Time) clock {
-	c := clock{base: base, tsc: tscUsable()}
+func newClock(base time.Time) Clock {
+	c := Clock{base: base, tsc: tscUsable()}
 	if c.tsc && procAnchor.ok {
 		c.tStart, c.nStart, c.anchored = procAnchor.t, int64(procAnchor.at.Sub(base)), true
 	}
@@ -116,7 +116,7 @@ func SysClock() int64 {
 // the process's anchor. Returning −1 there made a predicting replay take
 // the whole call, the engine's work around the system calls included,
 // for the rest of the run (TestPredictTimesSystemCalls, under load).
-func (c *clock) ticksNS(d int64) int64 {
+func (c *Clock) ticksNS(d int64) int64 {
 	switch {
 	case !tscUsable():
 		return d
@@ -143,10 +143,33 @@ func procRate() float64 {
 }
 
 // real reads CLOCK_MONOTONIC.
-func (c *clock) real() int64 { return int64(time.Since(c.base)) }
+func (c *Clock) real() int64 { return int64(time.Since(c.base)) }
+
+// Now returns the ns since the replay's start: what a RunExecutor
+// times the calls of a run with.
+func (c *Clock) Now() int64 { return c.now() }
+
+// At returns what Now would return, given t, a reading of the
+// time-stamp counter (rdtsc; 0 where there is none) taken just now,
+// where Now would convert a reading of its own; otherwise it returns
+// false (call Now). It is short enough to inline, so that a RunExecutor
+// whose system call returns the counter (read one instruction after the
+// call) makes no call to read the clock.
+func (c *Clock) At(t int64) (int64, bool) {
+	d := t - c.t0
+	if d <= 0 || d > c.limit { // limit: 0 while Now reads the real clock or anchors
+		return 0, false
+	}
+	n := c.n0 + int64(float64(d)*c.slew)
+	if n < c.last {
+		n = c.last
+	}
+	c.last = n
+	return n, true
+}
 
 // now returns the ns since base.
-func (c *clock) now() int64 {
+func (c *Clock) now() int64 {
 	if !c.tsc {
 		return c.real()
 	}
@@ -164,7 +187,7 @@ func (c *clock) now() int64 {
 
 // anchor reads the real clock, between two reads of the counter, and
 // makes that pair the new anchor; it returns the real clock.
-func (c *clock) anchor() int64 {
+func (c *Clock) anchor() int64 {
 	// A pair read across a preemption is a poor anchor: of up to four
 	// pairs, keep the one read in the fewest ticks (the first that took
 	// under anchorSpan ns, once the rate is known). Before the rate is
@@ -193,7 +216,7 @@ func (c *clock) anchor() int64 {
 	case c.slew != 0:
 		at = c.n0 + int64(float64(t-c.t0)*c.slew)
 		if at-n > tscTolerance || n-at > tscTolerance || t < c.t0 {
-			c.tsc = false // not a counter to trust
+			c.tsc, c.limit = false, 0 // not a counter to trust (At reads now)
 			at = n
 		}
 	}

@@ -164,3 +164,43 @@ func TestClockDoesNotStepAtAnchors(t *testing.T) {
 	}
 	t.Logf("shortest %d ns, p1 %d, median %d", d[0], d[len(d)/100], d[len(d)/2])
 }
+
+// TestClockAt: At converts a counter reading as Now would (between a
+// reading of Now before and one after, never going back), declines while
+// the clock is not calibrated or reads the real clock, and Now goes on
+// from where At left.
+func TestClockAt(t *testing.T) {
+	if !tscUsable() {
+		t.Skip("no constant_tsc+nonstop_tsc here")
+	}
+	c := newClock(time.Now())
+	c.nsPerTck, c.limit, c.anchored = 0, 0, false // not calibrated yet
+	if _, ok := c.At(rdtsc()); ok {
+		t.Fatal("At converted before the clock was calibrated")
+	}
+	converted := 0
+	for start := c.real(); c.real()-start < 20e6; {
+		a := c.Now()
+		n, ok := c.At(rdtsc())
+		b := c.Now()
+		if ok {
+			converted++
+			if n < a || n > b {
+				t.Fatalf("At: %d, not between Now's %d and %d", n, a, b)
+			}
+		}
+	}
+	if converted == 0 {
+		t.Fatal("At never converted")
+	}
+	c.n0 -= 10 * tscTolerance // the counter now reads 200 µs late (TestClockDropsABadCounter)
+	c.t0 -= c.limit           // and the next read anchors, dropping it
+	c.now()
+	if c.tsc {
+		t.Fatal("the clock kept a counter 200 µs off the real clock")
+	}
+	if _, ok := c.At(rdtsc()); ok {
+		t.Fatal("At converted a counter the clock dropped")
+	}
+	t.Logf("%d readings converted", converted)
+}

@@ -272,6 +272,31 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 		r := p.Ranks[i]
 		for j := range evs {
 			e := &evs[j]
+			if planPlain && started && haveIO && e.Op < opLimit && directOps[e.Op] && e.Flags&trace.InMPIIO == 0 &&
+				e.Path2 == 0 && (e.Path == 0 || e.Path == rp.lastPath) {
+				// A POSIX call on a descriptor (most of a trace's), of a
+				// path the plan has: the accounting below, without the
+				// tests that cannot hold for it.
+				p.Start = min(p.Start, e.Start)
+				rp.n++
+				rp.ops.add(e.Op, rp.rc.Ops)
+				d := max(e.Dur, 0)
+				rp.io = sat.Add(rp.io, d)
+				ioFirst, ioLast = min(ioFirst, e.Start), max(ioLast, sat.Add(e.Start, d))
+				if pd := rp.prevData; pd != nil && e.Op == rp.prevOp && e.FD == rp.prevFD && e.Thread == rp.prevThread && rp.f.Again(e, pd) {
+					continue // Data would change nothing
+				}
+				if pd := rp.f.Data(e); pd != nil {
+					rp.prevData, rp.prevOp, rp.prevFD, rp.prevThread = pd, e.Op, e.FD, e.Thread
+					continue
+				}
+				rp.prevData = nil
+				rp.f.Apply(e)
+				if len(p.Ranks) > 1 {
+					deps.event(i, rp.n-1, m.Epoch(i), e)
+				}
+				continue
+			}
 			if !started || e.Start < p.Start {
 				p.Start, started = e.Start, true
 			}
@@ -321,6 +346,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 					}
 				}
 			}
+			rp.prevData = nil
 			if rp.f.Data(e) != nil {
 				continue // a read or write on a descriptor: followed, nothing more to plan
 			}
@@ -396,7 +422,19 @@ type rankPlan struct {
 	// lastPath is the latest path id the rank's calls named, known to
 	// be in Plan.mapped.
 	lastPath trace.PathID
+	// prevData is what Data returned for the rank's event before (of
+	// prevThread, prevFD and prevOp), if the short way followed it with
+	// Data alone; nil otherwise (Follower.Again).
+	prevData   *state.Desc[struct{}]
+	prevOp     trace.Op
+	prevFD     int32
+	prevThread uint32
 }
+
+// planPlain: makePlan takes a short way with the POSIX calls that name
+// no path to map (directOps: those on a descriptor) outside an MPI-IO
+// call; false turns it off, for the test that compares the two.
+var planPlain = true
 
 // opRun counts a rank's run of events of one op, which goes to the map of
 // counts when another op comes: most of a trace's events repeat the op

@@ -74,6 +74,11 @@ type runner struct {
 	sysTimed bool
 	sys      SysTime
 
+	// runEx is ex where it makes runs of calls; curRun is the one handed
+	// to it.
+	runEx  RunExecutor
+	curRun Run
+
 	res rankResult
 	// elapsed is when the rank ended, ns from the common start.
 	elapsed int64
@@ -317,8 +322,28 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 	c := &rn.call
 	c.Paths = rn
 	now := rn.w.now()
-	for i := range evs {
+	// runs: the direct calls go to the executor a run at a time
+	// (RunExecutor), but the one a run stopped before (slowAt), which
+	// takes the long way.
+	runs := direct && rn.runEx != nil && !rn.watched
+	slowAt := -1
+	for i := 0; i < len(evs); i++ {
 		e := &evs[i]
+		if runs && i != slowAt {
+			if n := rn.runLen(len(evs) - i); n > 0 {
+				made, err := rn.doRun(evs, i, n, &k, &now, &moved)
+				if err != nil {
+					return k, err
+				}
+				if made < n && rn.curRun.Fail == 0 {
+					slowAt = i + made
+				}
+				if made > 0 {
+					i += made - 1
+					continue
+				}
+			}
+		}
 		if rn.stop.Load() {
 			rn.res.events += int64(i)
 			return k, nil
@@ -464,6 +489,89 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 	}
 	rn.res.events += int64(len(evs))
 	return k, nil
+}
+
+// runLen returns how many of the next n calls may go to the executor as
+// a run: those before the next call that waits for another rank's
+// (Plan.deps).
+func (rn *runner) runLen(n int) int {
+	if rn.nextDep < len(rn.deps) {
+		return int(min(int64(n), max(rn.deps[rn.nextDep].Event-rn.events, 0)))
+	}
+	return n
+}
+
+// doRun hands the executor the run of the n calls at evs[i:] (see
+// batchRun: k, now and moved are its) and does for the calls it made
+// what batchRun does for a direct call, in the same order: count them,
+// record them, and end the replay at a failure under Strict. It returns
+// how many calls the executor made.
+//
+// What a direct call skips or where it fails takes a slow path, which
+// reads the clock again after it so that its time is no call's: a run
+// ends there (RunExecutor). Interning a path new to the replay's trace is
+// one too: here it comes after the run's calls, whose times it cannot
+// touch, and the clock is read again after it as well.
+func (rn *runner) doRun(evs []trace.Event, i, n int, k *int, now, moved *int64) (int, error) {
+	r := &rn.curRun
+	r.Evs, r.Clock, r.Stop, r.Start = evs[i:i+n], &rn.w.clk, rn.stop, *now
+	rn.runEx.DoRun(r)
+	r.Evs = nil
+	made, ok := r.N, r.N
+	if r.Fail != 0 {
+		ok--
+	}
+	*now = r.End
+	*moved += r.Moved
+	rn.res.io += r.End - r.Start // the calls follow each other
+	rn.events += int64(ok)
+	slow := false
+	if rn.rec != nil {
+		if *k != i {
+			copy(evs[*k:], evs[i:i+ok])
+		}
+		slow = rn.recordRun(evs[*k : *k+ok])
+		*k += ok
+	}
+	if r.Fail != 0 {
+		e := &evs[i+ok]
+		rn.events++
+		oRet := e.Ret
+		e.Ret = r.Fail
+		if err := rn.failed(e, r.Fail, oRet); err != nil {
+			rn.res.events += int64(i + made)
+			return made, err
+		}
+		slow = true
+		if rn.rec != nil {
+			evs[*k] = *e
+			rn.recordPaths(&evs[*k])
+			*k++
+		}
+	}
+	if slow {
+		*now = rn.w.now()
+	}
+	return made, nil
+}
+
+// recordRun gives the events of a run the path ids of the replay's
+// trace (recordPaths), and reports whether that took a slow path.
+func (rn *runner) recordRun(evs []trace.Event) (slow bool) {
+	for i := range evs {
+		r := &evs[i]
+		if r.Path == 0 && r.Path2 == 0 {
+			continue
+		}
+		if r.Path2 == 0 && r.Path == rn.lastID && rn.lastSlot != nil && rn.lastSlot.rec != 0 {
+			r.Path = rn.lastSlot.rec - 1
+			continue
+		}
+		if rn.recordPaths(r) {
+			slow = true
+		}
+	}
+	return slow
 }
 
 // opLimit bounds the ops of the engine's tables.

@@ -273,6 +273,7 @@ func (r *Replay) Run(ctx context.Context, b Backend, out Output) (*Result, error
 			sysTimed: predict && timed,
 			stretch:  newStretch(),
 		}
+		rn.runEx, _ = ex.(RunExecutor) // not through bounded: a slot a call
 		if r.script != nil {
 			// Read one event at a time, so that a loop decides when the
 			// calls before it have run.

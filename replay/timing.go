@@ -65,7 +65,7 @@ const coarseSlack = 1500 * time.Microsecond
 // keeps over the replay is the recorded one within skip, without paying
 // the waiter's own cost on every tiny gap.
 type waiter struct {
-	clk     clock
+	clk     Clock
 	margin  int64
 	precise bool
 	own     bool // the rank has a processor of its own: spin, never yield

@@ -342,6 +342,10 @@ type rankExec struct {
 	// calls that do the program's work, never the replay's own looks,
 	// checks and directory opens.
 	sw *replay.SysTime
+	// held is the description DoRun followed heldEv to and stopped
+	// before (not open): Do makes that call without following it again.
+	held   *state.Desc[realFile]
+	heldEv *trace.Event
 }
 
 // TimesSys implements replay.SysTimer.
@@ -467,7 +471,12 @@ type dataOp struct{ write, explicit bool }
 func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 	e := c.Ev
 	x.sw = c.Sys
-	if d := x.st.Data(e); d != nil && d.Aux.state == fdOpen {
+	d := x.held
+	if d == nil || x.heldEv != e {
+		d = x.st.Data(e)
+	}
+	x.held, x.heldEv = nil, nil
+	if d != nil && d.Aux.state == fdOpen {
 		// The hot path: a read or write on a descriptor of the trace that
 		// the replay has open.
 		op := dataOps[e.Op]
@@ -532,6 +541,93 @@ func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 		return 0, replay.NotSkipped
 	}
 	return 0, replay.SkipUnsupported
+}
+
+// DoRun implements replay.RunExecutor: Do's hot path, in a loop. A call
+// on the same thread and descriptor with the same op as the one before,
+// which Data would follow to the same description changing nothing
+// (Follower.Repeats), is not followed again.
+func (x *rankExec) DoRun(r *replay.Run) {
+	x.sw = nil
+	evs, now := r.Evs, r.Start
+	var moved int64
+	var d *state.Desc[realFile]
+	var prev *trace.Event // the call before, if Data may be skipped after it
+	// What Do's hot path works out from the op and the description.
+	var (
+		op    dataOp
+		align int
+		fd    uintptr
+		trap  uintptr // write1's system call; 0: none (rw)
+	)
+	r.Fail = 0
+	i := 0
+	for ; i < len(evs); i++ {
+		e := &evs[i]
+		if r.Stop.Load() || e.Flags&trace.InMPIIO != 0 {
+			break
+		}
+		if prev == nil || e.Op != prev.Op || e.FD != prev.FD || e.Thread != prev.Thread {
+			d, prev = x.st.Data(e), nil
+			if d == nil || d.Aux.state != fdOpen {
+				if d != nil {
+					x.held, x.heldEv = d, e // followed already: Do makes it
+				}
+				break
+			}
+			if x.st.Repeats(e.Op) {
+				prev = e
+			}
+			op, align, fd, trap = dataOps[e.Op], x.align, uintptr(d.Aux.fd), 0
+			if d.Aux.direct {
+				align = replay.DirectAlign
+			}
+			if op.write && x.raw {
+				trap = unix.SYS_WRITE
+				if op.explicit {
+					trap = unix.SYS_PWRITE64
+				}
+			}
+		} else {
+			prev = e
+		}
+		var ret, end int64
+		if trap != 0 && uint64(e.Size) <= replay.PatternChunk {
+			// write1, inline, its system call returning the counter at
+			// its end, which the clock converts (Clock.At).
+			p := x.cur.Next(int(e.Size), align)
+			var tsc int64
+			for {
+				r, en, t := rawSyscallTSC(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(e.Offset), 0, 0)
+				if en == 0 {
+					ret = int64(r)
+				} else if en == uintptr(unix.EINTR) {
+					continue
+				} else {
+					ret = -int64(en)
+				}
+				tsc = t
+				break
+			}
+			var ok bool
+			if end, ok = r.Clock.At(tsc); !ok {
+				end = r.Clock.Now()
+			}
+		} else {
+			ret = x.rw(int(fd), op.write, op.explicit, e.Offset, e.Size, align)
+			end = r.Clock.Now()
+		}
+		e.Start, e.Dur = now, end-now
+		now = end
+		if ret < 0 {
+			r.Fail = ret
+			i++
+			break
+		}
+		e.Ret = ret
+		moved += ret
+	}
+	r.N, r.End, r.Moved = i, now, moved
 }
 
 // onFD replays a call on a descriptor.

@@ -8,3 +8,7 @@ package posix
 // matters where every system call flushes the TLB (kernel page-table
 // isolation without PCID, as on the benchmark machine).
 func rawSyscall(trap, a1, a2, a3, a4, a5, a6 uintptr) (r, errno uintptr)
+
+// rawSyscallTSC is rawSyscall that also returns the time-stamp counter,
+// read as the call returns (replay.Clock.At).
+func rawSyscallTSC(trap, a1, a2, a3, a4, a5, a6 uintptr) (r, errno uintptr, tsc int64)

@@ -9,3 +9,9 @@ func rawSyscall(trap, a1, a2, a3, a4, a5, a6 uintptr) (r, errno uintptr) {
 	r, _, en := unix.RawSyscall6(trap, a1, a2, a3, a4, a5, a6)
 	return r, uintptr(en)
 }
+
+// rawSyscallTSC is rawSyscall; there is no counter to return (0).
+func rawSyscallTSC(trap, a1, a2, a3, a4, a5, a6 uintptr) (r, errno uintptr, tsc int64) {
+	r, errno = rawSyscall(trap, a1, a2, a3, a4, a5, a6)
+	return r, errno, 0
+}

@@ -1165,12 +1165,26 @@ func (s *colStream) next() (uint64, error) {
 }
 
 // fill decodes the next len(dst) values of the column into dst.
+// fillWith sets every element of d to v: a long run by doubling copies
+// (memmove), a fraction of an instruction a value instead of a loop's
+// four or five.
+func fillWith(d []int64, v int64) {
+	if len(d) < 16 {
+		for i := range d {
+			d[i] = v
+		}
+		return
+	}
+	d[0] = v
+	for k := 1; k < len(d); k *= 2 {
+		copy(d[k:], d[:k])
+	}
+}
+
 func (s *colStream) fill(dst []int64) error {
 	switch {
 	case s.b == nil:
-		for i := range dst {
-			dst[i] = s.base
-		}
+		fillWith(dst, s.base)
 	case s.runs:
 		for i := 0; i < len(dst); {
 			if s.left == 0 {
@@ -1187,9 +1201,7 @@ func (s *colStream) fill(dst []int64) error {
 				s.cur = s.base + unzigzag(u)*s.mult
 			}
 			n := int(min(uint64(len(dst)-i), s.left))
-			for j := i; j < i+n; j++ {
-				dst[j] = s.cur
-			}
+			fillWith(dst[i:i+n], s.cur)
 			i += n
 			s.left -= uint64(n)
 		}

@@ -1071,33 +1071,43 @@ func (rs *rankSource) decode(evs []trace.Event) error {
 		}
 	}
 	prevEnd, predOff, shift, fix := rs.prevEnd, rs.predOff, rs.s.shift, rs.s.fix
+	// The common columns as slices of n, so that the loop checks no
+	// bounds on them.
+	cOp, cTh, cDur, cStart := v[colOp][:n], v[colThread][:n], v[colDur][:n], v[colStart][:n]
+	cSize, cOff, cRet, cPath, cPath2, cFD := v[colSize][:n], v[colOffset][:n], v[colRet][:n], v[colPath][:n], v[colPath2][:n], v[colFD][:n]
 	for i := range evs {
-		op, th := v[colOp][i], v[colThread][i]
+		op, th := cOp[i], cTh[i]
 		if uint64(op) > 0xffff || uint64(th) > 1<<32-1 {
 			return fmt.Errorf("event %d: op %d or thread %d out of range", rs.pos+i, op, th)
 		}
 		e := &evs[i]
 		e.Op, e.Rank, e.Thread = trace.Op(op), rs.rank, uint32(th)
-		e.Dur = v[colDur][i]
-		e.Start = prevEnd + v[colStart][i]
+		e.Dur = cDur[i]
+		e.Start = prevEnd + cStart[i]
 		prevEnd = e.Start + e.Dur
 		if fix != nil {
 			e.Start -= fix.offsetAt(e.Start)
 		}
 		e.Start += shift
-		e.Size = v[colSize][i]
-		e.Offset = predOff + v[colOffset][i]
+		e.Size = cSize[i]
+		e.Offset = predOff + cOff[i]
 		if e.Offset != 0 || e.Size != 0 {
 			predOff = e.Offset + e.Size
 		}
-		e.Ret = retBase(e) + v[colRet][i]
-		p, ok1 := rs.s.path(uint64(v[colPath][i]))
-		p2, ok2 := rs.s.path(uint64(v[colPath2][i]))
+		e.Ret = retBase(e) + cRet[i]
+		var p, p2 trace.PathID
+		ok1, ok2 := true, true
+		if id := cPath[i]; id != 0 {
+			p, ok1 = rs.s.path(uint64(id))
+		}
+		if id := cPath2[i]; id != 0 {
+			p2, ok2 = rs.s.path(uint64(id))
+		}
 		if !ok1 || !ok2 {
-			return fmt.Errorf("event %d: path id %d or %d is not defined", rs.pos+i, v[colPath][i], v[colPath2][i])
+			return fmt.Errorf("event %d: path id %d or %d is not defined", rs.pos+i, cPath[i], cPath2[i])
 		}
 		e.Path, e.Path2 = p, p2
-		e.FD = int32(v[colFD][i])
+		e.FD = int32(cFD[i])
 		if !rare {
 			// Flags, modes, communication and copies: none in this block.
 			e.Flags, e.Mode, e.Whence, e.Peer, e.Tag, e.Comm = 0, 0, 0, 0, 0, 0

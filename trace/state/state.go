@@ -506,6 +506,37 @@ func (f *Follower[D, H]) Data(e *trace.Event) *Desc[D] {
 	return d
 }
 
+// Repeats reports whether Data, having returned d for an event, would
+// return d again for the next event of the same thread, descriptor and
+// op (op) and change nothing, so long as nothing but Data followed the
+// events in between: true for a read or write that moves no file
+// position (at an explicit offset), on a follower without a namespace.
+// A hot loop may then skip the call.
+func (f *Follower[D, H]) Repeats(op trace.Op) bool {
+	return f.ns == nil && op < opLimit && infos[op].fast && infos[op].Addr == trace.AddrExplicit
+}
+
+// Again reports whether Data(e) would return d and change nothing, for
+// an e of the thread, descriptor and op of the event Data last returned d
+// for, so long as nothing but Data followed the events in between: a
+// read or write that moves no file position (at an explicit offset) and
+// has nothing to tell the namespace (it failed, or writes where the file
+// was written already). A hot loop may then skip the call.
+func (f *Follower[D, H]) Again(e *trace.Event, d *Desc[D]) bool {
+	if e.Op >= opLimit {
+		return false
+	}
+	info := &infos[e.Op]
+	if !info.fast || info.Addr != trace.AddrExplicit {
+		return false
+	}
+	if e.Ret < 0 || f.ns == nil {
+		return true
+	}
+	n := d.Node
+	return n == nil || n.File == nil || n.File.covers(e, &info.OpInfo)
+}
+
 // after is the position after a call at the position off that moved n
 // bytes: unknown (-1) when off is.
 func after(off, n int64) int64 {
