@@ -161,6 +161,7 @@ func TestSymlinkTargets(t *testing.T) {
 // with faulting them in (the program's buffer was in memory already).
 func TestReadBufferFaultedIn(t *testing.T) {
 	_, x := newExec(t, Options{Target: t.TempDir()})
+	x.readBuf(100)
 	mem := x.readBuf(1 << 20) // aligned for O_DIRECT: on a page
 	vec := make([]byte, (len(mem)+int(pageSize)-1)/int(pageSize))
 	if _, _, en := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(&vec[0]))); en != 0 {

@@ -332,6 +332,7 @@ type rankExec struct {
 	closeErr error // of the close a release made in the last Apply
 	cur      replay.Cursor
 	rbuf     []byte
+	rtouched int // bytes of rbuf a read has been given (readBuf touched their pages)
 	rchunk   int // size of the read buffer at most
 	raw      bool
 	align    int
@@ -765,12 +766,13 @@ func (x *rankExec) sys(trap uintptr, fd int, p []byte, a3, a4, a5 uintptr) (int,
 	return int(r), en
 }
 
-// readBuf returns a buffer of n bytes (n ≤ rchunk) to read into. A new
-// buffer's pages are touched here, before the read that needs it: fresh
-// memory from the system faults a page at a time as a read first copies
-// into it, which the call would be timed with (a rank's first 256 KiB
-// read on tmpfs: 64 faults more than the program's, whose buffer its
-// writes had touched).
+// readBuf returns a buffer of n bytes (n ≤ rchunk) to read into. The
+// pages a read will copy into are touched here first, once: fresh memory
+// from the system faults a page at a time as a read first copies into
+// it, which the call would be timed with (a rank's first 256 KiB read on
+// tmpfs: 64 faults more than the program's, whose buffer its writes had
+// touched). Only as far as the reads have reached (rtouched): a replay of
+// many ranks with small reads keeps its memory small.
 func (x *rankExec) readBuf(n int) []byte {
 	if cap(x.rbuf) < n {
 		size := min(max(n, 64<<10), x.rchunk)
@@ -780,9 +782,14 @@ func (x *rankExec) readBuf(n int) []byte {
 			off = replay.DirectAlign - r
 		}
 		x.rbuf = raw[off : off+size : off+size]
-		for i := 0; i < len(raw); i += int(pageSize) {
-			raw[i] = 0
+		x.rtouched = 0
+	}
+	if n > x.rtouched {
+		b := x.rbuf[:n]
+		for i := x.rtouched &^ (int(pageSize) - 1); i < n; i += int(pageSize) {
+			b[i] = 0
 		}
+		x.rtouched = n
 	}
 	return x.rbuf[:n]
 }
