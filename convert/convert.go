@@ -47,6 +47,10 @@ func (c *Conversion) Run(args []string) error {
 		return err
 	}
 	dst := o.forms().Codec(to)
+	if dst.Export == nil {
+		// A form whose codec this program does not link (SetCodec).
+		return fmt.Errorf("--to %s: this program does not write it ('iotrace convert --to %s' does)", to, to)
+	}
 	if c.Output == "-" && !dst.Stdout {
 		return fmt.Errorf("--to %s is not written to standard output; give -o FILE", to)
 	}

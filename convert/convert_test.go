@@ -221,3 +221,26 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestCodecNotLinked: a form whose codec lives in a package this program
+// does not link (Parquet's, without convert/parquet, as in ioreplay) is
+// listed, and converting to it says so instead of failing otherwise.
+func TestCodecNotLinked(t *testing.T) {
+	if f := Lookup("parquet"); f == nil || f.Bind != nil {
+		t.Fatalf("parquet form %+v: want it listed without its codec (convert/parquet sets it)", f)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "t.jsonl")
+	if err := os.WriteFile(in, []byte(`{"rank":0,"op":"open","path":"/f","fd":3,"ret":3}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "t.parquet")
+	c := &Conversion{Opener: &Opener{}, Output: out, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+	err := c.Run([]string{in})
+	if err == nil || !strings.Contains(err.Error(), "does not write it") {
+		t.Fatalf("convert to parquet without its codec: %v", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s written", out)
+	}
+}

@@ -7,7 +7,9 @@
 // live in the packages below (convert/strace, convert/dxt,
 // convert/darshan, convert/recorder, convert/fio, convert/jsonl,
 // convert/csv, convert/chrome, convert/parquet, script/fold). Adding a
-// form is adding one entry to the list.
+// form is adding one entry to the list (a form whose codec a program
+// should link only when it writes that form sets it from its own package:
+// SetCodec).
 //
 // An Opener opens what a command is given — trace files or a directory of
 // them, a pattern script or a built-in sample, or a file or directory of
@@ -294,9 +296,23 @@ func Bind(fs *flag.FlagSet, o *Opener) *Forms {
 		own(Binary, func() { o.AddFlags(fs) })
 	}
 	for _, f := range Formats() {
-		own(f.Name, func() { fo.codecs[f.Name] = f.Bind(fs) })
+		if f.Bind != nil {
+			own(f.Name, func() { fo.codecs[f.Name] = f.Bind(fs) })
+		}
 	}
 	return fo
+}
+
+// SetCodec gives the form called name its options and codec (Bind), for
+// a form whose codec lives in a package of its own that only the
+// programs writing it link in: convert/parquet sets Parquet's when it is
+// imported (cmd/iotrace does; ioreplay, which writes no form, does not).
+// Until then the form is listed, and converting to it fails as for a
+// form that is not written.
+func SetCodec(name string, bind func(fs *flag.FlagSet) Codec) {
+	if f := Lookup(name); f != nil {
+		f.Bind = bind
+	}
 }
 
 // defaultForms are the forms with their options' defaults.

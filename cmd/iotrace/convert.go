@@ -7,6 +7,7 @@ import (
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/convert"
+	_ "github.com/iotrace/iotrace/convert/parquet" // --to parquet: its writer sets the form's codec
 	"github.com/iotrace/iotrace/internal/helptext"
 	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/spf13/cobra"

@@ -2,10 +2,12 @@ package parquet
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/iotrace/iotrace/convert"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/tracegen"
 )
@@ -129,5 +131,17 @@ func TestPerRank(t *testing.T) {
 	}
 	if total != n || n != countTrace(t, tr).rows {
 		t.Errorf("%d rows in the files, %d written, %d events", total, n, countTrace(t, tr).rows)
+	}
+}
+
+// TestFormCodec: importing this package gives the registry's Parquet form
+// its codec, which writes a file DuckDB and the tests read.
+func TestFormCodec(t *testing.T) {
+	f := convert.Lookup("parquet")
+	if f == nil || f.Bind == nil {
+		t.Fatal("the parquet form has no codec with convert/parquet linked")
+	}
+	if c := f.Bind(flag.NewFlagSet("", flag.ContinueOnError)); c.Export == nil {
+		t.Fatal("no exporter")
 	}
 }
