@@ -238,7 +238,7 @@ section() {
 	[ -n "$title" ] && head+=", $title"
 	echo "$head)"
 	echo
-	echo "\`bench/predict/run.sh\` at $(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?') on $host_s, $minutes min."
+	echo "\`bench/predict/run.sh\` at ${commit:-?} on $host_s, $minutes min."
 	echo "Load average (1, 5, 15 min) $load_start at the start, $load_end at the end; the 1-minute load at each timed run is in the"
 	echo "tables' last column (median over the cell's runs). Captures: \`iotrace record$( [ "$RECORDER" = preload ] && echo ' --preload')\` on tmpfs (/dev/shm) and on the"
 	echo "disk (ext4, the VM's virtio disk); replayed on tmpfs, the disk and *slow* (ext4 on a loop device, $SLOW_IOPS IOPS and"
@@ -505,6 +505,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 log "building the helpers"
+commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?') # the commit the binaries are built from
 go build -o "$bin/iotrace" ./cmd/iotrace
 go build -o "$bin/ioreplay" ./cmd/ioreplay
 [ -z "${BEFORE:-}" ] || cp "$BEFORE" "$bin/ioreplay-before"
@@ -914,7 +915,6 @@ for fs in tmpfs disk slow; do
 done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg) minutes=$(((SECONDS - t_start + 30) / 60))
 
-commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?')
 host_s="$(nproc) cores ($(uname -r), $(go version | cut -d' ' -f3))"
 mode_names_s="${mode_names[*]}"
 declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS CAPTURES FAST FAST_REPS SLOW_IOPS SLOW_MBPS SETTLE AFTERIO_N mode_names_s >"$shm/meta.sh"
