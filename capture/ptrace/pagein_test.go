@@ -3,95 +3,44 @@
 package ptrace
 
 import (
-	"crypto/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/internal/pagecache"
 	"github.com/iotrace/iotrace/trace"
-	"golang.org/x/sys/unix"
 )
 
-// diskDir returns a directory whose file system keeps its data on a
-// device (not tmpfs or ramfs, whose pages are the files themselves and
-// are never read in): the test's temporary directory, or one in
-// /var/tmp. Under CI a machine without one fails the test.
+// diskDir returns a directory whose files' pages the cache can drop
+// (pagecache.Dir), its symbolic links resolved as the rules see paths.
 func diskDir(t *testing.T) string {
 	t.Helper()
-	onDevice := func(dir string) bool {
-		var st unix.Statfs_t
-		if unix.Statfs(dir, &st) != nil {
-			return false
-		}
-		return st.Type != unix.TMPFS_MAGIC && st.Type != unix.RAMFS_MAGIC
-	}
-	if dir, _ := filepath.EvalSymlinks(t.TempDir()); onDevice(dir) {
-		return dir
-	}
-	if dir, err := os.MkdirTemp("/var/tmp", "iotrace-pagein-"); err == nil {
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		if dir, _ = filepath.EvalSymlinks(dir); onDevice(dir) {
-			return dir
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no directory on a device-backed file system (the temporary directory and /var/tmp are tmpfs)")
-	}
-	t.Skip("no directory on a device-backed file system")
-	return ""
-}
-
-// coldFile writes n random bytes to name in dir, on the device (synced:
-// clean pages, which POSIX_FADV_DONTNEED drops).
-func coldFile(t *testing.T, dir, name string, n int) string {
-	t.Helper()
-	data := make([]byte, n)
-	rand.Read(data)
-	file := filepath.Join(dir, name)
-	f, err := os.Create(file)
+	dir, err := filepath.EvalSymlinks(pagecache.Dir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	return file
+	return dir
 }
 
-// pageinProg maps the file argv[1], drops its pages from the cache and
-// touches every page (waits for the device), closes it, touches them
-// again (cached: no wait) and stats the file.
-const pageinProg = `
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-int main(int argc, char **argv) {
-	int fd = open(argv[1], O_RDONLY);
-	if (fd < 0) return 1;
-	off_t n = lseek(fd, 0, SEEK_END);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); /* cold: the loads below read the device */
-	volatile unsigned char *m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) return 2;
-	unsigned sum = 0;
-	for (off_t o = 0; o < n; o += 4096) sum += m[o];
-	close(fd);
-	for (off_t o = 0; o < n; o += 4096) sum += m[o]; /* cached now: no wait */
-	struct stat st;
-	stat(argv[1], &st);
-	munmap((void *)m, n);
-	printf("%u\n", sum);
-	return 0;
+// coldFile writes n random bytes to name in dir, its pages dropped.
+func coldFile(t *testing.T, dir, name string, n int) string {
+	return pagecache.ColdFile(t, dir, name, n)
 }
-`
+
+// pageinProg is capture/testdata/pagein.c: it maps the file argv[1],
+// drops its pages from the cache and touches every page (waits for the
+// device), closes it, touches them again (cached: no wait) and stats the
+// file.
+func pageinProg(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "pagein.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
+}
 
 // TestPageinWaits checks that the time a program waits for the pages of
 // a file mapping between two calls is recorded as a pagein of that file
@@ -102,7 +51,7 @@ int main(int argc, char **argv) {
 func TestPageinWaits(t *testing.T) {
 	dir := diskDir(t)
 	file := coldFile(t, dir, "mapped.dat", 8<<20)
-	bin := buildC(t, dir, "pagein", pageinProg)
+	bin := buildC(t, dir, "pagein", pageinProg(t))
 	cost, err := Calibrate("")
 	if err != nil {
 		t.Fatal(err)

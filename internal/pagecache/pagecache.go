@@ -6,6 +6,7 @@
 package pagecache
 
 import (
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,6 +73,20 @@ func Evict(t testing.TB, p string) {
 	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ColdFile writes n random bytes to the file name in dir (a directory of
+// Dir) and drops its pages from the cache; it returns the file's path.
+func ColdFile(t testing.TB, dir, name string, n int) string {
+	t.Helper()
+	data := make([]byte, n)
+	rand.Read(data)
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	Evict(t, p)
+	return p
 }
 
 // Dir returns a new directory, removed after the test, whose files'
