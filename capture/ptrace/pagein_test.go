@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,8 +157,6 @@ int main(int argc, char **argv) {
 // its own thread, in its own gap, of no one file (the process maps two).
 func TestPageinThreads(t *testing.T) {
 	dir := diskDir(t)
-	a := coldFile(t, dir, "a.dat", 4<<20)
-	b := coldFile(t, dir, "b.dat", 4<<20)
 	bin := buildC(t, dir, "threads", `
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -193,10 +192,32 @@ int main(int argc, char **argv) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, evs, s := record(t, Config{Argv: []string{bin, a, b}, Dir: dir, Rules: mustRules(t, dir), Cost: cost})
-	if res.Status() != 0 {
-		t.Fatalf("status %d", res.Status())
+	// A thread whose pages come back from the device while it waits for
+	// a processor the whole time has slept for none of it, and has no
+	// pagein: on a loaded machine, 1 run in about 35 (busy, 2 spinning
+	// threads). Three runs, each on files just made cold; the first that
+	// shows both threads' waits passes.
+	var errs []string
+	for try := range 3 {
+		a := coldFile(t, dir, fmt.Sprintf("a%d.dat", try), 4<<20)
+		b := coldFile(t, dir, fmt.Sprintf("b%d.dat", try), 4<<20)
+		res, evs, s := record(t, Config{Argv: []string{bin, a, b}, Dir: dir, Rules: mustRules(t, dir), Cost: cost})
+		if res.Status() != 0 {
+			t.Fatalf("status %d", res.Status())
+		}
+		if errs = threadWaits(t, evs, s); len(errs) == 0 {
+			return
+		}
 	}
+	t.Error(strings.Join(errs, "\n"))
+}
+
+// threadWaits checks that each thread of evs that mapped a file has one
+// pagein after its mmap, inside the gap before its next call; it returns
+// what it found wrong.
+func threadWaits(t *testing.T, evs []trace.Event, s *trace.SliceSink) []string {
+	t.Helper()
+	var errs []string
 	byThread := map[uint32][]trace.Event{}
 	for _, e := range evs {
 		if e.Op.Class() != trace.ClassProcess {
@@ -215,7 +236,7 @@ int main(int argc, char **argv) {
 			continue
 		}
 		if !strings.Contains(got, "mmap pagein fsync close munmap") {
-			t.Errorf("thread %d: events %q, want its wait after its mmap", th, got)
+			errs = append(errs, fmt.Sprintf("thread %d: events %q, want its wait after its mmap", th, got))
 			continue
 		}
 		waited++
@@ -225,11 +246,12 @@ int main(int argc, char **argv) {
 			}
 			prev, next := tevs[i-1], tevs[i+1]
 			if e.Count < 1 || e.Size < 4096 || e.Dur <= 0 || e.Start < prev.Start+prev.Dur || e.Start+e.Dur > next.Start {
-				t.Errorf("thread %d: pagein %+v after %s ending %d, before %s at %d", th, e, prev.Op, prev.Start+prev.Dur, next.Op, next.Start)
+				errs = append(errs, fmt.Sprintf("thread %d: pagein %+v after %s ending %d, before %s at %d", th, e, prev.Op, prev.Start+prev.Dur, next.Op, next.Start))
 			}
 		}
 	}
 	if waited != 2 {
-		t.Errorf("%d threads with a mapping and a wait, want 2\n%s", waited, dumpEvents(evs, s))
+		errs = append(errs, fmt.Sprintf("%d threads with a mapping and a wait, want 2\n%s", waited, dumpEvents(evs, s)))
 	}
+	return errs
 }
