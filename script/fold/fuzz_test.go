@@ -17,6 +17,7 @@ var fuzzOps = []trace.Op{
 	trace.OpMkdir, trace.OpFtruncate, trace.OpMPIBarrier, trace.OpMPIBcast, trace.OpMPISend,
 	trace.OpMPIRecv, trace.OpMPIAllreduce, trace.OpMPIFileOpen, trace.OpMPIFileWriteAt,
 	trace.OpMPIFileReadAt, trace.OpMPIFileClose, trace.OpRegionBegin, trace.OpRegionEnd,
+	trace.OpPagein, // no call: a wait the conversion leaves out, with its time
 }
 
 // fuzzEvents makes the events of data, 8 bytes each: op, rank, path,

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/state"
@@ -345,12 +346,12 @@ func (lw *lowerer) event(e *trace.Event) error {
 		// The capture's wait for mapped pages between two calls: a
 		// script's map reads the pages (as a replay's mmap does), so the
 		// wait is neither a command nor think time before the next one.
-		lw.waited += max(e.Dur, 0)
+		lw.waited = sat.Add(lw.waited, max(e.Dur, 0))
 		return nil
 	}
 	var g int64
 	if lw.started {
-		g = max(e.Start-lw.prevEnd-lw.waited, 0)
+		g = max(sat.Sub(sat.Sub(e.Start, lw.prevEnd), lw.waited), 0)
 	}
 	lw.waited = 0
 	lw.started = true
