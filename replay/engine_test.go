@@ -93,6 +93,17 @@ func (s *sinks) rank(r uint32) []trace.Event { return s.by[r].evs }
 
 func run(t *testing.T, tr trace.Trace, opts replay.Options, b replay.Backend) (*replay.Result, *sinks) {
 	t.Helper()
+	_, res, s, err := tryRun(t, tr, opts, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, s
+}
+
+// tryRun is run returning the replay's error (and the replay), for a test
+// that expects one.
+func tryRun(t *testing.T, tr trace.Trace, opts replay.Options, b replay.Backend) (*replay.Replay, *replay.Result, *sinks, error) {
+	t.Helper()
 	rp, err := replay.New(tr, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -102,10 +113,7 @@ func run(t *testing.T, tr trace.Trace, opts replay.Options, b replay.Backend) (*
 	}
 	s := newSinks()
 	res, err := rp.Run(context.Background(), b, s.out(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, s
+	return rp, res, s, err
 }
 
 // TestReplayTwoPhaseCounts replays an 8-rank astro3d-like trace through

@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -110,15 +109,7 @@ func TestRunsAgree(t *testing.T) {
 		if !runs {
 			b = perCall{be}
 		}
-		rp, err := replay.New(m, replay.Options{Timing: replay.AFAP, Strict: strict, Batch: 1024})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Prepare(context.Background(), &rp.Plan().Layout); err != nil {
-			t.Fatal(err)
-		}
-		s := newSinks()
-		res, err := rp.Run(context.Background(), b, s.out(""))
+		rp, res, s, err := tryRun(t, m, replay.Options{Timing: replay.AFAP, Strict: strict, Batch: 1024}, b)
 		var o outcome
 		if err != nil {
 			o.err = err.Error()

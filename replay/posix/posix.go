@@ -486,7 +486,12 @@ func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 			align = replay.DirectAlign
 		}
 		if op.write && x.sw == nil && x.raw && uint64(e.Size) <= replay.PatternChunk {
-			return x.write1(int(d.Aux.fd), op.explicit, e.Offset, int(e.Size), align), replay.NotSkipped
+			trap := uintptr(unix.SYS_WRITE)
+			if op.explicit {
+				trap = unix.SYS_PWRITE64
+			}
+			ret, _ := x.write1(uintptr(d.Aux.fd), trap, e.Offset, int(e.Size), align)
+			return ret, replay.NotSkipped
 		}
 		return x.rw(int(d.Aux.fd), op.write, op.explicit, e.Offset, e.Size, align), replay.NotSkipped
 	} else if d != nil {
@@ -594,22 +599,10 @@ func (x *rankExec) DoRun(r *replay.Run) {
 		}
 		var ret, end int64
 		if trap != 0 && uint64(e.Size) <= replay.PatternChunk {
-			// write1, inline, its system call returning the counter at
-			// its end, which the clock converts (Clock.At).
-			p := x.cur.Next(int(e.Size), align)
+			// Its system call returns the counter at its end, which
+			// the clock converts (Clock.At).
 			var tsc int64
-			for {
-				r, en, t := rawSyscallTSC(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(e.Offset), 0, 0)
-				if en == 0 {
-					ret = int64(r)
-				} else if en == uintptr(unix.EINTR) {
-					continue
-				} else {
-					ret = -int64(en)
-				}
-				tsc = t
-				break
-			}
+			ret, tsc = x.write1(fd, trap, e.Offset, int(e.Size), align)
 			var ok bool
 			if end, ok = r.Clock.At(tsc); !ok {
 				end = r.Clock.Now()
@@ -796,22 +789,19 @@ func (x *rankExec) readBuf(n int) []byte {
 
 // write1 is rw for the calls most replays are made of, in fewer
 // instructions: a write of size bytes (0 to PatternChunk: one slice of
-// the pattern), untimed (no Call.Sys) and raw.
-func (x *rankExec) write1(fd int, explicit bool, off int64, size, align int) int64 {
+// the pattern), untimed (no Call.Sys) and raw, through the system call
+// trap (SYS_WRITE or SYS_PWRITE64). It returns the result and the
+// time-stamp counter read as the call returned (DoRun's clock reading:
+// Clock.At).
+func (x *rankExec) write1(fd, trap uintptr, off int64, size, align int) (ret, tsc int64) {
 	p := x.cur.Next(size, align)
-	trap := uintptr(unix.SYS_WRITE)
-	if explicit {
-		trap = unix.SYS_PWRITE64
-	}
 	for {
-		r, e := rawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(off), 0, 0)
-		switch en := unix.Errno(e); en {
-		case 0:
-			return int64(r)
-		case unix.EINTR:
-			continue
-		default:
-			return -int64(en)
+		r, en, t := rawSyscallTSC(trap, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(off), 0, 0)
+		switch {
+		case en == 0:
+			return int64(r), t
+		case en != uintptr(unix.EINTR):
+			return -int64(en), t
 		}
 	}
 }

@@ -69,7 +69,11 @@ func TestWrite1IsRW(t *testing.T) {
 		if c.badFD {
 			fda, fdb = 1<<30, 1<<30
 		}
-		ra := a.write1(fda, c.explicit, c.off, c.size, c.align)
+		trap := uintptr(unix.SYS_WRITE)
+		if c.explicit {
+			trap = unix.SYS_PWRITE64
+		}
+		ra, _ := a.write1(uintptr(fda), trap, c.off, c.size, c.align)
 		rb := b.rw(fdb, true, c.explicit, c.off, int64(c.size), c.align)
 		if ra != rb {
 			t.Errorf("%+v: write1 returned %d, rw %d", c, ra, rb)
