@@ -57,3 +57,40 @@ func TestPageinWaits(t *testing.T) {
 		t.Errorf("pagein [%d, %d] outside the gap [%d, %d] between the mmap and the close", pg.Start, pg.Start+pg.Dur, mmap.Start+mmap.Dur, cl.Start)
 	}
 }
+
+// TestPageinNotAcrossProcessStart: a gap in which the thread started a
+// process (fork, posix_spawn) and waited for it is no wait for mapped
+// pages, though the thread read from the device in it: the 300 ms of the
+// child's run stay think time (capture/testdata/pagein_fork.c).
+func TestPageinNotAcrossProcessStart(t *testing.T) {
+	libs := buildShim(t)
+	dir := pagecache.Dir(t)
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "pagein_fork.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := compile(t, dir, "pagein_fork", string(src))
+	for _, how := range []string{"fork", "spawn"} {
+		file := pagecache.ColdFile(t, dir, how+".dat", 4<<20)
+		spool, err := record(t, libs, dir, bin, file, how)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules, _ := filter.NewPaths([]string{dir}, nil, true)
+		evs, _, _ := encode(t, spool, rules)
+		var ops []string
+		for _, e := range evs[0] {
+			if e.Thread == 0 {
+				ops = append(ops, e.Op.String())
+			}
+			if e.Op == trace.OpPagein && e.Dur >= 100e6 {
+				t.Errorf("%s: pagein of %v ms: the wait for the child", how, e.Dur/1e6)
+			}
+		}
+		got := strings.Join(ops, " ")
+		t.Logf("%s: %s", how, got)
+		if !strings.Contains(got, "mmap") || !strings.Contains(got, "fsync") || strings.Contains(got, "pagein") {
+			t.Errorf("%s: events %q, want the mmap and the fsync and no pagein between them (the gap started a process)", how, got)
+		}
+	}
+}

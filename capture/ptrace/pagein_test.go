@@ -255,3 +255,41 @@ func threadWaits(t *testing.T, evs []trace.Event, s *trace.SliceSink) []string {
 	}
 	return errs
 }
+
+// TestPageinNotAcrossProcessStart: a gap in which the thread started a
+// process (fork, posix_spawn) and waited for it is no wait for mapped
+// pages, though the thread read from the device in it: the 300 ms of the
+// child's run stay think time (capture/testdata/pagein_fork.c).
+func TestPageinNotAcrossProcessStart(t *testing.T) {
+	dir := diskDir(t)
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "pagein_fork.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildC(t, dir, "pagein_fork", string(src))
+	cost, err := Calibrate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, how := range []string{"fork", "spawn"} {
+		file := coldFile(t, dir, how+".dat", 4<<20)
+		res, evs, _ := record(t, Config{Argv: []string{bin, file, how}, Dir: dir, Rules: mustRules(t, dir), Cost: cost})
+		if res.Status() != 0 {
+			t.Fatalf("%s: status %d", how, res.Status())
+		}
+		var ops []string
+		for _, e := range evs {
+			if e.Thread == 0 {
+				ops = append(ops, e.Op.String())
+			}
+			if e.Op == trace.OpPagein && e.Dur >= 100e6 {
+				t.Errorf("%s: pagein of %v ms: the wait for the child", how, e.Dur/1e6)
+			}
+		}
+		got := strings.Join(ops, " ")
+		t.Logf("%s: %s", how, got)
+		if !strings.Contains(got, "mmap") || !strings.Contains(got, "fsync") || strings.Contains(got, "pagein") {
+			t.Errorf("%s: events %q, want the mmap and the fsync and no pagein between them (the gap started a process)", how, got)
+		}
+	}
+}

@@ -686,6 +686,11 @@ func (tr *tracer) procEvent(op trace.Op, idx uint32, ret int64, flags uint32, pa
 const forkFlags = unix.CLONE_FILES | unix.CLONE_VFORK | unix.CLONE_VM | unix.CLONE_THREAD
 
 func (tr *tracer) onFork(t *task, event int) {
+	// The gap this thread's usage reading began holds the start of a
+	// process or thread now, whose run it may sleep through (a shell's or
+	// git's wait for its command): no wait for its mapped pages, whatever
+	// it read from the device meanwhile (pagein.go).
+	t.fw = false
 	msg, err := unix.PtraceGetEventMsg(t.tid)
 	flags := t.cloneFlags
 	t.cloneFlags = 0

@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -760,6 +761,13 @@ static void fw_enter(void) {
 		t_pexit += b - a;
 }
 
+/* fw_forget drops the thread's usage reading: the gap it began holds
+ * the start of a process (fork, posix_spawn), whose run the thread may
+ * sleep through (a shell's or git's wait for its command) — no wait for
+ * its mapped pages, whatever it read from the device meanwhile. A wait
+ * for pages in such a gap stays in its think time, as before pagein. */
+static void fw_forget(void) { t_fw = 0; }
+
 static void after_fork_child(void) {
 	fmaps_lock = 0; /* the child's only thread holds no lock */
 	t_fw = 0;
@@ -806,7 +814,7 @@ static void shim_start(void) {
 	read_settings();
 	open_spool(1);
 	on_exit(shim_exit, NULL);
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(fw_forget, NULL, after_fork_child);
 }
 
 __attribute__((constructor)) static void shim_init(void) { shim_start(); }
@@ -3816,6 +3824,25 @@ POSIX_AIO(aio_read64, (struct aiocb64 *cb), (cb))
 POSIX_AIO(aio_write64, (struct aiocb64 *cb), (cb))
 POSIX_AIO(lio_listio, (int mode, struct aiocb *const list[], int n, struct sigevent *sev), (mode, list, n, sev))
 POSIX_AIO(lio_listio64, (int mode, struct aiocb64 *const list[], int n, struct sigevent *sev), (mode, list, n, sev))
+
+/* ---- processes started without fork ---- */
+
+/* posix_spawn starts its process without fork's handlers (clone with
+ * CLONE_VFORK): the spawning thread forgets its usage reading, as at a
+ * fork (fw_forget). Nothing else is recorded here: the child's spool
+ * says it started. */
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+                       char *const argv[], char *const envp[]) {
+	REAL(posix_spawn);
+	fw_forget();
+	return real_posix_spawn(pid, path, fa, attr, argv, envp);
+}
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+                        char *const argv[], char *const envp[]) {
+	REAL(posix_spawnp);
+	fw_forget();
+	return real_posix_spawnp(pid, file, fa, attr, argv, envp);
+}
 
 /* ---- exit ---- */
 
