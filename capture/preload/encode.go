@@ -477,7 +477,13 @@ type proc struct {
 	status      int64
 	prev, next  *proc // the image exec replaced, the one that replaced it
 	parent      *proc // the process it was forked from, when in the rank
-	clock       []capture.ClockReading
+	// left is the shim's time (Record.Over) that the image's last
+	// records carried but made no event of (a call on a file the rules
+	// leave out), known once its records are read: it lies in the gap
+	// after the image's last event, which its exit event (or the exec
+	// of the image that replaced it) passes on (synthIter).
+	left  int64
+	clock []capture.ClockReading
 }
 
 func (p *proc) index(tid uint32) uint32 {
@@ -565,12 +571,12 @@ const (
 // in time order.
 func processEvents(procs []*proc, sink trace.Sink) []synthEvent {
 	var evs []synthEvent
-	add := func(prio int8, e trace.Event) { evs = append(evs, synthEvent{e, prio, nil}) }
+	add := func(prio int8, e trace.Event) { evs = append(evs, synthEvent{e, prio, nil, nil}) }
 	for _, p := range procs {
 		start := p.s.Header.MonoStart + p.shift
 		switch {
 		case p.prev != nil:
-			add(prioStart, trace.Event{Op: trace.OpExec, Thread: p.main, Start: start, Path: sink.Intern(program(p.s.Header))})
+			evs = append(evs, synthEvent{trace.Event{Op: trace.OpExec, Thread: p.main, Start: start, Path: sink.Intern(program(p.s.Header))}, prioStart, nil, p.prev})
 		case p.parent != nil:
 			add(prioStart, trace.Event{Op: trace.OpFork, Thread: p.parent.main, Start: start, Ret: int64(p.main)})
 			if p.s.Header.Exec {
@@ -595,7 +601,7 @@ func processEvents(procs []*proc, sink trace.Sink) []synthEvent {
 		if p.next == nil {
 			// After its threads' exits; its status is the one the
 			// shim recorded, which the encoder has read by then.
-			evs = append(evs, synthEvent{trace.Event{Op: trace.OpExit, Thread: p.main, Start: p.end + p.shift}, prioEnd + 1, p})
+			evs = append(evs, synthEvent{trace.Event{Op: trace.OpExit, Thread: p.main, Start: p.end + p.shift}, prioEnd + 1, p, p})
 		}
 	}
 	slices.SortStableFunc(evs, func(a, b synthEvent) int {
@@ -674,6 +680,9 @@ type synthEvent struct {
 	e    trace.Event
 	prio int8
 	exit *proc // a process's exit: its status is the one its records hold
+	// after is the image whose left (proc.left) the event passes on: the
+	// image an exec replaced, the one an exit ends.
+	after *proc
 }
 
 // synthIter streams events made by the encoder.
@@ -681,7 +690,7 @@ type synthIter struct {
 	evs  []synthEvent
 	i    int
 	one  [1]trace.Event // the current event, for ahead
-	zero [1]int64
+	over [1]int64       // its Over (synthEvent.after)
 }
 
 func (s *synthIter) next() bool {
@@ -700,7 +709,13 @@ func (s *synthIter) current() *trace.Event {
 }
 func (s *synthIter) ahead() ([]trace.Event, []int64) {
 	s.one[0] = *s.current()
-	return s.one[:], s.zero[:]
+	s.over[0] = 0
+	if p := s.evs[s.i-1].after; p != nil {
+		// The image's records are read by now: its events all start
+		// before this one, and the merge takes them first.
+		s.over[0], p.left = p.left, 0
+	}
+	return s.one[:], s.over[:]
 }
 func (s *synthIter) skip(n int)   {} // ahead returns one event
 func (s *synthIter) prio() int8   { return s.evs[s.i-1].prio }
@@ -859,6 +874,7 @@ func (p *procIter) next() bool {
 			rec := p.src.next()
 			if rec == nil {
 				p.err, p.done = p.src.err, true
+				p.pr.left, p.carry = p.carry, 0
 				break
 			}
 			p.aux, p.haux = nil, nil

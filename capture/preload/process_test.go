@@ -2,6 +2,7 @@ package preload
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -275,5 +276,78 @@ int main(int argc, char **argv) {
 			t.Errorf("IOTRACE_COST=%q taken: cost %+v", bad, c)
 		}
 		s.Close()
+	}
+}
+
+// TestLeftOverCrossesImages checks that the shim's time carried by records
+// that make no event (calls on files the rules leave out) comes out of the
+// trace even where no later record of the image is kept: a forked child
+// whose calls before its exec were on /dev/null made its spool at the
+// first of them (tens to hundreds of µs on a disk), time the exec passes
+// on; a process whose last calls were left out passes it on at its exit.
+func TestLeftOverCrossesImages(t *testing.T) {
+	cost := capture.Cost{InCall: 20, Between: 20, Spread: 4, Samples: 256}
+	// The events of a run of three images (a parent, its child before and
+	// after its exec), the child's first image carrying over ns in its
+	// left-out open, the parent's last call carrying tail ns after a
+	// left-out call before its exit.
+	events := func(over, tail int64) []trace.Event {
+		dir := t.TempDir()
+		hdr := func(pid, ppid uint32, start int64, execd bool) Header {
+			return Header{PID: pid, PPID: ppid, Rank: -1, MonoStart: start, RealStart: 1e18 + start, Cmdline: []string{"prog"},
+				Cwd: "/data", Exec: execd, Exe: "/bin/prog", Cost: cost, Tail: 10}
+		}
+		write := func(name string, h Header, recs ...*Record) {
+			if err := os.WriteFile(filepath.Join(dir, name), append(spoolBytes(h, recs), make([]byte, blockSize)...), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("spool-100-1.sp", hdr(100, 1, 1000, true),
+			&Record{Call: cOpen, FD: -1, Start: 2000, Dur: 10, Ret: 3, Path: "/data/a"},
+			&Record{Call: cRead, FD: 3, Start: 3000, Dur: 10, Off: -1, Size: 10, Ret: 10},
+			&Record{Call: cRead, FD: 3, Start: 900000, Dur: 10, Off: -1, Size: 10, Ret: 10},
+			&Record{Call: cOpen, FD: -1, Start: 901000, Dur: 10, Ret: 4, Path: "/dev/null", Over: tail},
+			&Record{Call: cExit, FD: -1, Start: 950000, Ret: 0})
+		write("spool-101-2.sp", hdr(101, 100, 10000, false),
+			&Record{Call: cOpen, FD: -1, Start: 10500, Dur: 100, Ret: 4, Path: "/dev/null", Over: over})
+		write("spool-101-3.sp", hdr(101, 100, 20000, true),
+			&Record{Call: cOpen, FD: -1, Start: 21000, Dur: 10, Ret: 3, Path: "/data/b", Over: 300},
+			&Record{Call: cExit, FD: -1, Start: 22000, Ret: 0})
+		// A further process of the rank, after the parent's end.
+		write("spool-102-4.sp", hdr(102, 1, 960000, true),
+			&Record{Call: cOpen, FD: -1, Start: 990000, Dur: 10, Ret: 3, Path: "/data/c"})
+		rules, err := filter.NewPaths([]string{"/data"}, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, paths, _ := encode(t, dir, rules)
+		for i := range evs[0] {
+			if e := &evs[0][i]; e.Path != 0 {
+				t.Logf("%s %d %s", e.Op, e.Start, paths.Lookup(e.Path))
+			}
+		}
+		return evs[0]
+	}
+	start := func(evs []trace.Event, op trace.Op, n int) int64 {
+		for _, e := range evs {
+			if e.Op == op {
+				if n == 0 {
+					return e.Start
+				}
+				n--
+			}
+		}
+		t.Fatalf("no %s number %d in %v", op, n, evs)
+		return 0
+	}
+	base, with := events(0, 0), events(400, 700)
+	// The child's open of /data/b (the 2nd open kept) starts 400 ns
+	// earlier: the left-out image's Over comes out of the gap before it.
+	if d := start(base, trace.OpOpen, 1) - start(with, trace.OpOpen, 1); d != 400 {
+		t.Errorf("the exec'd image's first call moved by %d ns, want 400 (the Over of the image before its exec)", d)
+	}
+	// The next process's open: the parent's left-out tail (700) too.
+	if d := start(base, trace.OpOpen, 2) - start(with, trace.OpOpen, 2); d != 1100 {
+		t.Errorf("the last process's call moved by %d ns, want 1100 (400 and the parent's last Over, 700)", d)
 	}
 }
