@@ -33,10 +33,13 @@ import (
 //go:embed shim/shim.h shim/shim.c shim/mpi.c shim/mpilib.h shim/mpiclock.h shim/clocklib.c
 var sources embed.FS
 
-// Libs are the built shim libraries.
+// Libs are the built shim libraries. The MPI part is in the POSIX part's
+// library where it could be built: one library to load per process image
+// (a second cost 40-100 µs of every exec on the test machine, MPI
+// program or not).
 type Libs struct {
 	POSIX string // libiotrace.so: always
-	MPI   string // libiotrace-mpi.so: "" when it could not be built
+	MPI   string // the library with the MPI part (POSIX's): "" when it could not be built
 	// Clock is libiotrace-clock.so, the clock library alone (ptrace
 	// recording of MPI programs): "" when MPI is.
 	Clock string
@@ -48,7 +51,7 @@ type Libs struct {
 // of old (the caller's LD_PRELOAD).
 func (l Libs) Preload(old string) string {
 	parts := []string{l.POSIX}
-	if l.MPI != "" {
+	if l.MPI != "" && l.MPI != l.POSIX {
 		parts = append(parts, l.MPI)
 	}
 	if old != "" {
@@ -102,14 +105,15 @@ func Build() (Libs, error) {
 	// program, by path, size and time, or the flags given instead), not
 	// run: a build in the cache is then found without starting it, which
 	// costs more than the rest of a record's start.
-	fmt.Fprintf(h, "%s|%s|%s", ccPath, mpiIdentity(), runtime.GOARCH)
+	// layout 2: the MPI part in libiotrace.so (one library per image).
+	fmt.Fprintf(h, "%s|%s|%s|layout 2", ccPath, mpiIdentity(), runtime.GOARCH)
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 	base, err := CacheDir()
 	if err != nil {
 		return libs, err
 	}
 	dir := filepath.Join(base, key)
-	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace-mpi.so"),
+	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace.so"),
 		Clock: filepath.Join(dir, "libiotrace-clock.so")}
 	if _, err := os.Stat(libs.POSIX); err == nil {
 		return finish(libs), nil
@@ -152,23 +156,22 @@ func Build() (Libs, error) {
 		}
 		return nil
 	}
-	if err := run(append(common, "-o", "libiotrace.so", "shim.c", "-ldl", "-lpthread")...); err != nil {
-		return libs, fmt.Errorf("building the preload shim: %w", err)
-	}
 	if mpiErr == nil {
-		args := append(append(common, mpiFlags...), "-o", "libiotrace-mpi.so", "mpi.c", "-ldl", "-lpthread")
-		err := run(args...)
+		err := run(append(append(common, mpiFlags...), "-o", "libiotrace.so", "shim.c", "mpi.c", "-ldl", "-lpthread")...)
 		if err == nil {
 			err = run(append(append(common, mpiFlags...), "-o", "libiotrace-clock.so", "clocklib.c", "-ldl")...)
 		}
 		if err != nil {
-			os.Remove(filepath.Join(tmp, "libiotrace-mpi.so"))
 			os.Remove(filepath.Join(tmp, "libiotrace-clock.so"))
-			// Keep the POSIX part; say why MPI is missing (in the cache
-			// too, so that the next run says it without building).
-			os.WriteFile(filepath.Join(tmp, "mpi-error.txt"), []byte(err.Error()), 0o644)
+			mpiErr = err
 		}
-	} else {
+	}
+	if mpiErr != nil {
+		// The POSIX part alone; say why MPI is missing (in the cache too,
+		// so that the next run says it without building).
+		if err := run(append(common, "-o", "libiotrace.so", "shim.c", "-ldl", "-lpthread")...); err != nil {
+			return libs, fmt.Errorf("building the preload shim: %w", err)
+		}
 		os.WriteFile(filepath.Join(tmp, "mpi-error.txt"), []byte(mpiErr.Error()), 0o644)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
@@ -180,14 +183,10 @@ func Build() (Libs, error) {
 	return finish(libs), nil
 }
 
-// finish notes a missing MPI part.
+// finish notes a missing MPI part (the build left why).
 func finish(l Libs) Libs {
-	if _, err := os.Stat(l.MPI); err != nil {
-		if b, rerr := os.ReadFile(filepath.Join(filepath.Dir(l.POSIX), "mpi-error.txt")); rerr == nil {
-			l.MPIErr = errors.New(strings.TrimSpace(string(b)))
-		} else if l.MPIErr == nil {
-			l.MPIErr = err
-		}
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(l.POSIX), "mpi-error.txt")); err == nil {
+		l.MPIErr = errors.New(strings.TrimSpace(string(b)))
 		l.MPI, l.Clock = "", ""
 	}
 	return l
