@@ -53,7 +53,9 @@
 #      CPU 0, the program on CPU 1: every stop wakes a processor).
 #   5. Processes: a shell starting PROCS (200) processes one after another
 #      (`cat` of a 4 KiB file in the data directory, as a make or git
-#      starts a process per step), untraced, under iotrace record --preload
+#      starts a process per step), and bench/record/spawn.c starting them
+#      as git's run_command does (the child opens /dev/null and dup2s it
+#      to its standard output before its exec), untraced, under iotrace record --preload
 #      of BASE (before) and of this tree (after; its spools where
 #      iotrace puts them, in $TMPDIR, and, where there is one, in
 #      /dev/shm with --spool), with runs of 0 processes
@@ -117,6 +119,7 @@ cc -O2 -o "$tmp/cpu" bench/record/cpu.c
 cc -O2 -o "$tmp/pwrite" bench/record/pwrite.c
 cc -O2 -o "$tmp/calls" bench/record/calls.c
 cc -O2 -o "$tmp/latency" bench/record/latency.c
+cc -O2 -o "$tmp/spawn" bench/record/spawn.c
 # Each binary builds its own shim on first use, into its own cache.
 for v in after ${before:+before}; do
 	IOTRACE_CACHE=$tmp/$v/cache "$tmp/$v/iotrace" record --preload --include "$data" -o "$tmp/warm.iot" -- "$tmp/ior" "$data/warm" 8192 4096 1 >/dev/null
@@ -457,11 +460,12 @@ fi
 
 if ! skip 5; then
 	head -c 4096 /dev/urandom >"$data/small"
-	# procs TOOL P: "wall cpu span" (ns; span 0 untraced) of a shell
-	# starting P processes.
+	# procs HOW TOOL P: "wall cpu span" (ns; span 0 untraced) of a shell
+	# (HOW sh) or bench/record/spawn.c (spawn) starting P processes.
 	procs() {
-		local tool=$1 n=$2 cmd sp=0
+		local how=$1 tool=$2 n=$3 cmd sp=0
 		cmd=(sh -c 'i=0; while [ $i -lt "$1" ]; do cat "$2" >/dev/null; i=$((i + 1)); done' sh "$n" "$data/small")
+		[ "$how" = spawn ] && cmd=("$tmp/spawn" "$n" "$data/small")
 		case $tool in
 		before | after) cmd=(env IOTRACE_CACHE="$tmp/$tool/cache" "$tmp/$tool/iotrace" record -q --preload --include "$data" -o "$tmp/p.iot" -- "${cmd[@]}") ;;
 		shm) cmd=(env IOTRACE_CACHE="$tmp/after/cache" "$tmp/after/iotrace" record -q --preload --spool "$data/spool" --include "$data" -o "$tmp/p.iot" -- "${cmd[@]}") ;;
@@ -478,29 +482,33 @@ if ! skip 5; then
 	ptools=(untraced ${before:+before} after)
 	[ "$data" != "$tmp/data" ] && ptools+=(shm) # the spools in /dev/shm too
 	for round in $(seq "$PROC_ROUNDS"); do
-		for k in $(seq 0 $((${#ptools[@]} - 1))); do
-			tool=${ptools[$(((k + round) % ${#ptools[@]}))]}
-			read -r w0 c0 _ <<<"$(procs "$tool" 0)"
-			read -r w c sp <<<"$(procs "$tool" "$PROCS")"
-			P[$tool,w]+="$((w - w0)) " P[$tool,c]+="$((c - c0)) " P[$tool,s]+="$sp "
+		for how in sh spawn; do
+			for k in $(seq 0 $((${#ptools[@]} - 1))); do
+				tool=${ptools[$(((k + round) % ${#ptools[@]}))]}
+				read -r w0 c0 _ <<<"$(procs "$how" "$tool" 0)"
+				read -r w c sp <<<"$(procs "$how" "$tool" "$PROCS")"
+				P[$how,$tool,w]+="$((w - w0)) " P[$how,$tool,c]+="$((c - c0)) " P[$how,$tool,s]+="$sp "
+			done
 		done
 	done
 	# per-round differences to the untraced run of the same round
-	diffs() { # diffs TOOL KEY: per process, µs
-		paste -d' ' <(tr ' ' '\n' <<<"${P[$1,$2]}" | grep .) <(tr ' ' '\n' <<<"${P[untraced,$3]}" | grep .) |
+	diffs() { # diffs HOW TOOL KEY: per process, µs
+		paste -d' ' <(tr ' ' '\n' <<<"${P[$1,$2,$3]}" | grep .) <(tr ' ' '\n' <<<"${P[$1,untraced,$4]}" | grep .) |
 			awk -v n="$PROCS" '{printf "%s ", ($1 - $2) / n / 1e3}'
 	}
 	echo "### Processes: what the shim costs a program that starts many"
 	echo
-	echo "A shell starting $PROCS processes one after another (\`cat\` of a 4 KiB file in the recorded directory), untraced and under \`iotrace record --preload\` (its spools in \`\$TMPDIR\`, ${TMPDIR:-/tmp} here, on $(df --output=fstype "${TMPDIR:-/tmp}" | tail -1); and in /dev/shm); medians over $PROC_ROUNDS interleaved rounds of the per-round differences to the untraced run, µs per process, each less the same command's run of 0 processes (iotrace's start and encode, the shell's start). *In the trace*: the trace's span from the first file call to the last, less the untraced loop's wall time — the recorder's time a replay would still take for the program's."
+	echo "A shell starting $PROCS processes one after another (\`cat\` of a 4 KiB file in the recorded directory), and a C program starting them as git's run_command does (\`bench/record/spawn.c\`: the child opens /dev/null and dup2s it to its standard output before its exec: calls the recording leaves out), untraced and under \`iotrace record --preload\` (its spools in \`\$TMPDIR\`, ${TMPDIR:-/tmp} here, on $(df --output=fstype "${TMPDIR:-/tmp}" | tail -1); and in /dev/shm); medians over $PROC_ROUNDS interleaved rounds of the per-round differences to the untraced run, µs per process, each less the same command's run of 0 processes (iotrace's start and encode, the shell's start). *In the trace*: the trace's span from the first file call to the last, less the untraced loop's wall time — the recorder's time a replay would still take for the program's."
 	echo
-	echo "| recorder | extra wall per process (µs) | extra CPU per process (µs) | in the trace per process (µs) |"
-	echo "|---|---:|---:|---:|"
-	for tool in "${ptools[@]:1}"; do
-		label="iotrace record --preload, after (this tree)"
-		[ "$tool" = before ] && label="iotrace record --preload, before (\`$(git rev-parse --short "$BASE")\`)"
-		[ "$tool" = shm ] && label="iotrace record --preload --spool /dev/shm/…, after (the spools on tmpfs)"
-		printf '| %s | %.1f | %.1f | %.1f |\n' "$label" "$(med "$(diffs "$tool" w w)")" "$(med "$(diffs "$tool" c c)")" "$(med "$(diffs "$tool" s w)")"
+	echo "| starter | recorder | extra wall per process (µs) | extra CPU per process (µs) | in the trace per process (µs) |"
+	echo "|---|---|---:|---:|---:|"
+	for how in sh spawn; do
+		for tool in "${ptools[@]:1}"; do
+			label="iotrace record --preload, after (this tree)"
+			[ "$tool" = before ] && label="iotrace record --preload, before (\`$(git rev-parse --short "$BASE")\`)"
+			[ "$tool" = shm ] && label="iotrace record --preload --spool /dev/shm/…, after (the spools on tmpfs)"
+			printf '| %s | %s | %.1f | %.1f | %.1f |\n' "$how" "$label" "$(med "$(diffs "$how" "$tool" w w)")" "$(med "$(diffs "$how" "$tool" c c)")" "$(med "$(diffs "$how" "$tool" s w)")"
+		done
 	done
 	echo
 fi
