@@ -254,6 +254,16 @@ func (a *Account) Started(s, take int64) {
 	}
 }
 
+// Settle takes the pending cost out of the gap before a process event
+// at s (real) that passed a recorder's time on (an exec or an exit after
+// calls the rules left out): that time lies before the event, which then
+// starts after it, and the next call's gap begins there.
+func (a *Account) Settle(s int64) {
+	if a.pending > 0 {
+		a.Started(s, a.Take(s))
+	}
+}
+
 // Over adds d, the recorder's own time measured in the gap before the
 // next recorded call (the preload shim's, from a call's end to the end
 // of its wrapper: its RF_OVER), to what that gap gives up, beside the

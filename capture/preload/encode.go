@@ -433,6 +433,9 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 			out = append(out, evs[:k]...)
 			for i := range k {
 				acct.Over(overs[i])
+				if e := &out[n+i]; overs[i] > 0 && e.Op.Class() == trace.ClassProcess {
+					acct.Settle(e.Start) // an image's left (synthIter): before the event
+				}
 				acct.Event(&out[n+i])
 			}
 			evs, overs = evs[k:], overs[k:]

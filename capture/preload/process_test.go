@@ -341,6 +341,16 @@ func TestLeftOverCrossesImages(t *testing.T) {
 		return 0
 	}
 	base, with := events(0, 0), events(400, 700)
+	// It lies before the exec: the exec moves by it, and the gap from the
+	// exec to the new image's first call keeps what it had.
+	// (With it, the calibrated share pending from the call before goes
+	// too: at most cost.Between more.)
+	if d := start(base, trace.OpExec, 0) - start(with, trace.OpExec, 0); d < 400 || d > 400+cost.Between {
+		t.Errorf("the exec moved by %d ns, want 400 to %d", d, 400+cost.Between)
+	}
+	if a, b := start(base, trace.OpOpen, 1)-start(base, trace.OpExec, 0), start(with, trace.OpOpen, 1)-start(with, trace.OpExec, 0); b < a || b > a+cost.Between || a <= 0 {
+		t.Errorf("exec to the first call: %d ns, %d with the Over passed on; want the same (to the calibrated share), more than 0", a, b)
+	}
 	// The child's open of /data/b (the 2nd open kept) starts 400 ns
 	// earlier: the left-out image's Over comes out of the gap before it.
 	if d := start(base, trace.OpOpen, 1) - start(with, trace.OpOpen, 1); d != 400 {

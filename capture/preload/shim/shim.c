@@ -653,12 +653,23 @@ static void pass_cost(void) {
 	setenv(COST_ENV, v, 1);
 }
 
+/* A forked child's start (after_fork_child): its fork event's time, and
+ * what the shim's handler took then, which the child's first record
+ * carries with the making of its spool (open_spool). */
+static int64_t fork_m0, fork_r0, fork_cost;
+
 static void open_spool(int execd) {
 	if (!spool_dir[0]) return;
 	/* The image's start on the trace's timelines (its exec or fork event):
 	 * before the shim's own work here, which its first record carries as
-	 * its time in the gap (RF_OVER, below). */
-	int64_t m0 = iotrace_now(), r0 = real_now() + test_clock_shift();
+	 * its time in the gap (RF_OVER, below). A forked child's is its
+	 * fork's (after_fork_child), and its first record carries the shim's
+	 * work then too, as if it came right before this. */
+	int64_t s0 = iotrace_now(), m0 = s0, r0 = real_now() + test_clock_shift(), extra = 0;
+	if (!execd && fork_m0) {
+		m0 = fork_m0, r0 = fork_r0, extra = fork_cost;
+	}
+	fork_m0 = 0;
 	char name[PATH_MAX];
 	if (snprintf(name, sizeof name, "%s/spool-%d-%lld.sp", spool_dir, (int)getpid(), (long long)iotrace_now()) >= (int)sizeof name) return;
 	int fd = syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -701,7 +712,7 @@ static void open_spool(int execd) {
 	hdr->cost_tail = tail_known ? cost_tail : 0;
 	/* The shim's time since the image's start, in the gap before the
 	 * first call this thread records: that record's RF_OVER. */
-	t_pend = m0;
+	t_pend = s0 - extra;
 	t_pexit = iotrace_now();
 }
 
@@ -772,7 +783,13 @@ static void after_fork_child(void) {
 	fmaps_lock = 0; /* the child's only thread holds no lock */
 	t_fw = 0;
 	t_pg_dur = 0;
-	if (!active) return;
+	int64_t a = iotrace_now(), ra = real_now() + test_clock_shift();
+	if (!active) {
+		/* A child forked before it made its spool: its own fork is the
+		 * start of the spool it makes. */
+		if (__atomic_load_n(&spool_pending, __ATOMIC_RELAXED)) fork_m0 = a, fork_r0 = ra, fork_cost = 0;
+		return;
+	}
 	/* The child writes its own spool: drop the parent's mappings. */
 	active = 0;
 	for (uint64_t w = 0; w < windows_end; w++)
@@ -799,6 +816,7 @@ static void after_fork_child(void) {
 	 * calibration for nothing — a third of what the shim cost a fork
 	 * and exec (20 of 66 page faults). */
 	spool_pending = 1;
+	fork_m0 = a, fork_r0 = ra, fork_cost = iotrace_now() - a;
 }
 
 static void shim_exit(int status, void *arg);
