@@ -1,13 +1,17 @@
 package replay
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/iotrace/iotrace/samples"
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/format"
 	"github.com/iotrace/iotrace/trace/tracegen"
 )
 
@@ -94,4 +98,101 @@ func mixedTrace(seed uint64) *trace.MemTrace {
 		}
 	}
 	return m
+}
+
+// TestPlanLoneAgrees plans traces of one rank reading the rank's source
+// straight (loneReader) and through a Merger: the plans are the same, and
+// so are the errors of a damaged trace file and, with salvage, what is
+// read past the damage and the warnings about it.
+func TestPlanLoneAgrees(t *testing.T) {
+	traces := map[string]func() (trace.Trace, error){
+		"ior":    func() (trace.Trace, error) { return tracegen.IOR(1, 3000, 1), nil },
+		"random": func() (trace.Trace, error) { return tracegen.Random(1, 3000, 3), nil },
+	}
+	for _, name := range []string{"isaila-synthetic", "parabench-listing2", "olap-index"} {
+		traces[name] = func() (trace.Trace, error) { return samples.Open(name, 1, nil, nil) }
+	}
+	for seed := range uint64(5) {
+		m := mixedTrace(seed)
+		one := trace.NewMemTrace()
+		one.Paths = m.Paths
+		one.Add(m.Events[0]...)
+		traces[fmt.Sprintf("mixed %d", seed)] = func() (trace.Trace, error) { return one, nil }
+	}
+	// A file of small blocks, whole and with a damaged block in the middle.
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole.iot")
+	w, err := format.CreateOptions(whole, trace.Meta{}, format.Options{BlockEvents: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := mixedTrace(7)
+	evs := src.Events[0]
+	for i := range evs {
+		if evs[i].Path != 0 {
+			evs[i].Path = w.Intern(src.Paths.Lookup(evs[i].Path))
+		}
+	}
+	if err := w.Rank(0).WriteEvents(evs); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := filepath.Join(dir, "damaged.iot")
+	bad := bytes.Clone(data)
+	for i := len(bad) * 2 / 5; i < len(bad)*2/5+8; i++ {
+		bad[i] ^= 0x5a
+	}
+	if err := os.WriteFile(damaged, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		name    string
+		salvage bool
+	}{{whole, false}, {damaged, false}, {damaged, true}} {
+		traces[fmt.Sprintf("%s salvage %v", filepath.Base(f.name), f.salvage)] = func() (trace.Trace, error) {
+			return format.OpenOptions(format.ReadOptions{Salvage: f.salvage}, f.name)
+		}
+	}
+	failed := 0
+	for name, open := range traces {
+		type result struct {
+			plan     *Plan
+			err      string
+			warnings []string
+		}
+		var got [2]result
+		for i, lone := range []bool{true, false} {
+			tr, err := open()
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			planLone = lone
+			p, err := makePlan(tr, nil, nil, false)
+			planLone = true
+			got[i].plan = p
+			if err != nil {
+				got[i].err = err.Error()
+			}
+			if r, ok := tr.(*format.Reader); ok {
+				got[i].warnings = r.Warnings()
+				r.Close()
+			}
+		}
+		if got[0].err != "" {
+			failed++
+			t.Logf("%s: %s", name, got[0].err)
+		}
+		if !reflect.DeepEqual(got[0], got[1]) {
+			t.Errorf("%s: read straight, the plan is\n%+v\nthrough a Merger\n%+v", name, got[0], got[1])
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d traces failed to plan, want 1 (the damaged file without salvage)", failed)
+	}
 }
