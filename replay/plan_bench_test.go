@@ -16,7 +16,7 @@ func pwrites() *trace.MemTrace {
 	m.Add(trace.Event{Op: trace.OpOpen, Path: f, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Ret: 3})
 	evs := make([]trace.Event, 200000)
 	for i := range evs {
-		evs[i] = trace.Event{Op: trace.OpPwrite, FD: 3, Path: f, Offset: int64(i%256) * 4096, Size: 4096, Ret: 4096, Start: int64(i) * 1000, Dur: 500}
+		evs[i] = trace.Event{Op: trace.OpPwrite, FD: 3, Offset: int64(i%256) * 4096, Size: 4096, Ret: 4096}
 	}
 	m.Add(evs...)
 	return m
