@@ -272,7 +272,7 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 		}
 		rp := &per[i]
 		r := p.Ranks[i]
-		for j := range evs {
+		for j := 0; j < len(evs); j++ {
 			e := &evs[j]
 			if planPlain && started && haveIO && e.Op < opLimit && directOps[e.Op] && e.Flags&trace.InMPIIO == 0 &&
 				e.Path2 == 0 && (e.Path == 0 || e.Path == rp.lastPath) {
@@ -286,7 +286,32 @@ func makePlan(t trace.Trace, rules []target.MapRule, groups map[uint32][]uint32,
 				rp.io = sat.Add(rp.io, d)
 				ioFirst, ioLast = min(ioFirst, e.Start), max(ioLast, sat.Add(e.Start, d))
 				if pd := rp.prevData; pd != nil && e.Op == rp.prevOp && e.FD == rp.prevFD && e.Thread == rp.prevThread && rp.f.Again(e, pd) {
-					continue // Data would change nothing
+					// Data would change nothing; nor for the next events
+					// of the thread, descriptor and op, so long as Again
+					// passes them (state.Repeat): the same accounting, in
+					// a loop of their own.
+					if j+1 < len(evs) && evs[j+1].Op == e.Op {
+						rep := rp.f.RepeatOf(e.Op, pd)
+						start, io := p.Start, rp.io
+						k := j + 1
+						for ; k < len(evs); k++ {
+							x := &evs[k]
+							if x.Op != e.Op || x.FD != e.FD || x.Thread != e.Thread || x.Flags&trace.InMPIIO != 0 || x.Path2 != 0 ||
+								x.Path != 0 && x.Path != rp.lastPath || !rep.Passes(x) {
+								break
+							}
+							start = min(start, x.Start)
+							d := max(x.Dur, 0)
+							io = sat.Add(io, d)
+							ioFirst, ioLast = min(ioFirst, x.Start), max(ioLast, sat.Add(x.Start, d))
+						}
+						run := int64(k - j - 1)
+						rp.n += run
+						rp.ops.n += run // of e's op, counted last
+						p.Start, rp.io = start, io
+						j = k - 1
+					}
+					continue
 				}
 				if pd := rp.f.Data(e); pd != nil {
 					rp.prevData, rp.prevOp, rp.prevFD, rp.prevThread = pd, e.Op, e.FD, e.Thread
