@@ -53,6 +53,23 @@ func inputs(t *testing.T, dir string) map[string]string {
 	return in
 }
 
+// TestGuessBinaryByItsMagic: a trace file is known by its magic before
+// the text forms look at its head, which holds the command line and
+// paths uncompressed: a trace of 'sh -c' running a script that mentions
+// DXT's record marker was taken for darshan-dxt-parser text.
+func TestGuessBinaryByItsMagic(t *testing.T) {
+	m := trace.NewMemTrace()
+	m.M.Command = []string{"sh", "-c", "grep -c '\n# DXT, file_id: ' run.dxt"}
+	m.Add(trace.Event{Op: trace.OpOpen, Path: m.Paths.Intern("/in/run.dxt"), Ret: 3})
+	name := filepath.Join(t.TempDir(), "t.iot")
+	if _, err := WriteTrace(name, m); err != nil {
+		t.Fatal(err)
+	}
+	if got := Guess(name); got != Binary {
+		t.Errorf("Guess(a trace whose command line names DXT's marker) = %s, want %s", got, Binary)
+	}
+}
+
 func TestGuess(t *testing.T) {
 	for form, name := range inputs(t, t.TempDir()) {
 		if got := Guess(name); got != form {

@@ -29,6 +29,10 @@ var binaryForm = &Format{
 	Name:   Binary,
 	Reads:  "trace files or a directory of them (docs/FORMAT.md); a pattern script (.iop) with --ranks",
 	Writes: "a trace file",
+	// The binary form is also what Guess falls back on; its magic spares
+	// a trace the other forms' sniffers (the strace pattern, the text
+	// forms' searches of the head).
+	Sniff: func(head []byte) bool { return strings.HasPrefix(string(head), format.Magic) },
 	Bind: func(*flag.FlagSet) Codec {
 		return Codec{
 			Import: func(in *Input) (*Imported, error) {

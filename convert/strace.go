@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/convert/strace"
 	"github.com/iotrace/iotrace/trace"
@@ -17,7 +18,9 @@ import (
 
 // straceLine is how a line of strace output starts: an optional PID, an
 // optional time, a call.
-var straceLine = regexp.MustCompile(`^(\[pid +[0-9]+\] |[0-9]+ +)?([0-9]+\.[0-9]+ |[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? )?[a-z_0-9]+\(`)
+var straceLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\[pid +[0-9]+\] |[0-9]+ +)?([0-9]+\.[0-9]+ |[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? )?[a-z_0-9]+\(`)
+})
 
 // straceForm is the output of strace -f -ttt -T -y: one file, or strace
 // -ff's.
@@ -26,7 +29,7 @@ var straceForm = &Format{
 	Reads: "strace output: strace -f -ttt -T -y -o FILE (or its stderr), or the PREFIX.PID files of strace -ff -o PREFIX (give PREFIX or the files)",
 	Sniff: func(head []byte) bool {
 		line, _, _ := strings.Cut(string(head), "\n")
-		return straceLine.MatchString(line)
+		return straceLine().MatchString(line)
 	},
 	Bind: func(fs *flag.FlagSet) Codec {
 		all := fs.Bool("all", false, "strace: keep every call of the event model: no path exclusions (the system's directories, /proc, /sys, /dev), pipes and sockets too")
@@ -75,9 +78,9 @@ func straceFiles(arg string) ([]strace.Input, error) {
 	return ins, nil
 }
 
-var globMeta = regexp.MustCompile(`[*?\[\\]`)
+var globMeta = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[*?\[\\]`) })
 
-func globEscape(s string) string { return globMeta.ReplaceAllString(s, `\$0`) }
+func globEscape(s string) string { return globMeta().ReplaceAllString(s, `\$0`) }
 
 // importStrace reads the strace logs of the inputs: one rank, or with
 // perFile one rank per input.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/state"
@@ -80,12 +81,12 @@ func closeSource(src trace.Source) {
 	}
 }
 
-var digitRun = regexp.MustCompile(`[0-9]+`)
+var digitRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]+`) })
 
 // sharedName returns path with the last run of digits whose value is rank
 // replaced by "shared", or false if no run of digits is rank.
 func sharedName(path string, rank uint32) (string, bool) {
-	runs := digitRun.FindAllStringIndex(path, -1)
+	runs := digitRun().FindAllStringIndex(path, -1)
 	for i := len(runs) - 1; i >= 0; i-- {
 		a, b := runs[i][0], runs[i][1]
 		v, err := strconv.ParseUint(path[a:b], 10, 32)

@@ -89,6 +89,9 @@ func (tf *Transforms) Validate() error {
 		return fmt.Errorf("--align %d: want a positive size", tf.Align)
 	}
 	for flag, list := range map[string][]string{"--op": tf.Ops, "--skip-op": tf.SkipOps} {
+		if len(list) == 0 {
+			continue
+		}
 		if _, err := filter.ParseOps(list...); err != nil {
 			return fmt.Errorf("%s: %w", flag, err)
 		}

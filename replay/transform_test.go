@@ -624,3 +624,22 @@ func TestTransformPathsAndWindow(t *testing.T) {
 		t.Errorf("--time 10ns: : %v, want %v", got, want)
 	}
 }
+
+// TestValidateWithoutOpsAllocatesNothing: the options of a replay without
+// --op or --skip-op are checked without making an op set (8 KiB of fresh
+// memory each, for a list with nothing to check), as every replay does
+// two or three times before its first call.
+func TestValidateWithoutOpsAllocatesNothing(t *testing.T) {
+	tf := Transforms{ScaleSize: 1}
+	if n := testing.AllocsPerRun(10, func() {
+		if err := tf.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Validate allocates %v times per call", n)
+	}
+	bad := Transforms{SkipOps: []string{"nosuchcall"}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--skip-op") {
+		t.Errorf("Validate with an unknown op: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The b_eff_io value (Rabenseifner and Koniges, "Effective File-I/O
@@ -82,7 +83,9 @@ var beffMethods = []struct {
 // BeffTypes is the number of b_eff_io pattern types (0 … 4).
 const BeffTypes = 5
 
-var beffLabel = regexp.MustCompile(`^b_eff_io (first write|rewrite|read) type ([0-9]+)(?: pattern ([0-9]+))?$`)
+var beffLabel = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^b_eff_io (first write|rewrite|read) type ([0-9]+)(?: pattern ([0-9]+))?$`)
+})
 
 // ErrNoBeffIO is the error of BeffIO on a trace without b_eff_io regions.
 var ErrNoBeffIO = errors.New(`no b_eff_io regions in this trace (regions labelled "b_eff_io first write type 0" and so on, as samples/beffio.iop makes)`)
@@ -96,7 +99,7 @@ func (s *Stats) BeffIO() (*BeffIO, error) {
 	types := map[key]*BeffType{}
 	patterns := map[key][]BeffPattern{}
 	for _, r := range s.Regions {
-		m := beffLabel.FindStringSubmatch(r.Label)
+		m := beffLabel().FindStringSubmatch(r.Label)
 		if m == nil {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Open flags are stored with their Linux x86-64 values on every
@@ -232,24 +233,26 @@ var errnoNames = map[int64]string{
 	95: "EOPNOTSUPP", 110: "ETIMEDOUT", 122: "EDQUOT", 116: "ESTALE",
 }
 
-var errnoByName = func() map[string]int64 {
+// errnoByName finds errno values by name; made when a name is first
+// parsed, not at every command's start.
+var errnoByName = sync.OnceValue(func() map[string]int64 {
 	m := map[string]int64{}
 	for v, n := range errnoNames {
 		m[n] = v
 	}
 	return m
-}()
+})
 
 // ParseErrno reads an errno name ("ENOENT") and returns its positive value.
 func ParseErrno(name string) (int64, bool) {
-	v, ok := errnoByName[name]
+	v, ok := errnoByName()[name]
 	return v, ok
 }
 
 // ErrnoNames lists the errno names this package knows, sorted.
 func ErrnoNames() []string {
 	var out []string
-	for n := range errnoByName {
+	for n := range errnoByName() {
 		out = append(out, n)
 	}
 	sort.Strings(out)

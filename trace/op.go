@@ -460,10 +460,33 @@ var opTable = map[Op]OpInfo{
 	OpInherit: {Name: "inherit", Family: "process", Class: ClassProcess, Proc: ProcInherit, FD: FDOpen},
 }
 
-var opByName = map[string]Op{}
-
-// mpiOpByLower finds MPI calls by their lower-case names.
-var mpiOpByLower = map[string]Op{}
+// opNames finds ops by name: byName by their names and the spellings
+// other tools print, mpiByLower the MPI calls by their lower-case names.
+// Made when a name is first parsed, not at every command's start.
+var opNames = sync.OnceValue(func() (n struct{ byName, mpiByLower map[string]Op }) {
+	n.byName, n.mpiByLower = map[string]Op{}, map[string]Op{}
+	for op, info := range opTable {
+		n.byName[info.Name] = op
+		if strings.HasPrefix(info.Name, "MPI_") {
+			n.mpiByLower[strings.ToLower(info.Name)] = op
+		}
+	}
+	// Spellings other tools print for the same calls.
+	for alias, op := range map[string]Op{
+		"pread64": OpPread, "pwrite64": OpPwrite, "newfstatat": OpFstatat,
+		"fstatat64": OpFstatat, "stat64": OpStat, "lstat64": OpLstat, "fstat64": OpFstat,
+		"lseek64": OpLseek, "open64": OpOpen, "openat64": OpOpenat, "creat64": OpCreat,
+		"pread64v": OpPreadv, "preadv64": OpPreadv, "pwritev64": OpPwritev,
+		"ftruncate64": OpFtruncate, "truncate64": OpTruncate, "fopen64": OpFopen,
+		"fseeko": OpFseek, "fseeko64": OpFseek,
+		"sendfile64": OpSendfile, "fallocate64": OpFallocate, "posix_fadvise64": OpFadvise,
+		"fadvise64": OpFadvise, "mmap64": OpMmap, "mmap2": OpMmap, "getdents64": OpGetdents,
+		"vfork": OpFork, "execve": OpExec, "execveat": OpExec, "exit_group": OpExit,
+	} {
+		n.byName[alias] = op
+	}
+	return n
+})
 
 // opInfos is opTable as an array, for lookups on hot paths.
 const opLimit = 1024
@@ -479,25 +502,7 @@ func init() {
 			info.Family = info.Name
 			opTable[op] = info
 		}
-		opByName[info.Name] = op
-		if strings.HasPrefix(info.Name, "MPI_") {
-			mpiOpByLower[strings.ToLower(info.Name)] = op
-		}
 		opInfos[op].info, opInfos[op].known = info, true
-	}
-	// Spellings other tools print for the same calls.
-	for alias, op := range map[string]Op{
-		"pread64": OpPread, "pwrite64": OpPwrite, "newfstatat": OpFstatat,
-		"fstatat64": OpFstatat, "stat64": OpStat, "lstat64": OpLstat, "fstat64": OpFstat,
-		"lseek64": OpLseek, "open64": OpOpen, "openat64": OpOpenat, "creat64": OpCreat,
-		"pread64v": OpPreadv, "preadv64": OpPreadv, "pwritev64": OpPwritev,
-		"ftruncate64": OpFtruncate, "truncate64": OpTruncate, "fopen64": OpFopen,
-		"fseeko": OpFseek, "fseeko64": OpFseek,
-		"sendfile64": OpSendfile, "fallocate64": OpFallocate, "posix_fadvise64": OpFadvise,
-		"fadvise64": OpFadvise, "mmap64": OpMmap, "mmap2": OpMmap, "getdents64": OpGetdents,
-		"vfork": OpFork, "execve": OpExec, "execveat": OpExec, "exit_group": OpExit,
-	} {
-		opByName[alias] = op
 	}
 }
 
@@ -540,10 +545,11 @@ func (o Op) String() string { return o.Info().Name }
 // "MPI_File_write_at_all"; MPI names are matched without regard to case) or
 // "op#N" for a raw op number.
 func ParseOp(name string) (Op, bool) {
-	if op, ok := opByName[name]; ok {
+	names := opNames()
+	if op, ok := names.byName[name]; ok {
 		return op, true
 	}
-	if op, ok := mpiOpByLower[strings.ToLower(name)]; ok {
+	if op, ok := names.mpiByLower[strings.ToLower(name)]; ok {
 		return op, true
 	}
 	var n uint16

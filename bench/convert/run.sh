@@ -34,7 +34,7 @@ done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/iotrace" ./cmd/iotrace
+CGO_ENABLED=0 go build -o "$tmp/iotrace" ./cmd/iotrace # static, as README.md's Install builds it
 it="$tmp/iotrace"
 
 # measure LABEL CMD…: one row: wall, user, sys, peak RSS (MiB).

@@ -32,9 +32,9 @@ trap 'rm -rf "$tmp" "$shm"' EXIT
 if [ -n "${IOREPLAY:-}" ]; then
 	cp "$IOREPLAY" "$tmp/ioreplay"
 else
-	go build -o "$tmp/ioreplay" ./cmd/ioreplay
+	CGO_ENABLED=0 go build -o "$tmp/ioreplay" ./cmd/ioreplay # static, as README.md's Install builds it
 fi
-go build -o "$tmp/iotrace" ./cmd/iotrace
+CGO_ENABLED=0 go build -o "$tmp/iotrace" ./cmd/iotrace
 go build -o "$tmp/gentrace" ./bench/replay/gentrace
 
 "$tmp/gentrace" pwrite -o "$tmp/pwrite.iot" -calls "$N" -path /bench/replay.dat

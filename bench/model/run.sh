@@ -49,7 +49,7 @@ for side in base head; do
 	src=.
 	[ "$side" = base ] && src=$tmp/base
 	mkdir -p "$tmp/$side"
-	(cd "$src" && go build -o "$tmp/$side/" ./cmd/iotrace ./cmd/ioreplay && go test -c -o "$tmp/$side/replay.test" ./replay &&
+	(cd "$src" && CGO_ENABLED=0 go build -o "$tmp/$side/" ./cmd/iotrace ./cmd/ioreplay && go test -c -o "$tmp/$side/replay.test" ./replay &&
 		go test -c -o "$tmp/$side/script.test" ./script)
 done
 go build -o "$tmp/gentrace" ./bench/replay/gentrace

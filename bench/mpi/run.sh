@@ -53,7 +53,7 @@ base=${TMPDIR:-/tmp}
 tmp=$(mktemp -d "$base/iotrace-bench-mpi.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export IOTRACE_CACHE=$tmp/cache
-go build -o "$tmp/iotrace" ./cmd/iotrace
+CGO_ENABLED=0 go build -o "$tmp/iotrace" ./cmd/iotrace # static, as README.md's Install builds it (ioreplay -tags mpi needs cgo)
 go build -tags mpi -o "$tmp/ioreplay" ./cmd/ioreplay
 cc -O2 -o "$tmp/pwrite64" bench/mpi/pwrite64.c
 mpicc -O2 -o "$tmp/strided" bench/mpi/strided.c

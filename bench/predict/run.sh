@@ -506,8 +506,9 @@ trap 'exit 130' INT TERM
 
 log "building the helpers"
 commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo '?') # the commit the binaries are built from
-go build -o "$bin/iotrace" ./cmd/iotrace
-go build -o "$bin/ioreplay" ./cmd/ioreplay
+# Static, as README.md's Install builds them (the MPI build below needs cgo).
+CGO_ENABLED=0 go build -o "$bin/iotrace" ./cmd/iotrace
+CGO_ENABLED=0 go build -o "$bin/ioreplay" ./cmd/ioreplay
 [ -z "${BEFORE:-}" ] || cp "$BEFORE" "$bin/ioreplay-before"
 go build -o "$bin/span" ./bench/predict/span
 [ $need_mpi_replay = 1 ] && go build -tags mpi -o "$bin/ioreplay-mpi" ./cmd/ioreplay

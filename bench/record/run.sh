@@ -103,12 +103,13 @@ data=$tmp/data
 [ -d /dev/shm ] && [ -w /dev/shm ] && data=$(mktemp -d /dev/shm/iotrace-bench-record.XXXXXX)
 trap 'rm -rf "$tmp" "$data"' EXIT
 mkdir -p "$data"
-go build -o "$tmp/after/iotrace" ./cmd/iotrace
+# Both iotraces static, as README.md's Install builds them.
+CGO_ENABLED=0 go build -o "$tmp/after/iotrace" ./cmd/iotrace
 before=yes
 if git cat-file -e "$BASE^{commit}" 2>/dev/null; then
 	mkdir -p "$tmp/base"
 	git archive "$BASE" | tar -x -C "$tmp/base"
-	(cd "$tmp/base" && go build -o "$tmp/before/iotrace" ./cmd/iotrace)
+	(cd "$tmp/base" && CGO_ENABLED=0 go build -o "$tmp/before/iotrace" ./cmd/iotrace)
 else
 	before=
 	echo "run.sh: commit $BASE not here (a shallow clone?): no before figures" >&2

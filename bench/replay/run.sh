@@ -35,7 +35,9 @@
 #      its own trace) against the recorded one, per call.
 #
 # BEFORE=path/to/an/older/ioreplay adds it to benchmarks 1 and 4, run
-# interleaved with the current one: before/after measured side by side.
+# interleaved with the current one: before/after measured side by side
+# (build it as this script builds ioreplay, with CGO_ENABLED=0, or the
+# difference includes the dynamic loader's start).
 #
 # Needs go, cc, /usr/bin/time and /dev/shm. About two minutes.
 #
@@ -62,8 +64,10 @@ done
 tmp=$(mktemp -d)
 shm=$(mktemp -d /dev/shm/ioreplay-bench.XXXXXX)
 trap 'rm -rf "$tmp" "$shm"' EXIT
-go build -o "$tmp/ioreplay" ./cmd/ioreplay
-go build -o "$tmp/iotrace" ./cmd/iotrace
+# ioreplay and iotrace as README.md's Install builds them: static (a BEFORE
+# for comparison should be built so too).
+CGO_ENABLED=0 go build -o "$tmp/ioreplay" ./cmd/ioreplay
+CGO_ENABLED=0 go build -o "$tmp/iotrace" ./cmd/iotrace
 go build -o "$tmp/gentrace" ./bench/replay/gentrace
 go build -o "$tmp/floor" ./bench/replay/floor
 cc -O2 -o "$tmp/pwrite" bench/replay/pwrite.c

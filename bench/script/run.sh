@@ -38,9 +38,9 @@ trap cleanup EXIT
 git worktree add --detach "$tmp/base" "$BASE" >/dev/null 2>&1
 # The benchmark file is the current one, in both trees.
 cp script/expand_bench_test.go "$tmp/base/script/"
-(cd "$tmp/base" && go test -c -o "$tmp/base.test" ./script && go build -o "$tmp/base-iotrace" ./cmd/iotrace)
+(cd "$tmp/base" && go test -c -o "$tmp/base.test" ./script && CGO_ENABLED=0 go build -o "$tmp/base-iotrace" ./cmd/iotrace)
 go test -c -o "$tmp/new.test" ./script
-go build -o "$tmp/new-iotrace" ./cmd/iotrace
+CGO_ENABLED=0 go build -o "$tmp/new-iotrace" ./cmd/iotrace # static, as README.md's Install builds it
 
 # bench BIN: the ns/event of each case, one per line: "name value".
 bench() {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
@@ -284,12 +285,12 @@ func (p *plan) renderRank(rank int, names []string) body {
 	return body{text: r.b.String(), holes: r.holes}
 }
 
-var digits = regexp.MustCompile(`[0-9]+`)
+var digits = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]+`) })
 
 // rankName writes file for rank's block: "$rank" in place of the last
 // number in it equal to the rank, if group says to.
 func rankName(file string, rank int) (string, bool) {
-	locs := digits.FindAllStringIndex(file, -1)
+	locs := digits().FindAllStringIndex(file, -1)
 	want := strconv.Itoa(rank)
 	for i := len(locs) - 1; i >= 0; i-- {
 		l := locs[i]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -78,9 +79,20 @@ const (
 	cloneKept = cloneFiles | cloneVfork | cloneVM | cloneThrd
 )
 
-var handlers map[string]handler
+// handlers returns the calls the reader turns into events, by name,
+// made at the first call read rather than at every command's start (most
+// commands read no strace).
+func handlers() map[string]handler {
+	handlersOnce.Do(makeHandlers)
+	return handlerMap
+}
 
-func init() {
+var (
+	handlersOnce sync.Once
+	handlerMap   map[string]handler
+)
+
+func makeHandlers() {
 	open := func(dir, pth, flags, mode int, fixed uint64, how bool) func(*ctx) error {
 		return func(x *ctx) error {
 			dirArg := ""
@@ -110,7 +122,7 @@ func init() {
 		}
 	}
 	fdOnly := func(x *ctx) error { _, err := x.fdCall(0); return err }
-	handlers = map[string]handler{
+	handlerMap = map[string]handler{
 		"open":        {trace.OpOpen, open(-1, 0, 1, 2, 0, false)},
 		"openat":      {trace.OpOpenat, open(0, 1, 2, 3, 0, false)},
 		"creat":       {trace.OpCreat, open(-1, 0, -1, 1, oCreat|1|oTrunc, false)},

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/convert/internal/textutil"
 )
@@ -72,7 +73,9 @@ func (lr *lineReader) readLine() (string, error) {
 
 // attachedMsg is the message strace -f writes on stderr when it attaches
 // to a new process; on a shared stderr it may cut a line in two.
-var attachedMsg = regexp.MustCompile(`strace: Process [0-9]+ (attached|detached|suspended|resumed)$`)
+var attachedMsg = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`strace: Process [0-9]+ (attached|detached|suspended|resumed)$`)
+})
 
 // msgStart returns where strace's message that has "strace: " at i
 // starts: strace names itself as it was run ("/usr/bin/strace: Process
@@ -116,7 +119,7 @@ func (lr *lineReader) read() (*record, error) {
 		start := lr.line
 		// A line cut by strace's own message goes on on the next line.
 		for {
-			loc := attachedMsg.FindStringIndex(s)
+			loc := attachedMsg().FindStringIndex(s)
 			if loc == nil {
 				break
 			}

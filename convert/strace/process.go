@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/trace"
 )
@@ -190,20 +191,23 @@ func exitStatus(s string) (status int64, killed bool, err error) {
 	return 128 + sig, true, nil
 }
 
-// signals are the Linux signal numbers (x86-64 and arm64 agree).
-var signals = map[string]int64{
-	"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGIOT": 6,
-	"SIGBUS": 7, "SIGFPE": 8, "SIGKILL": 9, "SIGUSR1": 10, "SIGSEGV": 11, "SIGUSR2": 12,
-	"SIGPIPE": 13, "SIGALRM": 14, "SIGTERM": 15, "SIGSTKFLT": 16, "SIGCHLD": 17, "SIGCONT": 18,
-	"SIGSTOP": 19, "SIGTSTP": 20, "SIGTTIN": 21, "SIGTTOU": 22, "SIGURG": 23, "SIGXCPU": 24,
-	"SIGXFSZ": 25, "SIGVTALRM": 26, "SIGPROF": 27, "SIGWINCH": 28, "SIGIO": 29, "SIGPOLL": 29,
-	"SIGPWR": 30, "SIGSYS": 31, "SIGRTMIN": 32,
-}
+// signals are the Linux signal numbers (x86-64 and arm64 agree), made
+// when first needed.
+var signals = sync.OnceValue(func() map[string]int64 {
+	return map[string]int64{
+		"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5, "SIGABRT": 6, "SIGIOT": 6,
+		"SIGBUS": 7, "SIGFPE": 8, "SIGKILL": 9, "SIGUSR1": 10, "SIGSEGV": 11, "SIGUSR2": 12,
+		"SIGPIPE": 13, "SIGALRM": 14, "SIGTERM": 15, "SIGSTKFLT": 16, "SIGCHLD": 17, "SIGCONT": 18,
+		"SIGSTOP": 19, "SIGTSTP": 20, "SIGTTIN": 21, "SIGTTOU": 22, "SIGURG": 23, "SIGXCPU": 24,
+		"SIGXFSZ": 25, "SIGVTALRM": 26, "SIGPROF": 27, "SIGWINCH": 28, "SIGIO": 29, "SIGPOLL": 29,
+		"SIGPWR": 30, "SIGSYS": 31, "SIGRTMIN": 32,
+	}
+})
 
 // signalNumber reads a signal as strace names it: SIGKILL, SIGRT_3
 // (SIGRTMIN+3), or a number strace has no name for (SIG40, 40).
 func signalNumber(s string) (int64, bool) {
-	if n, ok := signals[s]; ok {
+	if n, ok := signals()[s]; ok {
 		return n, true
 	}
 	if v, ok := strings.CutPrefix(s, "SIGRT_"); ok {

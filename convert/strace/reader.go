@@ -453,7 +453,7 @@ func (r *Reader) start(rec *record, ts int64) int64 {
 
 // call handles a complete call of p that started at ts.
 func (r *Reader) call(p *proc, rec *record, ts int64, body string) error {
-	h, ok := handlers[rec.name]
+	h, ok := handlers()[rec.name]
 	if !ok {
 		r.st.Skipped[rec.name]++
 		return nil

@@ -90,7 +90,7 @@ func parseCall(name, body string) (*call, error) {
 		if i := strings.IndexByte(rest, ' '); i >= 0 {
 			name = rest[:i]
 		}
-		if e, ok := errnos[name]; ok {
+		if e, ok := errnos()[name]; ok {
 			c.ret, c.known = -e, true
 		} else if c.ret == -1 {
 			return nil, errors.New("unknown errno " + strconv.Quote(name))

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/script"
 	"github.com/iotrace/iotrace/trace"
@@ -48,14 +49,14 @@ func bin(op string, x, y script.Expr) script.Expr { return &script.BinaryExpr{Op
 
 func neg(x script.Expr) script.Expr { return &script.UnaryExpr{Op: "-", X: x} }
 
-var errnoName = func() map[int64]string {
+var errnoName = sync.OnceValue(func() map[int64]string {
 	m := map[int64]string{}
 	for _, n := range trace.ErrnoNames() {
 		v, _ := trace.ParseErrno(n)
 		m[v] = n
 	}
 	return m
-}()
+})
 
 var fcntlNames = map[int64]string{trace.FDupfd: "F_DUPFD", trace.FGetfd: "F_GETFD", trace.FSetfd: "F_SETFD",
 	trace.FGetfl: "F_GETFL", trace.FSetfl: "F_SETFL", trace.FDupfdCloexec: "F_DUPFD_CLOEXEC"}
@@ -100,7 +101,7 @@ func lit(v int64, k hkind) script.Expr {
 				return ident("none")
 			}
 		case kRet:
-			if n, ok := errnoName[-v]; ok {
+			if n, ok := errnoName()[-v]; ok {
 				return neg(ident(n))
 			}
 		}

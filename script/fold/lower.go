@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/internal/sat"
 	"github.com/iotrace/iotrace/script"
@@ -760,22 +761,24 @@ func (lw *lowerer) zero(e *trace.Event, allowed uint32) string {
 }
 
 // cmdFields are the fields each command sets, beyond the result.
-var cmdFields = map[string]uint32{
-	"open": fPath | fFlags | fMode, "inherit": fPath | fFD | fFlags | fOffset,
-	"dup": fFD | fPath | fFlags | fSize, "fcntl": fFD | fPath | fFlags | fSize, "close": fFD | fPath | fFlags,
-	"closerange": fFD | fSize | fFlags,
-	"read":       fFD | fPath | fOffset | fSize | fFlags | fCount, "write": fFD | fPath | fOffset | fSize | fFlags | fCount,
-	"copy": fFD | fFD2 | fPath | fPath2 | fOffset | fOffset2 | fSize | fFlags,
-	"seek": fFD | fPath | fOffset | fWhence | fFlags, "sync": fFD | fPath | fFlags, "datasync": fFD | fPath | fFlags,
-	"stat": fFD | fPath | fFlags | fMode, "truncate": fFD | fPath | fSize | fFlags,
-	"allocate": fFD | fPath | fOffset | fSize | fFlags, "advise": fFD | fPath | fOffset | fSize | fFlags,
-	"map": fFD | fPath | fOffset | fSize | fFlags | fMode, "readdir": fFD | fPath | fSize,
-	"unmap": fPath | fOffset | fSize | fFlags, "msync": fPath | fOffset | fSize | fFlags,
-	"lookup": fPath | fFlags | fMode, "delete": fPath | fFlags, "rmdir": fPath | fFlags, "mkdir": fPath | fFlags | fMode,
-	"rename": fPath | fPath2 | fFlags, "link": fPath | fPath2 | fFlags, "symlink": fPath | fPath2,
-	"readlink": fPath | fSize, "fork": fFlags, "clone": fFlags, "exec": fPath | fFlags, "exit": 0, "mark": fPath,
-	"mpiopen": fPath | fFlags | fFD | fComm,
-}
+var cmdFields = sync.OnceValue(func() map[string]uint32 {
+	return map[string]uint32{
+		"open": fPath | fFlags | fMode, "inherit": fPath | fFD | fFlags | fOffset,
+		"dup": fFD | fPath | fFlags | fSize, "fcntl": fFD | fPath | fFlags | fSize, "close": fFD | fPath | fFlags,
+		"closerange": fFD | fSize | fFlags,
+		"read":       fFD | fPath | fOffset | fSize | fFlags | fCount, "write": fFD | fPath | fOffset | fSize | fFlags | fCount,
+		"copy": fFD | fFD2 | fPath | fPath2 | fOffset | fOffset2 | fSize | fFlags,
+		"seek": fFD | fPath | fOffset | fWhence | fFlags, "sync": fFD | fPath | fFlags, "datasync": fFD | fPath | fFlags,
+		"stat": fFD | fPath | fFlags | fMode, "truncate": fFD | fPath | fSize | fFlags,
+		"allocate": fFD | fPath | fOffset | fSize | fFlags, "advise": fFD | fPath | fOffset | fSize | fFlags,
+		"map": fFD | fPath | fOffset | fSize | fFlags | fMode, "readdir": fFD | fPath | fSize,
+		"unmap": fPath | fOffset | fSize | fFlags, "msync": fPath | fOffset | fSize | fFlags,
+		"lookup": fPath | fFlags | fMode, "delete": fPath | fFlags, "rmdir": fPath | fFlags, "mkdir": fPath | fFlags | fMode,
+		"rename": fPath | fPath2 | fFlags, "link": fPath | fPath2 | fFlags, "symlink": fPath | fPath2,
+		"readlink": fPath | fSize, "fork": fFlags, "clone": fFlags, "exec": fPath | fFlags, "exit": 0, "mark": fPath,
+		"mpiopen": fPath | fFlags | fFD | fComm,
+	}
+})
 
 // mpiFields are the fields of the calls on an MPI file handle.
 const mpiFields = fFD | fPath | fComm | fOffset | fSize | fCount | fFlags | fStride | fWhence
@@ -788,7 +791,7 @@ const commFields = fPeer | fTag | fComm | fBytes | fCount | fFlags | fSource
 // open repeats) is not kept, as the contract says.
 func (lw *lowerer) checkZero(e *trace.Event, l *leafT) error {
 	info := e.Op.Info()
-	allowed := cmdFields[l.cmd]
+	allowed := cmdFields()[l.cmd]
 	switch {
 	case info.Class == trace.ClassComm:
 		allowed = commFields
@@ -808,16 +811,18 @@ func (lw *lowerer) checkZero(e *trace.Event, l *leafT) error {
 // commands, predeclared names and the names the converter gives loop
 // variables and parameters.
 func reservedName(name string) bool {
-	if len(name) == 1 || name == "dir" || argKeys[name] {
+	if len(name) == 1 || name == "dir" || argKeys()[name] {
 		return true
 	}
 	return script.Reserved(name)
 }
 
-var argKeys = func() map[string]bool {
+// argKeys are the names of the commands' arguments; made when first
+// needed, as the commands' table it reads (not at every command's start).
+var argKeys = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, k := range script.ArgKeys() {
 		m[k] = true
 	}
 	return m
-}()
+})

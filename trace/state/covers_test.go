@@ -1,6 +1,7 @@
 package state
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/iotrace/iotrace/trace"
@@ -52,5 +53,94 @@ func TestCoversLeavesFile(t *testing.T) {
 	}
 	if covered < 4 {
 		t.Errorf("covers held for %d writes, want the writes inside what was written", covered)
+	}
+}
+
+// TestRepeatIsAgain: after Data follows an event of an op that reads or
+// writes at an explicit offset, Repeat's test says what Again says of the
+// next events of that op on the description, over random calls on a few
+// files with and without a namespace: writes inside, across and past
+// what was written, empty and failed ones, reads, truncations, appends.
+func TestRepeatIsAgain(t *testing.T) {
+	ops := []trace.Op{trace.OpOpen, trace.OpClose, trace.OpPread, trace.OpPwrite, trace.OpPwrite, trace.OpWrite,
+		trace.OpFtruncate, trace.OpFallocate, trace.OpRead}
+	passed, failed := 0, 0
+	for round := range 100 {
+		rng := rand.New(rand.NewPCG(uint64(round), 9))
+		paths := trace.NewPaths()
+		for _, n := range []string{"/w/a", "/w/b"} {
+			paths.Intern(n)
+		}
+		var ns *Namespace
+		if round%4 != 0 {
+			ns = NewNamespace(paths.Lookup)
+		}
+		f := New[struct{}, struct{}](ns)
+		event := func(op trace.Op, fd int32) trace.Event {
+			e := trace.Event{Op: op, FD: fd, Path: trace.PathID(1 + rng.IntN(2)), Offset: int64(rng.IntN(8192)), Size: int64(rng.IntN(4096))}
+			e.Ret = e.Size
+			switch rng.IntN(10) {
+			case 0:
+				e.Ret = -5
+			case 1:
+				e.Ret = 0
+			}
+			if op == trace.OpOpen {
+				e.Ret, e.Flags = int64(fd), uint32(rng.IntN(3))|uint32(rng.IntN(3)/2)*trace.OAppend
+			}
+			if round%3 == 1 {
+				// Files written by appends only: descriptor 3 appends,
+				// and the calls at an offset on 4 fail.
+				switch {
+				case op == trace.OpOpen && fd == 3:
+					e.Flags = trace.OWronly | trace.OAppend
+				case op == trace.OpOpen:
+					e.Flags = trace.ORdwr
+				case fd == 4 && op != trace.OpClose:
+					e.Ret = -5
+				}
+			}
+			return e
+		}
+		for range 300 {
+			e := event(ops[rng.IntN(len(ops))], int32(3+rng.IntN(2)))
+			d := f.Data(&e)
+			if d == nil {
+				f.Apply(&e)
+				continue
+			}
+			if info := e.Op.Info(); info.Addr != trace.AddrExplicit {
+				continue
+			}
+			r := f.RepeatOf(e.Op, d)
+			// Ends at and about each bound of the file's written extent.
+			var ends []int64
+			if n := d.Node; n != nil && n.File != nil {
+				for _, b := range []int64{n.File.Size, n.File.written, n.File.grown} {
+					ends = append(ends, b-1, b, b+1)
+				}
+			}
+			for k := range 8 + len(ends) {
+				x := event(e.Op, e.FD)
+				x.Thread = e.Thread
+				if x.Ret < 0 && rng.IntN(2) == 0 {
+					x.Ret = x.Size // a call that succeeds where the others fail
+				}
+				if k < len(ends) && ends[k] > 0 && x.Ret > 0 {
+					x.Offset = max(ends[k]-x.Ret, 0)
+				}
+				if got, want := r.Passes(&x), f.Again(&x, d); got != want {
+					t.Fatalf("round %d: after %+v, Repeat says %v of %+v, Again %v", round, e, got, x, want)
+				} else if want {
+					passed++
+				} else {
+					failed++
+				}
+			}
+		}
+	}
+	t.Logf("Again passed %d events and failed %d", passed, failed)
+	if passed < 100 || failed < 100 {
+		t.Errorf("Again passed %d events and failed %d: want many of both", passed, failed)
 	}
 }

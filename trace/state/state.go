@@ -34,6 +34,8 @@
 package state
 
 import (
+	"math"
+
 	"github.com/iotrace/iotrace/trace"
 )
 
@@ -535,6 +537,37 @@ func (f *Follower[D, H]) Again(e *trace.Event, d *Desc[D]) bool {
 	}
 	n := d.Node
 	return n == nil || n.File == nil || n.File.covers(e, &info.OpInfo)
+}
+
+// Repeat is Again for the events that follow one Again passed: of its
+// thread, descriptor and op, with nothing else in between (the events
+// Again passes change nothing it reads). A hot loop tests each with
+// Passes, without Again's lookups.
+type Repeat struct {
+	all bool  // every event passes: no namespace, or a file it does not follow
+	lim int64 // else a write passes whose end is at or before lim (a failed call always)
+}
+
+// RepeatOf returns the test of the events after one of op on d that
+// Again(e, d) passed.
+func (f *Follower[D, H]) RepeatOf(op trace.Op, d *Desc[D]) Repeat {
+	if f.ns == nil {
+		return Repeat{all: true}
+	}
+	n := d.Node
+	if n == nil || n.File == nil {
+		return Repeat{all: true}
+	}
+	fl := n.File
+	if op >= opLimit || infos[op].Dir != trace.DirWrite || !fl.otherWrites || !fl.Changed {
+		return Repeat{lim: math.MinInt64} // covers holds for none
+	}
+	return Repeat{lim: min(fl.Size, fl.written, fl.grown)}
+}
+
+// Passes reports what Again would for e.
+func (r Repeat) Passes(e *trace.Event) bool {
+	return e.Ret < 0 || r.all || e.Ret > 0 && endOf(e.Offset, e.Ret) <= r.lim
 }
 
 // after is the position after a call at the position off that moved n

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/iotrace/iotrace/internal/helptext"
 	"github.com/iotrace/iotrace/internal/sigquit"
@@ -80,7 +81,7 @@ func RunIO(root *cobra.Command, args []string, stdout, stderr io.Writer) (code i
 		fmt.Fprintf(stderr, "See '%s --help'.\n", ue.c.CommandPath())
 		return 1
 	}
-	if m := unknownCommand.FindStringSubmatch(err.Error()); m != nil {
+	if m := unknownCommand().FindStringSubmatch(err.Error()); m != nil {
 		// cobra's own words span lines: one line, with its suggestion.
 		msg := fmt.Sprintf("%s: unknown command %q", root.Name(), m[1])
 		if sg := suggest.Closest(m[1], commandNames(root)); sg != "" {
@@ -207,7 +208,7 @@ func Version() string {
 }
 
 // unknownCommand matches cobra's error for a subcommand it does not know.
-var unknownCommand = regexp.MustCompile(`^unknown command "([^"]*)"`)
+var unknownCommand = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^unknown command "([^"]*)"`) })
 
 // commandNames lists the subcommands of c.
 func commandNames(c *cobra.Command) []string {
