@@ -86,7 +86,20 @@ func Preload(o Options, argv []string) (Result, error) {
 	}
 	// The shim measures the rank's clock in MPI_Init and MPI_Finalize.
 	cmd.Env = append(cmd.Env, preloadClockEnv(log, o.ClockSync, rk, libs)...)
+	// Spool files made ahead, which the program's processes take instead
+	// of creating their own (preload.Pool).
+	pool, perr := preload.StartPool(spool)
+	if perr != nil {
+		log.Debug(perr.Error())
+	} else {
+		cmd.Env = append(cmd.Env, preload.PoolEnv()...)
+	}
 	status, err := runPreloaded(cmd, spool, log)
+	if pool != nil {
+		if perr := pool.Stop(); perr != nil {
+			log.Debug(perr.Error() + " (the processes made their spools themselves)")
+		}
+	}
 	if err != nil {
 		os.Remove(filepath.Join(spool, OwnerFile))
 		if temp {
@@ -176,6 +189,7 @@ func FromSpool(o Options, arg string, outGiven bool) (Result, error) {
 	if err := preload.Recover(dir); err != nil {
 		return Result{}, err
 	}
+	preload.RemovePool(dir)
 	if n, _ := preload.FindSpools(dir); n == 0 && ok {
 		return Result{}, fmt.Errorf("no process wrote a spool in %s: its recorder, iotrace pid %d, was killed before the program recorded a call", dir, own.PID)
 	}

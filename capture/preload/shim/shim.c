@@ -565,12 +565,37 @@ static void read_small(const char *name, char *buf, uint32_t cap, uint32_t *len)
  * program may change its environment before it forks. */
 static char spool_dir[PATH_MAX];
 
+/* pool_slots: how many spool files iotrace keeps made ahead in the spool
+ * directory, "pool-K" for K below it (IOTRACE_POOL; 0: none). */
+static int pool_slots;
+
 static void read_settings(void) {
 	const char *dir = getenv("IOTRACE_SPOOL");
 	if (!dir || !*dir || strlen(dir) >= sizeof spool_dir - 64) return;
 	strcpy(spool_dir, dir);
 	const char *all = getenv("IOTRACE_ALL");
 	record_all = all && all[0] == '1';
+	const char *pool = getenv("IOTRACE_POOL");
+	int n = pool ? atoi(pool) : 0;
+	pool_slots = n > 0 && n <= 1024 ? n : 0;
+}
+
+/* claim_pool gives the spool name one of the files iotrace made ahead
+ * (capture/preload Pool): a rename, atomic, so one process gets each,
+ * where creating the file would allocate an inode — on ext4 after many
+ * deletions (the spools of the records before) a scan of the recently
+ * deleted ones, a millisecond and more. It returns the file opened, or -1
+ * when every slot is taken (the caller creates one). */
+static int claim_pool(const char *name) {
+	char src[PATH_MAX];
+	unsigned start = (unsigned)getpid();
+	for (int i = 0; i < pool_slots; i++) {
+		int k = (int)((start + (unsigned)i) % (unsigned)pool_slots);
+		if (snprintf(src, sizeof src, "%s/pool-%d", spool_dir, k) >= (int)sizeof src) return -1;
+		if (syscall(SYS_renameat2, AT_FDCWD, src, AT_FDCWD, name, RENAME_NOREPLACE) == 0)
+			return (int)syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CLOEXEC);
+	}
+	return -1;
 }
 
 /* proc_start reads field 22 of /proc/self/stat (after the command's
@@ -672,7 +697,8 @@ static void open_spool(int execd) {
 	fork_m0 = 0;
 	char name[PATH_MAX];
 	if (snprintf(name, sizeof name, "%s/spool-%d-%lld.sp", spool_dir, (int)getpid(), (long long)iotrace_now()) >= (int)sizeof name) return;
-	int fd = syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int fd = pool_slots ? claim_pool(name) : -1;
+	if (fd < 0) fd = syscall(SYS_openat, AT_FDCWD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) return;
 	uint64_t cap = size_spool(fd);
 	void *m = cap ? sys_mmap(NULL, SPOOL_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
