@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/iotrace/iotrace/replay"
@@ -55,6 +57,9 @@ type Backend struct {
 
 	mu     sync.Mutex
 	ghosts map[ghostKey]*ghostWorker
+	// ghosted: some communicator has ghost workers (sharedIO; read
+	// without mu, which Close holds while the ghosts finish).
+	ghosted atomic.Bool
 }
 
 type ghostKey struct {
@@ -274,7 +279,7 @@ func (x *exec) Do(c *replay.Call) (int64, replay.Skip) {
 	}
 	switch e.Op {
 	case trace.OpFsync, trace.OpFdatasync, trace.OpSyncfs:
-		return x.callResult(C.MPI_File_sync(f.fh))
+		return x.callResult(x.b.fileSync(f.fh))
 	case trace.OpFflush, trace.OpFstat, trace.OpFadvise, trace.OpReadahead, trace.OpMmap:
 		return 0, replay.NotSkipped
 	case trace.OpFtruncate:
@@ -290,6 +295,51 @@ func (x *exec) callResult(rc C.int) (int64, replay.Skip) {
 		return x.ret(rc), replay.NotSkipped
 	}
 	return 0, replay.NotSkipped
+}
+
+// syncRetry bounds how long fileSync tries a sync again.
+const syncRetry = time.Second
+
+// fileSync is MPI_File_sync(fh). Open MPI's ompio refuses a sync with
+// MPI_ERR_OTHER, before it does anything, while any nonblocking request
+// of the process is pending (mca_io_ompio_file_sync tests the process's
+// one list of them): a request of another file, so of another trace rank
+// of this process, or one ompio made itself inside that rank's collective
+// write. The rank's sync failed so, now and then, where two ranks shared a
+// process (TestMPIReplayScriptBothBackends: 6 ranks over 4 processes, 1
+// run in 12 under load). Where another thread of the process makes MPI-IO
+// calls (another trace rank, or a ghost of a missing slot), the sync is
+// tried again while it fails so, for up to syncRetry; a sync that still
+// fails then reports its error. (A process of one rank and no ghost
+// never retries: its sync's MPI_ERR_OTHER is its own.)
+func (b *Backend) fileSync(fh C.MPI_File) C.int {
+	rc := C.MPI_File_sync(fh)
+	if rc == C.MPI_SUCCESS || !b.sharedIO() {
+		return rc
+	}
+	wait, waited := 20*time.Microsecond, time.Duration(0)
+	for rc != C.MPI_SUCCESS && errorClass(rc) == C.MPI_ERR_OTHER && waited < syncRetry {
+		time.Sleep(wait)
+		waited += wait
+		wait = min(2*wait, 10*time.Millisecond)
+		rc = C.MPI_File_sync(fh)
+	}
+	return rc
+}
+
+// sharedIO says whether more than one thread of this process may make
+// MPI-IO calls: several trace ranks here, or ghost workers.
+func (b *Backend) sharedIO() bool {
+	return len(b.j.selfComms) > 1 || b.ghosted.Load()
+}
+
+// errorClass is the class of MPI error code rc.
+func errorClass(rc C.int) C.int {
+	var class C.int
+	if C.MPI_Error_class(rc, &class) != C.MPI_SUCCESS {
+		return rc
+	}
+	return class
 }
 
 // open replays a POSIX open of a regular file as MPI_File_open on
@@ -439,7 +489,7 @@ func (x *exec) mpiio(c *replay.Call, h *state.Handle[*file]) (int64, replay.Skip
 	case trace.OpMPIFileSetView:
 		return x.callResult(C.file_set_view(f.fh, C.longlong(e.Offset), C.longlong(e.Size), C.longlong(e.Stride), x.b.info))
 	case trace.OpMPIFileSync:
-		return x.callResult(C.MPI_File_sync(f.fh))
+		return x.callResult(x.b.fileSync(f.fh))
 	case trace.OpMPIFileSetSize:
 		return x.callResult(C.file_set_size(f.fh, C.longlong(max(e.Size, 0))))
 	case trace.OpMPIFilePreallocate:
@@ -553,6 +603,7 @@ func (b *Backend) ghostsOf(ci *commInfo) *ghostWorker {
 	}
 	g := &ghostWorker{ch: make(chan ghostOp, 1024), done: make(chan struct{})}
 	b.ghosts[k] = g
+	b.ghosted.Store(true)
 	var workers []chan ghostOp
 	var wg sync.WaitGroup
 	for s := len(ci.local); s < ci.kmax; s++ {
@@ -605,7 +656,7 @@ func (b *Backend) ghost(cm C.MPI_Comm, ch chan ghostOp) {
 		case trace.OpMPIFileSetView:
 			C.file_set_view(fh, 0, 0, 0, b.info)
 		case trace.OpMPIFileSync:
-			C.MPI_File_sync(fh)
+			b.fileSync(fh)
 		case trace.OpMPIFileSetSize:
 			C.file_set_size(fh, C.longlong(max(o.size, 0)))
 		case trace.OpMPIFilePreallocate:
