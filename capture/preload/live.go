@@ -14,9 +14,10 @@ import (
 // Env returns the environment that makes the shim write its spools in
 // directory dir. IOTRACE_COST, which the shim sets for the images a
 // program execs (its calibration), starts empty: a record inside a
-// recorded program calibrates for itself.
+// recorded program calibrates for itself. So does IOTRACE_POOL (PoolEnv,
+// after this where a pool runs): not the pool of an outer record.
 func Env(dir string) []string {
-	return []string{"IOTRACE_SPOOL=" + dir, "IOTRACE_COST="}
+	return []string{"IOTRACE_SPOOL=" + dir, "IOTRACE_COST=", "IOTRACE_POOL="}
 }
 
 // Recover makes the spools in dir ready to read once their processes
