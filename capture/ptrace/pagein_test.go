@@ -25,11 +25,6 @@ func diskDir(t *testing.T) string {
 	return dir
 }
 
-// coldFile writes n random bytes to name in dir, its pages dropped.
-func coldFile(t *testing.T, dir, name string, n int) string {
-	return pagecache.ColdFile(t, dir, name, n)
-}
-
 // pageinProg is capture/testdata/pagein.c: it maps the file argv[1],
 // drops its pages from the cache and touches every page (waits for the
 // device), closes it, touches them again (cached: no wait) and stats the
@@ -51,7 +46,7 @@ func pageinProg(t *testing.T) string {
 // out (Calibrate), as iotrace record does.
 func TestPageinWaits(t *testing.T) {
 	dir := diskDir(t)
-	file := coldFile(t, dir, "mapped.dat", 8<<20)
+	file := pagecache.ColdFile(t, dir, "mapped.dat", 8<<20)
 	bin := buildC(t, dir, "pagein", pageinProg(t))
 	cost, err := Calibrate("")
 	if err != nil {
@@ -90,25 +85,7 @@ func checkPagein(t *testing.T, dir, bin, file string, cost capture.Cost) {
 	if want := "mmap pagein close fstatat munmap"; !strings.Contains(strings.Replace(got, "close stat ", "close fstatat ", 1), want) {
 		t.Fatalf("events %q: want %q in them (one wait for the cold pages, none for the cached ones)\n%s", got, want, dumpEvents(evs, s))
 	}
-	if n := strings.Count(got, "pagein"); n != 1 {
-		t.Errorf("%d pageins, want 1", n)
-	}
-	var mmap, pg, cl trace.Event
-	for i, e := range mine {
-		if e.Op == trace.OpPagein {
-			mmap, pg, cl = mine[i-1], e, mine[i+1]
-		}
-	}
-	t.Logf("mmap ends %d, pagein %d+%d (%d faults, %d bytes), close at %d; gap %d", mmap.Start+mmap.Dur, pg.Start, pg.Dur, pg.Count, pg.Size, cl.Start, cl.Start-mmap.Start-mmap.Dur)
-	if pg.Count < 1 || pg.Size < 4096 || pg.Dur <= 0 || pg.FD != -1 {
-		t.Errorf("pagein %+v: want a wait (Dur > 0) with at least one fault (Count) and a page (Size) read from the device, FD -1", pg)
-	}
-	if name := s.Paths.Lookup(pg.Path); filepath.Base(name) != "mapped.dat" {
-		t.Errorf("pagein of %q, want the one mapped file", name)
-	}
-	if pg.Start < mmap.Start+mmap.Dur || pg.Start+pg.Dur > cl.Start {
-		t.Errorf("pagein [%d, %d] outside the gap [%d, %d] between the mmap and the close", pg.Start, pg.Start+pg.Dur, mmap.Start+mmap.Dur, cl.Start)
-	}
+	pagecache.CheckWait(t, mine, s.Paths.Lookup)
 	if res.usageReads == 0 {
 		t.Errorf("no usage read")
 	}
@@ -119,7 +96,7 @@ func checkPagein(t *testing.T, dir, bin, file string, cost capture.Cost) {
 // calls) and costs the tracer no reading of its usage.
 func TestNoMappingNoPagein(t *testing.T) {
 	dir := diskDir(t)
-	file := coldFile(t, dir, "read.dat", 4<<20)
+	file := pagecache.ColdFile(t, dir, "read.dat", 4<<20)
 	bin := buildC(t, dir, "reads", `
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -199,8 +176,8 @@ int main(int argc, char **argv) {
 	// shows both threads' waits passes.
 	var errs []string
 	for try := range 3 {
-		a := coldFile(t, dir, fmt.Sprintf("a%d.dat", try), 4<<20)
-		b := coldFile(t, dir, fmt.Sprintf("b%d.dat", try), 4<<20)
+		a := pagecache.ColdFile(t, dir, fmt.Sprintf("a%d.dat", try), 4<<20)
+		b := pagecache.ColdFile(t, dir, fmt.Sprintf("b%d.dat", try), 4<<20)
 		res, evs, s := record(t, Config{Argv: []string{bin, a, b}, Dir: dir, Rules: mustRules(t, dir), Cost: cost})
 		if res.Status() != 0 {
 			t.Fatalf("status %d", res.Status())
@@ -272,24 +249,11 @@ func TestPageinNotAcrossProcessStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, how := range []string{"fork", "spawn"} {
-		file := coldFile(t, dir, how+".dat", 4<<20)
+		file := pagecache.ColdFile(t, dir, how+".dat", 4<<20)
 		res, evs, _ := record(t, Config{Argv: []string{bin, file, how}, Dir: dir, Rules: mustRules(t, dir), Cost: cost})
 		if res.Status() != 0 {
 			t.Fatalf("%s: status %d", how, res.Status())
 		}
-		var ops []string
-		for _, e := range evs {
-			if e.Thread == 0 {
-				ops = append(ops, e.Op.String())
-			}
-			if e.Op == trace.OpPagein && e.Dur >= 100e6 {
-				t.Errorf("%s: pagein of %v ms: the wait for the child", how, e.Dur/1e6)
-			}
-		}
-		got := strings.Join(ops, " ")
-		t.Logf("%s: %s", how, got)
-		if !strings.Contains(got, "mmap") || !strings.Contains(got, "fsync") || strings.Contains(got, "pagein") {
-			t.Errorf("%s: events %q, want the mmap and the fsync and no pagein between them (the gap started a process)", how, got)
-		}
+		pagecache.CheckNoWaitAcrossStart(t, how, evs)
 	}
 }
