@@ -40,6 +40,7 @@ type options struct {
 	quiet      bool
 	summary    string
 	cpuprofile string
+	files      outputs // --summary, --output and --html, opened before the replay
 
 	mpi     bool     // spread the ranks over the processes of an MPI job
 	backend string   // posix or mpiio

@@ -931,3 +931,63 @@ func TestCacheColdAfterPrepare(t *testing.T) {
 		t.Errorf("one-shot replay, default --cache cold: %d of %d pages of the prepared input cached (as-captured: %d)", n, pages, asCaptured)
 	}
 }
+
+// TestOutputsBeforeReplay: the files ioreplay writes at its end are
+// opened before it replays. A name that cannot be written fails the
+// command with one line before the target is made (not after the
+// replay's hours); at most one output goes to standard output ("-", or
+// the report without --output), there as asked; a run that fails leaves
+// no file and no temporary one next to where they would have gone.
+func TestOutputsBeforeReplay(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "ior.iot")
+	writeTrace(t, in, tracegen.IOR(1, 4, 1))
+	target := filepath.Join(dir, "target")
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "no", "such")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--summary", filepath.Join(missing, "s.json")}, "--summary: create " + missing},
+		{[]string{"--summary", filepath.Join(out, "s.json"), "--html", filepath.Join(missing, "r.html")}, "--html: create " + missing},
+		{[]string{"--output", filepath.Join(missing, "r.txt")}, "--output: create " + missing},
+		{[]string{"--summary", out}, "is a directory"},
+		{[]string{"--summary", "-"}, "--summary -: standard output carries the report"},
+		{[]string{"--html", "-"}, "--html -: standard output carries the report"},
+		{[]string{"--output", "-", "--summary", "-"}, "would both go to standard output"},
+		{[]string{"--output", filepath.Join(out, "x"), "--summary", filepath.Join(out, "x")}, "name the same file"},
+	} {
+		args := append(append([]string{"--timing", "afap", "--target", target}, c.args...), in)
+		_, errOut, code := runBin(t, args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code == 0 || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant one line with %q", c.args, code, errOut, c.want)
+		}
+		if _, err := os.Stat(target); err == nil {
+			t.Errorf("%v: the target was made before the outputs were checked", c.args)
+			os.RemoveAll(target)
+		}
+		if ents, _ := os.ReadDir(out); len(ents) != 0 {
+			t.Errorf("%v: left %v behind", c.args, ents)
+		}
+	}
+	// The summary to standard output, the report to a file.
+	report := filepath.Join(out, "report.txt")
+	stdout := mustRun(t, "--timing", "afap", "--quiet", "--target", target, "--summary", "-", "--output", report, in)
+	var sum struct {
+		Events int64 `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.Events == 0 {
+		t.Errorf("--summary -: standard output is not the summary: %v\n%s", err, stdout)
+	}
+	if b, err := os.ReadFile(report); err != nil || !strings.Contains(string(b), "TOTAL") {
+		t.Errorf("--output %s: %v\n%s", report, err, b)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 1 {
+		t.Errorf("after the replay %s holds %v, want the report alone", out, ents)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/iotrace/iotrace/cmd/internal/cli"
-	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/report"
 	"github.com/iotrace/iotrace/trace"
 )
@@ -34,7 +33,7 @@ func (o *options) writeReport(st *report.Stats, orig trace.Trace, inputs []strin
 		}
 		return report.RenderHTML(w, st, ho)
 	}
-	err := outfile.Write(o.output, s.Out, func(w io.Writer) error {
+	err := o.files.write(&o.files.output, o.output, s.Out, func(w io.Writer) error {
 		if o.format == "html" {
 			return page(w)
 		}
@@ -49,7 +48,7 @@ func (o *options) writeReport(st *report.Stats, orig trace.Trace, inputs []strin
 	if err != nil || o.html == "" {
 		return err
 	}
-	if err := outfile.Write(o.html, nil, page); err != nil {
+	if err := o.files.write(&o.files.html, o.html, s.Out, page); err != nil {
 		return fmt.Errorf("--html: %w", err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -69,6 +70,10 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 		err = outfile.NotInput([]outfile.Output{{Flag: "--record", Name: o.replay.Record}, {Flag: "--summary", Name: o.summary},
 			{Flag: "--output", Name: o.output}, {Flag: "--html", Name: o.html}}, args)
 	}
+	if err == nil && team.Lead() {
+		err = o.files.open(o)
+	}
+	defer o.files.abort()
 	if err := session.Agree(team, err); err != nil {
 		return err
 	}
@@ -96,7 +101,7 @@ func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 	case err != nil && out != nil && out.Result != nil:
 		// The replay failed: what it did before.
 		rp := report.ReplayOf(out.Result.PerRank)
-		o.writeSummary(rp)
+		o.writeSummary(rp, s.Out)
 		if !o.quiet {
 			rp.WriteText(s.Err)
 		}
@@ -125,7 +130,7 @@ func (o *options) finish(out *session.Outcome, args []string, s cli.IO) error {
 	if st.Replay == nil {
 		return errors.New("the replay's trace does not say how the replay went")
 	}
-	if err := o.writeSummary(st.Replay); err != nil {
+	if err := o.writeSummary(st.Replay, s.Out); err != nil {
 		return err
 	}
 	if st.Replay.Interrupted {
@@ -161,14 +166,96 @@ func (o *options) closeOutcome(out *session.Outcome, s cli.IO) {
 
 // writeSummary writes the replay's summary as JSON (--summary), whole or
 // not at all.
-func (o *options) writeSummary(rp *report.Replay) error {
+func (o *options) writeSummary(rp *report.Replay, stdout io.Writer) error {
 	if o.summary == "" {
 		return nil
 	}
-	if err := outfile.Write(o.summary, nil, rp.WriteJSON); err != nil {
+	if err := o.files.write(&o.files.summary, o.summary, stdout, rp.WriteJSON); err != nil {
 		return fmt.Errorf("--summary: %w", err)
 	}
 	return nil
+}
+
+// outputs are the files ioreplay writes at its end, opened before it
+// replays (outfile.Create): a name that cannot be written — a directory
+// that does not exist, one without write permission, a full or
+// read-only file system — fails the command before the replay, not after
+// hours of it, and the files appear whole at the end or not at all. A
+// file opened so has no name until it is complete, where the file system
+// allows (outfile.File): a replay killed meanwhile leaves none behind.
+type outputs struct {
+	summary, output, html *outfile.File
+}
+
+// open opens the outputs that go to files; standard output ("-", or no
+// --output) is not opened. At most one of them may go to standard output.
+func (f *outputs) open(o *options) error {
+	outs := []struct {
+		flag, name string
+		stdout     bool // "" is standard output too
+		file       **outfile.File
+	}{
+		{"--output", o.output, true, &f.output},
+		{"--summary", o.summary, false, &f.summary},
+		{"--html", o.html, false, &f.html},
+	}
+	var toStdout []string
+	seen := map[string]string{}
+	for _, out := range outs {
+		if out.name == "-" || out.name == "" && out.stdout {
+			toStdout = append(toStdout, out.flag)
+			continue
+		}
+		if out.name == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(out.name); err == nil {
+			if prev, ok := seen[abs]; ok {
+				return fmt.Errorf("%s and %s name the same file, %s", prev, out.flag, out.name)
+			}
+			seen[abs] = out.flag
+		}
+	}
+	switch {
+	case len(toStdout) > 1 && o.output == "":
+		return fmt.Errorf("%s -: standard output carries the report: give %s a file name, or the report one with --output FILE", toStdout[1], toStdout[1])
+	case len(toStdout) > 1:
+		return fmt.Errorf("%s and %s would both go to standard output: give one of them a file name", toStdout[0], toStdout[1])
+	}
+	for _, out := range outs {
+		if out.name == "" || out.name == "-" {
+			continue
+		}
+		file, err := outfile.Create(out.name)
+		if err != nil {
+			f.abort()
+			return fmt.Errorf("%s: %w", out.flag, err)
+		}
+		*out.file = file
+	}
+	return nil
+}
+
+// write writes an output through write: to its file opened before the
+// replay, or else (a process that is not the team's lead) to name, or to
+// stdout for "-".
+func (f *outputs) write(file **outfile.File, name string, stdout io.Writer, write func(io.Writer) error) error {
+	if *file != nil {
+		of := *file
+		*file = nil
+		return of.WriteAll(write)
+	}
+	return outfile.Write(name, stdout, write)
+}
+
+// abort removes the outputs not written.
+func (f *outputs) abort() {
+	for _, file := range []**outfile.File{&f.summary, &f.output, &f.html} {
+		if *file != nil {
+			(*file).Abort()
+			*file = nil
+		}
+	}
 }
 
 // session turns the options into those of a replay session.

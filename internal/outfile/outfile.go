@@ -1,5 +1,6 @@
-// Package outfile writes output files whole or not at all: under a
-// temporary name next to the final one, renamed into place when complete.
+// Package outfile writes output files whole or not at all: as a file
+// with no name yet in the final one's directory (or under a temporary
+// name next to it), given the final name when complete.
 package outfile
 
 import (
@@ -11,13 +12,24 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// File is a file written under a temporary name next to its final one
-// and renamed into place by Commit, so that it appears whole or not at
-// all, and an input it replaces (merge -o IN … IN) stays readable until
-// then. It gets the permissions of a new file: 0666 less the umask.
+// File is a file written apart from its final name and given that name
+// by Commit, so that it appears whole or not at all, and an input it
+// replaces (merge -o IN … IN) stays readable until then. It gets the
+// permissions of a new file: 0666 less the umask.
+//
+// Where the file system makes files without a name (O_TMPFILE: ext4,
+// XFS, Btrfs, tmpfs) the file has none until Commit links it in: a
+// command killed before then leaves nothing behind, however long it
+// held the file open (ioreplay opens its outputs before it replays, to
+// fail before the replay rather than after it). Elsewhere it is written
+// under a temporary name next to the final one, and renamed.
 //
 // A name that is not a regular file — a device such as /dev/null or
 // /dev/stdout, a FIFO — is written in place: there is nothing to
@@ -25,9 +37,10 @@ import (
 // symbolic link is followed: the file it leads to is replaced.
 type File struct {
 	*os.File
-	final  string
-	done   bool
-	direct bool // written in place
+	final   string
+	done    bool
+	direct  bool // written in place
+	unnamed bool // made with O_TMPFILE: linked in by Commit
 }
 
 // Create starts writing the file name.
@@ -43,9 +56,23 @@ func Create(name string) (*File, error) {
 		name = real
 	}
 	dir, base := filepath.Split(name)
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		return nil, &fs.PathError{Op: "create", Path: name, Err: syscall.EISDIR}
+	}
+	if procFD() {
+		d := dir
+		if d == "" {
+			d = "."
+		}
+		fd, err := unix.Open(d, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o666)
+		if err == nil {
+			return &File{File: os.NewFile(uintptr(fd), name), final: name, unnamed: true}, nil
+		}
+		// Not supported here (EOPNOTSUPP, or EISDIR from kernels that
+		// predate it), or an error the named file will tell as well.
+	}
 	for tries := 0; ; tries++ {
-		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d%06d.tmp", base, os.Getpid(), rand.IntN(1e6)))
-		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		f, err := os.OpenFile(tempName(dir, base), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, fs.ErrExist) && tries < 100 {
 			continue
 		}
@@ -60,35 +87,105 @@ func Create(name string) (*File, error) {
 	}
 }
 
+// tempName is a name for a file on its way to dir/base.
+func tempName(dir, base string) string {
+	return filepath.Join(dir, fmt.Sprintf(".%s.%d%06d.tmp", base, os.Getpid(), rand.IntN(1e6)))
+}
+
+// procFD says whether /proc/self/fd is there: linkat gives an unnamed
+// file a name through it (AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH).
+var procFD = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/fd")
+	return err == nil
+})
+
 // Commit closes the file and gives it its final name.
 func (o *File) Commit() error {
 	if o.done {
 		return errors.New("output committed twice")
 	}
-	err := o.File.Close()
-	if err == nil && !o.direct {
-		err = os.Rename(o.Name(), o.final)
-	}
-	if err != nil {
-		if !o.direct {
+	o.done = true
+	var err error
+	switch {
+	case o.direct:
+		err = o.File.Close()
+	case o.unnamed:
+		err = o.link()
+	default:
+		if err = o.File.Close(); err == nil {
+			err = os.Rename(o.Name(), o.final)
+		}
+		if err != nil {
 			os.Remove(o.Name())
 		}
-		o.done = true
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", o.final, err)
 	}
-	o.done = true
 	return nil
+}
+
+// link gives an unnamed file its final name, and closes it: linked
+// there at once where no file has that name, else linked under a
+// temporary name and renamed over the old file (which linkat cannot
+// replace), as a named file is.
+func (o *File) link() error {
+	src := "/proc/self/fd/" + strconv.Itoa(int(o.Fd()))
+	err := unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, o.final, unix.AT_SYMLINK_FOLLOW)
+	if err == nil {
+		if err = o.File.Close(); err != nil {
+			os.Remove(o.final) // ours, linked a moment ago
+		}
+		return err
+	}
+	if !errors.Is(err, unix.EEXIST) {
+		o.File.Close()
+		return err
+	}
+	dir, base := filepath.Split(o.final)
+	for tries := 0; ; tries++ {
+		tmp := tempName(dir, base)
+		err = unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, tmp, unix.AT_SYMLINK_FOLLOW)
+		if errors.Is(err, unix.EEXIST) && tries < 100 {
+			continue
+		}
+		if err != nil {
+			o.File.Close()
+			return err
+		}
+		if err = o.File.Close(); err == nil {
+			err = os.Rename(tmp, o.final)
+		}
+		if err != nil {
+			os.Remove(tmp)
+		}
+		return err
+	}
 }
 
 // Abort removes the file, unless Commit has run.
 func (o *File) Abort() {
 	if !o.done {
 		o.File.Close()
-		if !o.direct {
+		if !o.direct && !o.unnamed {
 			os.Remove(o.Name())
 		}
 		o.done = true
 	}
+}
+
+// WriteAll runs write on a buffered writer to the file and commits it,
+// or aborts it if write fails.
+func (o *File) WriteAll(write func(io.Writer) error) error {
+	defer o.Abort()
+	bw := bufio.NewWriter(o)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", o.final, err)
+	}
+	return o.Commit()
 }
 
 // Write runs write on a buffered writer to the file name through a
@@ -106,15 +203,7 @@ func Write(name string, stdout io.Writer, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	defer o.Abort()
-	bw := bufio.NewWriter(o)
-	if err := write(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return o.Commit()
+	return o.WriteAll(write)
 }
 
 // Replace writes data over the existing file name, whole or not at all,

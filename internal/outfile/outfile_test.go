@@ -133,3 +133,77 @@ func TestNotInput(t *testing.T) {
 		}
 	}
 }
+
+// TestNoNameUntilCommit: a file being written has no name in its
+// directory until Commit (where the file system makes unnamed files), so
+// that a command killed meanwhile leaves nothing; Commit gives it the
+// final name, over an old file or not, with a new file's permissions;
+// Abort leaves nothing. Where there are no unnamed files, the temporary
+// name does the same job.
+func TestNoNameUntilCommit(t *testing.T) {
+	for _, unnamed := range []bool{true, false} {
+		dir := t.TempDir()
+		if !unnamed {
+			saved := procFD
+			procFD = func() bool { return false }
+			defer func() { procFD = saved }()
+		}
+		name := filepath.Join(dir, "summary.json")
+		o, err := Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unnamed && !o.unnamed {
+			t.Logf("%s makes no unnamed files (O_TMPFILE): only the temporary names are tested", dir)
+			o.Abort()
+			continue
+		}
+		if _, err := io.WriteString(o, "first"); err != nil {
+			t.Fatal(err)
+		}
+		ents, _ := os.ReadDir(dir)
+		if unnamed && len(ents) != 0 || !unnamed && len(ents) != 1 {
+			t.Errorf("unnamed %v: while written, the directory holds %d entries", unnamed, len(ents))
+		}
+		if err := o.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(name); string(b) != "first" {
+			t.Errorf("unnamed %v: file holds %q, want %q", unnamed, b, "first")
+		}
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		umask := syscall.Umask(0)
+		syscall.Umask(umask)
+		if want := os.FileMode(0o666 &^ umask); fi.Mode().Perm() != want {
+			t.Errorf("unnamed %v: mode %v, want %v", unnamed, fi.Mode().Perm(), want)
+		}
+		// Again, over the file now there.
+		if err := Write(name, nil, func(w io.Writer) error {
+			_, err := io.WriteString(w, "second")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(name); string(b) != "second" {
+			t.Errorf("unnamed %v: file holds %q, want %q", unnamed, b, "second")
+		}
+		// Aborted: nothing new, the old file as it was.
+		o, err = Create(filepath.Join(dir, "other.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(o, "lost")
+		o.Abort()
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 || ents[0].Name() != "summary.json" {
+			t.Errorf("unnamed %v: after an abort the directory holds %v", unnamed, ents)
+		}
+	}
+	// A directory where the file should be is an error at once, not at
+	// the end of the work.
+	if _, err := Create(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("Create(a directory) = %v, want an error saying it is a directory", err)
+	}
+}
