@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/capture/preload"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/iotrace/iotrace/internal/sigquit"
 	"github.com/iotrace/iotrace/launcher"
 	"github.com/iotrace/iotrace/trace"
@@ -46,6 +48,9 @@ func (e *SpoolError) Unwrap() error { return e.Err }
 func Preload(o Options, argv []string) (Result, error) {
 	rk, rules, err := o.setup()
 	if err != nil {
+		return Result{}, err
+	}
+	if err := writable(o.Out, rk); err != nil {
 		return Result{}, err
 	}
 	log := o.log()
@@ -120,6 +125,30 @@ func Preload(o Options, argv []string) (Result, error) {
 	}
 	removeSpoolLink(link, spool)
 	return res, nil
+}
+
+// writable checks, before the program runs, that the trace can be
+// written where it goes (capture.OutputPath): a record with ptrace makes
+// its file before the program starts, the encoder of a preload record
+// after the program has ended, where a name that cannot be written cost
+// the user the run (its spools kept for --from-spool, but nothing to
+// show). The probe leaves nothing: a file without a name
+// (outfile.Create), or a temporary one removed.
+func writable(out string, rk launcher.Rank) error {
+	file, _, err := capture.OutputPath(out, rk)
+	if err != nil {
+		return err
+	}
+	f, err := outfile.Create(file)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: "open", Path: file, Err: pe.Err}
+		}
+		return err
+	}
+	f.Abort()
+	return nil
 }
 
 // makeSpoolLink links name to the spool directory dir, and returns name

@@ -1164,3 +1164,39 @@ func TestQuitNoStack(t *testing.T) {
 		t.Errorf("record at SIGQUIT: exit %d, want the program's 131\n%s", code, rstderr.String())
 	}
 }
+
+// TestRecordOutputCheckedFirst: a trace name that cannot be written
+// stops a record before the program runs, with the same line in both
+// modes (a preload record used to run the program and fail after it, at
+// its encoding), and leaves nothing where the trace would have gone.
+func TestRecordOutputCheckedFirst(t *testing.T) {
+	recSkipUnsupported(t)
+	dir := t.TempDir()
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
+	ran := filepath.Join(dir, "ran")
+	missing := filepath.Join(dir, "no", "such", "t.iot")
+	taken := filepath.Join(dir, "taken")
+	if err := os.MkdirAll(filepath.Join(taken, "rank-00000.iot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range [][]string{nil, {"--preload"}} {
+		for _, c := range []struct{ out, want string }{
+			{missing, "open " + missing + ": no such file or directory"},
+			{taken, "already holds rank-00000.iot"},
+		} {
+			args := append(append([]string{"record"}, mode...), "-o", c.out, "--", "sh", "-c", "touch "+ran)
+			_, stderr, code := recRun(t, dir, env, "", args...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+				t.Errorf("%v: exit %d, stderr:\n%s\nwant one line with %q", args, code, stderr, c.want)
+			}
+			if _, err := os.Stat(ran); err == nil {
+				t.Errorf("%v: the program ran", args)
+				os.Remove(ran)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left behind in %s: %v", dir, ents)
+	}
+}
