@@ -223,10 +223,7 @@ func (f *outputs) open(o *options) error {
 		return fmt.Errorf("%s and %s would both go to standard output: give one of them a file name", toStdout[0], toStdout[1])
 	}
 	for _, out := range outs {
-		if out.name == "" || out.name == "-" {
-			continue
-		}
-		file, err := outfile.Create(out.name)
+		file, err := outfile.Open(out.name)
 		if err != nil {
 			f.abort()
 			return fmt.Errorf("%s: %w", out.flag, err)
@@ -243,7 +240,7 @@ func (f *outputs) write(file **outfile.File, name string, stdout io.Writer, writ
 	if *file != nil {
 		of := *file
 		*file = nil
-		return of.WriteAll(write)
+		return of.Put(stdout, write)
 	}
 	return outfile.Write(name, stdout, write)
 }
@@ -251,10 +248,8 @@ func (f *outputs) write(file **outfile.File, name string, stdout io.Writer, writ
 // abort removes the outputs not written.
 func (f *outputs) abort() {
 	for _, file := range []**outfile.File{&f.summary, &f.output, &f.html} {
-		if *file != nil {
-			(*file).Abort()
-			*file = nil
-		}
+		(*file).Abort()
+		*file = nil
 	}
 }
 

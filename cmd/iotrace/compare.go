@@ -46,6 +46,11 @@ func runCompare(o *compareOptions, args []string, s cli.IO) error {
 	if err := outfile.NotInput([]outfile.Output{{Flag: "--output", Name: o.out}}, args); err != nil {
 		return err
 	}
+	out, err := outfile.Open(o.out)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
 	var st [2]*report.Stats
 	for i, a := range args {
 		var err error
@@ -54,7 +59,7 @@ func runCompare(o *compareOptions, args []string, s cli.IO) error {
 		}
 	}
 	cmp := report.Compare(st[0], st[1])
-	err := outfile.Write(o.out, s.Out, func(w io.Writer) error {
+	err = out.Put(s.Out, func(w io.Writer) error {
 		if o.format == "html" {
 			return report.RenderCompareHTML(w, cmp, report.HTMLOptions{
 				Inputs: []string{"A: " + args[0], "B: " + args[1]}, NameA: "A", NameB: "B"})

@@ -58,11 +58,16 @@ func runStats(o *statsOptions, args []string, s cli.IO) error {
 	if err := outfile.NotInput([]outfile.Output{{Flag: "--output", Name: o.out}}, args); err != nil {
 		return err
 	}
+	out, err := outfile.Open(o.out)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
 	st, err := cli.Stats(&o.in, args, s, o.report.For(o.by, o.format == "html"))
 	if err != nil {
 		return err
 	}
-	return outfile.Write(o.out, s.Out, func(w io.Writer) error {
+	return out.Put(s.Out, func(w io.Writer) error {
 		if o.format == "html" {
 			return report.RenderHTML(w, st, report.HTMLOptions{Inputs: args})
 		}

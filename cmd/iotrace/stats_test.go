@@ -90,3 +90,39 @@ func TestStatsDumpConvertE2E(t *testing.T) {
 		t.Fatalf("salvage: exit %d, %q", code, errOut)
 	}
 }
+
+// TestReportOutputOpenedFirst: stats and compare open -o before they read
+// their traces (which may take minutes): a name that cannot be written
+// is the error even when the input is bad too, and a report that fails
+// leaves nothing behind; written, the file holds the report.
+func TestReportOutputOpenedFirst(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.iot")
+	if err := os.WriteFile(bad, []byte("not a trace"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "no", "such.txt")
+	for _, args := range [][]string{
+		{"stats", "-o", missing, bad},
+		{"compare", "-o", missing, bad, bad},
+	} {
+		_, stderr, code := run(t, args...)
+		if code == 0 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "create "+missing) {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant one line about %s", args, code, stderr, missing)
+		}
+		out := filepath.Join(dir, "report.txt")
+		if _, _, code := run(t, args[0], "-o", out, bad, bad); code == 0 {
+			t.Errorf("%s of a bad trace succeeded", args[0])
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Errorf("%v: left %v behind", args, ents)
+		}
+	}
+	good := filepath.Join(dir, "good.iot")
+	mustRun(t, "generate", "ior", "-o", good)
+	out := filepath.Join(dir, "report.txt")
+	mustRun(t, "stats", "-o", out, good)
+	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), "TOTAL") {
+		t.Errorf("stats -o: %v\n%s", err, b)
+	}
+}

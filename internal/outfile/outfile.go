@@ -163,9 +163,10 @@ func (o *File) link() error {
 	}
 }
 
-// Abort removes the file, unless Commit has run.
+// Abort removes the file, unless Commit has run. A nil File (Open of
+// standard output) has nothing to remove.
 func (o *File) Abort() {
-	if !o.done {
+	if o != nil && !o.done {
 		o.File.Close()
 		if !o.direct && !o.unnamed {
 			os.Remove(o.Name())
@@ -192,16 +193,33 @@ func (o *File) WriteAll(write func(io.Writer) error) error {
 // File, or to stdout when name is "" or "-": the file appears whole when
 // write succeeds, and not at all when it fails.
 func Write(name string, stdout io.Writer, write func(io.Writer) error) error {
+	o, err := Open(name)
+	if err != nil {
+		return err
+	}
+	return o.Put(stdout, write)
+}
+
+// Open starts the output name before the work that fills it, so that a
+// name that cannot be written fails the command before that work, not
+// after it: a File, or nil for standard output ("" or "-"). Put writes
+// it at the end; Abort drops it.
+func Open(name string) (*File, error) {
 	if name == "" || name == "-" {
+		return nil, nil
+	}
+	return Create(name)
+}
+
+// Put runs write on a buffered writer to the file, which it commits, or
+// to stdout for a nil File (Open of standard output).
+func (o *File) Put(stdout io.Writer, write func(io.Writer) error) error {
+	if o == nil {
 		bw := bufio.NewWriter(stdout)
 		if err := write(bw); err != nil {
 			return err
 		}
 		return bw.Flush()
-	}
-	o, err := Create(name)
-	if err != nil {
-		return err
 	}
 	return o.WriteAll(write)
 }
