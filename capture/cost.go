@@ -49,6 +49,11 @@ type Cost struct {
 	// mapped pages take it out of a gap's sleep (docs/FORMAT.md, "Waits
 	// for mapped pages"). 0: not measured.
 	Stopped int64
+	// Image is, for the preload shim, its cost per process image that no
+	// record carries (loading the library, unmapping the spool at exit:
+	// preload.ImageCost), taken out of the gap before the first event of
+	// each image a process of the rank exec'd. 0: not measured.
+	Image int64
 }
 
 // Corrections counts what an Account took out of a run's times.
@@ -67,6 +72,8 @@ type Corrections struct {
 	// InCall and Between are what was taken out of the recorded calls'
 	// durations and of the gaps before them, in all (ns).
 	InCall, Between int64
+	// Images are the process images Cost.Image was taken out for.
+	Images int64
 }
 
 // Account keeps a recorder's cost out of the times it records: event
@@ -475,11 +482,16 @@ func (a *Account) Event(e *trace.Event) {
 func (c Cost) Format(n Corrections) format.Cost {
 	return format.Cost{InCall: c.InCall, Between: c.Between, Stop: c.Stop, Spread: c.Spread,
 		Calls: n.Calls, Stops: n.Stops, ClampedDur: n.ClampedDur, ClampedGap: n.ClampedGap,
-		Measured: n.Measured, Followed: n.Followed, InCallOut: n.InCall, BetweenOut: n.Between}
+		Measured: n.Measured, Followed: n.Followed, InCallOut: n.InCall, BetweenOut: n.Between,
+		Image: c.Image, Images: n.Images}
 }
 
 // Note is how the trace header says the times were corrected
 // (trace.Meta.Corrected), method naming the calibration.
 func (c Cost) Note(method string) string {
-	return fmt.Sprintf("%s: %s of each call's duration, %s between calls", method, format.Nanos(c.InCall), format.Nanos(c.Between))
+	s := fmt.Sprintf("%s: %s of each call's duration, %s between calls", method, format.Nanos(c.InCall), format.Nanos(c.Between))
+	if c.Image > 0 {
+		s += fmt.Sprintf(", %s at each process start", format.Nanos(c.Image))
+	}
+	return s
 }

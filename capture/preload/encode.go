@@ -224,6 +224,10 @@ type Run struct {
 	Warnings []string
 	// RawTimes keeps the shim's cost in the times Encode writes.
 	RawTimes bool
+	// ImageCost is the shim's cost per process image that no record
+	// carries (ImageCost, measured by the caller), which Encode takes out
+	// at each image a process of the rank exec'd: Cost.Image. 0: none.
+	ImageCost int64
 }
 
 // Cost is what the shim measured of its cost per call in rank's first
@@ -235,10 +239,25 @@ func (r *Run) Cost(rank uint32) capture.Cost {
 	}
 	for _, s := range r.Spools {
 		if r.rank[s] == rank && s.Header.Cost.Samples > 0 {
-			return s.Header.Cost
+			c := s.Header.Cost
+			c.Image = r.ImageCost
+			return c
 		}
 	}
 	return capture.Cost{}
+}
+
+// Execs counts the process images of the run that exec started from
+// another image of the run: those Cost.Image is taken out for, where
+// ImageCost is worth measuring.
+func (r *Run) Execs() int {
+	n := -len(r.ranks) // each rank's first image was started from outside
+	for _, s := range r.Spools {
+		if s.Header.Exec {
+			n++
+		}
+	}
+	return max(n, 0)
 }
 
 // ReadDir opens the spools in dir. A process takes the MPI rank it
@@ -402,19 +421,27 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 		st.Dropped += int64(s.Header.Dropped)
 	}
 	st.Threads = int(numberThreads(procs))
+	// The shim's cost comes out of the times as the rank's events leave
+	// in call order.
+	st.Cost = r.Cost(rank)
 	var its []stream
 	var piters []*procIter
+	var images int64
 	for _, pr := range procs {
 		s := pr.s
 		p := &procIter{pr: pr, src: s.merged(), s: s, sink: sink, rules: rules, main: pr.main, base: pr.base,
 			shift: pr.shift, st: state.New[ofile, handle](nil), cwd: s.Header.Cwd}
+		if st.Cost.Image > 0 && s.Header.Exec && (pr.prev != nil || pr.parent != nil) {
+			// An image a process of the rank exec'd: the shim's cost
+			// before its constructor and after its exit, in the gap
+			// before its first event (its exit's, if it makes none).
+			p.carry = st.Cost.Image
+			images++
+		}
 		its = append(its, p)
 		piters = append(piters, p)
 	}
 	its = append(its, &synthIter{evs: processEvents(procs, sink)})
-	// The shim's cost comes out of the times as the rank's events leave
-	// in call order.
-	st.Cost = r.Cost(rank)
 	acct := capture.Account{C: st.Cost}
 	out := make([]trace.Event, 0, trace.BatchSize)
 	flush := func() error {
@@ -465,6 +492,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 	}
 	st.MmapFiles = len(mapped)
 	st.Corrections = acct.N
+	st.Corrections.Images = images
 	return st, firstErr
 }
 

@@ -361,3 +361,85 @@ func TestLeftOverCrossesImages(t *testing.T) {
 		t.Errorf("the last process's call moved by %d ns, want 1100 (400 and the parent's last Over, 700)", d)
 	}
 }
+
+// TestImageCostAtExecs: Run.ImageCost (the shim's cost per image that no
+// record carries, ImageCost) comes out of the gap before the first event
+// of each image a process of the rank exec'd, once per image: not at the
+// rank's first image (started from outside), nor at a child that forked
+// without exec (it loads nothing); the trace says at how many.
+func TestImageCostAtExecs(t *testing.T) {
+	cost := capture.Cost{InCall: 20, Between: 20, Spread: 4, Samples: 256}
+	dir := t.TempDir()
+	hdr := func(pid, ppid uint32, start int64, execd bool) Header {
+		return Header{PID: pid, PPID: ppid, Rank: -1, MonoStart: start, RealStart: 1e18 + start, Cmdline: []string{"prog"},
+			Cwd: "/data", Exec: execd, Exe: "/bin/prog", Cost: cost, Tail: 10}
+	}
+	write := func(name string, h Header, recs ...*Record) {
+		if err := os.WriteFile(filepath.Join(dir, name), append(spoolBytes(h, recs), make([]byte, blockSize)...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("spool-100-1.sp", hdr(100, 1, 1000, true),
+		&Record{Call: cOpen, FD: -1, Start: 2000, Dur: 10, Ret: 3, Path: "/data/a"},
+		&Record{Call: cRead, FD: 3, Start: 900000, Dur: 10, Off: -1, Size: 10, Ret: 10},
+		&Record{Call: cExit, FD: -1, Start: 950000, Ret: 0})
+	// A child that forked and exec'd (the shell's command).
+	write("spool-101-2.sp", hdr(101, 100, 10000, true),
+		&Record{Call: cOpen, FD: -1, Start: 21000, Dur: 10, Ret: 3, Path: "/data/b"},
+		&Record{Call: cExit, FD: -1, Start: 22000, Ret: 0})
+	// A child that forked and did not exec.
+	write("spool-103-3.sp", hdr(103, 100, 30000, false),
+		&Record{Call: cOpen, FD: -1, Start: 41000, Dur: 10, Ret: 3, Path: "/data/c"},
+		&Record{Call: cExit, FD: -1, Start: 42000, Ret: 0})
+	rules, err := filter.NewPaths([]string{"/data"}, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encodeWith := func(image int64) ([]trace.Event, *trace.Paths, Stats) {
+		run, err := ReadDir(dir, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer run.Close()
+		if n := run.Execs(); n != 1 {
+			t.Errorf("Execs() = %d, want 1 (the child that exec'd)", n)
+		}
+		run.ImageCost = image
+		sink := trace.NewSliceSink()
+		st, err := run.Encode(0, sink, rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sink.Events, sink.Paths, st
+	}
+	opened := func(evs []trace.Event, paths *trace.Paths, name string) int64 {
+		for _, e := range evs {
+			if e.Op == trace.OpOpen && paths.Lookup(e.Path) == name {
+				return e.Start
+			}
+		}
+		t.Fatalf("no open of %s", name)
+		return 0
+	}
+	const image = 5000
+	base, bp, bst := encodeWith(0)
+	with, wp, wst := encodeWith(image)
+	for _, c := range []struct {
+		name string
+		want int64
+	}{
+		{"/data/a", 0},     // the rank's first image: its start precedes the trace
+		{"/data/b", image}, // the exec'd child's first call: the gap before it loses the cost
+		{"/data/c", image}, // later events keep that debt; the forked child adds none
+	} {
+		if d := opened(base, bp, c.name) - opened(with, wp, c.name); d != c.want {
+			t.Errorf("open of %s moved by %d ns, want %d", c.name, d, c.want)
+		}
+	}
+	if bst.Corrections.Images != 0 || wst.Corrections.Images != 1 || wst.Cost.Image != image {
+		t.Errorf("images corrected: %d without, %d with (cost %d), want 0 and 1 (%d)", bst.Corrections.Images, wst.Corrections.Images, wst.Cost.Image, image)
+	}
+	if f := wst.Cost.Format(wst.Corrections); f.Image != image || f.Images != 1 || !strings.Contains(f.String(), "at each of 1 process starts") {
+		t.Errorf("the trace's cost: %+v: %s", f, f.String())
+	}
+}

@@ -30,7 +30,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-//go:embed shim/shim.h shim/shim.c shim/mpi.c shim/mpilib.h shim/mpiclock.h shim/clocklib.c
+//go:embed shim/shim.h shim/shim.c shim/mpi.c shim/mpilib.h shim/mpiclock.h shim/clocklib.c shim/spawn.c
 var sources embed.FS
 
 // Libs are the built shim libraries. The MPI part is in the POSIX part's
@@ -45,6 +45,9 @@ type Libs struct {
 	Clock string
 	// MPIErr says why MPI is empty.
 	MPIErr error
+	// Spawn is iotrace-spawn, the program ImageCost starts processes
+	// with: always.
+	Spawn string
 }
 
 // Preload is the value for LD_PRELOAD: the shim's libraries, then those
@@ -96,7 +99,7 @@ func Build() (Libs, error) {
 	}
 	src := map[string][]byte{}
 	h := sha256.New()
-	for _, n := range []string{"shim.h", "shim.c", "mpi.c", "mpilib.h", "mpiclock.h", "clocklib.c"} {
+	for _, n := range []string{"shim.h", "shim.c", "mpi.c", "mpilib.h", "mpiclock.h", "clocklib.c", "spawn.c"} {
 		b, _ := sources.ReadFile("shim/" + n)
 		src[n] = b
 		h.Write(b)
@@ -105,8 +108,9 @@ func Build() (Libs, error) {
 	// program, by path, size and time, or the flags given instead), not
 	// run: a build in the cache is then found without starting it, which
 	// costs more than the rest of a record's start.
-	// layout 2: the MPI part in libiotrace.so (one library per image).
-	fmt.Fprintf(h, "%s|%s|%s|layout 2", ccPath, mpiIdentity(), runtime.GOARCH)
+	// layout 2: the MPI part in libiotrace.so (one library per image);
+	// layout 3: iotrace-spawn beside it.
+	fmt.Fprintf(h, "%s|%s|%s|layout 3", ccPath, mpiIdentity(), runtime.GOARCH)
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 	base, err := CacheDir()
 	if err != nil {
@@ -114,7 +118,7 @@ func Build() (Libs, error) {
 	}
 	dir := filepath.Join(base, key)
 	libs = Libs{POSIX: filepath.Join(dir, "libiotrace.so"), MPI: filepath.Join(dir, "libiotrace.so"),
-		Clock: filepath.Join(dir, "libiotrace-clock.so")}
+		Clock: filepath.Join(dir, "libiotrace-clock.so"), Spawn: filepath.Join(dir, "iotrace-spawn")}
 	if _, err := os.Stat(libs.POSIX); err == nil {
 		return finish(libs), nil
 	}
@@ -173,6 +177,9 @@ func Build() (Libs, error) {
 			return libs, fmt.Errorf("building the preload shim: %w", err)
 		}
 		os.WriteFile(filepath.Join(tmp, "mpi-error.txt"), []byte(mpiErr.Error()), 0o644)
+	}
+	if err := run("-O2", "-o", "iotrace-spawn", "spawn.c"); err != nil {
+		return libs, fmt.Errorf("building the preload shim: %w", err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, serr := os.Stat(libs.POSIX); serr != nil {

@@ -29,19 +29,24 @@ type Cost struct {
 	// BetweenOut the ns taken out of the durations and of the gaps in
 	// all. Zero in traces of recorders that only calibrated at start-up.
 	Measured, Followed, InCallOut, BetweenOut int64
+	// Image is the recorder's cost per process image that its records
+	// did not measure (the preload shim's loading and its spool's
+	// unmapping), removed from the gap before the first event of each of
+	// Images images a process of the rank exec'd (ns; 0: not measured).
+	Image, Images int64
 }
 
 // fieldCost is the rank-info field of the recorder's cost: uvarints
 // in-call, between, stop, spread, calls, stops, clamped durations,
-// clamped gaps, measured, followed, in-call out, between out. A reader
-// takes those it knows and ignores any after them.
+// clamped gaps, measured, followed, in-call out, between out, image,
+// images. A reader takes those it knows and ignores any after them.
 const fieldCost = 12
 
-const costValues = 12
+const costValues = 14
 
 func appendCost(f *fields, c Cost) {
 	var b []byte
-	for _, v := range []int64{c.InCall, c.Between, c.Stop, c.Spread, c.Calls, c.Stops, c.ClampedDur, c.ClampedGap, c.Measured, c.Followed, c.InCallOut, c.BetweenOut} {
+	for _, v := range []int64{c.InCall, c.Between, c.Stop, c.Spread, c.Calls, c.Stops, c.ClampedDur, c.ClampedGap, c.Measured, c.Followed, c.InCallOut, c.BetweenOut, c.Image, c.Images} {
 		b = binary.AppendUvarint(b, uint64(max(v, 0)))
 	}
 	f.bytes(fieldCost, b)
@@ -61,7 +66,7 @@ func readCost(v []byte) (*Cost, error) {
 		x[i] = int64(u)
 	}
 	return &Cost{InCall: x[0], Between: x[1], Stop: x[2], Spread: x[3], Calls: x[4], Stops: x[5], ClampedDur: x[6], ClampedGap: x[7],
-		Measured: x[8], Followed: x[9], InCallOut: x[10], BetweenOut: x[11]}, nil
+		Measured: x[8], Followed: x[9], InCallOut: x[10], BetweenOut: x[11], Image: x[12], Images: x[13]}, nil
 }
 
 // SetRankCost records what the recorder of rank r measured of its own
@@ -88,6 +93,9 @@ func (c Cost) String() string {
 	if c.Measured+c.Followed > 0 && c.Calls > 0 {
 		s += fmt.Sprintf("; following the run: %d calls measured, %d from their thread's recent ones; removed %s per call's duration, %s per gap on average",
 			c.Measured, c.Followed, Nanos(c.InCallOut/c.Calls), Nanos(c.BetweenOut/c.Calls))
+	}
+	if c.Images > 0 {
+		s += fmt.Sprintf("; %s at each of %d process starts", Nanos(c.Image), c.Images)
 	}
 	return s
 }

@@ -1,0 +1,145 @@
+package preload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
+)
+
+// What ImageCost measures: imageRounds rounds of imageProcs processes
+// each way.
+const (
+	imageRounds = 5
+	imageProcs  = 16
+)
+
+// ImageCost measures what the shim costs a process image that no record
+// of the image carries, in ns: the loading of the library before its
+// constructor runs (mapping it, relocating, its pages faulted in) and the
+// unmapping of its spool when the process ends. The records measure the
+// shim's time from its constructor on (Record.Over); a program that
+// starts a process per command (a shell, make, git) would otherwise keep
+// the rest, 0.1-0.2 ms a process on the test machine, as its think time.
+//
+// It starts iotrace-spawn (Libs.Spawn), which starts imageProcs processes
+// one after another as a shell does, each opening one file, untraced and
+// under the shim (its spools in a directory made in dir, the file system
+// of the program's spools, with their pool), imageRounds times each way
+// in turn, and encodes the traced runs as Encode does: the cost is the
+// median over the rounds of the trace's time per process (from the first
+// process's call to the last's) less the untraced run's. The spools, the
+// file and the directory are removed.
+func ImageCost(libs Libs, dir string) (int64, error) {
+	if libs.Spawn == "" || libs.POSIX == "" {
+		return 0, errors.New("no iotrace-spawn beside the shim")
+	}
+	work, err := os.MkdirTemp(dir, "image-cost-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(work)
+	file := filepath.Join(work, "probe.dat")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		return 0, err
+	}
+	rules, err := filter.RecordPaths([]string{work}, nil, false)
+	if err != nil {
+		return 0, err
+	}
+	var base []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "IOTRACE_") && !strings.HasPrefix(kv, "LD_PRELOAD=") {
+			base = append(base, kv)
+		}
+	}
+	traced := append(slices.Clip(base), "LD_PRELOAD="+libs.Preload(os.Getenv("LD_PRELOAD")))
+	var diffs []int64
+	for r := range imageRounds {
+		spool := filepath.Join(work, "spool-"+strconv.Itoa(r))
+		if err := os.Mkdir(spool, 0o700); err != nil {
+			return 0, err
+		}
+		var plain, span int64
+		for i := range 2 {
+			if (i+r)%2 == 0 {
+				if plain, err = spawnLoop(libs.Spawn, file, base); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			env := append(slices.Clip(traced), Env(spool)...)
+			pool, perr := StartPool(spool)
+			if perr == nil {
+				env = append(env, PoolEnv()...)
+			}
+			_, err = spawnLoop(libs.Spawn, file, env)
+			if pool != nil {
+				pool.Stop()
+			}
+			if err != nil {
+				return 0, err
+			}
+			if span, err = probeSpan(spool, file, rules); err != nil {
+				return 0, err
+			}
+		}
+		diffs = append(diffs, span/(imageProcs-1)-plain/imageProcs)
+	}
+	slices.Sort(diffs)
+	return max(diffs[len(diffs)/2], 0), nil
+}
+
+// spawnLoop runs iotrace-spawn with env and returns the time of its loop.
+func spawnLoop(spawn, file string, env []string) (int64, error) {
+	cmd := exec.Command(spawn, strconv.Itoa(imageProcs), file)
+	cmd.Env = env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("measuring the shim's cost per process: %s: %v %s", spawn, err, bytes.TrimSpace(errb.Bytes()))
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(out.String()), 10, 64)
+	if err != nil || ns <= 0 {
+		return 0, fmt.Errorf("measuring the shim's cost per process: %s said %q", spawn, out.String())
+	}
+	return ns, nil
+}
+
+// probeSpan encodes the spools in dir and returns the time from the
+// first open of file to the last.
+func probeSpan(dir, file string, rules *filter.Paths) (int64, error) {
+	run, err := ReadDir(dir, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer run.Close()
+	sink := trace.NewSliceSink()
+	if _, err := run.Encode(0, sink, rules); err != nil {
+		return 0, err
+	}
+	var first, last int64
+	n := 0
+	for _, e := range sink.Events {
+		if e.Op != trace.OpOpen || sink.Paths.Lookup(e.Path) != file {
+			continue
+		}
+		if n == 0 {
+			first = e.Start
+		}
+		last = e.Start
+		n++
+	}
+	if n != imageProcs {
+		return 0, fmt.Errorf("measuring the shim's cost per process: the trace holds %d of the %d processes' calls", n, imageProcs)
+	}
+	return last - first, nil
+}

@@ -1,0 +1,34 @@
+package preload
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// TestImageCost runs the measurement whole: iotrace-spawn untraced and
+// under the shim, the spools encoded, every process's call found in the
+// trace. The cost is not negative (a faster traced round counts 0) and
+// below what a process start costs at all, and the measurement leaves
+// nothing in its directory. (Its size is the benchmark's:
+// bench/record, part 5.)
+func TestImageCost(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	c, err := ImageCost(libs, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c < 0 || c > int64(20*time.Millisecond) {
+		t.Errorf("ImageCost = %d ns, want 0 to 20 ms", c)
+	}
+	t.Logf("the shim's cost per process start: %d ns", c)
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left in %s: %v", dir, ents)
+	}
+	// Without the program to start, one clear error.
+	libs.Spawn = ""
+	if _, err := ImageCost(libs, dir); err == nil {
+		t.Error("ImageCost without iotrace-spawn: no error")
+	}
+}
