@@ -61,13 +61,19 @@ func ImageCost(libs Libs, dir string) (int64, error) {
 			base = append(base, kv)
 		}
 	}
+	spool := filepath.Join(work, "spools")
+	if err := os.Mkdir(spool, 0o700); err != nil {
+		return 0, err
+	}
 	traced := append(slices.Clip(base), "LD_PRELOAD="+libs.Preload(os.Getenv("LD_PRELOAD")))
+	traced = append(traced, Env(spool)...)
+	// The pool, as the program had it: one for all rounds.
+	if pool, err := StartPool(spool); err == nil {
+		defer pool.Stop()
+		traced = append(traced, PoolEnv()...)
+	}
 	var diffs []int64
 	for r := range imageRounds {
-		spool := filepath.Join(work, "spool-"+strconv.Itoa(r))
-		if err := os.Mkdir(spool, 0o700); err != nil {
-			return 0, err
-		}
 		var plain, span int64
 		for i := range 2 {
 			if (i+r)%2 == 0 {
@@ -76,16 +82,7 @@ func ImageCost(libs Libs, dir string) (int64, error) {
 				}
 				continue
 			}
-			env := append(slices.Clip(traced), Env(spool)...)
-			pool, perr := StartPool(spool)
-			if perr == nil {
-				env = append(env, PoolEnv()...)
-			}
-			_, err = spawnLoop(libs.Spawn, file, env)
-			if pool != nil {
-				pool.Stop()
-			}
-			if err != nil {
+			if _, err = spawnLoop(libs.Spawn, file, traced); err != nil {
 				return 0, err
 			}
 			if span, err = probeSpan(spool, file, rules); err != nil {
@@ -115,13 +112,18 @@ func spawnLoop(spawn, file string, env []string) (int64, error) {
 }
 
 // probeSpan encodes the spools in dir and returns the time from the
-// first open of file to the last.
+// first open of file to the last; it removes the spools.
 func probeSpan(dir, file string, rules *filter.Paths) (int64, error) {
 	run, err := ReadDir(dir, 0)
 	if err != nil {
 		return 0, err
 	}
-	defer run.Close()
+	defer func() {
+		run.Close()
+		for _, s := range run.Spools {
+			os.Remove(s.Name)
+		}
+	}()
 	sink := trace.NewSliceSink()
 	if _, err := run.Encode(0, sink, rules); err != nil {
 		return 0, err
