@@ -52,8 +52,11 @@ type Cost struct {
 	// Image is, for the preload shim, its cost per process image that no
 	// record carries (loading the library, unmapping the spool at exit:
 	// preload.ImageCost), taken out of the gap before the first event of
-	// each image a process of the rank exec'd. 0: not measured.
-	Image int64
+	// each image a forked child of the rank exec'd; Replace the same for
+	// an image that replaced one with records of its own (a child that
+	// set up its streams before its exec), whose spool the exec unmapped.
+	// 0: not measured.
+	Image, Replace int64
 }
 
 // Corrections counts what an Account took out of a run's times.
@@ -72,8 +75,9 @@ type Corrections struct {
 	// InCall and Between are what was taken out of the recorded calls'
 	// durations and of the gaps before them, in all (ns).
 	InCall, Between int64
-	// Images are the process images Cost.Image was taken out for.
-	Images int64
+	// Images and Replaced are the process images Cost.Image and
+	// Cost.Replace were taken out for.
+	Images, Replaced int64
 }
 
 // Account keeps a recorder's cost out of the times it records: event
@@ -483,15 +487,15 @@ func (c Cost) Format(n Corrections) format.Cost {
 	return format.Cost{InCall: c.InCall, Between: c.Between, Stop: c.Stop, Spread: c.Spread,
 		Calls: n.Calls, Stops: n.Stops, ClampedDur: n.ClampedDur, ClampedGap: n.ClampedGap,
 		Measured: n.Measured, Followed: n.Followed, InCallOut: n.InCall, BetweenOut: n.Between,
-		Image: c.Image, Images: n.Images}
+		Image: c.Image, Images: n.Images, Replace: c.Replace, Replaced: n.Replaced}
 }
 
 // Note is how the trace header says the times were corrected
 // (trace.Meta.Corrected), method naming the calibration.
 func (c Cost) Note(method string) string {
 	s := fmt.Sprintf("%s: %s of each call's duration, %s between calls", method, format.Nanos(c.InCall), format.Nanos(c.Between))
-	if c.Image > 0 {
-		s += fmt.Sprintf(", %s at each process start", format.Nanos(c.Image))
+	if c.Image > 0 || c.Replace > 0 {
+		s += fmt.Sprintf(", %s at each process start (%s where the exec replaced an image with records)", format.Nanos(c.Image), format.Nanos(c.Replace))
 	}
 	return s
 }

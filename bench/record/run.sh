@@ -58,8 +58,10 @@
 #      to its standard output before its exec), untraced, under iotrace record --preload
 #      of BASE (before) and of this tree (after; its spools where
 #      iotrace puts them, in $TMPDIR, and, where there is one, in
-#      /dev/shm with --spool), with runs of 0 processes
-#      for the fixed cost; PROC_ROUNDS (7) interleaved rounds. Per process:
+#      /dev/shm with --spool), with runs of 1 process for the fixed
+#      cost (iotrace's start and encode; a record whose program started
+#      processes measures the shim's cost per process start once, about
+#      0.2 s); PROC_ROUNDS (7) interleaved rounds. Per process:
 #      the extra wall time and CPU time of the whole command (program and
 #      iotrace), and what the trace still holds of the recorder: its span
 #      from the first file call to the last (bench/predict/span) less the
@@ -486,20 +488,26 @@ if ! skip 5; then
 		for how in sh spawn; do
 			for k in $(seq 0 $((${#ptools[@]} - 1))); do
 				tool=${ptools[$(((k + round) % ${#ptools[@]}))]}
-				read -r w0 c0 _ <<<"$(procs "$how" "$tool" 0)"
+				read -r w1 c1 _ <<<"$(procs "$how" "$tool" 1)"
 				read -r w c sp <<<"$(procs "$how" "$tool" "$PROCS")"
-				P[$how,$tool,w]+="$((w - w0)) " P[$how,$tool,c]+="$((c - c0)) " P[$how,$tool,s]+="$sp "
+				P[$how,$tool,w]+="$((w - w1)) " P[$how,$tool,c]+="$((c - c1)) " P[$how,$tool,s]+="$sp " P[$how,$tool,w1]+="$w1 "
 			done
 		done
 	done
 	# per-round differences to the untraced run of the same round
 	diffs() { # diffs HOW TOOL KEY: per process, µs
 		paste -d' ' <(tr ' ' '\n' <<<"${P[$1,$2,$3]}" | grep .) <(tr ' ' '\n' <<<"${P[$1,untraced,$4]}" | grep .) |
-			awk -v n="$PROCS" '{printf "%s ", ($1 - $2) / n / 1e3}'
+			awk -v n="$((PROCS - 1))" '{printf "%s ", ($1 - $2) / n / 1e3}'
+	}
+	# once DIFFS: the per-round wall of one process under TOOL less that
+	# of the untraced run, ms
+	once() {
+		paste -d' ' <(tr ' ' '\n' <<<"${P[$1,$2,w1]}" | grep .) <(tr ' ' '\n' <<<"${P[$1,untraced,w1]}" | grep .) |
+			awk '{printf "%s ", ($1 - $2) / 1e6}'
 	}
 	echo "### Processes: what the shim costs a program that starts many"
 	echo
-	echo "A shell starting $PROCS processes one after another (\`cat\` of a 4 KiB file in the recorded directory), and a C program starting them as git's run_command does (\`bench/record/spawn.c\`: the child opens /dev/null and dup2s it to its standard output before its exec: calls the recording leaves out), untraced and under \`iotrace record --preload\` (its spools in \`\$TMPDIR\`, ${TMPDIR:-/tmp} here, on $(df --output=fstype "${TMPDIR:-/tmp}" | tail -1); and in /dev/shm); medians over $PROC_ROUNDS interleaved rounds of the per-round differences to the untraced run, µs per process, each less the same command's run of 0 processes (iotrace's start and encode, the shell's start). *In the trace*: the trace's span from the first file call to the last, less the untraced loop's wall time — the recorder's time a replay would still take for the program's."
+	echo "A shell starting $PROCS processes one after another (\`cat\` of a 4 KiB file in the recorded directory), and a C program starting them as git's run_command does (\`bench/record/spawn.c\`: the child opens /dev/null and dup2s it to its standard output before its exec: calls the recording leaves out), untraced and under \`iotrace record --preload\` (its spools in \`\$TMPDIR\`, ${TMPDIR:-/tmp} here, on $(df --output=fstype "${TMPDIR:-/tmp}" | tail -1); and in /dev/shm); medians over $PROC_ROUNDS interleaved rounds of the per-round differences to the untraced run, µs per process, each less the same command's run of 1 process (iotrace's start and encode, the shell's start, and what a record does once when its program started processes: it measures the shim's cost per process start, which it takes out of the trace). The recorder's whole time for that one process is below the table. *In the trace*: the trace's span from the first file call to the last, less the untraced loop's wall time — the recorder's time a replay would still take for the program's."
 	echo
 	echo "| starter | recorder | extra wall per process (µs) | extra CPU per process (µs) | in the trace per process (µs) |"
 	echo "|---|---|---:|---:|---:|"
@@ -510,6 +518,14 @@ if ! skip 5; then
 			[ "$tool" = shm ] && label="iotrace record --preload --spool /dev/shm/…, after (the spools on tmpfs)"
 			printf '| %s | %s | %.1f | %.1f | %.1f |\n' "$how" "$label" "$(med "$(diffs "$how" "$tool" w w)")" "$(med "$(diffs "$how" "$tool" c c)")" "$(med "$(diffs "$how" "$tool" s w)")"
 		done
+	done
+	echo
+	for how in sh spawn; do
+		printf 'Extra wall time of the run of 1 process (%s), the recorder'"'"'s fixed cost:' "$how"
+		for tool in "${ptools[@]:1}"; do
+			printf ' %s %.1f ms;' "$tool" "$(med "$(once "$how" "$tool")")"
+		done
+		echo
 	done
 	echo
 fi

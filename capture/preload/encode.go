@@ -224,10 +224,12 @@ type Run struct {
 	Warnings []string
 	// RawTimes keeps the shim's cost in the times Encode writes.
 	RawTimes bool
-	// ImageCost is the shim's cost per process image that no record
-	// carries (ImageCost, measured by the caller), which Encode takes out
-	// at each image a process of the rank exec'd: Cost.Image. 0: none.
-	ImageCost int64
+	// ImageCost and ReplaceCost are the shim's costs per process image
+	// that no record carries (ImageCost, measured by the caller), which
+	// Encode takes out at each image a forked child of the rank exec'd
+	// and at each that replaced an image with records: Cost.Image and
+	// Cost.Replace. 0: none.
+	ImageCost, ReplaceCost int64
 }
 
 // Cost is what the shim measured of its cost per call in rank's first
@@ -240,24 +242,33 @@ func (r *Run) Cost(rank uint32) capture.Cost {
 	for _, s := range r.Spools {
 		if r.rank[s] == rank && s.Header.Cost.Samples > 0 {
 			c := s.Header.Cost
-			c.Image = r.ImageCost
+			c.Image, c.Replace = r.ImageCost, r.ReplaceCost
 			return c
 		}
 	}
 	return capture.Cost{}
 }
 
-// Execs counts the process images of the run that exec started from
-// another image of the run: those Cost.Image is taken out for, where
-// ImageCost is worth measuring.
-func (r *Run) Execs() int {
-	n := -len(r.ranks) // each rank's first image was started from outside
+// Execs counts the process images of the run that exec started in a
+// process of the run: in a forked child without records before its exec
+// (started, for Cost.Image), and in place of an image with records
+// (replacing, for Cost.Replace); where there are some, ImageCost is
+// worth measuring.
+func (r *Run) Execs() (started, replacing int) {
+	seen := map[uint32]bool{} // by pid, as Encode links images (numberThreads)
 	for _, s := range r.Spools {
-		if s.Header.Exec {
-			n++
+		h := s.Header
+		switch {
+		case seen[h.PID]:
+			if h.Exec {
+				replacing++
+			}
+		case h.Exec && seen[h.PPID]:
+			started++
 		}
+		seen[h.PID] = true
 	}
-	return max(n, 0)
+	return started, replacing
 }
 
 // ReadDir opens the spools in dir. A process takes the MPI rank it
@@ -426,22 +437,15 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 	st.Cost = r.Cost(rank)
 	var its []stream
 	var piters []*procIter
-	var images int64
 	for _, pr := range procs {
 		s := pr.s
 		p := &procIter{pr: pr, src: s.merged(), s: s, sink: sink, rules: rules, main: pr.main, base: pr.base,
 			shift: pr.shift, st: state.New[ofile, handle](nil), cwd: s.Header.Cwd}
-		if st.Cost.Image > 0 && s.Header.Exec && (pr.prev != nil || pr.parent != nil) {
-			// An image a process of the rank exec'd: the shim's cost
-			// before its constructor and after its exit, in the gap
-			// before its first event (its exit's, if it makes none).
-			p.carry = st.Cost.Image
-			images++
-		}
 		its = append(its, p)
 		piters = append(piters, p)
 	}
-	its = append(its, &synthIter{evs: processEvents(procs, sink)})
+	synth, images, replaced := processEvents(procs, sink, st.Cost)
+	its = append(its, &synthIter{evs: synth})
 	acct := capture.Account{C: st.Cost}
 	out := make([]trace.Event, 0, trace.BatchSize)
 	flush := func() error {
@@ -492,7 +496,7 @@ func (r *Run) Encode(rank uint32, sink trace.Sink, rules *filter.Paths) (Stats, 
 	}
 	st.MmapFiles = len(mapped)
 	st.Corrections = acct.N
-	st.Corrections.Images = images
+	st.Corrections.Images, st.Corrections.Replaced = images, replaced
 	return st, firstErr
 }
 
@@ -599,17 +603,32 @@ const (
 )
 
 // processEvents returns the fork, exec, clone and exit events of procs,
-// in time order.
-func processEvents(procs []*proc, sink trace.Sink) []synthEvent {
-	var evs []synthEvent
-	add := func(prio int8, e trace.Event) { evs = append(evs, synthEvent{e, prio, nil, nil}) }
+// in time order, and how many images the shim's costs at their start
+// (cost.Image, cost.Replace) were given to.
+//
+// An image's start (its exec or fork event) is its constructor's: what
+// the shim cost before that, loading the library after the exec (and the
+// exec unmapping the spool of the image it replaced), lies in the gap
+// before the event, which the event carries out of it.
+func processEvents(procs []*proc, sink trace.Sink, cost capture.Cost) (evs []synthEvent, images, replaced int64) {
+	add := func(prio int8, e trace.Event) { evs = append(evs, synthEvent{e: e, prio: prio}) }
 	for _, p := range procs {
 		start := p.s.Header.MonoStart + p.shift
 		switch {
 		case p.prev != nil:
-			evs = append(evs, synthEvent{trace.Event{Op: trace.OpExec, Thread: p.main, Start: start, Path: sink.Intern(program(p.s.Header))}, prioStart, nil, p.prev})
+			ev := synthEvent{e: trace.Event{Op: trace.OpExec, Thread: p.main, Start: start, Path: sink.Intern(program(p.s.Header))}, prio: prioStart, after: p.prev}
+			if p.s.Header.Exec && cost.Replace > 0 {
+				ev.cost = cost.Replace
+				replaced++
+			}
+			evs = append(evs, ev)
 		case p.parent != nil:
-			add(prioStart, trace.Event{Op: trace.OpFork, Thread: p.parent.main, Start: start, Ret: int64(p.main)})
+			ev := synthEvent{e: trace.Event{Op: trace.OpFork, Thread: p.parent.main, Start: start, Ret: int64(p.main)}, prio: prioStart}
+			if p.s.Header.Exec && cost.Image > 0 {
+				ev.cost = cost.Image
+				images++
+			}
+			evs = append(evs, ev)
 			if p.s.Header.Exec {
 				// A child that exec'd before it recorded anything has
 				// no image of its own before the exec (its shim makes
@@ -632,13 +651,13 @@ func processEvents(procs []*proc, sink trace.Sink) []synthEvent {
 		if p.next == nil {
 			// After its threads' exits; its status is the one the
 			// shim recorded, which the encoder has read by then.
-			evs = append(evs, synthEvent{trace.Event{Op: trace.OpExit, Thread: p.main, Start: p.end + p.shift}, prioEnd + 1, p, p})
+			evs = append(evs, synthEvent{e: trace.Event{Op: trace.OpExit, Thread: p.main, Start: p.end + p.shift}, prio: prioEnd + 1, exit: p, after: p})
 		}
 	}
 	slices.SortStableFunc(evs, func(a, b synthEvent) int {
 		return cmp.Or(cmp.Compare(a.e.Start, b.e.Start), cmp.Compare(a.prio, b.prio))
 	})
-	return evs
+	return evs, images, replaced
 }
 
 // program is the program a process image runs: the shim's record of
@@ -714,6 +733,9 @@ type synthEvent struct {
 	// after is the image whose left (proc.left) the event passes on: the
 	// image an exec replaced, the one an exit ends.
 	after *proc
+	// cost is the shim's cost at the image's start that no record
+	// measured (Cost.Image, Cost.Replace), in the gap before the event.
+	cost int64
 }
 
 // synthIter streams events made by the encoder.
@@ -740,11 +762,11 @@ func (s *synthIter) current() *trace.Event {
 }
 func (s *synthIter) ahead() ([]trace.Event, []int64) {
 	s.one[0] = *s.current()
-	s.over[0] = 0
+	s.over[0] = s.evs[s.i-1].cost
 	if p := s.evs[s.i-1].after; p != nil {
 		// The image's records are read by now: its events all start
 		// before this one, and the merge takes them first.
-		s.over[0], p.left = p.left, 0
+		s.over[0], p.left = s.over[0]+p.left, 0
 	}
 	return s.one[:], s.over[:]
 }

@@ -19,7 +19,7 @@ import (
 // each way.
 const (
 	imageRounds = 5
-	imageProcs  = 16
+	imageProcs  = 12
 )
 
 // ImageCost measures what the shim costs a process image that no record
@@ -30,6 +30,12 @@ const (
 // starts a process per command (a shell, make, git) would otherwise keep
 // the rest, 0.1-0.2 ms a process on the test machine, as its think time.
 //
+// With pre, each process sets up its standard output before its exec, as
+// git's run_command and make do: its shim makes a spool before the exec
+// replaces the image, whose unmapping the exec does, unmeasured too
+// (Cost.Replace); without, a process starts as a shell's command does
+// (Cost.Image).
+//
 // It starts iotrace-spawn (Libs.Spawn), which starts imageProcs processes
 // one after another as a shell does, each opening one file, untraced and
 // under the shim (its spools in a directory made in dir, the file system
@@ -38,7 +44,7 @@ const (
 // median over the rounds of the trace's time per process (from the first
 // process's call to the last's) less the untraced run's. The spools, the
 // file and the directory are removed.
-func ImageCost(libs Libs, dir string) (int64, error) {
+func ImageCost(libs Libs, dir string, pre bool) (int64, error) {
 	if libs.Spawn == "" || libs.POSIX == "" {
 		return 0, errors.New("no iotrace-spawn beside the shim")
 	}
@@ -77,12 +83,12 @@ func ImageCost(libs Libs, dir string) (int64, error) {
 		var plain, span int64
 		for i := range 2 {
 			if (i+r)%2 == 0 {
-				if plain, err = spawnLoop(libs.Spawn, file, base); err != nil {
+				if plain, err = spawnLoop(libs.Spawn, file, pre, base); err != nil {
 					return 0, err
 				}
 				continue
 			}
-			if _, err = spawnLoop(libs.Spawn, file, traced); err != nil {
+			if _, err = spawnLoop(libs.Spawn, file, pre, traced); err != nil {
 				return 0, err
 			}
 			if span, err = probeSpan(spool, file, rules); err != nil {
@@ -96,8 +102,12 @@ func ImageCost(libs Libs, dir string) (int64, error) {
 }
 
 // spawnLoop runs iotrace-spawn with env and returns the time of its loop.
-func spawnLoop(spawn, file string, env []string) (int64, error) {
-	cmd := exec.Command(spawn, strconv.Itoa(imageProcs), file)
+func spawnLoop(spawn, file string, pre bool, env []string) (int64, error) {
+	args := []string{strconv.Itoa(imageProcs), file}
+	if pre {
+		args = append(args, "pre")
+	}
+	cmd := exec.Command(spawn, args...)
 	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -362,11 +362,13 @@ func TestLeftOverCrossesImages(t *testing.T) {
 	}
 }
 
-// TestImageCostAtExecs: Run.ImageCost (the shim's cost per image that no
-// record carries, ImageCost) comes out of the gap before the first event
-// of each image a process of the rank exec'd, once per image: not at the
-// rank's first image (started from outside), nor at a child that forked
-// without exec (it loads nothing); the trace says at how many.
+// TestImageCostAtExecs: Run.ImageCost and ReplaceCost (the shim's costs
+// per image that no record carries, ImageCost) come out of the gap before
+// the start (fork, exec) of each image a process of the rank exec'd, once
+// per image: ImageCost where a forked child exec'd, ReplaceCost where the
+// exec replaced an image with records; not at the rank's first image
+// (started from outside), nor at a child that forked without exec (it
+// loads nothing). The trace says at how many.
 func TestImageCostAtExecs(t *testing.T) {
 	cost := capture.Cost{InCall: 20, Between: 20, Spread: 4, Samples: 256}
 	dir := t.TempDir()
@@ -391,20 +393,27 @@ func TestImageCostAtExecs(t *testing.T) {
 	write("spool-103-3.sp", hdr(103, 100, 30000, false),
 		&Record{Call: cOpen, FD: -1, Start: 41000, Dur: 10, Ret: 3, Path: "/data/c"},
 		&Record{Call: cExit, FD: -1, Start: 42000, Ret: 0})
+	// A child that set up its output before its exec (git's
+	// run_command): its records, then the image that replaced it.
+	write("spool-104-4.sp", hdr(104, 100, 50000, false),
+		&Record{Call: cOpen, FD: -1, Start: 50500, Dur: 10, Ret: 3, Path: "/dev/null"})
+	write("spool-104-5.sp", hdr(104, 100, 60000, true),
+		&Record{Call: cOpen, FD: -1, Start: 61000, Dur: 10, Ret: 3, Path: "/data/d"},
+		&Record{Call: cExit, FD: -1, Start: 62000, Ret: 0})
 	rules, err := filter.NewPaths([]string{"/data"}, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	encodeWith := func(image int64) ([]trace.Event, *trace.Paths, Stats) {
+	encodeWith := func(image, replace int64) ([]trace.Event, *trace.Paths, Stats) {
 		run, err := ReadDir(dir, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer run.Close()
-		if n := run.Execs(); n != 1 {
-			t.Errorf("Execs() = %d, want 1 (the child that exec'd)", n)
+		if started, replacing := run.Execs(); started != 1 || replacing != 1 {
+			t.Errorf("Execs() = %d, %d; want 1, 1 (the child that forked and exec'd, the image that replaced one)", started, replacing)
 		}
-		run.ImageCost = image
+		run.ImageCost, run.ReplaceCost = image, replace
 		sink := trace.NewSliceSink()
 		st, err := run.Encode(0, sink, rules)
 		if err != nil {
@@ -421,25 +430,28 @@ func TestImageCostAtExecs(t *testing.T) {
 		t.Fatalf("no open of %s", name)
 		return 0
 	}
-	const image = 5000
-	base, bp, bst := encodeWith(0)
-	with, wp, wst := encodeWith(image)
+	const image, replace = 5000, 7000
+	base, bp, bst := encodeWith(0, 0)
+	with, wp, wst := encodeWith(image, replace)
 	for _, c := range []struct {
 		name string
 		want int64
 	}{
-		{"/data/a", 0},     // the rank's first image: its start precedes the trace
-		{"/data/b", image}, // the exec'd child's first call: the gap before it loses the cost
-		{"/data/c", image}, // later events keep that debt; the forked child adds none
+		{"/data/a", 0},               // the rank's first image: its start precedes the trace
+		{"/data/b", image},           // the exec'd child: the gap before its start loses the cost
+		{"/data/c", image},           // later events keep that debt; the forked child adds none
+		{"/data/d", image + replace}, // the image that replaced one with records: the other cost
 	} {
 		if d := opened(base, bp, c.name) - opened(with, wp, c.name); d != c.want {
 			t.Errorf("open of %s moved by %d ns, want %d", c.name, d, c.want)
 		}
 	}
-	if bst.Corrections.Images != 0 || wst.Corrections.Images != 1 || wst.Cost.Image != image {
-		t.Errorf("images corrected: %d without, %d with (cost %d), want 0 and 1 (%d)", bst.Corrections.Images, wst.Corrections.Images, wst.Cost.Image, image)
+	if bst.Corrections.Images+bst.Corrections.Replaced != 0 || wst.Corrections.Images != 1 || wst.Corrections.Replaced != 1 {
+		t.Errorf("images corrected: %+v without, %+v with; want none, then 1 and 1", bst.Corrections, wst.Corrections)
 	}
-	if f := wst.Cost.Format(wst.Corrections); f.Image != image || f.Images != 1 || !strings.Contains(f.String(), "at each of 1 process starts") {
+	f := wst.Cost.Format(wst.Corrections)
+	if f.Image != image || f.Images != 1 || f.Replace != replace || f.Replaced != 1 ||
+		!strings.Contains(f.String(), "5.0 µs at each of 1 process starts; 7.0 µs at each of 1 execs that replaced an image with records") {
 		t.Errorf("the trace's cost: %+v: %s", f, f.String())
 	}
 }

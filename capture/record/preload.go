@@ -513,18 +513,23 @@ func encode(o Options, rk launcher.Rank, rules *filter.Paths, dir string, argv [
 	for _, w := range run.Warnings {
 		log.Warn(w)
 	}
-	if n := run.Execs(); n > 0 && !o.RawTimes {
+	if started, replacing := run.Execs(); started+replacing > 0 && !o.RawTimes {
 		// A program that started others (a shell, make, git): what the
 		// shim cost each start beyond its records, measured now, on the
-		// spools' file system (about 0.1 s).
+		// spools' file system (0.1-0.2 s each way).
 		libs, err := preload.Build()
-		if err == nil {
-			run.ImageCost, err = preload.ImageCost(libs, dir)
+		if err == nil && started > 0 {
+			run.ImageCost, err = preload.ImageCost(libs, dir, false)
+		}
+		if err == nil && replacing > 0 {
+			run.ReplaceCost, err = preload.ImageCost(libs, dir, true)
 		}
 		if err != nil {
 			log.Warn(fmt.Sprintf("the shim's cost per process start is not taken out of the times: %v", err))
+			run.ImageCost, run.ReplaceCost = 0, 0
 		} else {
-			log.Debug(fmt.Sprintf("the shim's cost per process start: %s, taken out at %d starts", format.Nanos(run.ImageCost), n))
+			log.Debug(fmt.Sprintf("the shim's cost per process start: %s at %d starts, %s at %d execs that replaced an image with records",
+				format.Nanos(run.ImageCost), started, format.Nanos(run.ReplaceCost), replacing))
 		}
 	}
 	if len(run.Spools) == 0 {

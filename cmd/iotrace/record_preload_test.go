@@ -570,3 +570,50 @@ int main(void) {
 		t.Errorf("the ticks before the grace ended: %+v", f)
 	}
 }
+
+// TestRecordPreloadProcessStarts: a recorded shell that starts commands
+// (one as a shell's child, one after setting up its output, as git's
+// run_command does) gets the shim's cost per process start measured and
+// taken out: the trace's recorder cost says at how many starts of each
+// kind; with --raw-times nothing is measured or taken out; a program
+// that starts none is not made to wait for the measurement.
+func TestRecordPreloadProcessStarts(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"IOTRACE_CACHE=" + shimCache(t)}
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `cat f >/dev/null; cat f >/dev/null; sh -c 'exec cat f' >/dev/null`
+	check := func(out string) string {
+		stdout, stderr, code := recRun(t, dir, env, "", "check", out)
+		if code != 0 {
+			t.Fatalf("check %s: exit %d\n%s", out, code, stderr)
+		}
+		return stdout
+	}
+	out := filepath.Join(dir, "sh.iot")
+	if _, stderr, code := recRun(t, dir, env, "", "record", "--preload", "-o", out, "--", "sh", "-c", script); code != 0 {
+		t.Fatalf("record: exit %d\n%s", code, stderr)
+	}
+	// The shell's children: three forks and execs (cat, cat, sh), and the
+	// inner sh's exec of cat replaces an image with records.
+	if c := check(out); !strings.Contains(c, "at each of 3 process starts") || !strings.Contains(c, "at each of 1 execs that replaced an image with records") {
+		t.Errorf("check:\n%s\nwant the cost at 3 process starts and 1 exec that replaced an image", c)
+	}
+	raw := filepath.Join(dir, "raw.iot")
+	if _, stderr, code := recRun(t, dir, env, "", "record", "--preload", "--raw-times", "-o", raw, "--", "sh", "-c", script); code != 0 {
+		t.Fatalf("record --raw-times: exit %d\n%s", code, stderr)
+	}
+	if c := check(raw); strings.Contains(c, "process starts") {
+		t.Errorf("--raw-times: check:\n%s\nwant no cost per process start", c)
+	}
+	one := filepath.Join(dir, "one.iot")
+	start := time.Now()
+	if _, stderr, code := recRun(t, dir, env, "", "record", "--preload", "-o", one, "--", "cat", "f"); code != 0 {
+		t.Fatalf("record cat: exit %d\n%s", code, stderr)
+	}
+	if c := check(one); strings.Contains(c, "process starts") {
+		t.Errorf("a program that starts none: check:\n%s\nwant no cost per process start", c)
+	}
+	t.Logf("record of one process: %v", time.Since(start))
+}

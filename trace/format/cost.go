@@ -32,21 +32,24 @@ type Cost struct {
 	// Image is the recorder's cost per process image that its records
 	// did not measure (the preload shim's loading and its spool's
 	// unmapping), removed from the gap before the first event of each of
-	// Images images a process of the rank exec'd (ns; 0: not measured).
-	Image, Images int64
+	// Images images a forked child of the rank exec'd; Replace the same
+	// for each of Replaced images that replaced, by exec, an image with
+	// records of its own (ns; 0: not measured).
+	Image, Images, Replace, Replaced int64
 }
 
 // fieldCost is the rank-info field of the recorder's cost: uvarints
 // in-call, between, stop, spread, calls, stops, clamped durations,
 // clamped gaps, measured, followed, in-call out, between out, image,
-// images. A reader takes those it knows and ignores any after them.
+// images, replace, replaced. A reader takes those it knows and ignores
+// any after them.
 const fieldCost = 12
 
-const costValues = 14
+const costValues = 16
 
 func appendCost(f *fields, c Cost) {
 	var b []byte
-	for _, v := range []int64{c.InCall, c.Between, c.Stop, c.Spread, c.Calls, c.Stops, c.ClampedDur, c.ClampedGap, c.Measured, c.Followed, c.InCallOut, c.BetweenOut, c.Image, c.Images} {
+	for _, v := range []int64{c.InCall, c.Between, c.Stop, c.Spread, c.Calls, c.Stops, c.ClampedDur, c.ClampedGap, c.Measured, c.Followed, c.InCallOut, c.BetweenOut, c.Image, c.Images, c.Replace, c.Replaced} {
 		b = binary.AppendUvarint(b, uint64(max(v, 0)))
 	}
 	f.bytes(fieldCost, b)
@@ -66,7 +69,8 @@ func readCost(v []byte) (*Cost, error) {
 		x[i] = int64(u)
 	}
 	return &Cost{InCall: x[0], Between: x[1], Stop: x[2], Spread: x[3], Calls: x[4], Stops: x[5], ClampedDur: x[6], ClampedGap: x[7],
-		Measured: x[8], Followed: x[9], InCallOut: x[10], BetweenOut: x[11], Image: x[12], Images: x[13]}, nil
+		Measured: x[8], Followed: x[9], InCallOut: x[10], BetweenOut: x[11], Image: x[12], Images: x[13],
+		Replace: x[14], Replaced: x[15]}, nil
 }
 
 // SetRankCost records what the recorder of rank r measured of its own
@@ -96,6 +100,9 @@ func (c Cost) String() string {
 	}
 	if c.Images > 0 {
 		s += fmt.Sprintf("; %s at each of %d process starts", Nanos(c.Image), c.Images)
+	}
+	if c.Replaced > 0 {
+		s += fmt.Sprintf("; %s at each of %d execs that replaced an image with records", Nanos(c.Replace), c.Replaced)
 	}
 	return s
 }

@@ -2,10 +2,13 @@
  * (preload.ImageCost). "iotrace-spawn N FILE" starts itself N times, one
  * after another, as a shell starts its commands (fork, exec, wait), each
  * child opening and closing FILE (one recorded call), and prints the
- * loop's time in ns. Run once under the shim and once without it: the
- * difference per process, less what the trace keeps of it, is the shim's
- * cost per process image that no record measures (loading the library,
- * unmapping the spool at exit). */
+ * loop's time in ns. "iotrace-spawn N FILE pre": each child first sets
+ * up its standard output before its exec, as git's run_command and make
+ * do (an open of /dev/null, which makes the child's spool before the
+ * exec replaces it). Run under the shim and without it: the difference
+ * per process, less what the trace keeps of it, is the shim's cost per
+ * process image that no record measures (loading the library, unmapping
+ * the spools). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,16 +28,24 @@ int main(int argc, char **argv) {
 		if (fd >= 0) close(fd);
 		return 0;
 	}
-	if (argc != 3) {
-		fprintf(stderr, "usage: iotrace-spawn N FILE\n");
+	if (argc != 3 && !(argc == 4 && argv[3][0] == 'p')) {
+		fprintf(stderr, "usage: iotrace-spawn N FILE [pre]\n");
 		return 2;
 	}
+	int pre = argc == 4;
 	int n = atoi(argv[1]);
 	long long t0 = now();
 	for (int i = 0; i < n; i++) {
 		pid_t p = fork();
 		if (p < 0) return 1;
 		if (p == 0) {
+			if (pre) {
+				int fd = open("/dev/null", O_WRONLY);
+				if (fd >= 0 && fd != 1) {
+					dup2(fd, 1);
+					close(fd);
+				}
+			}
 			char *a[] = {argv[0], "-c", argv[2], NULL};
 			execv("/proc/self/exe", a);
 			_exit(127);
