@@ -523,6 +523,7 @@ func TestUserErrorsAreOneLine(t *testing.T) {
 		{"--ops", "frobnicate", good},
 		{"--format", "xml", good},
 		{"--target", "/", good},
+		{"--record", "-", good},
 		{"--peer-timeout", "0s", good},
 		{"x.iop"},
 		{"--ranks", "2", "astro3d-small", good},

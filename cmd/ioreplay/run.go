@@ -67,6 +67,9 @@ func run(o *options, args []string, s cli.IO) error {
 func runIn(team session.Team, o *options, args []string, s cli.IO) error {
 	so, err := o.session(s)
 	if err == nil {
+		err = outfile.FileOnly("--record", o.replay.Record, "the replay's trace")
+	}
+	if err == nil {
 		err = outfile.NotInput([]outfile.Output{{Flag: "--record", Name: o.replay.Record}, {Flag: "--summary", Name: o.summary},
 			{Flag: "--output", Name: o.output}, {Flag: "--html", Name: o.html}}, args)
 	}

@@ -34,6 +34,9 @@ func runMerge(o *mergeOptions, args []string, s cli.IO) error {
 	if o.out == "" {
 		return fmt.Errorf("-o OUT is required")
 	}
+	if err := outfile.FileOnly("-o", o.out, "a trace"); err != nil {
+		return err
+	}
 	f, err := outfile.Create(o.out)
 	if err != nil {
 		return err

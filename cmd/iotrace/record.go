@@ -8,6 +8,7 @@ import (
 	"github.com/iotrace/iotrace/capture/record"
 	"github.com/iotrace/iotrace/cmd/internal/cli"
 	"github.com/iotrace/iotrace/internal/logline"
+	"github.com/iotrace/iotrace/internal/outfile"
 	"github.com/spf13/cobra"
 )
 
@@ -68,6 +69,9 @@ func runRecord(o *recordOptions, argv []string, s cli.IO) error {
 		}
 		r := uint32(o.rank)
 		o.Rank = &r
+	}
+	if err := outfile.FileOnly("-o", o.Out, "a trace"); err != nil {
+		return err
 	}
 	o.Log = logline.New(s.Err, "iotrace: record", o.verbose)
 	if o.quiet {

@@ -1183,6 +1183,7 @@ func TestRecordOutputCheckedFirst(t *testing.T) {
 		for _, c := range []struct{ out, want string }{
 			{missing, "open " + missing + ": no such file or directory"},
 			{taken, "already holds rank-00000.iot"},
+			{"-", "-o -: a trace is not written to standard output"},
 		} {
 			args := append(append([]string{"record"}, mode...), "-o", c.out, "--", "sh", "-c", "touch "+ran)
 			_, stderr, code := recRun(t, dir, env, "", args...)
@@ -1198,5 +1199,20 @@ func TestRecordOutputCheckedFirst(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("left behind in %s: %v", dir, ents)
+	}
+}
+
+// TestMergeNotToStdout: merge writes a trace file, read back by offset:
+// -o - is one clear line, not a file named "-".
+func TestMergeNotToStdout(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.iot")
+	mustRun(t, "generate", "ior", "-o", in)
+	_, stderr, code := runIn(t, dir, "merge", "-o", "-", in)
+	if code == 0 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "-o -: a trace is not written to standard output") {
+		t.Errorf("merge -o -: exit %d, stderr:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "-")); err == nil {
+		t.Error(`merge -o - made a file named "-"`)
 	}
 }

@@ -286,3 +286,13 @@ func NotInput(outs []Output, inputs []string) error {
 	}
 	return nil
 }
+
+// FileOnly refuses "-" (standard output) for an output that can only be
+// a file, such as a binary trace, which its readers read by offset: one
+// line naming the flag. A file named "-" is written as "./-".
+func FileOnly(flag, name, what string) error {
+	if name == "-" {
+		return fmt.Errorf("%s -: %s is not written to standard output; give %s FILE (./- for a file of that name)", flag, what, flag)
+	}
+	return nil
+}
