@@ -233,7 +233,7 @@ END {
 	printf "\nGoal, ioreplay'"'"'s wall time ≤ 1.10 × the C loop'"'"'s (the issue'"'"'s words): %.2f, %s; in loop time: %.2f, %s.\n", gw, gw <= 1.10 ? "met" : "**not met**", gl, gl <= 1.10 ? "met" : "**not met**"
 	printf "The Go floor, which does no more than any replay must: %.2f (wall), %.2f (loop).\n", ratio("floor", "plain", "wall"), ratio("floor", "plain", "loop")
 	fl = ratio("replay", "floor", "loop"); fw = ratio("replay", "floor", "wall")
-	printf "Goal, ioreplay ≤ 1.03 × the Go floor in loop time and ≤ 1.06 in wall time: %.2f, %s; %.2f, %s.\n", fl, fl <= 1.03 ? "met" : "**not met**", fw, fw <= 1.06 ? "met" : "**not met**"
+	printf "Goal, ioreplay ≤ 1.03 × the Go floor in loop time and ≤ 1.06 in wall time: %.3f, %s; %.3f, %s.\n", fl, fl <= 1.03 ? "met" : "**not met**", fw, fw <= 1.06 ? "met" : "**not met**"
 }' "$tmp/one.txt"
 echo
 echo "### 2. Timing fidelity: $G calls recorded 500 µs apart, --timing original"
