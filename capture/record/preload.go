@@ -513,7 +513,9 @@ func encode(o Options, rk launcher.Rank, rules *filter.Paths, dir string, argv [
 	for _, w := range run.Warnings {
 		log.Warn(w)
 	}
-	if started, replacing := run.Execs(); started+replacing > 0 && !o.RawTimes {
+	if started, replacing := run.Execs(); started+replacing > 0 && !o.RawTimes && o.StartCost != nil {
+		run.ImageCost, run.ReplaceCost = int64(*o.StartCost), int64(*o.StartCost)
+	} else if started+replacing > 0 && !o.RawTimes {
 		// A program that started others (a shell, make, git): what the
 		// shim cost each start beyond its records, measured now, on the
 		// spools' file system (0.1-0.2 s each way).

@@ -58,6 +58,11 @@ type Options struct {
 	// start-up and takes it out of the times (docs/FORMAT.md, "The
 	// recorder's cost").
 	RawTimes bool
+	// StartCost is, under the preload shim, its cost per process start
+	// that its records do not measure (docs/FORMAT.md, "Process
+	// starts"): nil measures it after the program, where the program
+	// started processes; a value is taken out as given (0: nothing).
+	StartCost *time.Duration
 	// Log receives the diagnostics; nil discards them.
 	Log *slog.Logger
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/iotrace/iotrace/capture/record"
 	"github.com/iotrace/iotrace/cmd/internal/cli"
@@ -22,6 +23,7 @@ type recordOptions struct {
 	preload   bool
 	fromSpool string
 	outGiven  bool
+	startCost string // --start-cost: auto or a duration
 }
 
 func newRecordCmd() *cobra.Command {
@@ -51,6 +53,7 @@ func newRecordCmd() *cobra.Command {
 	fs.BoolVar(&o.All, "all", false, "record every traced call: no path exclusions, pipes and sockets too")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print how the program ended and the thread table on stderr at the end")
 	fs.BoolVar(&o.RawTimes, "raw-times", false, "keep the recorder's own cost in the times (by default it is measured at start-up and taken out: docs/FORMAT.md)")
+	fs.StringVar(&o.startCost, "start-cost", "auto", "with --preload: the shim's cost per process start to take out: auto (measured after a program that started processes, 0.1-0.3 s), or a duration such as 150us (0: none)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no summary line or notes on stderr, only warnings and errors")
 	fs.Var(&o.ClockSync, "clock-sync", "measure each rank's clock against rank 0's in MPI_Init and MPI_Finalize: auto (when every rank is surely recorded), on, off")
 	fs.BoolVar(&o.preload, "preload", false, "record with the preload shim (LD_PRELOAD) instead of ptrace: POSIX, stdio, MPI-IO and MPI communication calls")
@@ -72,6 +75,16 @@ func runRecord(o *recordOptions, argv []string, s cli.IO) error {
 	}
 	if err := outfile.FileOnly("-o", o.Out, "a trace"); err != nil {
 		return err
+	}
+	if o.startCost != "auto" {
+		d, err := time.ParseDuration(o.startCost)
+		if err != nil || d < 0 || d > time.Second {
+			return fmt.Errorf("--start-cost %q: want auto, or a duration from 0 to 1s such as 150us", o.startCost)
+		}
+		if !o.preload && o.fromSpool == "" {
+			return errors.New("--start-cost is for --preload (and --from-spool)")
+		}
+		o.StartCost = &d
 	}
 	o.Log = logline.New(s.Err, "iotrace: record", o.verbose)
 	if o.quiet {
