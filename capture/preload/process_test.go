@@ -279,6 +279,23 @@ int main(int argc, char **argv) {
 	}
 }
 
+// spoolWriter returns what the tests of process images write spools
+// with: the header of a process (pid, parent, start, started by exec) of
+// a program in /data whose shim measured cost, and a writer of a spool
+// file of that header and records in dir.
+func spoolWriter(t *testing.T, dir string, cost capture.Cost) (func(pid, ppid uint32, start int64, execd bool) Header, func(name string, h Header, recs ...*Record)) {
+	hdr := func(pid, ppid uint32, start int64, execd bool) Header {
+		return Header{PID: pid, PPID: ppid, Rank: -1, MonoStart: start, RealStart: 1e18 + start, Cmdline: []string{"prog"},
+			Cwd: "/data", Exec: execd, Exe: "/bin/prog", Cost: cost, Tail: 10}
+	}
+	write := func(name string, h Header, recs ...*Record) {
+		if err := os.WriteFile(filepath.Join(dir, name), append(spoolBytes(h, recs), make([]byte, blockSize)...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hdr, write
+}
+
 // TestLeftOverCrossesImages checks that the shim's time carried by records
 // that make no event (calls on files the rules leave out) comes out of the
 // trace even where no later record of the image is kept: a forked child
@@ -293,15 +310,7 @@ func TestLeftOverCrossesImages(t *testing.T) {
 	// left-out call before its exit.
 	events := func(over, tail int64) []trace.Event {
 		dir := t.TempDir()
-		hdr := func(pid, ppid uint32, start int64, execd bool) Header {
-			return Header{PID: pid, PPID: ppid, Rank: -1, MonoStart: start, RealStart: 1e18 + start, Cmdline: []string{"prog"},
-				Cwd: "/data", Exec: execd, Exe: "/bin/prog", Cost: cost, Tail: 10}
-		}
-		write := func(name string, h Header, recs ...*Record) {
-			if err := os.WriteFile(filepath.Join(dir, name), append(spoolBytes(h, recs), make([]byte, blockSize)...), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
+		hdr, write := spoolWriter(t, dir, cost)
 		write("spool-100-1.sp", hdr(100, 1, 1000, true),
 			&Record{Call: cOpen, FD: -1, Start: 2000, Dur: 10, Ret: 3, Path: "/data/a"},
 			&Record{Call: cRead, FD: 3, Start: 3000, Dur: 10, Off: -1, Size: 10, Ret: 10},
@@ -372,15 +381,7 @@ func TestLeftOverCrossesImages(t *testing.T) {
 func TestImageCostAtExecs(t *testing.T) {
 	cost := capture.Cost{InCall: 20, Between: 20, Spread: 4, Samples: 256}
 	dir := t.TempDir()
-	hdr := func(pid, ppid uint32, start int64, execd bool) Header {
-		return Header{PID: pid, PPID: ppid, Rank: -1, MonoStart: start, RealStart: 1e18 + start, Cmdline: []string{"prog"},
-			Cwd: "/data", Exec: execd, Exe: "/bin/prog", Cost: cost, Tail: 10}
-	}
-	write := func(name string, h Header, recs ...*Record) {
-		if err := os.WriteFile(filepath.Join(dir, name), append(spoolBytes(h, recs), make([]byte, blockSize)...), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hdr, write := spoolWriter(t, dir, cost)
 	write("spool-100-1.sp", hdr(100, 1, 1000, true),
 		&Record{Call: cOpen, FD: -1, Start: 2000, Dur: 10, Ret: 3, Path: "/data/a"},
 		&Record{Call: cRead, FD: 3, Start: 900000, Dur: 10, Off: -1, Size: 10, Ret: 10},
