@@ -13,6 +13,7 @@ import (
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
+	"github.com/iotrace/iotrace/trace/format"
 )
 
 // What ImageCost measures: imageRounds rounds of imageProcs processes
@@ -42,7 +43,9 @@ const (
 // of the program's spools, with their pool), imageRounds times each way
 // in turn, and encodes the traced runs as Encode does: the cost is the
 // median over the rounds of the trace's time per process (from the first
-// process's call to the last's) less the untraced run's. The spools, the
+// process's call to the last's) less the untraced run's. Where the
+// middle rounds disagree by more than imageSpread, the machine was too
+// busy for the difference to mean anything: ErrBusy. The spools, the
 // file and the directory are removed.
 func ImageCost(libs Libs, dir string, pre bool) (int64, error) {
 	if libs.Spawn == "" || libs.POSIX == "" {
@@ -98,8 +101,21 @@ func ImageCost(libs Libs, dir string, pre bool) (int64, error) {
 		diffs = append(diffs, span/(imageProcs-1)-plain/imageProcs)
 	}
 	slices.Sort(diffs)
+	if q := diffs[len(diffs)*3/4] - diffs[len(diffs)/4]; q > imageSpread {
+		return 0, fmt.Errorf("%w: the rounds of its measurement disagree by %s (give it with --start-cost)", ErrBusy, format.Nanos(q))
+	}
 	return max(diffs[len(diffs)/2], 0), nil
 }
+
+// imageSpread bounds how far the middle rounds of ImageCost may
+// disagree (the spread between the second and the fourth of five): on
+// the test machine 5-100 µs when quiet, 0.7-2.1 ms with a thread
+// spinning on each processor.
+const imageSpread = 200_000
+
+// ErrBusy is ImageCost's error where the machine was too busy for a
+// measurement to be trusted.
+var ErrBusy = errors.New("the machine is too busy to measure the shim's cost per process start")
 
 // spawnLoop runs iotrace-spawn with env and returns the time of its loop.
 func spawnLoop(spawn, file string, pre bool, env []string) (int64, error) {

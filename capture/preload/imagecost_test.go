@@ -1,6 +1,7 @@
 package preload
 
 import (
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -9,8 +10,8 @@ import (
 // TestImageCost runs the measurement whole: iotrace-spawn untraced and
 // under the shim, the spools encoded, every process's call found in the
 // trace. The cost is not negative (a faster traced round counts 0) and
-// below what a process start costs at all, and the measurement leaves
-// nothing in its directory. (Its size is the benchmark's:
+// below what a process start costs at all, or, on a loaded machine, the
+// measurement says it was too busy; it leaves nothing in its directory. (Its size is the benchmark's:
 // bench/record, part 5.)
 func TestImageCost(t *testing.T) {
 	libs := buildShim(t)
@@ -19,7 +20,11 @@ func TestImageCost(t *testing.T) {
 		t0 := time.Now()
 		c, err := ImageCost(libs, dir, pre)
 		took := time.Since(t0)
-		if err != nil {
+		if errors.Is(err, ErrBusy) {
+			// A loaded machine (the suite's other packages): the
+			// measurement says so rather than give a number.
+			t.Logf("pre %v: %v", pre, err)
+		} else if err != nil {
 			t.Fatal(err)
 		}
 		if c < 0 || c > int64(20*time.Millisecond) {

@@ -607,8 +607,9 @@ func TestRecordPreloadProcessStarts(t *testing.T) {
 		dump, _, _ := recRun(t, dir, env, "", "dump", filepath.Join(dir, "given.iot"))
 		t.Errorf("--start-cost 150us: check:\n%s\nwant 150 µs at 3 process starts and 1 exec that replaced an image; the trace:\n%s", c, dump)
 	}
-	if _, stderr := record("auto.iot", "-v"); !strings.Contains(stderr, "the shim's cost per process start: ") || !strings.Contains(stderr, " at 3 starts, ") {
-		t.Errorf("--start-cost auto: stderr:\n%s\nwant the measured cost at 3 starts", stderr)
+	if _, stderr := record("auto.iot", "-v"); !(strings.Contains(stderr, "the shim's cost per process start: ") && strings.Contains(stderr, " at 3 starts, ")) &&
+		!strings.Contains(stderr, "too busy to measure the shim's cost per process start") {
+		t.Errorf("--start-cost auto: stderr:\n%s\nwant the measured cost at 3 starts (or that the machine was too busy)", stderr)
 	}
 	for _, flags := range [][]string{{"--raw-times"}, {"--start-cost", "0"}} {
 		if c, _ := record("none.iot", flags...); strings.Contains(c, "process starts") || strings.Contains(c, "replaced an image") {
