@@ -74,7 +74,8 @@ func ImageCost(libs Libs, dir string, pre bool) (int64, error) {
 	if err := os.Mkdir(spool, 0o700); err != nil {
 		return 0, err
 	}
-	traced := append(slices.Clip(base), "LD_PRELOAD="+libs.Preload(os.Getenv("LD_PRELOAD")))
+	// The shim alone: a library the user preloads is in neither run.
+	traced := append(slices.Clip(base), "LD_PRELOAD="+libs.Preload(""))
 	traced = append(traced, Env(spool)...)
 	// The pool, as the program had it: one for all rounds.
 	if pool, err := StartPool(spool); err == nil {

@@ -513,26 +513,11 @@ func encode(o Options, rk launcher.Rank, rules *filter.Paths, dir string, argv [
 	for _, w := range run.Warnings {
 		log.Warn(w)
 	}
-	if started, replacing := run.Execs(); started+replacing > 0 && !o.RawTimes && o.StartCost != nil {
-		run.ImageCost, run.ReplaceCost = int64(*o.StartCost), int64(*o.StartCost)
-	} else if started+replacing > 0 && !o.RawTimes {
+	if started, replacing := run.Execs(); started+replacing > 0 && !o.RawTimes {
 		// A program that started others (a shell, make, git): what the
-		// shim cost each start beyond its records, measured now, on the
-		// spools' file system (0.1-0.2 s each way).
-		libs, err := preload.Build()
-		if err == nil && started > 0 {
-			run.ImageCost, err = preload.ImageCost(libs, dir, false)
-		}
-		if err == nil && replacing > 0 {
-			run.ReplaceCost, err = preload.ImageCost(libs, dir, true)
-		}
-		if err != nil {
-			log.Warn(fmt.Sprintf("the shim's cost per process start is not taken out of the times: %v", err))
-			run.ImageCost, run.ReplaceCost = 0, 0
-		} else {
-			log.Debug(fmt.Sprintf("the shim's cost per process start: %s at %d starts, %s at %d execs that replaced an image with records",
-				format.Nanos(run.ImageCost), started, format.Nanos(run.ReplaceCost), replacing))
-		}
+		// shim cost each start beyond its records, as given, or measured
+		// now on the spools' file system (0.1-0.2 s each way).
+		run.ImageCost, run.ReplaceCost = setStartCost(o, log, dir, started, replacing)
 	}
 	if len(run.Spools) == 0 {
 		return res, fmt.Errorf("no process wrote a spool in %s: the program is statically linked, clears LD_PRELOAD, or did not start", dir)
@@ -648,4 +633,28 @@ func encodeRank(out string, run *preload.Run, r uint32, rank launcher.Rank, meta
 		log.Info(fmt.Sprintf("%s: %s lost: the spool could not grow (the disk is full, the process chrooted, or a sandbox forbids the calls)", file, count(st.Dropped, "record")))
 	}
 	return rankStats{Stats: st, tally: sink, err: eerr}, file, nil
+}
+
+// setStartCost returns the shim's costs per process start to take out
+// (Run.ImageCost, Run.ReplaceCost): --start-cost's, or measured
+// (preload.ImageCost) for the kinds of start the run holds; none, with a
+// warning, where the measurement fails or the machine is too busy.
+func setStartCost(o Options, log *slog.Logger, dir string, started, replacing int) (image, replace int64) {
+	if o.StartCost != nil {
+		return int64(*o.StartCost), int64(*o.StartCost)
+	}
+	libs, err := preload.Build()
+	if err == nil && started > 0 {
+		image, err = preload.ImageCost(libs, dir, false)
+	}
+	if err == nil && replacing > 0 {
+		replace, err = preload.ImageCost(libs, dir, true)
+	}
+	if err != nil {
+		log.Warn(fmt.Sprintf("the shim's cost per process start is not taken out of the times: %v", err))
+		return 0, 0
+	}
+	log.Debug(fmt.Sprintf("the shim's cost per process start: %s at %d starts, %s at %d execs that replaced an image with records",
+		format.Nanos(image), started, format.Nanos(replace), replacing))
+	return image, replace
 }

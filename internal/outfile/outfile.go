@@ -45,7 +45,9 @@ type File struct {
 
 // Create starts writing the file name.
 func Create(name string) (*File, error) {
-	if fi, err := os.Stat(name); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		return nil, &fs.PathError{Op: "create", Path: name, Err: syscall.EISDIR}
+	} else if err == nil && !fi.Mode().IsRegular() {
 		f, err := os.OpenFile(name, os.O_WRONLY, 0)
 		if err != nil {
 			return nil, err
@@ -56,9 +58,6 @@ func Create(name string) (*File, error) {
 		name = real
 	}
 	dir, base := filepath.Split(name)
-	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
-		return nil, &fs.PathError{Op: "create", Path: name, Err: syscall.EISDIR}
-	}
 	if procFD() {
 		d := dir
 		if d == "" {
