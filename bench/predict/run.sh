@@ -3,34 +3,40 @@
 # application's I/O takes on B? (docs/BENCHMARKS.md, "Prediction")
 #
 # Applications (APPS; Debian packages no IOR or mdtest, so two small C
-# programs here make exactly their calls: bench/predict/ior.c, mdtest.c):
+# programs here make exactly their calls: bench/predict/ior.c, mdtest.c),
+# at SIZES=small (the default), or large (in parentheses: a run on tmpfs
+# takes tens of milliseconds instead of 1-16; tried on 2026-11-29, the
+# runs did not vary less from one to the next, and mdtest on the disk met
+# ext4's inode allocator, see docs/BENCHMARKS.md):
 #
-#   ior-posix     mpirun -np 2 ior -a POSIX -F -e -b 8m -t 256k: file per
-#                 process, lseek+write, fsync, stat, close; barrier;
+#   ior-posix     mpirun -np 2 ior -a POSIX -F -e -b 8m (64m) -t 256k: file
+#                 per process, lseek+write, fsync, stat, close; barrier;
 #                 lseek+read back (from the page cache, as IOR without -C)
-#   ior-direct    the same with O_DIRECT, -b 4m -t 128k
-#   ior-mpiio     mpirun -np 2 ior -a MPIIO -c -e -b 4m -t 1m -s 2: one
+#   ior-direct    the same with O_DIRECT, -b 4m (32m) -t 128k
+#   ior-mpiio     mpirun -np 2 ior -a MPIIO -c -e -b 4m -t 1m -s 2 (8): one
 #                 shared file, MPI_File_write_at_all, MPI_File_sync,
 #                 read_at_all
-#   mdtest        mpirun -np 2 mdtest -n 200: mkdir/stat/rmdir 50
-#                 directories, create/stat/unlink 200 empty files per rank
-#   mdtest-fsync  mpirun -np 2 mdtest -n 50 -w 4096 -y: each file written
-#                 (4 KiB) and fsynced before its close, read back, removed
-#   h5py          mpirun -np 2 python3 h5.py: 4 time steps of 2 MiB per
-#                 rank written collectively through h5py's MPI driver, read
-#                 back collectively
-#   sqlite        sqlite3 db.sqlite < txn.sql: 50 transactions (an insert
-#                 and an update each, rollback journal, fsync) on a database
-#                 of 2,000 rows, then a full scan
+#   mdtest        mpirun -np 2 mdtest -n 200 (2000): mkdir/stat/rmdir n/4
+#                 directories, create/stat/unlink n empty files per rank
+#   mdtest-fsync  mpirun -np 2 mdtest -n 50 (200) -w 4096 -y: each file
+#                 written (4 KiB) and fsynced before its close, read back,
+#                 removed
+#   h5py          mpirun -np 2 python3 h5.py: 4 (16) time steps of 2 MiB
+#                 per rank written collectively through h5py's MPI driver,
+#                 read back collectively
+#   sqlite        sqlite3 db.sqlite < txn.sql: 50 (200) transactions (an
+#                 insert and an update each, rollback journal, fsync) on a
+#                 database of 2,000 rows, then a full scan
 #   fio           fio job.fio: its own job; a sequential 8 MiB write in
 #                 64 KiB blocks with end_fsync, then (stonewall) 256 random
 #                 4 KiB reads of the file, which fio opens with its default
 #                 invalidate=1 (posix_fadvise DONTNEED)
-#   tar-sync      sh -c 'tar cf out.tar src && sync -f out.tar': 40 files,
-#                 8 MiB, archived, then the file system synced (syncfs)
+#   tar-sync      sh -c 'tar cf out.tar src && sync -f out.tar': 40 (160)
+#                 files, 8 (32) MiB, archived, then the file system synced
+#                 (syncfs)
 #   git           sh -c 'git add -A && git commit && git checkout HEAD~1 &&
-#                 git checkout -': a repository of 45 files, 10 changed
-#                 and 5 new ones committed, then two checkouts
+#                 git checkout -': a repository of 45 (135) files, 10 (30)
+#                 changed and 5 (15) new ones committed, then two checkouts
 #
 # File systems: tmpfs (/dev/shm), the VM's disk (ext4, /var/tmp) and "slow":
 # an ext4 on a loop device (direct I/O on a sparse file of the disk) whose
@@ -148,6 +154,7 @@ SETTLE=${SETTLE:-0.3}
 AFTERIO_N=${AFTERIO_N:-1000}
 PY=${PY:-/usr/bin/python3}
 DOC=${DOC:-docs/BENCHMARKS.md}
+SIZES=${SIZES:-small}
 
 dry=0 write="" title="" keep="" report="" quick=0 modes_given=${MODES+1}
 while [ $# -gt 0 ]; do
@@ -209,19 +216,49 @@ for m in $MODES; do
 	mode_names+=("$name") mode_flags+=("$flags") mode_oneshot+=("$oneshot") mode_mpirun+=("$viampi") mode_before+=("$before")
 done
 
-cmd_of() { # the command line of APP (documentation and dry run)
-	case $1 in
-	ior-posix) echo "mpirun -np $NP ior -a POSIX -F -e -b 8m -t 256k -o DIR/testFile" ;;
-	ior-direct) echo "mpirun -np $NP ior -a POSIX -F -d -e -b 4m -t 128k -o DIR/testFile" ;;
-	ior-mpiio) echo "mpirun -np $NP ior -a MPIIO -c -e -b 4m -t 1m -s 2 -o DIR/testFile" ;;
-	mdtest) echo "mpirun -np $NP mdtest -n 200 -d DIR" ;;
-	mdtest-fsync) echo "mpirun -np $NP mdtest -n 50 -w 4096 -y -d DIR" ;;
-	h5py) echo "mpirun -np $NP python3 -I h5.py DIR/field.h5 4 262144" ;;
-	sqlite) echo "cd DIR && sqlite3 db.sqlite < txn.sql" ;;
-	fio) echo "cd DIR && fio job.fio" ;;
-	tar-sync) echo "cd DIR && sh -c 'tar cf out.tar src && sync -f out.tar'" ;;
-	git) echo "cd DIR && sh -c 'git add -A && git commit -q -m two && git checkout -q HEAD~1 && git checkout -q -'" ;;
+# The applications' sizes (SIZES): small, the default, where a real run on
+# tmpfs takes 1-16 ms; large, where it takes tens of ms (docs/BENCHMARKS.md).
+app_args() { # app_args APP: the command of APP, DIR its directory (the one place that says it)
+	case $SIZES/$1 in
+	small/ior-posix) echo "ior -a POSIX -F -e -b 8m -t 256k -o DIR/testFile" ;;
+	large/ior-posix) echo "ior -a POSIX -F -e -b 64m -t 256k -o DIR/testFile" ;;
+	small/ior-direct) echo "ior -a POSIX -F -d -e -b 4m -t 128k -o DIR/testFile" ;;
+	large/ior-direct) echo "ior -a POSIX -F -d -e -b 32m -t 128k -o DIR/testFile" ;;
+	small/ior-mpiio) echo "ior -a MPIIO -c -e -b 4m -t 1m -s 2 -o DIR/testFile" ;;
+	large/ior-mpiio) echo "ior -a MPIIO -c -e -b 4m -t 1m -s 8 -o DIR/testFile" ;;
+	small/mdtest) echo "mdtest -n 200 -d DIR" ;;
+	large/mdtest) echo "mdtest -n 2000 -d DIR" ;;
+	small/mdtest-fsync) echo "mdtest -n 50 -w 4096 -y -d DIR" ;;
+	large/mdtest-fsync) echo "mdtest -n 200 -w 4096 -y -d DIR" ;;
+	small/h5py) echo "python3 -I h5.py DIR/field.h5 4 262144" ;;
+	large/h5py) echo "python3 -I h5.py DIR/field.h5 16 262144" ;;
+	*/sqlite) echo "sqlite3 db.sqlite < txn.sql" ;;
+	*/fio) echo "fio job.fio" ;;
+	*/tar-sync) echo "sh -c 'tar cf out.tar src && sync -f out.tar'" ;;
+	*/git) echo "sh -c 'git add -A && git commit -q -m two && git checkout -q HEAD~1 && git checkout -q -'" ;;
 	esac
+}
+# The inputs' sizes: sqlite's transactions; tar's files of 200 KiB in each
+# of 4 directories; git's files in each of 3 directories, how many of
+# them change and how many are new.
+sizes_in() { # sizes_in SIZES: sets the inputs' sizes
+	case $1 in
+	small) TXNS=50 TAR_FILES=10 GIT_FILES=15 GIT_CHANGED=10 GIT_NEW=5 ;;
+	large) TXNS=200 TAR_FILES=40 GIT_FILES=45 GIT_CHANGED=30 GIT_NEW=15 ;;
+	*) echo "run.sh: SIZES is large or small" >&2; exit 2 ;;
+	esac
+}
+sizes_in "$SIZES"
+sizes_of() { # the inputs' sizes, in words
+	sizes_in "$SIZES"
+	echo "sqlite: $TXNS transactions, tar-sync: $((4 * TAR_FILES)) files of 200 KiB, git: $((3 * GIT_FILES)) files, $GIT_CHANGED changed and $GIT_NEW new"
+}
+cmd_of() { # the command line of APP (documentation and dry run)
+	if is_mpi "$1"; then
+		echo "mpirun -np $NP $(app_args "$1")"
+	else
+		echo "cd DIR && $(app_args "$1")"
+	fi
 }
 null_of() { # the start-up and exit the real run's wall time loses (other programs)
 	case $1 in
@@ -262,6 +299,8 @@ section() {
 	echo "of it on tmpfs). **Error** = predicted ÷ real − 1 within each repetition, median over repetitions; negative:"
 	echo "the replay under-predicts. **Real spread**: (max − min) ÷ median of the cell's real runs, how far the application"
 	echo "itself varied from run to run."
+	echo
+	echo "Sizes: $SIZES ($(sizes_of)): bench/predict/run.sh says what each application does."
 	echo
 	echo "| application | what it does (DIR: its directory) | *S* |"
 	echo "|---|---|---|"
@@ -453,6 +492,7 @@ write_doc() { # write_doc SECTION_FILE: replace the section between this name's 
 
 if [ -n "$report" ]; then
 	FAST_REPS=0 # a run kept before repetitions adapted had none
+	SIZES=small # nor one kept before the sizes were chosen
 	# shellcheck source=/dev/null
 	. "$report/meta.sh"
 	read -ra mode_names <<<"$mode_names_s"
@@ -544,7 +584,7 @@ sed 's/^size=8m/size=64k/; s/^io_size=1m/io_size=8k/' "$bin/job.fio" >"$bin/warm
 	echo "COMMIT;"
 } >"$bin/init.sql"
 {
-	for i in $(seq 50); do
+	for i in $(seq "$TXNS"); do
 		echo "BEGIN; INSERT INTO t(v) VALUES(randomblob(2000)); UPDATE t SET v = randomblob(1000) WHERE k = $(((i * 37) % 2000 + 1)); COMMIT;"
 	done
 	echo "SELECT count(*), sum(length(v)) FROM t;"
@@ -554,18 +594,18 @@ seed_inputs() {
 	mkdir -p "$shm/seed/tar/src" "$shm/seed/git"
 	for d in 0 1 2 3; do
 		mkdir -p "$shm/seed/tar/src/d$d"
-		for f in $(seq 0 9); do head -c 209715 /dev/urandom >"$shm/seed/tar/src/d$d/f$f.bin"; done
+		for f in $(seq 0 $((TAR_FILES - 1))); do head -c 209715 /dev/urandom >"$shm/seed/tar/src/d$d/f$f.bin"; done
 	done
 	(
 		cd "$shm/seed/git"
 		git init -q -b main .
 		for d in a b c; do
 			mkdir -p "$d"
-			for f in $(seq 0 14); do seq $((f * 1000 + 1)) $((f * 1000 + 600)) | sed "s/^/$d line /" >"$d/file$f.txt"; done
+			for f in $(seq 0 $((GIT_FILES - 1))); do seq $((f * 1000 + 1)) $((f * 1000 + 600)) | sed "s/^/$d line /" >"$d/file$f.txt"; done
 		done
 		git add -A && git commit -q -m one
-		for f in $(seq 0 9); do echo "changed $f" >>"a/file$f.txt"; done
-		mkdir -p d && for f in $(seq 0 4); do seq 1 500 >"d/new$f.txt"; done
+		for f in $(seq 0 $((GIT_CHANGED - 1))); do echo "changed $f" >>"a/file$f.txt"; done
+		mkdir -p d && for f in $(seq 0 $((GIT_NEW - 1))); do seq 1 500 >"d/new$f.txt"; done
 	)
 }
 
@@ -580,14 +620,21 @@ setup_app() { # setup_app APP DIR: the inputs of a run (untimed)
 REC=()
 mpi() { (cd "$scratch" && mpirun -np "$NP" --oversubscribe "${REC[@]}" "$@"); }
 run_app() { # run_app APP DIR: the application on DIR, under "${REC[@]}"; stdout to $out
-	local d=$2
+	local d=$2 w args=()
+	if is_mpi "$1"; then
+		for w in $(app_args "$1"); do
+			case $w in
+			ior | mdtest | h5.py) w=$bin/$w ;;
+			python3) w=$PY ;;
+			DIR/*) w=$d/${w#DIR/} ;;
+			DIR) w=$d ;;
+			esac
+			args+=("$w")
+		done
+		mpi "${args[@]}" >"$out"
+		return
+	fi
 	case $1 in
-	ior-posix) mpi "$bin/ior" -a POSIX -F -e -b 8m -t 256k -o "$d/testFile" ;;
-	ior-direct) mpi "$bin/ior" -a POSIX -F -d -e -b 4m -t 128k -o "$d/testFile" ;;
-	ior-mpiio) mpi "$bin/ior" -a MPIIO -c -e -b 4m -t 1m -s 2 -o "$d/testFile" ;;
-	mdtest) mpi "$bin/mdtest" -n 200 -d "$d" ;;
-	mdtest-fsync) mpi "$bin/mdtest" -n 50 -w 4096 -y -d "$d" ;;
-	h5py) mpi "$PY" -I "$bin/h5.py" "$d/field.h5" 4 262144 ;;
 	sqlite) (cd "$d" && "${REC[@]}" sqlite3 db.sqlite <"$bin/txn.sql") ;;
 	fio) (cd "$d" && "${REC[@]}" fio --output="$shm/fio.out" "$bin/job.fio") ;;
 	tar-sync) (cd "$d" && "${REC[@]}" sh -c 'tar cf out.tar src && sync -f out.tar') ;;
@@ -918,7 +965,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg) minutes=$(((SECONDS - t_start + 30) / 
 
 host_s="$(nproc) cores ($(uname -r), $(go version | cut -d' ' -f3))"
 mode_names_s="${mode_names[*]}"
-declare -p start load_start load_end minutes commit host_s APPS TARGETS CAPTURE_FS RECORDER REPS CAPTURES FAST FAST_REPS SLOW_IOPS SLOW_MBPS SETTLE AFTERIO_N mode_names_s >"$shm/meta.sh"
+declare -p start load_start load_end minutes commit host_s SIZES APPS TARGETS CAPTURE_FS RECORDER REPS CAPTURES FAST FAST_REPS SLOW_IOPS SLOW_MBPS SETTLE AFTERIO_N mode_names_s >"$shm/meta.sh"
 section >"$shm/section.md"
 cat "$shm/section.md"
 [ -z "$write" ] || write_doc "$shm/section.md"

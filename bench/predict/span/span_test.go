@@ -124,6 +124,24 @@ func TestDryRun(t *testing.T) {
 		}
 	}
 
+	// The sizes: one table gives the commands run and those printed.
+	if !strings.Contains(s, "mpirun -np 2 ior -a POSIX -F -e -b 8m -t 256k -o DIR/testFile") {
+		t.Errorf("the default sizes are not the small ones:\n%s", s)
+	}
+	cmd = exec.Command("bash", "../run.sh", "--dry-run")
+	cmd.Env = append(os.Environ(), "SIZES=large", "APPS=ior-posix mdtest h5py")
+	out, err = cmd.CombinedOutput()
+	for _, want := range []string{"ior -a POSIX -F -e -b 64m -t 256k -o DIR/testFile", "mdtest -n 2000 -d DIR", "h5.py DIR/field.h5 16 262144"} {
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("SIZES=large: %v, the plan lacks %q:\n%s", err, want, out)
+		}
+	}
+	cmd = exec.Command("bash", "../run.sh", "--dry-run")
+	cmd.Env = append(os.Environ(), "SIZES=huge")
+	if out, err = cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "SIZES is large or small") {
+		t.Errorf("run.sh accepted SIZES=huge: %v\n%s", err, out)
+	}
+
 	// A mode is ioreplay flags and procedures; anything else is an error.
 	cmd = exec.Command("bash", "../run.sh", "--dry-run")
 	cmd.Env = append(os.Environ(), "MODES=think bad=timing")
