@@ -297,8 +297,10 @@ section() {
 	echo "report are outside it. Inputs are in place and cold before every timed run: the real run's made by the script,"
 	echo "the replay's by \`ioreplay --prepare-only\`, then caches dropped (the program's binaries warmed again by a tiny run"
 	echo "of it on tmpfs). **Error** = predicted ÷ real − 1 within each repetition, median over repetitions; negative:"
-	echo "the replay under-predicts. **Real spread**: (max − min) ÷ median of the cell's real runs, how far the application"
-	echo "itself varied from run to run."
+	echo "the replay under-predicts; in parentheses the interval that holds the median error with 95 % confidence whatever"
+	echo "the errors' distribution (order statistics of the repetitions' errors; with 5 repetitions their whole range, 94 %)."
+	echo "A cell *surely beyond* 5 or 15 % has all its interval beyond: its error is not the repetitions' noise."
+	echo "**Real spread**: (max − min) ÷ median of the cell's real runs, how far the application itself varied from run to run."
 	echo
 	echo "Sizes: $SIZES ($(sizes_of)): bench/predict/run.sh says what each application does."
 	echo
@@ -314,6 +316,23 @@ function median(a, k,   i, j, t) {
 }
 function abs(x) { return x < 0 ? -x : x }
 function pct(x) { return sprintf("%+.1f %%", 100 * x) }
+# lowrank(k): the rank j of the order statistics x(j), x(k+1-j) that bound
+# the median of k values with at least 95 % confidence whatever their
+# distribution: the largest j whose 1 - 2 P(B < j), B ~ Binomial(k, 1/2),
+# is at least 0.95; 1 (the whole range, 94 % for 5 values) below 6.
+function lowrank(k,   j, c, p) {
+	c = 0; p = 2 ^ -k # P(B = 0)
+	for (j = 1; j <= k / 2; j++) {
+		c += p # P(B < j)
+		if (1 - 2 * c < 0.95) break
+		p = p * (k - j + 1) / j # P(B = j)
+	}
+	return j > 1 ? j - 1 : 1
+}
+# interval(a, k): the interval of the median of a[1..k], sorted (median sorts)
+function interval(a, k,   j) { j = lowrank(k); return a[j] SUBSEP a[k + 1 - j] }
+# beyond(lo, hi, x): the interval lies wholly beyond ±x
+function beyond(lo, hi, x) { return lo > x || hi < -x }
 $1 == "real" { real[$2, $3, $6] = $7; S[$2, $3, ++ns[$2, $3]] = $9; L[$2, $3, ++nl[$2, $3]] = $10 }
 $1 == "replay" { pred[$2, $3, $4, $5, $6] = $7; L[$2, $3, ++nl[$2, $3]] = $11 }
 $1 == "capture" { k = ++ncap[$2, $3]; capv[$2, $3, k] = $7; capiov[$2, $3, k] = $8; capr[$2, $3, $6] = $7 }
@@ -358,8 +377,8 @@ END {
 				if (C[c] == T[t] && (A[a], C[c], cr) in capr && capr[A[a], C[c], cr] > 0) ec[++kc] = p / capr[A[a], C[c], cr] - 1
 			}
 			P[A[a], T[t], C[c], M[m]] = median(v, k)
-			if (ke) { E[A[a], T[t], C[c], M[m]] = median(e, ke); HAS[A[a], T[t], C[c], M[m]] = 1 }
-			if (kc) EC[A[a], T[t], C[c], M[m]] = median(ec, kc)
+			if (ke) { E[A[a], T[t], C[c], M[m]] = median(e, ke); HAS[A[a], T[t], C[c], M[m]] = 1; EI[A[a], T[t], C[c], M[m]] = interval(e, ke) }
+			if (kc) { EC[A[a], T[t], C[c], M[m]] = median(ec, kc); ECI[A[a], T[t], C[c], M[m]] = interval(ec, kc) }
 		}
 	}
 	for (pass = 1; pass <= 2; pass++) {
@@ -388,7 +407,10 @@ END {
 				if (key in HAS) {
 					x = E[key]; s = pct(x)
 					if (abs(x) > 0.15) s = "**" s "**"
-					printf " %.4f, %s |", P[key], s
+					split(EI[key], iv, SUBSEP)
+					printf " %.4f, %s (%+.1f…%+.1f) |", P[key], s, 100 * iv[1], 100 * iv[2]
+					if (beyond(iv[1], iv[2], 0.05)) out5[pass, M[m]]++
+					if (beyond(iv[1], iv[2], 0.15)) out15[pass, M[m]]++
 					cells[pass, M[m], ++ncell[pass, M[m]]] = abs(x)
 					if (!((pass, M[m]) in worst) || abs(x) > worst[pass, M[m]]) { worst[pass, M[m]] = abs(x); wname[pass, M[m]] = A[a] " " C[c] "→" T[t] " " pct(x) }
 					if (abs(x) <= 0.05) in5[pass, M[m]]++
@@ -400,7 +422,10 @@ END {
 				if (!(key in EC)) { printf " – |"; continue }
 				x = EC[key]; s = pct(x)
 				if (abs(x) > 0.05) s = "**" s "**"
-				printf " %s |", s
+				split(ECI[key], iv, SUBSEP)
+				printf " %s (%+.1f…%+.1f) |", s, 100 * iv[1], 100 * iv[2]
+				if (beyond(iv[1], iv[2], 0.05)) out5[3, M[m]]++
+				if (beyond(iv[1], iv[2], 0.15)) out15[3, M[m]]++
 				cells[3, M[m], ++ncell[3, M[m]]] = abs(x)
 				if (!((3, M[m]) in worst) || abs(x) > worst[3, M[m]]) { worst[3, M[m]] = abs(x); wname[3, M[m]] = A[a] " " C[c] "→" T[t] " " pct(x) }
 				if (abs(x) <= 0.05) in5[3, M[m]]++
@@ -412,13 +437,13 @@ END {
 	print ""
 	print "### Summary per mode"
 	print ""
-	print "| mode | cells | median \\|error\\| | cells within 5 % | within 15 % | worst cell |"
-	print "|---|---:|---:|---:|---:|---|"
+	print "| mode | cells | median \\|error\\| | cells within 5 % | within 15 % | surely beyond 5 % | surely beyond 15 % | worst cell |"
+	print "|---|---:|---:|---:|---:|---:|---:|---|"
 	for (pass = 1; pass <= 3; pass++) for (m = 1; m <= nm; m++) {
 		k = ncell[pass, M[m]]; if (!k) continue
 		delete v
 		for (i = 1; i <= k; i++) v[i] = cells[pass, M[m], i]
-		printf "| %s, %s | %d | %.1f %% | %d | %d | %s |\n", M[m], pass == 1 ? "prediction" : pass == 2 ? "self-replay" : "self-replay against its capture", k, 100 * median(v, k), in5[pass, M[m]], in15[pass, M[m]], wname[pass, M[m]]
+		printf "| %s, %s | %d | %.1f %% | %d | %d | %d | %d | %s |\n", M[m], pass == 1 ? "prediction" : pass == 2 ? "self-replay" : "self-replay against its capture", k, 100 * median(v, k), in5[pass, M[m]], in15[pass, M[m]], out5[pass, M[m]], out15[pass, M[m]], wname[pass, M[m]]
 	}
 	if (ndev) {
 		print ""

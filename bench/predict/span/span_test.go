@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,14 +212,47 @@ declare -- mode_names_s="predict"
 	s := string(out)
 	for _, want := range []string{
 		"| sqlite | disk | tmpfs | 0.0100 |",
-		" 0.0100, +0.0 % |",
+		// The interval of the median of 2 errors is their range.
+		" 0.0100, +0.0 % (-5.0…+5.0) |",
 		"| sqlite | tmpfs | tmpfs | 0.0100 |",
-		" 0.0165, **+65.0 %** | **+10.0 %** |",
-		"| predict, self-replay against its capture | 1 | 10.0 % | 0 | 1 | sqlite tmpfs→tmpfs +10.0 % |",
+		" 0.0165, **+65.0 %** (+10.0…+120.0) | **+10.0 %** (+10.0…+10.0) |",
+		"| predict, prediction | 1 | 0.0 % | 1 | 1 | 0 | 0 | sqlite disk→tmpfs +0.0 % |",
+		"| predict, self-replay | 1 | 65.0 % | 0 | 0 | 1 | 0 | sqlite tmpfs→tmpfs +65.0 % |",
+		"| predict, self-replay against its capture | 1 | 10.0 % | 0 | 1 | 1 | 0 | sqlite tmpfs→tmpfs +10.0 % |",
 		"2 paired repetitions, 3 where the real runs' median is under 0.1 s,",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the report lacks %q:\n%s", want, s)
+		}
+	}
+
+	// 21 repetitions whose errors are 0, 1, …, 20 %: the median 10 %,
+	// its 95 % interval the 6th and 16th of them (97.3 %; the 7th and
+	// 15th would hold it 92.2 % of the time).
+	dir21 := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir21, "meta.sh"), []byte(strings.Replace(strings.Replace(meta, `REPS="2"`, `REPS="21"`, 1), `TARGETS="tmpfs disk"`, `TARGETS="tmpfs"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var r21 []string
+	for r := 1; r <= 21; r++ {
+		r21 = append(r21,
+			fmt.Sprintf("capture\tsqlite\ttmpfs\t-\t-\t%d\t0.010\t-\t0.5\t0.1\tspan=0.010", r),
+			fmt.Sprintf("real\tsqlite\ttmpfs\t-\t-\t%d\t0.010\t0.5\t0.002\t0.1", r),
+			fmt.Sprintf("replay\tsqlite\ttmpfs\ttmpfs\tpredict\t%d\t%.4f\t0.1\t0\t0\t0.1\t", r, 0.010*(1+float64((r*8)%21)/100)))
+	}
+	if err := os.WriteFile(filepath.Join(dir21, "results.tsv"), []byte(strings.Join(r21, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command("bash", "../run.sh", "--report", dir21).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run.sh --report: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		" 0.0110, +10.0 % (+5.0…+15.0) | **+10.0 %** (+5.0…+15.0) |",
+		"| predict, self-replay | 1 | 10.0 % | 0 | 1 | 0 | 0 |",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the report of 21 repetitions lacks %q:\n%s", want, out)
 		}
 	}
 
