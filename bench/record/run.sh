@@ -28,7 +28,8 @@
 #      iotrace record --preload --rank R, one per rank, as mpirun starts
 #      them): the extra CPU of the whole job over the untraced ranks.
 #   2. N (200,000) × 4 KiB pwrite in C (pwrite.c): untraced, under
-#      iotrace record (ptrace), and strace -f --seccomp-bpf -e
+#      iotrace record (ptrace) of BASE (before) and of this tree, and
+#      strace -f --seccomp-bpf -e
 #      trace=pwrite64 -o /dev/null; pinned (taskset -c 0: tracer and
 #      program share a CPU, as under mpirun --bind-to core) and unpinned,
 #      PW_ROUNDS rounds. The per-call overhead is (traced − untraced loop
@@ -306,6 +307,7 @@ pwrun() {
 	local pin=$1 tool=$2 cmd=("$tmp/pwrite" "$data/pwrite.dat" "$N")
 	case $tool in
 	iotrace) cmd=("$tmp/after/iotrace" record -o "$tmp/trace.iot" -- "${cmd[@]}") ;;
+	before) cmd=("$tmp/before/iotrace" record -o "$tmp/trace.iot" -- "${cmd[@]}") ;;
 	strace) cmd=(strace -f --seccomp-bpf -e trace=pwrite64 -o /dev/null "${cmd[@]}") ;;
 	esac
 	local l
@@ -313,10 +315,11 @@ pwrun() {
 	echo "$l $(cut -d' ' -f2 "$tmp/cpu.out")"
 }
 
-# ratios KEY prints, per round, the ratio of iotrace's overhead over the
-# untraced run to strace's, for the values in P[PIN,TOOL,KEY].
+# ratios PIN KEY [TOOL] prints, per round, the ratio of TOOL's (iotrace's)
+# overhead over the untraced run to strace's, for the values in
+# P[PIN,TOOL,KEY].
 ratios() {
-	paste -d' ' <(tr ' ' '\n' <<<"${P[$1,untraced,$2]}" | grep .) <(tr ' ' '\n' <<<"${P[$1,iotrace,$2]}" | grep .) <(tr ' ' '\n' <<<"${P[$1,strace,$2]}" | grep .) |
+	paste -d' ' <(tr ' ' '\n' <<<"${P[$1,untraced,$2]}" | grep .) <(tr ' ' '\n' <<<"${P[$1,${3:-iotrace},$2]}" | grep .) <(tr ' ' '\n' <<<"${P[$1,strace,$2]}" | grep .) |
 		awk '{print ($2-$1)/($3-$1)}' | tr '\n' ' '
 }
 
@@ -329,9 +332,11 @@ span() {
 
 if ! skip 2; then
 	declare -A P
+	pwtools="untraced iotrace strace"
+	[ -n "$before" ] && pwtools="untraced before iotrace strace"
 	for round in $(seq "$PW_ROUNDS"); do
 		for pin in $pins; do
-			for tool in untraced iotrace strace; do
+			for tool in $pwtools; do
 				read -r l c < <(pwrun "$pin" "$tool")
 				P[$pin,$tool,loop]+="$l "
 				P[$pin,$tool,cpu]+="$c "
@@ -350,15 +355,18 @@ if ! skip 2; then
 		rc=$(ratios "$pin" cpu)
 		base=$(med "${P[$pin,untraced,loop]}")
 		cbase=$(med "${P[$pin,untraced,cpu]}")
-		for tool in untraced iotrace strace; do
+		for tool in $pwtools; do
 			l=$(med "${P[$pin,$tool,loop]}")
 			c=$(med "${P[$pin,$tool,cpu]}")
 			label=$tool
 			[ "$tool" = iotrace ] && label="iotrace record"
+			[ "$tool" = before ] && label="iotrace record, before (\`$(git rev-parse --short "$BASE")\`)"
 			[ "$tool" = strace ] && label="strace -f --seccomp-bpf"
-			awk -v where="$(where "$pin")" -v label="$label" -v l="$l" -v c="$c" -v n="$N" -v base="$base" -v cbase="$cbase" -v tool="$tool" -v r="$(span "$r")" -v rc="$(span "$rc")" 'BEGIN {
+			tr=$r trc=$rc
+			[ "$tool" = before ] && tr=$(ratios "$pin" loop before) trc=$(ratios "$pin" cpu before)
+			awk -v where="$(where "$pin")" -v label="$label" -v l="$l" -v c="$c" -v n="$N" -v base="$base" -v cbase="$cbase" -v tool="$tool" -v r="$(span "$tr")" -v rc="$(span "$trc")" 'BEGIN {
 				if (tool == "untraced") { printf "| %s | %s | %.3f | %.2f | – | – | – | – |\n", where, label, l/1e9, l/n/1000; exit }
-				printf "| %s | %s | %.3f | %.2f | %.2f | %s | %.2f | %s |\n", where, label, l/1e9, l/n/1000, (l-base)/n/1000, (tool == "iotrace" ? r : "1"), (c-cbase)/n/1000, (tool == "iotrace" ? rc : "1")
+				printf "| %s | %s | %.3f | %.2f | %.2f | %s | %.2f | %s |\n", where, label, l/1e9, l/n/1000, (l-base)/n/1000, (tool == "strace" ? "1" : r), (c-cbase)/n/1000, (tool == "strace" ? "1" : rc)
 			}'
 		done
 		awk -v r="$(med "$r")" 'BEGIN { exit !(r <= 0.5) }' || verdict=FAIL

@@ -122,7 +122,7 @@ func Calibrate(helper string) (capture.Cost, error) {
 	st := &stoppedCal{fd: -1}
 	defer st.close()
 	for {
-		tid, err := unix.Wait4(pid, &ws, unix.WALL, nil)
+		tid, err := tr.waiter.wait(pid, &ws) // as Run waits
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}

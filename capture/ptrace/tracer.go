@@ -241,7 +241,8 @@ type tracer struct {
 
 	st *follower // the descriptor tables of the traced processes
 
-	acct capture.Account // the tracer's cost, kept out of the times
+	acct   capture.Account // the tracer's cost, kept out of the times
+	waiter stopWaiter      // polls before it blocks (wait.go)
 }
 
 // Run starts cfg.Argv under the tracer, records its calls until it and
@@ -591,7 +592,7 @@ func (tr *tracer) loop() error {
 				lastYield = now
 			}
 		}
-		tid, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		tid, err := tr.waiter.wait(-1, &ws)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
