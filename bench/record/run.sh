@@ -59,7 +59,8 @@
 #      to its standard output before its exec), untraced, under iotrace record --preload
 #      of BASE (before) and of this tree (after; its spools where
 #      iotrace puts them, in $TMPDIR, and, where there is one, in
-#      /dev/shm with --spool), with runs of 1 process for the fixed
+#      /dev/shm with --spool), and under iotrace record (ptrace) of BASE
+#      and of this tree, with runs of 1 process for the fixed
 #      cost (iotrace's start and encode; a record whose program started
 #      processes measures the shim's cost per process start once, about
 #      0.2 s); PROC_ROUNDS (7) interleaved rounds. Per process:
@@ -488,6 +489,8 @@ if ! skip 5; then
 		case $tool in
 		before | after) cmd=(env IOTRACE_CACHE="$tmp/$tool/cache" "$tmp/$tool/iotrace" record -q --preload --include "$data" -o "$tmp/p.iot" -- "${cmd[@]}") ;;
 		shm) cmd=(env IOTRACE_CACHE="$tmp/after/cache" "$tmp/after/iotrace" record -q --preload --spool "$data/spool" --include "$data" -o "$tmp/p.iot" -- "${cmd[@]}") ;;
+		ptrace-before) cmd=("$tmp/before/iotrace" record -q --include "$data" -o "$tmp/p.iot" -- "${cmd[@]}") ;;
+		ptrace) cmd=("$tmp/after/iotrace" record -q --include "$data" -o "$tmp/p.iot" -- "${cmd[@]}") ;;
 		esac
 		"$tmp/cpu" "$tmp/cpu.out" "${cmd[@]}" >/dev/null
 		rm -rf "${data:?}/spool"
@@ -500,6 +503,7 @@ if ! skip 5; then
 	declare -A P
 	ptools=(untraced ${before:+before} after)
 	[ "$data" != "$tmp/data" ] && ptools+=(shm) # the spools in /dev/shm too
+	ptools+=(${before:+ptrace-before} ptrace) # and the ptrace recorder
 	for round in $(seq "$PROC_ROUNDS"); do
 		for how in sh spawn; do
 			for k in $(seq 0 $((${#ptools[@]} - 1))); do
@@ -521,9 +525,9 @@ if ! skip 5; then
 		paste -d' ' <(tr ' ' '\n' <<<"${P[$1,$2,w1]}" | grep .) <(tr ' ' '\n' <<<"${P[$1,untraced,w1]}" | grep .) |
 			awk '{printf "%s ", ($1 - $2) / 1e6}'
 	}
-	echo "### Processes: what the shim costs a program that starts many"
+	echo "### Processes: what the recorders cost a program that starts many"
 	echo
-	echo "A shell starting $PROCS processes one after another (\`cat\` of a 4 KiB file in the recorded directory), and a C program starting them as git's run_command does (\`bench/record/spawn.c\`: the child opens /dev/null and dup2s it to its standard output before its exec: calls the recording leaves out), untraced and under \`iotrace record --preload\` (its spools in \`\$TMPDIR\`, ${TMPDIR:-/tmp} here, on $(df --output=fstype "${TMPDIR:-/tmp}" | tail -1); and in /dev/shm); medians over $PROC_ROUNDS interleaved rounds of the per-round differences to the untraced run, µs per process, each less the same command's run of 1 process (iotrace's start and encode, the shell's start, and what a record does once when its program started processes: it measures the shim's cost per process start, which it takes out of the trace). The recorder's whole time for that one process is below the table. *In the trace*: the trace's span from the first file call to the last, less the untraced loop's wall time — the recorder's time a replay would still take for the program's."
+	echo "A shell starting $PROCS processes one after another (\`cat\` of a 4 KiB file in the recorded directory), and a C program starting them as git's run_command does (\`bench/record/spawn.c\`: the child opens /dev/null and dup2s it to its standard output before its exec: calls the recording leaves out), untraced, under \`iotrace record --preload\` (its spools in \`\$TMPDIR\`, ${TMPDIR:-/tmp} here, on $(df --output=fstype "${TMPDIR:-/tmp}" | tail -1); and in /dev/shm) and under \`iotrace record\` (ptrace); medians over $PROC_ROUNDS interleaved rounds of the per-round differences to the untraced run, µs per process, each less the same command's run of 1 process (iotrace's start and encode, the shell's start, and what a record does once when its program started processes: it measures the shim's cost per process start, which it takes out of the trace). The recorder's whole time for that one process is below the table. *In the trace*: the trace's span from the first file call to the last, less the untraced loop's wall time — the recorder's time a replay would still take for the program's."
 	echo
 	echo "| starter | recorder | extra wall per process (µs) | extra CPU per process (µs) | in the trace per process (µs) |"
 	echo "|---|---|---:|---:|---:|"
@@ -532,6 +536,8 @@ if ! skip 5; then
 			label="iotrace record --preload, after (this tree)"
 			[ "$tool" = before ] && label="iotrace record --preload, before (\`$(git rev-parse --short "$BASE")\`)"
 			[ "$tool" = shm ] && label="iotrace record --preload --spool /dev/shm/…, after (the spools on tmpfs)"
+			[ "$tool" = ptrace-before ] && label="iotrace record (ptrace), before (\`$(git rev-parse --short "$BASE")\`)"
+			[ "$tool" = ptrace ] && label="iotrace record (ptrace), after (this tree)"
 			printf '| %s | %s | %.1f | %.1f | %.1f |\n' "$how" "$label" "$(med "$(diffs "$how" "$tool" w w)")" "$(med "$(diffs "$how" "$tool" c c)")" "$(med "$(diffs "$how" "$tool" s w)")"
 		done
 	done
