@@ -12,13 +12,13 @@ import (
 // tracer, which resumes it and waits again. A tracer blocked in wait4
 // leaves its processor idle, and on a virtual machine an idle processor
 // halts: waking it goes through the hypervisor. Measured here (2 vCPUs,
-// 20,000 pwrites of 4 KiB under iotrace record): 42 µs a call with the
-// tracer blocking at every stop, 15 µs with it polling for up to 20 µs
-// first, and less processor time in all (0.69 s against 0.44 s: a
-// wake-up costs the kernel more than the polls). With the tracer and the
-// program on one processor, the poll yields it to the program between
-// polls: 6.7 µs a call, against 7.7–9.1 blocking and 10 polling without
-// yielding.
+// bench/record part 2: 100,000 recorded pwrites of 4 KiB, an entry and
+// an exit stop each): 88 µs a call with the tracer blocking at every
+// stop and the program on the other processor, 31 µs with it polling
+// for up to 20 µs first, and less processor time (65 against 39 µs a
+// call: a wake-up costs the kernel more than the polls); with the tracer
+// and the program on one processor, where the poll yields it to the
+// program between polls, 13.5 against 11.8 µs.
 //
 // stopWaiter waits for tracees' stops: it polls (wait4 with WNOHANG,
 // yielding the processor between polls) for up to spinWindow, then
