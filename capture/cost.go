@@ -72,6 +72,10 @@ type Corrections struct {
 	// thread's recent cheap calls, FollowedGaps the gaps whose cost was
 	// scaled to them.
 	Measured, Followed, FollowedGaps int64
+	// FollowedStops are the stops of calls not recorded whose cost came
+	// from the tracer's time on them and their thread's round trips
+	// (StopTook).
+	FollowedStops int64
 	// InCall and Between are what was taken out of the recorded calls'
 	// durations and of the gaps before them, in all (ns).
 	InCall, Between int64
@@ -121,11 +125,14 @@ const (
 	followMin    = 8
 )
 
-// window keeps the latest followWindow values and their median.
+// window keeps a thread's latest followWindow cheap calls' costs and
+// their median, and its latest round trips (RoundTrip) and their lower
+// decile.
 type window struct {
 	v   [followWindow]int64
 	n   int
 	est int64
+	rt  roundTrips
 }
 
 func (w *window) add(x int64) {
@@ -139,8 +146,29 @@ func (w *window) add(x int64) {
 	}
 }
 
-// ready says whether the window has enough values for an estimate.
+// ready says whether the window has enough cheap calls for an estimate.
 func (w *window) ready() bool { return w.n >= followMin }
+
+// roundTrips keeps a thread's latest followWindow round trips (the time
+// from the tracer letting it go to its next stop) and their lower
+// decile, sorted again at every eighth (a round trip comes with every
+// stop, cheap calls seldom).
+type roundTrips struct {
+	v   [followWindow]int64
+	n   int
+	est int64
+}
+
+func (r *roundTrips) add(x int64) {
+	r.v[r.n%followWindow] = x
+	r.n++
+	if r.n >= followMin && (r.n <= followWindow || r.n%8 == 0) {
+		var s [followWindow]int64
+		k := copy(s[:], r.v[:min(r.n, followWindow)])
+		slices.Sort(s[:k])
+		r.est = s[k/10]
+	}
+}
 
 func (a *Account) thread(th uint32) *window {
 	if a.threads == nil {
@@ -306,6 +334,26 @@ func (a *Account) StopOn(th uint32) {
 	}
 }
 
+// StopTook counts a stop of thread th at a call the tracer does not
+// record, where the tracer spent d on it: once the thread has round trips
+// to follow (RoundTrip), the stop cost it d and the lower decile of its
+// round trips (the tracer's resuming it, its waking, the tracer's
+// noticing its next stop), else as StopOn. The calibration's helper
+// stops at a read of /dev/zero, which the tracer looks at for 0.1 µs; a
+// program's loader opens, maps and closes its libraries, and the tracer
+// reads and rules on each path: 7–20 µs a stop (a shell's 200 cats).
+func (a *Account) StopTook(th uint32, d int64) {
+	if a.C.Samples > 0 && a.threads != nil {
+		if t := a.threads[th]; t != nil && t.rt.n >= followMin {
+			a.pending += max(d, 0) + t.rt.est
+			a.N.Stops++
+			a.N.FollowedStops++
+			return
+		}
+	}
+	a.StopOn(th)
+}
+
 // Ended returns the duration to record of a call that ran from s to e
 // (real): the measured one less the tracer's share. A call the tracer
 // saw end but does not record (it learnt a descriptor) leaves its cost
@@ -372,6 +420,22 @@ func (a *Account) following(th uint32) *window {
 		return t
 	}
 	return nil
+}
+
+// RoundTrip notes a round trip of thread th: rt ns from the tracer
+// letting it run (after a stop at a call it did not record, or at a
+// call's exit) to its next stop, as the tracer saw them. It holds the
+// resume (a wake-up of the program's processor), the call it was let go
+// into (if any), its own computation, its stopping and the tracer's
+// noticing the stop: the lower decile of the thread's last followWindow
+// round trips, less Cost.Call, is what a stop costs it beyond the
+// tracer's time on it (StopTook), wherever the scheduler put the tracer
+// and the program. The calibration's helper met either: here 7 µs a stop
+// on one processor, 27 µs on two.
+func (a *Account) RoundTrip(th uint32, rt int64) {
+	if a.C.Samples > 0 && rt > 0 {
+		a.thread(th).rt.add(max(rt-a.C.Call, 0))
+	}
 }
 
 // Follow returns cost c (Cost.Stopped, say) of thread th as the run

@@ -304,3 +304,47 @@ func TestAccountEventInOne(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountStopTook: a stop at a call not recorded costs the program
+// the calibration's Stop until its thread has followMin round trips;
+// then the tracer's time on the stop and the lower decile of the
+// thread's round trips (less Cost.Call), whatever the calibration said
+// — a helper on the tracer's processor calibrates 7 µs a stop, a
+// program on the other one pays three times that.
+func TestAccountStopTook(t *testing.T) {
+	const stop, call = 7_000, 200
+	a := Account{C: Cost{InCall: 7_000, Between: 8_000, Stop: stop, Call: call, Samples: 200}}
+	a.StopTook(0, 15_000)
+	if a.pending != stop || a.N.FollowedStops != 0 {
+		t.Fatalf("before any round trip: pending %d (want %d), %+v", a.pending, stop, a.N)
+	}
+	// Round trips of 20 µs and more: the decile of 30 values, the 4th.
+	for i := range 30 {
+		a.RoundTrip(0, 20_000+int64(i)*1_000)
+	}
+	a.pending = 0
+	a.StopTook(0, 15_000)
+	if want := int64(15_000 + 23_000 - call); a.pending != want || a.N.FollowedStops != 1 || a.N.Stops != 2 {
+		t.Errorf("after 30 round trips: pending %d, want %d; %+v", a.pending, want, a.N)
+	}
+	// Another thread has none of them.
+	a.pending = 0
+	a.StopTook(1, 15_000)
+	if a.pending != stop {
+		t.Errorf("another thread's stop: %d, want %d", a.pending, stop)
+	}
+	// Round trips change nothing of recorded calls: they follow cheap
+	// calls only (a round trip holds the program's own work too).
+	if d := a.EndedOn(0, 0, 40_000, true, false); d != 40_000-7_000 {
+		t.Errorf("a recorded call: %d, want the calibration's share out: %d", d, 40_000-7_000)
+	}
+	// A capture without calibration (--raw-times) takes nothing out.
+	b := Account{}
+	for range 30 {
+		b.RoundTrip(0, 20_000)
+	}
+	b.StopTook(0, 15_000)
+	if b.pending != 0 {
+		t.Errorf("raw times: pending %d", b.pending)
+	}
+}

@@ -184,6 +184,12 @@ type task struct {
 	// without a wait for the device.
 	fwStops int32
 	stopped stoppedWindow
+
+	// resumed is when the tracer let the thread run after a stop at a
+	// call it does not record or at a call's exit (0: after any other
+	// stop): its next stop at a call's entry gives the account a round
+	// trip (Account.RoundTrip).
+	resumed int64
 }
 
 // pathEnt is a resolved path.
@@ -631,6 +637,12 @@ func (tr *tracer) loop() error {
 		}
 		sig := ws.StopSignal()
 		event := int(ws) >> 16 & 0xff
+		if sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_SECCOMP {
+			if t.resumed > 0 && t.started {
+				tr.acct.RoundTrip(t.idx, tr.now()-t.resumed)
+			}
+		}
+		t.resumed = 0
 		switch {
 		case sig == unix.SIGTRAP|0x80:
 			tr.onExit(t)
@@ -785,6 +797,7 @@ func (tr *tracer) onExec(t *task) {
 
 // onSeccomp handles the stop the filter asked for at a traced call.
 func (tr *tracer) onSeccomp(t *task) {
+	st := tr.now() // the tracer's time at the stop: a stop not recorded costs the program it
 	var nr uint64
 	var args [6]uint64
 	if !tr.useRegs {
@@ -809,9 +822,9 @@ func (tr *tracer) onSeccomp(t *task) {
 	}
 	if !t.started || k == kNone {
 		if t.started {
-			tr.acct.StopOn(t.idx)
+			tr.acct.StopTook(t.idx, tr.now()-st)
 		}
-		tr.cont(t.tid, 0)
+		tr.resume(t)
 		return
 	}
 	s0 := tr.now()
@@ -855,7 +868,16 @@ func (tr *tracer) onSeccomp(t *task) {
 		ptraceRaw(unix.PTRACE_SYSCALL, t.tid, 0, 0)
 		return
 	}
-	tr.acct.StopOn(t.idx)
+	tr.acct.StopTook(t.idx, tr.now()-st)
+	tr.resume(t)
+}
+
+// resume lets t run on after a stop at a call not recorded, or at a
+// call's exit, and notes when (task.resumed: before the resume, whose
+// own cost, a wake-up of the program's processor, is the program's
+// wait).
+func (tr *tracer) resume(t *task) {
+	t.resumed = tr.now()
 	tr.cont(t.tid, 0)
 }
 
@@ -911,7 +933,7 @@ func (tr *tracer) onExit(t *task) {
 		tr.emit(t)
 		tr.markUsage(t)
 	}
-	tr.cont(t.tid, 0)
+	tr.resume(t)
 }
 
 // emit writes the event of t's call.

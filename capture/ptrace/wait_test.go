@@ -4,10 +4,13 @@ package ptrace
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/iotrace/iotrace/capture"
+	"github.com/iotrace/iotrace/trace"
 	"golang.org/x/sys/unix"
 )
 
@@ -65,5 +68,33 @@ func TestStopWaiter(t *testing.T) {
 	// Not a child: the error wait4 gives, from the poll.
 	if _, err := w.wait(1<<30, &ws); err != unix.ECHILD {
 		t.Fatalf("wait for no child: %v, want ECHILD", err)
+	}
+}
+
+// TestStopsFollowRoundTrips: the stops of a shell's children at the
+// calls the rules leave out (their loaders' opens, maps and closes) cost
+// what the tracer saw them cost — its time on each and the thread's round
+// trips — once a child has made followMin of them; the calibration's
+// figure only before.
+func TestStopsFollowRoundTrips(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cost := capture.Cost{InCall: 5_000, Between: 5_000, Stop: 5_000, Call: 200, Samples: 200}
+	res, evs, _ := record(t, Config{Argv: []string{"/bin/sh", "-c", `for i in 1 2 3 4 5; do cat "$0" >/dev/null; done`, file}, Dir: dir, Rules: mustRules(t, dir), Cost: cost})
+	if res.Status() != 0 {
+		t.Fatalf("status %d", res.Status())
+	}
+	reads := 0
+	for _, e := range evs {
+		if e.Op == trace.OpRead {
+			reads++
+		}
+	}
+	n := res.Corrections
+	if reads < 5 || n.Stops == 0 || n.FollowedStops == 0 || n.FollowedStops >= n.Stops {
+		t.Errorf("%d reads; corrections %+v: want stops, most of them followed, not all", reads, n)
 	}
 }
