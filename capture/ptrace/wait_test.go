@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/iotrace/iotrace/capture"
 	"github.com/iotrace/iotrace/trace"
@@ -23,6 +22,15 @@ func startChild(t *testing.T, script string) int {
 		t.Fatal(err)
 	}
 	return pid
+}
+
+// exited waits until child pid has ended, leaving it to be reaped.
+func exited(t *testing.T, pid int) {
+	t.Helper()
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestStopWaiter checks the waiter's policy on children's exits: a wait
@@ -42,7 +50,7 @@ func TestStopWaiter(t *testing.T) {
 	}
 	// Done before the wait: the first poll finds it.
 	pid := startChild(t, "exit 0")
-	time.Sleep(50 * time.Millisecond)
+	exited(t, pid)
 	wait(pid)
 	if w.misses != 0 {
 		t.Fatalf("a child done before the wait counted a miss (%d)", w.misses)
@@ -60,7 +68,7 @@ func TestStopWaiter(t *testing.T) {
 		wait(startChild(t, "sleep 0.02"))
 	}
 	pid = startChild(t, "exit 0")
-	time.Sleep(50 * time.Millisecond)
+	exited(t, pid)
 	wait(pid)
 	if w.misses != 0 {
 		t.Fatalf("the probe did not poll: %d misses", w.misses)
