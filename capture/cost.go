@@ -74,8 +74,8 @@ type Corrections struct {
 	Measured, Followed, FollowedGaps int64
 	// FollowedStops are the stops of calls not recorded whose cost came
 	// from the tracer's time on them and their thread's round trips
-	// (StopTook).
-	FollowedStops int64
+	// (StopTook), StopOut what they added to the gaps in all (ns).
+	FollowedStops, StopOut int64
 	// InCall and Between are what was taken out of the recorded calls'
 	// durations and of the gaps before them, in all (ns).
 	InCall, Between int64
@@ -345,9 +345,11 @@ func (a *Account) StopOn(th uint32) {
 func (a *Account) StopTook(th uint32, d int64) {
 	if a.C.Samples > 0 && a.threads != nil {
 		if t := a.threads[th]; t != nil && t.rt.n >= followMin {
-			a.pending += max(d, 0) + t.rt.est
+			c := max(d, 0) + t.rt.est
+			a.pending += c
 			a.N.Stops++
 			a.N.FollowedStops++
+			a.N.StopOut += c
 			return
 		}
 	}
@@ -551,7 +553,8 @@ func (c Cost) Format(n Corrections) format.Cost {
 	return format.Cost{InCall: c.InCall, Between: c.Between, Stop: c.Stop, Spread: c.Spread,
 		Calls: n.Calls, Stops: n.Stops, ClampedDur: n.ClampedDur, ClampedGap: n.ClampedGap,
 		Measured: n.Measured, Followed: n.Followed, InCallOut: n.InCall, BetweenOut: n.Between,
-		Image: c.Image, Images: n.Images, Replace: c.Replace, Replaced: n.Replaced}
+		Image: c.Image, Images: n.Images, Replace: c.Replace, Replaced: n.Replaced,
+		FollowedStops: n.FollowedStops, StopOut: n.StopOut}
 }
 
 // Note is how the trace header says the times were corrected

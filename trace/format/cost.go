@@ -36,20 +36,25 @@ type Cost struct {
 	// for each of Replaced images that replaced, by exec, an image with
 	// records of its own (ns; 0: not measured).
 	Image, Images, Replace, Replaced int64
+	// FollowedStops are the unrecorded stops whose cost the recorder
+	// measured on the run (ptrace: its time on the stop and the thread's
+	// round trips) instead of taking Stop, StopOut the ns taken out for
+	// them in all.
+	FollowedStops, StopOut int64
 }
 
 // fieldCost is the rank-info field of the recorder's cost: uvarints
 // in-call, between, stop, spread, calls, stops, clamped durations,
 // clamped gaps, measured, followed, in-call out, between out, image,
-// images, replace, replaced. A reader takes those it knows and ignores
-// any after them.
+// images, replace, replaced, followed stops, stop out. A reader takes
+// those it knows and ignores any after them.
 const fieldCost = 12
 
-const costValues = 16
+const costValues = 18
 
 func appendCost(f *fields, c Cost) {
 	var b []byte
-	for _, v := range []int64{c.InCall, c.Between, c.Stop, c.Spread, c.Calls, c.Stops, c.ClampedDur, c.ClampedGap, c.Measured, c.Followed, c.InCallOut, c.BetweenOut, c.Image, c.Images, c.Replace, c.Replaced} {
+	for _, v := range []int64{c.InCall, c.Between, c.Stop, c.Spread, c.Calls, c.Stops, c.ClampedDur, c.ClampedGap, c.Measured, c.Followed, c.InCallOut, c.BetweenOut, c.Image, c.Images, c.Replace, c.Replaced, c.FollowedStops, c.StopOut} {
 		b = binary.AppendUvarint(b, uint64(max(v, 0)))
 	}
 	f.bytes(fieldCost, b)
@@ -70,7 +75,7 @@ func readCost(v []byte) (*Cost, error) {
 	}
 	return &Cost{InCall: x[0], Between: x[1], Stop: x[2], Spread: x[3], Calls: x[4], Stops: x[5], ClampedDur: x[6], ClampedGap: x[7],
 		Measured: x[8], Followed: x[9], InCallOut: x[10], BetweenOut: x[11], Image: x[12], Images: x[13],
-		Replace: x[14], Replaced: x[15]}, nil
+		Replace: x[14], Replaced: x[15], FollowedStops: x[16], StopOut: x[17]}, nil
 }
 
 // SetRankCost records what the recorder of rank r measured of its own
@@ -92,6 +97,9 @@ func (c Cost) String() string {
 		Nanos(c.InCall), Nanos(c.Between), Nanos(c.Spread))
 	if c.Stops > 0 || c.Stop > 0 {
 		s += fmt.Sprintf(", %s for each of %d unrecorded stops", Nanos(c.Stop), c.Stops)
+		if c.FollowedStops > 0 {
+			s += fmt.Sprintf(" (%d of them following the run: %s each on average)", c.FollowedStops, Nanos(c.StopOut/c.FollowedStops))
+		}
 	}
 	s += fmt.Sprintf("; %d calls, %d durations and %d gaps shorter than that (made 0)", c.Calls, c.ClampedDur, c.ClampedGap)
 	if c.Measured+c.Followed > 0 && c.Calls > 0 {

@@ -15,7 +15,7 @@ import (
 // a file without them (every file before them) reads with none.
 func TestRecorderCost(t *testing.T) {
 	dir := t.TempDir()
-	cost := Cost{InCall: 11_800, Between: 27_000, Stop: 9_500, Spread: 1_200, Calls: 4096, Stops: 4100, ClampedDur: 12, ClampedGap: 1800, Image: 150_000, Images: 7, Replace: 210_000, Replaced: 2}
+	cost := Cost{InCall: 11_800, Between: 27_000, Stop: 9_500, Spread: 1_200, Calls: 4096, Stops: 4100, ClampedDur: 12, ClampedGap: 1800, Image: 150_000, Images: 7, Replace: 210_000, Replaced: 2, FollowedStops: 4000, StopOut: 80_000_000}
 	write := func(name string, c *Cost, note string) string {
 		p := filepath.Join(dir, name)
 		w, err := Create(p, trace.Meta{Epoch: 1, Creator: "iotrace record", Corrected: note})
@@ -75,7 +75,7 @@ func TestRecorderCost(t *testing.T) {
 	}
 	var b bytes.Buffer
 	rep.WriteText(&b)
-	want := "  recorder cost: rank 0: 11.8 µs of each call's duration and 27.0 µs between calls removed (±1.2 µs), 9.5 µs for each of 4100 unrecorded stops; 4096 calls, 12 durations and 1800 gaps shorter than that (made 0); 150.0 µs at each of 7 process starts; 210.0 µs at each of 2 execs that replaced an image with records\n"
+	want := "  recorder cost: rank 0: 11.8 µs of each call's duration and 27.0 µs between calls removed (±1.2 µs), 9.5 µs for each of 4100 unrecorded stops (4000 of them following the run: 20.0 µs each on average); 4096 calls, 12 durations and 1800 gaps shorter than that (made 0); 150.0 µs at each of 7 process starts; 210.0 µs at each of 2 execs that replaced an image with records\n"
 	if !strings.HasSuffix(b.String(), want) {
 		t.Errorf("check:\n%s\nwant it to end with\n%s", b.String(), want)
 	}
