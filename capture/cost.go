@@ -129,44 +129,34 @@ const (
 // their median, and its latest round trips (RoundTrip) and their lower
 // decile.
 type window struct {
-	v   [followWindow]int64
-	n   int
-	est int64
-	rt  roundTrips
+	cheap ring
+	rt    ring
 }
 
-func (w *window) add(x int64) {
-	w.v[w.n%followWindow] = x
-	w.n++
-	if w.n >= followMin {
-		var s [followWindow]int64
-		k := copy(s[:], w.v[:min(w.n, followWindow)])
-		slices.Sort(s[:k])
-		w.est = s[k/2]
-	}
-}
+// add adds a cheap call's cost.
+func (w *window) add(x int64) { w.cheap.add(x, 2, 1) }
 
 // ready says whether the window has enough cheap calls for an estimate.
-func (w *window) ready() bool { return w.n >= followMin }
+func (w *window) ready() bool { return w.cheap.n >= followMin }
 
-// roundTrips keeps a thread's latest followWindow round trips (the time
-// from the tracer letting it go to its next stop) and their lower
-// decile, sorted again at every eighth (a round trip comes with every
+// ring keeps the latest followWindow values and, once it has followMin,
+// est: the one at a 1/frac of their sorted order, sorted again at every
+// every-th value once the ring is full (a round trip comes with every
 // stop, cheap calls seldom).
-type roundTrips struct {
+type ring struct {
 	v   [followWindow]int64
 	n   int
 	est int64
 }
 
-func (r *roundTrips) add(x int64) {
+func (r *ring) add(x int64, frac, every int) {
 	r.v[r.n%followWindow] = x
 	r.n++
-	if r.n >= followMin && (r.n <= followWindow || r.n%8 == 0) {
+	if r.n >= followMin && (r.n <= followWindow || r.n%every == 0) {
 		var s [followWindow]int64
 		k := copy(s[:], r.v[:min(r.n, followWindow)])
 		slices.Sort(s[:k])
-		r.est = s[k/10]
+		r.est = s[k/frac]
 	}
 }
 
@@ -393,7 +383,7 @@ func (a *Account) EndedOn(th uint32, s, e int64, rec, cheap bool) int64 {
 	in := a.inCall(d)
 	t := a.following(th)
 	if t != nil {
-		in = t.est
+		in = t.cheap.est
 		a.N.Followed++
 	}
 	rm := min(in, max(d, 0))
@@ -436,7 +426,7 @@ func (a *Account) following(th uint32) *window {
 // on one processor, 27 µs on two.
 func (a *Account) RoundTrip(th uint32, rt int64) {
 	if a.C.Samples > 0 && rt > 0 {
-		a.thread(th).rt.add(max(rt-a.C.Call, 0))
+		a.thread(th).rt.add(max(rt-a.C.Call, 0), 10, 8)
 	}
 }
 
@@ -455,7 +445,7 @@ func (a *Account) scaled(t *window, c int64) int64 {
 	if t == nil || a.C.InCall <= 0 {
 		return a.between(c)
 	}
-	return int64(float64(c) * float64(t.est) / float64(a.C.InCall))
+	return int64(float64(c) * float64(t.cheap.est) / float64(a.C.InCall))
 }
 
 // inCall notes the raw duration d of a recorded call and returns the

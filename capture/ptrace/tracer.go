@@ -637,17 +637,17 @@ func (tr *tracer) loop() error {
 		}
 		sig := ws.StopSignal()
 		event := int(ws) >> 16 & 0xff
-		if sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_SECCOMP {
-			if t.resumed > 0 && t.started {
-				tr.acct.RoundTrip(t.idx, tr.now()-t.resumed)
-			}
-		}
+		resumed := t.resumed
 		t.resumed = 0
 		switch {
 		case sig == unix.SIGTRAP|0x80:
 			tr.onExit(t)
 		case sig == unix.SIGTRAP && event == unix.PTRACE_EVENT_SECCOMP:
-			tr.onSeccomp(t)
+			st := tr.now()
+			if resumed > 0 && t.started {
+				tr.acct.RoundTrip(t.idx, st-resumed)
+			}
+			tr.onSeccomp(t, st)
 		case sig == unix.SIGTRAP && (event == unix.PTRACE_EVENT_FORK || event == unix.PTRACE_EVENT_VFORK || event == unix.PTRACE_EVENT_CLONE):
 			tr.onFork(t, event)
 			tr.cont(tid, 0)
@@ -795,9 +795,10 @@ func (tr *tracer) onExec(t *task) {
 	}
 }
 
-// onSeccomp handles the stop the filter asked for at a traced call.
-func (tr *tracer) onSeccomp(t *task) {
-	st := tr.now() // the tracer's time at the stop: a stop not recorded costs the program it
+// onSeccomp handles the stop the filter asked for at a traced call,
+// which the tracer took up at st: a stop it does not record costs the
+// program the tracer's time since.
+func (tr *tracer) onSeccomp(t *task, st int64) {
 	var nr uint64
 	var args [6]uint64
 	if !tr.useRegs {

@@ -55,9 +55,10 @@ func TestStopWaiter(t *testing.T) {
 	if w.misses != 0 {
 		t.Fatalf("a child done before the wait counted a miss (%d)", w.misses)
 	}
-	// Children that take longer than the window.
+	// Children that take far longer than the window (100 ms: a poll
+	// preempted on a loaded machine still ends before they do).
 	for i, want := range []int{1, 2, spinMisses, spinMisses} {
-		wait(startChild(t, "sleep 0.02"))
+		wait(startChild(t, "sleep 0.1"))
 		if w.misses != want {
 			t.Fatalf("after %d slow waits, %d misses; want %d", i+1, w.misses, want)
 		}
@@ -65,7 +66,7 @@ func TestStopWaiter(t *testing.T) {
 	// Up to the probe: the waits block at once; the probe polls, and a
 	// child already done resets the count.
 	for w.n%spinProbe != spinProbe-1 {
-		wait(startChild(t, "sleep 0.02"))
+		wait(startChild(t, "sleep 0.1"))
 	}
 	pid = startChild(t, "exit 0")
 	exited(t, pid)
