@@ -1301,7 +1301,7 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 			p.mapped[f.Aux.id] = true
 		}
 		if keep && r.Ret >= 0 && r.Bytes != 0 && r.Size > 0 {
-			p.st.Proc(e.Thread).Maps.Map(uint64(r.Bytes), pageRound(uint64(r.Size)), f.Aux.id, r.Off)
+			p.st.Proc(e.Thread).Maps.Map(uint64(r.Bytes), uint64(r.Size), f.Aux.id, r.Off)
 		}
 	}
 	return keep
@@ -1355,11 +1355,4 @@ func RemoveDir(dir string) error {
 		return fmt.Errorf("removing the spool directory: %w", err)
 	}
 	return nil
-}
-
-// pageRound rounds a mapping's length up to whole pages, as the kernel
-// maps it.
-func pageRound(n uint64) uint64 {
-	ps := uint64(os.Getpagesize())
-	return (n + ps - 1) &^ (ps - 1)
 }

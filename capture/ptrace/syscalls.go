@@ -4,7 +4,6 @@ package ptrace
 
 import (
 	"encoding/binary"
-	"os"
 	"path/filepath"
 
 	"github.com/iotrace/iotrace/trace"
@@ -18,13 +17,6 @@ const (
 )
 
 func fdArg(v uint64) int32 { return int32(uint32(v)) }
-
-// pageRound rounds a mapping's length up to whole pages, as the kernel
-// maps it.
-func pageRound(n uint64) uint64 {
-	ps := uint64(os.Getpagesize())
-	return (n + ps - 1) &^ (ps - 1)
-}
 
 // entry decodes a traced call at its seccomp stop, does the descriptor
 // bookkeeping that needs no result, and reports whether the tracer must
@@ -394,7 +386,7 @@ func (tr *tracer) exit(t *task, ret int64) {
 		}
 		ev.Ret = 0
 		if t.rec && ev.Path != 0 && ev.Size > 0 {
-			tr.st.Proc(t.idx).Maps.Map(uint64(ret), pageRound(uint64(ev.Size)), ev.Path, ev.Offset)
+			tr.st.Proc(t.idx).Maps.Map(uint64(ret), uint64(ev.Size), ev.Path, ev.Offset)
 		}
 		if f := t.f; f != nil && f.Aux.rec && t.rec && !filter.SystemFile(f.Aux.name) {
 			tr.mmaps++

@@ -2,7 +2,6 @@ package strace
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
@@ -590,8 +589,7 @@ func (x *ctx) mmap(scale int64) error {
 		x.ev.Ret = 0
 		if x.emit && x.ev.Path != 0 && x.ev.Size > 0 && x.c.ret > 0 {
 			// Its address, for the munmap and msync that name it.
-			ps := uint64(os.Getpagesize())
-			x.r.fl.Proc(x.p.thread).Maps.Map(uint64(x.c.ret), (uint64(x.ev.Size)+ps-1)&^(ps-1), x.ev.Path, x.ev.Offset)
+			x.r.fl.Proc(x.p.thread).Maps.Map(uint64(x.c.ret), uint64(x.ev.Size), x.ev.Path, x.ev.Offset)
 		}
 	}
 	return nil

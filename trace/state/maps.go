@@ -1,6 +1,7 @@
 package state
 
 import (
+	"os"
 	"sort"
 
 	"github.com/iotrace/iotrace/trace"
@@ -29,9 +30,19 @@ type Mapping struct {
 // program that never unmaps cannot grow a recorder's memory without end.
 const mapsLimit = 1 << 16
 
-// Map records a mapping made at addr (it replaces whatever was mapped
-// there, as MAP_FIXED does).
+// pageSize is the unit the kernel maps and unmaps in: a mapping of n
+// bytes holds whole pages, and munmap(addr, n) removes every page the
+// range touches.
+var pageSize = uint64(os.Getpagesize())
+
+// pages rounds n up to whole pages (0 when that overflows).
+func pages(n uint64) uint64 { return (n + pageSize - 1) &^ (pageSize - 1) }
+
+// Map records a mapping of n bytes made at addr: its whole pages, as the
+// kernel maps them (it replaces whatever was mapped there, as MAP_FIXED
+// does).
 func (ms *Maps) Map(addr, n uint64, path trace.PathID, off int64) {
+	n = pages(n)
 	if n == 0 || addr+n < addr {
 		return
 	}
@@ -54,10 +65,14 @@ func (ms *Maps) Pieces(addr, n uint64) []Mapping {
 	return out
 }
 
-// Unmap forgets the range [addr, addr+n) and returns the pieces of
-// recorded mappings it covered.
+// Unmap forgets the pages of the range [addr, addr+n), as munmap does
+// (a mapping's last page is gone with the mapping, though its file ends
+// before it), and returns the pieces of recorded mappings they held.
 func (ms *Maps) Unmap(addr, n uint64) []Mapping {
 	var out []Mapping
+	if r := pages(n); r >= n {
+		n = r // else it overflowed: cut ends the range at the top
+	}
 	ms.cut(addr, n, func(p Mapping) { out = append(out, p) })
 	return out
 }

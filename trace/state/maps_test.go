@@ -58,3 +58,32 @@ func TestMapsFork(t *testing.T) {
 		t.Errorf("mappings survive exec")
 	}
 }
+
+// TestMapsWholePages: the kernel maps and unmaps whole pages. A file of
+// 307313 bytes mapped, then unmapped with the same length, leaves
+// nothing behind: a later munmap of memory the allocator mapped right
+// there (git gc: the free of a large buffer) is no call on the file.
+func TestMapsWholePages(t *testing.T) {
+	ps := pageSize
+	var ms Maps
+	ms.Map(0x100000, 75*ps+113, 7, 0)
+	if got := ms.Pieces(0x100000+75*ps+113, 10); len(got) != 1 {
+		t.Errorf("the mapping's last page, past the file's end: %v, want it mapped", got)
+	}
+	got := ms.Unmap(0x100000, 75*ps+113)
+	if len(got) != 1 || got[0].Len != 76*ps {
+		t.Errorf("unmap %v, want the mapping's 76 pages", got)
+	}
+	if ms.Len() != 0 {
+		t.Fatalf("left after the munmap of its length: %v", ms.m)
+	}
+	if got := ms.Pieces(0x100000+75*ps, 2*ps); got != nil {
+		t.Errorf("a later munmap of the same address: %v, want nothing", got)
+	}
+	// A length within a page away from the top of the address space
+	// rounds up without wrapping.
+	ms.Map(^uint64(0)-2*ps+1, ps, 3, 0)
+	if got := ms.Unmap(^uint64(0)-2*ps+1, ^uint64(0)); len(got) != 1 || ms.Len() != 0 {
+		t.Errorf("unmap to the top: %v, left %v", got, ms.m)
+	}
+}
