@@ -78,6 +78,10 @@ type OpInfo struct {
 	Addr       Addressing
 	Collective bool // every member of the communicator takes part
 	Vector     bool // readv/writev family: Event.Count holds the iovec count
+	// Wait: no call but a time the thread waited between two calls
+	// (OpPagein). No system call tracer shows it, and a script has no
+	// command for it.
+	Wait bool
 
 	FD   FDUse   // what it does with Event.FD and Ret
 	NS   NSUse   // what it does to the namespace (Path, Path2)
@@ -370,7 +374,7 @@ var opTable = map[Op]OpInfo{
 	OpReadahead:     {Name: "readahead", Family: "advise", Class: ClassPOSIX, FD: FDOn},
 	OpMunmap:        {Name: "munmap", Family: "mmap", Class: ClassPOSIX},
 	OpMsync:         {Name: "msync", Family: "sync", Class: ClassPOSIX},
-	OpPagein:        {Name: "pagein", Family: "mmap", Class: ClassPOSIX},
+	OpPagein:        {Name: "pagein", Family: "mmap", Class: ClassPOSIX, Wait: true},
 	OpFopen:         {Name: "fopen", Family: "open", Class: ClassPOSIX, FD: FDOpen, NS: NSOpen},
 	OpFclose:        {Name: "fclose", Family: "close", Class: ClassPOSIX, FD: FDClose},
 	OpFread:         {Name: "fread", Family: "read", Class: ClassPOSIX, Dir: DirRead, Addr: AddrIndividual, FD: FDOn},

@@ -123,7 +123,7 @@ func compareRank(want, got trace.Trace, r uint32) error {
 	f := state.New[struct{}, int32](nil)
 	for call := int64(1); ; call++ {
 		x, err := a.next()
-		for err == nil && x != nil && x.Op == trace.OpPagein {
+		for err == nil && x != nil && x.Op.Info().Wait {
 			x, err = a.next() // no call: a wait a script's map makes
 		}
 		if err != nil {

@@ -343,7 +343,7 @@ func (lw *lowerer) emit(b *lb, g int64, events int) error {
 // event lowers the next event of the rank.
 func (lw *lowerer) event(e *trace.Event) error {
 	lw.ncall++
-	if e.Op == trace.OpPagein {
+	if e.Op.Info().Wait {
 		// The capture's wait for mapped pages between two calls: a
 		// script's map reads the pages (as a replay's mmap does), so the
 		// wait is neither a command nor think time before the next one.
