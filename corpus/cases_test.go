@@ -192,6 +192,54 @@ var cases = []*Case{
 		},
 	},
 	{
+		Name:   "coreutils-links",
+		What:   "`sh -c 'tar cf out.tar src && sync -f out.tar && ln …'`: tar, then syncfs, a hard link and a symbolic one, cat through the symbolic link, fallocate and truncate, mv of a directory, sed -i (a temporary file renamed over the original), rm",
+		Pkgs:   []string{"tar", "coreutils", "util-linux", "sed", "dash"},
+		Needs:  []Need{{Prog: "tar", Pkg: "tar"}, {Prog: "fallocate", Pkg: "util-linux"}, {Prog: "sed", Pkg: "sed"}, {Prog: "sync", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 11) },
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "tar cf out.tar src && sync -f out.tar && ln out.tar hard.tar && ln -s out.tar soft.tar && " +
+				"cat soft.tar > copy.tar && fallocate -l 1M space.bin && truncate -s 64k space.bin && mv src moved && " +
+				"sed -i s/the/THE/ moved/README.txt && rm hard.tar"}
+		},
+		Note: "sed -i writes a temporary file whose name (sedXXXXXX) differs from run to run, renamed over the original",
+	},
+	{
+		Name: "sqlite3-wal",
+		What: "`sqlite3 db.sqlite SQL` in WAL mode: 100 transactions append to the write-ahead log, whose index (db.sqlite-shm) sqlite maps into memory (mmap, MAP_SHARED), then a checkpoint copies the log into the database",
+		Pkgs: []string{"sqlite3"}, Needs: []Need{{Prog: "sqlite3", Pkg: "sqlite3"}},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv: func(c *caseDirs) []string {
+			var sql strings.Builder
+			sql.WriteString("PRAGMA journal_mode=WAL;\nCREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);\n")
+			for i := 0; i < 100; i++ {
+				fmt.Fprintf(&sql, "INSERT INTO t(name, v) VALUES('row-%03d', %d.5);\n", i, i)
+			}
+			sql.WriteString("PRAGMA wal_checkpoint(TRUNCATE);\nSELECT count(*) FROM t;\n")
+			return []string{"sqlite3", "db.sqlite", sql.String()}
+		},
+	},
+	{
+		Name: "git-gc",
+		What: "`git init`, `git add -A`, `git commit`, then `git gc`: pack-objects writes a pack through a temporary file, reading loose objects and the pack index through mmap, and prune removes the loose objects",
+		Pkgs: []string{"git", "dash"}, Needs: []Need{{Prog: "git", Pkg: "git"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			if err := makeTree(filepath.Join(dir, "src"), 12); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "README"), text(13, 1500), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "git init -q && git add -A && git commit -q -m initial && git gc -q --prune=now"}
+		},
+		Env: []string{
+			"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
+			"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
+			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		},
+	},
+	{
 		Name: "make",
 		What: "`make`: builds a C project of 3 sources and a header with gcc (cc1, as, collect2, ld as child processes)",
 		Pkgs: []string{"make", "gcc", "binutils"}, Needs: []Need{{Prog: "make", Pkg: "make"}, needGCC},
@@ -212,6 +260,56 @@ var cases = []*Case{
 			})
 		},
 		Argv: func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "fileops.py")} },
+	},
+	{
+		Name: "python3-mmap",
+		What: "system python3: a file grown with posix_fallocate, written through a shared mapping (mmap, msync, munmap), advised (posix_fadvise), copied with sendfile and copy_file_range, hard- and symbolic-linked, replaced with os.replace, a directory renamed while a file in it is open and written, a tree copied with shutil.copytree (symlinks kept), scandir, truncate by name",
+		Pkgs: []string{"python3"}, Needs: []Need{needPython},
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "mmapops.py"), []byte(pyMmapOps), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "tree"), 14) },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "mmapops.py")} },
+	},
+	{
+		Name: "git-clone",
+		What: "`git init`, `git add -A`, `git commit`, then `git clone` of the repository into a sibling directory: a local clone hard-links the object files (link) and checks the tree out",
+		Pkgs: []string{"git", "dash"}, Needs: []Need{{Prog: "git", Pkg: "git"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			if err := makeTree(filepath.Join(dir, "repo", "src"), 15); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "repo", "README"), text(16, 1500), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "cd repo && git init -q && git add -A && git commit -q -m initial && cd .. && git clone -q repo copy"}
+		},
+		Env: []string{
+			"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
+			"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
+			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		},
+	},
+	{
+		Name: "cp-a-links",
+		What: "`sh -c 'ln …; cp -a src dst && cp -al src linked'`: a tree with a hard link and a symbolic link copied with cp -a (links kept: linkat, symlinkat) and again as a tree of hard links (cp -al)",
+		Pkgs: []string{"coreutils", "dash"}, Needs: []Need{{Prog: "cp", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 17) },
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "ln src/README.txt src/hard.txt && ln -s docs/guide.txt src/soft.txt && cp -a src dst && cp -al src linked"}
+		},
+	},
+	{
+		Name: "dd-direct",
+		What: "`dd if=in.bin of=out.bin bs=64k count=16 iflag=direct oflag=direct,dsync`: reads and writes that bypass the page cache (O_DIRECT), each write synced (O_DSYNC)",
+		Pkgs: []string{"coreutils"}, Needs: []Need{{Prog: "dd", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "in.bin"), noise(18, 1<<20), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"dd", "if=in.bin", "of=out.bin", "bs=64k", "count=16", "iflag=direct", "oflag=direct,dsync", "status=none"}
+		},
 	},
 	{
 		Name: "sh-redirect",
@@ -318,6 +416,52 @@ os.close(fd)
 os.stat("c.dat")
 sorted(os.listdir("."))
 os.remove("old.txt")
+`
+
+const pyMmapOps = `import mmap, os, shutil
+# A file grown with posix_fallocate and written through a shared mapping.
+fd = os.open("mapped.dat", os.O_RDWR | os.O_CREAT, 0o644)
+os.posix_fallocate(fd, 0, 65536)
+m = mmap.mmap(fd, 65536, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+for i in range(0, 65536, 4096):
+    m[i:i + 8] = b"page%04d" % (i // 4096)
+m.flush()
+m.close()
+os.posix_fadvise(fd, 0, 65536, os.POSIX_FADV_DONTNEED)
+os.close(fd)
+# Copies by sendfile and by copy_file_range.
+src = os.open("mapped.dat", os.O_RDONLY)
+dst = os.open("sent.dat", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.sendfile(dst, src, 0, 65536)
+os.close(dst)
+dst = os.open("ranged.dat", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+n = 0
+while n < 65536:
+    k = os.copy_file_range(src, dst, 65536 - n, n, n)
+    if k == 0:
+        break
+    n += k
+os.close(dst)
+os.close(src)
+# Links, and a file replaced by one written beside it.
+os.link("sent.dat", "hard.dat")
+os.symlink("ranged.dat", "soft.dat")
+with open("soft.dat", "rb") as f:
+    f.read()
+with open("config.tmp", "w") as f:
+    f.write("new config\n")
+os.replace("config.tmp", "sent.dat")
+# A directory renamed while a file in it is open, then written.
+os.mkdir("run")
+f = open("run/log.txt", "w")
+os.rename("run", "run.old")
+f.write("written after the rename\n")
+f.close()
+# A tree copied with its symbolic link, listed, a file cut by name.
+os.symlink("README.txt", "tree/link.txt")
+shutil.copytree("tree", "tree2", symlinks=True)
+sorted(e.name for e in os.scandir("tree2"))
+os.truncate("tree2/README.txt", 100)
 `
 
 const pyH5 = `from mpi4py import MPI

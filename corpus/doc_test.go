@@ -100,7 +100,7 @@ readlinks, …: capture/preload/shim/shim.c), and what is left is:
 		nc = append(nc, fmt.Sprintf("`%s` (%s)", call, why))
 	}
 	sort.Strings(nc)
-	w("- both: %s; sync(2), which names no file, is not traced.\n", strings.Join(nc, "; "))
+	w("- both: %s; sync(2), which names no file, is not traced; a `pagein` (a wait for mapped pages read from the device, no call: trace.OpInfo.Wait) is in neither (a) nor (d), where a script's `map` reads the pages.\n", strings.Join(nc, "; "))
 	w(`
 **Known failures.** Cells that fail are what the corpus is for.
 `+"`corpus/expected_test.go`"+` lists every failing cell with the reason seen; the test

@@ -36,6 +36,7 @@ func TestStraceParse(t *testing.T) {
 100 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 102
 102 munmap(0x7f0000000000, 8192) = 0
 100 munmap(0x7f0000000000, 8192) = 0
+100 close(5</d/src/f, (1).txt>(deleted)) = 0
 100 chdir("src") = 0
 100 unlink("x") = 0
 102 mkdir("made", 0777) = 0
@@ -66,6 +67,7 @@ func TestStraceParse(t *testing.T) {
 		"mmap":    {Count: 3},               // the shared mapping, not the anonymous one; its munmap by the forked child, and by the parent
 		"sync":    {Count: 1},               // msync of the shared mapping
 		"copy":    {Count: 1, Bytes: 13},    // one end under /d
+		"close":   {Count: 1},               // a file removed while open: "(deleted)" after its path
 		"unlink":  {Count: 1},               // /d/src/x after chdir
 		"mkdir":   {Count: 1},               // /d/made, cwd inherited through clone
 		"rename":  {Count: 1},               // from /d/made

@@ -304,8 +304,10 @@ func isDecorated(s string) bool {
 	return true
 }
 
-// fdPath is the path -y printed on a descriptor argument ("3</x>" → "/x").
+// fdPath is the path -y printed on a descriptor argument ("3</x>" → "/x";
+// a file removed while open: "3</x>(deleted)").
 func fdPath(arg string) (string, bool) {
+	arg = strings.TrimSuffix(arg, "(deleted)")
 	i := strings.IndexByte(arg, '<')
 	if i < 0 || !strings.HasSuffix(arg, ">") {
 		return "", false
