@@ -1198,10 +1198,11 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		keep := p.match(name)
 		if r.Path == "" && r.Flags&rfPathAt != 0 && r.OFlags&atEmptyPath != 0 {
 			// fstatat(fd, "", AT_EMPTY_PATH), statx too: the file open on
-			// fd.
+			// fd, which FD names, with no Path (trace.FDAt): the name may
+			// be gone, or be a symbolic link opened with O_PATH.
 			name, keep = "", false
 			if f := p.fd(r.Tid, r.FD); f != nil {
-				name, keep = f.Aux.name, f.Aux.keep
+				keep = f.Aux.keep
 			}
 		}
 		if r.Path2 != "" {

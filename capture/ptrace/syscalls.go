@@ -502,12 +502,18 @@ func (tr *tracer) fdCall(t *task, f *desc) bool {
 }
 
 // pathCall decodes a call on the path at addr (relative to dirfd). With
-// AT_EMPTY_PATH in flags and an empty path, the call is on dirfd itself.
+// AT_EMPTY_PATH in flags and an empty path, the call is on dirfd itself:
+// no Path then, FD names it (trace.FDAt), as for linkat. Its Path would
+// be a stat of the name, which is not the file open on dirfd once the
+// name is gone or is a symbolic link opened with O_PATH.
 func (tr *tracer) pathCall(t *task, dirfd int32, addr uint64, flags uint64) bool {
 	pe, empty := tr.pathAt(t, dirfd, addr)
 	if empty && flags&atEmptyPath != 0 {
 		t.ev.FD = dirfd
-		return tr.fdCall(t, tr.fdFile(t, dirfd))
+		f := tr.fdFile(t, dirfd)
+		t.f = f
+		t.rec = tr.all || (f != nil && f.Aux.rec)
+		return t.rec
 	}
 	t.rec = tr.all || (pe != nil && pe.rec)
 	if t.rec && pe != nil {

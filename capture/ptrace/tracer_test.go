@@ -400,10 +400,14 @@ int main(void) {
 	close(fd);
 	return 0;
 }`)
-	// Calls per path (process events, always recorded, name none).
+	// Calls per path (process events, always recorded, name none; nor
+	// does an *at call on its descriptor, fstat's AT_EMPTY_PATH).
 	paths := func(evs []trace.Event, s *trace.SliceSink) map[string]int {
 		m := map[string]int{}
 		for _, e := range evs {
+			if e.Path == 0 && e.Op.Info().FD == trace.FDAt && e.FD >= 0 {
+				continue
+			}
 			if e.Op.Class() != trace.ClassProcess || e.Op == trace.OpInherit {
 				m[s.Paths.Lookup(e.Path)]++
 			}

@@ -417,6 +417,7 @@ func (x *ctx) pathCall(dirArg, pathArg string, flags uint64) (string, error) {
 		x.ev.FD = fd
 		d := x.fdDesc(fd, decor, decorated)
 		x.want(d)
+		x.ev.Path = 0 // FD names the file (trace.FDAt), as a capture writes it
 		if d == nil {
 			return "", nil
 		}

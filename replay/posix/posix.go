@@ -679,6 +679,21 @@ func (x *rankExec) onFD(c *replay.Call, st *state.Step[realFile, mpiFile], info 
 	case trace.OpFstat, trace.OpFstatat, trace.OpStatx:
 		var s unix.Stat_t
 		err = unix.Fstat(fd, &s)
+	case trace.OpAccess:
+		// faccessat2(fd, "", mode, AT_EMPTY_PATH): the file open on fd.
+		if err = unix.Faccessat2(fd, "", e.Mode&7, unix.AT_EMPTY_PATH); err == unix.ENOSYS || err == unix.EINVAL {
+			var s unix.Stat_t
+			err = unix.Fstat(fd, &s) // a kernel before 5.8: the look alone
+		}
+	case trace.OpReadlinkat:
+		// readlinkat(fd, "", …): the symbolic link open on fd (O_PATH).
+		buf := x.readBuf(int(min(max(e.Size, 1), 4096)))
+		n, err := unix.Readlinkat(fd, "", buf)
+		x.sw.Stop(t)
+		if err != nil {
+			return errno(err), replay.NotSkipped
+		}
+		return int64(n), replay.NotSkipped
 	case trace.OpGetdents:
 		buf := x.readBuf(int(min(max(e.Size, 64), 1<<20, int64(x.rchunk))))
 		n, err := unix.Getdents(fd, buf)

@@ -1137,3 +1137,52 @@ func TestSysTimeCountsTheProgramsCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestCallsOnTheirDescriptor: an *at call with an empty path and
+// AT_EMPTY_PATH is on the file open on its descriptor (no Path in the
+// trace). tar opens a symbolic link it just made, whose target does not
+// exist yet, with O_PATH|O_NOFOLLOW and fstats it; a stat of the name
+// would follow the link and fail. readlinkat(fd, "") and
+// faccessat2(fd, "", …, AT_EMPTY_PATH) read the link and check the file
+// on the descriptor as well; a file removed while open is still there
+// for them.
+func TestCallsOnTheirDescriptor(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir})
+	p := trace.NewPaths()
+	soft, gone := p.Intern("soft.txt"), p.Intern("gone.txt")
+	const atEmpty = 0x1000
+	if ret, _ := doP(x, p, trace.Event{Op: trace.OpSymlinkat, FD: -100, Path: soft, Path2: p.Intern("docs/guide.txt")}); ret != 0 {
+		t.Fatalf("symlinkat: %d", ret)
+	}
+	if ret, _ := doP(x, p, trace.Event{Op: trace.OpOpenat, FD: -100, Path: soft, Flags: 0x200000 | 0x20000 | 0x80000, Ret: 4}); ret != 4 {
+		t.Fatalf("openat O_PATH|O_NOFOLLOW of the link: %d", ret)
+	}
+	for _, e := range []trace.Event{
+		{Op: trace.OpFstatat, FD: 4, Flags: atEmpty},
+		{Op: trace.OpStatx, FD: 4, Flags: atEmpty},
+		{Op: trace.OpReadlinkat, FD: 4, Size: 64, Ret: 14},
+	} {
+		if ret, skip := doP(x, p, e); ret < 0 || skip != replay.NotSkipped {
+			t.Errorf("%v on the link's descriptor: %d %v", e.Op, ret, skip)
+		} else if e.Op == trace.OpReadlinkat && ret != 14 {
+			t.Errorf("readlinkat read %d bytes, want the target's 14", ret)
+		}
+	}
+	// A file removed while open.
+	wr := uint32(trace.ORdwr | trace.OCreat)
+	if ret, _ := doP(x, p, trace.Event{Op: trace.OpOpenat, FD: -100, Path: gone, Flags: wr, Mode: 0o644, Ret: 5}); ret != 5 {
+		t.Fatalf("openat: %d", ret)
+	}
+	if ret, _ := doP(x, p, trace.Event{Op: trace.OpUnlinkat, FD: -100, Path: gone}); ret != 0 {
+		t.Fatalf("unlinkat: %d", ret)
+	}
+	for _, e := range []trace.Event{
+		{Op: trace.OpFstatat, FD: 5, Flags: atEmpty},
+		{Op: trace.OpAccess, FD: 5, Flags: atEmpty, Mode: 4},
+	} {
+		if ret, skip := doP(x, p, e); ret != 0 || skip != replay.NotSkipped {
+			t.Errorf("%v on a removed file's descriptor: %d %v", e.Op, ret, skip)
+		}
+	}
+}
