@@ -670,6 +670,7 @@ const (
 	opDelete
 	opRename
 	opLookup
+	opLookupFD
 	opStatPath
 	opMkdir
 	opRmdir
@@ -720,6 +721,7 @@ const (
 	opLink
 	opSymlink
 	opReadlink
+	opReadlinkFD
 	opFork
 	opClone
 	opExec
@@ -1010,7 +1012,7 @@ func (cm *cCmd) defaultOp() trace.Op {
 		return trace.OpUnlink
 	case opRename:
 		return trace.OpRename
-	case opLookup:
+	case opLookup, opLookupFD:
 		return trace.OpAccess
 	case opMkdir:
 		return trace.OpMkdir
@@ -1056,6 +1058,8 @@ func (cm *cCmd) defaultOp() trace.Op {
 		return trace.OpSymlink
 	case opReadlink:
 		return trace.OpReadlink
+	case opReadlinkFD:
+		return trace.OpReadlinkat // readlinkat(fd, "", …): readlink has no descriptor
 	case opFork:
 		return trace.OpFork
 	case opClone:
@@ -1236,7 +1240,8 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 		cm.op = opRename
 		cm.site2 = c.site()
 	case "lookup":
-		cm.op = opLookup
+		cm.op = pick(opType == TString, opLookup, opLookupFD)
+		useHandle()
 	case "stat":
 		cm.op = pick(opType == TString, opStatPath, opStatFD)
 		useHandle()
@@ -1283,7 +1288,8 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 		cm.op = pick(s.Name == "link", opLink, opSymlink)
 		cm.site2 = c.site()
 	case "readlink":
-		cm.op = opReadlink
+		cm.op = pick(opType == TString, opReadlink, opReadlinkFD)
+		useHandle()
 	case "unmap", "msync":
 		cm.op = pick(s.Name == "unmap", opUnmap, opMsync)
 	case "split":

@@ -135,7 +135,7 @@ var commandList = []cmdSpec{
 	{name: "rename", operand: []Type{TString}, opWhat: "a path",
 		args:     []argSpec{{key: "to", kind: argExpr, typ: TString, required: true, what: "new path"}, dFlags, aCall, aRet},
 		synopsis: "rename PATH to PATH"},
-	{name: "lookup", operand: []Type{TString}, opWhat: "a path", args: []argSpec{dMode, dFlags, aRet}, synopsis: "lookup PATH"},
+	{name: "lookup", operand: []Type{TString, THandle}, opWhat: "a path or a file handle", args: []argSpec{dMode, dFlags, aRet}, synopsis: "lookup PATH|HANDLE"},
 	{name: "stat", operand: []Type{TString, THandle}, opWhat: "a path or a file handle", args: []argSpec{dMode, dFlags, aCall, aRet}, synopsis: "stat PATH|HANDLE"},
 	{name: "mkdir", operand: []Type{TString}, opWhat: "a path", args: []argSpec{aMode, dFlags, aCall, aRet}, synopsis: "mkdir PATH [mode PERM]"},
 	{name: "rmdir", operand: []Type{TString}, opWhat: "a path", args: []argSpec{dFlags, aRet}, synopsis: "rmdir PATH"},
@@ -218,8 +218,8 @@ var commandList = []cmdSpec{
 	{name: "symlink", operand: []Type{TString}, opWhat: "a path",
 		args:     []argSpec{{key: "target", kind: argExpr, typ: TString, required: true, what: "target"}, aCall, aRet},
 		synopsis: "symlink PATH target TEXT"},
-	{name: "readlink", operand: []Type{TString}, opWhat: "a path", args: []argSpec{{key: "size", kind: argExpr, typ: TInt, what: "size"}, aCall, aRet},
-		synopsis: "readlink PATH [size N]"},
+	{name: "readlink", operand: []Type{TString, THandle}, opWhat: "a path or a file handle", args: []argSpec{{key: "size", kind: argExpr, typ: TInt, what: "size"}, aCall, aRet},
+		synopsis: "readlink PATH|HANDLE [size N]"},
 
 	// Communicators and the completion of non-blocking calls.
 	{name: "split", args: []argSpec{aAs, {key: "color", kind: argExpr, typ: TInt, what: "color"}, {key: "key", kind: argExpr, typ: TInt, what: "key"},

@@ -21,6 +21,9 @@ write f at 64 size 30 iov 3 flags 4 call pwritev2
 read f size 4 call fread ret 0
 write f size 48 elements 16 call fwrite
 stat f
+stat f flags AT_EMPTY_PATH call fstatat
+lookup f mode 4 flags AT_EMPTY_PATH
+readlink f size 64 ret -EINVAL
 stat "a" flags 0x100 call fstatat ret -ENOENT
 close f call fclose
 open "missing" as g flags O_RDONLY ret -ENOENT
@@ -44,6 +47,9 @@ truncate "x" to 5 ret -EACCES
 	fread a fd=3 off=5008 size=4
 	fwrite a fd=3 off=5008 size=48 count=16 ret=48
 	fstat a fd=3
+	fstatat fd=3 flags=0x1000
+	access fd=3 flags=0x1000 mode=04
+	readlinkat fd=3 size=64 ret=-22
 	fstatat a flags=0x100 ret=-2
 	fclose a fd=3
 	open missing ret=-2

@@ -1248,6 +1248,11 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		return err
 	}
 	e := trace.Event{FD: h.fd, Path: h.path, Op: cm.recOp(cm.defaultOp())}
+	if e.Op.Info().FD == trace.FDAt {
+		// An *at call on its descriptor (AT_EMPTY_PATH, an empty path):
+		// no Path, FD names the file (docs/FORMAT.md).
+		e.Path = 0
+	}
 	switch cm.op {
 	case opReadFD, opWriteFD:
 		n, err := it.nonNeg(cm.arg("size"), "size")
@@ -1287,8 +1292,15 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		if write {
 			it.grow(h.path, e.Offset+moved)
 		}
-	case opStatFD:
+	case opStatFD, opLookupFD:
 		if e.Mode, err = it.flagsArg(cm, "mode", 0); err != nil {
+			return err
+		}
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
+	case opReadlinkFD:
+		if e.Size, err = it.optInt(cm, "size", 0, "size", true); err != nil {
 			return err
 		}
 		if _, err := it.details(cm, &e, 0); err != nil {

@@ -193,7 +193,20 @@ func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, st state.
 			a2 = wp(st.Desc2.Path)
 		}
 	}
-	if b := gp(y.Path); a != b {
+	b := gp(y.Path)
+	if onDesc && y.Path == 0 && info.FD == trace.FDAt && y.FD >= 0 {
+		// The script's *at call on its descriptor (the descriptors are
+		// the trace's numbers), as the trace's; a trace written before
+		// the captures left the Path out of such a call names the
+		// descriptor's file there.
+		switch {
+		case st.Desc != nil:
+			b = wp(st.Desc.Path)
+		case x.Path != 0 && x.FD == y.FD && x.Flags&atEmptyPath != 0:
+			b = a
+		}
+	}
+	if a != b {
 		return &diff{"the path", fmt.Sprintf("%q", a), fmt.Sprintf("%q", b)}
 	}
 	if b := gp(y.Path2); a2 != b {

@@ -773,9 +773,9 @@ var cmdFields = sync.OnceValue(func() map[string]uint32 {
 		"allocate": fFD | fPath | fOffset | fSize | fFlags, "advise": fFD | fPath | fOffset | fSize | fFlags,
 		"map": fFD | fPath | fOffset | fSize | fFlags | fMode, "readdir": fFD | fPath | fSize,
 		"unmap": fPath | fOffset | fSize | fFlags, "msync": fPath | fOffset | fSize | fFlags,
-		"lookup": fPath | fFlags | fMode, "delete": fPath | fFlags, "rmdir": fPath | fFlags, "mkdir": fPath | fFlags | fMode,
+		"lookup": fFD | fPath | fFlags | fMode, "delete": fPath | fFlags, "rmdir": fPath | fFlags, "mkdir": fPath | fFlags | fMode,
 		"rename": fPath | fPath2 | fFlags, "link": fPath | fPath2 | fFlags, "symlink": fPath | fPath2,
-		"readlink": fPath | fSize, "fork": fFlags, "clone": fFlags, "exec": fPath | fFlags, "exit": 0, "mark": fPath,
+		"readlink": fFD | fPath | fSize, "fork": fFlags, "clone": fFlags, "exec": fPath | fFlags, "exit": 0, "mark": fPath,
 		"mpiopen": fPath | fFlags | fFD | fComm,
 	}
 })

@@ -46,15 +46,28 @@ func (lw *lowerer) posix(e *trace.Event, b *lb, st step, exp int32) error {
 		}
 		if d != nil {
 			// An *at call on its descriptor: glibc's fstat is
-			// fstatat(fd, "", AT_EMPTY_PATH).
-			if info.Family != "stat" || e.Op == trace.OpAccess || e.Op == trace.OpReadlinkat {
-				return lw.fail(e, "%s on descriptor %d with no path: the language has it for stat only", e.Op, e.FD)
+			// fstatat(fd, "", AT_EMPTY_PATH); readlinkat(fd, "") reads
+			// a symbolic link opened with O_PATH.
+			if info.Family != "stat" {
+				return lw.fail(e, "%s on descriptor %d with no path: the language has it for stat, lookup and readlink only", e.Op, e.FD)
 			}
 			h, err := lw.handleOf(e, d, e.FD)
 			if err != nil {
 				return err
 			}
-			b.l.cmd, b.l.operand, b.l.handle = "stat", oHandle, h
+			b.l.operand, b.l.handle = oHandle, h
+			switch e.Op {
+			case trace.OpReadlinkat:
+				b.l.cmd = "readlink"
+				b.opt("size", e.Size, kInt, 0)
+				return lw.finish(e, b, trace.OpReadlinkat, 0)
+			case trace.OpAccess:
+				b.l.cmd = "lookup"
+				b.opt("mode", int64(e.Mode), kHex, 0)
+				b.opt("flags", int64(e.Flags), kAtFlags, 0)
+				return lw.finish(e, b, trace.OpAccess, 0)
+			}
+			b.l.cmd = "stat"
 			b.opt("mode", int64(e.Mode), kHex, 0) // statx's mask
 			b.opt("flags", int64(e.Flags), kAtFlags, 0)
 			return lw.finish(e, b, trace.OpFstat, 0)
