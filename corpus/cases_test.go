@@ -312,6 +312,144 @@ var cases = []*Case{
 		},
 	},
 	{
+		Name: "bash-fds",
+		What: "`bash -c 'exec {log}>>log.txt; … done < in.txt; exec {log}>&-; cat <<<… ; printf … > >(cat > p.txt)'`: a descriptor bash picks (10 and up, fcntl F_DUPFD), a loop reading a file line by line, a here-string, a process substitution",
+		Pkgs: []string{"bash", "coreutils"}, Needs: []Need{{Prog: "bash", Pkg: "bash"}, {Prog: "cat", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "in.txt"), lines(19, 200), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"bash", "-c", `exec {log}>>log.txt; echo start >&$log; while read -r l; do echo "$l" >&$log; done < in.txt; exec {log}>&-; ` +
+				`cat <<<"a here-string" > h.txt; printf "%s\n" a b c > >(cat > p.txt); wait $!`}
+		},
+	},
+	{
+		Name: "xz-threads",
+		What: "`xz -T2 --block-size=1MiB -k big.txt`: two compressing threads, 1 MiB blocks of a 4 MiB file, then `xz -dc big.txt.xz > back.txt`",
+		Pkgs: []string{"xz-utils", "dash"}, Needs: []Need{{Prog: "xz", Pkg: "xz-utils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "big.txt"), lines(20, 130_000), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "xz -T2 -1 --block-size=1MiB -k big.txt && xz -dc big.txt.xz > back.txt"}
+		},
+	},
+	{
+		Name: "find-delete",
+		What: "`find src -type f -name '*.txt' -exec cat {} + > all.txt`, then `find src -name '*.bin' -delete` and `find src -depth -type d -empty -delete`: find's directory walk (fts, openat relative to directory descriptors, unlinkat)",
+		Pkgs: []string{"findutils", "coreutils", "dash"}, Needs: []Need{{Prog: "find", Pkg: "findutils"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 21) },
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "find src -type f -name '*.txt' -exec cat {} + > all.txt && find src -name '*.bin' -delete && find src -depth -type d -empty -delete"}
+		},
+	},
+	{
+		Name: "sort-parallel",
+		What: "`sort --parallel=2 -S 1M -T . -o sorted.txt big.txt`: two sorting threads, a 1 MiB buffer, so sort spills runs to temporary files in DIR and merges them",
+		Pkgs: []string{"coreutils"}, Needs: []Need{{Prog: "sort", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "big.txt"), lines(22, 100_000), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sort", "--parallel=2", "-S", "1M", "-T", ".", "-o", "sorted.txt", "big.txt"}
+		},
+		Note: "the temporary files' names (sortXXXXXX) differ from run to run",
+	},
+	{
+		Name: "perl-inplace",
+		What: "`perl -i.bak -pe s/e/E/g a.txt b.txt`: each file renamed to its .bak and written anew under its name",
+		Pkgs: []string{"perl-base"}, Needs: []Need{{Prog: "perl", Pkg: "perl-base"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return writeFiles(dir, map[string]string{"a.txt": string(text(23, 20000)), "b.txt": string(text(24, 3000))})
+		},
+		Argv: func(c *caseDirs) []string { return []string{"perl", "-i.bak", "-pe", "s/e/E/g", "a.txt", "b.txt"} },
+	},
+	{
+		Name: "split-cat",
+		What: "`split -b 100k big.bin part_ && cat part_* > joined.bin && rm part_*`: a file cut into pieces, joined again, the pieces removed",
+		Pkgs: []string{"coreutils", "dash"}, Needs: []Need{{Prog: "split", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "big.bin"), noise(25, 750_000), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "split -b 100k big.bin part_ && cat part_* > joined.bin && rm part_*"}
+		},
+	},
+	{
+		Name: "tar-links",
+		What: "`tar xf links.tar`: an archive holding a tree with a hard link and a symbolic link, extracted (linkat, symlinkat)",
+		Pkgs: []string{"tar"}, Needs: []Need{{Prog: "tar", Pkg: "tar"}},
+		Prepare: func(c *caseDirs) error {
+			src := filepath.Join(c.Prog, "tree")
+			if err := makeTree(filepath.Join(src, "src"), 26); err != nil {
+				return err
+			}
+			if err := os.Link(filepath.Join(src, "src", "README.txt"), filepath.Join(src, "src", "hard.txt")); err != nil {
+				return err
+			}
+			if err := os.Symlink("docs/guide.txt", filepath.Join(src, "src", "soft.txt")); err != nil {
+				return err
+			}
+			if err := fixTimes(src); err != nil {
+				return err
+			}
+			return runQuiet(src, "tar", "cf", filepath.Join(c.Prog, "links.tar"), "src")
+		},
+		Inputs: func(c *caseDirs, dir string) error {
+			return copyFile(filepath.Join(c.Prog, "links.tar"), filepath.Join(dir, "links.tar"))
+		},
+		Argv: func(c *caseDirs) []string { return []string{"tar", "xf", "links.tar"} },
+	},
+	{
+		Name: "python3-rmtree",
+		What: "system python3: tempfile.mkstemp in DIR, os.makedirs of a deep tree, os.walk, shutil.move of a directory, shutil.rmtree (which walks with directory descriptors: openat, unlinkat relative to them)",
+		Pkgs: []string{"python3"}, Needs: []Need{needPython},
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "treeops.py"), []byte(pyTreeOps), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 27) },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "treeops.py")} },
+		Note:   "mkstemp's file name differs from run to run",
+	},
+	{
+		Name: "git-checkout",
+		What: "`git init`, `add`, `commit`, then a branch with a file changed, one removed and one added, committed, and `git checkout` back: git rewrites the work tree (unlink, create, index rewritten through a lock file)",
+		Pkgs: []string{"git", "dash"}, Needs: []Need{{Prog: "git", Pkg: "git"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			if err := makeTree(filepath.Join(dir, "src"), 28); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "README"), text(29, 1500), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "git init -q -b main && git add -A && git commit -q -m one && git checkout -q -b two && " +
+				"echo changed >> README && git rm -q src/README.txt && echo new > added.txt && git add -A && git commit -q -m two && git checkout -q main"}
+		},
+		Env: []string{
+			"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
+			"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
+			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		},
+	},
+	{
+		Name: "zip-unzip",
+		What: "`zip -qr a.zip src && unzip -q a.zip -d out`: zip writes the archive through a temporary file renamed into place, unzip creates the tree again",
+		Pkgs: []string{"zip", "unzip", "dash"}, Needs: []Need{{Prog: "zip", Pkg: "zip"}, {Prog: "unzip", Pkg: "unzip"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 30) },
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "zip -qr a.zip src && unzip -q a.zip -d out"}
+		},
+		Note: "zip's temporary file name (ziXXXXXX) differs from run to run",
+	},
+	{
+		Name: "make-j2",
+		What: "`make -j2`: the C project of the make case built by two jobs at once",
+		Pkgs: []string{"make", "gcc", "binutils"}, Needs: []Need{{Prog: "make", Pkg: "make"}, needGCC},
+		Inputs: func(c *caseDirs, dir string) error { return writeFiles(dir, cProject) },
+		Argv:   func(c *caseDirs) []string { return []string{"make", "-s", "-j2"} },
+	},
+	{
 		Name: "sh-redirect",
 		What: "`sh -c 'exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3; cat a.txt b.txt > c.txt'`: dash redirections in a forked subshell, then cat",
 		Pkgs: []string{"dash", "coreutils"}, Needs: []Need{{Prog: "sh", Pkg: "dash"}, {Prog: "cat", Pkg: "coreutils"}},
@@ -462,6 +600,25 @@ os.symlink("README.txt", "tree/link.txt")
 shutil.copytree("tree", "tree2", symlinks=True)
 sorted(e.name for e in os.scandir("tree2"))
 os.truncate("tree2/README.txt", 100)
+`
+
+const pyTreeOps = `import os, shutil, tempfile
+fd, name = tempfile.mkstemp(dir=".", suffix=".tmp")
+os.write(fd, b"scratch " * 100)
+os.close(fd)
+os.replace(name, "kept.txt")
+os.makedirs("deep/a/b/c", exist_ok=True)
+for d in ("deep", "deep/a", "deep/a/b", "deep/a/b/c"):
+    with open(os.path.join(d, "f.txt"), "w") as f:
+        f.write(d + "\n")
+n = 0
+for root, dirs, files in os.walk("src"):
+    n += len(files)
+shutil.move("deep/a", "moved")
+shutil.rmtree("deep")
+shutil.rmtree("src")
+with open("count.txt", "w") as f:
+    f.write("%d\n" % n)
 `
 
 const pyH5 = `from mpi4py import MPI
