@@ -21,9 +21,9 @@ func writeCorpusDoc(results []*caseResult, elapsed time.Duration) error {
 
 <!-- Written by the corpus test (corpus/run.sh, or: go test ./corpus -run TestCorpus -args -write). Do not edit. -->
 
-The corpus (` + "`corpus/`" + `) runs programs nobody here wrote — tar, gzip, sqlite3,
-git, cp, sort, rsync, dd, make with gcc, python3, dash, fio, h5py and PnetCDF
-under mpirun — each doing real work on inputs the harness makes in a fresh
+The corpus (` + "`corpus/`" + `) runs programs nobody here wrote — tar, gzip, xz, zip,
+sqlite3, git, cp, ln, sed, perl, find, sort, split, rsync, dd, make with gcc,
+python3, dash, bash, fio, h5py and PnetCDF under mpirun — each doing real work on inputs the harness makes in a fresh
 directory DIR, and a threaded C program the harness compiles. Every case is
 recorded in both capture modes,
 
