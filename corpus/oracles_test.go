@@ -129,6 +129,9 @@ func oracleCapture(c *Case, mode string, st *statsReport, refOps map[string]famC
 		if slack := c.Slack[f]; slack > 0 && g.Count != w.Count && abs(g.Count-w.Count) <= slack {
 			w.Count = g.Count // within what two runs of the program differ by
 		}
+		if slack := c.ByteSlack[f]; slack > 0 && g.Bytes != w.Bytes && abs(g.Bytes-w.Bytes) <= slack {
+			w.Bytes = g.Bytes
+		}
 		var d string
 		switch {
 		case g.Count != w.Count && g.Bytes != w.Bytes:
