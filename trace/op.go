@@ -481,6 +481,7 @@ var opNames = sync.OnceValue(func() (n struct{ byName, mpiByLower map[string]Op 
 		"fstatat64": OpFstatat, "stat64": OpStat, "lstat64": OpLstat, "fstat64": OpFstat,
 		"lseek64": OpLseek, "open64": OpOpen, "openat64": OpOpenat, "creat64": OpCreat,
 		"pread64v": OpPreadv, "preadv64": OpPreadv, "pwritev64": OpPwritev,
+		"preadv64v2": OpPreadv2, "pwritev64v2": OpPwritev2,
 		"ftruncate64": OpFtruncate, "truncate64": OpTruncate, "fopen64": OpFopen,
 		"fseeko": OpFseek, "fseeko64": OpFseek,
 		"sendfile64": OpSendfile, "fallocate64": OpFallocate, "posix_fadvise64": OpFadvise,

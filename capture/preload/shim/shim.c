@@ -1302,6 +1302,16 @@ EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int
 	REAL(pwritev2);
 	DATA_BODY(C_PWRITEV2, ssize_t, real_pwritev2(fd, iov, cnt, off, fl), off, iovsize(iov, cnt), cnt, (uint32_t)fl);
 }
+/* What a program built with _FILE_OFFSET_BITS=64 calls for preadv2 and
+ * pwritev2 (Python's os.preadv and os.pwritev, for one). */
+EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int fl) {
+	REAL(preadv64v2);
+	DATA_BODY(C_PREADV2, ssize_t, real_preadv64v2(fd, iov, cnt, off, fl), off, iovsize(iov, cnt), cnt, (uint32_t)fl);
+}
+EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int fl) {
+	REAL(pwritev64v2);
+	DATA_BODY(C_PWRITEV2, ssize_t, real_pwritev64v2(fd, iov, cnt, off, fl), off, iovsize(iov, cnt), cnt, (uint32_t)fl);
+}
 
 #define FD_BODY(CALL, T, REALCALL, OFF, SIZE, OFLAGS)                    \
 	if (!on() || !fd_file(fd)) return REALCALL;                         \
