@@ -456,6 +456,93 @@ var cases = []*Case{
 		Argv:   func(c *caseDirs) []string { return []string{"make", "-s", "-j2"} },
 	},
 	{
+		Name: "python3-tmpfile",
+		What: "system python3: an O_TMPFILE file written and given a name by linkat through /proc/self/fd, preadv and pwritev, lseek with SEEK_DATA and SEEK_HOLE on a sparse file, flock, dup2 onto standard output",
+		Pkgs: []string{"python3"}, Needs: []Need{needPython},
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "tmpops.py"), []byte(pyTmpOps), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "tmpops.py")} },
+	},
+	{
+		Name: "cp-sparse",
+		What: "`sh -c 'truncate -s 8M sparse.img && dd … seek=… conv=notrunc && cp --sparse=always sparse.img copy.img'`: a sparse file written in two places without truncation, then copied by cp, which looks for its data with SEEK_DATA and SEEK_HOLE",
+		Pkgs: []string{"coreutils", "dash"}, Needs: []Need{{Prog: "cp", Pkg: "coreutils"}, {Prog: "dd", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "block.bin"), noise(31, 200_000), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "truncate -s 8M sparse.img && dd if=block.bin of=sparse.img bs=64k seek=10 conv=notrunc status=none && " +
+				"dd if=block.bin of=sparse.img bs=64k seek=100 count=1 conv=notrunc status=none && cp --sparse=always sparse.img copy.img"}
+		},
+	},
+	{
+		Name: "python3-compileall",
+		What: "`python3 -m compileall -q pkg`: Python byte-compiles a package, each .pyc written to a temporary name in __pycache__ and renamed into place, then `python3 -c 'import pkg.mod'` imports it from the cache",
+		Pkgs: []string{"python3", "dash"}, Needs: []Need{needPython},
+		Inputs: func(c *caseDirs, dir string) error {
+			return writeFiles(filepath.Join(dir, "pkg"), map[string]string{
+				"__init__.py":     "VERSION = 1\n",
+				"mod.py":          "def f(x):\n    return x * 2\n\nVALUE = f(21)\n",
+				"sub/__init__.py": "",
+				"sub/util.py":     "import os\n\ndef here():\n    return os.path.dirname(__file__)\n",
+			})
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", python + " -m compileall -q pkg && " + python + " -c 'import pkg.mod, pkg.sub.util; assert pkg.mod.VALUE == 42'"}
+		},
+		Env: []string{"PYTHONDONTWRITEBYTECODE=", "SOURCE_DATE_EPOCH=1577836800"},
+	},
+	{
+		Name: "ls-du",
+		What: "`sh -c 'ls -laR src > list.txt; du -a src > du.txt; md5sum src/*/* > sums.txt'`: a tree listed (getdents, statx, readlink), its sizes summed (fstatat relative to directory descriptors), and files hashed",
+		Pkgs: []string{"coreutils", "dash"}, Needs: []Need{{Prog: "ls", Pkg: "coreutils"}, {Prog: "du", Pkg: "coreutils"}, {Prog: "md5sum", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			if err := makeTree(filepath.Join(dir, "src"), 32); err != nil {
+				return err
+			}
+			return os.Symlink("docs/guide.txt", filepath.Join(dir, "src", "link.txt"))
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "ls -laR src > list.txt; du -a src > du.txt; md5sum src/*/* > sums.txt 2>/dev/null; true"}
+		},
+		Env: []string{"LC_ALL=C", "TZ=UTC"},
+	},
+	{
+		Name: "awk-split",
+		What: "`awk '{ print > ($1 \".txt\") }' data.txt`: mawk (Debian's awk) writes each line to the file its first field names, with eight files open at once, then `cat *.txt | wc -l`",
+		Pkgs: []string{"mawk", "coreutils", "dash"}, Needs: []Need{{Prog: "awk", Pkg: "mawk"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			var b bytes.Buffer
+			for i := 0; i < 4000; i++ {
+				fmt.Fprintf(&b, "k%d line %d of the input, some text to make it longer\n", i%8, i)
+			}
+			return os.WriteFile(filepath.Join(dir, "data.txt"), b.Bytes(), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "awk '{ print > ($1 \".txt\") }' data.txt && cat k*.txt | wc -l > count.txt"}
+		},
+	},
+	{
+		Name: "sqlite3-vacuum",
+		What: "`sqlite3 db.sqlite SQL` reading through a memory map (PRAGMA mmap_size), a delete and VACUUM (the database rewritten through its journal), then `sqlite3 db.sqlite .dump | sqlite3 copy.sqlite`: two processes joined by a pipe",
+		Pkgs: []string{"sqlite3", "dash"}, Needs: []Need{{Prog: "sqlite3", Pkg: "sqlite3"}},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv: func(c *caseDirs) []string {
+			var sql strings.Builder
+			sql.WriteString("PRAGMA mmap_size=1048576;\nCREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);\nBEGIN;\n")
+			for i := 0; i < 2000; i++ {
+				fmt.Fprintf(&sql, "INSERT INTO t(name, v) VALUES('row-%04d-some-padding-text', %d.5);\n", i, i)
+			}
+			sql.WriteString("COMMIT;\nSELECT count(*), sum(v) FROM t WHERE name LIKE 'row-1%';\nDELETE FROM t WHERE id % 2 = 0;\nVACUUM;\n")
+			if err := os.WriteFile(filepath.Join(c.Prog, "vacuum.sql"), []byte(sql.String()), 0o644); err != nil {
+				return []string{"false"}
+			}
+			return []string{"sh", "-c", "sqlite3 db.sqlite < " + filepath.Join(c.Prog, "vacuum.sql") + " && sqlite3 db.sqlite .dump | sqlite3 copy.sqlite"}
+		},
+	},
+	{
 		Name: "sh-redirect",
 		What: "`sh -c 'exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3; cat a.txt b.txt > c.txt'`: dash redirections in a forked subshell, then cat",
 		Pkgs: []string{"dash", "coreutils"}, Needs: []Need{{Prog: "sh", Pkg: "dash"}, {Prog: "cat", Pkg: "coreutils"}},
@@ -625,6 +712,38 @@ shutil.rmtree("deep")
 shutil.rmtree("src")
 with open("count.txt", "w") as f:
     f.write("%d\n" % n)
+`
+
+const pyTmpOps = `import fcntl, os, sys
+# An unnamed file, written, then named: linkat through /proc/self/fd.
+fd = os.open(".", os.O_TMPFILE | os.O_RDWR, 0o644)
+os.write(fd, b"born without a name\\n" * 100)
+# (a dir_fd makes Python call linkat with AT_SYMLINK_FOLLOW, not link)
+dfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+os.link("/proc/self/fd/%d" % fd, "named.txt", dst_dir_fd=dfd, follow_symlinks=True)
+os.close(dfd)
+os.close(fd)
+# Vectored, positioned reads and writes.
+fd = os.open("vec.dat", os.O_RDWR | os.O_CREAT, 0o644)
+os.pwritev(fd, [b"a" * 4096, b"b" * 4096], 8192)
+bufs = [bytearray(1000), bytearray(3000)]
+os.preadv(fd, bufs, 8192)
+# A sparse file's data and holes.
+os.pwrite(fd, b"c" * 4096, 1 << 20)
+try:
+    os.lseek(fd, 0, os.SEEK_DATA)
+    os.lseek(fd, 8192, os.SEEK_HOLE)
+except OSError:
+    pass
+# An advisory lock, then the file as standard output.
+fcntl.flock(fd, fcntl.LOCK_EX)
+fcntl.flock(fd, fcntl.LOCK_UN)
+os.close(fd)
+out = os.open("out.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+sys.stdout.flush()
+os.dup2(out, 1)
+os.close(out)
+os.write(1, b"through descriptor 1\\n")
 `
 
 const pyH5 = `from mpi4py import MPI

@@ -722,6 +722,7 @@ const (
 	opSymlink
 	opReadlink
 	opReadlinkFD
+	opLinkFD
 	opFork
 	opClone
 	opExec
@@ -1060,6 +1061,8 @@ func (cm *cCmd) defaultOp() trace.Op {
 		return trace.OpReadlink
 	case opReadlinkFD:
 		return trace.OpReadlinkat // readlinkat(fd, "", …): readlink has no descriptor
+	case opLinkFD:
+		return trace.OpLinkat // linkat(fd, "", …, AT_EMPTY_PATH): link has no descriptor
 	case opFork:
 		return trace.OpFork
 	case opClone:
@@ -1286,6 +1289,10 @@ func (c *compiler) selectOp(s *CommandStmt, cm *cCmd, opType Type, hsym *symbol)
 		cm.op = opCloseRange
 	case "link", "symlink":
 		cm.op = pick(s.Name == "link", opLink, opSymlink)
+		if opType == THandle {
+			cm.op = opLinkFD
+			useHandle()
+		}
 		cm.site2 = c.site()
 	case "readlink":
 		cm.op = pick(opType == TString, opReadlink, opReadlinkFD)

@@ -24,6 +24,7 @@ stat f
 stat f flags AT_EMPTY_PATH call fstatat
 lookup f mode 4 flags AT_EMPTY_PATH
 readlink f size 64 ret -EINVAL
+link f to "a2" flags AT_SYMLINK_FOLLOW
 stat "a" flags 0x100 call fstatat ret -ENOENT
 close f call fclose
 open "missing" as g flags O_RDONLY ret -ENOENT
@@ -50,6 +51,7 @@ truncate "x" to 5 ret -EACCES
 	fstatat fd=3 flags=0x1000
 	access fd=3 flags=0x1000 mode=04
 	readlinkat fd=3 size=64 ret=-22
+	linkat -> a2 fd=3 flags=0x400
 	fstatat a flags=0x100 ret=-2
 	fclose a fd=3
 	open missing ret=-2

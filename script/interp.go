@@ -1299,6 +1299,13 @@ func (it *Interp) fdCommand(cm *cCmd) error {
 		if _, err := it.details(cm, &e, 0); err != nil {
 			return err
 		}
+	case opLinkFD:
+		if e.Path2, err = it.path(cm.arg("to"), cm.site2); err != nil {
+			return err
+		}
+		if _, err := it.details(cm, &e, 0); err != nil {
+			return err
+		}
 	case opReadlinkFD:
 		if e.Size, err = it.optInt(cm, "size", 0, "size", true); err != nil {
 			return err

@@ -212,6 +212,7 @@ const (
 	seekCurr          = 1
 	closeRangeCloexec = 4
 	atEmptyPath       = 0x1000
+	atSymlinkFollow   = 0x400
 )
 
 // Run is the spools of one recorded run, each process given a rank.
@@ -1179,16 +1180,25 @@ func (p *procIter) event(r *Record, e *trace.Event) bool {
 		return p.match(name)
 	case cLink, cLinkat:
 		// linkat(fd, "", …, AT_EMPTY_PATH) links the file open on fd: no
-		// first path.
+		// first path; so does linkat of /proc/self/fd/N with
+		// AT_SYMLINK_FOLLOW (a file made with O_TMPFILE given its name),
+		// of descriptor N.
 		keep := false
+		fd := atFD(r)
+		name := ""
 		if r.Path != "" {
-			name := p.resolve(r, r.Path)
+			name = p.resolve(r, r.Path)
+			if n, ok := filter.DescriptorPath(name, 0); ok && r.Call == cLinkat && r.OFlags&atSymlinkFollow != 0 {
+				name, fd = "", n
+			}
+		}
+		if name != "" {
 			e.Path, keep = p.intern(name), p.match(name)
-		} else if f := p.fd(r.Tid, r.FD); f != nil {
+		} else if f := p.fd(r.Tid, fd); f != nil {
 			keep = f.Aux.keep
 		}
 		name2 := p.resolve2(r, r.Path2)
-		e.Path2, e.FD, e.Flags = p.intern(name2), atFD(r), e.Flags|r.OFlags
+		e.Path2, e.FD, e.Flags = p.intern(name2), fd, e.Flags|r.OFlags
 		return keep || p.match(name2)
 	case cCopyFileRange, cSendfile, cSplice:
 		return p.copyEvent(r, e)

@@ -544,15 +544,21 @@ func (tr *tracer) twoPaths(t *task, pe, pe2 *pathEnt) bool {
 }
 
 // linkatCall decodes linkat. With AT_EMPTY_PATH and an empty old path it
-// links the file open on olddir: no Path then, FD names it.
+// links the file open on olddir: no Path then, FD names it. So does a
+// link of /proc/self/fd/N with AT_SYMLINK_FOLLOW (how a file made with
+// O_TMPFILE gets its name), of descriptor N.
 func (tr *tracer) linkatCall(t *task, olddir int32, oldAddr uint64, newdir int32, newAddr uint64, flags uint64) bool {
 	pe, empty := tr.pathAt(t, olddir, oldAddr)
 	pe2, _ := tr.pathAt(t, newdir, newAddr)
-	if !empty || flags&atEmptyPath == 0 {
+	fd, onFD := olddir, empty && flags&atEmptyPath != 0
+	if !onFD && flags&unix.AT_SYMLINK_FOLLOW != 0 && pe != nil {
+		fd, onFD = filter.DescriptorPath(pe.name, t.tgid)
+	}
+	if !onFD {
 		return tr.twoPaths(t, pe, pe2)
 	}
-	t.ev.FD = olddir
-	f := tr.fdFile(t, olddir)
+	t.ev.FD = fd
+	f := tr.fdFile(t, fd)
 	t.f = f
 	t.rec = tr.all || (f != nil && f.Aux.rec) || (pe2 != nil && pe2.rec)
 	if t.rec && pe2 != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/iotrace/iotrace/trace"
+	"github.com/iotrace/iotrace/trace/filter"
 )
 
 // ctx is one call being turned into an event.
@@ -60,20 +61,21 @@ var (
 )
 
 const (
-	oCreat     = 0x40
-	oExcl      = 0x80
-	oTrunc     = 0x200
-	oAccmode   = 3
-	oCloexec   = 0x80000
-	oTmpfile   = 0x400000
-	atEmpty    = 0x1000
-	cloneVM    = 0x100
-	cloneFS    = 0x200
-	cloneFiles = 0x400
-	cloneVfork = 0x4000
-	cloneThrd  = 0x10000
-	crUnshare  = 2
-	mapAnon    = 0x20
+	oCreat      = 0x40
+	oExcl       = 0x80
+	oTrunc      = 0x200
+	oAccmode    = 3
+	oCloexec    = 0x80000
+	oTmpfile    = 0x400000
+	atEmpty     = 0x1000
+	atSymFollow = 0x400
+	cloneVM     = 0x100
+	cloneFS     = 0x200
+	cloneFiles  = 0x400
+	cloneVfork  = 0x4000
+	cloneThrd   = 0x10000
+	crUnshare   = 2
+	mapAnon     = 0x20
 	// cloneKept are the clone flags a fork or clone event carries.
 	cloneKept = cloneFiles | cloneVfork | cloneVM | cloneThrd
 )
@@ -755,13 +757,26 @@ func (x *ctx) link(od, op, nd, np string, flags uint64) error {
 	if err != nil {
 		return err
 	}
-	if flags&atEmpty != 0 && (op == `""` || op == "") {
-		fd, decor, decorated, ok := fdArg(od)
-		if !ok {
-			return fmt.Errorf("descriptor %q", clip(od))
+	o, oknown, err := x.resolve(od, op)
+	if err != nil && !(flags&atEmpty != 0 && (op == `""` || op == "")) {
+		return err
+	}
+	// linkat of /proc/self/fd/N with AT_SYMLINK_FOLLOW (a file made with
+	// O_TMPFILE given its name): the link of descriptor N.
+	procFD, onProcFD := filter.DescriptorPath(o, x.p.pid)
+	if flags&atEmpty != 0 && (op == `""` || op == "") || flags&atSymFollow != 0 && onProcFD {
+		var d *desc
+		if onProcFD {
+			x.ev.FD = procFD
+			d = x.fdDesc(procFD, "", false)
+		} else {
+			fd, decor, decorated, ok := fdArg(od)
+			if !ok {
+				return fmt.Errorf("descriptor %q", clip(od))
+			}
+			x.ev.FD = fd
+			d = x.fdDesc(fd, decor, decorated)
 		}
-		x.ev.FD = fd
-		d := x.fdDesc(fd, decor, decorated)
 		if x.r.chosen(d) || x.r.choose(n, nknown) {
 			x.emit = true
 			x.ev.Path2 = x.r.intern(n)
@@ -769,10 +784,6 @@ func (x *ctx) link(od, op, nd, np string, flags uint64) error {
 			x.unchosen = true
 		}
 		return nil
-	}
-	o, oknown, err := x.resolve(od, op)
-	if err != nil {
-		return err
 	}
 	if x.r.choose(o, oknown) || x.r.choose(n, nknown) {
 		x.emit = true

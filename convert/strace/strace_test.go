@@ -325,3 +325,35 @@ func TestStderrLogThreadEndsLate(t *testing.T) {
 		"t0 exit = 0",
 	)
 }
+
+// TestTmpfileLink: a file made with O_TMPFILE gets its name by a link of
+// /proc/self/fd/N that follows it, and glibc's fstat is
+// fstatat(fd, "", AT_EMPTY_PATH): both are calls on descriptor N, with
+// no Path, as the captures write them.
+func TestTmpfileLink(t *testing.T) {
+	const log = `100 openat(AT_FDCWD</d>, ".", O_RDWR|O_CLOEXEC|O_TMPFILE, 0644) = 3</d/#1234>(deleted)
+100 write(3</d/#1234>(deleted), "abc", 3) = 3
+100 newfstatat(3</d/#1234>(deleted), "", {st_mode=S_IFREG|0644, st_size=3, ...}, AT_EMPTY_PATH) = 0
+100 linkat(AT_FDCWD</d>, "/proc/self/fd/3", AT_FDCWD</d>, "named.txt", AT_SYMLINK_FOLLOW) = 0
+100 linkat(AT_FDCWD</d>, "/proc/self/fdinfo/3", AT_FDCWD</d>, "other.txt", AT_SYMLINK_FOLLOW) = -1 EPERM (Operation not permitted)
+100 close(3</d/named.txt>) = 0
+`
+	r, evs, err := read(t, Options{}, text("s.txt", log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range evs {
+		if e.Op == trace.OpFstatat || e.Op == trace.OpLinkat {
+			got = append(got, line(r, e))
+		}
+	}
+	want := []string{
+		"t0 fstatat fd=3 = 0",
+		"t0 linkat -> /d/named.txt fd=3 = 0",
+		"t0 linkat /proc/self/fdinfo/3 -> /d/other.txt = -1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -20,8 +20,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -624,6 +626,33 @@ func (x *rankExec) DoRun(r *replay.Run) {
 	r.N, r.End, r.Moved = i, now, moved
 }
 
+// linkFD gives the file open on the replay's descriptor fd the name
+// c.Path2, inside the target. The program's way, a link of
+// /proc/self/fd/N that follows it, needs no privilege (linkat with
+// AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH): the replay's own descriptor,
+// on a file it opened inside the target.
+func (x *rankExec) linkFD(c *replay.Call, fd int) (int64, replay.Skip) {
+	if c.Path2 == "." {
+		return 0, replay.SkipTargetRoot
+	}
+	if c.Path2 == "" {
+		return -int64(unix.ENOENT), replay.NotSkipped
+	}
+	d2, b2, rel2, err := x.secondParent(c.Path2)
+	if err != nil {
+		return result(err)
+	}
+	defer rel2()
+	t := x.sw.Start()
+	err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), d2, b2, unix.AT_SYMLINK_FOLLOW)
+	if err == unix.ENOENT {
+		if _, serr := os.Stat("/proc/self/fd"); serr != nil {
+			err = unix.Linkat(fd, "", d2, b2, unix.AT_EMPTY_PATH) // no /proc
+		}
+	}
+	return x.timed(t, err)
+}
+
 // onFD replays a call on a descriptor.
 func (x *rankExec) onFD(c *replay.Call, st *state.Step[realFile, mpiFile], info *trace.OpInfo) (int64, replay.Skip) {
 	e := c.Ev
@@ -685,6 +714,12 @@ func (x *rankExec) onFD(c *replay.Call, st *state.Step[realFile, mpiFile], info 
 			var s unix.Stat_t
 			err = unix.Fstat(fd, &s) // a kernel before 5.8: the look alone
 		}
+	case trace.OpLink, trace.OpLinkat:
+		// linkat(fd, "", …, AT_EMPTY_PATH), or of /proc/self/fd/N with
+		// AT_SYMLINK_FOLLOW: the file open on fd gets a name (a file
+		// made with O_TMPFILE, its first).
+		x.sw.Stop(t)
+		return x.linkFD(c, fd)
 	case trace.OpReadlinkat:
 		// readlinkat(fd, "", …): the symbolic link open on fd (O_PATH).
 		buf := x.readBuf(int(min(max(e.Size, 1), 4096)))

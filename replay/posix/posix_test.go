@@ -1185,4 +1185,18 @@ func TestCallsOnTheirDescriptor(t *testing.T) {
 			t.Errorf("%v on a removed file's descriptor: %d %v", e.Op, ret, skip)
 		}
 	}
+	// A file made with O_TMPFILE, written, then given its name by a link
+	// of its descriptor (linkat of /proc/self/fd/6, AT_SYMLINK_FOLLOW).
+	tmp := uint32(trace.ORdwr | 0x410000) // O_TMPFILE: __O_TMPFILE | O_DIRECTORY
+	if ret, _ := doP(x, p, trace.Event{Op: trace.OpOpenat, FD: -100, Path: p.Intern("."), Flags: tmp, Mode: 0o600, Ret: 6}); ret != 6 {
+		t.Fatalf("openat O_TMPFILE: %d", ret)
+	}
+	doP(x, p, trace.Event{Op: trace.OpWrite, FD: 6, Size: 3000, Ret: 3000})
+	named := p.Intern("named.txt")
+	if ret, skip := doP(x, p, trace.Event{Op: trace.OpLinkat, FD: 6, Path2: named, Flags: 0x400}); ret != 0 || skip != replay.NotSkipped {
+		t.Fatalf("linkat of the descriptor: %d %v", ret, skip)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "named.txt")); err != nil || fi.Size() != 3000 {
+		t.Errorf("the named file: %v, %v; want 3000 bytes", fi, err)
+	}
 }

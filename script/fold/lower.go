@@ -774,7 +774,7 @@ var cmdFields = sync.OnceValue(func() map[string]uint32 {
 		"map": fFD | fPath | fOffset | fSize | fFlags | fMode, "readdir": fFD | fPath | fSize,
 		"unmap": fPath | fOffset | fSize | fFlags, "msync": fPath | fOffset | fSize | fFlags,
 		"lookup": fFD | fPath | fFlags | fMode, "delete": fPath | fFlags, "rmdir": fPath | fFlags, "mkdir": fPath | fFlags | fMode,
-		"rename": fPath | fPath2 | fFlags, "link": fPath | fPath2 | fFlags, "symlink": fPath | fPath2,
+		"rename": fPath | fPath2 | fFlags, "link": fFD | fPath | fPath2 | fFlags, "symlink": fPath | fPath2,
 		"readlink": fFD | fPath | fSize, "fork": fFlags, "clone": fFlags, "exec": fPath | fFlags, "exit": 0, "mark": fPath,
 		"mpiopen": fPath | fFlags | fFD | fComm,
 	}

@@ -48,8 +48,8 @@ func (lw *lowerer) posix(e *trace.Event, b *lb, st step, exp int32) error {
 			// An *at call on its descriptor: glibc's fstat is
 			// fstatat(fd, "", AT_EMPTY_PATH); readlinkat(fd, "") reads
 			// a symbolic link opened with O_PATH.
-			if info.Family != "stat" {
-				return lw.fail(e, "%s on descriptor %d with no path: the language has it for stat, lookup and readlink only", e.Op, e.FD)
+			if info.Family != "stat" && info.NS != trace.NSLink {
+				return lw.fail(e, "%s on descriptor %d with no path: the language has it for stat, lookup, readlink and link only", e.Op, e.FD)
 			}
 			h, err := lw.handleOf(e, d, e.FD)
 			if err != nil {
@@ -57,6 +57,13 @@ func (lw *lowerer) posix(e *trace.Event, b *lb, st step, exp int32) error {
 			}
 			b.l.operand, b.l.handle = oHandle, h
 			switch e.Op {
+			case trace.OpLink, trace.OpLinkat:
+				// linkat(fd, "", …, AT_EMPTY_PATH), or of /proc/self/fd/N:
+				// the file open on the handle gets a name.
+				b.l.cmd = "link"
+				b.l.path2 = b.str(lw.path(e.Path2))
+				b.opt("flags", int64(e.Flags), kAtFlags, 0)
+				return lw.finish(e, b, trace.OpLinkat, 0)
 			case trace.OpReadlinkat:
 				b.l.cmd = "readlink"
 				b.opt("size", e.Size, kInt, 0)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -152,4 +153,37 @@ func SystemFile(name string) bool {
 		}
 	}
 	return false
+}
+
+// DescriptorPath reports whether name, a resolved path, names the file
+// open on a descriptor of the process that names it rather than a file
+// of its own: /proc/self/fd/N, /proc/thread-self/fd/N, /dev/fd/N, or
+// /proc/PID/fd/N with PID the process's (pid; 0: any). It returns N.
+// linkat(AT_FDCWD, "/proc/self/fd/N", …, AT_SYMLINK_FOLLOW) is how a file
+// made with O_TMPFILE gets its name: recorders write it as the link of
+// descriptor N.
+func DescriptorPath(name string, pid int) (int32, bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(name, "/proc/self/fd/"):
+		rest = name[len("/proc/self/fd/"):]
+	case strings.HasPrefix(name, "/proc/thread-self/fd/"):
+		rest = name[len("/proc/thread-self/fd/"):]
+	case strings.HasPrefix(name, "/dev/fd/"):
+		rest = name[len("/dev/fd/"):]
+	case strings.HasPrefix(name, "/proc/"):
+		p, r, ok := strings.Cut(name[len("/proc/"):], "/fd/")
+		n, err := strconv.Atoi(p)
+		if !ok || err != nil || n <= 0 || pid != 0 && n != pid || p != strconv.Itoa(n) {
+			return 0, false
+		}
+		rest = r
+	default:
+		return 0, false
+	}
+	n, err := strconv.ParseInt(rest, 10, 32)
+	if err != nil || n < 0 || rest != strconv.FormatInt(n, 10) {
+		return 0, false
+	}
+	return int32(n), true
 }

@@ -75,3 +75,33 @@ func TestRecordSystemExcludes(t *testing.T) {
 		t.Error("SystemFile")
 	}
 }
+
+func TestDescriptorPath(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		pid  int
+		fd   int32
+		ok   bool
+	}{
+		{"/proc/self/fd/3", 0, 3, true},
+		{"/proc/thread-self/fd/12", 0, 12, true},
+		{"/dev/fd/0", 0, 0, true},
+		{"/proc/4242/fd/7", 4242, 7, true},
+		{"/proc/4242/fd/7", 0, 7, true},
+		{"/proc/4242/fd/7", 99, 0, false}, // another process's descriptor
+		{"/proc/self/fd/", 0, 0, false},
+		{"/proc/self/fd/3/x", 0, 0, false},
+		{"/proc/self/fd/03", 0, 0, false},
+		{"/proc/self/fd/-1", 0, 0, false},
+		{"/proc/self/fdinfo/3", 0, 0, false},
+		{"/proc/self/status", 0, 0, false},
+		{"/proc/04242/fd/7", 0, 0, false},
+		{"/tmp/proc/self/fd/3", 0, 0, false},
+		{"/proc/self/fd/99999999999", 0, 0, false},
+	} {
+		fd, ok := DescriptorPath(c.name, c.pid)
+		if fd != c.fd || ok != c.ok {
+			t.Errorf("DescriptorPath(%q, %d) = %d, %v; want %d, %v", c.name, c.pid, fd, ok, c.fd, c.ok)
+		}
+	}
+}
