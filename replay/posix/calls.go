@@ -351,6 +351,7 @@ func (x *rankExec) meta(c *replay.Call, st state.Step[realFile, mpiFile]) (int64
 		defer release()
 		target, ok := x.linkTarget(c)
 		if !ok {
+			x.b.escaped.add(c.Path)
 			return 0, replay.SkipEscape
 		}
 		return x.timed(x.sw.Start(), unix.Symlinkat(target, dfd, base))

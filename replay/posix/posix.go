@@ -72,7 +72,8 @@ type Backend struct {
 	conflicts []string
 	root      *root
 	pat       *replay.Pattern
-	names     byName // for Name
+	names     byName  // for Name
+	escaped   escaped // the trace's symbolic links out, not made
 }
 
 // New opens the target directory.
@@ -506,6 +507,11 @@ func (x *rankExec) Do(c *replay.Call) (int64, replay.Skip) {
 		return 0, replay.SkipUnsupported
 	}
 	info := &opInfos[e.Op]
+	if c.Path != "" && (info.Class == trace.ClassMeta || info.FD == trace.FDOpen) {
+		if skip := x.b.escaped.check(e.Op, info, c.Path, c.Path2); skip != replay.NotSkipped {
+			return 0, skip
+		}
+	}
 	switch info.Class {
 	case trace.ClassMeta:
 		if info.FD == trace.FDOn || info.FD == trace.FDAt && c.Path == "" && st.Desc != nil {

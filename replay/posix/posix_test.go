@@ -1200,3 +1200,53 @@ func TestCallsOnTheirDescriptor(t *testing.T) {
 		t.Errorf("the named file: %v, %v; want 3000 bytes", fi, err)
 	}
 }
+
+// TestCallsThroughLinksNotMade: a link to /dev/null (a special path, not
+// made) and then an open and write through it, a stat and a removal of
+// it: each is skipped as the link was ("path leads out of the target"),
+// none fails where the program's did not, and no file takes the link's
+// place. A rename onto the name makes a file there again.
+func TestCallsThroughLinksNotMade(t *testing.T) {
+	dir := t.TempDir()
+	_, x := newExec(t, Options{Target: dir})
+	p := trace.NewPaths()
+	do := func(e trace.Event, path, path2 string) (int64, replay.Skip) {
+		c := &replay.Call{Ev: &e, Path: path, Path2: path2, Paths: mapper{p}}
+		return x.Do(c)
+	}
+	null := p.Intern("/dev/null")
+	e := trace.Event{Op: trace.OpSymlink, Path: p.Intern("/w/hist"), Path2: null}
+	if ret, skip := do(e, "hist", ""); ret != 0 || skip != replay.SkipEscape {
+		t.Fatalf("symlink to /dev/null: %d %v", ret, skip)
+	}
+	wr := uint32(trace.OWronly | trace.OCreat | trace.OAppend)
+	for _, c := range []struct {
+		e           trace.Event
+		path, path2 string
+	}{
+		{trace.Event{Op: trace.OpOpenat, FD: -100, Flags: wr, Mode: 0o600, Ret: 3}, "hist", ""},
+		{trace.Event{Op: trace.OpStat}, "hist", ""},
+		{trace.Event{Op: trace.OpStat}, "hist/x", ""},
+		{trace.Event{Op: trace.OpUnlink}, "hist", ""},
+	} {
+		if ret, skip := do(c.e, c.path, c.path2); ret != 0 || skip != replay.SkipEscape {
+			t.Errorf("%v %s: %d %v, want skipped", c.e.Op, c.path, ret, skip)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "hist")); !os.IsNotExist(err) {
+		t.Errorf("a file took the link's place: %v", err)
+	}
+	// Removed: the name is free again.
+	if ret, skip := do(trace.Event{Op: trace.OpOpenat, FD: -100, Flags: wr, Mode: 0o600, Ret: 3}, "hist", ""); ret != 3 || skip != replay.NotSkipped {
+		t.Errorf("open after the removal: %d %v", ret, skip)
+	}
+	// A link not made, then a file renamed onto its name: made.
+	do(trace.Event{Op: trace.OpSymlink, Path: p.Intern("/w/cfg"), Path2: null}, "cfg", "")
+	do(trace.Event{Op: trace.OpOpenat, FD: -100, Flags: uint32(trace.OWronly | trace.OCreat), Mode: 0o600, Ret: 4}, "cfg.new", "")
+	if ret, skip := do(trace.Event{Op: trace.OpRename}, "cfg.new", "cfg"); ret != 0 || skip != replay.NotSkipped {
+		t.Errorf("rename onto the link's name: %d %v", ret, skip)
+	}
+	if ret, skip := do(trace.Event{Op: trace.OpStat}, "cfg", ""); ret != 0 || skip != replay.NotSkipped {
+		t.Errorf("stat of the renamed file: %d %v", ret, skip)
+	}
+}

@@ -8,6 +8,20 @@ const (
 	eexist = 17
 )
 
+// follows reports whether a lookup that succeeded followed a symbolic
+// link at its last name: stat, access, and fstatat and statx without
+// AT_SYMLINK_NOFOLLOW (lstat and readlink look at the link itself).
+func follows(e *trace.Event) bool {
+	const atSymlinkNofollow = 0x100
+	switch e.Op {
+	case trace.OpStat, trace.OpAccess:
+		return true
+	case trace.OpFstatat, trace.OpStatx:
+		return e.Flags&atSymlinkNofollow == 0
+	}
+	return false
+}
+
 // applyNS follows the effects of a POSIX or metadata call on the
 // namespace: the names it made, found, missed, moved or removed, and the
 // sizes of the files it read, wrote or resized.
@@ -42,6 +56,9 @@ func applyNS[D, H any](ns *Namespace, e *trace.Event, info *trace.OpInfo, st *St
 			}
 			ns.present(m, kind)
 			n = m
+			if follows(e) {
+				ns.follow(m)
+			}
 		case e.Ret == -enoent:
 			ns.absent(m)
 		}

@@ -390,6 +390,32 @@ func (ns *Namespace) link(a, b *Node) {
 }
 
 // node0 returns the node now at n's place (make may have replaced n).
+// follow notes, after a call followed the symbolic link n and found a
+// file, that the file its target names exists: a link the trace made to
+// a file it did not (a virtual environment's bin/python3 →
+// /usr/bin/python3) has a target there before the trace, which a replay
+// prepares. Links to links are followed, 8 at most (the kernel's 40
+// would only make a loop longer).
+func (ns *Namespace) follow(n *Node) {
+	for range 8 {
+		n = ns.node0(n)
+		if n == nil || n.Kind != KindSymlink || n.Target == "" {
+			return
+		}
+		t := n.Target
+		if !strings.HasPrefix(t, "/") {
+			t = path.Join(path.Dir(n.Path()), t)
+		}
+		n = ns.walk(t)
+		if n.State == Unseen {
+			ns.present(n, KindUnknown)
+		}
+		if n.State != Present {
+			return // the trace saw it absent: not its to explain
+		}
+	}
+}
+
 func (ns *Namespace) node0(n *Node) *Node {
 	if n != nil && n.parent != nil && n.parent.kids[n.name] != nil {
 		return n.parent.kids[n.name]

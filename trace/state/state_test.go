@@ -438,3 +438,27 @@ func TestNamespaceAppendsRaced(t *testing.T) {
 		}
 	}
 }
+
+func TestNamespaceFollowsLinksTheTraceMade(t *testing.T) {
+	// python -m venv: env/bin/python3 → /usr/bin/python3, env/bin/python
+	// → python3, then a stat through python: the interpreter existed
+	// before the trace, and a replay prepares it. An lstat of a link
+	// made to a missing file, and a stat that failed, find nothing.
+	b := newBuilder()
+	b.add(trace.Event{Op: trace.OpMkdir, Path: b.p("/w/env")})
+	b.add(trace.Event{Op: trace.OpMkdir, Path: b.p("/w/env/bin")})
+	b.add(trace.Event{Op: trace.OpSymlink, Path: b.p("/w/env/bin/python3"), Path2: b.p("/usr/bin/python3")})
+	b.add(trace.Event{Op: trace.OpSymlink, Path: b.p("/w/env/bin/python"), Path2: b.p("python3")})
+	b.add(trace.Event{Op: trace.OpFstatat, Path: b.p("/w/env/bin/python"), FD: -100})
+	b.add(trace.Event{Op: trace.OpSymlink, Path: b.p("/w/dangling"), Path2: b.p("gone")})
+	b.add(trace.Event{Op: trace.OpLstat, Path: b.p("/w/dangling")})
+	b.add(trace.Event{Op: trace.OpStat, Path: b.p("/w/dangling"), Ret: -2})
+	_, ns, _ := b.follow(t)
+	before := entries(ns.Before())
+	if !strings.Contains(before, "/usr/bin/python3") || strings.Contains(before, "gone") || strings.Contains(before, "/w/env") {
+		t.Errorf("before: %s", before)
+	}
+	if ns.Anomalies != 0 {
+		t.Errorf("%d anomalies", ns.Anomalies)
+	}
+}
