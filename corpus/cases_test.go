@@ -657,6 +657,43 @@ var cases = []*Case{
 		Argv: func(c *caseDirs) []string { return []string{"ncmpigen", "-v", "2", "-o", "out.nc", "demo.cdl"} },
 	},
 	{
+		Name:  "mpi4py-io",
+		What:  "`mpirun -np 2 python3 mpiio.py`: mpi4py's MPI-IO on Open MPI (ompio) — a file view of strided blocks written collectively, read back, appended in rank order through the shared file pointer (MPI_File_write_ordered), preallocated, sized, synced, closed, and a scratch file opened with MPI_MODE_DELETE_ON_CLOSE",
+		Pkgs:  []string{"python3-mpi4py", "python3-numpy", "openmpi-bin"},
+		Needs: []Need{needPython, needMPI, needMPICC, {Pkg: "python3-mpi4py python3-numpy", Desc: "mpi4py and numpy", Check: checkMPI4py}},
+		Ranks: 2,
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "mpiio.py"), []byte(pyMPIIO), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "mpiio.py")} },
+	},
+	{
+		Name:  "ncmpidiff",
+		What:  "`mpirun -np 2 ncmpidiff a.nc b.nc`: PnetCDF's ncmpidiff compares two netCDF files (made by ncmpigen beforehand), both ranks reading their variables through MPI-IO",
+		Pkgs:  []string{"pnetcdf-bin", "openmpi-bin"},
+		Needs: []Need{{Prog: "ncmpidiff", Pkg: "pnetcdf-bin"}, {Prog: "ncmpigen", Pkg: "pnetcdf-bin"}, needMPI, needMPICC},
+		Ranks: 2,
+		Prepare: func(c *caseDirs) error {
+			if err := os.WriteFile(filepath.Join(c.Prog, "demo.cdl"), []byte(cdl), 0o644); err != nil {
+				return err
+			}
+			if err := runQuiet(c.Prog, "ncmpigen", "-v", "2", "-o", "a.nc", "demo.cdl"); err != nil {
+				return err
+			}
+			return runQuiet(c.Prog, "ncmpigen", "-v", "2", "-o", "b.nc", "demo.cdl")
+		},
+		Inputs: func(c *caseDirs, dir string) error {
+			for _, f := range []string{"a.nc", "b.nc"} {
+				if err := copyFile(filepath.Join(c.Prog, f), filepath.Join(dir, f)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Argv: func(c *caseDirs) []string { return []string{"ncmpidiff", "a.nc", "b.nc"} },
+	},
+	{
 		Name: "fio",
 		What: "`fio job.fio`: one job writes 4 MiB in 64 KiB blocks with the sync engine (fsync on close), a second reads them back at random with psync",
 		Pkgs: []string{"fio"}, Needs: []Need{{Prog: "fio", Pkg: "fio"}},
@@ -675,6 +712,15 @@ var cases = []*Case{
 // with --without-pip the module itself is enough, but check it runs.
 func checkVenv() error {
 	out, err := exec.Command(python, "-I", "-m", "venv", "--help").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, lastLine(string(out)))
+	}
+	return nil
+}
+
+// checkMPI4py: mpi4py and numpy import.
+func checkMPI4py() error {
+	out, err := exec.Command(python, "-c", "import mpi4py, numpy").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%v: %s", err, lastLine(string(out)))
 	}
@@ -819,6 +865,40 @@ sys.stdout.flush()
 os.dup2(out, 1)
 os.close(out)
 os.write(1, b"through descriptor 1\\n")
+`
+
+const pyMPIIO = `from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+amode = MPI.MODE_CREATE | MPI.MODE_RDWR
+fh = MPI.File.Open(comm, "data.bin", amode)
+# Each rank's blocks of 1024 doubles, interleaved: a strided view.
+n, blocks = 1024, 4
+ftype = MPI.DOUBLE.Create_vector(blocks, n, n * size)
+ftype.Commit()
+fh.Set_view(rank * n * 8, MPI.DOUBLE, ftype)
+buf = np.arange(n * blocks, dtype="f8") + rank * 1e6
+fh.Write_at_all(0, buf)
+back = np.empty_like(buf)
+fh.Read_at_all(0, back)
+assert (back == buf).all()
+fh.Set_view(0, MPI.BYTE, MPI.BYTE)
+fh.Sync()
+fh.Close()
+ftype.Free()
+# Appended in rank order through the shared file pointer.
+fh = MPI.File.Open(comm, "log.bin", amode | MPI.MODE_APPEND)
+fh.Write_ordered(np.full(100 + rank, rank, dtype="u1"))
+fh.Close()
+# Preallocated and sized; a scratch file removed at its close.
+fh = MPI.File.Open(comm, "big.bin", amode)
+fh.Preallocate(1 << 20)
+size_now = fh.Get_size()
+fh.Close()
+fh = MPI.File.Open(comm, "scratch.bin", amode | MPI.MODE_DELETE_ON_CLOSE)
+fh.Write_at(rank * 4096, np.zeros(4096, dtype="u1"))
+fh.Close()
 `
 
 const pyH5 = `from mpi4py import MPI
