@@ -656,6 +656,101 @@ func TestRanksWaitForFilesOthersMakeClockSkew(t *testing.T) {
 	}
 }
 
+// TestRemovalsWaitForOtherRanksUses: Open MPI's close of a file opened
+// with MPI_MODE_DELETE_ON_CLOSE, as a ptrace capture sees it: rank 1
+// opens, writes and closes the file, then its unlink fails (rank 0 had
+// removed it); rank 0 creates it, writes, closes and removes it. Rank 1's
+// clock puts all of its calls first, and nothing else orders the ranks.
+// As fast as possible rank 0 would remove the file before rank 1, busy
+// with another file first, opened it: the removal waits for rank 1's
+// open, and rank 1's failed unlink for the removal, as in the traced run.
+func TestRemovalsWaitForOtherRanksUses(t *testing.T) {
+	m := trace.NewMemTrace()
+	other, shared := m.Paths.Intern("/s/other"), m.Paths.Intern("/s/shared")
+	var evs []trace.Event
+	evs = append(evs, trace.Event{Rank: 1, Op: trace.OpOpen, Path: other, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Ret: 3, Start: 1})
+	for i := int64(0); i < 3000; i++ {
+		evs = append(evs, trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 3, Offset: i * 4096, Size: 4096, Ret: 4096, Start: 10 + i})
+	}
+	evs = append(evs,
+		trace.Event{Rank: 1, Op: trace.OpOpen, Path: shared, Flags: trace.ORdwr, Ret: 4, Start: 3100},
+		trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 4, Offset: 100, Size: 100, Ret: 100, Start: 3101},
+		trace.Event{Rank: 1, Op: trace.OpClose, FD: 4, Start: 3102},
+		trace.Event{Rank: 1, Op: trace.OpUnlink, Path: shared, Ret: -2, Start: 3103},
+		trace.Event{Rank: 0, Op: trace.OpOpen, Path: shared, Flags: trace.ORdwr | trace.OCreat, Ret: 3, Start: 5000},
+		trace.Event{Rank: 0, Op: trace.OpPwrite, FD: 3, Size: 100, Ret: 100, Start: 5001},
+		trace.Event{Rank: 0, Op: trace.OpClose, FD: 3, Start: 5002},
+		trace.Event{Rank: 0, Op: trace.OpUnlink, Path: shared, Start: 5003},
+	)
+	m.Add(evs...)
+	for try := 0; try < 5; try++ {
+		dir := t.TempDir()
+		be, err := posix.New(posix.Options{Target: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := run(t, m, replay.Options{Timing: replay.AFAP}, be)
+		be.Close()
+		var expected int64
+		for _, e := range res.Errors {
+			if e.Expected {
+				expected += e.Count
+			}
+		}
+		if res.Failures() != 0 || res.Skipped() != 0 || expected != 1 { // rank 1's unlink: ENOENT, as traced
+			var b strings.Builder
+			report.ReplayOf(res.PerRank).WriteText(&b)
+			t.Fatalf("try %d: %d failures, %d skips, %d failures as traced (want rank 1's unlink):\n%s", try, res.Failures(), res.Skipped(), expected, b.String())
+		}
+		if err := unix.Access(dir+"/shared", unix.F_OK); err != unix.ENOENT {
+			t.Fatalf("try %d: the file outlived its removal: %v", try, err)
+		}
+	}
+}
+
+// TestRemovalsAgainstTheClocks: the same close as above, the other way
+// round and with the clocks wrong both ways. Rank 1 (busy with another
+// file first) opens the file, then removes it; rank 0 creates it, looks
+// at it and fails to remove it (ENOENT). Rank 1's clock puts its open
+// before rank 0's create, and rank 0's look after rank 1's removal,
+// though the look succeeded: it came before the removal, and rank 0's
+// failed removal after it.
+func TestRemovalsAgainstTheClocks(t *testing.T) {
+	m := trace.NewMemTrace()
+	other, shared := m.Paths.Intern("/s/other"), m.Paths.Intern("/s/shared")
+	var evs []trace.Event
+	evs = append(evs, trace.Event{Rank: 1, Op: trace.OpOpen, Path: other, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Ret: 3, Start: 1})
+	for i := int64(0); i < 3000; i++ {
+		evs = append(evs, trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 3, Offset: i * 4096, Size: 4096, Ret: 4096, Start: 10 + i})
+	}
+	evs = append(evs,
+		trace.Event{Rank: 1, Op: trace.OpOpen, Path: shared, Flags: trace.ORdwr, Ret: 4, Start: 3100},
+		trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 4, Offset: 100, Size: 100, Ret: 100, Start: 3101},
+		trace.Event{Rank: 1, Op: trace.OpClose, FD: 4, Start: 3102},
+		trace.Event{Rank: 0, Op: trace.OpOpen, Path: shared, Flags: trace.ORdwr | trace.OCreat, Ret: 3, Start: 3200},
+		trace.Event{Rank: 0, Op: trace.OpPwrite, FD: 3, Size: 100, Ret: 100, Start: 3201},
+		trace.Event{Rank: 0, Op: trace.OpClose, FD: 3, Start: 3202},
+		trace.Event{Rank: 1, Op: trace.OpUnlink, Path: shared, Start: 3300},
+		trace.Event{Rank: 0, Op: trace.OpStat, Path: shared, Start: 3400},
+		trace.Event{Rank: 0, Op: trace.OpUnlink, Path: shared, Ret: -2, Start: 3500},
+	)
+	m.Add(evs...)
+	for try := 0; try < 5; try++ {
+		dir := t.TempDir()
+		be, err := posix.New(posix.Options{Target: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := run(t, m, replay.Options{Timing: replay.AFAP}, be)
+		be.Close()
+		if res.Failures() != 0 || res.Skipped() != 0 {
+			var b strings.Builder
+			report.ReplayOf(res.PerRank).WriteText(&b)
+			t.Fatalf("try %d: %d failures, %d skips:\n%s", try, res.Failures(), res.Skipped(), b.String())
+		}
+	}
+}
+
 // timedSink notes when each of its writes came.
 type timedSink struct {
 	mu     *sync.Mutex

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -598,13 +599,30 @@ type Dep struct {
 // whose directory the trace made), a name nothing made yet. It is kept
 // pending, and the first create of that name by another rank in the same
 // epoch becomes what it waits for.
+//
+// Removals are ordered the same way. A rank's removal of a name (unlink,
+// rmdir, a rename away) waits for the uses other ranks made of it before,
+// in the same epoch, as they succeeded: they came before the removal in
+// the traced run (an MPI library's close of a file opened with
+// MPI_MODE_DELETE_ON_CLOSE has every rank close it before rank 0 removes
+// it, at a barrier a ptrace capture does not see). And a rank's use that
+// failed with ENOENT on a name it had used itself since it was last
+// removed came after another rank removed it, whatever the clocks say:
+// it waits for the next removal of the name by another rank in the epoch.
 type fileDeps struct {
 	ns      *state.Namespace
 	makers  map[trace.PathID]maker
 	used    []map[trace.PathID]bool  // per rank: files whose dependency is settled
 	pending map[trace.PathID][]maker // uses of names that appeared before any create
+	// uses holds, per name, each rank's last successful use of it since it
+	// was last removed; gone the failed uses waiting for a removal;
+	// removed the last removal of each name, and the ranks that had used
+	// it before.
+	uses    map[trace.PathID]map[int]maker
+	gone    map[trace.PathID][]maker
+	removed map[trace.PathID]removal
 	byRank  [][]Dep
-	late    bool // a dependency was added behind a later one of its rank
+	late   bool // a dependency was added behind a later one of its rank
 }
 
 type maker struct {
@@ -613,26 +631,89 @@ type maker struct {
 	epoch int64
 }
 
+type removal struct {
+	maker
+	users map[int]bool
+}
+
 func newFileDeps(ns *state.Namespace, ranks int) *fileDeps {
 	return &fileDeps{ns: ns, makers: map[trace.PathID]maker{}, used: make([]map[trace.PathID]bool, ranks),
-		pending: map[trace.PathID][]maker{}, byRank: make([][]Dep, ranks)}
+		pending: map[trace.PathID][]maker{}, uses: map[trace.PathID]map[int]maker{}, gone: map[trace.PathID][]maker{},
+		removed: map[trace.PathID]removal{}, byRank: make([][]Dep, ranks)}
+}
+
+// removals follows the n-th event of the rank at index rank for the
+// ordering of removals (see fileDeps).
+func (d *fileDeps) removals(rank int, n, epoch int64, e *trace.Event, info *trace.OpInfo) {
+	const enoent = 2
+	name := e.Path
+	switch {
+	case e.Ret == -enoent:
+		// It was there for this rank before: another rank removed it
+		// since, before this call, whichever order the clocks give.
+		if rm, ok := d.removed[name]; ok && rm.epoch == epoch && rm.rank != rank && rm.users[rank] {
+			d.byRank[rank] = append(d.byRank[rank], Dep{Event: n, Rank: rm.rank, After: rm.event + 1})
+		} else if u, ok := d.uses[name][rank]; ok && u.epoch == epoch {
+			d.gone[name] = append(d.gone[name], maker{rank: rank, event: n, epoch: epoch})
+		}
+	case e.Ret < 0:
+	case info.NS == trace.NSRemove || info.NS == trace.NSRmdir || info.NS == trace.NSRename:
+		for _, r := range slices.Sorted(maps.Keys(d.uses[name])) {
+			if u := d.uses[name][r]; r != rank && u.epoch == epoch {
+				d.byRank[rank] = append(d.byRank[rank], Dep{Event: n, Rank: r, After: u.event + 1})
+			}
+		}
+		for _, u := range d.gone[name] {
+			if u.rank != rank && u.epoch == epoch {
+				d.byRank[u.rank] = append(d.byRank[u.rank], Dep{Event: u.event, Rank: rank, After: n + 1})
+				d.late = true
+			}
+		}
+		users := map[int]bool{}
+		for r, u := range d.uses[name] {
+			if u.epoch == epoch {
+				users[r] = true
+			}
+		}
+		d.removed[name] = removal{maker{rank: rank, event: n, epoch: epoch}, users}
+		delete(d.uses, name)
+		delete(d.gone, name)
+	case info.NS == trace.NSOpen || info.NS == trace.NSLook:
+		if info.NS == trace.NSOpen && (e.Op == trace.OpCreat || e.Flags&trace.OCreat != 0) {
+			delete(d.removed, name) // made again
+		} else if rm, ok := d.removed[name]; ok && rm.epoch == epoch && rm.rank != rank {
+			// Found after another rank removed it, and nothing made it
+			// again: the clocks are wrong, it came before the removal.
+			d.byRank[rm.rank] = append(d.byRank[rm.rank], Dep{Event: rm.event, Rank: rank, After: n + 1})
+			d.late = true
+			rm.users[rank] = true
+		}
+		if d.uses[name] == nil {
+			d.uses[name] = map[int]maker{}
+		}
+		d.uses[name][rank] = maker{rank: rank, event: n, epoch: epoch}
+	}
 }
 
 // event follows the n-th event (from 0) of the rank at index rank, made
 // after epoch collective calls on MPI_COMM_WORLD and its duplicates. The
 // namespace has followed e already.
 func (d *fileDeps) event(rank int, n, epoch int64, e *trace.Event) {
-	if e.Path == 0 || e.Ret < 0 {
+	if e.Path == 0 {
 		return
 	}
 	info := e.Op.Info()
 	switch info.NS {
-	case trace.NSOpen, trace.NSLook, trace.NSRemove, trace.NSRename, trace.NSLink:
+	case trace.NSOpen, trace.NSLook, trace.NSRemove, trace.NSRmdir, trace.NSRename, trace.NSLink:
 	default:
 		return
 	}
 	if info.Collective {
 		return // MPI_File_open: the ranks meet there anyway
+	}
+	d.removals(rank, n, epoch, e, &info)
+	if e.Ret < 0 || info.NS == trace.NSRmdir {
+		return
 	}
 	if d.used[rank] == nil {
 		d.used[rank] = map[trace.PathID]bool{}

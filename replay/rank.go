@@ -348,15 +348,18 @@ func (rn *runner) batchRun(evs []trace.Event) (int, error) {
 			rn.res.events += int64(i)
 			return k, nil
 		}
+		if rn.watched {
+			// The calls before this one are done: said before this one
+			// waits, for a rank may wait for them while this one waits
+			// for it.
+			rn.progress.Store(rn.events)
+		}
 		if rn.nextDep < len(rn.deps) && rn.deps[rn.nextDep].Event == rn.events {
 			if !rn.waitDeps() {
 				rn.res.events += int64(i)
 				return k, nil
 			}
 			now = rn.w.now()
-		}
-		if rn.watched {
-			rn.progress.Store(rn.events) // the calls before this one are done
 		}
 		rn.events++
 		if direct && e.Op < opLimit && directOps[e.Op] && e.Flags&trace.InMPIIO == 0 {
