@@ -622,7 +622,7 @@ type fileDeps struct {
 	gone    map[trace.PathID][]maker
 	removed map[trace.PathID]removal
 	byRank  [][]Dep
-	late   bool // a dependency was added behind a later one of its rank
+	late    bool // a dependency was added behind a later one of its rank
 }
 
 type maker struct {
