@@ -608,6 +608,80 @@ var cases = []*Case{
 		},
 	},
 	{
+		Name: "rsync-link-dest",
+		What: "`rsync -a --link-dest=../snap1 src/ snap2/`: a snapshot whose unchanged files are hard links into the previous one (linkat), one changed file copied",
+		Pkgs: []string{"rsync"}, Needs: []Need{{Prog: "rsync", Pkg: "rsync"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			if err := makeTree(filepath.Join(dir, "src"), 38); err != nil {
+				return err
+			}
+			if err := makeTree(filepath.Join(dir, "snap1"), 38); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "src", "README.txt"), text(39, 2600), 0o644)
+		},
+		Argv:  func(c *caseDirs) []string { return []string{"rsync", "-a", "--link-dest=../snap1", "src/", "snap2/"} },
+		Note:  "depending on how its processes interleave, the receiver opens each of the 5 directories once more or not, as in the rsync case: (a) lets open, close and dup differ by 5",
+		Slack: map[string]int64{"open": 5, "close": 5, "dup": 5},
+	},
+	{
+		Name: "fallocate-holes",
+		What: "`sh -c 'fallocate -l 4M f && fallocate -p -o 1M -l 512K f && fallocate -z -o 2M -l 256K f && fallocate -d f && truncate -s 3M f'`: preallocation, a hole punched, a range zeroed, holes dug where the file holds zeros (SEEK_DATA, SEEK_HOLE), then a truncation",
+		Pkgs: []string{"util-linux", "coreutils", "dash"}, Needs: []Need{{Prog: "fallocate", Pkg: "util-linux"}},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "fallocate -l 4M f && fallocate -p -o 1M -l 512K f && fallocate -z -o 2M -l 256K f && fallocate -d f && truncate -s 3M f"}
+		},
+	},
+	{
+		Name: "git-stash",
+		What: "`git init`, `add`, `commit`, a change, `git stash`, `git stash pop`, then `git worktree add ../wt`: stash writes and reads index and work tree; the worktree gets its own .git file and checkout",
+		Pkgs: []string{"git", "dash"}, Needs: []Need{{Prog: "git", Pkg: "git"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			if err := makeTree(filepath.Join(dir, "repo", "src"), 40); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "repo", "README"), text(41, 1500), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "cd repo && git init -q -b main && git add -A && git commit -q -m one && echo more >> README && sleep 1 && " +
+				"git stash -q && git stash pop -q && git worktree add -q ../wt"}
+		},
+		Env: []string{
+			"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
+			"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
+			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		},
+		Note: "git reads a file again whose change time is not older than the index's (racy git): the case sleeps a second after changing a file, before git stash writes the index",
+	},
+	{
+		Name: "python3-archive",
+		What: "system python3: shutil.make_archive to a zip and a gzipped tar of a tree, shutil.unpack_archive of each into its own directory, filecmp.dircmp of the copies",
+		Pkgs: []string{"python3"}, Needs: []Need{needPython},
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "archive.py"), []byte(pyArchive), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 42) },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "archive.py")} },
+		Env:    []string{"SOURCE_DATE_EPOCH=1577836800"},
+	},
+	{
+		Name: "sqlite3-attach",
+		What: "`sqlite3 main.db SQL`: two databases attached to one connection, a transaction across both (a super-journal file names both journals), then a copy of a table from one to the other",
+		Pkgs: []string{"sqlite3"}, Needs: []Need{{Prog: "sqlite3", Pkg: "sqlite3"}},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv: func(c *caseDirs) []string {
+			sql := "ATTACH 'other.db' AS o;\nCREATE TABLE a(x);\nCREATE TABLE o.b(y);\nBEGIN;\n"
+			for i := 0; i < 50; i++ {
+				sql += fmt.Sprintf("INSERT INTO a VALUES(%d);\nINSERT INTO o.b VALUES(%d);\n", i, i*2)
+			}
+			sql += "COMMIT;\nCREATE TABLE o.c AS SELECT * FROM a;\nSELECT count(*) FROM o.c;\n"
+			return []string{"sqlite3", "main.db", sql}
+		},
+		Note: "the super-journal's name (main.db-mjXXXXXXXX) differs from run to run",
+	},
+	{
 		Name: "sh-redirect",
 		What: "`sh -c 'exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3; cat a.txt b.txt > c.txt'`: dash redirections in a forked subshell, then cat",
 		Pkgs: []string{"dash", "coreutils"}, Needs: []Need{{Prog: "sh", Pkg: "dash"}, {Prog: "cat", Pkg: "coreutils"}},
@@ -899,6 +973,15 @@ fh.Close()
 fh = MPI.File.Open(comm, "scratch.bin", amode | MPI.MODE_DELETE_ON_CLOSE)
 fh.Write_at(rank * 4096, np.zeros(4096, dtype="u1"))
 fh.Close()
+`
+
+const pyArchive = `import filecmp, shutil
+z = shutil.make_archive("tree", "zip", root_dir=".", base_dir="src")
+t = shutil.make_archive("tree", "gztar", root_dir=".", base_dir="src")
+shutil.unpack_archive(z, "from_zip")
+shutil.unpack_archive(t, "from_tar")
+d = filecmp.dircmp("from_zip/src", "from_tar/src")
+assert not d.diff_files and not d.left_only and not d.right_only
 `
 
 const pyH5 = `from mpi4py import MPI
