@@ -121,8 +121,25 @@ const InMPIIO uint32 = 1 << 31
 // inMPIIOName is InMPIIO's name in FormatFlags and ParseFlags.
 const inMPIIOName = "IN_MPIIO"
 
+// SizeSeen marks, in the Flags of a call of the stat family (stat,
+// lstat, fstat, fstatat, statx) that succeeded, that Size is the size of
+// the regular file it found (st_size), as the recorder read it from the
+// call's result. A replay prepares a file the trace found and did not
+// make with that size, though the trace never read it (rsync's quick
+// check, make, ls -l). Traces written before recorders read it hold none.
+const SizeSeen uint32 = 1 << 29
+
+// sizeSeenName is SizeSeen's name in FormatFlags and ParseFlags.
+const sizeSeenName = "SIZE_SEEN"
+
 // FormatFlags renders the flags of an event the way its op reads them.
 func FormatFlags(op Op, f uint32) string {
+	if f&SizeSeen != 0 && op.Info().Family == "stat" {
+		if rest := f &^ SizeSeen; rest != 0 {
+			return FormatFlags(op, rest) + "|" + sizeSeenName
+		}
+		return sizeSeenName
+	}
 	if c := op.Class(); f&InMPIIO != 0 && (c == ClassPOSIX || c == ClassMeta) {
 		if rest := f &^ InMPIIO; rest != 0 || op.Info().Family == "open" {
 			return FormatFlags(op, rest) + "|" + inMPIIOName
@@ -159,6 +176,9 @@ func ParseFlags(s string) (uint32, error) {
 		switch part {
 		case inMPIIOName:
 			f |= InMPIIO
+			continue
+		case sizeSeenName:
+			f |= SizeSeen
 			continue
 		case "O_RDONLY":
 			continue

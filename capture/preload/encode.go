@@ -1049,6 +1049,20 @@ func (p *procIter) intern(name string) trace.PathID {
 // event converts a record into e; false when it gives no event (not
 // recorded path, bookkeeping record).
 func (p *procIter) event(r *Record, e *trace.Event) bool {
+	ok := p.event1(r, e)
+	switch r.Call {
+	case cStat, cLstat, cFstat, cFstatat, cStatx:
+		// The shim's size of a stat: one more than the regular file's
+		// size it found, 0 for none (shim.c, st_size).
+		e.Size = 0
+		if r.Size > 0 && r.Ret == 0 {
+			e.Size, e.Flags = r.Size-1, e.Flags|trace.SizeSeen
+		}
+	}
+	return ok
+}
+
+func (p *procIter) event1(r *Record, e *trace.Event) bool {
 	*e = trace.Event{Thread: p.index(r.Tid), Start: r.Start + p.shift, Dur: r.Dur, Ret: r.Ret}
 	if r.Flags&rfInMPIIO != 0 {
 		e.Flags = trace.InMPIIO

@@ -575,3 +575,61 @@ func TestBuildOnce(t *testing.T) {
 		t.Errorf("mpi.c compiled %d times, clocklib.c %d times by 4 processes at once, want 1 each (with mpi.h):\n%s", mpi, clk, b)
 	}
 }
+
+// TestShimStatSizes: the stats of the family that found a regular file
+// record its size (trace.SizeSeen), through every spelling a program
+// calls; one of a directory, a failed one and an lstat of a symbolic
+// link record none.
+func TestShimStatSizes(t *testing.T) {
+	libs := buildShim(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), make([]byte, 12345), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("f", filepath.Join(dir, "l"))
+	bin := compile(t, dir, "stats", `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(void) {
+	struct stat st;
+	struct stat64 st64;
+	struct statx sx;
+	stat("f", &st);
+	lstat("l", &st);
+	stat(".", &st);
+	stat("missing", &st);
+	stat64("f", &st64);
+	statx(AT_FDCWD, "f", 0, STATX_SIZE | STATX_TYPE, &sx);
+	int fd = open("f", O_RDONLY);
+	fstat(fd, &st);
+	fstatat(AT_FDCWD, "l", &st, 0);
+	close(fd);
+	return 0;
+}`)
+	spool, err := record(t, libs, dir, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, _ := filter.NewPaths([]string{dir}, nil, true)
+	evs, paths, _ := encode(t, spool, rules)
+	var got []string
+	for _, e := range evs[0] {
+		if e.Op.Info().Family != "stat" {
+			continue
+		}
+		p := filepath.Base(paths.Lookup(e.Path))
+		if e.Path == 0 {
+			p = "fd" // a call on a descriptor names its file by it
+		}
+		got = append(got, fmt.Sprintf("%v %s %d %v", e.Op, p, e.Size, e.Flags&trace.SizeSeen != 0))
+	}
+	want := []string{
+		"stat f 12345 true", "lstat l 0 false", "stat " + filepath.Base(dir) + " 0 false", "stat missing 0 false",
+		"stat f 12345 true", "statx f 12345 true", "fstat fd 12345 true", "fstatat l 12345 true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -5,6 +5,7 @@ package ptrace
 import (
 	"encoding/binary"
 	"path/filepath"
+	"unsafe"
 
 	"github.com/iotrace/iotrace/trace"
 	"github.com/iotrace/iotrace/trace/filter"
@@ -367,6 +368,10 @@ func (tr *tracer) exit(t *task, ret int64) {
 	ev := &t.ev
 	defer tr.apply(t)
 	switch t.k {
+	case kStat, kLstat, kFstat, kNewfstatat, kStatx:
+		if ret == 0 && t.rec {
+			tr.statSize(t)
+		}
 	case kOpen, kOpenat, kCreat, kOpenat2:
 		if ret >= 0 {
 			ev.FD = int32(ret)
@@ -696,4 +701,55 @@ func (tr *tracer) iovBuf(n int) []byte {
 		tr.iov = make([]byte, n)
 	}
 	return tr.iov[:n]
+}
+
+// Where the kernel's stat and statx results hold a file's type and size
+// (this architecture's layouts, the tracee's as the tracer's).
+var (
+	statModeOff  = unsafe.Offsetof(unix.Stat_t{}.Mode)
+	statSizeOff  = unsafe.Offsetof(unix.Stat_t{}.Size)
+	statxMaskOff = unsafe.Offsetof(unix.Statx_t{}.Mask)
+	statxModeOff = unsafe.Offsetof(unix.Statx_t{}.Mode)
+	statxSizeOff = unsafe.Offsetof(unix.Statx_t{}.Size)
+)
+
+// statSize reads, after a stat of the family that succeeded, the size of
+// the regular file it found from the program's buffer, into the event's
+// Size (trace.SizeSeen): a replay prepares a file the program only
+// looked at with its size. A buffer it cannot read leaves the event as
+// it was.
+func (tr *tracer) statSize(t *task) {
+	var addr uint64
+	switch t.k {
+	case kStat, kLstat, kFstat:
+		addr = t.a[1]
+	case kNewfstatat:
+		addr = t.a[2]
+	case kStatx:
+		addr = t.a[4]
+	}
+	var b [8]byte
+	if t.k == kStatx {
+		var m [4]byte
+		if tr.mem.read(t.tid, addr+uint64(statxMaskOff), m[:]) != nil || tr.mem.read(t.tid, addr+uint64(statxModeOff), b[:2]) != nil {
+			return
+		}
+		mask := binary.NativeEndian.Uint32(m[:])
+		if mask&(unix.STATX_TYPE|unix.STATX_SIZE) != unix.STATX_TYPE|unix.STATX_SIZE || uint32(binary.NativeEndian.Uint16(b[:2]))&unix.S_IFMT != unix.S_IFREG {
+			return
+		}
+		if tr.mem.read(t.tid, addr+uint64(statxSizeOff), b[:]) != nil {
+			return
+		}
+	} else {
+		if tr.mem.read(t.tid, addr+uint64(statModeOff), b[:4]) != nil || binary.NativeEndian.Uint32(b[:4])&unix.S_IFMT != unix.S_IFREG {
+			return
+		}
+		if tr.mem.read(t.tid, addr+uint64(statSizeOff), b[:]) != nil {
+			return
+		}
+	}
+	if size := int64(binary.NativeEndian.Uint64(b[:])); size >= 0 {
+		t.ev.Size, t.ev.Flags = size, t.ev.Flags|trace.SizeSeen
+	}
 }

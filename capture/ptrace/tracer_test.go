@@ -897,3 +897,57 @@ func TestDescriptorFamily(t *testing.T) {
 		t.Logf("all events:\n%s", dumpEvents(evs, s))
 	}
 }
+
+// TestStatSizes: a stat of the family that found a regular file records
+// its size (trace.SizeSeen); one of a directory, one that failed and an
+// lstat of a symbolic link record none.
+func TestStatSizes(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	if err := os.WriteFile(filepath.Join(dir, "f"), make([]byte, 12345), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("f", filepath.Join(dir, "l"))
+	bin := buildC(t, dir, "stats", `
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(void) {
+	struct stat st;
+	struct statx sx;
+	stat("f", &st);
+	lstat("l", &st);
+	stat(".", &st);
+	stat("missing", &st);
+	statx(AT_FDCWD, "f", 0, STATX_SIZE | STATX_TYPE, &sx);
+	int fd = open("f", O_RDONLY);
+	fstat(fd, &st);
+	fstatat(AT_FDCWD, "l", &st, 0);
+	close(fd);
+	return 0;
+}`)
+	_, evs, s := record(t, Config{Argv: []string{bin}, Dir: dir})
+	// glibc makes stat and lstat fstatat, fstat fstatat(fd, "",
+	// AT_EMPTY_PATH); the program's calls come after the loader's.
+	var got []string
+	mine := false
+	for _, e := range evs {
+		mine = mine || strings.HasPrefix(s.Paths.Lookup(e.Path), dir)
+		if !mine || e.Op.Info().Family != "stat" || e.Op == trace.OpAccess {
+			continue
+		}
+		p := filepath.Base(s.Paths.Lookup(e.Path))
+		if e.Path == 0 {
+			p = "fd"
+		}
+		got = append(got, fmt.Sprintf("%v %s %d %v", e.Op, p, e.Size, e.Flags&trace.SizeSeen != 0))
+	}
+	want := []string{
+		"fstatat f 12345 true", "fstatat l 0 false", "fstatat " + filepath.Base(dir) + " 0 false", "fstatat missing 0 false",
+		"statx f 12345 true", "fstatat fd 12345 true", "fstatat l 12345 true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -151,7 +151,9 @@ func makeHandlers() {
 		"fstat": {trace.OpFstat, func(x *ctx) error {
 			d, err := x.fdCall(0)
 			if d != nil && x.c.ret == 0 {
-				x.r.sizeFrom(x.r.nameOf(d), x.c.arg(1))
+				if n, ok := x.r.sizeFrom(x.r.nameOf(d), x.c.arg(1)); ok {
+					x.ev.Size, x.ev.Flags = n, x.ev.Flags|trace.SizeSeen
+				}
 			}
 			return err
 		}},
@@ -707,21 +709,27 @@ func statCall(dir, pth, flags, buf int) func(*ctx) error {
 		}
 		name, err := x.pathCall(dirArg, x.c.arg(pth), fl)
 		if err == nil && x.c.ret == 0 && name != "" {
-			x.r.sizeFrom(name, x.c.arg(buf))
+			if n, ok := x.r.sizeFrom(name, x.c.arg(buf)); ok {
+				// The size the stat found, as the captures record it.
+				x.ev.Size, x.ev.Flags = n, x.ev.Flags|trace.SizeSeen
+			}
 		}
 		return err
 	}
 }
 
-// sizeFrom learns a file's size from a stat struct (st_size=, stx_size=).
-func (r *Reader) sizeFrom(name, st string) {
+// sizeFrom learns a file's size from a stat struct (st_size=, stx_size=)
+// of a regular file.
+func (r *Reader) sizeFrom(name, st string) (int64, bool) {
 	for _, k := range []string{"st_size", "stx_size"} {
 		if v, ok := field(st, k); ok {
-			if n, ok := intArg(v); ok && strings.Contains(st, "S_IFREG") {
+			if n, ok := intArg(v); ok && n >= 0 && strings.Contains(st, "S_IFREG") {
 				r.statSize[name] = n
+				return n, true
 			}
 		}
 	}
+	return 0, false
 }
 
 func (x *ctx) rename(od, op, nd, np string) error {

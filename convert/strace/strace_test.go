@@ -347,6 +347,9 @@ func TestTmpfileLink(t *testing.T) {
 		if e.Op == trace.OpFstatat || e.Op == trace.OpLinkat {
 			got = append(got, line(r, e))
 		}
+		if e.Op == trace.OpFstatat && (e.Size != 3 || e.Flags&trace.SizeSeen == 0) {
+			t.Errorf("fstatat: size %d, flags %#x; want the 3 bytes st_size shows, SizeSeen", e.Size, e.Flags)
+		}
 	}
 	want := []string{
 		"t0 fstatat fd=3 = 0",

@@ -343,6 +343,13 @@ func (lw *lowerer) emit(b *lb, g int64, events int) error {
 // event lowers the next event of the rank.
 func (lw *lowerer) event(e *trace.Event) error {
 	lw.ncall++
+	if e.Flags&trace.SizeSeen != 0 {
+		// The size a stat found is not kept (docs/SCRIPT.md, "Not kept"):
+		// a script's files have the sizes its own calls give them.
+		ec := *e
+		ec.Size, ec.Flags = 0, ec.Flags&^trace.SizeSeen
+		e = &ec
+	}
 	if e.Op.Info().Wait {
 		// The capture's wait for mapped pages between two calls: a
 		// script's map reads the pages (as a replay's mmap does), so the

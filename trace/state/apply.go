@@ -124,6 +124,14 @@ func applyNS[D, H any](ns *Namespace, e *trace.Event, info *trace.OpInfo, st *St
 	}
 	f := n.File
 	initial := n.wasThere()
+	if e.Flags&trace.SizeSeen != 0 && info.Family == "stat" {
+		// A stat that found a regular file of e.Size bytes (a link the
+		// trace made is not that file: the size is its target's).
+		if n.Kind != KindSymlink {
+			f.sawSize(e.Size, initial)
+		}
+		return
+	}
 	switch info.Resize {
 	case trace.ResizeSet:
 		f.truncate(max(e.Size, 0))

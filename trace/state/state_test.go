@@ -462,3 +462,29 @@ func TestNamespaceFollowsLinksTheTraceMade(t *testing.T) {
 		t.Errorf("%d anomalies", ns.Anomalies)
 	}
 }
+
+func TestNamespaceSizesStatsFound(t *testing.T) {
+	// rsync --link-dest: the old snapshot's files are only stat'ed (the
+	// size a stat found, SizeSeen) and linked: they had those sizes. A
+	// stat without the size, or of a file the trace wrote, says nothing
+	// of the size before.
+	b := newBuilder()
+	old, other, made := b.p("/w/snap1/a"), b.p("/w/snap1/b"), b.p("/w/made")
+	b.add(trace.Event{Op: trace.OpLstat, Path: old, Size: 70000, Flags: trace.SizeSeen})
+	b.add(trace.Event{Op: trace.OpLink, Path: old, Path2: b.p("/w/snap2/a")})
+	b.add(trace.Event{Op: trace.OpStat, Path: other})
+	b.add(trace.Event{Op: trace.OpOpen, Path: made, Flags: wrCreat | trace.OExcl, Ret: 3})
+	b.add(trace.Event{Op: trace.OpWrite, FD: 3, Size: 10, Ret: 10})
+	b.add(trace.Event{Op: trace.OpFstat, FD: 3, Size: 10, Flags: trace.SizeSeen})
+	_, ns, _ := b.follow(t)
+	need := map[string]string{}
+	for _, e := range ns.Before() {
+		need[e.Path] = fmt.Sprintf("%d %v", e.Need, e.Exact)
+	}
+	if need["/w/snap1/a"] != "70000 true" || need["/w/snap1/b"] != "0 false" {
+		t.Errorf("before: %v", need)
+	}
+	if _, ok := need["/w/made"]; ok {
+		t.Errorf("before: %v", need)
+	}
+}

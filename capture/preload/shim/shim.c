@@ -1417,33 +1417,51 @@ EXPORT int dup3(int fd, int nfd, int fl) {
 #define PATH_BODY(CALL, T, REALCALL, DIRFD, PATH, PATH2, OFLAGS, MODE, SIZE) \
 	PATH_BODY2(CALL, T, REALCALL, DIRFD, PATH, AT_FDCWD, PATH2, OFLAGS, MODE, SIZE)
 
+/* A stat record's size: one more than the size of the regular file a
+ * stat that succeeded found, 0 for anything else (the stats the shim
+ * makes up for a library's internal calls carry 0). The encoder records
+ * it as trace.SizeSeen, so a replay prepares a file the program only
+ * looked at with its size. */
+static int64_t st_size(int v, const struct stat *st) {
+	return v == 0 && st && S_ISREG(st->st_mode) && st->st_size >= 0 ? (int64_t)st->st_size + 1 : 0;
+}
+static int64_t st_size64(int v, const struct stat64 *st) {
+	return v == 0 && st && S_ISREG(st->st_mode) && st->st_size >= 0 ? (int64_t)st->st_size + 1 : 0;
+}
+static int64_t stx_size(int v, const struct statx *st) {
+	return v == 0 && st && (st->stx_mask & (STATX_TYPE | STATX_SIZE)) == (STATX_TYPE | STATX_SIZE) && S_ISREG(st->stx_mode) &&
+	               st->stx_size < (uint64_t)INT64_MAX
+	           ? (int64_t)st->stx_size + 1
+	           : 0;
+}
+
 EXPORT int stat(const char *path, struct stat *st) {
 	REAL(stat);
-	PATH_BODY(C_STAT, int, real_stat(path, st), AT_FDCWD, path, NULL, 0, 0, 0);
+	PATH_BODY(C_STAT, int, real_stat(path, st), AT_FDCWD, path, NULL, 0, 0, st_size(v, st));
 }
 EXPORT int stat64(const char *path, struct stat64 *st) {
 	REAL(stat64);
-	PATH_BODY(C_STAT, int, real_stat64(path, st), AT_FDCWD, path, NULL, 0, 0, 0);
+	PATH_BODY(C_STAT, int, real_stat64(path, st), AT_FDCWD, path, NULL, 0, 0, st_size64(v, st));
 }
 EXPORT int lstat(const char *path, struct stat *st) {
 	REAL(lstat);
-	PATH_BODY(C_LSTAT, int, real_lstat(path, st), AT_FDCWD, path, NULL, 0, 0, 0);
+	PATH_BODY(C_LSTAT, int, real_lstat(path, st), AT_FDCWD, path, NULL, 0, 0, st_size(v, st));
 }
 EXPORT int lstat64(const char *path, struct stat64 *st) {
 	REAL(lstat64);
-	PATH_BODY(C_LSTAT, int, real_lstat64(path, st), AT_FDCWD, path, NULL, 0, 0, 0);
+	PATH_BODY(C_LSTAT, int, real_lstat64(path, st), AT_FDCWD, path, NULL, 0, 0, st_size64(v, st));
 }
 EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int fl) {
 	REAL(fstatat);
-	PATH_BODY(C_FSTATAT, int, real_fstatat(dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, 0);
+	PATH_BODY(C_FSTATAT, int, real_fstatat(dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, st_size(v, st));
 }
 EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int fl) {
 	REAL(fstatat64);
-	PATH_BODY(C_FSTATAT, int, real_fstatat64(dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, 0);
+	PATH_BODY(C_FSTATAT, int, real_fstatat64(dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, st_size64(v, st));
 }
 EXPORT int statx(int dirfd, const char *path, int fl, unsigned mask, struct statx *st) {
 	REAL(statx);
-	PATH_BODY(C_STATX, int, real_statx(dirfd, path, fl, mask, st), dirfd, path, NULL, (uint32_t)fl, mask, 0);
+	PATH_BODY(C_STATX, int, real_statx(dirfd, path, fl, mask, st), dirfd, path, NULL, (uint32_t)fl, mask, stx_size(v, st));
 }
 EXPORT int access(const char *path, int mode) {
 	REAL(access);
@@ -1492,11 +1510,11 @@ EXPORT int truncate64(const char *path, off64_t len) {
 
 EXPORT int fstat(int fd, struct stat *st) {
 	REAL(fstat);
-	FD_BODY(C_FSTAT, int, real_fstat(fd, st), 0, 0, 0);
+	FD_BODY(C_FSTAT, int, real_fstat(fd, st), 0, st_size(v, st), 0);
 }
 EXPORT int fstat64(int fd, struct stat64 *st) {
 	REAL(fstat64);
-	FD_BODY(C_FSTAT, int, real_fstat64(fd, st), 0, 0, 0);
+	FD_BODY(C_FSTAT, int, real_fstat64(fd, st), 0, st_size64(v, st), 0);
 }
 
 /* The stat entry points of binaries built against glibc before 2.33. */
@@ -1509,27 +1527,27 @@ int __fxstat64(int, int, struct stat64 *);
 
 EXPORT int __xstat(int ver, const char *path, struct stat *st) {
 	REAL(__xstat);
-	PATH_BODY(C_STAT, int, real___xstat(ver, path, st), AT_FDCWD, path, NULL, 0, 0, 0);
+	PATH_BODY(C_STAT, int, real___xstat(ver, path, st), AT_FDCWD, path, NULL, 0, 0, st_size(v, st));
 }
 EXPORT int __xstat64(int ver, const char *path, struct stat64 *st) {
 	REAL(__xstat64);
-	PATH_BODY(C_STAT, int, real___xstat64(ver, path, st), AT_FDCWD, path, NULL, 0, 0, 0);
+	PATH_BODY(C_STAT, int, real___xstat64(ver, path, st), AT_FDCWD, path, NULL, 0, 0, st_size64(v, st));
 }
 EXPORT int __lxstat(int ver, const char *path, struct stat *st) {
 	REAL(__lxstat);
-	PATH_BODY(C_LSTAT, int, real___lxstat(ver, path, st), AT_FDCWD, path, NULL, 0, 0, 0);
+	PATH_BODY(C_LSTAT, int, real___lxstat(ver, path, st), AT_FDCWD, path, NULL, 0, 0, st_size(v, st));
 }
 EXPORT int __lxstat64(int ver, const char *path, struct stat64 *st) {
 	REAL(__lxstat64);
-	PATH_BODY(C_LSTAT, int, real___lxstat64(ver, path, st), AT_FDCWD, path, NULL, 0, 0, 0);
+	PATH_BODY(C_LSTAT, int, real___lxstat64(ver, path, st), AT_FDCWD, path, NULL, 0, 0, st_size64(v, st));
 }
 EXPORT int __fxstat(int ver, int fd, struct stat *st) {
 	REAL(__fxstat);
-	FD_BODY(C_FSTAT, int, real___fxstat(ver, fd, st), 0, 0, 0);
+	FD_BODY(C_FSTAT, int, real___fxstat(ver, fd, st), 0, st_size(v, st), 0);
 }
 EXPORT int __fxstat64(int ver, int fd, struct stat64 *st) {
 	REAL(__fxstat64);
-	FD_BODY(C_FSTAT, int, real___fxstat64(ver, fd, st), 0, 0, 0);
+	FD_BODY(C_FSTAT, int, real___fxstat64(ver, fd, st), 0, st_size64(v, st), 0);
 }
 
 /* fstatat of binaries built against glibc before 2.33. */
@@ -1538,11 +1556,11 @@ int __fxstatat64(int, int, const char *, struct stat64 *, int);
 
 EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *st, int fl) {
 	REAL(__fxstatat);
-	PATH_BODY(C_FSTATAT, int, real___fxstatat(ver, dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, 0);
+	PATH_BODY(C_FSTATAT, int, real___fxstatat(ver, dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, st_size(v, st));
 }
 EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st, int fl) {
 	REAL(__fxstatat64);
-	PATH_BODY(C_FSTATAT, int, real___fxstatat64(ver, dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, 0);
+	PATH_BODY(C_FSTATAT, int, real___fxstatat64(ver, dirfd, path, st, fl), dirfd, path, NULL, (uint32_t)fl, 0, st_size64(v, st));
 }
 
 /* faccessat is one system call (faccessat2 with flags). */
