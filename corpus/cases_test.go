@@ -682,6 +682,47 @@ var cases = []*Case{
 		Note: "the super-journal's name (main.db-mjXXXXXXXX) differs from run to run",
 	},
 	{
+		Name: "tar-sparse",
+		What: "`sh -c 'truncate -s 16M disk.img && dd … seek=… conv=notrunc,sparse && tar --sparse -cf img.tar disk.img && mkdir out && tar -xf img.tar -C out'`: a sparse image archived by tar's sparse mode (SEEK_DATA, SEEK_HOLE) and extracted with its holes",
+		Pkgs: []string{"tar", "coreutils", "dash"}, Needs: []Need{{Prog: "tar", Pkg: "tar"}, {Prog: "dd", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "block.bin"), noise(43, 300_000), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "truncate -s 16M disk.img && dd if=block.bin of=disk.img bs=64k seek=40 conv=notrunc,sparse status=none && " +
+				"tar --sparse -cf img.tar disk.img && mkdir out && tar -xf img.tar -C out"}
+		},
+	},
+	{
+		Name: "gzip-recursive",
+		What: "`sh -c 'gzip -rk src && bzip2 -k src/docs/guide.txt && zstd -q -T2 --rm src/code/sub/more.txt'`: gzip compresses every file of a tree keeping the originals, bzip2 one, and zstd with two threads one more, removing it",
+		Pkgs: []string{"gzip", "bzip2", "zstd", "dash"}, Needs: []Need{{Prog: "gzip", Pkg: "gzip"}, {Prog: "bzip2", Pkg: "bzip2"}, {Prog: "zstd", Pkg: "zstd"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 44) },
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "gzip -rk src && bzip2 -k src/docs/guide.txt && zstd -q -T2 --rm src/code/sub/more.txt"}
+		},
+	},
+	{
+		Name: "install-D",
+		What: "`sh -c 'install -D -m 644 src/docs/guide.txt dest/share/doc/guide.txt && install -d dest/bin && install -m 755 src/code/x.c dest/bin/x && cp -p --preserve=all src/README.txt dest/'`: coreutils install makes the directories and copies with modes, cp keeps the attributes",
+		Pkgs: []string{"coreutils", "dash"}, Needs: []Need{{Prog: "install", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 45) },
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "install -D -m 644 src/docs/guide.txt dest/share/doc/guide.txt && install -d dest/bin && " +
+				"install -m 755 src/code/x.c dest/bin/x && cp -p --preserve=all src/README.txt dest/"}
+		},
+	},
+	{
+		Name: "sed-many",
+		What: "`sh -c 'sed -i.orig -e s/a/A/g src/*.txt src/*/*.txt && find src -name \"*.orig\" | sort | xargs cat > all.orig'`: sed edits several files in place keeping backups, then xargs passes the backups to cat",
+		Pkgs: []string{"sed", "findutils", "coreutils", "dash"}, Needs: []Need{{Prog: "sed", Pkg: "sed"}, {Prog: "xargs", Pkg: "findutils"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 46) },
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "sed -i.orig -e s/a/A/g src/*.txt src/*/*.txt && find src -name '*.orig' | sort | xargs cat > all.orig"}
+		},
+		Note: "sed -i writes each file through a temporary name (sedXXXXXX) that differs from run to run",
+	},
+	{
 		Name: "sh-redirect",
 		What: "`sh -c 'exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3; cat a.txt b.txt > c.txt'`: dash redirections in a forked subshell, then cat",
 		Pkgs: []string{"dash", "coreutils"}, Needs: []Need{{Prog: "sh", Pkg: "dash"}, {Prog: "cat", Pkg: "coreutils"}},

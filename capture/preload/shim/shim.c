@@ -3045,6 +3045,28 @@ EXPORT FILE *fdopen(int fd, const char *mode) {
 	return f;
 }
 
+/* setvbuf(f, NULL, _IOFBF, size) on a stream without a buffer makes glibc
+ * allocate one at once (_IO_DOALLOCATE: it fstats the file for its block
+ * size), where the other modes leave that to the first read or write:
+ * recorded as that fstat. zstd sets its output stream so. */
+EXPORT int setvbuf(FILE *f, char *buf, int mode, size_t size) {
+	REAL(setvbuf);
+	if (!on() || !f || buf || mode != _IOFBF || f->_IO_buf_base || f->_fileno < 0 || !fd_file(f->_fileno))
+		return real_setvbuf(f, buf, mode, size);
+	int64_t t0 = iotrace_now();
+	t_in++;
+	int v = real_setvbuf(f, buf, mode, size);
+	int saved = errno;
+	int64_t dur = iotrace_now() - t0;
+	t_in--;
+	if (f->_IO_buf_base) {
+		struct kio k = {f->_fileno, t0, dur, 1, 0};
+		kio_emit(&k, C_FSTAT, 0, 0, 0, 0);
+	}
+	errno = saved;
+	return v;
+}
+
 /* freopen flushes and closes the stream's file and opens another on the
  * same descriptor (glibc opens it, dup3s it onto the old number and
  * closes the new one): recorded as the flush's write, the close and the
