@@ -634,6 +634,9 @@ type maker struct {
 type removal struct {
 	maker
 	users map[int]bool
+	// after: ranks with a call that waits for this removal (a failed
+	// use): a later use of theirs cannot come before it.
+	after map[int]bool
 }
 
 func newFileDeps(ns *state.Namespace, ranks int) *fileDeps {
@@ -653,6 +656,7 @@ func (d *fileDeps) removals(rank int, n, epoch int64, e *trace.Event, info *trac
 		// since, before this call, whichever order the clocks give.
 		if rm, ok := d.removed[name]; ok && rm.epoch == epoch && rm.rank != rank && rm.users[rank] {
 			d.byRank[rank] = append(d.byRank[rank], Dep{Event: n, Rank: rm.rank, After: rm.event + 1})
+			rm.after[rank] = true
 		} else if u, ok := d.uses[name][rank]; ok && u.epoch == epoch {
 			d.gone[name] = append(d.gone[name], maker{rank: rank, event: n, epoch: epoch})
 		}
@@ -675,13 +679,13 @@ func (d *fileDeps) removals(rank int, n, epoch int64, e *trace.Event, info *trac
 				users[r] = true
 			}
 		}
-		d.removed[name] = removal{maker{rank: rank, event: n, epoch: epoch}, users}
+		d.removed[name] = removal{maker{rank: rank, event: n, epoch: epoch}, users, map[int]bool{}}
 		delete(d.uses, name)
 		delete(d.gone, name)
 	case info.NS == trace.NSOpen || info.NS == trace.NSLook:
 		if info.NS == trace.NSOpen && (e.Op == trace.OpCreat || e.Flags&trace.OCreat != 0) {
 			delete(d.removed, name) // made again
-		} else if rm, ok := d.removed[name]; ok && rm.epoch == epoch && rm.rank != rank {
+		} else if rm, ok := d.removed[name]; ok && rm.epoch == epoch && rm.rank != rank && !rm.after[rank] {
 			// Found after another rank removed it, and nothing made it
 			// again: the clocks are wrong, it came before the removal.
 			d.byRank[rm.rank] = append(d.byRank[rm.rank], Dep{Event: rm.event, Rank: rank, After: n + 1})
