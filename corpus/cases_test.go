@@ -723,6 +723,71 @@ var cases = []*Case{
 		Note: "sed -i writes each file through a temporary name (sedXXXXXX) that differs from run to run",
 	},
 	{
+		Name: "shred",
+		What: "`shred -u -n 2 secret.bin`: two passes of random data and a pass of zeros written and synced over a file, which is then renamed to ever shorter names and removed",
+		Pkgs: []string{"coreutils"}, Needs: []Need{{Prog: "shred", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "secret.bin"), noise(47, 100_000), 0o644)
+		},
+		Argv: func(c *caseDirs) []string { return []string{"shred", "-u", "-n", "2", "-z", "secret.bin"} },
+	},
+	{
+		Name: "sqlite3-backup",
+		What: "`sh -c 'sqlite3 db.sqlite \".backup copy.sqlite\" && sqlite3 restored.sqlite \".restore copy.sqlite\"'`: sqlite's online backup copies a database page by page, and restores it into a new one",
+		Pkgs: []string{"sqlite3", "dash"}, Needs: []Need{{Prog: "sqlite3", Pkg: "sqlite3"}},
+		Prepare: func(c *caseDirs) error {
+			var sql strings.Builder
+			sql.WriteString("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);\nBEGIN;\n")
+			for i := 0; i < 3000; i++ {
+				fmt.Fprintf(&sql, "INSERT INTO t(v) VALUES('value-%05d-with-some-padding');\n", i)
+			}
+			sql.WriteString("COMMIT;\n")
+			if err := os.WriteFile(filepath.Join(c.Prog, "make.sql"), []byte(sql.String()), 0o644); err != nil {
+				return err
+			}
+			return runQuiet(c.Prog, "sqlite3", filepath.Join(c.Prog, "db.sqlite"), ".read make.sql")
+		},
+		Inputs: func(c *caseDirs, dir string) error {
+			return copyFile(filepath.Join(c.Prog, "db.sqlite"), filepath.Join(dir, "db.sqlite"))
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", `sqlite3 db.sqlite ".backup copy.sqlite" && sqlite3 restored.sqlite ".restore copy.sqlite"`}
+		},
+	},
+	{
+		Name: "tar-pipe",
+		What: "`sh -c 'mkdir out && tar -cf - src | tar -xf - -C out'`: one tar writes an archive into a pipe, the other reads it and makes the tree",
+		Pkgs: []string{"tar", "dash"}, Needs: []Need{{Prog: "tar", Pkg: "tar"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 48) },
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "mkdir out && tar -cf - src | tar -xf - -C out"}
+		},
+	},
+	{
+		Name: "python3-formats",
+		What: "system python3: gzip.open written and read back, a zip archive opened again in append mode, pickle and json dumped and loaded, csv written, and a tempfile.TemporaryDirectory in DIR removed at its end",
+		Pkgs: []string{"python3"}, Needs: []Need{needPython},
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "formats.py"), []byte(pyFormats), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "formats.py")} },
+		Env:    []string{"SOURCE_DATE_EPOCH=1577836800"},
+		Note:   "the temporary directory's name differs from run to run",
+	},
+	{
+		Name: "ln-swap",
+		What: "`sh -c 'ln -s v1 current && mkdir v1 v2 && echo a > v1/f && echo b > v2/f && ln -s v2 next && mv -T next current && cat current/f > seen.txt && tee -a log1.txt log2.txt < seen.txt > /dev/null'`: a release switch, a symbolic link replaced atomically by a rename over it, read through, and tee appending to two files",
+		Pkgs: []string{"coreutils", "dash"}, Needs: []Need{{Prog: "ln", Pkg: "coreutils"}, {Prog: "tee", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return writeFiles(dir, map[string]string{"log1.txt": "first\n", "log2.txt": "second\n"})
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "ln -s v1 current && mkdir v1 v2 && echo a > v1/f && echo b > v2/f && ln -s v2 next && " +
+				"mv -T next current && cat current/f > seen.txt && tee -a log1.txt log2.txt < seen.txt > /dev/null"}
+		},
+	},
+	{
 		Name: "sh-redirect",
 		What: "`sh -c 'exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3; cat a.txt b.txt > c.txt'`: dash redirections in a forked subshell, then cat",
 		Pkgs: []string{"dash", "coreutils"}, Needs: []Need{{Prog: "sh", Pkg: "dash"}, {Prog: "cat", Pkg: "coreutils"}},
@@ -1023,6 +1088,31 @@ shutil.unpack_archive(z, "from_zip")
 shutil.unpack_archive(t, "from_tar")
 d = filecmp.dircmp("from_zip/src", "from_tar/src")
 assert not d.diff_files and not d.left_only and not d.right_only
+`
+
+const pyFormats = `import csv, gzip, json, os, pickle, tempfile, zipfile
+with gzip.open("data.gz", "wt") as f:
+    for i in range(2000):
+        f.write("line %d\\n" % i)
+with gzip.open("data.gz", "rt") as f:
+    n = sum(1 for _ in f)
+with zipfile.ZipFile("a.zip", "w") as z:
+    z.writestr("one.txt", "one\\n" * 100)
+with zipfile.ZipFile("a.zip", "a") as z:
+    z.writestr("two.txt", "two\\n" * 100)
+with open("obj.pkl", "wb") as f:
+    pickle.dump({"n": n, "list": list(range(100))}, f)
+with open("obj.pkl", "rb") as f:
+    obj = pickle.load(f)
+with open("obj.json", "w") as f:
+    json.dump(obj, f)
+with open("rows.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    for i in range(100):
+        w.writerow([i, i * i, "x" * (i % 7)])
+with tempfile.TemporaryDirectory(dir=".") as d:
+    with open(os.path.join(d, "scratch"), "wb") as f:
+        f.write(b"s" * 10000)
 `
 
 const pyH5 = `from mpi4py import MPI
