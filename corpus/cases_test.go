@@ -874,6 +874,31 @@ var cases = []*Case{
 		Argv: func(c *caseDirs) []string { return []string{"ncmpidiff", "a.nc", "b.nc"} },
 	},
 	{
+		Name:  "h5py-groups",
+		What:  "`mpirun -np 2 python3 h5groups.py`: h5py's MPI driver — groups and attributes, a chunked dataset extended (resize) and written collectively and independently, the file reopened read-only and read by both ranks",
+		Pkgs:  []string{"python3-h5py-mpi", "python3-mpi4py", "libhdf5-openmpi-103-1", "openmpi-bin"},
+		Needs: []Need{needPython, needMPI, needMPICC, {Pkg: "python3-h5py-mpi python3-mpi4py", Desc: "h5py's MPI build (h5py._debian_h5py_mpi) and mpi4py", Check: checkH5pyMPI}},
+		Ranks: 2,
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "h5groups.py"), []byte(pyH5Groups), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "h5groups.py")} },
+	},
+	{
+		Name:  "mpi4py-nonblocking",
+		What:  "`mpirun -np 2 python3 mpinb.py`: mpi4py's non-blocking MPI-IO (MPI_File_iwrite_at, then MPI_Waitall), the file's size set, the individual file pointer sought and read, and reads through the shared file pointer (MPI_File_read_shared)",
+		Pkgs:  []string{"python3-mpi4py", "python3-numpy", "openmpi-bin"},
+		Needs: []Need{needPython, needMPI, needMPICC, {Pkg: "python3-mpi4py python3-numpy", Desc: "mpi4py and numpy", Check: checkMPI4py}},
+		Ranks: 2,
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "mpinb.py"), []byte(pyMPINonBlocking), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "mpinb.py")} },
+		Note:   "which rank reads which block through the shared file pointer depends on which comes first",
+	},
+	{
 		Name: "fio",
 		What: "`fio job.fio`: one job writes 4 MiB in 64 KiB blocks with the sync engine (fsync on close), a second reads them back at random with psync",
 		Pkgs: []string{"fio"}, Needs: []Need{{Prog: "fio", Pkg: "fio"}},
@@ -1113,6 +1138,46 @@ with open("rows.csv", "w", newline="") as f:
 with tempfile.TemporaryDirectory(dir=".") as d:
     with open(os.path.join(d, "scratch"), "wb") as f:
         f.write(b"s" * 10000)
+`
+
+const pyH5Groups = `from mpi4py import MPI
+import h5py
+import numpy as np
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+n = 4096
+with h5py.File("groups.h5", "w", driver="mpio", comm=comm) as f:
+    g = f.create_group("run/step0")
+    g.attrs["ranks"] = size
+    d = g.create_dataset("x", (size * n,), maxshape=(None,), chunks=(n,), dtype="f8")
+    with d.collective:
+        d[rank * n:(rank + 1) * n] = np.arange(n, dtype="f8") + rank
+    d.resize((2 * size * n,))
+    d[(size + rank) * n:(size + rank + 1) * n] = rank
+    f.create_dataset("run/meta", data=np.arange(16))
+comm.Barrier()
+with h5py.File("groups.h5", "r", driver="mpio", comm=comm) as f:
+    x = f["run/step0/x"][rank * n:(rank + 1) * n]
+    assert x[0] == rank
+`
+
+const pyMPINonBlocking = `from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+fh = MPI.File.Open(comm, "nb.bin", MPI.MODE_CREATE | MPI.MODE_RDWR)
+fh.Set_size(size * 8 * 4096)
+reqs = [fh.Iwrite_at((rank * 8 + i) * 4096, np.full(4096, rank * 8 + i, dtype="u1")) for i in range(8)]
+MPI.Request.Waitall(reqs)
+fh.Sync()
+comm.Barrier()
+fh.Seek(rank * 8 * 4096)
+buf = np.empty(4096, dtype="u1")
+fh.Read(buf)
+assert buf[0] == rank * 8
+fh.Seek_shared(0)
+fh.Read_shared(buf)
+fh.Close()
 `
 
 const pyH5 = `from mpi4py import MPI

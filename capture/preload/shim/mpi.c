@@ -387,11 +387,22 @@ WRAP(int, MPI_Irecv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c
 	return rc;
 }
 
+/* MPI_Wait and MPI_Waitall complete non-blocking MPI-IO calls too
+ * (MPI_File_iwrite_at …): the POSIX calls the library makes for them
+ * there are recorded as made inside an MPI-IO call (IN_MPIIO), as those
+ * of the blocking calls are, not left out as an MPI call's own. */
+#define WAIT_IO_ENTER             \
+	int *wio_ = iotrace_mpiio_depth(); \
+	(*wio_)++
+#define WAIT_IO_LEAVE (*wio_)--
+
 WRAP(int, MPI_Wait, (MPI_Request *q, MPI_Status *st), (q, st)) {
 	REALP(MPI_Wait, int (*)(MPI_Request *, MPI_Status *));
 	ENTER;
 	int mine = outer_ && req_take(*q);
+	WAIT_IO_ENTER;
 	int rc = real(q, st);
+	WAIT_IO_LEAVE;
 	if (mine) {
 		struct rec r = {0};
 		r.call = C_MPI_WAIT;
@@ -410,7 +421,9 @@ WRAP(int, MPI_Waitall, (int n, MPI_Request *q, MPI_Status *st), (n, q, st)) {
 	int mine = 0;
 	if (outer_)
 		for (int i = 0; i < n; i++) mine += req_take(q[i]);
+	WAIT_IO_ENTER;
 	int rc = real(n, q, st);
+	WAIT_IO_LEAVE;
 	if (mine) {
 		struct rec r = {0};
 		r.call = C_MPI_WAITALL;
