@@ -400,7 +400,7 @@ type Stats struct {
 const (
 	UnseenIOUring  = 1 // io_uring
 	UnseenAIO      = 2 // Linux AIO (io_setup)
-	UnseenPOSIXAIO = 4 // POSIX AIO (aio_read, lio_listio: glibc's threads)
+	UnseenPOSIXAIO = 4 // POSIX AIO's lio_listio (glibc's threads; aio_read and aio_write are recorded)
 )
 
 // Encode writes the events of rank's processes to sink, in call order,

@@ -733,8 +733,10 @@ func TestRecordForwardsSignals(t *testing.T) {
 // TestRecordReportsUnseen: record says on stderr, once each, in both
 // capture modes, that the program mapped recorded files (how many) and
 // used io_uring and Linux AIO, whose I/O the trace cannot show; the
-// mappings are in the trace. Under --preload, POSIX AIO too (glibc's
-// threads make its calls inside libc; ptrace sees them as preads).
+// mappings are in the trace. POSIX AIO's aio_read is in the trace, as
+// glibc's thread's pread under ptrace and, under --preload, as the pread
+// it stands for when aio_return collects it; under --preload lio_listio
+// is said too (the shim does not follow its requests).
 func TestRecordReportsUnseen(t *testing.T) {
 	dir := t.TempDir()
 	dir, _ = filepath.EvalSymlinks(dir)
@@ -770,6 +772,11 @@ int main(int argc, char **argv) {
 		if (aio_read(&cb) != 0) return 8;
 		const struct aiocb *list[] = {&cb};
 		while (aio_error(&cb) == EINPROGRESS) aio_suspend(list, 1, NULL);
+		if (aio_return(&cb) != sizeof buf) return 7;
+		cb.aio_lio_opcode = LIO_READ, cb.aio_offset = 512;
+		struct aiocb *lio[] = {&cb};
+		if (lio_listio(LIO_WAIT, lio, 1, NULL) != 0) return 6;
+		aio_return(&cb);
 	}
 	return 0;
 }`)
@@ -822,14 +829,26 @@ int main(int argc, char **argv) {
 			if code != 0 || stderr != mapped {
 				t.Errorf("exit %d, stderr %q", code, stderr)
 			}
-			// POSIX AIO: the shim says so; ptrace records glibc's preads.
+			// POSIX AIO: aio_read is in the trace (ptrace: glibc's
+			// thread's pread; the shim: at aio_return); the shim says it
+			// does not see lio_listio's.
 			_, stderr, code = recRun(t, dir, nil, "", append(args, "async", "posix")...)
 			want = mapped + "iotrace: record: the program used io_uring and Linux AIO: that I/O is not seen\n"
 			if mode != nil {
-				want = mapped + "iotrace: record: the program used io_uring, Linux AIO and POSIX AIO: that I/O is not seen\n"
+				want = mapped + "iotrace: record: the program used io_uring, Linux AIO and POSIX AIO's lio_listio: that I/O is not seen\n"
 			}
 			if code != 0 || stderr != want {
 				t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)
+			}
+			r, evs = readTrace(t, out)
+			reads := 0
+			for _, e := range evs {
+				if e.Op == trace.OpPread && e.Offset == 0 && e.Size == 512 && e.Ret == 512 {
+					reads++
+				}
+			}
+			if reads != 1 {
+				t.Errorf("%d preads of aio_read's 512 bytes at 0 in the trace, want 1", reads)
 			}
 		})
 	}

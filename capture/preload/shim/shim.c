@@ -3912,12 +3912,109 @@ EXPORT int io_setup(int maxevents, void *ctxp) {
 		note_unseen(UNSEEN_POSIX_AIO);                                   \
 		return real_##name args;                                         \
 	}
-POSIX_AIO(aio_read, (struct aiocb *cb), (cb))
-POSIX_AIO(aio_write, (struct aiocb *cb), (cb))
-POSIX_AIO(aio_read64, (struct aiocb64 *cb), (cb))
-POSIX_AIO(aio_write64, (struct aiocb64 *cb), (cb))
 POSIX_AIO(lio_listio, (int mode, struct aiocb *const list[], int n, struct sigevent *sev), (mode, list, n, sev))
 POSIX_AIO(lio_listio64, (int mode, struct aiocb64 *const list[], int n, struct sigevent *sev), (mode, list, n, sev))
+
+/* POSIX AIO requests on recorded files (aio_read, aio_write): glibc's
+ * threads make their preads and pwrites inside libc, where the shim
+ * cannot see them. It records each request as the pread or pwrite it
+ * stands for, at the offset the request named, when the program
+ * collects its result (aio_return), from the request's submission to
+ * then; inside an MPI-IO call's submission (Open MPI's ompio makes
+ * MPI_File_iwrite_at so), as made inside it (IN_MPIIO). A request whose
+ * result the program never collects, or beyond AIO_SLOTS pending at
+ * once, is not recorded; lio_listio's are not seen (noted, above). */
+struct aio_pending {
+	const void *cb;
+	int64_t t0, off, size;
+	int fd;
+	uint16_t call, flags;
+};
+#define AIO_SLOTS 256
+static struct aio_pending aio_slots[AIO_SLOTS];
+static int aio_lock;
+
+static void aio_lock_take(void) {
+	while (__atomic_exchange_n(&aio_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+static void aio_lock_give(void) { __atomic_store_n(&aio_lock, 0, __ATOMIC_RELEASE); }
+
+static void aio_submitted(const void *cb, uint16_t call, int fd, int64_t off, int64_t size, int64_t t0) {
+	struct aio_pending p = {cb, t0, off, size, fd, call, t_mpiio > 0 ? RF_IN_MPIIO : 0};
+	aio_lock_take();
+	int free_ = -1;
+	for (int i = 0; i < AIO_SLOTS; i++) {
+		if (aio_slots[i].cb == cb) { /* submitted again without its result collected */
+			free_ = i;
+			break;
+		}
+		if (!aio_slots[i].cb && free_ < 0) free_ = i;
+	}
+	if (free_ >= 0) aio_slots[free_] = p;
+	aio_lock_give();
+}
+
+static int aio_collected(const void *cb, struct aio_pending *out) {
+	int found = 0;
+	aio_lock_take();
+	for (int i = 0; i < AIO_SLOTS; i++) {
+		if (aio_slots[i].cb == cb) {
+			*out = aio_slots[i];
+			aio_slots[i].cb = NULL;
+			found = 1;
+			break;
+		}
+	}
+	aio_lock_give();
+	return found;
+}
+
+#define AIO_SUBMIT(name, T, CALL)                                                     \
+	EXPORT int name(T *cb) {                                                          \
+		REAL(name);                                                                   \
+		if (!real_##name) { /* not loaded: never called */                            \
+			errno = ENOSYS;                                                           \
+			return -1;                                                                \
+		}                                                                             \
+		int rec = cb && on() && fd_file(cb->aio_fildes);                              \
+		int64_t t0 = rec ? iotrace_now() : 0;                                         \
+		int v = real_##name(cb);                                                      \
+		if (rec && v == 0)                                                            \
+			aio_submitted(cb, CALL, cb->aio_fildes, cb->aio_offset, (int64_t)cb->aio_nbytes, t0); \
+		return v;                                                                     \
+	}
+AIO_SUBMIT(aio_read, struct aiocb, C_PREAD)
+AIO_SUBMIT(aio_write, struct aiocb, C_PWRITE)
+AIO_SUBMIT(aio_read64, struct aiocb64, C_PREAD)
+AIO_SUBMIT(aio_write64, struct aiocb64, C_PWRITE)
+
+#define AIO_RETURN(name, T)                                                           \
+	EXPORT ssize_t name(T *cb) {                                                      \
+		REAL(name);                                                                   \
+		if (!real_##name) {                                                           \
+			errno = ENOSYS;                                                           \
+			return -1;                                                                \
+		}                                                                             \
+		ssize_t v = real_##name(cb);                                                  \
+		int saved = errno;                                                            \
+		struct aio_pending p;                                                         \
+		if (cb && aio_collected(cb, &p) && active && !t_in) {                         \
+			struct rec r = {0};                                                       \
+			r.call = p.call;                                                          \
+			r.fd = p.fd;                                                              \
+			r.off = p.off;                                                            \
+			r.size = p.size;                                                          \
+			r.ret = v < 0 ? -(int64_t)saved : (int64_t)v;                             \
+			r.start = p.t0;                                                           \
+			r.dur = iotrace_now() - p.t0;                                             \
+			r.flags = p.flags;                                                        \
+			iotrace_emit(&r, NULL, NULL);                                             \
+		}                                                                             \
+		errno = saved;                                                                \
+		return v;                                                                     \
+	}
+AIO_RETURN(aio_return, struct aiocb)
+AIO_RETURN(aio_return64, struct aiocb64)
 
 /* ---- processes started without fork ---- */
 
