@@ -788,6 +788,68 @@ var cases = []*Case{
 		},
 	},
 	{
+		Name: "python3-multiprocessing",
+		What: "system python3: a multiprocessing.Pool of 2 forked workers, each writing its own files and appending to a shared log opened with O_APPEND, the parent reading their results back",
+		Pkgs: []string{"python3"}, Needs: []Need{needPython},
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "pool.py"), []byte(pyPool), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "pool.py")} },
+		Note:   "which worker takes which task, and the order of the shared log's lines, differ from run to run; their number and sizes do not",
+	},
+	{
+		Name: "sqlite3-journal-modes",
+		What: "`sqlite3 db.sqlite SQL`: 20 transactions in each of the rollback journal's other modes — TRUNCATE (the journal cut to 0), PERSIST (its header zeroed) and MEMORY (none on disk) — then back to DELETE",
+		Pkgs: []string{"sqlite3"}, Needs: []Need{{Prog: "sqlite3", Pkg: "sqlite3"}},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv: func(c *caseDirs) []string {
+			var sql strings.Builder
+			sql.WriteString("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);\n")
+			for _, m := range []string{"TRUNCATE", "PERSIST", "MEMORY", "DELETE"} {
+				fmt.Fprintf(&sql, "PRAGMA journal_mode=%s;\n", m)
+				for i := 0; i < 20; i++ {
+					fmt.Fprintf(&sql, "INSERT INTO t(v) VALUES('%s-%02d');\n", m, i)
+				}
+			}
+			return []string{"sqlite3", "db.sqlite", sql.String()}
+		},
+	},
+	{
+		Name: "make-deps",
+		What: "`sh -c 'make -s && sleep 1 && touch util.h && make -s'`: gcc -MMD writes dependency files that make includes; a touched header rebuilds what depends on it",
+		Pkgs: []string{"make", "gcc", "binutils", "coreutils", "dash"}, Needs: []Need{{Prog: "make", Pkg: "make"}, needGCC},
+		Inputs: func(c *caseDirs, dir string) error {
+			files := map[string]string{}
+			for k, v := range cProject {
+				files[k] = v
+			}
+			files["Makefile"] = "CC = gcc\nCFLAGS = -O1 -MMD\nOBJS = main.o util.o stats.o\napp: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n-include $(OBJS:.o=.d)\n"
+			return writeFiles(dir, files)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "make -s && sleep 1 && touch util.h && make -s"}
+		},
+	},
+	{
+		Name: "cp-backup",
+		What: "`sh -c 'cp --backup=numbered new.txt old.txt && cp --backup=numbered new.txt old.txt && mv -b other.txt old.txt'`: numbered backups (old.txt.~1~, ~2~) made by renames, and mv's simple backup",
+		Pkgs: []string{"coreutils", "dash"}, Needs: []Need{{Prog: "cp", Pkg: "coreutils"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return writeFiles(dir, map[string]string{"old.txt": string(text(49, 3000)), "new.txt": string(text(50, 5000)), "other.txt": string(text(51, 700))})
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sh", "-c", "cp --backup=numbered new.txt old.txt && cp --backup=numbered new.txt old.txt && mv -b other.txt old.txt"}
+		},
+	},
+	{
+		Name: "tar-remove-files",
+		What: "`tar --remove-files -cf a.tar src`: tar archives a tree and removes each file and then each directory as it goes",
+		Pkgs: []string{"tar"}, Needs: []Need{{Prog: "tar", Pkg: "tar"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 52) },
+		Argv:   func(c *caseDirs) []string { return []string{"tar", "--remove-files", "-cf", "a.tar", "src"} },
+	},
+	{
 		Name: "sh-redirect",
 		What: "`sh -c 'exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3; cat a.txt b.txt > c.txt'`: dash redirections in a forked subshell, then cat",
 		Pkgs: []string{"dash", "coreutils"}, Needs: []Need{{Prog: "sh", Pkg: "dash"}, {Prog: "cat", Pkg: "coreutils"}},
@@ -1178,6 +1240,28 @@ assert buf[0] == rank * 8
 fh.Seek_shared(0)
 fh.Read_shared(buf)
 fh.Close()
+`
+
+const pyPool = `import multiprocessing as mp
+import os
+
+def work(i):
+    with open("part-%d.txt" % i, "w") as f:
+        f.write(("task %d\\n" % i) * (100 + i))
+    fd = os.open("shared.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.write(fd, b"done %02d\\n" % i)
+    os.close(fd)
+    return os.path.getsize("part-%d.txt" % i)
+
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    with mp.Pool(2) as p:
+        sizes = p.map(work, range(6))
+    with open("sizes.txt", "w") as f:
+        f.write(" ".join(map(str, sizes)) + "\\n")
+    for i in range(6):
+        with open("part-%d.txt" % i) as f:
+            f.read()
 `
 
 const pyH5 = `from mpi4py import MPI
