@@ -850,6 +850,57 @@ var cases = []*Case{
 		Argv:   func(c *caseDirs) []string { return []string{"tar", "--remove-files", "-cf", "a.tar", "src"} },
 	},
 	{
+		Name: "sort-compress",
+		What: "`sort --compress-program=gzip -S 1M -T . -o sorted.txt big.txt`: sort spills its runs to temporary files through gzip children (pipes), and merges them back through gzip -d",
+		Pkgs: []string{"coreutils", "gzip"}, Needs: []Need{{Prog: "sort", Pkg: "coreutils"}, {Prog: "gzip", Pkg: "gzip"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "big.txt"), lines(53, 80_000), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sort", "--compress-program=gzip", "-S", "1M", "-T", ".", "-o", "sorted.txt", "big.txt"}
+		},
+		Note: "the temporary files' names (sortXXXXXX) differ from run to run",
+	},
+	{
+		Name: "split-filter",
+		What: "`split -n l/3 --filter='gzip > $FILE.gz' big.txt part_`: split hands each third of a file to a shell that compresses it into its own file",
+		Pkgs: []string{"coreutils", "gzip", "dash"}, Needs: []Need{{Prog: "split", Pkg: "coreutils"}, {Prog: "gzip", Pkg: "gzip"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "big.txt"), lines(54, 30_000), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"split", "-n", "l/3", "--filter=gzip > $FILE.gz", "big.txt", "part_"}
+		},
+	},
+	{
+		Name: "sqlite3-import",
+		What: "`sqlite3 db.sqlite '.import --csv rows.csv t' 'SELECT count(*) FROM t'`: sqlite's shell reads a CSV file through stdio and inserts its rows",
+		Pkgs: []string{"sqlite3"}, Needs: []Need{{Prog: "sqlite3", Pkg: "sqlite3"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			var b strings.Builder
+			b.WriteString("id,name,value\n")
+			for i := 0; i < 3000; i++ {
+				fmt.Fprintf(&b, "%d,name-%04d,%d.25\n", i, i, i*3)
+			}
+			return os.WriteFile(filepath.Join(dir, "rows.csv"), []byte(b.String()), 0o644)
+		},
+		Argv: func(c *caseDirs) []string {
+			return []string{"sqlite3", "db.sqlite", ".import --csv rows.csv t", "SELECT count(*) FROM t"}
+		},
+	},
+	{
+		Name: "python3-truncate-open",
+		What: "system python3: a file truncated through one descriptor while another, open on it, reads past the new end (short reads, then none), extended by a write past its end (a hole) and read through the hole",
+		Pkgs: []string{"python3"}, Needs: []Need{needPython},
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "trunc.py"), []byte(pyTrunc), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error {
+			return os.WriteFile(filepath.Join(dir, "f.bin"), noise(55, 64<<10), 0o644)
+		},
+		Argv: func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "trunc.py")} },
+	},
+	{
 		Name: "sh-redirect",
 		What: "`sh -c 'exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3; cat a.txt b.txt > c.txt'`: dash redirections in a forked subshell, then cat",
 		Pkgs: []string{"dash", "coreutils"}, Needs: []Need{{Prog: "sh", Pkg: "dash"}, {Prog: "cat", Pkg: "coreutils"}},
@@ -1262,6 +1313,21 @@ if __name__ == "__main__":
     for i in range(6):
         with open("part-%d.txt" % i) as f:
             f.read()
+`
+
+const pyTrunc = `import os
+a = os.open("f.bin", os.O_RDWR)
+b = os.open("f.bin", os.O_RDONLY)
+os.read(b, 10000)
+os.ftruncate(a, 16384)
+while os.read(b, 4096):
+    pass
+os.pwrite(a, b"end", 100000)
+os.lseek(b, 20000, os.SEEK_SET)
+while os.read(b, 30000):
+    pass
+os.close(a)
+os.close(b)
 `
 
 const pyH5 = `from mpi4py import MPI
