@@ -71,6 +71,15 @@ var (
 	needPython = Need{Prog: python, Pkg: "python3"}
 )
 
+// gitEnv fixes git's author, committer and dates, so that object names
+// are the same in every run, and keeps the machine's configuration out.
+var gitEnv = []string{
+	"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
+	"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
+	"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
+	"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+}
+
 // cases is the corpus, in the order of docs/CORPUS.md.
 var cases = []*Case{
 	{
@@ -127,12 +136,7 @@ var cases = []*Case{
 		Argv: func(c *caseDirs) []string {
 			return []string{"sh", "-c", "git init -q && git add -A && git commit -q -m initial"}
 		},
-		Env: []string{
-			"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
-			"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
-			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		},
+		Env:  gitEnv,
 		Note: "deterministic once the dates are fixed: the same objects, index and refs in every run",
 	},
 	{
@@ -237,12 +241,7 @@ var cases = []*Case{
 		},
 		Note:      "gc writes its lock file gc.pid with its process id, whose number of digits differs from run to run: (a) lets the bytes written differ by 2",
 		ByteSlack: map[string]int64{"write": 2},
-		Env: []string{
-			"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
-			"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
-			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		},
+		Env:       gitEnv,
 	},
 	{
 		Name: "make",
@@ -289,12 +288,7 @@ var cases = []*Case{
 		Argv: func(c *caseDirs) []string {
 			return []string{"sh", "-c", "cd repo && git init -q && git add -A && git commit -q -m initial && cd .. && git clone -q repo copy"}
 		},
-		Env: []string{
-			"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
-			"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
-			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		},
+		Env: gitEnv,
 	},
 	{
 		Name: "cp-a-links",
@@ -431,12 +425,7 @@ var cases = []*Case{
 				"echo changed >> README && git rm -q src/README.txt && echo new > added.txt && sleep 1 && git add -A && git commit -q -m two && git checkout -q main"}
 		},
 		Note: "git reads a file again whose change time is not older than the index's (racy git), which depends on whether the two fell in the same second: the case sleeps a second after changing files, before git add writes the index",
-		Env: []string{
-			"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
-			"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
-			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		},
+		Env:  gitEnv,
 	},
 	{
 		Name: "zip-unzip",
@@ -647,12 +636,7 @@ var cases = []*Case{
 			return []string{"sh", "-c", "cd repo && git init -q -b main && git add -A && git commit -q -m one && echo more >> README && sleep 1 && " +
 				"git stash -q && git stash pop -q && git worktree add -q ../wt"}
 		},
-		Env: []string{
-			"GIT_AUTHOR_NAME=Corpus", "GIT_AUTHOR_EMAIL=corpus@example.org",
-			"GIT_COMMITTER_NAME=Corpus", "GIT_COMMITTER_EMAIL=corpus@example.org",
-			"GIT_AUTHOR_DATE=2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2020-01-01T00:00:00Z",
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		},
+		Env:  gitEnv,
 		Note: "git reads a file again whose change time is not older than the index's (racy git): the case sleeps a second after changing a file, before git stash writes the index",
 	},
 	{
