@@ -152,7 +152,7 @@ func (u Unseen) report(log *slog.Logger) {
 		async = append(async, "Linux AIO")
 	}
 	if u.POSIXAIO {
-		async = append(async, "POSIX AIO's lio_listio")
+		async = append(async, "POSIX AIO")
 	}
 	if len(async) > 0 {
 		list := async[len(async)-1]

@@ -3835,11 +3835,12 @@ EXPORT int fgetpos64(FILE *f, fpos64_t *p) {
 /* ---- I/O the shim cannot see ----
  *
  * io_uring and Linux AIO hand requests to the kernel without a call per
- * request; POSIX AIO has glibc's threads make the calls, inside libc. The
- * shim cannot record that I/O; it records, once per process and kind,
- * that the program set it up (C_UNSEEN), so that iotrace record says so:
- * through liburing (io_uring_queue_init, io_uring_setup), libaio
- * (io_queue_init, io_setup), syscall(2), and POSIX AIO's entry points.
+ * request. The shim cannot record that I/O; it records, once per process
+ * and kind, that the program set it up (C_UNSEEN), so that iotrace record
+ * says so: through liburing (io_uring_queue_init, io_uring_setup), libaio
+ * (io_queue_init, io_setup) and syscall(2). (POSIX AIO, whose calls
+ * glibc's threads make inside libc, is recorded request by request,
+ * below.)
  * (A program that makes the system call itself, as liburing's own
  * functions do inside the library, is not noticed.) */
 static uint32_t unseen_noted;
@@ -3902,19 +3903,6 @@ EXPORT int io_setup(int maxevents, void *ctxp) {
 	return real_io_setup(maxevents, ctxp);
 }
 
-#define POSIX_AIO(name, proto, args)                                     \
-	EXPORT int name proto {                                              \
-		REAL(name);                                                      \
-		if (!real_##name) { /* not loaded: never called */               \
-			errno = ENOSYS;                                              \
-			return -1;                                                   \
-		}                                                                \
-		note_unseen(UNSEEN_POSIX_AIO);                                   \
-		return real_##name args;                                         \
-	}
-POSIX_AIO(lio_listio, (int mode, struct aiocb *const list[], int n, struct sigevent *sev), (mode, list, n, sev))
-POSIX_AIO(lio_listio64, (int mode, struct aiocb64 *const list[], int n, struct sigevent *sev), (mode, list, n, sev))
-
 /* POSIX AIO requests on recorded files (aio_read, aio_write): glibc's
  * threads make their preads and pwrites inside libc, where the shim
  * cannot see them. It records each request as the pread or pwrite it
@@ -3923,7 +3911,7 @@ POSIX_AIO(lio_listio64, (int mode, struct aiocb64 *const list[], int n, struct s
  * then; inside an MPI-IO call's submission (Open MPI's ompio makes
  * MPI_File_iwrite_at so), as made inside it (IN_MPIIO). A request whose
  * result the program never collects, or beyond AIO_SLOTS pending at
- * once, is not recorded; lio_listio's are not seen (noted, above). */
+ * once, is not recorded. lio_listio's requests are kept the same way. */
 struct aio_pending {
 	const void *cb;
 	int64_t t0, off, size;
@@ -4015,6 +4003,34 @@ AIO_SUBMIT(aio_write64, struct aiocb64, C_PWRITE)
 	}
 AIO_RETURN(aio_return, struct aiocb)
 AIO_RETURN(aio_return64, struct aiocb64)
+
+/* lio_listio submits a list of requests at once: each read or write of a
+ * recorded file is kept as aio_read's and aio_write's are, and recorded
+ * when aio_return collects it. (Requests glibc refused to queue come back
+ * with an error that aio_return gives too.) */
+#define AIO_LIST(name, T)                                                             \
+	EXPORT int name(int mode, T *const list[], int n, struct sigevent *sev) {        \
+		REAL(name);                                                                   \
+		if (!real_##name) {                                                           \
+			errno = ENOSYS;                                                           \
+			return -1;                                                                \
+		}                                                                             \
+		int rec = on() && list;                                                       \
+		int64_t t0 = rec ? iotrace_now() : 0;                                         \
+		int v = real_##name(mode, list, n, sev);                                      \
+		int saved = errno;                                                            \
+		for (int i = 0; rec && i < n; i++) {                                          \
+			T *cb = list[i];                                                          \
+			if (!cb || (cb->aio_lio_opcode != LIO_READ && cb->aio_lio_opcode != LIO_WRITE)) continue; \
+			if (!fd_file(cb->aio_fildes)) continue;                                   \
+			aio_submitted(cb, cb->aio_lio_opcode == LIO_READ ? C_PREAD : C_PWRITE, cb->aio_fildes, \
+			              cb->aio_offset, (int64_t)cb->aio_nbytes, t0);               \
+		}                                                                             \
+		errno = saved;                                                                \
+		return v;                                                                     \
+	}
+AIO_LIST(lio_listio, struct aiocb)
+AIO_LIST(lio_listio64, struct aiocb64)
 
 /* ---- processes started without fork ---- */
 

@@ -94,7 +94,7 @@
 /* C_UNSEEN's oflags. */
 #define UNSEEN_IO_URING 1u  /* io_uring: requests the kernel takes from a ring */
 #define UNSEEN_AIO 2u       /* Linux AIO (io_setup) */
-#define UNSEEN_POSIX_AIO 4u /* POSIX AIO's lio_listio: glibc's threads do the I/O (aio_read and aio_write are recorded at aio_return) */
+#define UNSEEN_POSIX_AIO 4u /* not sent: POSIX AIO is recorded at aio_return (kept for the encoder's table) */
 
 /* Call ids: the shim's own numbering, mapped to trace ops by the Go side. */
 enum {
