@@ -885,6 +885,64 @@ var cases = []*Case{
 		Argv: func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "trunc.py")} },
 	},
 	{
+		Name: "python3-mremap",
+		What: "system python3: a file mapped shared, written through the mapping, grown with ftruncate and the mapping resized (mmap.resize: mremap, which may move it), flushed and closed",
+		Pkgs: []string{"python3"}, Needs: []Need{needPython},
+		Prepare: func(c *caseDirs) error {
+			return os.WriteFile(filepath.Join(c.Prog, "mremap.py"), []byte(pyMremap), 0o644)
+		},
+		Inputs: func(c *caseDirs, dir string) error { return nil },
+		Argv:   func(c *caseDirs) []string { return []string{python, "-I", filepath.Join(c.Prog, "mremap.py")} },
+	},
+	{
+		Name: "find-exec-mv",
+		What: "`find src -name '*.txt' -exec mv {} {}.bak \\;`: one mv process per file, each renaming it beside itself",
+		Pkgs: []string{"findutils", "coreutils"}, Needs: []Need{{Prog: "find", Pkg: "findutils"}},
+		Inputs: func(c *caseDirs, dir string) error { return makeTree(filepath.Join(dir, "src"), 56) },
+		Argv: func(c *caseDirs) []string {
+			return []string{"find", "src", "-name", "*.txt", "-exec", "mv", "{}", "{}.bak", ";"}
+		},
+	},
+	{
+		Name: "unzip-overwrite",
+		What: "`unzip -o -q a.zip`: unzip extracts over files that are there already, with other content and sizes",
+		Pkgs: []string{"zip", "unzip"}, Needs: []Need{{Prog: "zip", Pkg: "zip"}, {Prog: "unzip", Pkg: "unzip"}},
+		Prepare: func(c *caseDirs) error {
+			src := filepath.Join(c.Prog, "tree")
+			if err := makeTree(filepath.Join(src, "src"), 57); err != nil {
+				return err
+			}
+			if err := fixTimes(src); err != nil {
+				return err
+			}
+			return runQuiet(src, "zip", "-qrX", filepath.Join(c.Prog, "a.zip"), "src")
+		},
+		Inputs: func(c *caseDirs, dir string) error {
+			if err := makeTree(filepath.Join(dir, "src"), 58); err != nil {
+				return err
+			}
+			return copyFile(filepath.Join(c.Prog, "a.zip"), filepath.Join(dir, "a.zip"))
+		},
+		Argv: func(c *caseDirs) []string { return []string{"unzip", "-o", "-q", "a.zip"} },
+	},
+	{
+		Name: "rsync-append",
+		What: "`rsync -a --append src/ dst/` into a copy whose files are cut short: rsync appends the missing tails (opened without truncation, writes at their ends)",
+		Pkgs: []string{"rsync"}, Needs: []Need{{Prog: "rsync", Pkg: "rsync"}},
+		Inputs: func(c *caseDirs, dir string) error {
+			if err := makeTree(filepath.Join(dir, "src"), 59); err != nil {
+				return err
+			}
+			return writeFiles(filepath.Join(dir, "dst"), map[string]string{
+				"docs/guide.txt": string(text(59+10, 40000)[:10000]),
+				"README.txt":     string(text(59, 2000)[:500]),
+			})
+		},
+		Argv:  func(c *caseDirs) []string { return []string{"rsync", "-a", "--append", "src/", "dst/"} },
+		Note:  "depending on how its processes interleave, the receiver opens each of the 5 directories once more or not, as in the rsync case: (a) lets open, close and dup differ by 5",
+		Slack: map[string]int64{"open": 5, "close": 5, "dup": 5},
+	},
+	{
 		Name: "sh-redirect",
 		What: "`sh -c 'exec 3>a.txt; (exec 3>b.txt; echo child >&3); echo parent >&3; cat a.txt b.txt > c.txt'`: dash redirections in a forked subshell, then cat",
 		Pkgs: []string{"dash", "coreutils"}, Needs: []Need{{Prog: "sh", Pkg: "dash"}, {Prog: "cat", Pkg: "coreutils"}},
@@ -1312,6 +1370,19 @@ while os.read(b, 30000):
     pass
 os.close(a)
 os.close(b)
+`
+
+const pyMremap = `import mmap, os
+fd = os.open("grow.dat", os.O_RDWR | os.O_CREAT, 0o644)
+os.ftruncate(fd, 8192)
+m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+m[0:5] = b"first"
+os.ftruncate(fd, 1 << 20)
+m.resize(1 << 20)
+m[(1 << 20) - 4:] = b"last"
+m.flush()
+m.close()
+os.close(fd)
 `
 
 const pyH5 = `from mpi4py import MPI

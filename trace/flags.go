@@ -124,9 +124,12 @@ const inMPIIOName = "IN_MPIIO"
 // SizeSeen marks, in the Flags of a call of the stat family (stat,
 // lstat, fstat, fstatat, statx) that succeeded, that Size is the size of
 // the regular file it found (st_size), as the recorder read it from the
-// call's result. A replay prepares a file the trace found and did not
-// make with that size, though the trace never read it (rsync's quick
-// check, make, ls -l). Traces written before recorders read it hold none.
+// call's result; in those of a rename or link, the size of the regular
+// file it moved or linked, as the recorder looked just before it. A
+// replay prepares a file the trace found and did not make with that
+// size, though the trace never read it (rsync's quick check, make,
+// ls -l, find -exec mv). Traces written before recorders read it hold
+// none.
 const SizeSeen uint32 = 1 << 29
 
 // sizeSeenName is SizeSeen's name in FormatFlags and ParseFlags.
@@ -134,7 +137,7 @@ const sizeSeenName = "SIZE_SEEN"
 
 // FormatFlags renders the flags of an event the way its op reads them.
 func FormatFlags(op Op, f uint32) string {
-	if f&SizeSeen != 0 && op.Info().Family == "stat" {
+	if fam := op.Info().Family; f&SizeSeen != 0 && (fam == "stat" || fam == "rename" || fam == "link") {
 		if rest := f &^ SizeSeen; rest != 0 {
 			return FormatFlags(op, rest) + "|" + sizeSeenName
 		}

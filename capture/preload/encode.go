@@ -1051,9 +1051,10 @@ func (p *procIter) intern(name string) trace.PathID {
 func (p *procIter) event(r *Record, e *trace.Event) bool {
 	ok := p.event1(r, e)
 	switch r.Call {
-	case cStat, cLstat, cFstat, cFstatat, cStatx:
-		// The shim's size of a stat: one more than the regular file's
-		// size it found, 0 for none (shim.c, st_size).
+	case cStat, cLstat, cFstat, cFstatat, cStatx, cRename, cRenameat, cRenameat2, cLink, cLinkat:
+		// The shim's size of a stat, or of the file a rename or link
+		// moves: one more than the regular file's size, 0 for none
+		// (shim.c, st_size, moved_size).
 		e.Size = 0
 		if r.Size > 0 && r.Ret == 0 {
 			e.Size, e.Flags = r.Size-1, e.Flags|trace.SizeSeen

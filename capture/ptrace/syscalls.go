@@ -25,7 +25,7 @@ func fdArg(v uint64) int32 { return int32(uint32(v)) }
 func (tr *tracer) entry(t *task, k kind, a *[6]uint64, start int64) bool {
 	ev := &t.ev
 	*ev = trace.Event{Op: kindOps[k], Rank: tr.rank, Thread: t.idx, Start: start}
-	t.k, t.a, t.f, t.f2, t.pe, t.rec, t.applied = k, *a, nil, nil, nil, false, false
+	t.k, t.a, t.f, t.f2, t.pe, t.rec, t.applied, t.moved = k, *a, nil, nil, nil, false, false, ""
 	switch k {
 	case kOpen:
 		return tr.openEntry(t, atFDCWD, a[0], a[1], a[2])
@@ -532,7 +532,32 @@ func (tr *tracer) pathCall(t *task, dirfd int32, addr uint64, flags uint64) bool
 func (tr *tracer) renameCall(t *task, olddir int32, oldAddr uint64, newdir int32, newAddr uint64) bool {
 	pe, _ := tr.pathAt(t, olddir, oldAddr)
 	pe2, _ := tr.pathAt(t, newdir, newAddr)
+	if pe != nil {
+		t.moved = pe.name
+	}
 	return tr.twoPaths(t, pe, pe2)
+}
+
+// movedSize notes, before a recorded rename or link runs, the size of
+// the regular file it moves or links (trace.SizeSeen): a file a program
+// only renames or links is prepared with its size, though the trace
+// never read it (find -exec mv). The tracer looks itself, by the name
+// it resolved; a symbolic link is not followed (rename and link act on
+// the link), but for linkat with AT_SYMLINK_FOLLOW.
+func (tr *tracer) movedSize(t *task) {
+	if t.moved == "" {
+		return
+	}
+	var st unix.Stat_t
+	var err error
+	if t.k == kLinkat && t.a[4]&unix.AT_SYMLINK_FOLLOW != 0 {
+		err = unix.Stat(t.moved, &st)
+	} else {
+		err = unix.Lstat(t.moved, &st)
+	}
+	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size >= 0 {
+		t.ev.Size, t.ev.Flags = st.Size, t.ev.Flags|trace.SizeSeen
+	}
 }
 
 func (tr *tracer) twoPaths(t *task, pe, pe2 *pathEnt) bool {
@@ -555,6 +580,9 @@ func (tr *tracer) twoPaths(t *task, pe, pe2 *pathEnt) bool {
 func (tr *tracer) linkatCall(t *task, olddir int32, oldAddr uint64, newdir int32, newAddr uint64, flags uint64) bool {
 	pe, empty := tr.pathAt(t, olddir, oldAddr)
 	pe2, _ := tr.pathAt(t, newdir, newAddr)
+	if pe != nil {
+		t.moved = pe.name
+	}
 	fd, onFD := olddir, empty && flags&atEmptyPath != 0
 	if !onFD && flags&unix.AT_SYMLINK_FOLLOW != 0 && pe != nil {
 		fd, onFD = filter.DescriptorPath(pe.name, t.tgid)
@@ -562,6 +590,7 @@ func (tr *tracer) linkatCall(t *task, olddir int32, oldAddr uint64, newdir int32
 	if !onFD {
 		return tr.twoPaths(t, pe, pe2)
 	}
+	t.moved = ""
 	t.ev.FD = fd
 	f := tr.fdFile(t, fd)
 	t.f = f

@@ -164,6 +164,7 @@ type task struct {
 	f       *desc    // file of the call in flight
 	f2      *desc    // second file of a copy in flight (the one written)
 	pe      *pathEnt // path of the open in flight
+	moved   string   // the name a rename or link in flight moves or links (stat'ed for its size)
 	ev      trace.Event
 	sReal   int64 // when the call in flight started, on the real clock
 	applied bool  // the descriptor table followed the call at its entry
@@ -846,6 +847,9 @@ func (tr *tracer) onSeccomp(t *task, st int64) {
 		start = tr.acct.Order(start)
 	}
 	if tr.entry(t, k, &args, start) {
+		if t.moved != "" {
+			tr.movedSize(t)
+		}
 		tr.acct.Started(s0, take)
 		if !again {
 			t.sReal = s0

@@ -87,6 +87,7 @@ func applyNS[D, H any](ns *Namespace, e *trace.Event, info *trace.OpInfo, st *St
 		const renameExchange = 2
 		switch {
 		case ok:
+			ns.sized(a, e)
 			ns.rename(a, b, e.Op == trace.OpRenameat2 && e.Flags&renameExchange != 0)
 		case e.Ret == -enoent:
 			ns.absent(a)
@@ -99,6 +100,7 @@ func applyNS[D, H any](ns *Namespace, e *trace.Event, info *trace.OpInfo, st *St
 		b := ns.node(e.Path2)
 		switch {
 		case ok:
+			ns.sized(a, e)
 			ns.link(a, b)
 		case e.Ret == -eexist:
 			ns.present(b, KindUnknown)

@@ -416,6 +416,19 @@ func (ns *Namespace) follow(n *Node) {
 	}
 }
 
+// sized notes, at a rename or link whose recorder looked at the file it
+// moves or links (trace.SizeSeen), that n, found, is a regular file of
+// e.Size bytes.
+func (ns *Namespace) sized(n *Node, e *trace.Event) {
+	if e.Flags&trace.SizeSeen == 0 || n == nil {
+		return
+	}
+	ns.present(n, KindFile)
+	if n = ns.node0(n); n != nil && n.File != nil && n.Kind != KindSymlink {
+		n.File.sawSize(e.Size, n.wasThere())
+	}
+}
+
 func (ns *Namespace) node0(n *Node) *Node {
 	if n != nil && n.parent != nil && n.parent.kids[n.name] != nil {
 		return n.parent.kids[n.name]

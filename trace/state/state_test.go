@@ -488,3 +488,20 @@ func TestNamespaceSizesStatsFound(t *testing.T) {
 		t.Errorf("before: %v", need)
 	}
 }
+
+func TestNamespaceSizesMovedFiles(t *testing.T) {
+	// find -exec mv: a file only renamed, whose recorder looked at it just
+	// before (SizeSeen on the rename), and one only linked: they had
+	// those sizes before the trace.
+	b := newBuilder()
+	b.add(trace.Event{Op: trace.OpRenameat2, Path: b.p("/w/a.txt"), Path2: b.p("/w/a.txt.bak"), Size: 2000, Flags: 1 | trace.SizeSeen})
+	b.add(trace.Event{Op: trace.OpLinkat, Path: b.p("/w/b.txt"), Path2: b.p("/w/c.txt"), Size: 70000, Flags: trace.SizeSeen})
+	_, ns, _ := b.follow(t)
+	need := map[string]string{}
+	for _, e := range ns.Before() {
+		need[e.Path] = fmt.Sprintf("%d %v", e.Need, e.Exact)
+	}
+	if need["/w/a.txt"] != "2000 true" || need["/w/b.txt"] != "70000 true" {
+		t.Errorf("before: %v", need)
+	}
+}

@@ -1475,17 +1475,32 @@ EXPORT int unlinkat(int dirfd, const char *path, int fl) {
 	REAL(unlinkat);
 	PATH_BODY(C_UNLINKAT, int, real_unlinkat(dirfd, path, fl), dirfd, path, NULL, (uint32_t)fl, 0, 0);
 }
+/* moved_size is, as st_size is for a stat, one more than the size of the
+ * regular file a rename or link is about to move or link, 0 for anything
+ * else: looked at before the call (after it the name may be gone), so
+ * that a file a program only renames or links is prepared with its size
+ * (find -exec mv). A raw system call: no stat of the shim's own is
+ * recorded. */
+static int64_t moved_size(int dirfd, const char *path, int follow) {
+	struct stat st;
+	if (!path || !*path || syscall(SYS_newfstatat, dirfd, path, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0) return 0;
+	return S_ISREG(st.st_mode) && st.st_size >= 0 ? (int64_t)st.st_size + 1 : 0;
+}
+
 EXPORT int rename(const char *a, const char *b) {
 	REAL(rename);
-	PATH_BODY(C_RENAME, int, real_rename(a, b), AT_FDCWD, a, b, 0, 0, 0);
+	int64_t sz = on() ? moved_size(AT_FDCWD, a, 0) : 0;
+	PATH_BODY(C_RENAME, int, real_rename(a, b), AT_FDCWD, a, b, 0, 0, sz);
 }
 EXPORT int renameat(int da, const char *a, int db, const char *b) {
 	REAL(renameat);
-	PATH_BODY2(C_RENAMEAT, int, real_renameat(da, a, db, b), da, a, db, b, 0, 0, 0);
+	int64_t sz = on() ? moved_size(da, a, 0) : 0;
+	PATH_BODY2(C_RENAMEAT, int, real_renameat(da, a, db, b), da, a, db, b, 0, 0, sz);
 }
 EXPORT int renameat2(int da, const char *a, int db, const char *b, unsigned fl) {
 	REAL(renameat2);
-	PATH_BODY2(C_RENAMEAT2, int, real_renameat2(da, a, db, b, fl), da, a, db, b, fl, 0, 0);
+	int64_t sz = on() ? moved_size(da, a, 0) : 0;
+	PATH_BODY2(C_RENAMEAT2, int, real_renameat2(da, a, db, b, fl), da, a, db, b, fl, 0, sz);
 }
 EXPORT int mkdir(const char *path, mode_t mode) {
 	REAL(mkdir);
@@ -1896,13 +1911,15 @@ EXPORT ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t off, size_t blen
 
 EXPORT int link(const char *a, const char *b) {
 	REAL(link);
-	PATH_BODY(C_LINK, int, real_link(a, b), AT_FDCWD, a, b, 0, 0, 0);
+	int64_t sz = on() ? moved_size(AT_FDCWD, a, 0) : 0;
+	PATH_BODY(C_LINK, int, real_link(a, b), AT_FDCWD, a, b, 0, 0, sz);
 }
 /* linkat with AT_EMPTY_PATH and an empty old name links the file open on
  * olddirfd: no path, fd = olddirfd (RF_PATH_AT marks it). */
 EXPORT int linkat(int da, const char *a, int db, const char *b, int fl) {
 	REAL(linkat);
-	PATH_BODY2(C_LINKAT, int, real_linkat(da, a, db, b, fl), da, a, db, b, (uint32_t)fl, 0, 0);
+	int64_t sz = on() ? moved_size(da, a, fl & AT_SYMLINK_FOLLOW) : 0;
+	PATH_BODY2(C_LINKAT, int, real_linkat(da, a, db, b, fl), da, a, db, b, (uint32_t)fl, 0, sz);
 }
 /* symlink: the path is the link made, the second path its target exactly
  * as written (a target is not resolved: it is the link's content). */
