@@ -578,6 +578,46 @@ func TestSharedPointers(t *testing.T) {
 	}
 }
 
+// replayRanksAFAP replays m as fast as possible five times, each in a
+// new target, and fails the test unless every run made every call with
+// no skip and no failure but the want failures the trace shows too. It
+// returns the targets.
+func replayRanksAFAP(t *testing.T, m trace.Trace, want int64) []string {
+	t.Helper()
+	var dirs []string
+	for try := 0; try < 5; try++ {
+		dir := t.TempDir()
+		be, err := posix.New(posix.Options{Target: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _ := run(t, m, replay.Options{Timing: replay.AFAP}, be)
+		be.Close()
+		var expected int64
+		for _, e := range res.Errors {
+			if e.Expected {
+				expected += e.Count
+			}
+		}
+		if res.Failures() != 0 || res.Skipped() != 0 || expected != want {
+			var b strings.Builder
+			report.ReplayOf(res.PerRank).WriteText(&b)
+			t.Fatalf("try %d: %d failures, %d skips, %d failures as traced (want %d):\n%s", try, res.Failures(), res.Skipped(), expected, want, b.String())
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs
+}
+
+// busyRank is a rank kept busy at first: 3000 writes of another file.
+func busyRank(rank uint32, other trace.PathID) []trace.Event {
+	evs := []trace.Event{{Rank: rank, Op: trace.OpOpen, Path: other, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Ret: 3, Start: 1}}
+	for i := int64(0); i < 3000; i++ {
+		evs = append(evs, trace.Event{Rank: rank, Op: trace.OpPwrite, FD: 3, Offset: i * 4096, Size: 4096, Ret: 4096, Start: 10 + i})
+	}
+	return evs
+}
+
 // TestRanksWaitForFilesOthersMake: a trace without MPI calls (ptrace sees
 // none) where rank 1 opens a file rank 0 created earlier: as fast as
 // possible, rank 1 would open it before rank 0 has made it; it waits for
@@ -599,20 +639,7 @@ func TestRanksWaitForFilesOthersMake(t *testing.T) {
 		trace.Event{Rank: 1, Op: trace.OpPread, FD: 3, Size: 100, Ret: 100, Start: 6002},
 	)
 	m.Add(evs...)
-	for try := 0; try < 5; try++ {
-		dir := t.TempDir()
-		be, err := posix.New(posix.Options{Target: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, _ := run(t, m, replay.Options{Timing: replay.AFAP}, be)
-		be.Close()
-		if res.Failures() != 0 || res.Skipped() != 0 {
-			var b strings.Builder
-			report.ReplayOf(res.PerRank).WriteText(&b)
-			t.Fatalf("try %d: failures or skips:\n%s", try, b.String())
-		}
-	}
+	replayRanksAFAP(t, m, 0)
 }
 
 // TestRanksWaitForFilesOthersMakeClockSkew: as above, but the trace's
@@ -640,20 +667,7 @@ func TestRanksWaitForFilesOthersMakeClockSkew(t *testing.T) {
 		trace.Event{Rank: 0, Op: trace.OpClose, FD: 4, Start: 5002},
 	)
 	m.Add(evs...)
-	for try := 0; try < 5; try++ {
-		dir := t.TempDir()
-		be, err := posix.New(posix.Options{Target: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, _ := run(t, m, replay.Options{Timing: replay.AFAP}, be)
-		be.Close()
-		if res.Failures() != 0 || res.Skipped() != 0 {
-			var b strings.Builder
-			report.ReplayOf(res.PerRank).WriteText(&b)
-			t.Fatalf("try %d: failures or skips:\n%s", try, b.String())
-		}
-	}
+	replayRanksAFAP(t, m, 1) // rank 0's access: ENOENT, as traced
 }
 
 // TestRemovalsWaitForOtherRanksUses: Open MPI's close of a file opened
@@ -667,11 +681,7 @@ func TestRanksWaitForFilesOthersMakeClockSkew(t *testing.T) {
 func TestRemovalsWaitForOtherRanksUses(t *testing.T) {
 	m := trace.NewMemTrace()
 	other, shared := m.Paths.Intern("/s/other"), m.Paths.Intern("/s/shared")
-	var evs []trace.Event
-	evs = append(evs, trace.Event{Rank: 1, Op: trace.OpOpen, Path: other, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Ret: 3, Start: 1})
-	for i := int64(0); i < 3000; i++ {
-		evs = append(evs, trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 3, Offset: i * 4096, Size: 4096, Ret: 4096, Start: 10 + i})
-	}
+	evs := busyRank(1, other)
 	evs = append(evs,
 		trace.Event{Rank: 1, Op: trace.OpOpen, Path: shared, Flags: trace.ORdwr, Ret: 4, Start: 3100},
 		trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 4, Offset: 100, Size: 100, Ret: 100, Start: 3101},
@@ -683,27 +693,9 @@ func TestRemovalsWaitForOtherRanksUses(t *testing.T) {
 		trace.Event{Rank: 0, Op: trace.OpUnlink, Path: shared, Start: 5003},
 	)
 	m.Add(evs...)
-	for try := 0; try < 5; try++ {
-		dir := t.TempDir()
-		be, err := posix.New(posix.Options{Target: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, _ := run(t, m, replay.Options{Timing: replay.AFAP}, be)
-		be.Close()
-		var expected int64
-		for _, e := range res.Errors {
-			if e.Expected {
-				expected += e.Count
-			}
-		}
-		if res.Failures() != 0 || res.Skipped() != 0 || expected != 1 { // rank 1's unlink: ENOENT, as traced
-			var b strings.Builder
-			report.ReplayOf(res.PerRank).WriteText(&b)
-			t.Fatalf("try %d: %d failures, %d skips, %d failures as traced (want rank 1's unlink):\n%s", try, res.Failures(), res.Skipped(), expected, b.String())
-		}
+	for _, dir := range replayRanksAFAP(t, m, 1) { // rank 1's unlink: ENOENT, as traced
 		if err := unix.Access(dir+"/shared", unix.F_OK); err != unix.ENOENT {
-			t.Fatalf("try %d: the file outlived its removal: %v", try, err)
+			t.Fatalf("the file outlived its removal in %s: %v", dir, err)
 		}
 	}
 }
@@ -718,11 +710,7 @@ func TestRemovalsWaitForOtherRanksUses(t *testing.T) {
 func TestRemovalsAgainstTheClocks(t *testing.T) {
 	m := trace.NewMemTrace()
 	other, shared := m.Paths.Intern("/s/other"), m.Paths.Intern("/s/shared")
-	var evs []trace.Event
-	evs = append(evs, trace.Event{Rank: 1, Op: trace.OpOpen, Path: other, Flags: trace.OWronly | trace.OCreat | trace.OTrunc, Ret: 3, Start: 1})
-	for i := int64(0); i < 3000; i++ {
-		evs = append(evs, trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 3, Offset: i * 4096, Size: 4096, Ret: 4096, Start: 10 + i})
-	}
+	evs := busyRank(1, other)
 	evs = append(evs,
 		trace.Event{Rank: 1, Op: trace.OpOpen, Path: shared, Flags: trace.ORdwr, Ret: 4, Start: 3100},
 		trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 4, Offset: 100, Size: 100, Ret: 100, Start: 3101},
@@ -735,20 +723,7 @@ func TestRemovalsAgainstTheClocks(t *testing.T) {
 		trace.Event{Rank: 0, Op: trace.OpUnlink, Path: shared, Ret: -2, Start: 3500},
 	)
 	m.Add(evs...)
-	for try := 0; try < 5; try++ {
-		dir := t.TempDir()
-		be, err := posix.New(posix.Options{Target: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, _ := run(t, m, replay.Options{Timing: replay.AFAP}, be)
-		be.Close()
-		if res.Failures() != 0 || res.Skipped() != 0 {
-			var b strings.Builder
-			report.ReplayOf(res.PerRank).WriteText(&b)
-			t.Fatalf("try %d: %d failures, %d skips:\n%s", try, res.Failures(), res.Skipped(), b.String())
-		}
-	}
+	replayRanksAFAP(t, m, 1) // rank 0's unlink: ENOENT, as traced
 }
 
 // timedSink notes when each of its writes came.

@@ -135,9 +135,20 @@ const SizeSeen uint32 = 1 << 29
 // sizeSeenName is SizeSeen's name in FormatFlags and ParseFlags.
 const sizeSeenName = "SIZE_SEEN"
 
+// SeesSize reports whether op's events may carry SizeSeen: the stat
+// family (the size it found), rename and link (the size of the file
+// moved or linked).
+func SeesSize(op Op) bool {
+	switch op.Info().Family {
+	case "stat", "rename", "link":
+		return true
+	}
+	return false
+}
+
 // FormatFlags renders the flags of an event the way its op reads them.
 func FormatFlags(op Op, f uint32) string {
-	if fam := op.Info().Family; f&SizeSeen != 0 && (fam == "stat" || fam == "rename" || fam == "link") {
+	if f&SizeSeen != 0 && SeesSize(op) {
 		if rest := f &^ SizeSeen; rest != 0 {
 			return FormatFlags(op, rest) + "|" + sizeSeenName
 		}

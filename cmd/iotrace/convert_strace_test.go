@@ -117,7 +117,7 @@ func keysOf(t *testing.T, name, dir string) []eventKey {
 	r, evs := readTrace(t, name)
 	var keys []eventKey
 	for _, e := range evs {
-		if fam := e.Op.Info().Family; e.Flags&trace.SizeSeen != 0 && (fam == "rename" || fam == "link") {
+		if e.Flags&trace.SizeSeen != 0 && trace.SeesSize(e.Op) && e.Op.Info().Family != "stat" {
 			// The size of the file a rename or link moved: the recorder
 			// looks before the call; strace's line does not show it.
 			e.Size, e.Flags = 0, e.Flags&^trace.SizeSeen

@@ -158,11 +158,7 @@ func (d *diff) Error() string {
 }
 
 func compareEvent(x, y *trace.Event, wp, gp func(trace.PathID) string, st state.Step[struct{}, int32]) error {
-	if x.Flags&trace.SizeSeen != 0 {
-		xc := *x // the size a stat found: not kept (see lowerer.event)
-		xc.Size, xc.Flags = 0, xc.Flags&^trace.SizeSeen
-		x = &xc
-	}
+	x = withoutSeenSize(x)
 	if x.Op != y.Op {
 		return &diff{"the call", x.Op, y.Op}
 	}

@@ -340,16 +340,23 @@ func (lw *lowerer) emit(b *lb, g int64, events int) error {
 	return lw.out.leaf(n)
 }
 
+// withoutSeenSize is e without the size a stat, rename or link saw
+// (trace.SizeSeen), which a script does not keep (docs/SCRIPT.md, "Not
+// kept"): its files have the sizes its own calls give them. The lowering
+// and the verifier read events through it.
+func withoutSeenSize(e *trace.Event) *trace.Event {
+	if e.Flags&trace.SizeSeen == 0 || !trace.SeesSize(e.Op) {
+		return e
+	}
+	ec := *e
+	ec.Size, ec.Flags = 0, ec.Flags&^trace.SizeSeen
+	return &ec
+}
+
 // event lowers the next event of the rank.
 func (lw *lowerer) event(e *trace.Event) error {
 	lw.ncall++
-	if e.Flags&trace.SizeSeen != 0 {
-		// The size a stat found is not kept (docs/SCRIPT.md, "Not kept"):
-		// a script's files have the sizes its own calls give them.
-		ec := *e
-		ec.Size, ec.Flags = 0, ec.Flags&^trace.SizeSeen
-		e = &ec
-	}
+	e = withoutSeenSize(e)
 	if e.Op.Info().Wait {
 		// The capture's wait for mapped pages between two calls: a
 		// script's map reads the pages (as a replay's mmap does), so the

@@ -477,10 +477,7 @@ func TestNamespaceSizesStatsFound(t *testing.T) {
 	b.add(trace.Event{Op: trace.OpWrite, FD: 3, Size: 10, Ret: 10})
 	b.add(trace.Event{Op: trace.OpFstat, FD: 3, Size: 10, Flags: trace.SizeSeen})
 	_, ns, _ := b.follow(t)
-	need := map[string]string{}
-	for _, e := range ns.Before() {
-		need[e.Path] = fmt.Sprintf("%d %v", e.Need, e.Exact)
-	}
+	need := needs(ns)
 	if need["/w/snap1/a"] != "70000 true" || need["/w/snap1/b"] != "0 false" {
 		t.Errorf("before: %v", need)
 	}
@@ -497,11 +494,17 @@ func TestNamespaceSizesMovedFiles(t *testing.T) {
 	b.add(trace.Event{Op: trace.OpRenameat2, Path: b.p("/w/a.txt"), Path2: b.p("/w/a.txt.bak"), Size: 2000, Flags: 1 | trace.SizeSeen})
 	b.add(trace.Event{Op: trace.OpLinkat, Path: b.p("/w/b.txt"), Path2: b.p("/w/c.txt"), Size: 70000, Flags: trace.SizeSeen})
 	_, ns, _ := b.follow(t)
+	need := needs(ns)
+	if need["/w/a.txt"] != "2000 true" || need["/w/b.txt"] != "70000 true" {
+		t.Errorf("before: %v", need)
+	}
+}
+
+// needs is what the names before the trace need: "size exact" by path.
+func needs(ns *Namespace) map[string]string {
 	need := map[string]string{}
 	for _, e := range ns.Before() {
 		need[e.Path] = fmt.Sprintf("%d %v", e.Need, e.Exact)
 	}
-	if need["/w/a.txt"] != "2000 true" || need["/w/b.txt"] != "70000 true" {
-		t.Errorf("before: %v", need)
-	}
+	return need
 }
