@@ -726,6 +726,33 @@ func TestRemovalsAgainstTheClocks(t *testing.T) {
 	replayRanksAFAP(t, m, 1) // rank 0's unlink: ENOENT, as traced
 }
 
+// TestRemovalsBeforeTheirCreateByTheClocks: the close of
+// MPI_MODE_DELETE_ON_CLOSE once more, with rank 1's clock so early that
+// all of its calls — open, write, close, the removal — come before rank
+// 0's create. Rank 0's own removal failed (ENOENT) after it had made and
+// looked at the name: rank 1's removal, the only one, came after rank
+// 0's look, and rank 0's failed removal after it.
+func TestRemovalsBeforeTheirCreateByTheClocks(t *testing.T) {
+	m := trace.NewMemTrace()
+	shared := m.Paths.Intern("/s/shared")
+	m.Add(
+		trace.Event{Rank: 1, Op: trace.OpOpen, Path: shared, Flags: trace.ORdwr, Ret: 3, Start: 100},
+		trace.Event{Rank: 1, Op: trace.OpPwrite, FD: 3, Offset: 100, Size: 100, Ret: 100, Start: 101},
+		trace.Event{Rank: 1, Op: trace.OpClose, FD: 3, Start: 102},
+		trace.Event{Rank: 1, Op: trace.OpUnlink, Path: shared, Start: 103},
+		trace.Event{Rank: 0, Op: trace.OpOpen, Path: shared, Flags: trace.ORdwr | trace.OCreat, Ret: 3, Start: 200},
+		trace.Event{Rank: 0, Op: trace.OpStat, Path: shared, Start: 201},
+		trace.Event{Rank: 0, Op: trace.OpPwrite, FD: 3, Size: 100, Ret: 100, Start: 202},
+		trace.Event{Rank: 0, Op: trace.OpClose, FD: 3, Start: 203},
+		trace.Event{Rank: 0, Op: trace.OpUnlink, Path: shared, Ret: -2, Start: 204},
+	)
+	for _, dir := range replayRanksAFAP(t, m, 1) { // rank 0's unlink: ENOENT, as traced
+		if err := unix.Access(dir+"/shared", unix.F_OK); err != unix.ENOENT {
+			t.Fatalf("the file outlived its removal in %s: %v", dir, err)
+		}
+	}
+}
+
 // timedSink notes when each of its writes came.
 type timedSink struct {
 	mu     *sync.Mutex

@@ -621,8 +621,10 @@ type fileDeps struct {
 	uses    map[trace.PathID]map[int]maker
 	gone    map[trace.PathID][]maker
 	removed map[trace.PathID]removal
-	byRank  [][]Dep
-	late    bool // a dependency was added behind a later one of its rank
+	// last is the last removal of each name, kept across creates.
+	last   map[trace.PathID]*removal
+	byRank [][]Dep
+	late   bool // a dependency was added behind a later one of its rank
 }
 
 type maker struct {
@@ -642,7 +644,7 @@ type removal struct {
 func newFileDeps(ns *state.Namespace, ranks int) *fileDeps {
 	return &fileDeps{ns: ns, makers: map[trace.PathID]maker{}, used: make([]map[trace.PathID]bool, ranks),
 		pending: map[trace.PathID][]maker{}, uses: map[trace.PathID]map[int]maker{}, gone: map[trace.PathID][]maker{},
-		removed: map[trace.PathID]removal{}, byRank: make([][]Dep, ranks)}
+		removed: map[trace.PathID]removal{}, last: map[trace.PathID]*removal{}, byRank: make([][]Dep, ranks)}
 }
 
 // removals follows the n-th event of the rank at index rank for the
@@ -658,7 +660,17 @@ func (d *fileDeps) removals(rank int, n, epoch int64, e *trace.Event, info *trac
 			d.byRank[rank] = append(d.byRank[rank], Dep{Event: n, Rank: rm.rank, After: rm.event + 1})
 			rm.after[rank] = true
 		} else if u, ok := d.uses[name][rank]; ok && u.epoch == epoch {
-			d.gone[name] = append(d.gone[name], maker{rank: rank, event: n, epoch: epoch})
+			if rm := d.last[name]; rm != nil && rm.epoch == epoch && rm.rank != rank && !rm.after[rank] {
+				// The only removal another rank made, which the clocks put
+				// before this rank made and used the name, came after
+				// those uses, and this call after it.
+				d.byRank[rm.rank] = append(d.byRank[rm.rank], Dep{Event: rm.event, Rank: rank, After: u.event + 1})
+				d.byRank[rank] = append(d.byRank[rank], Dep{Event: n, Rank: rm.rank, After: rm.event + 1})
+				rm.after[rank] = true
+				d.late = true
+			} else {
+				d.gone[name] = append(d.gone[name], maker{rank: rank, event: n, epoch: epoch})
+			}
 		}
 	case e.Ret < 0:
 	case info.NS == trace.NSRemove || info.NS == trace.NSRmdir || info.NS == trace.NSRename:
@@ -679,7 +691,8 @@ func (d *fileDeps) removals(rank int, n, epoch int64, e *trace.Event, info *trac
 				users[r] = true
 			}
 		}
-		d.removed[name] = removal{maker{rank: rank, event: n, epoch: epoch}, users, map[int]bool{}}
+		rm := removal{maker{rank: rank, event: n, epoch: epoch}, users, map[int]bool{}}
+		d.removed[name], d.last[name] = rm, &rm // one after: the guard of both rules
 		delete(d.uses, name)
 		delete(d.gone, name)
 	case info.NS == trace.NSOpen || info.NS == trace.NSLook:
